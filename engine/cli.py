@@ -1,0 +1,127 @@
+"""The ``benchtui`` command. With no subcommand it opens the dashboard.
+
+Subcommands live in ``engine/commands/*.py``; each module exposes
+``register(subparsers)`` and sets ``func`` on its parsers. A handler gets the
+parsed args and a :class:`Context` and returns an exit code:
+0 success, 1 failure, 2 bad usage. User errors are one line on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+
+from engine.store import Store, StoreError
+from engine.workbench import Workbench, WorkbenchError, find_workbench
+
+COMMAND_MODULES = [
+    "engine.commands.workbench_cmds",
+    "engine.commands.transcript_cmds",
+    "engine.commands.run_cmds",
+    "engine.commands.grade_cmds",
+]
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad arguments: exit code 2."""
+
+
+class CommandError(Exception):
+    """The command could not do its work: exit code 1."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2, no usage dump
+        print(f"benchtui: error: {message} (see benchtui --help)", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+class Context:
+    """Lazily resolved workbench and store for a command."""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self._workbench: Workbench | None = None
+        self._store: Store | None = None
+
+    @property
+    def workbench(self) -> Workbench:
+        if self._workbench is None:
+            try:
+                self._workbench = find_workbench(
+                    self.args.workbench, os.environ.get("BENCHTUI_WORKBENCH"), Path.cwd(),
+                    store=self.args.store,
+                )
+            except WorkbenchError as exc:
+                raise UsageError(str(exc)) from exc
+        return self._workbench
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            try:
+                self._store = Store(self.workbench.store_path)
+            except StoreError as exc:
+                raise CommandError(str(exc)) from exc
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=False, default=str))
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="benchtui", description="Index, run, compare and grade coding-LLM answers.")
+    parser.add_argument("--workbench", metavar="PATH", help="workbench folder (default: $BENCHTUI_WORKBENCH, then the current directory)")
+    parser.add_argument("--store", metavar="FILE", help="store database (default: WORKBENCH/store.db)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is None:  # TEMP while areas are being built
+            continue
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def open_dashboard(ctx: Context) -> int:
+    from engine.scan import scan_workbench  # the dashboard starts on a fresh index
+
+    scan_workbench(ctx.workbench, ctx.store)
+    from tui.app import run_app  # imported late: engine stays free of textual
+
+    ctx.close()
+    return run_app(ctx.workbench) or 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ctx = Context(args)
+    try:
+        if args.command is None:
+            return open_dashboard(ctx)
+        return int(args.func(args, ctx) or 0)
+    except UsageError as exc:
+        print(f"benchtui: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (CommandError, StoreError) as exc:
+        print(f"benchtui: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        print("benchtui: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        ctx.close()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

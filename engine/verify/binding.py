@@ -1,0 +1,149 @@
+"""Find a submission's entry points without importing every file.
+
+Top-level functions and classes are located by parsing each .py file (AST);
+only the module that defines the chosen name is imported, with the answer
+folder on ``sys.path`` so imports between the answer's files work.
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+# Files an answer ships to exercise itself; never preferred for binding.
+SELF_TEST_PATTERNS = (r"^test_.*\.py$", r".*_test\.py$", r"^demo.*\.py$", r"^bench(mark)?.*\.py$", r"^conftest\.py$")
+
+
+class Unbound(Exception):
+    """No entry point found; ``looked_for`` and ``searched`` explain why."""
+
+    def __init__(self, looked_for: list[str], searched: list[str], detail: str = ""):
+        self.looked_for, self.searched = looked_for, searched
+        files = ", ".join(searched) if searched else "no .py files"
+        super().__init__(f"looked for {' / '.join(looked_for)} in {files}" + (f"; {detail}" if detail else ""))
+
+
+@dataclass
+class Definition:
+    file: Path
+    relpath: str
+    name: str
+    kind: str  # "function" or "class"
+    lineno: int
+    params: list[str] = field(default_factory=list)
+    methods: list[str] = field(default_factory=list)
+
+
+def squash(name: str) -> str:
+    """Compare names loosely: 'LayerNorm_Backward' == 'layernormbackward'."""
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def is_self_test(relpath: str) -> bool:
+    name = Path(relpath).name
+    return any(re.match(p, name) for p in SELF_TEST_PATTERNS)
+
+
+def python_files(folder: Path) -> list[Path]:
+    files = [p for p in folder.rglob("*.py") if "__pycache__" not in p.parts and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
+    return sorted(files, key=lambda p: (is_self_test(p.name), len(p.relative_to(folder).parts), str(p)))
+
+
+def definitions(folder: Path) -> list[Definition]:
+    """Top-level defs and classes of every parseable .py file in ``folder``."""
+    found = []
+    for path in python_files(folder):
+        try:
+            tree = ast.parse(path.read_bytes(), filename=str(path))
+        except (SyntaxError, ValueError, OSError):
+            continue
+        rel = path.relative_to(folder).as_posix()
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+                found.append(Definition(path, rel, node.name, "function", node.lineno, params))
+            elif isinstance(node, ast.ClassDef):
+                methods = [n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                found.append(Definition(path, rel, node.name, "class", node.lineno, methods=methods))
+            elif isinstance(node, ast.Assign):  # `forward = LayerNorm.forward` style aliases
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found.append(Definition(path, rel, target.id, "assign", node.lineno))
+    return found
+
+
+class Binder:
+    """Looks up names across an answer folder and imports what it finds."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self._defs: list[Definition] | None = None
+        self._modules: dict[Path, ModuleType] = {}
+
+    @property
+    def defs(self) -> list[Definition]:
+        if self._defs is None:
+            self._defs = definitions(self.folder)
+        return self._defs
+
+    def searched(self) -> list[str]:
+        return [p.relative_to(self.folder).as_posix() for p in python_files(self.folder)]
+
+    def find(self, names, *, kind: str | None = None, methods=(), include_self_tests: bool = False) -> Definition | None:
+        """First definition matching ``names`` exactly, then loosely.
+
+        ``kind`` limits to "function" or "class"; ``methods`` requires a class
+        to define all of them.
+        """
+        names = list(names)
+
+        def ok(d: Definition) -> bool:
+            if kind and d.kind != kind and not (kind == "function" and d.kind == "assign"):
+                return False
+            if methods and not set(methods) <= set(d.methods):
+                return False
+            return include_self_tests or not is_self_test(d.relpath)
+
+        for match in (lambda d, n: d.name == n, lambda d, n: squash(d.name) == squash(n)):
+            for name in names:
+                for d in self.defs:
+                    if ok(d) and match(d, name):
+                        return d
+        return None
+
+    def classes_with(self, methods) -> list[Definition]:
+        return [d for d in self.defs if d.kind == "class" and set(methods) <= set(d.methods) and not is_self_test(d.relpath)]
+
+    def module(self, path: Path) -> ModuleType:
+        """Import an answer file as a module named after its path."""
+        path = Path(path)
+        if path in self._modules:
+            return self._modules[path]
+        rel = path.relative_to(self.folder).with_suffix("")
+        name = ".".join(rel.parts)
+        for entry in (str(self.folder), str(path.parent)):
+            if entry not in sys.path:
+                sys.path.insert(0, entry)
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {rel}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        self._modules[path] = module
+        return module
+
+    def load(self, d: Definition):
+        return getattr(self.module(d.file), d.name)
+
+    def bind(self, names, *, kind: str | None = None, methods=()):
+        """Import and return the object for the first match, or raise Unbound."""
+        d = self.find(names, kind=kind, methods=methods)
+        if d is None:
+            what = list(names) + ([f"class with {', '.join(methods)}"] if methods else [])
+            raise Unbound(what, self.searched())
+        return self.load(d)

@@ -1,0 +1,291 @@
+"""The API a challenge's ``conformance.py`` is written against.
+
+``conformance.run(suite)`` binds the answer (``suite.bind`` / ``suite.adapter``)
+and records checks (``with suite.check(name) as c``). It runs in the sandboxed
+child process; every finished check is appended to the private result file at
+once, so a run killed for time still keeps the checks it finished.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import math
+import signal
+import threading
+import tracemalloc
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from engine.runner.timing import Timing, clock_for, time_pair
+from engine.verify import verdicts as V
+from engine.verify.binding import Binder, Unbound
+
+
+class CheckFailed(AssertionError):
+    """Raise (or use ``c.fail``) inside a check for a wrong result."""
+
+
+class InputMutated(CheckFailed):
+    """The answer modified an input array in place."""
+
+
+class CheckTimeout(Exception):
+    """A single check ran past its own time limit."""
+
+
+class SkipCheck(Exception):
+    """Raise inside a check to record it as skipped with a reason."""
+
+
+@dataclass
+class Check:
+    name: str
+    threshold: Any = None
+    value: Any = None
+    verdict: str | None = None
+    message: str = ""
+    details: dict = field(default_factory=dict)
+
+    def fail(self, message: str, value: Any = None) -> None:
+        if value is not None:
+            self.value = value
+        raise CheckFailed(message)
+
+    def expect(self, condition: bool, message: str) -> None:
+        if not condition:
+            raise CheckFailed(message)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "verdict": self.verdict, "value": jsonable(self.value),
+                "threshold": jsonable(self.threshold), "message": self.message,
+                "details": jsonable(self.details)}
+
+
+def jsonable(x: Any) -> Any:
+    if isinstance(x, (np.floating, np.integer, np.bool_)):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {str(k): jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [jsonable(v) for v in x]
+    if isinstance(x, (str, int, float, bool)) or x is None:
+        return x
+    return str(x)
+
+
+def array_digest(x: Any) -> str | None:
+    """A hash of an ndarray (or list/tuple/dict of them); None for other types."""
+    h = hashlib.sha256()
+    found = False
+    stack = [x]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, np.ndarray):
+            found = True
+            h.update(str(item.dtype).encode() + str(item.shape).encode())
+            h.update(np.ascontiguousarray(item).tobytes())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    return h.hexdigest() if found else None
+
+
+class Suite:
+    def __init__(self, *, challenge_id: str, answer_dir: Path, challenge_dir: Path, model: str,
+                 seed: int, backend: str = "cpu", thresholds: dict | None = None,
+                 adapter_path: Path | None = None, results_path: Path | None = None,
+                 data_dir: Path | None = None, check_timeout_s: float | None = None):
+        self.challenge_id = challenge_id
+        self.answer_dir = Path(answer_dir)
+        self.challenge_dir = Path(challenge_dir)
+        self.model = model
+        self.seed = seed
+        self.backend = backend
+        self.thresholds = thresholds or {}
+        self.adapter_path = adapter_path
+        self.data_dir = data_dir or self.challenge_dir / "data"
+        self.check_timeout_s = check_timeout_s
+        self.binder = Binder(self.answer_dir)
+        self.checks: list[Check] = []
+        self._results_path = results_path
+        self._adapter = None
+
+    # -- inputs ---------------------------------------------------------------
+    def rng(self, label: str = "") -> np.random.Generator:
+        """A generator from the run's secret seed and a label (stable per run)."""
+        salt = int.from_bytes(hashlib.sha256(label.encode()).digest()[:8], "little")
+        return np.random.default_rng([self.seed, salt])
+
+    def threshold(self, key: str, default: Any) -> Any:
+        return self.thresholds.get(key, default)
+
+    @property
+    def xp(self):
+        """Array module of the active backend."""
+        if self.backend == "cuda":
+            import cupy
+
+            return cupy
+        if self.backend == "mlx":
+            import mlx.core as mx
+
+            return mx
+        return np
+
+    # -- binding --------------------------------------------------------------
+    def bind(self, *names: str, kind: str | None = None, methods=()):
+        """The answer's object for the first of ``names`` found (exact, then loose)."""
+        return self.binder.bind(names, kind=kind, methods=methods)
+
+    def find(self, *names: str, kind: str | None = None, methods=()):
+        """Like ``bind`` but returns None when absent."""
+        d = self.binder.find(names, kind=kind, methods=methods)
+        return self.binder.load(d) if d else None
+
+    def adapter(self):
+        """The reviewer's adapter module for this model, imported, or None."""
+        if self.adapter_path is None:
+            return None
+        if self._adapter is None:
+            import importlib.util
+            import sys
+
+            if str(self.answer_dir) not in sys.path:
+                sys.path.insert(0, str(self.answer_dir))
+            spec = importlib.util.spec_from_file_location(f"benchtui_adapter_{self.challenge_id}", self.adapter_path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            self._adapter = module
+        return self._adapter
+
+    def reference(self):
+        """The challenge's trusted ``reference.py``, imported under a private name
+        (an answer may ship its own ``reference.py``)."""
+        if getattr(self, "_reference", None) is None:
+            from engine.verify.execute import load_module
+
+            self._reference = load_module(self.challenge_dir / "reference.py", f"benchtui_reference_{self.challenge_id}")
+        return self._reference
+
+    def unbound(self, looked_for: list[str], detail: str = "") -> Unbound:
+        return Unbound(looked_for, self.binder.searched(), detail)
+
+    # -- checks ---------------------------------------------------------------
+    @contextlib.contextmanager
+    def check(self, name: str, threshold: Any = None, timeout_s: float | None = None) -> Iterator[Check]:
+        """Record one check. Exceptions map to verdicts: CheckFailed -> fail,
+        SkipCheck -> skipped, CheckTimeout -> timeout, anything else -> error.
+        Leaving the block normally is a pass unless ``c.verdict`` was set."""
+        c = Check(name, threshold)
+        limit = timeout_s or self.check_timeout_s
+        try:
+            with _alarm(limit):
+                yield c
+            c.verdict = c.verdict or V.PASS
+        except CheckFailed as exc:
+            c.verdict, c.message = V.FAIL, str(exc) or "wrong result"
+        except SkipCheck as exc:
+            c.verdict, c.message = V.SKIPPED, str(exc)
+        except CheckTimeout:
+            c.verdict, c.message = V.TIMEOUT, f"check ran past {limit:g} s"
+        except Unbound:
+            raise
+        except Exception as exc:  # the answer crashed: that is evidence too
+            c.verdict, c.message = V.ERROR, describe_exception(exc)
+            c.details.setdefault("traceback", traceback.format_exc(limit=-8))
+        finally:
+            self._record(c)
+
+    def record(self, name: str, verdict: str, value: Any = None, threshold: Any = None,
+               message: str = "", details: dict | None = None) -> Check:
+        if verdict not in V.CHECK_VERDICTS:
+            raise ValueError(f"unknown verdict {verdict!r}")
+        c = Check(name, threshold, value, verdict, message, details or {})
+        self._record(c)
+        return c
+
+    def skip(self, name: str, reason: str) -> Check:
+        return self.record(name, V.SKIPPED, message=reason)
+
+    def info(self, name: str, value: Any = None, message: str = "", details: dict | None = None) -> Check:
+        """A figure shown with the checks that never changes the verdict."""
+        return self.record(name, V.INFO, value=value, message=message, details=details)
+
+    def _record(self, c: Check) -> None:
+        self.checks.append(c)
+        if self._results_path is not None:
+            with open(self._results_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"check": c.as_dict()}) + "\n")
+
+    # -- calling the answer -----------------------------------------------------
+    def call(self, fn: Callable, *args, **kwargs):
+        """Call the answer on deep copies of the arguments; fail if it mutates them."""
+        args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
+        before = [array_digest(a) for a in args] + [array_digest(v) for v in kwargs.values()]
+        result = fn(*args, **kwargs)
+        after = [array_digest(a) for a in args] + [array_digest(v) for v in kwargs.values()]
+        labels = [f"argument {i}" for i in range(len(args))] + [f"argument {k!r}" for k in kwargs]
+        for label, b, a in zip(labels, before, after):
+            if b is not None and b != a:
+                raise InputMutated(f"the answer modified its input ({label}) in place")
+        return result
+
+    def peak_memory(self, fn: Callable, *args, **kwargs) -> tuple[Any, int]:
+        """(result, peak bytes allocated during the call) through tracemalloc."""
+        tracemalloc.start()
+        try:
+            tracemalloc.reset_peak()
+            result = fn(*args, **kwargs)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        return result, peak
+
+    def time(self, name: str, answer: Callable[[Any], Any], reference: Callable[[Any], Any],
+             make_inputs: Callable[[int], Any], *, budget_s: float | None = None, **kw) -> Timing | None:
+        """Time answer against reference on the same fresh inputs; records an
+        ``info`` check whose value is the speedup (reference / answer)."""
+        budget = budget_s if budget_s is not None else float(self.thresholds.get("timing_budget_s", 1.5))
+        timing = None
+        with self.check(name) as c:
+            timing = time_pair(answer, reference, make_inputs, clock=clock_for(self.backend), budget_s=budget, **kw)
+            c.verdict, c.value = V.INFO, round(timing.speedup, 4)
+            c.message = f"speedup {timing.speedup:.2f}x: " + timing.describe()
+            c.details.update(timing.as_dict())
+        return timing
+
+
+def describe_exception(exc: BaseException) -> str:
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}{where}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+@contextlib.contextmanager
+def _alarm(seconds: float | None):
+    """SIGALRM-based per-check limit (main thread only; the sandbox's own
+    wall-clock limit is the real backstop)."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise CheckTimeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

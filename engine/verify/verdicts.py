@@ -1,0 +1,28 @@
+"""Verdict names and how they combine into an answer's verdict."""
+from __future__ import annotations
+
+PASS, FAIL, ERROR, TIMEOUT = "pass", "fail", "error", "timeout"
+COMPILE_ERROR, UNBOUND, FORBIDDEN = "compile_error", "unbound", "forbidden"
+SKIPPED, NO_ANSWER, INFO = "skipped", "no_answer", "info"
+NOT_RUN, INTERRUPTED = "not_run", "interrupted"
+
+# Worst first. ``info`` (timings, reported figures) never affects a verdict;
+# ``skipped`` (backend absent) ranks above pass so an answer whose checks could
+# not all run is never shown as passing.
+SEVERITY = {
+    PASS: 0, SKIPPED: 1, UNBOUND: 2, FAIL: 3, ERROR: 4, TIMEOUT: 5,
+    COMPILE_ERROR: 6, FORBIDDEN: 7,
+}
+CHECK_VERDICTS = set(SEVERITY) | {INFO}
+ANSWER_VERDICTS = set(SEVERITY) | {NO_ANSWER, NOT_RUN, INTERRUPTED}
+
+
+def worst(verdicts) -> str:
+    """The answer's verdict: the worst of its checks (``info`` ignored).
+
+    No rated checks at all means nothing was verified: ``skipped``.
+    """
+    rated = [v for v in verdicts if v in SEVERITY]
+    if not rated:
+        return SKIPPED
+    return max(rated, key=SEVERITY.__getitem__)

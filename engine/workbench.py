@@ -1,0 +1,105 @@
+"""Where a workbench's models, challenges and store live.
+
+Two layouts:
+- ``models``: ``ROOT/models/<model>/<challenge>/`` (this project's own);
+- ``published``: ``ROOT/<model>/<challenge>/`` as benchmark repositories are
+  published, with analysis folders and files beside the models. A top-level
+  folder is a model when it holds at least one challenge folder.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.challenges import BUNDLED_CHALLENGES, Challenge, load_challenges
+
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv",
+             "challenges", "tests", "bench", "tui", "engine", ".ci"}
+
+
+class WorkbenchError(Exception):
+    """A path that is not a usable workbench; the message is for the user."""
+
+
+@dataclass
+class Workbench:
+    root: Path
+    layout: str  # "models" or "published"
+    store_path: Path
+    challenges_dir: Path
+    _challenges: dict[str, Challenge] | None = field(default=None, repr=False)
+
+    @property
+    def models_dir(self) -> Path:
+        return self.root / "models" if self.layout == "models" else self.root
+
+    @property
+    def challenges(self) -> dict[str, Challenge]:
+        if self._challenges is None:
+            self._challenges = load_challenges(self.challenges_dir)
+        return self._challenges
+
+    def model_dirs(self) -> dict[str, Path]:
+        """Model name -> folder. Symlinks leaving the workbench are ignored."""
+        base = self.models_dir
+        if not base.is_dir():
+            return {}
+        ids = set(self.challenges)
+        models = {}
+        for entry in sorted(base.iterdir(), key=lambda p: p.name):
+            if not entry.is_dir() or entry.name.startswith(".") or not self.contains(entry):
+                continue
+            if self.layout == "published":
+                if entry.name in SKIP_DIRS or not any((entry / cid).is_dir() for cid in ids):
+                    continue  # an analysis folder, not a model
+            models[entry.name] = entry
+        return models
+
+    def answer_dirs(self, model_dir: Path) -> dict[str, Path]:
+        """Challenge id -> answer folder, for the known challenges present."""
+        out = {}
+        for cid in self.challenges:
+            folder = model_dir / cid
+            if folder.is_dir() and self.contains(folder):
+                out[cid] = folder
+        return out
+
+    def contains(self, path: Path) -> bool:
+        """True when ``path`` resolves inside the workbench (symlink guard)."""
+        try:
+            path.resolve().relative_to(self.root.resolve())
+            return True
+        except (ValueError, OSError):
+            return False
+
+
+def detect_layout(root: Path, challenge_ids: set[str]) -> str | None:
+    if (root / "models").is_dir():
+        return "models"
+    try:
+        for entry in root.iterdir():
+            if entry.is_dir() and entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                if any((entry / cid).is_dir() for cid in challenge_ids):
+                    return "published"
+    except OSError:
+        return None
+    return None
+
+
+def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | None = None) -> Workbench:
+    """Resolve the workbench: ``--workbench``, then ``$BENCHTUI_WORKBENCH``, then cwd."""
+    source, raw = ("--workbench", arg) if arg else ("BENCHTUI_WORKBENCH", env) if env else ("current directory", str(cwd))
+    root = Path(os.path.expanduser(raw)).resolve()
+    if not root.is_dir():
+        raise WorkbenchError(f"workbench from {source} is not a folder: {raw}")
+    challenges_dir = root / "challenges" if (root / "challenges").is_dir() else BUNDLED_CHALLENGES
+    ids = set(load_challenges(challenges_dir)) if challenges_dir.is_dir() else set()
+    layout = detect_layout(root, ids)
+    if layout is None:
+        raise WorkbenchError(
+            f"{root} (from {source}) is not a workbench: no models/ folder and no model folders "
+            "holding challenge folders; run `benchtui new-model NAME` there to start one"
+        )
+    store_path = Path(os.path.expanduser(store)).resolve() if store else root / "store.db"
+    return Workbench(root=root, layout=layout, store_path=store_path, challenges_dir=challenges_dir)
