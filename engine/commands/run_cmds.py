@@ -1,0 +1,134 @@
+"""run, results."""
+from __future__ import annotations
+
+import json
+import sys
+
+from engine.challenges import challenge_for_name
+from engine.cli import CommandError, UsageError, print_json
+from engine.scan import scan_workbench
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="run answers in the sandbox against the hidden checks")
+    p.add_argument("-m", "--model", action="append", default=[], help="model to run (repeatable; default all)")
+    p.add_argument("-c", "--challenge", action="append", default=[], help="challenge id or display name (repeatable; default all)")
+    p.add_argument("--backend", choices=["auto", "cpu", "cuda", "mlx"], default="auto")
+    p.add_argument("--jobs", type=int, default=1, help="answers run in parallel (default 1)")
+    p.add_argument("--no-self-check", action="store_true", help="skip the answer's own tests and demos")
+    p.add_argument("--unsafe-no-isolation", action="store_true",
+                   help="allow running with rlimits alone when no namespace sandbox works (network stays open)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("results", help="the latest verdict per answer")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_results)
+
+
+def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[str, str]]:
+    store = ctx.store
+    known_models = store.model_names()
+    for m in models:
+        if m not in known_models:
+            raise UsageError(f"unknown model {m!r}; known: {', '.join(known_models) or 'none'}")
+    ids = []
+    for name in challenges:
+        found = challenge_for_name(name, ctx.workbench.challenges)
+        if found is None:
+            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
+        ids.append(found.id)
+    pairs = [(a["model"], a["challenge"]) for a in store.answers()
+             if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
+    if not pairs:
+        raise UsageError("nothing to run: no answer matches the selection")
+    return pairs
+
+
+def run_record(store, run_id: int) -> dict:
+    r = store.db["runs"].get(run_id)
+    checks = store.query("select name, verdict, value, threshold, message from checks where run_id = ? order by position, id", (run_id,))
+    return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
+            "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
+            "checks": [{**c, "value": _loads(c["value"]), "threshold": _loads(c["threshold"])} for c in checks],
+            "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
+
+
+def _loads(value):
+    try:
+        return json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return value
+
+
+def cmd_run(args, ctx) -> int:
+    from engine.runner import sandbox
+    from engine.runner.orchestrate import run_answers
+
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    scan_workbench(ctx.workbench, ctx.store)
+    pairs = select_pairs(ctx, args.model, args.challenge)
+    progress = None if args.json or not sys.stderr.isatty() else _progress(len(pairs))
+    try:
+        events = run_answers(ctx.workbench, pairs, backend=args.backend, jobs=args.jobs,
+                             allow_unsafe=args.unsafe_no_isolation, self_check=not args.no_self_check,
+                             on_event=progress.on_event if progress else None)
+    except sandbox.SandboxUnavailable as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        if progress:
+            progress.stop()
+    records = [run_record(ctx.store, e.run_id) for e in events if e.run_id is not None]
+    if args.json:
+        print_json({"runs": records})
+        return 0
+    for r in records:
+        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+        for c in r["checks"]:
+            if c["verdict"] not in ("pass", "info"):
+                print(f"    {c['verdict']:<13} {c['name']}: {c['message'][:120]}")
+    errors = [e for e in events if e.kind == "error"]
+    for e in errors:
+        print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+class _progress:
+    """A rich progress bar on stderr, fed by RunEvents from worker threads."""
+
+    def __init__(self, total: int):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=None, transient=False)
+        self.bar.start()
+        self.task = self.bar.add_task("running", total=total)
+
+    def on_event(self, event) -> None:
+        if event.kind == "started":
+            self.bar.update(self.task, description=f"{event.model}/{event.challenge}")
+        elif event.kind in ("finished", "error", "cancelled"):
+            self.bar.update(self.task, completed=event.done, description=f"{event.model}/{event.challenge}: {event.verdict or event.kind}")
+
+    def stop(self) -> None:
+        self.bar.stop()
+
+
+def cmd_results(args, ctx) -> int:
+    scan_workbench(ctx.workbench, ctx.store)
+    store = ctx.store
+    latest = store.query("select id from runs where id in (select max(id) from runs where status in ('done', 'interrupted') "
+                         "group by model, challenge) order by model, challenge")
+    records = [run_record(store, r["id"]) for r in latest]
+    have = {(r["model"], r["challenge"]) for r in records}
+    not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": "no_answer" if a["status"] == "no_answer" else "not_run"}
+               for a in store.answers() if (a["model"], a["challenge"]) not in have]
+    if args.json:
+        print_json({"results": records, "not_run": not_run})
+        return 0
+    for r in records:
+        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
+    for r in not_run:
+        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}")
+    return 0

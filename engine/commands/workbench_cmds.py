@@ -1,0 +1,190 @@
+"""scan, list, show, new-model, doctor."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name, load_challenges
+from engine.cli import CommandError, UsageError, print_json
+from engine.scaffold import ScaffoldError, new_model
+from engine.scan import scan_workbench
+
+
+def register(sub) -> None:
+    p = sub.add_parser("scan", help="index the workbench into the store")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_scan)
+
+    p = sub.add_parser("list", help="models, challenges and answers with their status")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("show", help="one answer: files, transcripts, warnings, latest run, grades")
+    p.add_argument("model")
+    p.add_argument("challenge", help="challenge id or display name")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("new-model", help="scaffold models/NAME/<challenge>/PROMPT.md for every challenge")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_new_model)
+
+    p = sub.add_parser("doctor", help="what this machine offers: Python, GPU, MLX, sandbox")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
+
+
+def cmd_scan(args, ctx) -> int:
+    result = scan_workbench(ctx.workbench, ctx.store)
+    if args.json:
+        print_json(result.as_json())
+        return 0
+    wb = ctx.workbench
+    print(f"{wb.root} ({wb.layout} layout): {result.models} models, {result.answers} answers, "
+          f"{result.files} files, {result.transcripts} transcripts; {result.hashed} files hashed in {result.duration_s:.2f} s")
+    for w in result.warnings:
+        print(f"  {w.kind:<15} {w.path}: {w.detail}")
+    return 0
+
+
+def latest_verdicts(store) -> dict[tuple[str, str], str]:
+    """The verdict of the latest finished run per answer."""
+    rows = store.query(
+        "select model, challenge, verdict from runs where id in (select max(id) from runs where status = 'done' group by model, challenge)")
+    return {(r["model"], r["challenge"]): r["verdict"] for r in rows}
+
+
+def answer_rows(store) -> list[dict]:
+    verdicts = latest_verdicts(store)
+    out = []
+    for a in store.answers():
+        status = a["status"] if a["status"] == "no_answer" else verdicts.get((a["model"], a["challenge"]), a["status"])
+        out.append({"model": a["model"], "challenge": a["challenge"], "status": status,
+                    "files": a["files"], "transcripts": a["transcripts"]})
+    return out
+
+
+def cmd_list(args, ctx) -> int:
+    scan_workbench(ctx.workbench, ctx.store)
+    store = ctx.store
+    data = {"models": store.model_names(), "challenges": store.challenge_ids(), "answers": answer_rows(store)}
+    if args.json:
+        print_json(data)
+        return 0
+    models, challenges = data["models"], data["challenges"]
+    cells = {(a["model"], a["challenge"]): a["status"] for a in data["answers"]}
+    width = max([len(c) for c in challenges] + [9])
+    print(" " * width + "  " + "  ".join(f"{m[:14]:<14}" for m in models))
+    for cid in challenges:
+        print(f"{cid:<{width}}  " + "  ".join(f"{cells.get((m, cid), '-'):<14}" for m in models))
+    return 0
+
+
+def resolve_answer(ctx, model: str, challenge: str) -> tuple[str, str]:
+    store = ctx.store
+    if model not in store.model_names():
+        raise UsageError(f"unknown model {model!r}; known: {', '.join(store.model_names()) or 'none'}")
+    found = challenge_for_name(challenge, ctx.workbench.challenges)
+    if found is None:
+        raise UsageError(f"unknown challenge {challenge!r}; known: {', '.join(ctx.workbench.challenges)}")
+    if store.answer_id(model, found.id) is None:
+        raise UsageError(f"{model} has no folder for {found.id}")
+    return model, found.id
+
+
+def answer_detail(store, model: str, challenge: str) -> dict:
+    answer = store.query("select * from answers where model = ? and challenge = ?", (model, challenge))[0]
+    files = store.query("select relpath, kind, size, lines, sha256, readable, problem, git_status from files "
+                        "where answer_id = ? order by kind, relpath", (answer["id"],))
+    transcripts = store.query("select relpath, format, status, problem from transcripts where answer_id = ? order by relpath", (answer["id"],))
+    scan_id = store.get_meta("last_scan_id")
+    warnings = store.query("select kind, path, detail from scan_warnings where scan_id = ? and model = ? and challenge = ?",
+                           (scan_id, model, challenge)) if scan_id else []
+    runs = store.query("select * from runs where model = ? and challenge = ? order by id desc limit 1", (model, challenge))
+    run = None
+    if runs:
+        r = runs[0]
+        checks = store.query("select name, verdict, value, threshold, message from checks where run_id = ? order by position, id", (r["id"],))
+        run = {"id": r["id"], "status": r["status"], "verdict": r["verdict"], "backend": r["backend"], "device": r["device"],
+               "started_at": r["started_at"], "duration_s": r["duration_s"], "message": r["message"],
+               "checks": [{**c, "value": _maybe_json(c["value"]), "threshold": _maybe_json(c["threshold"])} for c in checks],
+               "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
+    grades = store.query(
+        "select g.dimension, g.letter, g.score, gr.name as grader, gr.kind as grader_kind, g.note, g.created_at from grades g "
+        "join graders gr on gr.id = g.grader_id where g.model = ? and g.challenge = ? and g.invalidated_at is null "
+        "and g.id not in (select supersedes from grades where supersedes is not null) order by gr.name, g.dimension",
+        (model, challenge))
+    return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
+            "transcripts": transcripts, "warnings": warnings, "latest_run": run, "grades": grades}
+
+
+def _maybe_json(value):
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def cmd_show(args, ctx) -> int:
+    scan_workbench(ctx.workbench, ctx.store)
+    model, challenge = resolve_answer(ctx, args.model, args.challenge)
+    detail = answer_detail(ctx.store, model, challenge)
+    if args.json:
+        print_json(detail)
+        return 0
+    print(f"{model} / {challenge}  ({detail['path']}, {detail['status']})")
+    print("files:")
+    for f in detail["files"]:
+        flag = f"  ! {f['problem']}" if f["problem"] else ""
+        print(f"  {f['kind']:<10} {f['relpath']:<40} {f['size']:>9} B  {f['git_status'] or ''}{flag}")
+    for t in detail["transcripts"]:
+        print(f"transcript: {t['relpath']} ({t['format'] or 'unknown format'}, {t['status']})")
+    for w in detail["warnings"]:
+        print(f"warning {w['kind']}: {w['detail']}")
+    run = detail["latest_run"]
+    if run is None:
+        print("not run yet: `benchtui run -m MODEL -c CHALLENGE`")
+    else:
+        print(f"latest run #{run['id']}: {run['verdict']} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
+        for c in run["checks"]:
+            print(f"  {c['verdict']:<13} {c['name']:<30} {c['message'][:100]}")
+    for g in detail["grades"]:
+        print(f"grade {g['dimension']}: {g['letter'] or g['score']} by {g['grader']}")
+    return 0
+
+
+def cmd_new_model(args, ctx) -> int:
+    from engine.workbench import WorkbenchError
+
+    try:
+        root_models = ctx.workbench.models_dir
+        challenges = ctx.workbench.challenges
+    except UsageError:
+        # An empty folder becomes a workbench with a models/ folder.
+        root = Path(args.workbench or os.environ.get("BENCHTUI_WORKBENCH") or Path.cwd()).expanduser().resolve()
+        if not root.is_dir():
+            raise
+        root_models = root / "models"
+        challenges = load_challenges(root / "challenges") or load_challenges(BUNDLED_CHALLENGES)
+    try:
+        created = new_model(root_models, args.name, challenges)
+    except ScaffoldError as exc:
+        raise CommandError(str(exc)) from exc
+    except OSError as exc:
+        raise CommandError(f"cannot create {root_models / args.name}: {exc.strerror or exc}") from exc
+    print(f"created {root_models / args.name} with {len(challenges)} challenge folders ({len(created)} files)")
+    return 0
+
+
+def cmd_doctor(args, ctx) -> int:
+    from engine.doctor import gather, render
+
+    report = gather()
+    if args.json:
+        print_json(report)
+    else:
+        print(render(report))
+    return 0

@@ -1,0 +1,326 @@
+"""Run answers: scratch copy -> sandboxed child -> checks -> store.
+
+Shared by `benchtui run` and the dashboard's Runs screen (which calls
+``run_answers`` from a worker thread and turns RunEvents into messages).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import secrets
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import engine
+from engine.backends import choose_backend, probe_all
+from engine.challenges import Challenge
+from engine.gitinfo import read_git
+from engine.runner import sandbox
+from engine.runner.selfcheck import plan_self_check, read_capped
+from engine.store import Store, now_iso
+from engine.verify import verdicts as V
+from engine.workbench import Workbench
+
+REPO_ROOT = Path(engine.__file__).resolve().parent.parent
+
+
+@dataclass
+class RunEvent:
+    kind: str  # queued | started | finished | error | cancelled
+    model: str
+    challenge: str
+    run_id: int | None = None
+    verdict: str | None = None
+    message: str = ""
+    done: int = 0
+    total: int = 0
+    duration_s: float | None = None
+
+
+@dataclass
+class RunOptions:
+    backend: str = "auto"
+    jobs: int = 1
+    allow_unsafe: bool = False
+    self_check: bool = True
+    layer: str = "auto"
+    seed: int | None = None  # fixed only for reproducing a run; secret otherwise
+
+
+def mark_interrupted(store: Store) -> int:
+    """Runs left 'running' by a process that no longer exists become 'interrupted'."""
+    stale = []
+    for r in store.query("select id, pid from runs where status = 'running'"):
+        if r["pid"] is None or not _alive(r["pid"]):
+            stale.append(r["id"])
+    for run_id in stale:
+        store.db["runs"].update(run_id, {"status": "interrupted", "verdict": V.INTERRUPTED, "finished_at": now_iso(),
+                                         "message": "the process running it ended before it finished"})
+    return len(stale)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def tree_digest(folder: Path) -> tuple[str, dict[str, str]]:
+    """sha256 over (relpath, content) of every regular file: the before/after proof."""
+    files = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink() and "__pycache__" not in path.parts:
+            files[path.relative_to(folder).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    total = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()
+    return total, files
+
+
+def copy_answer(workbench: Workbench, src: Path, dst: Path, challenge: Challenge) -> None:
+    """Scratch copy of the answer (links that leave the workbench are dropped)
+    plus the challenge's data files where the answer lacks them."""
+    def ignore(folder, names):
+        skip = {"__pycache__", ".git"}
+        for name in names:
+            p = Path(folder) / name
+            if p.is_symlink() and not workbench.contains(p):
+                skip.add(name)
+        return skip
+
+    shutil.copytree(src, dst, symlinks=False, ignore=ignore)
+    for rel in challenge.data_files:
+        data = challenge.path / "data" / rel
+        if data.is_file() and not (dst / rel).exists():
+            (dst / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(data, dst / rel)
+    _open_up(dst)
+
+
+def _open_up(folder: Path) -> None:
+    """The sandbox may run as an unprivileged uid: make the scratch tree writable for it."""
+    for path in [folder, *folder.rglob("*")]:
+        try:
+            path.chmod(0o777 if path.is_dir() else 0o666)
+        except OSError:
+            pass
+
+
+def versions(backend: str) -> dict:
+    out = {"python": platform.python_version(), "benchtui": engine.__version__}
+    for st in probe_all().values():
+        out.update(st.versions)
+    return out
+
+
+class Runner:
+    """One configured run session: a workbench, options and a cancel flag."""
+
+    def __init__(self, workbench: Workbench, options: RunOptions, on_event: Callable[[RunEvent], None] | None = None,
+                 cancel: threading.Event | None = None):
+        self.workbench = workbench
+        self.options = options
+        self.on_event = on_event or (lambda e: None)
+        self.cancel = cancel or threading.Event()
+        self.layer = sandbox.choose_layer(options.layer, allow_unsafe=options.allow_unsafe)
+        self.git_commit = read_git(workbench.root).commit
+        self._lock = threading.Lock()
+        self._done = 0
+        self._total = 0
+
+    def emit(self, event: RunEvent) -> None:
+        try:
+            self.on_event(event)
+        except Exception:  # a broken listener must not break the run
+            pass
+
+    def run_all(self, pairs: list[tuple[str, str]]) -> list[RunEvent]:
+        self._total = len(pairs)
+        with Store(self.workbench.store_path) as store:
+            mark_interrupted(store)
+        for model, challenge in pairs:
+            self.emit(RunEvent("queued", model, challenge, total=self._total))
+        jobs = max(1, self.options.jobs)
+        if jobs == 1:
+            return [self.run_one(m, c) for m, c in pairs]
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="benchtui-run") as pool:
+            return list(pool.map(lambda p: self.run_one(*p), pairs))
+
+    def _finish(self, event: RunEvent) -> RunEvent:
+        with self._lock:
+            self._done += 1
+            event.done, event.total = self._done, self._total
+        self.emit(event)
+        return event
+
+    def run_one(self, model: str, challenge_id: str) -> RunEvent:
+        if self.cancel.is_set():
+            return self._finish(RunEvent("cancelled", model, challenge_id, message="cancelled before it started"))
+        challenge = self.workbench.challenges[challenge_id]
+        with Store(self.workbench.store_path) as store:
+            answer = store.query("select * from answers where model = ? and challenge = ?", (model, challenge_id))
+            if not answer:
+                return self._finish(RunEvent("error", model, challenge_id, message="no such answer in the store; scan first"))
+            answer = answer[0]
+            folder = self.workbench.root / answer["path"]
+            backend, degraded = choose_backend(self.options.backend, challenge.backends)
+            status = probe_all().get(backend)
+            seed = self.options.seed if self.options.seed is not None else secrets.randbits(31)
+            digest, files = tree_digest(folder) if folder.is_dir() else ("", {})
+            run_id = store.db["runs"].insert({
+                "model": model, "challenge": challenge_id, "status": "running", "backend": backend,
+                "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seed,
+                "started_at": now_iso(), "pid": os.getpid(), "git_commit": self.git_commit, "answer_sha256": digest,
+                "files": json.dumps(files), "versions": json.dumps(versions(backend)),
+                "message": degraded or ""}).last_pk
+        self.emit(RunEvent("started", model, challenge_id, run_id=run_id, total=self._total))
+        started = time.perf_counter()
+        try:
+            if answer["status"] == "no_answer":
+                checks, verdict, extra = [], V.NO_ANSWER, {"message": "the folder holds no answer files"}
+            else:
+                checks, verdict, extra = self._execute(folder, challenge, model, backend, seed, digest)
+        except sandbox.SandboxUnavailable:
+            raise
+        except Exception as exc:  # benchtui's own failure: record it, never lose the row
+            checks, verdict, extra = [], V.ERROR, {"message": f"benchtui could not run it: {type(exc).__name__}: {exc}"}
+        duration = time.perf_counter() - started
+        if self.cancel.is_set() and verdict == V.TIMEOUT:
+            verdict, extra["message"] = V.INTERRUPTED, "cancelled by the user"
+        with Store(self.workbench.store_path) as store:
+            with store.db.conn:
+                store.db["checks"].insert_all(
+                    [{"run_id": run_id, "position": i, "name": c["name"], "verdict": c["verdict"],
+                      "value": json.dumps(c.get("value")), "threshold": json.dumps(c.get("threshold")),
+                      "message": c.get("message", ""), "details": json.dumps(c.get("details") or {})}
+                     for i, c in enumerate(checks)])
+                message = extra.pop("message", "")
+                prior = store.db["runs"].get(run_id)["message"]
+                store.db["runs"].update(run_id, {
+                    "status": "done" if verdict != V.INTERRUPTED else "interrupted", "verdict": verdict,
+                    "finished_at": now_iso(), "duration_s": round(duration, 4),
+                    "message": "; ".join(m for m in (prior, message) if m), **extra})
+        return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
+                                     message=message, duration_s=duration))
+
+    def _execute(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int, digest: str):
+        limits = challenge.limits
+        gpu = backend == "cuda"
+        with tempfile.TemporaryDirectory(prefix="benchtui-run-") as tmp:
+            tmp = Path(tmp)
+            work, out = tmp / "answer", tmp / "out"
+            copy_answer(self.workbench, folder, work, challenge)
+            out.mkdir()
+            _open_up(out)
+            results = out / "results.jsonl"
+            adapter = challenge.adapter_path(model)
+            job = {"challenge_id": challenge.id, "challenge_dir": str(challenge.path), "answer_dir": str(work), "model": model,
+                   "seed": seed, "backend": backend, "thresholds": challenge.thresholds,
+                   "forbidden_imports": list(challenge.forbidden_imports),
+                   "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
+            (out / "job.json").write_text(json.dumps(job))
+            res = sandbox.run_sandboxed(
+                [sys.executable, "-m", "engine.runner.child", str(out / "job.json")],
+                workdir=work, rw_paths=[out], ro_paths=[challenge.path, REPO_ROOT],
+                limits=sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s,
+                                      memory_mb=None if gpu else limits.memory_mb),
+                layer=self.layer, env={"PYTHONPATH": str(REPO_ROOT)}, gpu=gpu,
+                stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt")
+            checks, done = parse_results(results)
+            stderr = read_capped(out / "stderr.txt")
+            if res.timed_out:
+                checks.append({"name": "run", "verdict": V.TIMEOUT, "value": round(res.wall_s, 2), "threshold": limits.timeout_s,
+                               "message": f"killed after {res.wall_s:.1f} s (limit {limits.timeout_s:g} s); {len(checks)} checks had finished"})
+            elif done is None:
+                last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+                why = f"signal {res.signal}" if res.signal else f"exit code {res.exit_code}"
+                checks.append({"name": "run", "verdict": V.ERROR, "value": res.exit_code, "threshold": None,
+                               "message": f"the child stopped early ({why})" + (f": {last[0][:300]}" if last else "")})
+            after, _ = tree_digest(folder)
+            if after != digest:
+                checks.append({"name": "answer_folder_unchanged", "verdict": V.ERROR, "value": after, "threshold": digest,
+                               "message": "the answer folder changed during the run (it is never written to by benchtui)"})
+            extra = {"stdout": read_capped(out / "stdout.txt"), "stderr": stderr}
+            if self.options.self_check and not self.cancel.is_set():
+                extra.update(self._self_check(folder, challenge, gpu))
+            verdict = V.worst(c["verdict"] for c in checks)
+            return checks, verdict, extra
+
+    def _self_check(self, folder: Path, challenge: Challenge, gpu: bool) -> dict:
+        """Run the answer's own tests/demos on a fresh scratch copy."""
+        with tempfile.TemporaryDirectory(prefix="benchtui-self-") as tmp:
+            work = Path(tmp) / "answer"
+            copy_answer(self.workbench, folder, work, challenge)
+            plan = plan_self_check(work, sys.executable, gpu=gpu)
+            if not plan.commands:
+                return {"self_status": "none", "self_command": "", "self_output": "; ".join(plan.skipped) or "no tests or demos found"}
+            budget = challenge.limits.self_check_timeout_s
+            outputs, exit_code, started = [], 0, time.perf_counter()
+            status = "pass"
+            for cmd, label in zip(plan.commands, plan.labels):
+                left = budget - (time.perf_counter() - started)
+                if left <= 0:
+                    outputs.append(f"$ {label}\n[not run: the self-check budget of {budget:g} s is spent]")
+                    status = "timeout"
+                    break
+                log = Path(tmp) / "self.log"
+                res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else challenge.limits.memory_mb),
+                                            layer=self.layer, env={"PYTHONPATH": str(REPO_ROOT)}, gpu=gpu,
+                                            stdout_path=log, stderr_path=log)
+                text = read_capped(log, 16 * 1024)
+                code = res.exit_code if res.exit_code is not None else -(res.signal or 9)
+                outputs.append(f"$ {label}\n{text}\n[exit {code}{', timed out' if res.timed_out else ''}, {res.wall_s:.2f} s]")
+                if res.timed_out:
+                    status = "timeout"
+                if code != 0 and exit_code == 0:
+                    exit_code = code
+                    status = "timeout" if res.timed_out else "fail"
+            outputs.extend(f"[skipped] {s}" for s in plan.skipped)
+            return {"self_exit_code": exit_code, "self_duration_s": round(time.perf_counter() - started, 3),
+                    "self_command": " && ".join(plan.labels), "self_output": "\n\n".join(outputs), "self_status": status}
+
+
+def parse_results(path: Path) -> tuple[list[dict], dict | None]:
+    """Checks and the final 'done' record from the child's results file.
+    A torn last line (the child was killed mid-write) is ignored."""
+    checks, done = [], None
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return checks, None
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if "check" in obj and isinstance(obj["check"], dict):
+            c = obj["check"]
+            if c.get("verdict") in V.CHECK_VERDICTS and isinstance(c.get("name"), str):
+                checks.append(c)
+        elif obj.get("done"):
+            done = obj
+    return checks, done
+
+
+def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int = 1,
+                on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
+                allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None) -> list[RunEvent]:
+    options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed)
+    return Runner(workbench, options, on_event, cancel).run_all(pairs)
+
+
+def event_dict(event: RunEvent) -> dict:
+    return asdict(event)

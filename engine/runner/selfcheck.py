@@ -1,0 +1,72 @@
+"""The answer's own tests and demos, run in the sandbox apart from the verdict.
+
+What an answer claims about itself is recorded (exit code, output, duration)
+but is never evidence for the hidden verdict.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.verify.binding import python_files
+
+TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")
+DEMO_FILE = re.compile(r"^(demo|bench(mark)?).*\.py$")
+MAIN_GUARD = re.compile(r"""^if\s+__name__\s*==\s*['"]__main__['"]\s*:""", re.M)
+OUTPUT_CAP = 64 * 1024
+
+
+@dataclass
+class SelfCheckPlan:
+    commands: list[list[str]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def plan_self_check(folder: Path, python: str, *, gpu: bool) -> SelfCheckPlan:
+    """Commands for the answer's tests (pytest), demos and main scripts."""
+    plan = SelfCheckPlan()
+    tests, scripts = [], []
+    for path in python_files(folder):
+        rel = path.relative_to(folder).as_posix()
+        if TEST_FILE.match(path.name):
+            tests.append(rel)
+        elif DEMO_FILE.match(path.name):
+            scripts.append(rel)
+        else:
+            try:
+                if MAIN_GUARD.search(path.read_text(encoding="utf-8", errors="replace")):
+                    scripts.append(rel)
+            except OSError:
+                continue
+    if tests:
+        plan.commands.append([python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests])
+        plan.labels.append("pytest " + " ".join(tests))
+    for rel in scripts:
+        plan.commands.append([python, rel])
+        plan.labels.append(f"python {rel}")
+    cu_mains = [p.relative_to(folder).as_posix() for p in sorted(folder.rglob("*.cu")) if "int main" in _head(p)]
+    for rel in cu_mains:
+        if gpu:
+            plan.commands.append(["/bin/sh", "-c", f"nvcc -std=c++17 -O2 -o /tmp/selfcheck_bin '{rel}' && /tmp/selfcheck_bin"])
+            plan.labels.append(f"nvcc {rel} && run")
+        else:
+            plan.skipped.append(f"{rel}: CUDA harness needs an NVIDIA GPU")
+    return plan
+
+
+def _head(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return ""
+
+
+def read_capped(path: Path, cap: int = OUTPUT_CAP) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    text = data[-cap:].decode("utf-8", errors="replace")
+    return ("[... output cut to its last %d KB ...]\n" % (cap // 1024) + text) if len(data) > cap else text

@@ -1,0 +1,348 @@
+"""Index a workbench into the store: models, answers, files, transcripts, warnings.
+
+Rescans are incremental: a file whose size and mtime are unchanged keeps its
+stored hash and kind (no re-read). Answer folders are only ever read.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.gitinfo import read_git
+from engine.store import Store, now_iso
+from engine.transcripts.sniff import sniff_format
+from engine.workbench import Workbench
+
+MAX_TEXT_BYTES = 10 * 1024 * 1024  # larger text files are flagged, not displayed
+TEXT_KINDS = {"source", "cuda", "prompt", "doc", "transcript"}
+SOURCE_EXT = {".py", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".sh", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".metal", ".js", ".rs", ".go"}
+CUDA_EXT = {".cu", ".cuh", ".ptx"}
+DOC_EXT = {".md", ".txt", ".rst", ".markdown"}
+DATA_EXT = {".csv", ".tsv", ".npy", ".npz", ".bin", ".parquet", ".safetensors", ".pt", ".pkl", ".h5"}
+TRANSCRIPT_EXT = {".jsonl", ".json", ".ndjson"}
+WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file")
+
+
+@dataclass
+class Warning:
+    kind: str
+    model: str | None
+    challenge: str | None
+    path: str | None
+    detail: str
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "model": self.model, "challenge": self.challenge, "path": self.path, "detail": self.detail}
+
+
+@dataclass
+class ScanResult:
+    scan_id: int
+    models: int = 0
+    answers: int = 0
+    files: int = 0
+    transcripts: int = 0
+    hashed: int = 0
+    duration_s: float = 0.0
+    git_commit: str | None = None
+    warnings: list[Warning] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"models": self.models, "answers": self.answers, "files": self.files,
+                "transcripts": self.transcripts, "warnings": [w.as_dict() for w in self.warnings]}
+
+
+@dataclass
+class FileFacts:
+    relpath: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    kind: str
+    readable: int
+    problem: str | None
+    lines: int | None
+    transcript_format: str | None = None
+
+
+def classify(relpath: str, data_files: set[str]) -> str:
+    """A file's kind from its name (transcripts are refined by content)."""
+    name = Path(relpath).name
+    suffix = Path(relpath).suffix.lower()
+    if name == "PROMPT.md":
+        return "prompt"
+    if relpath in data_files or name in data_files or suffix in DATA_EXT:
+        return "data"
+    if suffix in CUDA_EXT:
+        return "cuda"
+    if suffix in SOURCE_EXT:
+        return "source"
+    if suffix in DOC_EXT:
+        return "doc"
+    return "artifact"
+
+
+def examine(path: Path, relpath: str, st: os.stat_result, data_files: set[str]) -> FileFacts:
+    """Hash a file and decide its kind and readability (one read)."""
+    kind = classify(relpath, data_files)
+    problem = None
+    lines = None
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(MAX_TEXT_BYTES + 1)
+            digest.update(head)
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as exc:
+        return FileFacts(relpath, st.st_size, st.st_mtime_ns, "", kind, 0, f"unreadable: {exc.strerror or exc}", None)
+    fmt = None
+    if Path(relpath).suffix.lower() in TRANSCRIPT_EXT and kind != "data":
+        fmt = sniff_format(path)
+        if fmt:
+            kind = "transcript"
+    if kind in TEXT_KINDS:
+        if st.st_size > MAX_TEXT_BYTES:
+            problem = f"over the {MAX_TEXT_BYTES // (1024 * 1024)} MB size cap ({st.st_size} bytes)"
+        else:
+            try:
+                text = head.decode("utf-8")
+                lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+            except UnicodeDecodeError as exc:
+                problem = f"not UTF-8 (byte {exc.start}: {head[exc.start:exc.start + 1]!r})"
+    return FileFacts(relpath, st.st_size, st.st_mtime_ns, digest.hexdigest(), kind, 0 if problem else 1, problem, lines, fmt)
+
+
+def walk_answer(workbench: Workbench, folder: Path):
+    """(relpath, path, stat) for every regular file, never following links out."""
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in {"__pycache__", ".git"} and not d.startswith("."))
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            rel = path.relative_to(folder).as_posix()
+            if path.is_symlink() and not workbench.contains(path):
+                yield rel, path, None
+                continue
+            try:
+                st = path.stat()
+            except OSError:
+                yield rel, path, None
+                continue
+            if not path.is_file():
+                continue  # fifos, sockets: nothing to index
+            yield rel, path, st
+
+
+def _prompt_drift(store: Store, prompts: dict[str, list[tuple[str, str, Path]]], challenge_prompts: dict[str, str]) -> list[Warning]:
+    """Compare each answer's PROMPT.md with the one most answers carry."""
+    out = []
+    for challenge, items in prompts.items():
+        counts = Counter(sha for _, sha, _ in items)
+        if len(counts) < 2:
+            continue
+        best = max(counts.values())
+        leaders = sorted(sha for sha, n in counts.items() if n == best)
+        official = challenge_prompts.get(challenge)
+        canon = official if official in leaders else leaders[0]
+        canon_path = next(p for _, sha, p in items if sha == canon)
+        canon_lines = _read_lines(canon_path)
+        for model, sha, path in items:
+            if sha == canon:
+                continue
+            lines = _read_lines(path)
+            diff = list(difflib.unified_diff(canon_lines, lines, lineterm="", n=0))
+            added = sum(1 for d in diff if d.startswith("+") and not d.startswith("+++"))
+            removed = sum(1 for d in diff if d.startswith("-") and not d.startswith("---"))
+            ratio = difflib.SequenceMatcher(None, canon_lines, lines, autojunk=False).ratio()
+            out.append(Warning("prompt_drift", model, challenge, f"{model}/{challenge}/PROMPT.md",
+                               f"differs from the PROMPT.md {best} of {len(items)} answers carry: "
+                               f"+{added} -{removed} lines, {ratio:.0%} similar"))
+    return out
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def sha256_file(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: bool = True) -> ScanResult:
+    started = time.perf_counter()
+    db = store.db
+    git = read_git(workbench.root)
+    scan_id = db["scans"].insert({"started_at": now_iso(), "workbench": str(workbench.root), "layout": workbench.layout,
+                                  "git_commit": git.commit, "git_dirty": int(git.dirty)}).last_pk
+    result = ScanResult(scan_id=scan_id, git_commit=git.commit)
+    stamp = now_iso()
+    challenges = workbench.challenges
+    challenge_prompts = {cid: sha256_file(c.prompt_path) for cid, c in challenges.items()}
+
+    with db.conn:
+        for pos, (cid, c) in enumerate(challenges.items()):
+            db["challenges"].upsert({
+                "id": cid, "position": c.position if c.position != 99 else pos + 1, "title": c.title,
+                "difficulty": c.difficulty, "language": c.language, "backends": json.dumps(list(c.backends)),
+                "display_names": json.dumps(list(c.display_names)), "forbidden_imports": json.dumps(list(c.forbidden_imports)),
+                "path": str(c.path), "prompt_sha256": challenge_prompts.get(cid)}, pk="id")
+
+        existing_answers = {(r["model"], r["challenge"]): r for r in db.query("select * from answers")}
+        existing_files: dict[int, dict[str, dict]] = defaultdict(dict)
+        for r in db.query("select * from files"):
+            existing_files[r["answer_id"]][r["relpath"]] = r
+        existing_transcripts: dict[int, dict[str, dict]] = defaultdict(dict)
+        for r in db.query("select id, answer_id, relpath, sha256 from transcripts"):
+            existing_transcripts[r["answer_id"]][r["relpath"]] = r
+
+        seen_models, seen_answers = set(), set()
+        by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        prompts: dict[str, list[tuple[str, str, Path]]] = defaultdict(list)
+
+        for model, model_dir in workbench.model_dirs().items():
+            seen_models.add(model)
+            db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
+                       "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
+                       (model, model, model_dir.relative_to(workbench.root).as_posix(), stamp, stamp))
+            for cid, folder in workbench.answer_dirs(model_dir).items():
+                challenge = challenges[cid]
+                data_files = set(challenge.data_files)
+                row = existing_answers.get((model, cid))
+                rel_folder = folder.relative_to(workbench.root).as_posix()
+                if row is None:
+                    answer_id = db["answers"].insert({"model": model, "challenge": cid, "path": rel_folder, "status": "answer",
+                                                      "present": 1, "first_seen": stamp, "last_seen": stamp}).last_pk
+                else:
+                    answer_id = row["id"]
+                seen_answers.add(answer_id)
+                old = existing_files.get(answer_id, {})
+                facts: list[FileFacts] = []
+                for rel, path, st in walk_answer(workbench, folder):
+                    if st is None:
+                        why = "symlink leaves the workbench (not followed)" if path.is_symlink() else "cannot stat"
+                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", why))
+                        continue
+                    prev = old.get(rel)
+                    if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns and prev["sha256"]:
+                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev["sha256"], prev["kind"], prev["readable"],
+                                      prev["problem"], prev["lines"])
+                    else:
+                        f = examine(path, rel, st, data_files)
+                        result.hashed += 1
+                    facts.append(f)
+                    if f.problem:
+                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
+                    if f.kind == "prompt" and "/" not in rel and f.sha256:
+                        prompts[cid].append((model, f.sha256, path))
+                    elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
+                        by_sha[f.sha256].append((model, cid, rel))
+
+                _store_files(db, answer_id, facts, old, git, folder)
+                transcripts = [f for f in facts if f.kind == "transcript"]
+                _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
+                substantive = [f for f in facts if f.kind not in {"prompt", "transcript"}]
+                status = "answer" if substantive else "no_answer"
+                if status == "no_answer":
+                    detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
+                    if not facts:
+                        detail = "the folder is empty"
+                    result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
+                db.execute("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, present = 1, last_seen = ? where id = ?",
+                           (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), stamp, answer_id))
+                result.files += len(facts)
+                result.transcripts += len(transcripts)
+
+        # Gone from disk: keep the rows (grades refer to them) but mark them absent.
+        db.execute(f"update models set present = 0 where name not in ({','.join('?' * len(seen_models)) or 'null'})", list(seen_models))
+        db.execute(f"update answers set present = 0 where id not in ({','.join('?' * len(seen_answers)) or 'null'})", list(seen_answers))
+
+        for sha, places in by_sha.items():
+            if len({m for m, _, _ in places}) < 2:
+                continue
+            for model, cid, rel in places:
+                others = ", ".join(f"{m}/{c}/{r}" for m, c, r in places if m != model)
+                result.warnings.append(Warning("duplicate_file", model, cid, f"{model}/{cid}/{rel}", f"same content (sha256 {sha[:12]}) as {others}"))
+        result.warnings.extend(_prompt_drift(store, prompts, challenge_prompts))
+
+        result.models = len(seen_models)
+        result.answers = len(seen_answers)
+        db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings])
+
+    if index_transcripts:
+        _index_transcripts(store, workbench)
+    result.duration_s = time.perf_counter() - started
+    db["scans"].update(scan_id, {"finished_at": now_iso(), "models": result.models, "answers": result.answers,
+                                 "files": result.files, "transcripts": result.transcripts, "warnings": len(result.warnings),
+                                 "hashed": result.hashed, "duration_s": round(result.duration_s, 4)})
+    store.set_meta("last_scan_id", str(scan_id))
+    return result
+
+
+def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, dict], git, folder: Path) -> None:
+    keep = {f.relpath for f in facts}
+    gone = [r["id"] for rel, r in old.items() if rel not in keep]
+    if gone:
+        db.execute(f"delete from files where id in ({','.join('?' * len(gone))})", gone)
+    rows = []
+    for f in facts:
+        prev = old.get(f.relpath)
+        status = git.status(folder / f.relpath)
+        row = {"answer_id": answer_id, "relpath": f.relpath, "size": f.size, "mtime_ns": f.mtime_ns, "sha256": f.sha256,
+               "kind": f.kind, "readable": f.readable, "problem": f.problem, "git_status": status, "lines": f.lines}
+        if prev and all(prev[k] == row[k] for k in row):
+            continue  # unchanged: no write (keeps warm rescans cheap)
+        if prev:
+            row["id"] = prev["id"]
+        rows.append(row)
+    updates = [r for r in rows if "id" in r]
+    fresh = [r for r in rows if "id" not in r]
+    if updates:
+        db["files"].upsert_all(updates, pk="id")
+    if fresh:
+        db["files"].insert_all(fresh)
+
+
+def _store_transcripts(db, answer_id: int, transcripts: list[FileFacts], old: dict[str, dict], folder: Path) -> None:
+    keep = {f.relpath for f in transcripts}
+    for rel, r in old.items():
+        if rel not in keep:
+            _delete_transcript(db, r["id"])
+    for f in transcripts:
+        prev = old.get(f.relpath)
+        if prev and prev["sha256"] == f.sha256:
+            continue
+        fmt = f.transcript_format or sniff_format(folder / f.relpath)
+        values = {"answer_id": answer_id, "relpath": f.relpath, "sha256": f.sha256, "size": f.size,
+                  "format": fmt, "status": "found" if f.readable else "error", "problem": f.problem}
+        if prev:
+            db["transcripts"].update(prev["id"], values)
+        else:
+            db["transcripts"].insert(values)
+
+
+def _delete_transcript(db, transcript_id: int) -> None:
+    """Remove a transcript row and anything indexed from it (child tables first)."""
+    for table in db.table_names():
+        if table != "transcripts" and "transcript_id" in db[table].columns_dict:
+            db.execute(f"delete from [{table}] where transcript_id = ?", (transcript_id,))
+    db.execute("delete from transcripts where id = ?", (transcript_id,))
+
+
+def _index_transcripts(store: Store, workbench: Workbench) -> None:
+    try:
+        from engine.transcripts.index import index_pending
+    except ImportError:  # the transcripts area is optional for the foundation
+        return
+    index_pending(store, workbench.root)

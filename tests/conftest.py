@@ -1,0 +1,24 @@
+"""Shared fixtures: small workbenches built in tmp dirs, and the demo workbench."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def demo_workbench(tmp_path) -> Path:
+    """A copy of the bundled demo workbench (models/ + challenges/)."""
+    root = tmp_path / "demo"
+    shutil.copytree(REPO / "models", root / "models")
+    shutil.copytree(REPO / "challenges", root / "challenges")
+    return root
+
+
+@pytest.fixture
+def challenge_prompts() -> dict[str, str]:
+    return {d.name: (d / "PROMPT.md").read_text(encoding="utf-8")
+            for d in sorted((REPO / "challenges").iterdir()) if (d / "PROMPT.md").is_file()}

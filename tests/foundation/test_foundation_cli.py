@@ -1,0 +1,103 @@
+"""The command line: every --json shape, exit codes, new-model."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:  # argparse usage errors
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def small_wb(tmp_path) -> Path:
+    base = tmp_path / "models"
+    (base / "alpha" / "backwards").mkdir(parents=True)
+    (base / "alpha" / "backwards" / "ln.py").write_text("def forward(x, gamma, beta, eps):\n    return x, None\n")
+    (base / "alpha" / "backwards" / "PROMPT.md").write_text("prompt\n")
+    (base / "beta" / "kv").mkdir(parents=True)
+    (base / "beta" / "kv" / "PROMPT.md").write_text("prompt\n")
+    return tmp_path
+
+
+def test_scan_json_shape(capsys, small_wb):
+    code, out, _ = run_cli(capsys, "--workbench", str(small_wb), "scan", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert (data["models"], data["answers"], data["files"], data["transcripts"]) == (2, 2, 3, 0)
+    assert data["warnings"] == [{"kind": "no_answer", "model": "beta", "challenge": "kv", "path": "beta/kv",
+                                 "detail": "the folder holds only its PROMPT.md"}]
+
+
+def test_list_json_shape(capsys, small_wb):
+    code, out, _ = run_cli(capsys, "--workbench", str(small_wb), "list", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["models"] == ["alpha", "beta"]
+    assert data["challenges"][:3] == ["backwards", "fuse", "kv"] and len(data["challenges"]) == 8
+    assert data["answers"] == [
+        {"model": "alpha", "challenge": "backwards", "status": "answer", "files": 2, "transcripts": 0},
+        {"model": "beta", "challenge": "kv", "status": "no_answer", "files": 1, "transcripts": 0}]
+
+
+def test_show_json_and_display_names(capsys, small_wb):
+    code, out, _ = run_cli(capsys, "--workbench", str(small_wb), "show", "alpha", "Layer Norm Backward", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["challenge"] == "backwards" and data["latest_run"] is None
+    assert [f["relpath"] for f in data["files"]] == ["ln.py", "PROMPT.md"] or {f["relpath"] for f in data["files"]} == {"ln.py", "PROMPT.md"}
+
+
+def test_bad_usage_exits_2_with_one_line(capsys, small_wb):
+    code, _, err = run_cli(capsys, "--workbench", str(small_wb), "show", "nobody", "kv")
+    assert code == 2 and err.count("\n") == 1 and "unknown model 'nobody'" in err
+    code, _, err = run_cli(capsys, "--workbench", str(small_wb), "show", "alpha", "no-such-task")
+    assert code == 2 and "unknown challenge" in err
+    code, _, err = run_cli(capsys, "--workbench", str(small_wb), "frobnicate")
+    assert code == 2 and err.count("\n") == 1
+    code, _, err = run_cli(capsys, "--workbench", str(small_wb / "nope"), "list")
+    assert code == 2 and "not a folder" in err
+
+
+def test_new_model_scaffolds_and_refuses_overwrite(capsys, tmp_path):
+    code, out, _ = run_cli(capsys, "--workbench", str(tmp_path), "new-model", "gpt-x")
+    assert code == 0
+    folders = sorted(p.name for p in (tmp_path / "models" / "gpt-x").iterdir())
+    assert len(folders) == 8 and "ternary_training" in folders
+    assert (tmp_path / "models" / "gpt-x" / "kv" / "PROMPT.md").read_text().strip()
+    data = tmp_path / "models" / "gpt-x" / "ternary_training" / "train_data.txt"
+    assert data.is_file() and data.stat().st_size > 200_000
+    code, _, err = run_cli(capsys, "--workbench", str(tmp_path), "new-model", "gpt-x")
+    assert code == 1 and "refusing to overwrite" in err
+    code, _, err = run_cli(capsys, "--workbench", str(tmp_path), "new-model", "../evil")
+    assert code == 1 and "bad model name" in err
+    code, out, _ = run_cli(capsys, "--workbench", str(tmp_path), "list", "--json")
+    assert all(a["status"] == "no_answer" for a in json.loads(out)["answers"])
+
+
+def test_doctor_json(capsys):
+    code, out, _ = run_cli(capsys, "doctor", "--json")
+    data = json.loads(out)
+    assert code == 0
+    assert data["python"]["version"].startswith("3.")
+    assert data["cuda"]["available"] in (True, False) and "nvcc" in data["cuda"]
+    assert data["mlx"]["available"] in (True, False)
+    names = [layer["name"] for layer in data["sandbox"]["layers"]]
+    assert names == ["bwrap", "unshare", "rlimits"]
+    if any(layer["works"] for layer in data["sandbox"]["layers"]):
+        assert data["sandbox"]["active"] in names
+
+
+def test_console_script_entry_point_runs():
+    out = subprocess.run([sys.executable, "-m", "engine", "--help"], capture_output=True, text=True)
+    assert out.returncode == 0 and "benchtui" in out.stdout
