@@ -15,6 +15,7 @@ def register(sub) -> None:
     p.add_argument("-c", "--challenge", action="append", default=[], help="challenge id or display name (repeatable; default all)")
     p.add_argument("--backend", choices=["auto", "cpu", "cuda", "mlx"], default="auto")
     p.add_argument("--jobs", type=int, default=1, help="answers run in parallel (default 1)")
+    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock limit per answer (default: the challenge's own)")
     p.add_argument("--no-self-check", action="store_true", help="skip the answer's own tests and demos")
     p.add_argument("--unsafe-no-isolation", action="store_true",
                    help="allow running with rlimits alone when no namespace sandbox works (network stays open)")
@@ -67,12 +68,14 @@ def cmd_run(args, ctx) -> int:
 
     if args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
     progress = None if args.json or not sys.stderr.isatty() else _progress(len(pairs))
     try:
         events = run_answers(ctx.workbench, pairs, backend=args.backend, jobs=args.jobs,
-                             allow_unsafe=args.unsafe_no_isolation, self_check=not args.no_self_check,
+                             allow_unsafe=args.unsafe_no_isolation, self_check=not args.no_self_check, timeout_s=args.timeout,
                              on_event=progress.on_event if progress else None)
     except sandbox.SandboxUnavailable as exc:
         raise CommandError(str(exc)) from exc

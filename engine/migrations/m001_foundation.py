@@ -59,7 +59,7 @@ def apply(db: sqlite_utils.Database) -> None:
     db["runs"].create(
         {"id": int, "model": str, "challenge": str, "status": str, "verdict": str,
          "backend": str, "device": str, "sandbox": str, "seed": int,
-         "started_at": str, "finished_at": str, "duration_s": float, "pid": int,
+         "started_at": str, "finished_at": str, "duration_s": float, "work_s": float, "pid": int,
          "git_commit": str, "answer_sha256": str, "files": str, "versions": str,
          "message": str, "stdout": str, "stderr": str,
          "self_exit_code": int, "self_duration_s": float, "self_command": str,

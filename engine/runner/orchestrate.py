@@ -5,6 +5,7 @@ Shared by `benchtui run` and the dashboard's Runs screen (which calls
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -54,6 +55,7 @@ class RunOptions:
     self_check: bool = True
     layer: str = "auto"
     seed: int | None = None  # fixed only for reproducing a run; secret otherwise
+    timeout_s: float | None = None  # overrides the challenge's own wall-clock limit
 
 
 def mark_interrupted(store: Store) -> int:
@@ -218,6 +220,9 @@ class Runner:
 
     def _execute(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int, digest: str):
         limits = challenge.limits
+        if self.options.timeout_s:
+            limits = dataclasses.replace(limits, timeout_s=self.options.timeout_s,
+                                         self_check_timeout_s=min(limits.self_check_timeout_s, self.options.timeout_s))
         gpu = backend == "cuda"
         with tempfile.TemporaryDirectory(prefix="benchtui-run-") as tmp:
             tmp = Path(tmp)
@@ -253,13 +258,15 @@ class Runner:
             if after != digest:
                 checks.append({"name": "answer_folder_unchanged", "verdict": V.ERROR, "value": after, "threshold": digest,
                                "message": "the answer folder changed during the run (it is never written to by benchtui)"})
-            extra = {"stdout": read_capped(out / "stdout.txt"), "stderr": stderr}
+            # The child's own time in conformance: run time minus this is the sandbox's overhead.
+            extra = {"stdout": read_capped(out / "stdout.txt"), "stderr": stderr,
+                     "work_s": round(done["duration_s"], 4) if done else None}
             if self.options.self_check and not self.cancel.is_set():
-                extra.update(self._self_check(folder, challenge, gpu))
+                extra.update(self._self_check(folder, challenge, limits, gpu))
             verdict = V.worst(c["verdict"] for c in checks)
             return checks, verdict, extra
 
-    def _self_check(self, folder: Path, challenge: Challenge, gpu: bool) -> dict:
+    def _self_check(self, folder: Path, challenge: Challenge, limits, gpu: bool) -> dict:
         """Run the answer's own tests/demos on a fresh scratch copy."""
         with tempfile.TemporaryDirectory(prefix="benchtui-self-") as tmp:
             work = Path(tmp) / "answer"
@@ -267,7 +274,7 @@ class Runner:
             plan = plan_self_check(work, sys.executable, gpu=gpu)
             if not plan.commands:
                 return {"self_status": "none", "self_command": "", "self_output": "; ".join(plan.skipped) or "no tests or demos found"}
-            budget = challenge.limits.self_check_timeout_s
+            budget = limits.self_check_timeout_s
             outputs, exit_code, started = [], 0, time.perf_counter()
             status = "pass"
             for cmd, label in zip(plan.commands, plan.labels):
@@ -277,7 +284,7 @@ class Runner:
                     status = "timeout"
                     break
                 log = Path(tmp) / "self.log"
-                res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else challenge.limits.memory_mb),
+                res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else limits.memory_mb),
                                             layer=self.layer, env={"PYTHONPATH": str(REPO_ROOT)}, gpu=gpu,
                                             stdout_path=log, stderr_path=log)
                 text = read_capped(log, 16 * 1024)
@@ -317,8 +324,10 @@ def parse_results(path: Path) -> tuple[list[dict], dict | None]:
 
 def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int = 1,
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
-                allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None) -> list[RunEvent]:
-    options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed)
+                allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
+                timeout_s: float | None = None) -> list[RunEvent]:
+    options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed,
+                         timeout_s=timeout_s)
     return Runner(workbench, options, on_event, cancel).run_all(pairs)
 
 

@@ -1,0 +1,140 @@
+"""Engine figures, printed as JSON:
+
+- sandbox overhead per run: a run's wall time minus the child's own work
+  (the child reports how long conformance took), per isolation layer;
+- a full demo-matrix run with --jobs 1 and --jobs 2 (goal: jobs 2 < 0.6x jobs 1);
+- the timer's self-consistency: the reference timed against itself
+  (goal: speedup within 0.9-1.1).
+
+    python bench/engine.py [--skip-matrix]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import numpy as np  # noqa: E402
+
+from engine.runner import sandbox  # noqa: E402
+from engine.runner.orchestrate import run_answers  # noqa: E402
+from engine.runner.timing import time_pair  # noqa: E402
+from engine.scan import scan_workbench  # noqa: E402
+from engine.store import Store  # noqa: E402
+from engine.verify.execute import load_module  # noqa: E402
+from engine.workbench import find_workbench  # noqa: E402
+
+
+def make_workbench(tmp: Path) -> Path:
+    root = tmp / "wb"
+    shutil.copytree(REPO / "models", root / "models")
+    shutil.copytree(REPO / "challenges", root / "challenges")
+    return root
+
+
+def sandbox_overhead(tmp: Path) -> dict:
+    """Bare process start inside each layer vs outside, and the per-run
+    overhead of the whole pipeline on a small answer."""
+    out = {}
+    py = [sys.executable, "-c", "pass"]
+    work = tmp / "sb"
+    work.mkdir()
+    direct = []
+    import subprocess
+
+    for _ in range(10):
+        t = time.perf_counter()
+        subprocess.run(py, check=True)
+        direct.append(time.perf_counter() - t)
+    out["python_-c_pass_direct_ms"] = round(statistics.median(direct) * 1e3, 2)
+    for status in sandbox.probe_layers():
+        if not status.works:
+            out[f"{status.name}_python_ms"] = None
+            continue
+        samples = []
+        for _ in range(10):
+            res = sandbox.run_sandboxed(py, workdir=work, limits=sandbox.Limits(wall_s=30), layer=status.name,
+                                        stdout_path=tmp / "o.txt", stderr_path=tmp / "e.txt")
+            samples.append(res.wall_s)
+        out[f"{status.name}_python_ms"] = round(statistics.median(samples) * 1e3, 2)
+        out[f"{status.name}_overhead_ms"] = round((statistics.median(samples) - statistics.median(direct)) * 1e3, 2)
+    return out
+
+
+def pipeline_overhead(root: Path, model: str = "demo-careful", challenge: str = "backwards", n: int = 3) -> dict:
+    """Whole run (copy, sandbox, child start, imports, store) minus the
+    conformance work the child itself measured."""
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store)
+    overheads, totals, work = [], [], []
+    for _ in range(n):
+        events = run_answers(wb, [(model, challenge)], self_check=False)
+        with Store(wb.store_path) as store:
+            run = store.db["runs"].get(events[0].run_id)
+        totals.append(run["duration_s"])
+        work.append(run["work_s"])
+        overheads.append(run["duration_s"] - run["work_s"])
+    return {"answer": f"{model}/{challenge}", "run_s": round(statistics.median(totals), 3),
+            "child_work_s": round(statistics.median(work), 3),
+            "overhead_ms": round(statistics.median(overheads) * 1e3, 1),
+            "note": "overhead = whole run (scratch copy, hashes, sandbox, interpreter + numpy start, store) minus the child's conformance time",
+            "goal_overhead_ms_max": 150}
+
+
+def matrix(root: Path) -> dict:
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store)
+        pairs = [(a["model"], a["challenge"]) for a in store.answers()]
+    out = {"answers": len(pairs)}
+    for jobs in (1, 2):
+        t = time.perf_counter()
+        events = run_answers(wb, pairs, jobs=jobs, self_check=True)
+        out[f"jobs{jobs}_s"] = round(time.perf_counter() - t, 2)
+        out[f"jobs{jobs}_verdicts"] = {f"{e.model}/{e.challenge}": e.verdict for e in events}
+    out["ratio_jobs2_over_jobs1"] = round(out["jobs2_s"] / out["jobs1_s"], 3)
+    out["goal_ratio_max"] = 0.6
+    return out
+
+
+def timer_self_consistency(repeats: int = 5) -> dict:
+    ref = load_module(REPO / "challenges" / "backwards" / "reference.py", "bench_ref_backwards")
+    rng = np.random.default_rng(0)
+
+    def make(trial):
+        x = rng.standard_normal((8, 512, 1024)).astype(np.float32)
+        return x, np.ones(1024, np.float32), np.zeros(1024, np.float32)
+
+    fn = lambda a: ref.forward(a[0], a[1], a[2], 1e-5)  # noqa: E731
+    speedups = [time_pair(fn, fn, make, budget_s=1.0).speedup for _ in range(repeats)]
+    return {"speedups": [round(s, 4) for s in speedups], "min": round(min(speedups), 4), "max": round(max(speedups), 4),
+            "within_0.9_1.1": all(0.9 <= s <= 1.1 for s in speedups)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--skip-matrix", action="store_true")
+    args = p.parse_args()
+    out = {"layer": sandbox.choose_layer("auto")}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        root = make_workbench(tmp)
+        out["sandbox"] = sandbox_overhead(tmp)
+        out["pipeline"] = pipeline_overhead(root)
+        out["timer"] = timer_self_consistency()
+        if not args.skip_matrix:
+            out["matrix"] = matrix(root)
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
