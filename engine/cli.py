@@ -95,7 +95,10 @@ def build_parser() -> Parser:
 def open_dashboard(ctx: Context) -> int:
     from engine.scan import scan_workbench  # the dashboard starts on a fresh index
 
+    from engine.runner.orchestrate import mark_interrupted
+
     scan_workbench(ctx.workbench, ctx.store)
+    mark_interrupted(ctx.store)
     from tui.app import run_app  # imported late: engine stays free of textual
 
     ctx.close()

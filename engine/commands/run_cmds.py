@@ -119,8 +119,11 @@ class _progress:
 
 
 def cmd_results(args, ctx) -> int:
+    from engine.runner.orchestrate import mark_interrupted
+
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
+    mark_interrupted(store)
     latest = store.query("select id from runs where id in (select max(id) from runs where status in ('done', 'interrupted') "
                          "group by model, challenge) order by model, challenge")
     records = [run_record(store, r["id"]) for r in latest]
