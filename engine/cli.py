@@ -122,6 +122,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("benchtui: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`benchtui ... | head`): stop quietly, and keep
+        # Python from complaining again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
     finally:
         ctx.close()
 

@@ -41,7 +41,7 @@ def plan_self_check(folder: Path, python: str, *, gpu: bool) -> SelfCheckPlan:
             except OSError:
                 continue
     if tests:
-        plan.commands.append([python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests])
+        plan.commands.append([python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:benchmark", *tests])
         plan.labels.append("pytest " + " ".join(tests))
     for rel in scripts:
         plan.commands.append([python, rel])

@@ -1,0 +1,262 @@
+"""grade, grades, agreement, export, backup."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from engine.agreement import agreement
+from engine.backup import BackupError, backup
+from engine.cli import CommandError, UsageError, print_json
+from engine.grade_import import add_alias, import_markdown, list_aliases
+from engine.grades import (
+    DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
+    grade_history, invalidate_grade, resolve_challenge, resolve_model, set_grade,
+)
+from engine.report import FORMATS, export
+
+
+def register(sub) -> None:
+    grade = sub.add_parser("grade", help="grade one answer, invalidate a grade, add a note")
+    gsub = grade.add_subparsers(dest="grade_command", metavar="ACTION", required=True)
+    p = gsub.add_parser("set", help="record a grade (supersedes your previous one on the answer)")
+    p.add_argument("model")
+    p.add_argument("challenge", help="challenge id or display name")
+    p.add_argument("grade", help="a letter A..F with +/- (A, A-, B+ ... F) or a 0-100 score")
+    p.add_argument("--dimension", default=OVERALL, help=f"one of: {', '.join(DIMENSION_IDS)}")
+    p.add_argument("--grader", help="who grades (default: $BENCHTUI_GRADER, else your login name)")
+    p.add_argument("--judge", action="store_true", help="the grader is an LLM judge, not a person")
+    p.add_argument("--note", help="why")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grade_set)
+
+    p = gsub.add_parser("invalidate", help="mark a grade invalid (the row is kept)")
+    p.add_argument("id", type=int)
+    p.add_argument("--reason", required=True)
+    p.set_defaults(func=cmd_grade_invalidate)
+
+    p = gsub.add_parser("history", help="every grade of one answer, invalid ones included")
+    p.add_argument("model")
+    p.add_argument("challenge")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grade_history)
+
+    p = gsub.add_parser("note", help="a note on an answer, a file line or a transcript entry")
+    p.add_argument("model")
+    p.add_argument("challenge")
+    p.add_argument("text")
+    p.add_argument("--file", dest="relpath", help="file path inside the answer folder")
+    p.add_argument("--line", type=int)
+    p.add_argument("--transcript", help="transcript path inside the answer folder")
+    p.add_argument("--entry", type=int, help="entry number in the transcript")
+    p.set_defaults(func=cmd_grade_note)
+
+    grades = sub.add_parser("grades", help="import, list and alias judge grades")
+    ssub = grades.add_subparsers(dest="grades_command", metavar="ACTION", required=True)
+    p = ssub.add_parser("import", help="import judge grades from a Markdown file")
+    p.add_argument("file")
+    p.add_argument("--grader", help="the judge, where the file has no 'Judge: NAME' line")
+    p.add_argument("--dry-run", action="store_true", help="show what would be imported; write nothing")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grades_import)
+
+    p = ssub.add_parser("list", help="the current grades")
+    p.add_argument("--grader")
+    p.add_argument("--dimension", help="one dimension (default: all)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grades_list)
+
+    p = ssub.add_parser("alias", help="map a judge's name for a model or challenge; no arguments lists them")
+    p.add_argument("name", nargs="?")
+    p.add_argument("target", nargs="?", help="model folder, or challenge id with --challenge")
+    p.add_argument("--challenge", action="store_true", help="the alias names a challenge")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grades_alias)
+
+    p = sub.add_parser("agreement", help="how far two graders agree (exact, quadratic kappa)")
+    p.add_argument("grader_a")
+    p.add_argument("grader_b")
+    p.add_argument("--dimension", help="one dimension (default: every shared one)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_agreement)
+
+    p = sub.add_parser("export", help="README-ready Markdown, or CSV / JSON of all grades and verdicts")
+    p.add_argument("format", choices=FORMATS)
+    p.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    p.add_argument("--grader", help="Markdown: one grader's grades only")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("backup", help="a consistent copy of the store, safe while it is in use")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_backup)
+
+
+def _store(ctx):
+    """The store, indexed first if it has never been scanned (names to map)."""
+    store = ctx.store
+    if not store.query("select 1 from models limit 1"):
+        from engine.scan import scan_workbench
+
+        scan_workbench(ctx.workbench, store)
+    return store
+
+
+def _fail(exc: Exception) -> CommandError:
+    return CommandError(str(exc))
+
+
+def cmd_grade_set(args, ctx) -> int:
+    store = _store(ctx)
+    try:
+        g = set_grade(store, args.model, args.challenge, args.grade, dimension=args.dimension,
+                      grader=args.grader or default_grader_name(),
+                      grader_kind="judge" if args.judge else "human", note=args.note)
+    except GradeError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        print_json(g.to_dict())
+    else:
+        replaced = f" (supersedes #{g.supersedes})" if g.supersedes else ""
+        print(f"#{g.id} {g.model}/{g.challenge} {g.dimension}: {g.display} by {g.grader}{replaced}")
+    return 0
+
+
+def cmd_grade_invalidate(args, ctx) -> int:
+    try:
+        g = invalidate_grade(ctx.store, args.id, args.reason)
+    except GradeError as exc:
+        raise UsageError(str(exc)) from exc
+    print(f"#{g.id} {g.model}/{g.challenge} {g.dimension} {g.display} by {g.grader}: invalid ({g.invalid_reason})")
+    return 0
+
+
+def cmd_grade_history(args, ctx) -> int:
+    store = _store(ctx)
+    try:
+        model, challenge = resolve_model(store, args.model), resolve_challenge(store, args.challenge)
+    except GradeError as exc:
+        raise UsageError(str(exc)) from exc
+    rows = grade_history(store, model, challenge)
+    if args.json:
+        print_json([g.to_dict() for g in rows])
+        return 0
+    for g in rows:
+        state = f"invalid: {g.invalid_reason}" if not g.valid else ""
+        print(f"#{g.id:<5} {g.created_at}  {g.dimension:<26} {g.display:<10} {g.grader:<20} {g.note or ''} {state}".rstrip())
+    if not rows:
+        print(f"no grades for {model}/{challenge}")
+    return 0
+
+
+def cmd_grade_note(args, ctx) -> int:
+    try:
+        n = add_note(_store(ctx), args.model, args.challenge, args.text, relpath=args.relpath,
+                     line=args.line, transcript=args.transcript, entry=args.entry)
+    except GradeError as exc:
+        raise UsageError(str(exc)) from exc
+    where = f" {n.relpath}:{n.line}" if n.relpath else f" {n.transcript}#{n.entry}" if n.transcript else ""
+    print(f"note #{n.id} on {n.model}/{n.challenge}{where} by {n.author}")
+    return 0
+
+
+def cmd_grades_import(args, ctx) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"no such file: {args.file}")
+    try:
+        result = import_markdown(_store(ctx), path, grader=args.grader, dry_run=args.dry_run)
+    except GradeError as exc:
+        raise CommandError(str(exc)) from exc
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    verb = "would import" if args.dry_run else "imported"
+    print(f"{verb} {result.imported} grades from {path.name} "
+          f"({', '.join(result.graders) or 'no graders'}); {result.skipped_existing} already present")
+    for m in result.mapped:
+        print(f"  mapped {m['kind']} {m['name']!r} -> {m['to']} ({m['how']})")
+    for u in result.unmapped:
+        print(f"  unmapped: {u}")
+    for p in result.problems:
+        print(f"  problem: {p}")
+    if result.unmapped:
+        print("  map names with `benchtui grades alias NAME MODEL_FOLDER` (or --challenge NAME ID), then import again")
+    return 0
+
+
+def cmd_grades_list(args, ctx) -> int:
+    store = ctx.store
+    rows = current_grades(store, grader=args.grader, dimension=args.dimension)
+    if args.json:
+        print_json([g.to_dict() for g in rows])
+        return 0
+    for g in rows:
+        print(f"{g.model:<20} {g.challenge:<20} {g.dimension:<26} {g.display:<10} {g.grader:<18} {g.created_at}")
+    if not rows:
+        print("no grades yet")
+    return 0
+
+
+def cmd_grades_alias(args, ctx) -> int:
+    store = _store(ctx)
+    if args.name is None:
+        rows = list_aliases(store)
+        if args.json:
+            print_json(rows)
+        for r in rows if not args.json else []:
+            print(f"{r['kind']:<10} {r['alias']:<30} -> {r['target']}")
+        return 0
+    if args.target is None:
+        raise UsageError("give the alias and what it maps to: benchtui grades alias NAME TARGET")
+    try:
+        add_alias(store, "challenge" if args.challenge else "model", args.name, args.target)
+    except GradeError as exc:
+        raise UsageError(str(exc)) from exc
+    print(f"{args.name!r} -> {args.target}")
+    return 0
+
+
+def cmd_agreement(args, ctx) -> int:
+    try:
+        result = agreement(ctx.store, args.grader_a, args.grader_b, dimension=args.dimension)
+    except GradeError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        d = result.to_dict()
+        print_json({"n": d["n"], "exact": d["exact"], "kappa_quadratic": d["kappa_quadratic"],
+                    "disagreements": d["disagreements"], "grader_a": d["grader_a"], "grader_b": d["grader_b"]})
+        return 0
+    kappa = "undefined" if result.kappa_quadratic is None else f"{result.kappa_quadratic:.3f}"
+    exact = "-" if result.exact is None else f"{result.exact:.0%}"
+    print(f"{result.grader_a} vs {result.grader_b}: {result.n} shared items, exact {exact}, quadratic kappa {kappa}")
+    for d in result.disagreements:
+        flag = "  A-range but suite says " + d.verdict if d.suite_conflict else ""
+        print(f"  {d.model}/{d.challenge} {d.dimension}: {d.grade_a or '-'} vs {d.grade_b or '-'}{flag}")
+    return 0
+
+
+def cmd_export(args, ctx) -> int:
+    if args.grader and get_grader(ctx.store, args.grader) is None:
+        raise UsageError(f"unknown grader {args.grader!r}; see `benchtui grades list`")
+    try:
+        text = export(ctx.store, args.format, grader=args.grader)
+    except GradeError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(f"cannot write {args.output}: {exc}") from exc
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_backup(args, ctx) -> int:
+    store = ctx.store  # opening it runs migrations, so the copy is current
+    try:
+        result = backup(store.path, args.file)
+    except BackupError as exc:
+        raise CommandError(str(exc)) from exc
+    print(f"backed up {store.path} to {result.path} ({result.bytes} bytes, integrity {result.integrity})")
+    return 0

@@ -1,0 +1,111 @@
+"""``benchtui transcript show|stats|search``: read any transcript file, search the store."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from engine.cli import CommandError, UsageError, print_json
+from engine.transcripts import Transcript, TranscriptError, load_transcript
+from engine.transcripts.render import RenderOptions, render_text
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("transcript", help="read, summarise and search session transcripts")
+    sub = p.add_subparsers(dest="transcript_command", metavar="ACTION")
+    p.set_defaults(func=_usage(p))
+
+    show = sub.add_parser("show", help="print a transcript as readable text")
+    show.add_argument("path", type=Path)
+    show.add_argument("--no-tools", action="store_true", help="hide tool calls and results")
+    show.add_argument("--no-thinking", action="store_true", help="hide thinking")
+    show.add_argument("--errors", action="store_true", help="only failed tools, errors, bad lines")
+    show.add_argument("--format", choices=("pi", "opencode-export", "opencode-run", "claude-code", "codex"),
+                      help="skip detection")
+    show.set_defaults(func=cmd_show)
+
+    stats = sub.add_parser("stats", help="totals of a transcript")
+    stats.add_argument("path", type=Path)
+    stats.add_argument("--json", action="store_true", help="print JSON")
+    stats.add_argument("--format", choices=("pi", "opencode-export", "opencode-run", "claude-code", "codex"))
+    stats.set_defaults(func=cmd_stats)
+
+    search = sub.add_parser("search", help="full-text search over all stored transcripts")
+    search.add_argument("query")
+    search.add_argument("--limit", type=int, default=50)
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(func=cmd_search)
+
+
+def _usage(parser: argparse.ArgumentParser):
+    def handler(args, ctx) -> int:
+        raise UsageError("transcript needs an action: show, stats or search")
+    return handler
+
+
+def _load(args) -> Transcript:
+    try:
+        return load_transcript(args.path, args.format)
+    except TranscriptError as exc:
+        raise CommandError(str(exc)) from None
+
+
+def cmd_show(args, ctx) -> int:
+    t = _load(args)
+    opts = RenderOptions(tools=not args.no_tools, thinking=not args.no_thinking, errors_only=args.errors)
+    print(render_text(t, opts), end="")
+    return 0
+
+
+def stats_dict(t: Transcript) -> dict:
+    tot = t.totals
+    return {
+        "format": t.header.format, "model": t.header.model, "provider": t.header.provider,
+        "entries": dict(tot.entries), "tool_calls": tot.tool_calls, "tool_errors": tot.tool_errors,
+        "tokens": {"input": tot.tokens.input, "output": tot.tokens.output,
+                   "cache_read": tot.tokens.cache_read, "cache_write": tot.tokens.cache_write},
+        "cost": round(tot.cost, 6), "duration_s": round(tot.duration_s, 3),
+        "branches": len(t.branches), "warnings": [w.as_dict() for w in t.warnings],
+        # beyond the documented keys: more detail for scripts
+        "tools": dict(tot.tools), "reasoning_tokens": tot.tokens.reasoning,
+        "model_latency_s": round(tot.model_latency_s, 3), "tool_time_s": round(tot.tool_time_s, 3),
+        "files_written": tot.files_written, "files_edited": tot.files_edited, "turns": len(t.turns),
+    }
+
+
+def cmd_stats(args, ctx) -> int:
+    t = _load(args)
+    data = stats_dict(t)
+    if args.json:
+        print_json(data)
+        return 0
+    from engine.transcripts.render import totals_lines
+    h = t.header
+    print(f"{args.path}: {h.format}, model {'/'.join(x for x in (h.provider, h.model) if x) or '?'}, "
+          f"{len(t.entries)} entries on the active path, {len(t.branches)} branch(es), {len(t.turns)} turn(s)")
+    for line in totals_lines(t.totals):
+        print("  " + line)
+    for w in t.warnings:
+        print(f"  warning: line {w.line}: {w.kind}: {w.detail}")
+    return 0
+
+
+def cmd_search(args, ctx) -> int:
+    from engine.scan import scan_workbench
+    from engine.transcripts.index import search
+
+    if args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    store = ctx.store
+    scan_workbench(ctx.workbench, store)  # never search a stale index (scan also indexes transcripts)
+    hits = search(store, args.query, args.limit)
+    if args.json:
+        print_json(hits)
+        return 0
+    if not hits:
+        print(f"no transcript entry matches {args.query!r}")
+        return 1
+    for h in hits:
+        where = f"{h['model']}/{h['challenge']}/{h['relpath']}"
+        branch = "" if h["branch"] == 0 else f" (branch {h['branch']})"
+        print(f"{where} #{h['position']}{branch} line {h['line']} {h['role']}: {h['snippet']}")
+    return 0

@@ -1,0 +1,197 @@
+"""Transcripts in the store: parse once, keep entries and totals, search them all.
+
+``index_pending`` brings every ``transcripts`` row up to date with its file;
+the scanner calls it after recording the rows. ``search`` queries the FTS
+index over all stored entries.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+from engine.transcripts import FORMATS, decode, parse_text
+from engine.transcripts.model import TOOL_RESULT, Branch, Entry, Transcript, TranscriptError
+from engine.transcripts.render import call_summary
+
+# Bump when parsing changes what is stored: every transcript is re-parsed once.
+PARSER_VERSION = 1
+STORED_TEXT_CHARS = 100_000   # per column; the viewer reads the file for more
+TOOL_ARGS_CHARS = 2_000
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def pending_rows(store) -> list[dict]:
+    return store.query(
+        """select t.id, t.relpath, t.sha256, t.format, a.path as answer_path
+           from transcripts t join answers a on a.id = t.answer_id
+           where t.parsed_sha256 is null
+              or (t.sha256 is not null and t.parsed_sha256 != t.sha256)
+              or coalesce(t.parser_version, 0) != ?
+           order by t.id""",
+        (PARSER_VERSION,),
+    )
+
+
+def index_pending(store, root: Path) -> int:
+    """(Re)parse every stale transcript row; returns how many were parsed (ok or error)."""
+    done = 0
+    for row in pending_rows(store):
+        index_one(store, Path(root) / (row["answer_path"] or "") / row["relpath"], row)
+        done += 1
+    return done
+
+
+def index_one(store, path: Path, row: dict) -> None:
+    started = time.perf_counter()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        _failed(store, row["id"], row.get("sha256"), f"{path.name}: cannot read ({exc.strerror or exc})")
+        return
+    sha = hashlib.sha256(data).hexdigest()
+    fmt = row.get("format") if row.get("format") in FORMATS else None
+    try:
+        transcript = parse_text(decode(data, path.name), fmt, str(path))
+    except TranscriptError as exc:
+        _failed(store, row["id"], sha, str(exc))
+        return
+    _store(store, row["id"], sha, transcript, time.perf_counter() - started)
+
+
+def _failed(store, transcript_id: int, sha: str | None, problem: str) -> None:
+    with store.db.conn:
+        store.db.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
+        store.db["transcripts"].update(transcript_id, {
+            "status": "error", "problem": problem, "parsed_sha256": sha,
+            "parser_version": PARSER_VERSION, "parsed_at": _now(), "entries": 0,
+        })
+
+
+def _cut(text: str | None) -> str | None:
+    if not text:
+        return None
+    return text if len(text) <= STORED_TEXT_CHARS else text[:STORED_TEXT_CHARS]
+
+
+def tool_text(e: Entry) -> str | None:
+    """What search should find about an entry's tools: names, arguments, diffs."""
+    parts = []
+    for c in e.tool_calls:
+        args = c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments, ensure_ascii=False, default=str)
+        parts.append(f"{call_summary(c.name, c.arguments)} {args[:TOOL_ARGS_CHARS]}")
+    if e.role == TOOL_RESULT:
+        parts.append(e.tool_name or "")
+        if e.extra.get("diff"):
+            parts.append(str(e.extra["diff"]))
+    return _cut("\n".join(p for p in parts if p))
+
+
+def entry_rows(transcript_id: int, t: Transcript) -> list[dict[str, Any]]:
+    turn_of = {}
+    for turn in t.turns:
+        for i in range(turn.start, turn.end):
+            turn_of[i] = turn.index
+    rows = []
+    branches = t.branches or [Branch(leaf_id=None, active=True, fork_id=None, entries=t.entries)]
+    for b, branch in enumerate(branches):
+        for e in branch.entries:
+            u = e.usage
+            rows.append({
+                "transcript_id": transcript_id, "branch": b, "position": e.index,
+                "turn": turn_of.get(e.index) if b == 0 else None, "line": e.line, "role": e.role,
+                "kind": e.kind, "entry_id": e.id, "parent_id": e.parent_id, "timestamp": e.timestamp,
+                "text": _cut(e.text), "thinking": _cut(e.thinking), "tool_text": tool_text(e),
+                "tool_names": ",".join(c.name for c in e.tool_calls) or e.tool_name,
+                "tool_calls": len(e.tool_calls), "is_error": int(e.is_error), "repaired": int(e.repaired),
+                "tokens_input": u.input if u else None, "tokens_output": u.output if u else None,
+                "tokens_cache_read": u.cache_read if u else None,
+                "tokens_cache_write": u.cache_write if u else None,
+                "tokens_reasoning": u.reasoning if u else None,
+                "cost": e.cost, "latency_s": e.latency_s, "duration_s": e.duration_s,
+            })
+    return rows
+
+
+def _store(store, transcript_id: int, sha: str, t: Transcript, parse_s: float) -> None:
+    h, tot = t.header, t.totals
+    problem = None
+    if t.warnings:
+        w = t.warnings[0]
+        more = f" (+{len(t.warnings) - 1} more)" if len(t.warnings) > 1 else ""
+        problem = f"line {w.line}: {w.kind}: {w.detail}{more}"
+    with store.db.conn:
+        store.db.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
+        store.db["transcript_entries"].insert_all(entry_rows(transcript_id, t), batch_size=500)
+        store.db["transcripts"].update(transcript_id, {
+            "status": "ok", "problem": problem, "format": h.format, "harness": h.harness,
+            "version": h.version, "model": h.model, "provider": h.provider, "session_id": h.session_id,
+            "started_at": h.started_at, "cwd": h.cwd, "title": h.title,
+            "entries": len(t.entries), "branches": len(t.branches), "warnings": len(t.warnings),
+            "repaired": sum(1 for e in t.entries if e.repaired),
+            "tool_calls": tot.tool_calls, "tool_errors": tot.tool_errors,
+            "tokens_input": tot.tokens.input, "tokens_output": tot.tokens.output,
+            "tokens_cache_read": tot.tokens.cache_read, "tokens_cache_write": tot.tokens.cache_write,
+            "tokens_reasoning": tot.tokens.reasoning, "cost": round(tot.cost, 6),
+            "duration_s": tot.duration_s, "model_latency_s": tot.model_latency_s,
+            "tool_time_s": tot.tool_time_s, "totals_json": json.dumps(tot.as_dict()),
+            "warnings_json": json.dumps([w.as_dict() for w in t.warnings]),
+            "parsed_sha256": sha, "parser_version": PARSER_VERSION, "parsed_at": _now(),
+            "parse_s": round(parse_s, 4),
+        })
+
+
+def _fts_query(query: str) -> str:
+    """Every word as a quoted phrase: user text never trips FTS5 syntax."""
+    words = query.split()
+    return " ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+# Two steps: rank with the FTS index alone, then build snippets for the top hits only
+# (snippet() over every match costs far more than the ranking).
+RANK_SQL = """
+select rowid, rank from transcript_entries_fts
+where transcript_entries_fts match ? order by rank limit ?
+"""
+DETAIL_SQL = """
+select e.id as entry_row, e.transcript_id, e.branch, e.position, e.turn, e.line, e.role, e.kind,
+       snippet(transcript_entries_fts, -1, '[', ']', '…', 12) as snippet,
+       t.relpath, a.model, a.challenge, a.path as answer_path
+from transcript_entries_fts
+join transcript_entries e on e.id = transcript_entries_fts.rowid
+join transcripts t on t.id = e.transcript_id
+join answers a on a.id = t.answer_id
+where transcript_entries_fts match ? and transcript_entries_fts.rowid in ({ids})
+"""
+
+
+def search(store, query: str, limit: int = 50) -> list[dict]:
+    """Entries matching ``query`` across all transcripts, best first.
+
+    The query may use FTS5 syntax (``"exact phrase"``, ``OR``, ``prefix*``);
+    text that is not valid syntax is searched word by word instead.
+    Each hit: model, challenge, relpath, path, transcript_id, branch (0 =
+    active path), position, turn, line, role, kind, snippet, rank.
+    """
+    if not query.strip():
+        return []
+    try:
+        ranked = store.query(RANK_SQL, (query, limit))
+    except sqlite3.OperationalError:
+        query = _fts_query(query)
+        ranked = store.query(RANK_SQL, (query, limit))
+    if not ranked:
+        return []
+    rank = {r["rowid"]: (i, r["rank"]) for i, r in enumerate(ranked)}
+    rows = store.query(DETAIL_SQL.format(ids=",".join(str(int(r)) for r in rank)), (query,))
+    for r in rows:
+        r["path"] = str(Path(r.pop("answer_path") or "") / r["relpath"])
+        r["rank"] = rank[r.pop("entry_row")][1]
+    rows.sort(key=lambda r: r["rank"])
+    return rows

@@ -1,0 +1,119 @@
+"""flash_attention: reference and demo-careful pass; demo-hasty forgets to
+rescale its accumulator; each known mistake of a mutant is caught by name."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.challenges import BUNDLED_CHALLENGES, load_challenge
+from engine.verify.local import run_local
+
+CHALLENGE = BUNDLED_CHALLENGES / "flash_attention"
+MODELS = BUNDLED_CHALLENGES.parent / "models"
+REFERENCE = (CHALLENGE / "reference.py").read_text()
+FAST = {"memory_n": "1024", "speed_shape": "[1, 1, 128, 32]", "speed_tile": "64", "timing_budget_s": "0.05"}
+
+
+def fast_challenges(root: Path) -> Path:
+    """A copy of the challenge with a smaller memory/speed size (tolerances unchanged)."""
+    dst = root / "challenges" / "flash_attention"
+    if not dst.exists():
+        shutil.copytree(CHALLENGE, dst)
+        toml = (dst / "challenge.toml").read_text()
+        for key, value in FAST.items():
+            toml = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", toml)
+        (dst / "challenge.toml").write_text(toml)
+    return root / "challenges"
+
+
+def run_source(tmp_path: Path, source: str) -> dict:
+    answer = tmp_path / "answer"
+    answer.mkdir()
+    (answer / "attn.py").write_text(source)
+    return run_local("flash_attention", answer, challenges_dir=fast_challenges(tmp_path), seed=13)
+
+
+def mutate(old: str, new: str) -> str:
+    assert old in REFERENCE, f"mutation target vanished from reference.py: {old!r}"
+    return REFERENCE.replace(old, new, 1)
+
+
+def by_name(result: dict) -> dict:
+    return {c["name"]: c for c in result["checks"]}
+
+
+def test_challenge_definition_loads():
+    ch = load_challenge(CHALLENGE)
+    assert (ch.id, ch.position, ch.difficulty) == ("flash_attention", 5, "HARD")
+    assert ch.display_name == "Flash Attn Forward"
+    assert ch.thresholds["tol"] == 1e-4 and ch.thresholds["memory_fraction"] == 0.2
+    for model in ("demo-careful", "demo-hasty"):
+        assert (MODELS / model / "flash_attention" / "PROMPT.md").read_bytes() == ch.prompt_path.read_bytes()
+
+
+def test_reference_passes(tmp_path):
+    result = run_source(tmp_path, REFERENCE)
+    assert result["verdict"] == "pass", result
+    memory = by_name(result)["memory_1024_tile128"]
+    assert memory["value"] < memory["threshold"]
+
+
+def test_demo_careful_passes(tmp_path):
+    # the full-size memory check (N = 4096) runs through `python -m engine.verify.local`; too slow here
+    result = run_local("flash_attention", MODELS / "demo-careful" / "flash_attention", model="demo-careful",
+                       challenges_dir=fast_challenges(tmp_path), seed=2)
+    assert result["verdict"] == "pass", [c for c in result["checks"] if c["verdict"] != "pass"]
+    assert by_name(result)["memory_1024_tile128"]["value"] < 0.2 * 1024 * 1024 * 8
+
+
+def test_demo_hasty_misses_the_rescale(tmp_path):
+    result = run_local("flash_attention", MODELS / "demo-hasty" / "flash_attention", model="demo-hasty",
+                       challenges_dir=fast_challenges(tmp_path), seed=8)
+    checks = by_name(result)
+    assert result["verdict"] == "fail"
+    for name in ("causal_256_tile64", "uneven_tiles", "non_causal", "float32"):
+        assert checks[name]["verdict"] == "fail", name
+    # a single key tile needs no rescale: those cases pass, as its own test did
+    for name in ("n_equals_1", "n_smaller_than_tile", "memory_1024_tile128"):
+        assert checks[name]["verdict"] == "pass", name
+
+
+MUTANTS = {
+    "missing_rescale": (mutate("acc = alpha * acc + p", "acc = acc + p"), "causal_256_tile64", ""),
+    "inverted_causal_mask": (mutate("np.where(cols > rows,", "np.where(cols < rows,"), "causal_256_tile64", ""),
+    "scale_one_over_d": (mutate("1.0 / np.sqrt(d)", "1.0 / d"), "causal_256_tile64", ""),
+    "no_running_max": (mutate("p = np.exp(s - m_new)", "p = np.exp(s)").replace(
+        "alpha = np.exp(m - m_new)", "alpha = 1.0"), "large_scores_float32", "non-finite"),
+    "materialises_n_by_n": (REFERENCE + (
+        "\n\ndef flash_attention_fwd(Q, K, V, tile_size, causal):\n"
+        "    return naive_attention(Q, K, V, causal).astype(Q.dtype)\n"), "memory_1024_tile128", "materialises"),
+    "returns_zeros": (mutate("    return out\n", "    return np.zeros_like(out)\n"), "causal_256_tile64", ""),
+    "mutates_input": (mutate("q = Q[:, :, qs:qe] * scale", "Q[:, :, qs:qe] *= scale\n        q = Q[:, :, qs:qe]"),
+                      "causal_256_tile64", "in place"),
+    "caches_first_output": (REFERENCE + (
+        "\n_impl = flash_attention_fwd\n_memo = []\n\n\n"
+        "def flash_attention_fwd(Q, K, V, tile_size, causal):\n"
+        "    if not _memo:\n        _memo.append(_impl(Q, K, V, tile_size, causal))\n"
+        "    return _memo[0]\n"), "uneven_tiles", "shape"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_is_rejected_by_its_check(tmp_path, name):
+    source, check, words = MUTANTS[name]
+    result = run_source(tmp_path, source)
+    c = by_name(result)[check]
+    assert result["verdict"] in ("fail", "error"), result
+    assert c["verdict"] == "fail", c
+    assert words in c["message"]
+
+
+def test_keyword_binding_passes_every_argument(tmp_path):
+    # an answer whose defaults are block_size=16, causal=False must still get tile and causal
+    source = mutate("def flash_attention_fwd(Q: np.ndarray, K: np.ndarray, V: np.ndarray, tile_size: int, causal: bool)",
+                    "def flash_attention(Q, K, V, causal=False, block_size=16)").replace("tile_size", "block_size")
+    result = run_source(tmp_path, source)
+    assert result["verdict"] == "pass", [c for c in result["checks"] if c["verdict"] != "pass"]

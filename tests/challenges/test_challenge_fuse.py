@@ -1,0 +1,351 @@
+"""fuse: the nvcc compile check, the shim build, the tie-aware reference and
+the GPU-side check logic (run here on a NumPy stand-in for CuPy).
+
+nvcc costs seconds per file, so compile results are cached by content hash
+in a per-module temp dir ($BENCHTUI_NVCC_CACHE)."""
+from __future__ import annotations
+
+import ctypes
+import itertools
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.challenges import BUNDLED_CHALLENGES, load_challenge
+from engine.verify import cuda_build
+from engine.verify import verdicts as V
+from engine.verify.execute import load_module
+from engine.verify.local import run_local
+from engine.verify.suite import Suite
+
+ROOT = BUNDLED_CHALLENGES.parent
+CHALLENGE = BUNDLED_CHALLENGES / "fuse"
+MODELS = ROOT / "models"
+ref = load_module(CHALLENGE / "reference.py", "benchtui_test_fuse_reference")
+conformance = load_module(CHALLENGE / "conformance.py", "benchtui_test_fuse_conformance")
+
+needs_nvcc = pytest.mark.skipif(cuda_build.find_nvcc() is None, reason="nvcc not installed")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def nvcc_cache(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("BENCHTUI_NVCC_CACHE", str(tmp_path_factory.mktemp("nvcc-cache")))
+        yield
+
+
+def by_name(out: dict) -> dict:
+    return {c["name"]: c for c in out["checks"]}
+
+
+# -- challenge files ---------------------------------------------------------------
+
+def test_challenge_definition_and_prompt_copies():
+    ch = load_challenge(CHALLENGE)
+    assert (ch.id, ch.difficulty, ch.language, ch.position, ch.backends) == ("fuse", "MEDIUM", "cuda", 2, ("cuda",))
+    assert {"Fused Softmax+TopK", "Fused Softmax + Top-K", "Softmax TopK"} <= set(ch.display_names)
+    assert ch.thresholds["V"] == [1000, 50257, 151936] and ch.thresholds["k"] == [1, 5, 32]
+    assert ch.thresholds["rtol"] == 1e-5
+    prompt = ch.prompt_path.read_bytes()
+    for model in ("demo-careful", "demo-hasty", "demo-quitter"):
+        assert (MODELS / model / "fuse" / "PROMPT.md").read_bytes() == prompt
+        assert not list((MODELS / model / "fuse").glob("*.jsonl")), "no transcripts in answer folders"
+    assert ch.adapter_path("demo-careful").suffix == ".cu"
+
+
+# -- compile check (no GPU needed) -----------------------------------------------------
+
+@needs_nvcc
+def test_careful_compiles_and_gpu_checks_skip_with_reason():
+    out = run_local("fuse", MODELS / "demo-careful" / "fuse", model="demo-careful", backend="cpu")
+    checks = by_name(out)
+    for name in ("nvcc_compile:softmax_topk.cu", "nvcc_compile:main.cu"):
+        assert checks[name]["verdict"] == V.PASS, checks[name]
+        assert checks[name]["value"] >= 0
+    gpu = [c for c in out["checks"] if not c["name"].startswith("nvcc_compile")]
+    assert {c["name"] for c in gpu} >= {"build_library", "topk[V=151936,k=32]", "ties", "neg_inf", "speed"}
+    assert all(c["verdict"] == V.SKIPPED and c["message"].startswith("needs an NVIDIA GPU") for c in gpu)
+    assert out["verdict"] == V.SKIPPED  # never "pass" while the GPU checks did not run
+
+
+@needs_nvcc
+def test_hasty_fails_for_missing_cfloat():
+    out = run_local("fuse", MODELS / "demo-hasty" / "fuse", model="demo-hasty", backend="cpu")
+    check = by_name(out)["nvcc_compile:fused_softmax_topk.cu"]
+    assert out["verdict"] == V.COMPILE_ERROR
+    assert check["verdict"] == V.COMPILE_ERROR and check["value"] >= 1
+    assert 'fused_softmax_topk.cu(33): error: identifier "FLT_MAX" is undefined' in check["message"]
+    assert "/tmp" not in check["message"]  # paths shown relative to the answer
+
+
+@needs_nvcc
+def test_quitter_prose_saved_as_cu_fails_honestly():
+    out = run_local("fuse", MODELS / "demo-quitter" / "fuse", model="demo-quitter", backend="cpu")
+    check = by_name(out)["nvcc_compile:kernel.cu"]
+    assert check["verdict"] == V.COMPILE_ERROR
+    assert "invalid preprocessing directive #Fused" in check["message"]
+
+
+@needs_nvcc
+@pytest.mark.parametrize("text, expected", [
+    ("__global__ void k(float* x) {\n  x[0] = 1.f\n}\n", 'expected a ";"'),
+    ("Here is the fused kernel you asked for:\n\n__global__ void k(float* x) { x[0] = 1.f; }\n",
+     'identifier "Here" is undefined'),
+    ("#include <cfloat>\n/* outer /* nested */ still a comment? */\n__global__ void k(float* x) { x[0] = FLT_MAX; }\n",
+     'identifier "still" is undefined'),
+])
+def test_mutant_sources_are_compile_errors(tmp_path, text, expected):
+    (tmp_path / "kernel.cu").write_text(text)
+    out = run_local("fuse", tmp_path, model="mutant", backend="cpu")
+    check = by_name(out)["nvcc_compile:kernel.cu"]
+    assert check["verdict"] == V.COMPILE_ERROR and expected in check["message"]
+
+
+@needs_nvcc
+def test_every_cu_file_is_compiled_and_broken_header_is_caught(tmp_path):
+    answer = tmp_path / "answer"
+    shutil.copytree(MODELS / "demo-careful" / "fuse", answer)
+    src = (answer / "softmax_topk.cu").read_text()
+    (answer / "softmax_topk.cu").write_text(src.replace("constexpr int kMaxK = 32;", "constexpr int kMaxK = 32"))
+    checks = by_name(run_local("fuse", answer, model="mutant", backend="cpu"))
+    # main.cu includes the kernel: both translation units fail.
+    assert checks["nvcc_compile:softmax_topk.cu"]["verdict"] == V.COMPILE_ERROR
+    assert checks["nvcc_compile:main.cu"]["verdict"] == V.COMPILE_ERROR
+
+
+def test_no_cuda_source_is_unbound(tmp_path):
+    (tmp_path / "answer.md").write_text("I would write a kernel that...")
+    check = by_name(run_local("fuse", tmp_path, model="x", backend="cpu"))["nvcc_compile"]
+    assert check["verdict"] == V.UNBOUND and "*.cu" in check["message"]
+
+
+def test_missing_nvcc_is_skipped_with_reason(tmp_path, monkeypatch):
+    (tmp_path / "kernel.cu").write_text("__global__ void k() {}\n")
+    monkeypatch.setattr(cuda_build, "find_nvcc", lambda: None)
+    check = by_name(run_local("fuse", tmp_path, model="x", backend="cpu"))["nvcc_compile"]
+    assert check["verdict"] == V.SKIPPED and "nvcc not found" in check["message"]
+
+
+@needs_nvcc
+def test_compile_cache_is_keyed_on_included_headers(tmp_path):
+    (tmp_path / "k.cuh").write_text("#define SCALE 2.0f\n")
+    (tmp_path / "k.cu").write_text('#include "k.cuh"\n__global__ void k(float* x) { x[0] *= SCALE; }\n')
+    first = cuda_build.compile_check(tmp_path / "k.cu")
+    again = cuda_build.compile_check(tmp_path / "k.cu")
+    assert first.ok and not first.cached and again.ok and again.cached
+    (tmp_path / "k.cuh").write_text("#define SCALE\n")  # the header breaks the .cu
+    broken = cuda_build.compile_check(tmp_path / "k.cu")
+    assert not broken.cached and not broken.ok and broken.error_count >= 1
+
+
+def test_first_errors_reads_nvcc_and_gcc_formats():
+    output = ('k.cu(3): error: expected a ";"\n  }\n  ^\n\nk.cu(9): warning #177-D: unused\n'
+              'k.cu:1:3: error: invalid preprocessing directive #Fused\n'
+              "2 errors detected in the compilation of \"k.cu\".\n")
+    lines, count = cuda_build.first_errors(output)
+    assert lines == ['k.cu(3): error: expected a ";"', "k.cu:1:3: error: invalid preprocessing directive #Fused"]
+    assert count == 2
+
+
+# -- the shim build -------------------------------------------------------------------
+
+@needs_nvcc
+def test_shim_builds_a_loadable_shared_library(tmp_path):
+    answer = MODELS / "demo-careful" / "fuse"
+    out = tmp_path / "libfuse.so"
+    result = cuda_build.build_shared_library([CHALLENGE / "adapters" / "demo-careful.cu"], out,
+                                             include_dirs=[answer], arch="sm_90")
+    assert result.ok, result.output
+    fn = getattr(ctypes.CDLL(str(out)), conformance.SYMBOL)  # loads without a driver; never called here
+    assert fn is not None
+
+
+@needs_nvcc
+def test_shim_build_of_hasty_reports_the_compile_error(tmp_path):
+    result = cuda_build.build_shared_library([CHALLENGE / "adapters" / "demo-hasty.cu"], tmp_path / "lib.so",
+                                             include_dirs=[MODELS / "demo-hasty" / "fuse"], arch="sm_90")
+    assert not result.ok and not (tmp_path / "lib.so").exists()
+    assert 'identifier "FLT_MAX" is undefined' in result.summary()
+
+
+# -- the reference -------------------------------------------------------------------
+
+def test_softmax64_is_stable_for_huge_and_neg_inf_logits():
+    x = np.array([[1e4, 1e4 - 1, -1e4, -np.inf], [-1e4, -1e4, -1e4, -1e4]], dtype=np.float32)
+    p = ref.softmax64(x)
+    assert np.all(np.isfinite(p)) and np.allclose(p.sum(axis=1), 1.0)
+    assert p[0, 3] == 0.0 and p[0, 2] == 0.0
+    assert np.isclose(p[0, 0] / p[0, 1], np.e)
+    assert np.allclose(p[1], 0.25)
+
+
+def test_topk_reference_orders_by_probability_then_index():
+    x = np.array([[0.5, 3.0, 3.0, -np.inf, 1.0]], dtype=np.float32)
+    probs, idx = ref.topk_reference(x, 3)
+    assert idx.tolist() == [[1, 2, 4]]
+    assert np.all(np.diff(probs[0]) <= 0)
+
+
+def test_tie_sets_describe_every_valid_choice():
+    row = np.array([5, 3, 3, 3, 1], dtype=np.float32)
+    t = ref.tie_sets(row, 2)
+    assert t.required == {0} and t.tied == {1, 2, 3} and t.n_choose == 1 and t.count() == 3
+    assert t.contains([0, 3]) and t.contains([2, 0])
+    assert not t.contains([0, 4]) and not t.contains([1, 2])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([-np.inf, 0.0, 1.0, 2.0]), min_size=1, max_size=6).filter(lambda r: max(r) > -np.inf),
+       st.data())
+def test_tie_sets_match_brute_force(values, data):
+    row = np.array(values, dtype=np.float32)
+    k = data.draw(st.integers(1, len(values)))
+    best = sorted(row, reverse=True)[:k]
+    t = ref.tie_sets(row, k)
+    for subset in itertools.combinations(range(len(row)), k):
+        assert t.contains(subset) == (sorted(row[list(subset)], reverse=True) == best)
+
+
+def answer_for(x: np.ndarray, k: int):
+    probs, idx = ref.topk_reference(x, k)
+    return probs.astype(np.float32), idx.astype(np.int32)
+
+
+def test_check_topk_accepts_any_tied_choice_and_rejects_wrong_answers():
+    x = np.array([[2.0, 7.0, 7.0, 7.0, -np.inf, 1.0]], dtype=np.float32)
+    probs, idx = answer_for(x, 2)
+    p = ref.softmax64(x)[0]
+    ok = lambda i, q: ref.check_topk_row(x[0], p, np.array(i), np.array(q, dtype=np.float32), 2, 1e-5)
+    assert ok([1, 2], probs[0]) is None and ok([3, 1], probs[0]) is None  # any two of the tied 7s
+    assert "not a top-2 set" in ok([1, 0], [p[1], p[0]])
+    assert "repeated index" in ok([1, 1], probs[0])
+    assert "out of range" in ok([1, 6], probs[0])
+    assert "relative error" in ok([1, 2], probs[0] * (1 + 1e-4))
+    assert ok([1, 2], probs[0] * (1 + 2e-6)) is None
+    assert "non-finite" in ok([1, 2], [np.nan, probs[0][1]])
+    y = np.array([[1.0, 2.0, 3.0]], dtype=np.float32)
+    py = ref.softmax64(y)[0]
+    assert "not sorted" in ref.check_topk_row(y[0], py, np.array([1, 2]), py[[1, 2]].astype(np.float32), 2, 1e-5)
+
+
+def test_check_topk_on_adversarial_inputs():
+    rng = np.random.default_rng(0)
+    for x, k in ((conformance.tie_logits(rng, 5, 300), 32), (conformance.neg_inf_logits(rng, 5, 300, 32), 32),
+                 (conformance.huge_logits(rng, 5, 300), 5)):
+        probs, idx = answer_for(x, k)
+        assert ref.check_topk(x, idx, probs, k, 1e-5) == (0, None)
+        # Probabilities normalised over the k survivors only: wrong.
+        bad = (probs / probs.sum(axis=1, keepdims=True)).astype(np.float32)
+        assert ref.check_topk(x, idx, bad, k, 1e-5)[0] > 0
+    x = conformance.neg_inf_logits(rng, 4, 300, 32)
+    assert np.isfinite(x[1]).sum() < 32 and np.isneginf(x[:, 0]).all()
+
+
+# -- GPU-side check logic on a NumPy stand-in for CuPy ------------------------------------
+
+class NumpyAsCupy:
+    """Just enough of the CuPy API FuseChecks uses, backed by NumPy."""
+
+    float32, int32, nan = np.float32, np.int32, np.nan
+    full, empty, array_equal, isnan = staticmethod(np.full), staticmethod(np.empty), \
+        staticmethod(np.array_equal), staticmethod(np.isnan)
+
+    @staticmethod
+    def asarray(a):
+        return np.array(a, copy=True)
+
+    @staticmethod
+    def asnumpy(a):
+        return np.asarray(a)
+
+    class cuda:
+        class runtime:
+            @staticmethod
+            def deviceSynchronize():
+                return None
+
+
+def python_kernel(x, k, probs, idx, *, mutate=None):
+    """A correct top-k softmax written into the flat output buffers; ties go
+    to the highest index (unlike the reference) to exercise tie-awareness."""
+    rows = x.shape[0]
+    flipped = x[:, ::-1]
+    p, order = ref.topk_reference(flipped, k)
+    order = x.shape[1] - 1 - order
+    if mutate == "naive_exp":
+        with np.errstate(all="ignore"):
+            e = np.exp(x.astype(np.float32))
+            p = np.take_along_axis(e / e.sum(axis=1, keepdims=True), order, axis=1)
+    if mutate == "renormalise":
+        p = p / p.sum(axis=1, keepdims=True)
+    if mutate == "few_blocks":  # a grid sized for at most 64 rows
+        rows = min(rows, 64)
+    probs[: rows * k] = p[:rows].astype(np.float32).ravel()
+    idx[: rows * k] = order[:rows].astype(np.int32).ravel()
+    if mutate == "overrun":
+        idx[rows * k] = 0
+    if mutate == "in_place":
+        x[:, 0] = 0.0
+
+
+def run_fake(tmp_path, mutate=None) -> dict:
+    suite = Suite(challenge_id="fuse", answer_dir=tmp_path, challenge_dir=CHALLENGE, model="fake", seed=7,
+                  backend="cuda", thresholds={**load_challenge(CHALLENGE).thresholds, "V": [1000, 4099], "adversarial_V": 4099})
+    checks = conformance.FuseChecks(suite, fn=None, xp=NumpyAsCupy)
+    checks.launch = lambda x, k, probs, idx: python_kernel(x, k, probs, idx, mutate=mutate)
+    checks.run_correctness()
+    return {c.name: c for c in suite.checks}
+
+
+def test_gpu_checks_pass_a_correct_kernel_with_other_tie_choices(tmp_path):
+    checks = run_fake(tmp_path)
+    assert set(checks) == {"topk[V=1000,k=1]", "topk[V=1000,k=5]", "topk[V=1000,k=32]", "topk[V=4099,k=1]",
+                           "topk[V=4099,k=5]", "topk[V=4099,k=32]", "ties", "neg_inf", "magnitude_1e4"}
+    assert all(c.verdict == V.PASS for c in checks.values()), {n: c.message for n, c in checks.items()}
+    assert checks["topk[V=4099,k=32]"].value < 1e-6
+
+
+@pytest.mark.parametrize("mutate, failing, text", [
+    ("naive_exp", "magnitude_1e4", "non-finite"),
+    ("renormalise", "topk[V=1000,k=5]", "relative error"),
+    ("few_blocks", "topk[V=1000,k=1]", "3/67 rows wrong"),
+    ("overrun", "ties", "wrote past the end"),
+    ("in_place", "neg_inf", "modified the logits"),
+])
+def test_gpu_checks_catch_mutant_kernels(tmp_path, mutate, failing, text):
+    check = run_fake(tmp_path, mutate)[failing]
+    assert check.verdict == V.FAIL and text in check.message, check.message
+
+
+# -- on a real GPU -------------------------------------------------------------------
+
+def gpu_reason() -> str:
+    usable, reason = cuda_build.gpu_status()
+    return "" if usable else reason
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_full_conformance_on_gpu_for_demo_careful():
+    reason = gpu_reason()
+    if reason:
+        pytest.skip(f"needs an NVIDIA GPU: {reason}")
+    out = run_local("fuse", MODELS / "demo-careful" / "fuse", model="demo-careful", backend="cuda")
+    checks = by_name(out)
+    assert out["verdict"] == V.PASS, {n: (c["verdict"], c["message"]) for n, c in checks.items()}
+    assert checks["speed"]["verdict"] == V.INFO and checks["bandwidth"]["verdict"] == V.INFO
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_gpu_without_adapter_is_unbound(tmp_path):
+    reason = gpu_reason()
+    if reason:
+        pytest.skip(f"needs an NVIDIA GPU: {reason}")
+    shutil.copytree(MODELS / "demo-careful" / "fuse", tmp_path / "a")
+    checks = by_name(run_local("fuse", tmp_path / "a", model="nobody-wrote-an-adapter", backend="cuda"))
+    assert checks["topk[V=1000,k=1]"]["verdict"] == V.UNBOUND
+    assert "adapters/nobody-wrote-an-adapter.cu" in checks["topk[V=1000,k=1]"]["message"]

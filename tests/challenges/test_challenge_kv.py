@@ -1,0 +1,116 @@
+"""kv: reference and demo-careful pass; demo-hasty leaks padding; mutants of
+the reference's mask, update and memory are each caught by their check."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.challenges import BUNDLED_CHALLENGES, load_challenge
+from engine.verify.local import run_local
+
+CHALLENGE = BUNDLED_CHALLENGES / "kv"
+MODELS = BUNDLED_CHALLENGES.parent / "models"
+REFERENCE = (CHALLENGE / "reference.py").read_text()
+FAST = {"memory_steps": "64", "speed_lengths": "[20, 12]", "speed_steps": "4", "timing_budget_s": "0.05"}
+
+
+def fast_challenges(root: Path) -> Path:
+    """A copy of the challenge with small memory/speed sizes (tolerances unchanged)."""
+    dst = root / "challenges" / "kv"
+    if not dst.exists():
+        shutil.copytree(CHALLENGE, dst)
+        toml = (dst / "challenge.toml").read_text()
+        for key, value in FAST.items():
+            toml = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", toml)
+        (dst / "challenge.toml").write_text(toml)
+    return root / "challenges"
+
+
+def run_source(tmp_path: Path, source: str) -> dict:
+    answer = tmp_path / "answer"
+    answer.mkdir()
+    (answer / "cache.py").write_text(source)
+    return run_local("kv", answer, challenges_dir=fast_challenges(tmp_path), seed=9)
+
+
+def mutate(old: str, new: str) -> str:
+    assert old in REFERENCE, f"mutation target vanished from reference.py: {old!r}"
+    return REFERENCE.replace(old, new, 1)
+
+
+def by_name(result: dict) -> dict:
+    return {c["name"]: c for c in result["checks"]}
+
+
+def test_challenge_definition_loads():
+    ch = load_challenge(CHALLENGE)
+    assert (ch.id, ch.position, ch.difficulty) == ("kv", 3, "MEDIUM")
+    assert ch.display_names[:2] == ("KV-Cache", "KV Cache")
+    assert ch.adapter_path("demo-careful") and ch.adapter_path("demo-hasty")
+    quitter = MODELS / "demo-quitter" / "kv"
+    assert [p.name for p in quitter.iterdir()] == ["PROMPT.md"]  # the "no answer" case
+    for model in ("demo-careful", "demo-hasty", "demo-quitter"):
+        assert (MODELS / model / "kv" / "PROMPT.md").read_bytes() == ch.prompt_path.read_bytes()
+
+
+def test_reference_passes(tmp_path):
+    result = run_source(tmp_path, REFERENCE)
+    assert result["verdict"] == "pass", result
+    assert by_name(result)["memory_linear"]["value"] < 2.5
+
+
+def test_demo_careful_passes_through_its_adapter():
+    result = run_local("kv", MODELS / "demo-careful" / "kv", model="demo-careful", seed=21)
+    assert result["verdict"] == "pass", [c for c in result["checks"] if c["verdict"] != "pass"]
+
+
+def test_demo_hasty_leaks_padding(tmp_path):
+    result = run_local("kv", MODELS / "demo-hasty" / "kv", model="demo-hasty",
+                       challenges_dir=fast_challenges(tmp_path), seed=4)
+    failed = {c["name"] for c in result["checks"] if c["verdict"] == "fail"}
+    assert result["verdict"] == "fail"
+    assert failed == {"decode_matches_full_attention", "padding_isolated", "batch_independence"}
+
+
+def test_without_adapter_hasty_is_unbound(tmp_path):
+    # its class has prefill but no decode: an adapter is required
+    result = run_local("kv", MODELS / "demo-hasty" / "kv", model="nobody", challenges_dir=fast_challenges(tmp_path))
+    assert result["verdict"] == "unbound"
+    assert "prefill(k, v, lengths)" in by_name(result)["bind"]["message"]
+
+
+MASK = "valid = np.arange(used)[None, :] < self.lengths[:, None]"
+MUTANTS = {
+    "inverted_mask": (mutate(MASK, MASK.replace("<", ">=")), "decode_matches_full_attention", ""),
+    "mask_one_too_long": (mutate(MASK, MASK.replace("<", "<=")), "decode_matches_full_attention", ""),
+    "mask_excludes_new_token": (mutate(MASK, MASK + " - 1"), "decode_matches_full_attention", ""),
+    "padding_leaks": (mutate("scores = np.where(valid[:, None, :], scores, -np.inf)", "pass"),
+                      "padding_isolated", ""),
+    "returns_zeros": (mutate("return np.einsum(\"bht,bhtd->bhd\", weights, values)",
+                             "return np.zeros_like(q)  #"), "decode_matches_full_attention", ""),
+    "mutates_query": (mutate("scores = np.einsum(\"bhd,bhtd->bht\", q, keys) / np.sqrt(q.shape[-1])",
+                             "q /= np.sqrt(q.shape[-1])\n        scores = np.einsum(\"bhd,bhtd->bht\", q, keys)"),
+                      "decode_matches_full_attention", "in place"),
+    "caches_first_output": (mutate("    def decode(self, q", (
+        "    def decode(self, q, k_new, v_new):\n"
+        "        if not hasattr(self, '_first'):\n"
+        "            self._first = self._decode(q, k_new, v_new)\n"
+        "        return self._first\n\n"
+        "    def _decode(self, q")), "decode_matches_full_attention", ""),
+    "keeps_snapshots": (mutate("        self.lengths += 1\n",
+                               "        self.lengths += 1\n        self.__dict__.setdefault('log', []).append(self.k.copy())\n"),
+                        "memory_linear", "faster than K+V"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_is_rejected_by_its_check(tmp_path, name):
+    source, check, words = MUTANTS[name]
+    result = run_source(tmp_path, source)
+    c = by_name(result)[check]
+    assert result["verdict"] in ("fail", "error"), result
+    assert c["verdict"] == "fail", c
+    assert words in c["message"]

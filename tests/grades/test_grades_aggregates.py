@@ -1,0 +1,78 @@
+"""Per-model and per-challenge aggregates and head-to-head records, checked
+by hand against the demo judge grades in models/JUDGES.md."""
+from pathlib import Path
+
+import pytest
+
+from engine.aggregates import current_verdicts, head_to_head_records, leaderboard
+from engine.grade_import import import_markdown
+from engine.grades import set_grade
+
+JUDGES = Path(__file__).resolve().parents[2] / "models" / "JUDGES.md"
+
+
+@pytest.fixture
+def judged(store):
+    result = import_markdown(store, JUDGES)
+    assert result.unmapped == [] and result.problems == []
+    return store
+
+
+def test_current_verdict_is_the_latest_finished_run(store):
+    verdicts = current_verdicts(store)
+    assert verdicts[("demo-hasty", "beam_search")] == "fail"
+    assert verdicts[("demo-careful", "kv")] == "pass"
+    assert ("demo-careful", "flash_attention") not in verdicts
+
+
+def test_model_summaries(judged):
+    lb = leaderboard(judged, grader="DeepSeek V4 Pro")
+    s = {m.model: m for m in lb.model_summaries}
+    assert lb.models == ["demo-careful", "demo-hasty", "demo-quitter"]
+    careful, hasty, quitter = s["demo-careful"], s["demo-hasty"], s["demo-quitter"]
+    assert (careful.mean_points, careful.band, careful.rank) == (3.45, "A-/B+", 1)
+    assert (careful.best, careful.best_letter, careful.worst, careful.worst_letter) == (
+        "backwards", "A", "beam_search", "B")
+    assert (careful.attempted, careful.graded, careful.passed, careful.verified, careful.pass_rate) == (6, 6, 4, 4, 1.0)
+    assert (hasty.mean_points, hasty.band) == (3.05, "B+/B")
+    assert (hasty.attempted, hasty.graded, hasty.passed, hasty.verified, hasty.pass_rate) == (7, 6, 1, 4, 0.25)
+    assert (round(quitter.mean_points, 3), quitter.band, quitter.worst) == (1.667, "C-", "fuse")
+    assert (quitter.attempted, quitter.pass_rate) == (3, 0.0)
+
+
+def test_head_to_head_records(judged):
+    lb = leaderboard(judged, grader="DeepSeek V4 Pro")
+    records = {(h.model_a, h.model_b): h for h in lb.head_to_head}
+    ch = records[("demo-careful", "demo-hasty")]
+    assert (ch.wins, ch.losses, ch.ties, ch.text) == (4, 1, 1, "leads 4-1-1")
+    assert records[("demo-careful", "demo-quitter")].text == "leads 3-0-0"
+    assert records[("demo-hasty", "demo-quitter")].record == "3-0-0"
+    assert len(records) == 3
+
+
+def test_head_to_head_from_either_side_and_level():
+    class G:  # only points matter here
+        def __init__(self, p):
+            self.points = p
+    matrix = {("x", "a"): G(3.0), ("y", "a"): G(4.0), ("x", "b"): G(2.0), ("y", "b"): G(1.0),
+              ("x", "c"): G(2.0), ("y", "c"): G(2.0), ("x", "d"): G(4.0)}
+    [h] = head_to_head_records(["x", "y"], ["a", "b", "c", "d"], matrix)
+    assert (h.wins, h.losses, h.ties, h.challenges, h.text) == (1, 1, 1, ["a", "b", "c"], "level 1-1-1")
+    [h] = head_to_head_records(["y", "x"], ["a"], matrix)
+    assert h.text == "leads 1-0-0"
+
+
+def test_challenge_winners_share_ties(judged):
+    lb = leaderboard(judged, grader="DeepSeek V4 Pro")
+    c = {x.challenge: x for x in lb.challenge_summaries}
+    assert c["kv"].winners == ["demo-careful", "demo-hasty"]
+    assert c["beam_search"].winners == ["demo-hasty"] and c["beam_search"].best_letter == "A-"
+    assert c["dflash_verify"].winners == [] and c["dflash_verify"].graded == 0
+    assert ("demo-hasty", "beam_search") in lb.best_cells and ("demo-careful", "beam_search") not in lb.best_cells
+
+
+def test_a_person_grade_changes_the_default_leaderboard(judged):
+    set_grade(judged, "demo-hasty", "beam_search", "F", grader="ana")
+    lb = leaderboard(judged)
+    assert lb.matrix[("demo-hasty", "beam_search")].grader == "ana"
+    assert lb.challenge_summaries[3].winners == ["demo-careful"]
