@@ -1,0 +1,562 @@
+"""Run one untrusted child process inside the strongest isolation available.
+
+Three layers, strongest first (measured facts: /work/shared/specs/sandbox.md):
+
+- ``bwrap``: bubblewrap; new pid/net/ipc/uts namespaces, read-only root,
+  private /tmp, $HOME hidden, minimal /dev.
+- ``unshare``: util-linux ``unshare`` plus a small mount script that builds
+  the same file-system view by hand and ``chroot``s into it.
+- ``rlimits``: new session, resource limits, process sweep. No network or
+  file-system isolation: only with an explicit unsafe flag.
+
+In every layer the environment is cleared, output goes to files (a
+``setsid()`` grandchild cannot hold a pipe open), resource limits are set
+by ``prlimit`` just before the payload, and the whole tree is killed at the
+wall-clock limit. Run as root, the payload drops to uid 65534 where it can
+still reach its interpreter, because RLIMIT_NPROC means nothing for uid 0.
+"""
+from __future__ import annotations
+
+import os
+import select
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+LAYERS = ("bwrap", "unshare", "rlimits")  # strongest first
+NOBODY = 65534
+SANDBOX_HOME = "/tmp/sandbox-home"  # inside the private /tmp of bwrap/unshare
+TMPFS_SIZE = 512 * 1024 * 1024  # bytes; /tmp lives in RAM
+TOKEN_VAR = "BENCHTUI_SANDBOX_TOKEN"  # tags rlimits-layer processes for the sweep
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "MPLBACKEND": "Agg",
+}
+# Makes $HOME, enters the work dir, then becomes the payload. Under bwrap the
+# payload is never PID 1 (bwrap is); under unshare the mount script is.
+SHIM = 'mkdir -p -m 700 "$HOME" 2>/dev/null; cd "$1" || exit 126; shift; exec "$@"'
+DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+
+
+@dataclass(frozen=True)
+class Limits:
+    wall_s: float  # wall-clock limit: kill the whole process tree
+    cpu_s: int = 600  # RLIMIT_CPU
+    memory_mb: int | None = 4096  # RLIMIT_AS; None for CUDA jobs (RLIMIT_AS breaks CUDA)
+    file_size_mb: int = 256  # RLIMIT_FSIZE
+    open_files: int = 256  # RLIMIT_NOFILE
+    processes: int = 256  # RLIMIT_NPROC: counts threads, per uid; only meaningful for a non-root uid
+
+
+@dataclass(frozen=True)
+class LayerStatus:
+    name: str
+    works: bool
+    blocks_network: bool
+    detail: str  # why not, or version and which uid the payload runs as
+
+
+@dataclass
+class SandboxResult:
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    wall_s: float
+    stdout_path: Path
+    stderr_path: Path
+    layer: str
+    leftovers_killed: int
+    uid: int = 0  # uid the payload ran as (host view)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class SandboxUnavailable(Exception):
+    """No layer that is allowed here works; the message says what to do."""
+
+
+# ---------------------------------------------------------------- helpers
+
+def _tool(name: str) -> str | None:
+    return shutil.which(name, path="/usr/bin:/bin:/usr/sbin:/sbin:/usr/local/bin")
+
+
+def _is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _hidden_roots() -> list[Path]:
+    """Directories replaced by an empty tmpfs inside bwrap/unshare."""
+    roots = [Path("/tmp")]
+    for home in {Path.home(), Path("/root") if _is_root() else Path.home()}:
+        if home != Path("/") and home.is_dir() and home not in roots:
+            roots.append(home)
+    return roots
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _interpreter_paths() -> list[Path]:
+    # The payload is usually this very interpreter; if it lives under a hidden
+    # $HOME (pyenv in /root), bind it back read-only.
+    return [Path(p).resolve() for p in {sys.base_prefix, sys.prefix, sys.exec_prefix}]
+
+
+@dataclass(frozen=True)
+class _Bind:
+    path: Path
+    writable: bool
+
+
+def _plan_binds(workdir: Path, ro_paths: Sequence[Path], rw_paths: Sequence[Path]) -> list[_Bind]:
+    """Paths to bind at the same place, parents before children.
+
+    Read-only paths are only needed where a tmpfs hides them; everything else
+    is already visible through the read-only root.
+    """
+    hidden = _hidden_roots()
+    binds: dict[Path, _Bind] = {}
+    for p in [*_interpreter_paths(), *ro_paths]:
+        p = Path(p).resolve()
+        if p.exists() and any(_under(p, h) for h in hidden):
+            binds.setdefault(p, _Bind(p, False))
+    for p in [workdir, *rw_paths]:
+        p = Path(p).resolve()
+        if not p.exists():
+            raise FileNotFoundError(f"sandbox path does not exist: {p}")
+        binds[p] = _Bind(p, True)
+    return sorted(binds.values(), key=lambda b: (len(b.path.parts), str(b.path)))
+
+
+def _child_env(home: str, extra: dict[str, str] | None, token: str | None) -> dict[str, str]:
+    env = {**BASE_ENV, "HOME": home, **(extra or {})}
+    if token:
+        env[TOKEN_VAR] = token
+    return env
+
+
+def _prlimit_argv(limits: Limits) -> list[str]:
+    mb = 1024 * 1024
+    # Soft CPU limit sends SIGXCPU, the hard one a second later SIGKILL.
+    argv = [_tool("prlimit") or "prlimit", f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}",
+            f"--fsize={limits.file_size_mb * mb}", f"--nofile={limits.open_files}",
+            f"--nproc={limits.processes}"]
+    if limits.memory_mb is not None:
+        argv.append(f"--as={limits.memory_mb * mb}")
+    return argv + ["--"]
+
+
+def _setpriv_argv(drop_uid: bool) -> list[str]:
+    argv = [_tool("setpriv") or "setpriv"]
+    if drop_uid:
+        argv += [f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    # No capabilities survive the exec, and setuid binaries cannot regain any.
+    return argv + ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
+
+
+def _payload_chain(argv: list[str], workdir: Path, limits: Limits, drop_uid: bool) -> list[str]:
+    return [*_setpriv_argv(drop_uid), *_prlimit_argv(limits), "/bin/sh", "-c", SHIM, "sh", str(workdir), *argv]
+
+
+def _gpu_devices() -> list[Path]:
+    return sorted(Path("/dev").glob("nvidia*"))
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    """lchown everything under root: never follow a symlink the answer planted."""
+    os.lchown(root, uid, gid)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            os.lchown(os.path.join(dirpath, name), uid, gid)
+
+
+def _world_reachable(path: Path) -> bool:
+    """Can uid 65534 traverse to this path (every ancestor has o+x)?"""
+    try:
+        for parent in Path(path).resolve().parents:
+            if not os.stat(parent).st_mode & 0o001:
+                return False
+        return True
+    except OSError:
+        return False
+
+
+# ------------------------------------------------------------ per layer
+
+def _bwrap_argv(inner: list[str], binds: list[_Bind], gpu: bool) -> list[str]:
+    hidden = _hidden_roots()
+    argv = [_tool("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--perms", "1777", "--size", str(TMPFS_SIZE), "--tmpfs", "/tmp"]
+    for h in hidden[1:]:
+        argv += ["--perms", "0755", "--size", str(1024 * 1024), "--tmpfs", str(h)]
+    made: set[Path] = set()
+    for b in binds:
+        root = next((h for h in hidden if _under(b.path, h)), None)
+        if root is not None:
+            # bwrap would create missing parents 0700; uid 65534 must traverse them.
+            for anc in reversed(b.path.parents):
+                if root in anc.parents and anc not in made and not any(_under(anc, x.path) for x in binds):
+                    argv += ["--perms", "0755", "--dir", str(anc)]
+                    made.add(anc)
+        argv += ["--bind" if b.writable else "--ro-bind", str(b.path), str(b.path)]
+    if gpu:
+        for dev in _gpu_devices():
+            argv += ["--dev-bind-try", str(dev), str(dev)]
+    argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
+    if not _is_root():
+        argv.append("--unshare-user")  # as root, keep real uids so setpriv can drop to 65534
+    return argv + ["--die-with-parent", "--new-session", "--", *inner]
+
+
+def _fstab_field(path: str) -> str:
+    # fstab fields are split on whitespace; libmount reads octal escapes.
+    return "".join(f"\\{ord(c):03o}" if c in " \t\n\\" else c for c in path)
+
+
+def _fstab(entries: list[tuple[str, str, str, str]]) -> str:
+    """A dash `printf` (a builtin: no process) writing fstab lines for `mount -a -T`."""
+    lines = [" ".join((_fstab_field(src), _fstab_field(dst), fs, opts, "0", "0")) for src, dst, fs, opts in entries]
+    return "printf '%s\\n' " + " ".join(shlex.quote(line) for line in lines)
+
+
+def _unshare_argv(inner: list[str], binds: list[_Bind], gpu: bool) -> list[str]:
+    """unshare + a mount script that builds a read-only view under /mnt/r and chroots.
+
+    Mounts go through two `mount -a` calls over generated fstab files: one
+    process per mount would cost ~4 ms each. The script stays PID 1 of the
+    new namespace (it does not exec), so the payload is PID 2 and SIGXCPU
+    still kills it.
+    """
+    q = shlex.quote
+    r = "/mnt/r"
+    first = [("/", r, "none", "rbind,ro,X-mount.mkdir"),
+             ("none", f"{r}/tmp", "tmpfs", f"size={TMPFS_SIZE},mode=1777")]
+    first += [("none", r + str(h), "tmpfs", "size=1m,mode=755") for h in _hidden_roots()[1:]]
+    first += [("none", f"{r}/dev", "tmpfs", "size=1m,mode=755"),
+              ("none", f"{r}/dev/shm", "tmpfs", "size=64m,mode=1777,X-mount.mkdir")]
+    devs = [Path("/dev") / d for d in DEV_NODES] + (_gpu_devices() if gpu else [])
+    devs = [d for d in devs if d.exists() and not d.is_dir()]
+    prepare = [f": > {q(r + str(d))}" for d in devs]  # bind targets must exist; `:` is a builtin
+    second = [(str(d), r + str(d), "none", "bind") for d in devs]
+    for b in binds:
+        dst = r + str(b.path)
+        opts = "bind" if b.writable else "bind,ro"
+        if b.path.is_dir():
+            opts += ",X-mount.mkdir"
+        else:
+            prepare.append(f"[ -e {q(dst)} ] || {{ mkdir -p {q(r + str(b.path.parent))} && : > {q(dst)}; }}")
+        second.append((str(b.path), dst, "none", opts))
+    lines = ["set -e", "umask 022",
+             "mount -t tmpfs -o size=1m,mode=755 none /mnt",
+             f"{_fstab(first)} > /mnt/fstab.1", "mount -a -T /mnt/fstab.1",
+             *prepare,
+             f"{_fstab(second)} > /mnt/fstab.2", "mount -a -T /mnt/fstab.2",
+             f"ln -s /proc/self/fd {r}/dev/fd",
+             f'{q(_tool("chroot") or "chroot")} {r} "$@"',
+             "exit $?"]  # not the last command: dash would exec it and the payload would be PID 1
+    outer = [_tool("unshare") or "unshare"]
+    if not _is_root():
+        outer += ["--user", "--map-root-user"]
+    outer += ["--mount", "--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts",
+              "--propagation", "private"]
+    return [*outer, "--", "/bin/sh", "-c", "\n".join(lines), "sh", *inner]
+
+
+# -------------------------------------------------------- process sweep
+
+def _proc_stat(pid: int) -> tuple[int, int] | None:
+    """(ppid, session id) of a live process, or None."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw[raw.rindex(b")") + 2:].split()
+    return int(fields[1]), int(fields[3])
+
+
+def _all_pids() -> list[int]:
+    return [int(n) for n in os.listdir("/proc") if n.isdigit()]
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for pid in _all_pids():
+        st = _proc_stat(pid)
+        if st:
+            children.setdefault(st[0], []).append(pid)
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _tagged(token: str, session: int) -> set[int]:
+    """Processes of one rlimits-layer run: its session, or its env token."""
+    needle = f"{TOKEN_VAR}={token}".encode()
+    found = set()
+    for pid in _all_pids():
+        st = _proc_stat(pid)
+        if st and st[1] == session:
+            found.add(pid)
+            continue
+        try:
+            if needle in Path(f"/proc/{pid}/environ").read_bytes():
+                found.add(pid)
+        except OSError:
+            pass
+    found.discard(os.getpid())
+    return found
+
+
+def _kill_all(pids: set[int]) -> int:
+    killed = 0
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except ProcessLookupError:
+            pass
+    return killed
+
+
+def _sweep(token: str, session: int, rounds: int = 50) -> int:
+    """Kill until nothing tagged is left (a forking process needs a few rounds)."""
+    seen: set[int] = set()
+    for _ in range(rounds):
+        live = {p for p in _tagged(token, session) if _is_alive_not_zombie(p)}
+        if not live:
+            break
+        _kill_all(live)
+        seen |= live
+        time.sleep(0.005)
+    return len(seen)
+
+
+def _is_alive_not_zombie(pid: int) -> bool:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return raw[raw.rindex(b")") + 2:raw.rindex(b")") + 3] != b"Z"
+
+
+# ------------------------------------------------------------------ run
+
+def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
+                  env: dict[str, str] | None = None, ro_paths: Sequence[Path] = (),
+                  rw_paths: Sequence[Path] = (), gpu: bool = False,
+                  stdout_path: Path, stderr_path: Path) -> SandboxResult:
+    """Run argv in `layer`; workdir and rw_paths are writable at the same absolute path."""
+    if layer not in LAYERS:
+        raise ValueError(f"unknown sandbox layer {layer!r}; expected one of {', '.join(LAYERS)}")
+    if not argv:
+        raise ValueError("empty argv")
+    workdir = Path(workdir).resolve()
+    rw = [Path(p).resolve() for p in rw_paths]
+    root = _is_root()
+    token = uuid.uuid4().hex if layer == "rlimits" else None
+    scratch_home: Path | None = None
+    if layer == "rlimits":
+        payload = shutil.which(argv[0]) or argv[0]
+        drop = root and all(_world_reachable(p) for p in [Path(payload), workdir, *rw])
+        scratch_home = Path(tempfile.mkdtemp(prefix="benchtui-home-"))
+        home = str(scratch_home)
+        cmd = _payload_chain(argv, workdir, limits, drop)
+    else:
+        drop = root
+        binds = _plan_binds(workdir, ro_paths, rw)
+        home = SANDBOX_HOME
+        inner = _payload_chain(argv, workdir, limits, drop)
+        cmd = (_bwrap_argv if layer == "bwrap" else _unshare_argv)(inner, binds, gpu)
+    owned = [workdir, *rw] + ([scratch_home] if scratch_home else [])
+    if drop:
+        for p in owned:
+            _chown_tree(p, NOBODY, NOBODY)
+    stdout_path, stderr_path = Path(stdout_path), Path(stderr_path)
+    leftovers = 0
+    timed_out = False
+    start = time.monotonic()
+    try:
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                    env=_child_env(home, env, token), cwd=workdir,
+                                    start_new_session=True, close_fds=True)
+        # Until proc.wait() reaps it, the exited child's zombie pins its pid,
+        # so the group and session ids below cannot belong to anyone else.
+        if not _wait_exit(proc, limits.wall_s):
+            timed_out = True
+            tree = _descendants(proc.pid)
+            _kill_group(proc.pid)
+            leftovers = _kill_all(tree)
+        wall = time.monotonic() - start
+        if token:  # no pid namespace: kill its session and whatever escaped it, counting them
+            leftovers += _sweep(token, proc.pid)
+        else:  # the namespace died with its PID 1 already; the group is the outer helper's
+            _kill_group(proc.pid)
+        proc.wait()
+    finally:
+        if drop:
+            for p in owned:
+                if p.exists():
+                    _chown_tree(p, os.getuid(), os.getgid())
+        if scratch_home:
+            shutil.rmtree(scratch_home, ignore_errors=True)
+    code, sig = _decode_status(proc.returncode, layer)
+    return SandboxResult(exit_code=code, signal=sig, timed_out=timed_out, wall_s=wall,
+                         stdout_path=stdout_path, stderr_path=stderr_path, layer=layer,
+                         leftovers_killed=leftovers, uid=NOBODY if drop else os.getuid())
+
+
+def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
+    """Wait for proc to exit, at most timeout seconds, without reaping it; True if it did.
+
+    A pidfd wakes us the moment the child exits; Popen.wait(timeout) polls
+    with sleeps of up to 50 ms, which alone would double the start-up cost.
+    """
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            return False
+    try:
+        ready, _, _ = select.select([pidfd], [], [], timeout)
+    finally:
+        os.close(pidfd)
+    return bool(ready)  # not reaped yet: see run_sandboxed
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _decode_status(returncode: int, layer: str) -> tuple[int | None, int | None]:
+    """(exit code, signal). bwrap and the unshare script report a payload
+    killed by signal N as exit 128+N (the shell convention); so does a
+    payload that itself exits 129..192 — an accepted ambiguity."""
+    if returncode < 0:
+        return None, -returncode
+    if layer != "rlimits" and 128 < returncode <= 128 + 64:
+        return None, returncode - 128
+    return returncode, None
+
+
+# ---------------------------------------------------------------- probe
+
+_probe_lock = threading.Lock()
+_probe_cache: list[LayerStatus] | None = None
+
+
+def _version(tool: str) -> str:
+    try:
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=5)
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, subprocess.SubprocessError, IndexError):
+        return tool
+
+
+def _probe_one(name: str) -> LayerStatus:
+    needed = {"bwrap": ["bwrap", "setpriv", "prlimit"], "unshare": ["unshare", "setpriv", "prlimit", "chroot"],
+              "rlimits": ["setpriv", "prlimit"]}[name]
+    missing = [t for t in needed if _tool(t) is None]
+    if missing:
+        return LayerStatus(name, False, False, f"not installed: {', '.join(missing)}")
+    if name == "unshare" and not Path("/mnt").is_dir():
+        return LayerStatus(name, False, False, "no /mnt directory to build the sandbox root in")
+    limits = Limits(wall_s=10, memory_mb=None)
+    with tempfile.TemporaryDirectory(prefix="benchtui-probe-") as tmp:
+        work = Path(tmp) / "work"
+        work.mkdir()
+        out, err = Path(tmp) / "out", Path(tmp) / "err"
+        try:
+            res = run_sandboxed(["/bin/true"], workdir=work, limits=limits, layer=name,
+                                stdout_path=out, stderr_path=err)
+        except OSError as exc:
+            return LayerStatus(name, False, False, f"cannot start: {exc}")
+        if res.exit_code != 0:
+            why = err.read_text(errors="replace").strip().splitlines()
+            return LayerStatus(name, False, False, (why[-1] if why else f"`true` exited {res.exit_code}")[:200])
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen(1)
+            port = server.getsockname()[1]
+            net = run_sandboxed(["/bin/bash", "-c", f"exec 3<>/dev/tcp/127.0.0.1/{port}"], workdir=work,
+                                limits=limits, layer=name, stdout_path=out, stderr_path=err)
+    detail = _version(_tool(name) or name) if name != "rlimits" else "resource limits and a new session only"
+    return LayerStatus(name, True, net.exit_code != 0, f"{detail}; payload uid {res.uid}")
+
+
+def probe_layers(refresh: bool = False) -> list[LayerStatus]:
+    """Run `true` and a loopback connect in each layer; cached per process."""
+    global _probe_cache
+    with _probe_lock:
+        if _probe_cache is None or refresh:
+            _probe_cache = [_probe_one(name) for name in LAYERS]
+        return list(_probe_cache)
+
+
+def _install_hint(statuses: list[LayerStatus]) -> str:
+    why = "; ".join(f"{s.name}: {s.detail}" for s in statuses if s.name != "rlimits")
+    return (f"no isolating sandbox works here ({why}); install bubblewrap (apt install bubblewrap) or allow "
+            "unprivileged user namespaces (sysctl kernel.apparmor_restrict_unprivileged_userns=0), "
+            "or pass the unsafe flag to run without network isolation")
+
+
+def choose_layer(requested: str = "auto", *, allow_unsafe: bool = False) -> str:
+    """The layer to use: `auto` picks the strongest that works and isolates."""
+    if requested != "auto" and requested not in LAYERS:
+        raise ValueError(f"unknown sandbox layer {requested!r}; expected auto or one of {', '.join(LAYERS)}")
+    statuses = {s.name: s for s in probe_layers()}
+    if requested == "auto":
+        for name in LAYERS:
+            s = statuses[name]
+            if s.works and s.blocks_network:
+                return name
+        if allow_unsafe and statuses["rlimits"].works:
+            return "rlimits"
+        raise SandboxUnavailable(_install_hint(list(statuses.values())))
+    s = statuses[requested]
+    if not s.works:
+        raise SandboxUnavailable(f"sandbox layer {requested} does not work here: {s.detail}")
+    if not s.blocks_network and not allow_unsafe:
+        raise SandboxUnavailable(f"sandbox layer {requested} does not block the network; "
+                                 "pass the unsafe flag to use it anyway")
+    return requested
+
+
+def describe_layers(allow_unsafe: bool = False) -> list[dict]:
+    """For `benchtui doctor`: every layer, and which one `auto` would use."""
+    try:
+        active = choose_layer("auto", allow_unsafe=allow_unsafe)
+    except SandboxUnavailable:
+        active = None
+    return [{"name": s.name, "works": s.works, "blocks_network": s.blocks_network, "detail": s.detail,
+             "active": s.name == active} for s in probe_layers()]
