@@ -1,0 +1,139 @@
+"""The benchtui Textual app: screens over a read-mostly store.
+
+The app opens its own Store for the main thread (quick queries); workers
+open their own connection (SQLite handles are per thread). Errors from any
+action become notifications (see ``_dispatch_action``) so no traceback
+ever reaches the screen.
+"""
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+from textual.binding import Binding
+
+from tui.commands import JumpProvider
+from tui.config import load_key_config
+
+
+# Binding ids are "<area>.<name>"; an id in keys.toml outside these areas is a typo.
+BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help")
+
+
+class BenchApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "benchtui"
+    COMMANDS = App.COMMANDS | {JumpProvider}
+    ENABLE_COMMAND_PALETTE = True
+    BINDINGS = [
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("ctrl+p", "command_palette", "Jump", id="app.palette", show=False),
+    ]
+
+    def __init__(self, workbench: Any, *, config_path: Path | None = None, store_path: Path | None = None) -> None:
+        super().__init__()
+        self.workbench = workbench
+        self.store_path = Path(store_path or workbench.store_path)
+        self._store = None
+        self.key_config = load_key_config(config_path, known_prefixes=BINDING_AREAS)
+        self.errors: list[str] = []  # every error shown as a notification; tests read it
+
+    # -- lifecycle --------------------------------------------------------------
+    def on_mount(self) -> None:
+        from tui.screens.matrix import MatrixScreen
+
+        if self.key_config.keymap:
+            self.set_keymap(self.key_config.keymap)
+        for problem in self.key_config.problems:
+            self.notify(problem, severity="warning", timeout=8)
+        self.push_screen(MatrixScreen())
+
+    @property
+    def store(self):
+        """The main thread's connection, opened on first use: engine.store pulls in
+        sqlite_utils (and numpy), so the matrix worker imports it off the main thread."""
+        if self._store is None:
+            from engine.store import Store
+
+            self._store = Store(self.store_path)
+        return self._store
+
+    def on_unmount(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def open_store(self):
+        """A fresh connection for a worker thread."""
+        from engine.store import Store
+
+        return Store(self.store_path)
+
+    def report_error(self, what: str, error: BaseException | str) -> None:
+        message = f"{what}: {error}" if what else str(error)
+        self.errors.append(message)
+        self.log.error(message)
+        self.notify(message[:300], severity="error", timeout=8)
+
+    async def _dispatch_action(self, namespace: Any, action_name: str, params: Any) -> bool:
+        # A bug behind a key becomes a notification and the screen stays alive
+        # (an exception escaping a handler would stop that screen's message loop).
+        try:
+            return await super()._dispatch_action(namespace, action_name, params)
+        except Exception as error:
+            self.log.error("".join(traceback.format_exception(error)))
+            self.report_error(f"{action_name} failed: {type(error).__name__}", error)
+            return True
+
+    # -- navigation (used by screens and the command palette) ----------------------
+    def jump_matrix(self, model: str | None = None, challenge: str | None = None) -> None:
+        from tui.screens.matrix import MatrixScreen
+
+        while len(self.screen_stack) > 2 and not isinstance(self.screen, MatrixScreen):
+            self.pop_screen()
+        if isinstance(self.screen, MatrixScreen):
+            self.screen.focus_cell(model=model, challenge=challenge)
+
+    def open_answer(self, model: str, challenge: str, relpath: str | None = None) -> None:
+        from tui.screens.answer import AnswerScreen
+
+        self.push_screen(AnswerScreen(model, challenge, relpath))
+
+    def open_transcript(self, model: str, challenge: str, relpath: str) -> None:
+        from tui.screens.transcript import TranscriptScreen
+
+        self.push_screen(TranscriptScreen(model, challenge, relpath))
+
+    def open_compare(self, model: str, challenge: str, other: str | None = None) -> None:
+        from tui.screens.compare import CompareScreen
+
+        self.push_screen(CompareScreen(model, challenge, other))
+
+    def open_grades(self, model: str, challenge: str) -> None:
+        from tui.screens.grades import GradesScreen
+
+        self.push_screen(GradesScreen(model, challenge))
+
+    def open_runs(self, pairs: list[tuple[str, str]] | None = None, scope: str = "") -> None:
+        from tui.screens.runs import RunsScreen
+
+        self.push_screen(RunsScreen(pairs or [], scope))
+
+    def open_leaderboard(self) -> None:
+        from tui.screens.leaderboard import LeaderboardScreen
+
+        self.push_screen(LeaderboardScreen())
+
+    def action_help(self) -> None:
+        from tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+
+def run_app(workbench: Any) -> int:
+    app = BenchApp(workbench)
+    result = app.run()
+    return int(result or app.return_code or 0)

@@ -1,0 +1,52 @@
+"""How verdicts and grades look: one glyph and one colour per verdict."""
+from __future__ import annotations
+
+from rich.text import Text
+
+# verdict -> (glyph, style, label). Single-cell glyphs only: wide emoji break columns.
+VERDICTS: dict[str, tuple[str, str, str]] = {
+    "pass": ("✓", "bold green", "pass"),
+    "fail": ("✗", "bold red", "fail"),
+    "error": ("!", "bold red", "error"),
+    "timeout": ("T", "bold magenta", "timeout"),
+    "compile_error": ("C", "bold red", "compile error"),
+    "unbound": ("U", "bold yellow", "unbound"),
+    "forbidden": ("⊘", "bold red", "forbidden"),
+    "skipped": ("–", "yellow", "skipped"),
+    "not_run": ("·", "dim", "not run"),
+    "no_answer": ("∅", "dim", "no answer"),
+    "interrupted": ("↯", "yellow", "interrupted"),
+    "running": ("◌", "cyan", "running"),
+    "info": ("i", "blue", "info"),
+}
+LEGEND_ORDER = ("pass", "fail", "error", "timeout", "compile_error", "unbound", "forbidden",
+                "skipped", "not_run", "no_answer", "running")
+
+
+def verdict_glyph(verdict: str | None) -> Text:
+    glyph, style, _ = VERDICTS.get(verdict or "not_run", ("?", "bold", verdict or "?"))
+    return Text(glyph, style=style)
+
+
+def verdict_text(verdict: str | None) -> Text:
+    glyph, style, label = VERDICTS.get(verdict or "not_run", ("?", "bold", verdict or "?"))
+    return Text(f"{glyph} {label}", style=style)
+
+
+def grade_style(letter: str | None) -> str:
+    if not letter:
+        return "dim"
+    return {"A": "green", "B": "cyan", "C": "yellow", "D": "red", "F": "bold red"}.get(letter[0], "")
+
+
+def legend() -> Text:
+    out = Text()
+    for name in LEGEND_ORDER:
+        glyph, style, label = VERDICTS[name]
+        out.append(glyph, style=style)
+        out.append(f" {label}  ", style="dim")
+    out.append("B+", style="bold")
+    out.append(" human ", style="dim")
+    out.append("A-", style="italic dim")
+    out.append(" judge", style="dim")
+    return out

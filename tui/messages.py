@@ -1,0 +1,33 @@
+"""Typed messages that workers post to the app (workers never touch widgets)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.message import Message
+
+
+@dataclass
+class Failed(Message):
+    """A worker failed; the handler turns it into a notification."""
+
+    what: str
+    error: str
+
+
+@dataclass
+class RunProgress(Message):
+    event: Any  # engine.runner.orchestrate.RunEvent
+
+
+@dataclass
+class RunsDone(Message):
+    count: int
+    cancelled: bool
+
+
+@dataclass
+class StoreChanged(Message):
+    """Grades or runs were written: screens showing them reload."""
+
+    reason: str

@@ -1,0 +1,265 @@
+"""One answer: file tree, file view, checks, self-check, run history, grade panel."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.syntax import Syntax
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, TextArea, Tree
+
+from engine import queries
+from engine.grades import current_grades
+from tui.glyphs import verdict_text
+
+MAX_VIEW_BYTES = 2 * 1024 * 1024  # bigger files are summarised, not rendered
+GROUPS = (("source", "Sources"), ("cuda", "Sources"), ("doc", "Docs"), ("prompt", "Docs"),
+          ("transcript", "Transcripts"), ("data", "Artifacts"), ("artifact", "Artifacts"))
+LEXERS = {".cu": "cuda", ".cuh": "cuda", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "cpp", ".hpp": "cpp",
+          ".md": "markdown", ".toml": "toml", ".json": "json", ".jsonl": "json", ".sh": "bash",
+          ".yaml": "yaml", ".yml": "yaml", ".metal": "cpp", ".txt": "text", ".rst": "rst"}
+
+
+def read_text_file(path: Path) -> str:
+    data = path.read_bytes()
+    if len(data) > MAX_VIEW_BYTES:
+        data = data[:MAX_VIEW_BYTES]
+    return data.decode("utf-8", errors="replace")
+
+
+class AnswerScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="answer.back"),
+        Binding("t", "transcript", "Transcript", id="answer.transcript"),
+        Binding("c", "compare", "Compare", id="answer.compare"),
+        Binding("g", "grade", "Grade", id="answer.grade"),
+        Binding("r", "run", "Run", id="answer.run"),
+        Binding("1,2,3,4,5", "tab", show=False, id="answer.tab"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, data: dict) -> None:
+            super().__init__()
+            self.data = data
+
+    class FileLoaded(Message):
+        def __init__(self, relpath: str, text: str | None, error: str | None = None) -> None:
+            super().__init__()
+            self.relpath = relpath
+            self.text = text
+            self.error = error
+
+    def __init__(self, model: str, challenge: str, relpath: str | None = None) -> None:
+        super().__init__()
+        self.model = model
+        self.challenge = challenge
+        self.want_file = relpath
+        self.data: dict = {}
+        self.current_file: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"{self.model} / {self.challenge}", id="answer-title", classes="title-bar")
+        with Horizontal(id="answer-body"):
+            yield Tree("files", id="file-tree")
+            with TabbedContent(id="answer-tabs"):
+                with TabPane("File", id="tab-file"):
+                    yield Vertical(Static("select a file on the left", classes="panel-text"), id="file-view-pane")
+                with TabPane("Checks", id="tab-checks"):
+                    yield Static(id="run-summary", classes="panel-text")
+                    yield DataTable(id="checks-table", cursor_type="row")
+                with TabPane("Self-check", id="tab-self"):
+                    yield VerticalScroll(Static(id="self-check", classes="panel-text"))
+                with TabPane("Runs", id="tab-runs"):
+                    yield DataTable(id="history-table", cursor_type="row")
+                with TabPane("Grade", id="tab-grade"):
+                    yield VerticalScroll(Static(id="grade-panel", classes="panel-text"))
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.load()
+
+    def on_screen_resume(self) -> None:
+        if self.data:
+            self.load()
+
+    @work(thread=True, exclusive=True, group="answer")
+    def load(self) -> None:
+        try:
+            with self.app.open_store() as store:
+                answer = queries.answer_row(store, self.model, self.challenge)
+                data: dict = {"answer": answer, "files": [], "transcripts": [], "warnings": [],
+                              "run": None, "checks": [], "history": [], "grades": []}
+                if answer:
+                    data["files"] = queries.answer_files(store, answer["id"])
+                    data["transcripts"] = queries.answer_transcripts(store, answer["id"])
+                data["warnings"] = queries.answer_warnings(store, self.model, self.challenge)
+                data["run"] = queries.latest_run(store, self.model, self.challenge)
+                if data["run"]:
+                    data["checks"] = queries.run_checks(store, data["run"]["id"])
+                data["history"] = queries.run_history(store, self.model, self.challenge)
+                data["grades"] = current_grades(store, dimension=None, model=self.model, challenge=self.challenge)
+        except Exception as exc:
+            self.app.call_from_thread(self.app.report_error, "loading the answer", exc)
+            return
+        self.post_message(self.Loaded(data))
+
+    def on_answer_screen_loaded(self, message: Loaded) -> None:
+        self.data = data = message.data
+        answer = data["answer"]
+        if answer is None:
+            self.query_one("#answer-title", Static).update(f"{self.model} / {self.challenge}: not in the store")
+            return
+        run = data["run"]
+        title = Text.assemble((f"{self.model} / {self.challenge}  ", "bold"))
+        title.append_text(verdict_text(run["verdict"] if run and run["status"] == "done" else
+                                       ("no_answer" if answer["status"] == "no_answer" else
+                                        (run["status"] if run else "not_run"))))
+        self.query_one("#answer-title", Static).update(title)
+        self.fill_tree()
+        self.fill_checks()
+        self.fill_history()
+        self.fill_grades()
+        if self.want_file:
+            self.show_file(self.want_file)
+            self.want_file = None
+        elif self.current_file is None:
+            first = next((f for f in data["files"] if f["kind"] in ("source", "cuda")), None)
+            if first:
+                self.show_file(first["relpath"])
+
+    def fill_tree(self) -> None:
+        tree = self.query_one("#file-tree", Tree)
+        tree.clear()
+        tree.root.expand()
+        warned = {w["path"] for w in self.data["warnings"] if w["path"]}
+        groups: dict[str, object] = {}
+        label_of = dict(GROUPS)
+        for f in self.data["files"]:
+            group = label_of.get(f["kind"], "Other")
+            if group not in groups:
+                groups[group] = tree.root.add(group, expand=True)
+            label = Text(f["relpath"])
+            if f["problem"] or not f["readable"] or f["relpath"] in warned or any(w.endswith("/" + f["relpath"]) for w in warned):
+                label.append(" ⚠", style="yellow")
+            label.append(f"  {f['size'] or 0:,}b", style="dim")
+            groups[group].add_leaf(label, data=f["relpath"])
+        if self.data["warnings"]:
+            node = tree.root.add(Text("Warnings", style="yellow"), expand=True)
+            for w in self.data["warnings"]:
+                node.add_leaf(Text(f"⚠ {w['kind']}: {w['detail'] or w['path'] or ''}", style="yellow"))
+
+    def fill_checks(self) -> None:
+        run = self.data["run"]
+        summary = self.query_one("#run-summary", Static)
+        table = self.query_one("#checks-table", DataTable)
+        table.clear(columns=True)
+        table.add_columns("check", "verdict", "value", "threshold", "message")
+        if not run:
+            summary.update("not run yet: press r to run the hidden suite")
+            self.query_one("#self-check", Static).update("no self-check yet")
+            return
+        summary.update(Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
+                                     verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}"))
+        for c in self.data["checks"]:
+            table.add_row(c["name"], verdict_text(c["verdict"]), c["value"] or "", c["threshold"] or "", c["message"] or "")
+        out = Text()
+        out.append(f"self-check: {run['self_status'] or 'not run'}", style="bold")
+        if run["self_exit_code"] is not None:
+            out.append(f"   exit {run['self_exit_code']}")
+        out.append("\n(the answer's own tests and demos: its claims, not evidence)\n\n", style="dim")
+        out.append(run["self_output"] or "")
+        self.query_one("#self-check", Static).update(out)
+
+    def fill_history(self) -> None:
+        table = self.query_one("#history-table", DataTable)
+        table.clear(columns=True)
+        table.add_columns("run", "verdict", "backend", "started", "seconds", "message")
+        for r in self.data["history"]:
+            table.add_row(str(r["id"]), verdict_text(r["verdict"] or r["status"]), r["backend"] or "",
+                          (r["started_at"] or "")[:19], f"{r['duration_s']:.1f}" if r["duration_s"] else "",
+                          r["message"] or "")
+
+    def fill_grades(self) -> None:
+        out = Text()
+        if not self.data["grades"]:
+            out.append("no grades yet: press g to grade this answer", style="dim")
+        for g in self.data["grades"]:
+            style = "italic dim" if g.grader_kind == "judge" else "bold"
+            out.append(f"{g.dimension:<28}", style="")
+            out.append(f"{g.display:<6}", style=style)
+            out.append(f"{g.grader} ({g.grader_kind})\n", style="dim")
+        self.query_one("#grade-panel", Static).update(out)
+
+    # -- files -----------------------------------------------------------------------
+    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
+        relpath = event.node.data
+        if not relpath:
+            return
+        if any(t["relpath"] == relpath for t in self.data.get("transcripts", [])):
+            self.app.open_transcript(self.model, self.challenge, relpath)
+            return
+        self.show_file(relpath)
+
+    def show_file(self, relpath: str) -> None:
+        self.current_file = relpath
+        self.query_one(TabbedContent).active = "tab-file"
+        self.load_file(relpath)
+
+    @work(thread=True, exclusive=True, group="answer-file")
+    def load_file(self, relpath: str) -> None:
+        answer = self.data.get("answer")
+        try:
+            path = Path(self.app.workbench.root) / answer["path"] / relpath
+            text = read_text_file(path)
+        except Exception as exc:
+            self.post_message(self.FileLoaded(relpath, None, str(exc)))
+            return
+        self.post_message(self.FileLoaded(relpath, text))
+
+    async def on_answer_screen_file_loaded(self, message: FileLoaded) -> None:
+        pane = self.query_one("#file-view-pane", Vertical)
+        await pane.remove_children()
+        header = Static(Text(message.relpath, style="bold"), classes="panel-text")
+        if message.error or message.text is None:
+            await pane.mount(header, Static(f"cannot show this file: {message.error}", classes="panel-text"))
+            return
+        suffix = Path(message.relpath).suffix.lower()
+        if suffix == ".py":
+            view = TextArea.code_editor(message.text, language="python", read_only=True, classes="code", id="file-view")
+        else:
+            lexer = LEXERS.get(suffix, "text")
+            syntax = Syntax(message.text, lexer, line_numbers=True, word_wrap=False, theme="monokai")
+            view = VerticalScroll(Static(syntax, expand=True), classes="code", id="file-view")
+        await pane.mount(header, view)
+
+    # -- actions ---------------------------------------------------------------------
+    def action_transcript(self) -> None:
+        transcripts = self.data.get("transcripts") or []
+        if not transcripts:
+            self.notify("this answer has no transcript", severity="warning")
+            return
+        self.app.open_transcript(self.model, self.challenge, transcripts[0]["relpath"])
+
+    def action_compare(self) -> None:
+        self.app.open_compare(self.model, self.challenge)
+
+    def action_grade(self) -> None:
+        self.app.open_grades(self.model, self.challenge)
+
+    def action_run(self) -> None:
+        self.app.open_runs([(self.model, self.challenge)], "answer")
+
+    def action_tab(self) -> None:
+        pass  # digits are handled in on_key below (one binding id remaps them all)
+
+    def on_key(self, event) -> None:
+        tabs = ("tab-file", "tab-checks", "tab-self", "tab-runs", "tab-grade")
+        if event.key in "12345" and len(event.key) == 1:
+            self.query_one(TabbedContent).active = tabs[int(event.key) - 1]
+            event.stop()

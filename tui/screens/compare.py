@@ -1,0 +1,177 @@
+"""Two answers to one challenge side by side, files paired by role."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets.option_list import Option
+
+from engine import queries
+from tui.diffing import Diff, diff_texts, pair_files
+from tui.screens.answer import read_text_file
+from tui.widgets.diff_view import DiffView
+
+
+class CompareScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="compare.back"),
+        Binding("u", "toggle_unified", "Unified", id="compare.unified"),
+        Binding("n", "change(1)", "Next change", id="compare.next"),
+        Binding("p", "change(-1)", "Prev change", id="compare.prev"),
+        Binding("m", "pick_model", "Other model", id="compare.model"),
+        Binding("tab", "focus_next", "Files/diff", show=False, id="compare.focus"),
+    ]
+
+    class Paired(Message):
+        def __init__(self, other: str | None, pairs: list, others: list[str], roots: tuple[str, str]) -> None:
+            super().__init__()
+            self.other, self.pairs, self.others, self.roots = other, pairs, others, roots
+
+    class Diffed(Message):
+        def __init__(self, diff: Diff | None, label: str, seconds: float, error: str | None = None) -> None:
+            super().__init__()
+            self.diff, self.label, self.seconds, self.error = diff, label, seconds, error
+
+    def __init__(self, model: str, challenge: str, other: str | None = None) -> None:
+        super().__init__()
+        self.model, self.challenge, self.other = model, challenge, other
+        self.pairs: list = []
+        self.others: list[str] = []
+        self.roots = ("", "")
+        self.diff_seconds: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"{self.model} vs …  ({self.challenge})", id="compare-bar")
+        yield OptionList(id="compare-pick", classes="hidden")
+        yield OptionList(id="compare-files")
+        yield DiffView(id="diff-view")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#compare-pick").display = False
+        self.load_pairs(self.other)
+
+    @work(thread=True, exclusive=True, group="compare-pairs")
+    def load_pairs(self, other: str | None) -> None:
+        try:
+            with self.app.open_store() as store:
+                rows = store.query("select model, path, id from answers where challenge = ? and present = 1 "
+                                   "and status = 'answer' order by model", (self.challenge,))
+                by_model = {r["model"]: r for r in rows}
+                others = [m for m in by_model if m != self.model]
+                if other is None or other not in by_model:
+                    other = others[0] if others else None
+                mine = by_model.get(self.model)
+                if mine is None or other is None:
+                    self.post_message(self.Paired(None, [], others, ("", "")))
+                    return
+                left = [f for f in queries.answer_files(store, mine["id"]) if f["kind"] not in ("data", "artifact")]
+                right = [f for f in queries.answer_files(store, by_model[other]["id"]) if f["kind"] not in ("data", "artifact")]
+            self.post_message(self.Paired(other, pair_files(left, right), others, (mine["path"], by_model[other]["path"])))
+        except Exception as exc:
+            self.app.call_from_thread(self.app.report_error, "pairing files", exc)
+
+    def on_compare_screen_paired(self, message: Paired) -> None:
+        self.other, self.pairs, self.others, self.roots = message.other, message.pairs, message.others, message.roots
+        files = self.query_one("#compare-files", OptionList)
+        files.clear_options()
+        if self.other is None:
+            self.query_one("#compare-bar", Static).update(f"no other answer to {self.challenge} to compare with")
+            return
+        for i, (a, b) in enumerate(self.pairs):
+            label = f"{a['relpath'] if a else '—'}  ↔  {b['relpath'] if b else '—'}"
+            files.add_option(Option(label, id=str(i)))
+        files.highlighted = 0
+        if self.pairs:
+            self.start_diff(0)
+
+    @on(OptionList.OptionHighlighted, "#compare-files")
+    def file_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option.id is not None and self.pairs:
+            self.start_diff(int(event.option.id))
+
+    @on(OptionList.OptionSelected, "#compare-files")
+    def file_selected(self, event: OptionList.OptionSelected) -> None:
+        self.query_one(DiffView).focus()
+
+    def start_diff(self, index: int) -> None:
+        a, b = self.pairs[index]
+        self.compute_diff(a["relpath"] if a else None, b["relpath"] if b else None)
+
+    @work(thread=True, exclusive=True, group="compare-diff")
+    def compute_diff(self, left: str | None, right: str | None) -> None:
+        root = Path(self.app.workbench.root)
+        started = time.perf_counter()
+        try:
+            ta = read_text_file(root / self.roots[0] / left) if left else ""
+            tb = read_text_file(root / self.roots[1] / right) if right else ""
+            diff = diff_texts(ta, tb, f"{self.model}/{left or '-'}", f"{self.other}/{right or '-'}")
+        except Exception as exc:
+            self.post_message(self.Diffed(None, "", 0.0, str(exc)))
+            return
+        self.post_message(self.Diffed(diff, f"{left or '—'} ↔ {right or '—'}", time.perf_counter() - started))
+
+    def on_compare_screen_diffed(self, message: Diffed) -> None:
+        if message.error:
+            self.app.report_error("diff", message.error)
+            return
+        self.diff_seconds = message.seconds
+        view = self.query_one(DiffView)
+        view.show(message.diff)
+        self.update_bar(message.label)
+
+    def update_bar(self, label: str = "") -> None:
+        view = self.query_one(DiffView)
+        d = view.diff
+        text = Text.assemble((self.model, "bold red"), " vs ", (self.other or "?", "bold green"), f"  {label}  ")
+        if d is not None:
+            text.append("identical" if d.identical else f"+{d.added} −{d.removed}, {len(d.changes)} change(s)",
+                        style="dim")
+        text.append(f"  [{'unified' if view.unified else 'side by side'}]", style="cyan")
+        self.query_one("#compare-bar", Static).update(text)
+
+    def action_toggle_unified(self) -> None:
+        view = self.query_one(DiffView)
+        view.show(view.diff, unified=not view.unified)
+        self.update_bar()
+
+    def action_change(self, step: int) -> None:
+        view = self.query_one(DiffView)
+        changes = view.changes
+        if not changes:
+            self.notify("no changes", timeout=2)
+            return
+        if step > 0:
+            target = next((c for c in changes if c > view.cursor), changes[0])
+        else:
+            target = next((c for c in reversed(changes) if c < view.cursor), changes[-1])
+        view.focus()
+        view.move_to(target, top=True)
+
+    def action_pick_model(self) -> None:
+        pick = self.query_one("#compare-pick", OptionList)
+        pick.clear_options()
+        for m in self.others:
+            pick.add_option(Option(("● " if m == self.other else "  ") + m, id=m))
+        pick.display = True
+        pick.focus()
+
+    @on(OptionList.OptionSelected, "#compare-pick")
+    def model_picked(self, event: OptionList.OptionSelected) -> None:
+        event.option_list.display = False
+        self.load_pairs(event.option.id)
+
+    def action_back(self) -> None:
+        pick = self.query_one("#compare-pick", OptionList)
+        if pick.display:
+            pick.display = False
+            return
+        self.app.pop_screen()

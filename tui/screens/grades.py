@@ -1,0 +1,219 @@
+"""Grade one answer: a letter per rubric dimension, +/- steps, a note, the
+history, judge grades beside yours, and a blind mode."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from engine import grades as G
+from tui.glyphs import grade_style
+
+
+def step_letter(letter: str | None, step: int) -> str | None:
+    """'B' +1 -> 'B+', 'B+' +1 -> 'A-', 'A' +1 -> 'A'; None stays None."""
+    if letter is None:
+        return None
+    i = G.LETTERS.index(letter) - step  # LETTERS is best first
+    return G.LETTERS[max(0, min(i, len(G.LETTERS) - 1))]
+
+
+class GradesScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="grades.back"),
+        Binding("a", "letter('A')", "A", id="grades.a"),
+        Binding("b", "letter('B')", "B", id="grades.b"),
+        Binding("c", "letter('C')", "C", id="grades.c"),
+        Binding("d", "letter('D')", "D", id="grades.d"),
+        Binding("f", "letter('F')", "F", id="grades.f"),
+        Binding("plus,equals_sign", "step(1)", "+", id="grades.plus"),
+        Binding("minus", "step(-1)", "-", id="grades.minus"),
+        Binding("N", "note", "Note", id="grades.note"),
+        Binding("x", "blind", "Blind", id="grades.blind"),
+        Binding("right_square_bracket", "next_ungraded", "Next ungraded", id="grades.next"),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, current: list, history: list, notes: list) -> None:
+            super().__init__()
+            self.current, self.history, self.notes = current, history, notes
+
+    def __init__(self, model: str, challenge: str, *, blind: bool = False) -> None:
+        super().__init__()
+        self.model, self.challenge = model, challenge
+        self.blind = blind
+        self.mine: dict[str, str] = {}       # dimension -> my current letter
+        self.judges: dict[str, list[str]] = {}  # dimension -> "letter (judge)" strings
+        self.grader = G.default_grader_name()
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(id="grades-title", classes="title-bar")
+        with Horizontal(id="grades-body"):
+            with Vertical(id="grades-table"):
+                yield DataTable(id="grades-dims", cursor_type="row")
+                yield Static("history", classes="status")
+                yield DataTable(id="grade-history", cursor_type="row")
+            yield Static(id="rubric")
+        yield Input(placeholder="note on this answer (enter saves, esc cancels)", id="grade-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#grade-note").display = False
+        table = self.query_one("#grades-dims", DataTable)
+        table.add_column("dimension", key="dim")
+        table.add_column("yours", key="mine")
+        table.add_column("judges", key="judges")
+        for d in G.DIMENSIONS:
+            table.add_row(d.title, "", "", key=d.id)
+        table.move_cursor(row=len(G.DIMENSIONS) - 1)  # overall first: it is the one the matrix shows
+        table.focus()
+        self.load()
+
+    @work(thread=True, exclusive=True, group="grades-load")
+    def load(self) -> None:
+        try:
+            with self.app.open_store() as store:
+                current = G.current_grades(store, dimension=None, model=self.model, challenge=self.challenge)
+                history = G.grade_history(store, self.model, self.challenge)
+                notes = G.notes_for(store, self.model, self.challenge)
+        except Exception as exc:
+            self.app.call_from_thread(self.app.report_error, "loading grades", exc)
+            return
+        self.post_message(self.Loaded(current, history, notes))
+
+    def on_grades_screen_loaded(self, message: Loaded) -> None:
+        self.mine = {g.dimension: g.letter for g in message.current if g.grader == self.grader}
+        self.judges = {}
+        for g in message.current:
+            if g.grader_kind == "judge":
+                self.judges.setdefault(g.dimension, []).append(f"{g.display} ({g.grader})")
+        self.history = message.history
+        self.notes = message.notes
+        self.refresh_view()
+
+    @property
+    def hidden(self) -> bool:
+        """Blind mode hides names and judges until the human overall grade is saved."""
+        return self.blind and G.OVERALL not in self.mine
+
+    def refresh_view(self) -> None:
+        hidden = self.hidden
+        title = Text()
+        title.append("answer under review" if hidden else f"{self.model} / {self.challenge}", style="bold")
+        if hidden:
+            title.append(f"  ({self.challenge}; blind: model and judges hidden until you grade overall)", style="dim")
+        title.append(f"   grader: {self.grader}", style="dim")
+        self.query_one("#grades-title", Static).update(title)
+        table = self.query_one("#grades-dims", DataTable)
+        for d in G.DIMENSIONS:
+            mine = self.mine.get(d.id)
+            table.update_cell(d.id, "mine", Text(mine or "·", style="bold " + grade_style(mine)))
+            judges = "hidden" if hidden else ", ".join(self.judges.get(d.id, [])) or "—"
+            table.update_cell(d.id, "judges", Text(judges, style="italic dim"))
+        hist = self.query_one("#grade-history", DataTable)
+        hist.clear(columns=True)
+        hist.add_columns("when", "dimension", "grade", "by", "note")
+        for g in reversed(getattr(self, "history", [])):
+            if hidden and g.grader_kind == "judge":
+                continue
+            style = "strike dim" if not g.valid else ""
+            hist.add_row((g.created_at or "")[:16], g.dimension, Text(g.display, style=style),
+                         "judge" if hidden and g.grader_kind == "judge" else g.grader, g.note or "")
+        for n in getattr(self, "notes", []):
+            hist.add_row(n.created_at[:16], "note", "", n.author, n.text)
+        self.show_rubric()
+
+    def current_dimension(self) -> G.Dimension:
+        table = self.query_one("#grades-dims", DataTable)
+        return G.DIMENSIONS[max(0, min(table.cursor_row, len(G.DIMENSIONS) - 1))]
+
+    @on(DataTable.RowHighlighted, "#grades-dims")
+    def show_rubric(self, event: object = None) -> None:
+        d = self.current_dimension()
+        text = Text(d.title + "\n", style="bold")
+        text.append(d.description + "\n\n")
+        text.append("a b c d f: set the letter   + -: step   N: note   ]: next ungraded   x: blind", style="dim")
+        self.query_one("#rubric", Static).update(text)
+
+    # -- grading -------------------------------------------------------------------
+    def action_letter(self, letter: str) -> None:
+        self.save(self.current_dimension().id, letter)
+
+    def action_step(self, step: int) -> None:
+        dim = self.current_dimension().id
+        new = step_letter(self.mine.get(dim), step)
+        if new is None:
+            self.notify("set a letter first (a b c d f)", severity="warning", timeout=3)
+            return
+        self.save(dim, new)
+
+    def save(self, dimension: str, letter: str, note: str | None = None) -> None:
+        self.mine[dimension] = letter  # shown at once; the worker makes it durable
+        self.refresh_view()
+        self.write_grade(dimension, letter, note)
+
+    @work(thread=True, group="grades-write")  # not exclusive: a write is never cancelled
+    def write_grade(self, dimension: str, letter: str, note: str | None) -> None:
+        try:
+            with self.app.open_store() as store:
+                G.set_grade(store, self.model, self.challenge, letter, dimension=dimension,
+                            grader=self.grader, note=note)
+        except Exception as exc:
+            self.app.call_from_thread(self.app.report_error, f"grade {letter} not saved", exc)
+        self.load()
+
+    def action_note(self) -> None:
+        box = self.query_one("#grade-note", Input)
+        box.display = True
+        box.focus()
+
+    @on(Input.Submitted, "#grade-note")
+    def note_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        event.input.value = ""
+        event.input.display = False
+        self.query_one("#grades-dims").focus()
+        if text:
+            self.write_note(text)
+
+    @work(thread=True, group="grades-write")
+    def write_note(self, text: str) -> None:
+        try:
+            with self.app.open_store() as store:
+                G.add_note(store, self.model, self.challenge, text, author=self.grader)
+        except Exception as exc:
+            self.app.call_from_thread(self.app.report_error, "note not saved", exc)
+        self.load()
+
+    def action_blind(self) -> None:
+        self.blind = not self.blind
+        self.refresh_view()
+
+    def action_next_ungraded(self) -> None:
+        with self.app.open_store() as store:
+            rows = store.query(
+                """select a.model, a.challenge from answers a join challenges c on c.id = a.challenge
+                   where a.present = 1 and a.status = 'answer' and not exists (
+                     select 1 from grades g join graders r on r.id = g.grader_id
+                     where g.model = a.model and g.challenge = a.challenge and g.dimension = 'overall'
+                       and g.invalidated_at is null and r.name = ?)
+                   order by c.position, a.model""", (self.grader,))
+        rows = [r for r in rows if (r["model"], r["challenge"]) != (self.model, self.challenge)]
+        if not rows:
+            self.notify("every answer has your overall grade", timeout=3)
+            return
+        self.app.switch_screen(GradesScreen(rows[0]["model"], rows[0]["challenge"], blind=self.blind))
+
+    def action_back(self) -> None:
+        box = self.query_one("#grade-note", Input)
+        if box.display:
+            box.display = False
+            self.query_one("#grades-dims").focus()
+            return
+        self.app.pop_screen()

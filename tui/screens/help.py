@@ -1,0 +1,40 @@
+"""`?`: every key of the screen underneath, read from its live bindings (so remaps show)."""
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+GENERAL = ("Matrix: enter open · g grade · c compare · t transcript · r runs · l leaderboard · s sort · f filter\n"
+           "Everywhere: ctrl+p jump to a model, challenge, file or transcript · ? help · q quit · esc back\n"
+           "Keys are remappable by Binding id in ~/.config/benchtui/keys.toml ($BENCHTUI_CONFIG).")
+
+
+class HelpScreen(ModalScreen):
+    BINDINGS = [Binding("escape,question_mark,q", "app.pop_screen", "Close", id="help.close")]
+
+    def __init__(self, under: Screen) -> None:
+        super().__init__()
+        self.under = under
+
+    def compose(self) -> ComposeResult:
+        table = Table(title=f"Keys: {type(self.under).__name__.replace('Screen', '')}", expand=True)
+        table.add_column("key", no_wrap=True)
+        table.add_column("action")
+        table.add_column("binding id", style="dim")
+        keymap = self.app._keymap  # remapped keys, to show what the user really presses
+        seen = set()
+        for source in (self.under, self.app):
+            for binding in source.BINDINGS:
+                if not isinstance(binding, Binding) or binding.id in seen:
+                    continue
+                seen.add(binding.id)
+                keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+                table.add_row(self.app.get_key_display(Binding(keys.split(",")[0], "")) if keys else "",
+                              binding.description or binding.action, binding.id or "")
+        with VerticalScroll(id="help-box"):
+            yield Static(table)
+            yield Static(GENERAL)

@@ -1,0 +1,234 @@
+"""The first screen: challenges (rows) x models (columns), like a README grade matrix."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from tui.glyphs import grade_style, legend, verdict_glyph, VERDICTS
+
+SORTS = ("order", "passes", "grade", "name")
+FILTERS = ("all", "not passing", "ungraded")
+
+
+def cell_text(cell) -> Text:
+    text = verdict_glyph(cell.verdict)
+    text.append(" ")
+    text.append(f"{cell.human or '':<2}", style="bold " + grade_style(cell.human))
+    if cell.judge:
+        text.append(" ")
+        text.append(cell.judge, style="italic dim")
+    if cell.warnings:
+        text.append("⚠", style="yellow")
+    return text
+
+
+class MatrixScreen(Screen):
+    BINDINGS = [
+        Binding("enter", "open", "Open", id="matrix.open"),
+        Binding("s", "cycle_sort", "Sort", id="matrix.sort"),
+        Binding("f", "cycle_filter", "Filter", id="matrix.filter"),
+        Binding("g", "grade", "Grade", id="matrix.grade"),
+        Binding("c", "compare", "Compare", id="matrix.compare"),
+        Binding("t", "transcript", "Transcript", id="matrix.transcript", show=False),
+        Binding("r", "runs", "Run", id="matrix.runs"),
+        Binding("l", "leaderboard", "Leaders", id="matrix.leaderboard"),
+        Binding("ctrl+r,f5", "reload", "Refresh", id="matrix.refresh", show=False),
+    ]
+
+    class Loaded(Message):
+        def __init__(self, matrix) -> None:
+            super().__init__()
+            self.matrix = matrix
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.matrix = None  # engine.queries.Matrix once loaded
+        self.sort_mode = "order"
+        self.filter_mode = "all"
+        self._wanted: tuple[str | None, str | None] = (None, None)
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("loading the store…", id="matrix-status")
+        yield DataTable(id="matrix", cursor_type="cell", zebra_stripes=True)
+        yield Static(id="matrix-detail")
+        yield Static(legend(), id="legend")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def on_screen_resume(self) -> None:
+        if self.matrix is not None:  # grades or runs may have changed underneath
+            self.reload()
+
+    # -- data ------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, group="matrix")
+    def reload(self) -> None:
+        try:
+            from engine.queries import load_matrix  # imported here: keeps start-up off the main thread
+
+            with self.app.open_store() as store:
+                matrix = load_matrix(store)
+        except Exception as exc:
+            self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
+            return
+        self.post_message(self.Loaded(matrix))
+
+    def action_reload(self) -> None:
+        self.reload()
+
+    def on_matrix_screen_loaded(self, message: Loaded) -> None:
+        keep = self.current() if self.matrix else (None, None)
+        self.matrix = message.matrix
+        if self._wanted != (None, None):
+            keep, self._wanted = self._wanted, (None, None)
+        self.render_table(keep)
+
+    def ordered(self) -> tuple[list[str], list]:
+        m = self.matrix
+        assert m is not None
+        models = list(m.models)
+        from engine.grades import POINTS
+
+        if self.sort_mode == "passes":
+            models.sort(key=lambda x: -sum(m.cell(x, c.id).verdict == "pass" for c in m.challenges))
+        elif self.sort_mode == "grade":
+            def mean(model: str) -> float:
+                pts = [POINTS[g] for c in m.challenges if (g := m.cell(model, c.id).human) in POINTS]
+                return -(sum(pts) / len(pts)) if pts else 1.0
+            models.sort(key=mean)
+        challenges = list(m.challenges)
+        if self.sort_mode == "name":
+            challenges.sort(key=lambda c: c.label.lower())
+        if self.filter_mode == "not passing":
+            challenges = [c for c in challenges if any(m.cell(x, c.id).verdict != "pass" for x in models)]
+        elif self.filter_mode == "ungraded":
+            challenges = [c for c in challenges
+                          if any(m.cell(x, c.id).status == "answer" and not m.cell(x, c.id).human for x in models)]
+        return models, challenges
+
+    def render_table(self, keep: tuple[str | None, str | None]) -> None:
+        table = self.query_one(DataTable)
+        models, challenges = self.ordered()
+        table.clear(columns=True)
+        table.add_column("challenge", key="__challenge__", width=22)
+        for model in models:
+            table.add_column(model, key=model)
+        for ch in challenges:
+            label = Text(ch.label[:22])
+            cells = [cell_text(self.matrix.cell(model, ch.id)) for model in models]
+            table.add_row(label, *cells, key=ch.id)
+        status = f"{len(models)} models × {len(challenges)} challenges · sort: {self.sort_mode} · filter: {self.filter_mode}"
+        if not models:
+            status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan"
+        self.query_one("#matrix-status", Static).update(status)
+        self.focus_cell(*keep)
+        table.focus()
+        self.update_detail()
+
+    def current(self) -> tuple[str | None, str | None]:
+        """(model, challenge) under the cursor, or Nones."""
+        table = self.query_one(DataTable)
+        if not table.row_count or self.matrix is None:
+            return None, None
+        try:
+            row_key, col_key = table.coordinate_to_cell_key(table.cursor_coordinate)
+        except Exception:
+            return None, None
+        model = col_key.value if col_key.value != "__challenge__" else None
+        return model, row_key.value
+
+    def focus_cell(self, model: str | None = None, challenge: str | None = None) -> None:
+        if self.matrix is None:
+            self._wanted = (model, challenge)
+            return
+        table = self.query_one(DataTable)
+        row = col = None
+        try:
+            if challenge is not None:
+                row = table.get_row_index(challenge)
+            if model is not None:
+                col = table.get_column_index(model)
+        except Exception:
+            pass  # filtered away: keep the cursor where it is
+        current = table.cursor_coordinate
+        table.move_cursor(row=current.row if row is None else row,
+                          column=max(current.column, 1) if col is None else col)
+
+    def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        self.update_detail()
+
+    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
+        self.action_open()
+
+    def update_detail(self) -> None:
+        model, challenge = self.current()
+        detail = self.query_one("#matrix-detail", Static)
+        if not model or not challenge or self.matrix is None:
+            detail.update("")
+            return
+        cell = self.matrix.cell(model, challenge)
+        _, style, label = VERDICTS.get(cell.verdict, ("?", "", cell.verdict))
+        text = Text.assemble((f"{model} / {challenge}  ", "bold"), (label, style),
+                             f"   human {cell.human or '—'}   judge {cell.judge or '—'}")
+        if cell.warnings:
+            text.append(f"   ⚠ {cell.warnings} warning(s)", style="yellow")
+        detail.update(text)
+
+    # -- actions ---------------------------------------------------------------------
+    def _selected(self) -> tuple[str, str] | None:
+        model, challenge = self.current()
+        if not model or not challenge:
+            self.notify("move the cursor onto a model's cell first", severity="warning")
+            return None
+        if self.matrix and self.matrix.cell(model, challenge).status == "missing":
+            self.notify(f"{model} has no folder for {challenge}", severity="warning")
+            return None
+        return model, challenge
+
+    def action_open(self) -> None:
+        if sel := self._selected():
+            self.app.open_answer(*sel)
+
+    def action_grade(self) -> None:
+        if sel := self._selected():
+            self.app.open_grades(*sel)
+
+    def action_compare(self) -> None:
+        if sel := self._selected():
+            self.app.open_compare(*sel)
+
+    def action_transcript(self) -> None:
+        if sel := self._selected():
+            with self.app.open_store() as store:
+                rows = store.query(
+                    "select t.relpath from transcripts t join answers a on a.id = t.answer_id "
+                    "where a.model = ? and a.challenge = ? order by t.relpath", sel)
+            if rows:
+                self.app.open_transcript(*sel, rows[0]["relpath"])
+            else:
+                self.notify("this answer has no transcript", severity="warning")
+
+    def action_runs(self) -> None:
+        model, challenge = self.current()
+        pairs = [(model, challenge)] if model and challenge else []
+        self.app.open_runs(pairs, "answer")
+
+    def action_leaderboard(self) -> None:
+        self.app.open_leaderboard()
+
+    def action_cycle_sort(self) -> None:
+        self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
+        if self.matrix:
+            self.render_table(self.current())
+
+    def action_cycle_filter(self) -> None:
+        self.filter_mode = FILTERS[(FILTERS.index(self.filter_mode) + 1) % len(FILTERS)]
+        if self.matrix:
+            self.render_table(self.current())

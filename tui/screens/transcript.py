@@ -1,0 +1,240 @@
+"""Transcript viewer: parse in a worker, show rows in a virtual line view."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui.transcript_rows import FILTERS, branch_entries, build_rows
+from tui.widgets.transcript_view import TranscriptView
+
+
+def totals_text(t) -> Text:
+    tot = t.totals
+    tok = tot.tokens
+    h = t.header
+    out = Text()
+    out.append(f"{h.harness or h.format} {h.model or ''}", style="bold")
+    out.append(f"  tokens in {tok.input:,} out {tok.output:,} cache r {tok.cache_read:,} w {tok.cache_write:,}")
+    out.append(f"  ${tot.cost:.4f}  {tot.duration_s:.0f}s  {tot.tool_calls} tool calls")
+    if tot.tool_errors:
+        out.append(f"  {tot.tool_errors} failed", style="bold red")
+    if t.warnings:
+        out.append(f"  ⚠ {len(t.warnings)} warning(s)", style="yellow")
+    if len(t.branches) > 1:
+        out.append(f"  {len(t.branches)} branches (b)", style="cyan")
+    return out
+
+
+class TranscriptScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="transcript.back"),
+        Binding("enter,space", "toggle_fold", "Fold", id="transcript.fold"),
+        Binding("slash", "search", "Search", id="transcript.search"),
+        Binding("n", "next_hit(1)", "Next hit", id="transcript.next_hit"),
+        Binding("N", "next_hit(-1)", "Prev hit", id="transcript.prev_hit", show=False),
+        Binding("right_square_bracket", "next_turn(1)", "Next turn", id="transcript.next_turn"),
+        Binding("left_square_bracket", "next_turn(-1)", "Prev turn", id="transcript.prev_turn", show=False),
+        Binding("f", "cycle_filter", "Filter", id="transcript.filter"),
+        Binding("e", "expand_all", "Expand all", id="transcript.expand", show=False),
+        Binding("b", "branches", "Branches", id="transcript.branches"),
+    ]
+
+    class Parsed(Message):
+        def __init__(self, transcript, error: str | None, seconds: float) -> None:
+            super().__init__()
+            self.transcript = transcript
+            self.error = error
+            self.seconds = seconds
+
+    def __init__(self, model: str, challenge: str, relpath: str) -> None:
+        super().__init__()
+        self.model, self.challenge, self.relpath = model, challenge, relpath
+        self.transcript = None
+        self.entries: list = []
+        self.expanded: set[str] = set()
+        self.filter_mode = "all"
+        self.hits: list[int] = []
+        self.query_text = ""
+        self.branch_index: int | None = None
+        self.shown_at: float | None = None  # perf_counter when rows were first shown (bench)
+        self._width = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static(f"{self.model} / {self.challenge} / {self.relpath}: parsing…", id="transcript-header")
+        yield OptionList(id="transcript-branches")
+        yield TranscriptView(id="transcript-view")
+        yield Input(placeholder="search (enter: find, esc: close)", id="transcript-search")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.parse()
+
+    @work(thread=True, exclusive=True, group="transcript")
+    def parse(self) -> None:
+        from engine.transcripts import TranscriptError, load_transcript
+
+        started = time.perf_counter()
+        try:
+            with self.app.open_store() as store:
+                rows = store.query("select path from answers where model = ? and challenge = ?", (self.model, self.challenge))
+            path = Path(self.app.workbench.root) / rows[0]["path"] / self.relpath
+            transcript = load_transcript(path)
+        except TranscriptError as exc:
+            self.post_message(self.Parsed(None, str(exc), time.perf_counter() - started))
+            return
+        except Exception as exc:
+            self.post_message(self.Parsed(None, f"{type(exc).__name__}: {exc}", time.perf_counter() - started))
+            return
+        self.post_message(self.Parsed(transcript, None, time.perf_counter() - started))
+
+    def on_transcript_screen_parsed(self, message: Parsed) -> None:
+        header = self.query_one("#transcript-header", Static)
+        if message.error:
+            header.update(Text(f"{self.relpath}: {message.error}", style="bold red"))
+            self.app.notify(message.error, severity="error")
+            return
+        self.transcript = message.transcript
+        self.entries = list(self.transcript.entries)
+        title = Text(f"{self.model} / {self.challenge} / {self.relpath}\n", style="bold")
+        title.append_text(totals_text(self.transcript))
+        header.update(title)
+        self.rebuild()
+        self.query_one(TranscriptView).focus()
+        self.shown_at = time.perf_counter()
+
+    def on_resize(self) -> None:
+        if self.transcript is not None:
+            self.rebuild(keep=True)
+
+    def rebuild(self, keep: bool = False) -> None:
+        view = self.query_one(TranscriptView)
+        width = max((view.scrollable_content_region.width or self.app.size.width) - 2, 40)
+        self._width = width
+        warnings = {w.line: f"line {w.line}: {w.kind}: {w.detail}" for w in self.transcript.warnings}
+        view.set_rows(build_rows(self.entries, width, self.expanded, self.filter_mode, warnings), keep_cursor=keep)
+        if self.query_text:
+            self.find_hits()
+
+    # -- folds and filters -------------------------------------------------------------
+    def action_toggle_fold(self) -> None:
+        view = self.query_one(TranscriptView)
+        if not view.rows:
+            return
+        row = view.rows[view.cursor]
+        if row.fold is None:
+            return
+        self.expanded.symmetric_difference_update({row.fold})
+        self.rebuild(keep=True)
+
+    def action_expand_all(self) -> None:
+        view = self.query_one(TranscriptView)
+        folds = {r.fold for r in view.rows if r.fold}
+        if folds <= self.expanded:
+            self.expanded.clear()
+        else:
+            self.expanded |= folds
+        self.rebuild(keep=True)
+
+    def action_cycle_filter(self) -> None:
+        self.filter_mode = FILTERS[(FILTERS.index(self.filter_mode) + 1) % len(FILTERS)]
+        self.notify(f"filter: {self.filter_mode}", timeout=2)
+        if self.transcript is not None:
+            self.rebuild()
+
+    def action_next_turn(self, step: int) -> None:
+        view = self.query_one(TranscriptView)
+        rng = range(view.cursor + 1, len(view.rows)) if step > 0 else range(view.cursor - 1, -1, -1)
+        for i in rng:
+            r = view.rows[i]
+            if r.kind == "header" and r.role == "user":
+                view.move_to(i, top=True)
+                return
+        self.notify("no more user turns", timeout=2)
+
+    # -- search ------------------------------------------------------------------------
+    def action_search(self) -> None:
+        box = self.query_one("#transcript-search", Input)
+        box.add_class("visible")
+        box.focus()
+
+    @on(Input.Submitted, "#transcript-search")
+    def run_search(self, event: Input.Submitted) -> None:
+        self.query_text = event.value.strip()
+        view = self.query_one(TranscriptView)
+        view.highlight = self.query_text
+        # Open the folds that hold a hit so every hit is a visible row.
+        if self.query_text:
+            needle = self.query_text.lower()
+            for i, e in enumerate(self.entries):
+                if needle in (e.thinking or "").lower():
+                    self.expanded.add(f"{i}:thinking")
+                for n, c in enumerate(e.tool_calls):
+                    if c.result is not None and needle in c.result.text.lower():
+                        self.expanded.add(f"{i}:result:{n}")
+        self.rebuild(keep=True)
+        event.input.remove_class("visible")
+        view.focus()
+        if self.hits:
+            self.action_next_hit(1)
+        else:
+            self.notify(f"no hits for {self.query_text!r}" if self.query_text else "search cleared", timeout=3)
+
+    def find_hits(self) -> None:
+        needle = self.query_text.lower()
+        view = self.query_one(TranscriptView)
+        self.hits = [i for i, r in enumerate(view.rows) if needle in r.text.lower()] if needle else []
+
+    def action_next_hit(self, step: int) -> None:
+        if not self.hits:
+            self.notify("no search hits (press / to search)", timeout=2)
+            return
+        view = self.query_one(TranscriptView)
+        if step > 0:
+            target = next((h for h in self.hits if h > view.cursor), self.hits[0])
+        else:
+            target = next((h for h in reversed(self.hits) if h < view.cursor), self.hits[-1])
+        view.move_to(target)
+        self.sub_title = f"hit {self.hits.index(target) + 1}/{len(self.hits)}"
+
+    # -- branches ----------------------------------------------------------------------
+    def action_branches(self) -> None:
+        if self.transcript is None or len(self.transcript.branches) < 2:
+            self.notify("this transcript has a single path", timeout=2)
+            return
+        box = self.query_one("#transcript-branches", OptionList)
+        box.clear_options()
+        for i, b in enumerate(self.transcript.branches):
+            mark = "● active" if b.active else "○"
+            box.add_option(Option(f"{mark} branch {i + 1}: leaf {b.leaf_id} ({len(b.entries)} entries, fork {b.fork_id})", id=str(i)))
+        box.add_class("visible")
+        box.focus()
+
+    @on(OptionList.OptionSelected, "#transcript-branches")
+    def pick_branch(self, event: OptionList.OptionSelected) -> None:
+        self.branch_index = int(event.option.id)
+        branch = self.transcript.branches[self.branch_index]
+        self.entries = branch_entries(self.transcript, branch)
+        self.expanded.clear()
+        event.option_list.remove_class("visible")
+        self.rebuild()
+        self.query_one(TranscriptView).focus()
+        self.notify(f"showing {'the active branch' if branch.active else f'branch {self.branch_index + 1}'}", timeout=2)
+
+    def action_back(self) -> None:
+        for widget_id in ("#transcript-search", "#transcript-branches"):
+            w = self.query_one(widget_id)
+            if w.has_class("visible"):
+                w.remove_class("visible")
+                self.query_one(TranscriptView).focus()
+                return
+        self.app.pop_screen()

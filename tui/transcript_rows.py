@@ -1,0 +1,178 @@
+"""Turn a parsed Transcript into display rows for the virtual transcript view.
+
+Pure Python (no Textual): the view renders only visible rows. Thinking and
+tool output are folded to one line with their size until expanded; a write
+is shown as the code it wrote and an edit as its diff.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+FILTERS = ("all", "conversation", "no tools", "errors", "user turns")
+
+
+@dataclass(slots=True)
+class Row:
+    kind: str            # header, text, thinking, fold, code, diff+, diff-, diff, tool, result, raw, warn
+    entry: int           # index into the entry list being shown
+    text: str
+    role: str = ""
+    fold: str | None = None   # key of the block this fold line opens/closes
+    error: bool = False
+
+
+def size_label(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def wrap(text: str, width: int) -> list[str]:
+    """Hard wrap at ``width`` cells: fast and good enough for logs and code."""
+    out: list[str] = []
+    width = max(width, 20)
+    for line in text.splitlines() or [""]:
+        line = line.expandtabs(4)
+        while len(line) > width:
+            out.append(line[:width])
+            line = "  " + line[width:]
+        out.append(line)
+    return out
+
+
+def _args(arguments: Any) -> dict:
+    if isinstance(arguments, dict):
+        return arguments
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments)
+            return value if isinstance(value, dict) else {"value": value}
+        except ValueError:
+            return {"value": arguments}
+    return {"value": arguments}
+
+
+def call_summary(name: str, args: dict) -> str:
+    for key in ("path", "file_path", "filePath", "command", "cmd", "pattern", "query"):
+        if key in args and isinstance(args[key], (str, int)):
+            return f"{name} {str(args[key])[:200]}"
+    text = json.dumps(args, ensure_ascii=False)
+    return f"{name} {text[:160]}"
+
+
+def edit_diff(args: dict, result_diff: str | None) -> list[str]:
+    if result_diff:
+        return result_diff.splitlines()
+    old = args.get("oldText") or args.get("old_string") or args.get("old_str") or ""
+    new = args.get("newText") or args.get("new_string") or args.get("new_str") or ""
+    return list(difflib.unified_diff(str(old).splitlines(), str(new).splitlines(), "before", "after", lineterm=""))[2:]
+
+
+def _clock(ts: float | None) -> str:
+    if ts is None:
+        return ""
+    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%H:%M:%S")
+
+
+def entry_matches(entry, mode: str) -> bool:
+    role = entry.role
+    if mode == "all":
+        return True
+    if mode == "user turns":
+        return role == "user"
+    if mode == "errors":
+        return entry.is_error or role == "raw" or entry.repaired or any(c.failed for c in entry.tool_calls)
+    if mode in ("conversation", "no tools"):
+        return role in ("user", "assistant", "system", "compaction")
+    return True
+
+
+def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
+               warnings_by_line: dict[int, str] | None = None) -> list[Row]:
+    """Rows for ``entries`` at ``width`` cells, honouring folds and the filter."""
+    rows: list[Row] = []
+    warnings_by_line = warnings_by_line or {}
+    paired = {c.id for e in entries for c in e.tool_calls if c.result is not None}
+    show_tools = mode not in ("conversation", "no tools")
+    for i, e in enumerate(entries):
+        if not entry_matches(e, mode):
+            continue
+        if e.role == "tool_result" and e.tool_call_id in paired:
+            continue  # shown under its call
+        head = [e.role.upper().replace("_", " ")]
+        if e.model and e.role == "assistant":
+            head.append(e.model)
+        if e.line:
+            head.append(f"line {e.line}")
+        if e.timestamp:
+            head.append(_clock(e.timestamp))
+        if e.usage:
+            head.append(f"in {e.usage.input:,} out {e.usage.output:,} cache {e.usage.cache_read:,}")
+        if e.cost:
+            head.append(f"${e.cost:.4f}")
+        if e.latency_s:
+            head.append(f"{e.latency_s:.1f}s")
+        if e.repaired:
+            head.append("repaired")
+        if e.is_error:
+            head.append("error")
+        rows.append(Row("header", i, "  ".join(head), e.role, error=e.is_error))
+        if e.role == "raw":
+            warning = warnings_by_line.get(e.line, "malformed line")
+            rows.append(Row("warn", i, f"⚠ {warning}", e.role, error=True))
+            raw = e.raw if isinstance(e.raw, str) else json.dumps(e.raw, ensure_ascii=False)
+            rows.extend(Row("raw", i, t, e.role) for t in wrap(raw or "", width))
+            continue
+        if e.repaired and e.line in warnings_by_line:
+            rows.append(Row("warn", i, f"⚠ {warnings_by_line[e.line]}", e.role))
+        if e.thinking and mode != "conversation":
+            key = f"{i}:thinking"
+            opened = key in expanded
+            rows.append(Row("fold", i, f"{'▾' if opened else '▸'} thinking ({size_label(len(e.thinking))})", e.role, fold=key))
+            if opened:
+                rows.extend(Row("thinking", i, t, e.role) for t in wrap(e.thinking, width - 2))
+        if e.text:
+            rows.extend(Row("text", i, t, e.role) for t in wrap(e.text, width))
+        if not show_tools:
+            continue
+        for n, call in enumerate(e.tool_calls):
+            args = _args(call.arguments)
+            failed = call.failed
+            rows.append(Row("tool", i, f"⚙ {call_summary(call.name, args)}", e.role, error=failed))
+            lname = call.name.lower()
+            if lname in ("write", "create", "write_file") and isinstance(args.get("content"), str):
+                for k, t in enumerate(args["content"].splitlines(), 1):
+                    rows.append(Row("code", i, f"{k:>4} {t.expandtabs(4)}", e.role))
+            elif lname in ("edit", "str_replace", "multiedit", "apply_patch"):
+                for t in edit_diff(args, call.result.diff if call.result else None):
+                    kind = "diff+" if t.startswith("+") else "diff-" if t.startswith("-") else "diff"
+                    rows.append(Row(kind, i, t, e.role))
+            if call.result is not None:
+                key = f"{i}:result:{n}"
+                opened = key in expanded
+                mark = " ✗ failed" if failed else ""
+                dur = f" {call.result.duration_s:.1f}s" if call.result.duration_s else ""
+                rows.append(Row("fold", i, f"{'▾' if opened else '▸'} result ({size_label(len(call.result.text))}){dur}{mark}",
+                                e.role, fold=key, error=failed))
+                if opened:
+                    rows.extend(Row("result", i, t, e.role, error=failed) for t in wrap(call.result.text, width - 2))
+        if e.role == "tool_result":  # an unpaired result: folded like the others
+            key = f"{i}:own"
+            opened = key in expanded
+            rows.append(Row("fold", i, f"{'▾' if opened else '▸'} output ({size_label(len(e.text))})", e.role, fold=key, error=e.is_error))
+    return rows
+
+
+def branch_entries(transcript, branch) -> list:
+    """Entries shown for a branch: the shared prefix of the active path, then the branch."""
+    if branch is None or branch.active:
+        return list(transcript.entries)
+    prefix: list = []
+    if branch.fork_id is not None:
+        for e in transcript.entries:
+            prefix.append(e)
+            if e.id == branch.fork_id:
+                break
+    return prefix + list(branch.entries)
