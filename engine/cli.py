@@ -80,10 +80,26 @@ def print_json(obj) -> None:
     print(json.dumps(obj, indent=2, sort_keys=False, default=str))
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog="benchtui", description="Index, run, compare and grade coding-LLM answers.")
+def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workbench", metavar="PATH", help="workbench folder (default: $BENCHTUI_WORKBENCH, then the current directory)")
     parser.add_argument("--store", metavar="FILE", help="store database (default: WORKBENCH/store.db)")
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """Global options alone mean the dashboard: skip loading every command
+    module (they pull in the scanner, grades, ...), which start-up would pay."""
+    bare = Parser(prog="benchtui", add_help=False)
+    add_global_options(bare)
+    known, rest = bare.parse_known_args(argv)
+    if not rest:
+        known.command = None
+        return known
+    return build_parser().parse_args(argv)
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="benchtui", description="Index, run, compare and grade coding-LLM answers.")
+    add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in COMMAND_MODULES:
         if importlib.util.find_spec(name) is None:  # TEMP while areas are being built
@@ -93,21 +109,16 @@ def build_parser() -> Parser:
 
 
 def open_dashboard(ctx: Context) -> int:
-    from engine.scan import scan_workbench  # the dashboard starts on a fresh index
-
-    from engine.runner.orchestrate import mark_interrupted
-
-    scan_workbench(ctx.workbench, ctx.store)
-    mark_interrupted(ctx.store)
+    """The dashboard shows the stored index at once and rescans in a worker."""
+    ctx.store  # open (and migrate) here, so a broken store is a one-line error, not a screen
+    ctx.close()
     from tui.app import run_app  # imported late: engine stays free of textual
 
-    ctx.close()
     return run_app(ctx.workbench) or 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse_args(sys.argv[1:] if argv is None else argv)
     ctx = Context(args)
     try:
         if args.command is None:

@@ -97,7 +97,7 @@ def add_alias(store: Store, kind: str, alias: str, target: str) -> None:
     elif target not in challenge_names(store):
         raise GradeError(f"unknown challenge id {target!r}")
     with _write(store):
-        store.db.execute(
+        store.execute(
             "insert into name_aliases (kind, alias, target, created_at) values (?, ?, ?, ?) "
             "on conflict(kind, alias) do update set target = excluded.target",
             (kind, normalise_name(alias), target, now_iso()))

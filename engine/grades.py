@@ -220,7 +220,7 @@ def ensure_grader(store: Store, name: str, kind: str = "human") -> Grader:
     if found:
         return found
     with _write(store):
-        store.db.execute("insert or ignore into graders (name, kind, created_at) values (?, ?, ?)",
+        store.execute("insert or ignore into graders (name, kind, created_at) values (?, ?, ?)",
                          (name, kind, now_iso()))
     found = get_grader(store, name)
     assert found is not None
@@ -332,7 +332,7 @@ def _write(store: Store) -> Iterator[None]:
     """One write transaction that takes the write lock up front, so a grade
     waits for a running benchmark's transaction (busy_timeout) instead of
     failing on a lock upgrade; a failure rolls back and says so in one line."""
-    conn = store.db.conn
+    conn = store.conn
     if conn.in_transaction:  # the caller owns the transaction
         yield
         return
@@ -367,7 +367,7 @@ def set_grade(
     try:
         with _write(store):
             previous = current_grade(store, model_name, challenge_id, dim, grader=who.name)
-            cursor = store.db.execute(
+            cursor = store.execute(
                 "insert into grades (model, challenge, dimension, letter, score, points, grader_id, "
                 "note, rubric_version, created_at, supersedes, source, source_key) "
                 "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -397,7 +397,7 @@ def invalidate_grade(store: Store, grade_id: int, reason: str) -> Grade:
     if not found.valid:
         raise GradeError(f"grade {grade_id} is already invalid: {found.invalid_reason}")
     with _write(store):
-        store.db.execute("update grades set invalidated_at = ?, invalid_reason = ? where id = ?",
+        store.execute("update grades set invalidated_at = ?, invalid_reason = ? where id = ?",
                          (now_iso(), reason.strip(), grade_id))
     return get_grade(store, grade_id)
 
@@ -507,7 +507,7 @@ def add_note(
     model_name = resolve_model(store, model)
     challenge_id = resolve_challenge(store, challenge)
     with _write(store):
-        cursor = store.db.execute(
+        cursor = store.execute(
             "insert into notes (model, challenge, relpath, line, transcript, entry, author, text, created_at) "
             "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (model_name, challenge_id, relpath, line, transcript, entry,

@@ -13,11 +13,12 @@ import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from engine import migrations as _migrations_pkg
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 class StoreError(Exception):
@@ -27,17 +28,18 @@ class StoreError(Exception):
 @dataclass(frozen=True)
 class Migration:
     name: str
-    apply: Callable[[sqlite_utils.Database], None]
+
+    @property
+    def apply(self) -> Callable[["sqlite_utils.Database"], None]:
+        return importlib.import_module(f"engine.migrations.{self.name}").apply
 
 
 def discover_migrations() -> list[Migration]:
-    """All ``engine.migrations.mNNN_*`` modules, in name order."""
-    found = []
-    for info in pkgutil.iter_modules(_migrations_pkg.__path__):
-        if info.name.startswith("m") and info.name[1:4].isdigit():
-            module = importlib.import_module(f"engine.migrations.{info.name}")
-            found.append(Migration(info.name, module.apply))
-    return sorted(found, key=lambda m: m.name)
+    """All ``engine.migrations.mNNN_*`` modules, in name order (not imported:
+    a store that is up to date never loads them)."""
+    names = [info.name for info in pkgutil.iter_modules(_migrations_pkg.__path__)
+             if info.name.startswith("m") and info.name[1:4].isdigit()]
+    return [Migration(name) for name in sorted(names)]
 
 
 def now_iso() -> str:
@@ -45,46 +47,64 @@ def now_iso() -> str:
 
 
 class Store:
-    """A handle on store.db. Cheap to open; open one per thread."""
+    """A handle on store.db. Cheap to open; open one per thread.
+
+    Reads go through plain sqlite3 (``query``/``execute``). ``db``, the
+    sqlite_utils view used for writes, is created on first use: importing
+    sqlite_utils costs ~0.4 s (it pulls in numpy), which the dashboard's
+    start-up should not pay before it shows anything.
+    """
 
     def __init__(self, path: Path | str, *, migrate: bool = True):
         self.path = Path(path)
+        self._db: "sqlite_utils.Database | None" = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-            self.db = sqlite_utils.Database(conn)
+            self.conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
             # WAL: readers (the dashboard) never block the writer (a run).
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
-            self.db.execute("PRAGMA busy_timeout=30000")
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self.conn.execute("PRAGMA busy_timeout=30000")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
         if migrate:
             self.migrate()
 
+    @property
+    def db(self) -> "sqlite_utils.Database":
+        if self._db is None:
+            import sqlite_utils
+
+            self._db = sqlite_utils.Database(self.conn)
+        return self._db
+
     # -- migrations ---------------------------------------------------------
+    def table_names(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("select name from sqlite_master where type = 'table'")]
+
     def applied_migrations(self) -> list[str]:
-        if "_migrations" not in self.db.table_names():
+        if "_migrations" not in self.table_names():
             return []
-        return [r["name"] for r in self.db["_migrations"].rows_where(order_by="id")]
+        return [r[0] for r in self.conn.execute("select name from _migrations order by id")]
 
     def migrate(self) -> list[str]:
         """Apply every migration not yet recorded; returns the names applied."""
         try:
-            if "_migrations" not in self.db.table_names():
+            done = set(self.applied_migrations())
+            pending = [m for m in discover_migrations() if m.name not in done]
+            if not pending:
+                return []
+            if "_migrations" not in self.table_names():
                 self.db["_migrations"].create(
                     {"id": int, "name": str, "applied_at": str}, pk="id", not_null={"name"}
                 )
                 self.db["_migrations"].create_index(["name"], unique=True)
-            done = set(self.applied_migrations())
             applied = []
-            for migration in discover_migrations():
-                if migration.name in done:
-                    continue
-                with self.db.conn:
+            for migration in pending:
+                with self.conn:
                     migration.apply(self.db)
-                    self.db["_migrations"].insert({"name": migration.name, "applied_at": now_iso()})
+                    self.conn.execute("insert into _migrations (name, applied_at) values (?, ?)", (migration.name, now_iso()))
                 applied.append(migration.name)
             return applied
         except sqlite3.DatabaseError as exc:
@@ -92,14 +112,21 @@ class Store:
 
     # -- helpers shared by every area --------------------------------------
     def query(self, sql: str, params: tuple | dict = ()) -> list[dict]:
-        return list(self.db.query(sql, params))
+        cursor = self.conn.execute(sql, params)
+        if cursor.description is None:
+            return []
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+    def execute(self, sql: str, params: tuple | dict = ()) -> sqlite3.Cursor:
+        return self.conn.execute(sql, params)
 
     def transaction(self):
         """``with store.transaction():`` commits on success, rolls back on error."""
-        return self.db.conn
+        return self.conn
 
     def close(self) -> None:
-        self.db.conn.close()
+        self.conn.close()
 
     def __enter__(self) -> "Store":
         return self
@@ -116,16 +143,18 @@ class Store:
 
     def answers(self, *, present_only: bool = True) -> Iterator[dict]:
         where = "where present = 1" if present_only else ""
-        yield from self.db.query(f"select * from answers {where} order by model, challenge")
+        yield from self.query(f"select * from answers {where} order by model, challenge")
 
     def model_names(self) -> list[str]:
-        return [r["name"] for r in self.db.query("select name from models where present = 1 order by name")]
+        return [r["name"] for r in self.query("select name from models where present = 1 order by name")]
 
     def challenge_ids(self) -> list[str]:
-        return [r["id"] for r in self.db.query("select id from challenges order by position, id")]
+        return [r["id"] for r in self.query("select id from challenges order by position, id")]
 
     def set_meta(self, key: str, value: str) -> None:
-        self.db["meta"].upsert({"key": key, "value": value}, pk="key")
+        with self.conn:
+            self.conn.execute("insert into meta (key, value) values (?, ?) on conflict(key) do update set value = excluded.value",
+                              (key, value))
 
     def get_meta(self, key: str, default: str | None = None) -> str | None:
         rows = self.query("select value from meta where key = ?", (key,))

@@ -1,6 +1,13 @@
 """Shared fixtures: small workbenches built in tmp dirs, and the demo workbench."""
 from __future__ import annotations
 
+import os
+
+# One BLAS thread, as inside the sandbox: on 2 cores, suites run in-process
+# with OpenBLAS's default threads cost several times the CPU (set before numpy loads).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
 import shutil
 from pathlib import Path
 

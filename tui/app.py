@@ -33,9 +33,11 @@ class BenchApp(App[int]):
         Binding("ctrl+p", "command_palette", "Jump", id="app.palette", show=False),
     ]
 
-    def __init__(self, workbench: Any, *, config_path: Path | None = None, store_path: Path | None = None) -> None:
+    def __init__(self, workbench: Any, *, config_path: Path | None = None, store_path: Path | None = None,
+                 scan_on_start: bool = False) -> None:
         super().__init__()
         self.workbench = workbench
+        self._scan_requested = scan_on_start
         self.store_path = Path(store_path or workbench.store_path)
         self._store = None
         self.key_config = load_key_config(config_path, known_prefixes=BINDING_AREAS)
@@ -50,6 +52,12 @@ class BenchApp(App[int]):
         for problem in self.key_config.problems:
             self.notify(problem, severity="warning", timeout=8)
         self.push_screen(MatrixScreen())
+
+    def consume_scan_request(self) -> bool:
+        """True once if the app was started with ``scan_on_start`` (the matrix
+        shows the stored index first, then rescans in its worker)."""
+        requested, self._scan_requested = self._scan_requested, False
+        return requested
 
     @property
     def store(self):
@@ -134,6 +142,6 @@ class BenchApp(App[int]):
 
 
 def run_app(workbench: Any) -> int:
-    app = BenchApp(workbench)
+    app = BenchApp(workbench, scan_on_start=True)
     result = app.run()
     return int(result or app.return_code or 0)

@@ -203,7 +203,7 @@ class Runner:
         if self.cancel.is_set() and verdict == V.TIMEOUT:
             verdict, extra["message"] = V.INTERRUPTED, "cancelled by the user"
         with Store(self.workbench.store_path) as store:
-            with store.db.conn:
+            with store.conn:
                 store.db["checks"].insert_all(
                     [{"run_id": run_id, "position": i, "name": c["name"], "verdict": c["verdict"],
                       "value": json.dumps(c.get("value")), "threshold": json.dumps(c.get("threshold")),

@@ -66,8 +66,8 @@ def index_one(store, path: Path, row: dict) -> None:
 
 
 def _failed(store, transcript_id: int, sha: str | None, problem: str) -> None:
-    with store.db.conn:
-        store.db.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
+    with store.conn:
+        store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
         store.db["transcripts"].update(transcript_id, {
             "status": "error", "problem": problem, "parsed_sha256": sha,
             "parser_version": PARSER_VERSION, "parsed_at": _now(), "entries": 0,
@@ -126,8 +126,8 @@ def _store(store, transcript_id: int, sha: str, t: Transcript, parse_s: float) -
         w = t.warnings[0]
         more = f" (+{len(t.warnings) - 1} more)" if len(t.warnings) > 1 else ""
         problem = f"line {w.line}: {w.kind}: {w.detail}{more}"
-    with store.db.conn:
-        store.db.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
+    with store.conn:
+        store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
         store.db["transcript_entries"].insert_all(entry_rows(transcript_id, t), batch_size=500)
         store.db["transcripts"].update(transcript_id, {
             "status": "ok", "problem": problem, "format": h.format, "harness": h.harness,

@@ -10,11 +10,23 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.execute import Job, execute, verdict_of
+
+
+def _forget_imports(roots: list[Path], path_before: list[str]) -> None:
+    """Drop modules imported from the answer (and adapters) and the sys.path
+    entries added for it, so the next in-process run cannot see them."""
+    roots = [r.resolve() for r in roots]
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and any(Path(file).resolve().is_relative_to(r) for r in roots):
+            del sys.modules[name]
+    sys.path[:] = [p for p in sys.path if p in path_before]
 
 
 def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local", seed: int = 1234,
@@ -28,12 +40,17 @@ def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local"
             folder = Path(tmp) / "answer"
             shutil.copytree(answer_dir, folder, symlinks=True)
         adapter_path = adapter or challenge.adapter_path(model)
-        suite = execute(Job(
-            challenge_id=challenge.id, challenge_dir=str(challenge.path), answer_dir=str(folder), model=model,
-            seed=seed, backend=backend, thresholds=challenge.thresholds,
-            forbidden_imports=list(challenge.forbidden_imports),
-            adapter_path=str(adapter_path) if adapter_path else None,
-        ))
+        path_before = list(sys.path)
+        try:
+            suite = execute(Job(
+                challenge_id=challenge.id, challenge_dir=str(challenge.path), answer_dir=str(folder), model=model,
+                seed=seed, backend=backend, thresholds=challenge.thresholds,
+                forbidden_imports=list(challenge.forbidden_imports),
+                adapter_path=str(adapter_path) if adapter_path else None,
+            ))
+        finally:
+            roots = [folder, Path(answer_dir)] + ([Path(adapter_path).parent] if adapter_path else [])
+            _forget_imports(roots, path_before)
         return {"verdict": verdict_of(suite), "checks": [c.as_dict() for c in suite.checks]}
 
 

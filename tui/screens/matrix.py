@@ -37,13 +37,14 @@ class MatrixScreen(Screen):
         Binding("t", "transcript", "Transcript", id="matrix.transcript", show=False),
         Binding("r", "runs", "Run", id="matrix.runs"),
         Binding("l", "leaderboard", "Leaders", id="matrix.leaderboard"),
-        Binding("ctrl+r,f5", "reload", "Refresh", id="matrix.refresh", show=False),
+        Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh", show=False),
     ]
 
     class Loaded(Message):
-        def __init__(self, matrix) -> None:
+        def __init__(self, matrix, note: str = "") -> None:
             super().__init__()
             self.matrix = matrix
+            self.note = note  # e.g. "indexing the workbench…" while a scan runs
 
     def __init__(self) -> None:
         super().__init__()
@@ -51,6 +52,7 @@ class MatrixScreen(Screen):
         self.sort_mode = "order"
         self.filter_mode = "all"
         self._wanted: tuple[str | None, str | None] = (None, None)
+        self._note = ""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -69,23 +71,38 @@ class MatrixScreen(Screen):
 
     # -- data ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="matrix")
-    def reload(self) -> None:
+    def reload(self, rescan: bool = False) -> None:
+        """Show what the store holds at once; then, on start-up or on request,
+        rescan the workbench (incremental) and show the result."""
         try:
             from engine.queries import load_matrix  # imported here: keeps start-up off the main thread
 
             with self.app.open_store() as store:
-                matrix = load_matrix(store)
+                self.post_message(self.Loaded(load_matrix(store), "indexing the workbench…" if rescan else ""))
+                if not rescan:
+                    return
+                from engine.runner.orchestrate import mark_interrupted
+                from engine.scan import scan_workbench
+
+                result = scan_workbench(self.app.workbench, store)
+                mark_interrupted(store)
+                note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
+                self.post_message(self.Loaded(load_matrix(store), note))
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
-            return
-        self.post_message(self.Loaded(matrix))
 
     def action_reload(self) -> None:
-        self.reload()
+        self.reload(rescan=True)
 
     def on_matrix_screen_loaded(self, message: Loaded) -> None:
         keep = self.current() if self.matrix else (None, None)
+        self._note = message.note
         self.matrix = message.matrix
+        if self.app.consume_scan_request():
+            # Rescan only once the first frame is painted: the scan's imports
+            # (sqlite_utils, numpy) would otherwise hold the GIL during it.
+            self._note = "indexing the workbench…"
+            self.call_after_refresh(lambda: self.reload(rescan=True))
         if self._wanted != (None, None):
             keep, self._wanted = self._wanted, (None, None)
         self.render_table(keep)
@@ -126,7 +143,9 @@ class MatrixScreen(Screen):
             table.add_row(label, *cells, key=ch.id)
         status = f"{len(models)} models × {len(challenges)} challenges · sort: {self.sort_mode} · filter: {self.filter_mode}"
         if not models:
-            status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan"
+            status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
+        if self._note:
+            status += f" · {self._note}"
         self.query_one("#matrix-status", Static).update(status)
         self.focus_cell(*keep)
         table.focus()

@@ -1,0 +1,305 @@
+"""Hidden checks for dflash_verify (see specs/challenges.md).
+
+Contract: ``build_tree_mask(prompt_len, tree_parents)`` -> (P+N, P+N) mask
+(boolean, 0/1 or additive) and ``verify_and_accept(prompt_tokens,
+tree_tokens, tree_parents, target_model, temperature=0)`` -> the tokens the
+cycle appends (flat, ``(accepted, new_token)`` or a dict). The suite injects
+its own target model (mock_target.py) whose greedy continuation g is known.
+"""
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+
+from engine.verify import verdicts as V
+from engine.verify.binding import Unbound
+from engine.verify.execute import load_module
+from engine.verify.suite import InputMutated
+
+MASK_NAMES = ("build_tree_mask", "tree_mask", "build_tree_attention_mask", "make_tree_mask",
+              "tree_attention_mask", "build_attention_mask")
+VERIFY_NAMES = ("verify_and_accept", "verify_accept", "verify_tree", "tree_verify", "verify_draft_tree",
+                "verify_tree_draft", "speculative_verify")
+SHAPES = ("chain", "fan", "roots", "random", "branchy")
+
+
+def run(suite) -> None:
+    mock = load_module(Path(__file__).with_name("mock_target.py"), "benchtui_dflash_mock_target")
+    ref = suite.reference()
+    mask_fn, verify_fn = bind(suite)
+    T = suite.threshold
+    vocab, buckets = int(T("vocab", 32)), int(T("buckets", 1024))
+    max_bad = int(T("max_mismatches", 0))
+
+    def new_target(label):
+        return mock.TreeTarget(suite.rng(f"target/{label}"), vocab, buckets)
+
+    if mask_fn is not None:
+        with suite.check("mask_random_trees", threshold=max_bad) as c:
+            check_masks(suite, c, mask_fn, ref, mock)
+    if verify_fn is None:
+        return
+    call = verifier(suite, verify_fn)
+
+    # The golden rule: whatever a cycle appends is a prefix of g. With sibling
+    # tokens unique, the right answer is unique, so it must also equal the reference.
+    target = new_target("golden")
+    rng = suite.rng("golden")
+    results = []
+    with suite.check("golden_rule", threshold=max_bad) as c:
+        bad = []
+        for k in range(int(T("golden_trees", 300))):
+            prompt, tokens, parents = random_case(rng, target, SHAPES[k % len(SHAPES)], T)
+            g = target.continuation(prompt, len(tokens) + 1)
+            got = call(prompt, tokens, parents, target)
+            results.append((prompt, tokens, parents, got))
+            if not got or got != g[:len(got)]:
+                bad.append({"prompt": prompt, "tree_tokens": tokens, "tree_parents": parents, "appended": got,
+                            "greedy": g})
+        c.value = len(bad)
+        c.details["trees"] = len(results)
+        if bad:
+            c.details["first_violation"] = bad[0]
+        if len(bad) > max_bad:
+            c.fail(f"{len(bad)} of {len(results)} cycles appended something that is not a prefix of the "
+                   f"target's greedy continuation (first: {short(bad[0])})")
+
+    with suite.check("random_trees_match_reference", threshold=max_bad) as c:
+        c.expect(bool(results), "no tree was verified (see golden_rule)")
+        diff = []
+        for prompt, tokens, parents, got in results:
+            want = ref.verify_and_accept(prompt, tokens, parents, target, 0)
+            if got != want:
+                diff.append({"tree_tokens": tokens, "tree_parents": parents, "appended": got, "expected": want})
+        c.value = len(diff)
+        if diff:
+            c.details["first_difference"] = diff[0]
+        if len(diff) > max_bad:
+            c.fail(f"{len(diff)} of {len(results)} trees differ from the reference (first: {short(diff[0])})")
+
+    crafted_checks(suite, call, new_target)
+
+    with suite.check("three_cycles") as c:
+        target = new_target("cycles")
+        rng = suite.rng("cycles")
+        prompt = [int(t) for t in rng.integers(0, vocab, size=4)]
+        n_cycles = int(T("cycles", 3))
+        context, appended = list(prompt), []
+        for _ in range(n_cycles):
+            _, tokens, parents = random_case(rng, target, "branchy", T, prompt=context)
+            got = call(context, tokens, parents, target)
+            appended += got
+            context += got
+        g = target.continuation(prompt, len(appended))
+        c.value, c.threshold = appended, g
+        c.expect(appended == g, f"{n_cycles} cycles appended {appended}, the target's greedy continuation is {g}")
+
+    nodes = int(T("speed_nodes", 16))
+    target = new_target("speed")
+
+    def make(trial):
+        r = suite.rng(f"speed/{trial}")
+        return random_case(r, target, "branchy", T, n_nodes=nodes)
+
+    temp = accepts_temperature(verify_fn)
+    suite.time("speed", lambda a: verify_fn(*a, target, *temp),
+               lambda a: ref.verify_and_accept(*a, target, 0), make)
+
+
+def bind(suite):
+    """(mask_fn, verify_fn); a missing one is recorded as unbound and the other still runs."""
+    adapter = suite.adapter()
+    if adapter is not None:
+        return getattr(adapter, "build_tree_mask", None), adapter.verify_and_accept
+    found = {}
+    for label, names in (("build_tree_mask", MASK_NAMES), ("verify_and_accept", VERIFY_NAMES)):
+        found[label] = suite.find(*names, kind="function")
+        if found[label] is None:
+            exc = suite.unbound(list(names))
+            suite.record(f"bind_{label}", V.UNBOUND, message=str(exc),
+                         details={"looked_for": exc.looked_for, "searched": exc.searched})
+    if found["build_tree_mask"] is None and found["verify_and_accept"] is None:
+        raise Unbound(list(MASK_NAMES + VERIFY_NAMES), suite.binder.searched())
+    return found["build_tree_mask"], found["verify_and_accept"]
+
+
+def accepts_temperature(fn) -> tuple:
+    """(0,) when the answer takes a fifth (temperature) argument: always pass it explicitly."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return (0,)
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return (0,)
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return (0,) if len(positional) >= 5 else ()
+
+
+def verifier(suite, fn):
+    """call(prompt, tokens, parents, target) -> appended tokens as a flat list.
+    Lists are checked for in-place changes here: suite.call hashes arrays only."""
+    temp = accepts_temperature(fn)
+
+    def call(prompt, tokens, parents, target):
+        def guarded(p, t, par):
+            before = (list(p), list(t), list(par))
+            out = fn(p, t, par, target, *temp)
+            if (list(p), list(t), list(par)) != before:
+                raise InputMutated("the answer modified prompt_tokens, tree_tokens or tree_parents in place")
+            return out
+
+        return appended_tokens(suite.call(guarded, list(prompt), list(tokens), list(parents)))
+
+    return call
+
+
+def appended_tokens(result) -> list[int]:
+    """Normalise: flat list/array, (accepted, new_token), or a dict."""
+    if isinstance(result, dict):
+        if "tokens" in result:
+            return ints(result["tokens"])
+        accepted = next((result[k] for k in ("accepted", "accepted_tokens") if k in result), [])
+        bonus = next((result[k] for k in ("new_token", "bonus", "bonus_token", "next_token") if k in result), None)
+        return ints(accepted) + ([int(bonus)] if bonus is not None else [])
+    if isinstance(result, tuple) and len(result) == 2 and not np.isscalar(result[0]):
+        accepted, bonus = result
+        return ints(accepted) + ([] if bonus is None else ints(bonus) if not np.isscalar(bonus) else [int(bonus)])
+    return ints(result)
+
+
+def ints(x) -> list[int]:
+    return [int(t) for t in np.asarray(x).reshape(-1).tolist()]
+
+
+def short(case: dict) -> str:
+    keys = ("tree_tokens", "tree_parents", "appended", "expected", "greedy")
+    return ", ".join(f"{k}={case[k]}" for k in keys if k in case)
+
+
+# -- trees ------------------------------------------------------------------------
+
+def random_parents(rng, n: int, shape: str) -> list[int]:
+    parents = []
+    for i in range(n):
+        if i == 0:
+            parents.append(-1)
+        elif shape == "chain":
+            parents.append(i - 1)
+        elif shape == "fan":  # wide: children of the virtual root or of node 0
+            parents.append(int(rng.choice([-1, 0])))
+        elif shape == "roots":
+            parents.append(-1 if rng.random() < 0.5 else int(rng.integers(0, i)))
+        elif shape == "branchy":  # mostly deep, some branching
+            parents.append(i - 1 if rng.random() < 0.6 else int(rng.integers(-1, i)))
+        else:
+            parents.append(int(rng.integers(-1, i)))
+    return parents
+
+
+def random_case(rng, target, shape: str, T, prompt=None, n_nodes=None):
+    """(prompt, tree_tokens, tree_parents): each node carries the target's
+    greedy token for its path with probability p_correct, else another
+    token; sibling tokens are unique."""
+    vocab = target.vocab
+    if prompt is None:
+        prompt = [int(t) for t in rng.integers(0, vocab, size=int(rng.integers(1, int(T("max_prompt", 8)) + 1)))]
+    n = n_nodes or int(rng.integers(1, int(T("max_nodes", 16)) + 1))
+    parents = random_parents(rng, n, shape)
+    p_correct = float(T("p_correct", 0.7))
+    tokens: list[int] = []
+    paths: dict[int, list[int]] = {-1: []}
+    used: dict[int, set] = {}
+    for i, parent in enumerate(parents):
+        taken = used.setdefault(parent, set())
+        right = target.next_token(list(prompt) + paths[parent])
+        tok = right if rng.random() < p_correct and right not in taken else None
+        while tok is None or tok in taken:
+            tok = int(rng.integers(0, vocab))
+        taken.add(tok)
+        tokens.append(tok)
+        paths[i] = paths[parent] + [tok]
+    return list(prompt), tokens, parents
+
+
+def check_masks(suite, c, mask_fn, ref, mock) -> None:
+    rng = suite.rng("masks")
+    T = suite.threshold
+    bad = []
+    trees = int(T("mask_trees", 200))
+    for k in range(trees):
+        P = int(rng.integers(1, int(T("max_prompt", 8)) + 1))
+        parents = random_parents(rng, int(rng.integers(1, int(T("max_nodes", 16)) + 1)), SHAPES[k % len(SHAPES)])
+        want = ref.build_tree_mask(P, parents)
+        parents_in = list(parents)
+        got = suite.call(mask_fn, P, parents_in)
+        if parents_in != parents:
+            raise InputMutated("the answer modified tree_parents in place")
+        try:
+            allowed = mock.allowed_matrix(got, P + len(parents))
+        except ValueError as exc:
+            bad.append({"prompt_len": P, "tree_parents": parents, "problem": str(exc)})
+            continue
+        if not np.array_equal(allowed, want):
+            r, col = map(int, np.argwhere(allowed != want)[0])
+            what = "may attend" if want[r, col] else "must not attend"
+            hint = " (the whole mask is inverted)" if np.array_equal(allowed, ~want) else ""
+            bad.append({"prompt_len": P, "tree_parents": parents,
+                        "problem": f"row {r} {what} to column {col}{hint}"})
+    c.value = len(bad)
+    if len(bad) > c.threshold:
+        c.details["first_mismatch"] = bad[0]
+        first = bad[0]
+        c.fail(f"{len(bad)} of {trees} masks differ from the reference; first: prompt_len={first['prompt_len']} "
+               f"parents={first['tree_parents']}: {first['problem']}")
+
+
+def crafted_checks(suite, call, new_target) -> None:
+    """The hand-built trees of the spec, each with its exact expected output."""
+    target = new_target("crafted")
+    rng = suite.rng("crafted")
+    prompt = [int(t) for t in rng.integers(0, target.vocab, size=5)]
+    g = target.continuation(prompt, 8)
+
+    def other(*avoid):
+        """A token different from all of ``avoid``."""
+        tok = int(rng.integers(0, target.vocab))
+        while tok in avoid:
+            tok = int(rng.integers(0, target.vocab))
+        return tok
+
+    def expect(c, tokens, parents, want, what):
+        got = call(prompt, tokens, parents, target)
+        c.details.setdefault("cases", []).append({"tree_tokens": tokens, "tree_parents": parents,
+                                                  "appended": got, "expected": want})
+        c.value, c.threshold = got, want
+        c.expect(got == want, f"{what}: appended {got}, expected {want} "
+                              f"(tree_tokens={tokens}, tree_parents={parents})")
+
+    with suite.check("all_correct_chain") as c:
+        expect(c, g[:4], [-1, 0, 1, 2], g[:5], "a fully correct chain must be accepted plus the bonus token")
+
+    with suite.check("wrong_root") as c:
+        w = other(g[0])
+        expect(c, [w, g[1]], [-1, 0], g[:1], "a wrong single root appends only the target's own token")
+
+    with suite.check("rejected_node_children_skipped") as c:
+        w = other(g[0])
+        after_w = target.next_token(prompt + [w])  # matches its parent's prediction, but its parent is rejected
+        second = g[1] if g[1] != after_w else other(after_w)
+        expect(c, [w, after_w, second], [-1, 0, 0], g[:1], "children of a rejected root must be skipped")
+        x = other(g[1])
+        after_x = target.next_token(prompt + [g[0], x])
+        expect(c, [g[0], x, after_x], [-1, 0, 1], g[:2], "children of a rejected inner node must be skipped")
+
+    with suite.check("wrong_sibling_no_replacement") as c:
+        x = other(g[1])
+        expect(c, [g[0], x, g[1], g[2]], [-1, 0, 0, 2], g[:4],
+               "a wrong sibling before the right one must not end the cycle with a replacement")
+        expect(c, [g[0], g[1], x, g[2]], [-1, 0, 0, 1], g[:4],
+               "a wrong sibling after the right one must not end the cycle with a replacement")
+
+    with suite.check("second_root_path") as c:
+        x = other(g[0])
+        expect(c, [x, g[0], g[1], g[1]], [-1, -1, 0, 1], g[:3], "the right path may start at the second root")

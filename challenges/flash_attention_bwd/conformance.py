@@ -1,0 +1,236 @@
+"""Hidden checks for flash_attention_bwd (see specs/challenges.md).
+
+Contract: ``flash_attention_fwd(Q, K, V, tile_size, causal) -> (O, cache)`` and
+``flash_attention_bwd(dO, cache, tile_size, causal) -> (dQ, dK, dV)`` on
+(B, H, N, D) arrays. The cache is opaque to the suite except that nothing in
+it may be N x N.
+"""
+from __future__ import annotations
+
+import copy
+import tracemalloc
+
+import numpy as np
+
+from engine.verify.suite import InputMutated, array_digest
+
+FWD_NAMES = ("flash_attention_fwd", "flash_attention_forward", "flash_attn_fwd", "flash_attn_forward",
+             "flash_fwd", "attention_fwd", "forward")
+BWD_NAMES = ("flash_attention_bwd", "flash_attention_backward", "flash_attn_bwd", "flash_attn_backward",
+             "flash_bwd", "attention_bwd", "backward")
+
+
+def run(suite) -> None:
+    fwd, bwd = bind(suite)
+    ref = suite.reference()
+    T = suite.threshold
+    rel_tol = float(T("rel_tol", 1e-4))
+
+    def forward(Q, K, V, tile, causal):
+        out = suite.call(fwd, Q, K, V, tile, causal)
+        if not isinstance(out, (tuple, list)) or len(out) < 2:
+            raise TypeError(f"forward must return (O, cache), got {type(out).__name__}")
+        return np.asarray(out[0]), out[1]
+
+    def backward(dO, cache, tile, causal):
+        out = suite.call(bwd, dO, cache, tile, causal)
+        if isinstance(out, dict):
+            out = (out.get("dQ", out.get("dq")), out.get("dK", out.get("dk")), out.get("dV", out.get("dv")))
+        if not isinstance(out, (tuple, list)) or len(out) != 3:
+            raise TypeError("backward must return (dQ, dK, dV)")
+        return tuple(np.asarray(g) for g in out)
+
+    def against_naive(c, label, shape, tile, causal, trials=1):
+        """Forward and gradients against the float64 oracle; c.value = worst error."""
+        worst = 0.0
+        for trial in range(trials):
+            Q, K, V, dO = inputs(suite.rng(f"{label}/{trial}"), shape)
+            O, cache = forward(Q, K, V, tile, causal)
+            grads = backward(dO, cache, tile, causal)
+            want_O, _ = ref.naive_attention_fwd(Q, K, V, causal)
+            want = ref.naive_attention_bwd(dO, Q, K, V, causal)
+            for name, got, exp in zip(("O", "dQ", "dK", "dV"), (O, *grads), (want_O, *want)):
+                if got.shape != exp.shape:
+                    c.fail(f"{name} has shape {got.shape}, expected {exp.shape}")
+                err = rel_err(got, exp)
+                c.details[f"{name}_rel_err" + (f"_{trial}" if trials > 1 else "")] = err
+                worst = max(worst, err)
+                c.value = worst
+                if not err < rel_tol:
+                    c.fail(f"{name} off by {err:.3g} (relative, trial {trial}) at {shape} tile {tile} causal={causal}")
+
+    grad_shape, grad_tile = tuple(T("grad_shape", [2, 4, 256, 64])), int(T("grad_tile", 64))
+    with suite.check("forward_matches_reference", threshold=rel_tol) as c:
+        Q, K, V, _ = inputs(suite.rng("forward"), grad_shape)
+        O, _ = forward(Q, K, V, grad_tile, True)
+        want, _ = ref.naive_attention_fwd(Q, K, V, True)
+        c.value = rel_err(O, want)
+        c.expect(O.shape == want.shape, f"O has shape {O.shape}, expected {want.shape}")
+        c.expect(c.value < rel_tol, f"O off by {c.value:.3g} (relative) at {grad_shape} causal")
+
+    # Two trials on fresh inputs of the same shape: a memoised answer fails the second.
+    with suite.check("gradients_vs_reference", threshold=rel_tol) as c:
+        against_naive(c, "grad", grad_shape, grad_tile, True, trials=2)
+
+    with suite.check("finite_differences", threshold=float(T("fd_tol", 1e-5))) as c:
+        finite_differences(suite, c, forward, backward)
+
+    with suite.check("uneven_n", threshold=rel_tol) as c:
+        against_naive(c, "uneven", tuple(T("uneven_shape", [1, 2, 300, 32])), int(T("uneven_tile", 97)), True)
+
+    with suite.check("non_causal", threshold=rel_tol) as c:
+        against_naive(c, "noncausal", tuple(T("noncausal_shape", [1, 2, 256, 64])),
+                      int(T("noncausal_tile", 64)), False)
+
+    with suite.check("small_n", threshold=rel_tol) as c:
+        for n in T("small_ns", [1, 7]):
+            against_naive(c, f"small{n}", (1, 2, int(n), 16), int(T("small_tile", 16)), True)
+
+    with suite.check("cache_has_no_nxn") as c:
+        shape = tuple(T("cache_shape", [1, 2, 512, 32]))
+        n = shape[2]
+        c.threshold = n * n
+        Q, K, V, _ = inputs(suite.rng("cache"), shape)
+        _, cache = forward(Q, K, V, int(T("cache_tile", 64)), True)
+        arrays = list(walk(cache))
+        c.details["entries"] = {path: list(a.shape) for path, a in arrays}
+        c.details["cache_bytes"] = sum(a.nbytes for _, a in arrays)
+        c.value = max((a.size for _, a in arrays), default=0)
+        big = [f"{path} {a.shape}" for path, a in arrays if a.size >= n * n]
+        c.expect(not big, f"cache holds N x N sized data: {', '.join(big)}")
+
+    with suite.check("memory_peak", threshold=float(T("memory_fraction", 0.2))) as c:
+        memory_peak(suite, c, fwd, bwd)
+
+    shape, tile = tuple(T("speed_shape", [1, 4, 512, 64])), int(T("speed_tile", 64))
+
+    def make(trial):
+        return inputs(suite.rng(f"speed/{trial}"), shape)
+
+    # Timed without suite.call: deep copies would dominate; inputs are fresh per trial anyway.
+    suite.time("speed", lambda a: bwd(a[3], fwd(a[0], a[1], a[2], tile, True)[1], tile, True),
+               lambda a: ref.flash_attention_bwd(a[3], ref.flash_attention_fwd(a[0], a[1], a[2], tile, True)[1],
+                                                 tile, True), make)
+
+
+def bind(suite):
+    adapter = suite.adapter()
+    if adapter is not None:
+        return adapter.flash_attention_fwd, adapter.flash_attention_bwd
+    return suite.bind(*FWD_NAMES, kind="function"), suite.bind(*BWD_NAMES, kind="function")
+
+
+def inputs(rng, shape):
+    """Q, K, V, dO in float64."""
+    return tuple(rng.standard_normal(shape) for _ in range(4))
+
+
+def rel_err(got, want) -> float:
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return float("inf")
+    if not np.all(np.isfinite(got)):
+        return float("inf")
+    # Norm-wise: element-wise relative error is meaningless near zero entries.
+    return float(np.abs(got - want).max(initial=0.0) / max(np.abs(want).max(initial=0.0), 1e-8))
+
+
+def finite_differences(suite, c, forward, backward) -> None:
+    """Central differences of sum(dO * O) through the answer's own forward:
+    every dV entry and a few dQ / dK entries. Perturbed copies are stacked
+    along the batch axis so one forward call evaluates many of them."""
+    T = suite.threshold
+    shape, tile = tuple(T("fd_shape", [1, 1, 64, 32])), int(T("fd_tile", 16))
+    eps, tol = float(T("fd_eps", 1e-5)), float(T("fd_tol", 1e-5))
+    chunk, n_qk = int(T("fd_chunk", 512)), int(T("fd_qk_entries", 10))
+    rng = suite.rng("fd")
+    Q, K, V, dO = inputs(rng, shape)
+    _, cache = forward(Q, K, V, tile, True)
+    dQ, dK, dV = backward(dO, cache, tile, True)
+    N, D = shape[2], shape[3]
+    base = {"Q": Q[0, 0], "K": K[0, 0], "V": V[0, 0]}
+    analytic = {"Q": dQ[0, 0], "K": dK[0, 0], "V": dV[0, 0]}
+    targets = [("V", i, d) for i in range(N) for d in range(D)]
+    for name in ("Q", "K"):
+        picks = rng.choice(N * D, size=n_qk, replace=False)
+        targets += [(name, int(p) // D, int(p) % D) for p in picks]
+    numeric = np.empty(len(targets))
+    for lo in range(0, len(targets), chunk):
+        part = targets[lo:lo + chunk]
+        losses = []
+        for sign in (1.0, -1.0):
+            stacked = {k: np.repeat(v[None, None], len(part), axis=0) for k, v in base.items()}
+            for j, (name, i, d) in enumerate(part):
+                stacked[name][j, 0, i, d] += sign * eps
+            O, _ = forward(stacked["Q"], stacked["K"], stacked["V"], tile, True)
+            if O.shape != (len(part), 1, N, D):
+                c.fail(f"forward on a batch of {len(part)} returned shape {O.shape}")
+            losses.append((np.asarray(O, dtype=np.float64) * dO[0, 0]).sum(axis=(1, 2, 3)))
+        numeric[lo:lo + len(part)] = (losses[0] - losses[1]) / (2 * eps)
+    worst = 0.0
+    for name in ("Q", "K", "V"):
+        idx = [j for j, t in enumerate(targets) if t[0] == name]
+        got = np.array([analytic[name][targets[j][1], targets[j][2]] for j in idx])
+        scale = max(float(np.abs(analytic[name]).max()), 1e-8)
+        err = float(np.abs(got - numeric[idx]).max() / scale) if np.all(np.isfinite(got)) else float("inf")
+        c.details[f"d{name}_entries"] = len(idx)
+        c.details[f"d{name}_fd_err"] = err
+        worst = max(worst, err)
+        c.value = worst
+        if not err < tol:
+            c.fail(f"d{name} disagrees with central differences of the answer's own forward by {err:.3g}")
+
+
+def memory_peak(suite, c, fwd, bwd) -> None:
+    """Peak traced bytes of forward and of backward at long N, as a fraction of
+    one N x N float64 matrix. Inputs are copied before tracing starts, so only
+    what the answer allocates counts."""
+    T = suite.threshold
+    shape, tile = tuple(T("memory_shape", [1, 1, 4096, 64])), int(T("memory_tile", 128))
+    n = shape[2]
+    nxn = n * n * 8
+    Q, K, V, dO = inputs(suite.rng("memory"), shape)
+    out, fwd_peak = traced_call(fwd, Q, K, V, tile, True)
+    if not isinstance(out, (tuple, list)) or len(out) < 2:
+        raise TypeError("forward must return (O, cache)")
+    _, bwd_peak = traced_call(bwd, dO, out[1], tile, True)
+    c.details.update(forward_peak_bytes=fwd_peak, backward_peak_bytes=bwd_peak, nxn_bytes=nxn)
+    c.value = round(max(fwd_peak, bwd_peak) / nxn, 4)
+    if not c.value < c.threshold:
+        side = "forward" if fwd_peak >= bwd_peak else "backward"
+        c.fail(f"{side} peaked at {max(fwd_peak, bwd_peak) / 2**20:.1f} MiB = {c.value:.2f} of one "
+               f"N x N matrix ({nxn / 2**20:.0f} MiB) at N={n}")
+
+
+def traced_call(fn, *args):
+    """Like suite.call (copies, mutation check) but tracing only the answer's own allocations."""
+    args = copy.deepcopy(args)
+    before = [array_digest(a) for a in args]
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        result = fn(*args)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    if before != [array_digest(a) for a in args]:
+        raise InputMutated("the answer modified its input in place")
+    return result, peak
+
+
+def walk(obj, path="cache", depth=0):
+    """(path, ndarray) for every array reachable in a cache object."""
+    if depth > 4:
+        return
+    if isinstance(obj, np.ndarray):
+        yield path, obj
+    elif isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from walk(v, f"{path}[{k!r}]", depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for i, v in enumerate(obj):
+            yield from walk(v, f"{path}[{i}]", depth + 1)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        for k, v in vars(obj).items():
+            yield from walk(v, f"{path}.{k}", depth + 1)
+

@@ -1,0 +1,199 @@
+"""flash_attention_bwd: the reference and demo answers get their verdicts, and
+mutants of the reference carrying the known mistakes are caught by the
+check meant to catch them."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.challenges import BUNDLED_CHALLENGES, load_challenge
+from engine.verify.local import run_local
+
+CID = "flash_attention_bwd"
+CHALLENGE = BUNDLED_CHALLENGES / CID
+MODELS = BUNDLED_CHALLENGES.parent / "models"
+REFERENCE = (CHALLENGE / "reference.py").read_text()
+
+# Lighter settings for the many mutant runs: the memory check at N=2048 still
+# tells O(N) from O(N^2), and timing is an info figure.
+FAST = {"grad_shape": "[1, 2, 128, 32]", "grad_tile": "32", "fd_shape": "[1, 1, 32, 16]", "fd_tile": "8",
+        "memory_shape": "[1, 1, 2048, 64]", "speed_shape": "[1, 1, 128, 32]", "timing_budget_s": "0.05"}
+
+
+@pytest.fixture(scope="module")
+def fast_challenges(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("challenges")
+    shutil.copytree(CHALLENGE, root / CID)
+    toml = root / CID / "challenge.toml"
+    text = toml.read_text()
+    for key, value in FAST.items():
+        text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
+        assert n == 1, key
+    toml.write_text(text)
+    return root
+
+
+def run(folder: Path, challenges: Path | None = None, seed: int = 1234, adapter: Path | None = None) -> tuple[str, dict]:
+    kw = {"challenges_dir": challenges} if challenges else {}
+    out = run_local(CID, folder, seed=seed, adapter=adapter, **kw)
+    return out["verdict"], {c["name"]: c for c in out["checks"]}
+
+
+def answer_from(tmp_path: Path, source: str) -> Path:
+    folder = tmp_path / "answer"
+    folder.mkdir()
+    (folder / "attention.py").write_text(source)
+    return folder
+
+
+def mutate(*edits: tuple[str, str]) -> str:
+    src = REFERENCE
+    for old, new in edits:
+        assert old in src, f"mutation anchor missing: {old!r}"
+        src = src.replace(old, new)
+    return src
+
+
+def failing(checks: dict) -> set[str]:
+    return {n for n, c in checks.items() if c["verdict"] == "fail"}
+
+
+def test_challenge_definition_loads():
+    ch = load_challenge(CHALLENGE)
+    assert ch.position == 6 and ch.difficulty == "EXTRA HARD"
+    assert ch.display_name == "Flash Attn Backward"
+    assert {"torch", "jax", "autograd", "mlx"} <= set(ch.forbidden_imports)
+    prompt = ch.prompt_path.read_text()
+    assert "flash_attention_fwd(Q, K, V, tile_size, causal)" in prompt
+    assert "flash_attention_bwd(dO, cache, tile_size, causal)" in prompt
+
+
+def test_reference_passes_full_suite(tmp_path):
+    verdict, checks = run(answer_from(tmp_path, REFERENCE))
+    assert verdict == "pass", {n: c["message"] for n, c in checks.items() if c["verdict"] != "pass"}
+    assert checks["finite_differences"]["value"] < 1e-7
+    assert checks["memory_peak"]["value"] < 0.2
+    assert checks["speed"]["verdict"] == "info"
+
+
+def test_demo_careful_passes(fast_challenges):
+    verdict, checks = run(MODELS / "demo-careful" / CID, fast_challenges, seed=7)
+    assert verdict == "pass", {n: c["message"] for n, c in checks.items() if c["verdict"] != "pass"}
+
+
+def test_demo_hasty_fails_only_causal_gradients(fast_challenges):
+    # Its backward skips tiles above the diagonal but never masks inside the
+    # diagonal tiles: forward and non-causal gradients are right.
+    verdict, checks = run(MODELS / "demo-hasty" / CID, fast_challenges)
+    assert verdict == "fail"
+    assert failing(checks) == {"gradients_vs_reference", "finite_differences", "uneven_n", "small_n"}
+    for name in ("forward_matches_reference", "non_causal", "cache_has_no_nxn", "memory_peak"):
+        assert checks[name]["verdict"] == "pass", name
+
+
+def test_answer_folders_ship_the_prompt():
+    for model in ("demo-careful", "demo-hasty"):
+        assert (MODELS / model / CID / "PROMPT.md").read_bytes() == (CHALLENGE / "PROMPT.md").read_bytes()
+
+
+MUTANTS = {
+    "missing_rowsum_term": (
+        [("ds = p * (dp - Dr[:, :, q_lo:q_hi, None])", "ds = p * dp")],
+        {"gradients_vs_reference", "finite_differences", "uneven_n", "non_causal"},
+    ),
+    "wrong_causal_skip": (
+        # drops the diagonal tiles in the backward
+        [("            if causal and k_lo > q_hi - 1:\n                continue",
+          "            if causal and k_lo >= q_lo:\n                continue")],
+        {"gradients_vs_reference", "finite_differences", "uneven_n", "small_n"},
+    ),
+    "nxn_in_cache": (
+        [('"causal": bool(causal)}', '"causal": bool(causal), "P": naive_attention_fwd(Q, K, V, causal)[1]}')],
+        {"cache_has_no_nxn", "memory_peak"},
+    ),
+    "wrong_scale": (
+        # self-consistent, so finite differences agree: the oracle catches it
+        [("return 1.0 / np.sqrt(d)", "return 1.0 / d")],
+        {"forward_matches_reference", "gradients_vs_reference", "uneven_n", "non_causal"},
+    ),
+    "zero_gradients": (
+        [("    return dQ, dK, dV\n", "    return np.zeros_like(dQ), np.zeros_like(dK), np.zeros_like(dV)\n")],
+        {"gradients_vs_reference", "finite_differences"},
+    ),
+    "caches_outputs_by_shape": (
+        [("def flash_attention_bwd(dO, cache, tile_size, causal):", "def _bwd(dO, cache, tile_size, causal):"),
+         ("\n\ndef naive_attention_fwd(",
+          "\n\n_MEMO = {}\n\n\ndef flash_attention_bwd(dO, cache, tile_size, causal):\n"
+          "    key = (np.shape(dO), tile_size, causal)\n"
+          "    if key not in _MEMO:\n        _MEMO[key] = _bwd(dO, cache, tile_size, causal)\n"
+          "    return _MEMO[key]\n\n\ndef naive_attention_fwd(")],
+        {"gradients_vs_reference"},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_is_caught(name, tmp_path, fast_challenges):
+    edits, must_fail = MUTANTS[name]
+    verdict, checks = run(answer_from(tmp_path, mutate(*edits)), fast_challenges)
+    assert verdict == "fail"
+    assert must_fail <= failing(checks), {n: (c["verdict"], c["message"]) for n, c in checks.items()}
+
+
+def test_input_mutation_is_reported(tmp_path, fast_challenges):
+    src = mutate(("    scale = _scale(D)\n    O = np.zeros", "    scale = _scale(D)\n    Q *= scale\n    scale = 1.0\n    O = np.zeros"))
+    verdict, checks = run(answer_from(tmp_path, src), fast_challenges)
+    assert verdict == "fail"
+    assert "in place" in checks["forward_matches_reference"]["message"]
+
+
+def test_forward_returning_only_o_is_an_error(tmp_path, fast_challenges):
+    src = mutate(("    return O, cache\n", "    return O\n"))
+    verdict, checks = run(answer_from(tmp_path, src), fast_challenges)
+    assert checks["forward_matches_reference"]["verdict"] == "error"
+    assert "(O, cache)" in checks["forward_matches_reference"]["message"]
+
+
+def test_missing_backward_is_unbound(tmp_path, fast_challenges):
+    src = REFERENCE.replace("def flash_attention_bwd(", "def _private_helper(")
+    verdict, checks = run(answer_from(tmp_path, src), fast_challenges)
+    assert verdict == "unbound"
+    assert "flash_attention_bwd" in checks["bind"]["message"]
+
+
+def test_cache_walk_finds_arrays_in_any_container():
+    import numpy as np
+
+    from engine.verify.execute import load_module
+
+    conf = load_module(CHALLENGE / "conformance.py", "test_flash_bwd_conformance")
+
+    class Ctx:
+        def __init__(self):
+            self.saved = (np.zeros(3), {"P": np.zeros((4, 4))})
+
+    found = dict(conf.walk([Ctx(), np.ones(2)]))
+    assert set(found) == {"cache[0].saved[0]", "cache[0].saved[1]['P']", "cache[1]"}
+    assert conf.rel_err(np.ones(3), np.ones(3)) == 0.0
+    assert conf.rel_err(np.array([1.0, np.nan]), np.ones(2)) == float("inf")
+    assert conf.rel_err(np.zeros(2), np.zeros(3)) == float("inf")
+
+
+def test_adapter_binds_an_answer_with_other_names(tmp_path, fast_challenges):
+    src = REFERENCE.replace("def flash_attention_fwd(", "def fa_forward(").replace("def flash_attention_bwd(", "def fa_backward(")
+    folder = tmp_path / "answer"
+    folder.mkdir()
+    # A name no other test imports: suites here share one process and sys.modules.
+    (folder / "fa_adapter_target.py").write_text(src)
+    verdict, checks = run(folder, fast_challenges)
+    assert verdict == "unbound" and "flash_attention_fwd" in checks["bind"]["message"]
+    adapter = tmp_path / "adapter.py"
+    adapter.write_text(
+        "from fa_adapter_target import fa_backward, fa_forward\n\n\n"
+        "def flash_attention_fwd(Q, K, V, tile_size, causal):\n    return fa_forward(Q, K, V, tile_size, causal)\n\n\n"
+        "def flash_attention_bwd(dO, cache, tile_size, causal):\n    return fa_backward(dO, cache, tile_size, causal)\n")
+    verdict, checks = run(folder, fast_challenges, adapter=adapter)
+    assert verdict == "pass", {n: c["message"] for n, c in checks.items() if c["verdict"] != "pass"}
