@@ -12,14 +12,15 @@ Three layers, strongest first (measured facts: /work/shared/specs/sandbox.md):
 In every layer the environment is cleared, output goes to files (a
 ``setsid()`` grandchild cannot hold a pipe open), resource limits are set
 by ``prlimit`` just before the payload, and the whole tree is killed at the
-wall-clock limit. Run as root, the payload drops to uid 65534 where it can
-still reach its interpreter, because RLIMIT_NPROC means nothing for uid 0.
+wall-clock limit. Run as root, the payload drops to a fresh unprivileged uid of its own
+(where it can still reach its interpreter), because RLIMIT_NPROC means nothing for uid 0.
 """
 from __future__ import annotations
 
 import os
 import select
 import shlex
+import secrets
 import shutil
 import signal
 import socket
@@ -34,7 +35,11 @@ from pathlib import Path
 from typing import Sequence
 
 LAYERS = ("bwrap", "unshare", "rlimits")  # strongest first
-NOBODY = 65534
+# Each run gets its own unprivileged uid from this range: RLIMIT_NPROC counts
+# every process of a uid machine-wide, so with one shared uid a fork bomb in
+# one run would starve every run beside it (and fail innocent answers).
+RUN_UID_BASE = 200_000
+RUN_UID_SPAN = 1 << 20
 SANDBOX_HOME = "/tmp/sandbox-home"  # inside the private /tmp of bwrap/unshare
 TMPFS_SIZE = 512 * 1024 * 1024  # bytes; /tmp lives in RAM
 TOKEN_VAR = "BENCHTUI_SANDBOX_TOKEN"  # tags rlimits-layer processes for the sweep
@@ -166,16 +171,21 @@ def _prlimit_argv(limits: Limits) -> list[str]:
     return argv + ["--"]
 
 
-def _setpriv_argv(drop_uid: bool) -> list[str]:
+def run_uid() -> int:
+    """A fresh unprivileged uid (and gid) for one run."""
+    return RUN_UID_BASE + secrets.randbelow(RUN_UID_SPAN)
+
+
+def _setpriv_argv(uid: int | None) -> list[str]:
     argv = [_tool("setpriv") or "setpriv"]
-    if drop_uid:
-        argv += [f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+    if uid is not None:
+        argv += [f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
     # No capabilities survive the exec, and setuid binaries cannot regain any.
     return argv + ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"]
 
 
-def _payload_chain(argv: list[str], workdir: Path, limits: Limits, drop_uid: bool) -> list[str]:
-    return [*_setpriv_argv(drop_uid), *_prlimit_argv(limits), "/bin/sh", "-c", SHIM, "sh", str(workdir), *argv]
+def _payload_chain(argv: list[str], workdir: Path, limits: Limits, uid: int | None) -> list[str]:
+    return [*_setpriv_argv(uid), *_prlimit_argv(limits), "/bin/sh", "-c", SHIM, "sh", str(workdir), *argv]
 
 
 def _gpu_devices() -> list[Path]:
@@ -191,7 +201,7 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
 
 
 def _world_reachable(path: Path) -> bool:
-    """Can uid 65534 traverse to this path (every ancestor has o+x)?"""
+    """Can an unprivileged uid traverse to this path (every ancestor has o+x)?"""
     try:
         for parent in Path(path).resolve().parents:
             if not os.stat(parent).st_mode & 0o001:
@@ -213,7 +223,7 @@ def _bwrap_argv(inner: list[str], binds: list[_Bind], gpu: bool) -> list[str]:
     for b in binds:
         root = next((h for h in hidden if _under(b.path, h)), None)
         if root is not None:
-            # bwrap would create missing parents 0700; uid 65534 must traverse them.
+            # bwrap would create missing parents 0700; the run's uid must traverse them.
             for anc in reversed(b.path.parents):
                 if root in anc.parents and anc not in made and not any(_under(anc, x.path) for x in binds):
                     argv += ["--perms", "0755", "--dir", str(anc)]
@@ -224,7 +234,7 @@ def _bwrap_argv(inner: list[str], binds: list[_Bind], gpu: bool) -> list[str]:
             argv += ["--dev-bind-try", str(dev), str(dev)]
     argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     if not _is_root():
-        argv.append("--unshare-user")  # as root, keep real uids so setpriv can drop to 65534
+        argv.append("--unshare-user")  # as root, keep real uids so setpriv can drop to the run's uid
     return argv + ["--die-with-parent", "--new-session", "--", *inner]
 
 
@@ -382,19 +392,21 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
     if layer == "rlimits":
         payload = shutil.which(argv[0]) or argv[0]
         drop = root and all(_world_reachable(p) for p in [Path(payload), workdir, *rw])
+        uid = run_uid() if drop else None
         scratch_home = Path(tempfile.mkdtemp(prefix="benchtui-home-"))
         home = str(scratch_home)
-        cmd = _payload_chain(argv, workdir, limits, drop)
+        cmd = _payload_chain(argv, workdir, limits, uid)
     else:
         drop = root
+        uid = run_uid() if drop else None
         binds = _plan_binds(workdir, ro_paths, rw)
         home = SANDBOX_HOME
-        inner = _payload_chain(argv, workdir, limits, drop)
+        inner = _payload_chain(argv, workdir, limits, uid)
         cmd = (_bwrap_argv if layer == "bwrap" else _unshare_argv)(inner, binds, gpu)
     owned = [workdir, *rw] + ([scratch_home] if scratch_home else [])
     if drop:
         for p in owned:
-            _chown_tree(p, NOBODY, NOBODY)
+            _chown_tree(p, uid, uid)
     stdout_path, stderr_path = Path(stdout_path), Path(stderr_path)
     leftovers = 0
     timed_out = False
@@ -427,7 +439,7 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
     code, sig = _decode_status(proc.returncode, layer)
     return SandboxResult(exit_code=code, signal=sig, timed_out=timed_out, wall_s=wall,
                          stdout_path=stdout_path, stderr_path=stderr_path, layer=layer,
-                         leftovers_killed=leftovers, uid=NOBODY if drop else os.getuid())
+                         leftovers_killed=leftovers, uid=uid if uid is not None else os.getuid())
 
 
 def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:

@@ -19,8 +19,9 @@ from tui.glyphs import grade_style
 
 def rankings_table(lb) -> Table:
     t = Table(title="Rankings (overall grade)", expand=True, title_justify="left")
-    for col in ("#", "model", "mean", "graded", "best", "worst", "pass rate"):
-        t.add_column(col, no_wrap=True)
+    # "#" and "model" keep their width at 80 columns; the rest may shrink.
+    for col, min_width in (("#", 2), ("model", 12), ("mean", None), ("graded", None), ("best", None), ("worst", None), ("pass rate", None)):
+        t.add_column(col, no_wrap=True, min_width=min_width)
     for s in lb.model_summaries:
         rate = f"{s.passed}/{s.verified}" if s.verified else "—"
         t.add_row(str(s.rank or "—"), s.model, Text(s.band, style="bold " + grade_style(s.band)), str(s.graded),
