@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import json
 import os
 import sys
@@ -102,8 +101,6 @@ def build_parser() -> Parser:
     add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in COMMAND_MODULES:
-        if importlib.util.find_spec(name) is None:  # TEMP while areas are being built
-            continue
         importlib.import_module(name).register(sub)
     return parser
 

@@ -341,8 +341,6 @@ def _delete_transcript(db, transcript_id: int) -> None:
 
 
 def _index_transcripts(store: Store, workbench: Workbench) -> None:
-    try:
-        from engine.transcripts.index import index_pending
-    except ImportError:  # the transcripts area is optional for the foundation
-        return
+    from engine.transcripts.index import index_pending  # parses only new or changed transcripts
+
     index_pending(store, workbench.root)

@@ -25,21 +25,24 @@ class SelfCheckPlan:
 
 
 def plan_self_check(folder: Path, python: str, *, gpu: bool) -> SelfCheckPlan:
-    """Commands for the answer's tests (pytest), demos and main scripts."""
+    """Commands for the answer's own evidence about itself: its tests (pytest)
+    when it has any, else its demos/benchmarks, else its main scripts. A main
+    script is often the full job (a 6-minute training run), so it is the last resort."""
     plan = SelfCheckPlan()
-    tests, scripts = [], []
+    tests, demos, mains = [], [], []
     for path in python_files(folder):
         rel = path.relative_to(folder).as_posix()
         if TEST_FILE.match(path.name):
             tests.append(rel)
         elif DEMO_FILE.match(path.name):
-            scripts.append(rel)
+            demos.append(rel)
         else:
             try:
                 if MAIN_GUARD.search(path.read_text(encoding="utf-8", errors="replace")):
-                    scripts.append(rel)
+                    mains.append(rel)
             except OSError:
                 continue
+    scripts = [] if tests else demos or mains
     if tests:
         plan.commands.append([python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:benchmark", *tests])
         plan.labels.append("pytest " + " ".join(tests))

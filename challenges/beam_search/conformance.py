@@ -1,0 +1,270 @@
+"""Hidden checks for beam_search: the answer runs on the suite's mock LM,
+presented in the answer's own calling convention, and is compared with the
+reference beam search on the same mock."""
+from __future__ import annotations
+
+import copy
+import inspect
+from pathlib import Path
+
+
+from engine.verify.execute import load_module
+from engine.verify.suite import InputMutated
+
+NAMES = ("batched_beam_search", "beam_search_batched", "batch_beam_search", "beam_search", "batched_beam_search_numpy")
+SYNONYMS = {
+    "prompts": {"prompts", "prompt", "prompt_tokens", "prompt_ids", "input_ids", "inputs", "batch", "batch_prompts", "sequences", "tokens"},
+    "beam_width": {"beam_width", "k", "num_beams", "beam_size", "width", "n_beams", "beams"},
+    "max_new_tokens": {"max_new_tokens", "max_tokens", "max_new", "max_len", "max_length", "max_steps", "steps", "n_new", "max_gen"},
+    "alpha": {"alpha", "length_penalty", "lp_alpha", "length_alpha", "len_penalty"},
+    "eos_token_id": {"eos_token_id", "eos_id", "eos", "eos_token", "end_token", "eos_idx"},
+}
+ORDER = ("prompts", "beam_width", "max_new_tokens", "alpha", "eos_token_id")
+
+
+def _harness(suite):
+    return load_module(Path(suite.challenge_dir) / "harness.py", "benchtui_beam_harness")
+
+
+CLASS_METHODS = ("batched_beam_search", "beam_search", "search", "batch_search", "decode", "generate")
+
+
+class Answer:
+    """Calls the answer's search with the mock injected the way it expects:
+    a function, or a class built around the model with a search method."""
+
+    def __init__(self, suite, fn, h, cls=None):
+        self.suite, self.fn, self.h, self.cls = suite, fn, h, cls
+        self.module = inspect.getmodule(cls or fn)
+        self.conv, self.holders = h.detect_convention(suite.binder, self.module, int(suite.threshold("vocab", 1000)))
+        self.ctor_plan: list[tuple[str, str]] = []
+        self.ctor_model = None
+        taken: set[str] = set()
+        if cls is not None:
+            ctor = [p for p in _params(cls) if p.name != "self"]
+            self.ctor_model = next((p.name for p in ctor if p.name.lower() in h.MODEL_PARAM_NAMES), None)
+            for p in ctor:
+                role = next((r for r in ORDER if p.name.lower() in SYNONYMS[r]), None)
+                if role:
+                    self.ctor_plan.append((p.name, role))
+                    taken.add(role)
+                elif p.name != self.ctor_model and p.default is inspect.Parameter.empty:
+                    raise suite.unbound([cls.__name__], f"cannot fill constructor parameter {p.name!r}")
+        params = _params(fn)
+        self.model_param = next((p.name for p in params if p.name.lower() in h.MODEL_PARAM_NAMES), None)
+        self.plan = self._plan([p for p in params if p.name != self.model_param], taken)
+        self.factories = []
+        if self.model_param is None and self.ctor_model is None and not self.holders:
+            # The search builds its own model: swap the class for a factory.
+            src = inspect.getsource(cls or fn)
+            self.factories = [d.name for d in h.model_classes(suite.binder) if d.name in src and d.name in vars(self.module)]
+            if not self.factories:
+                raise suite.unbound(list(NAMES), "no model parameter, module-level model or model class to replace")
+
+    def _plan(self, params, taken: set[str]) -> list[tuple[str, str]]:
+        taken, plan = set(taken), []
+        for p in params:
+            role = next((r for r in ORDER if r not in taken and p.name.lower() in SYNONYMS[r]), None)
+            if role is None:
+                role = next((r for r in ORDER if r not in taken), None)
+                if role is None:
+                    if p.default is inspect.Parameter.empty:
+                        raise self.suite.unbound(list(NAMES), f"unexpected required parameter {p.name!r}")
+                    continue
+            taken.add(role)
+            plan.append((p.name, role))
+        if "prompts" not in {r for _, r in plan}:
+            raise self.suite.unbound(list(NAMES), "no parameter takes the prompts")
+        return plan
+
+    def describe(self) -> str:
+        via = (f"parameter {self.model_param!r}" if self.model_param else
+               f"constructor parameter {self.ctor_model!r} of {self.cls.__name__}" if self.ctor_model else
+               f"module global(s) {', '.join(k for k, _ in self.holders)}" if self.holders else
+               f"class factory {', '.join(self.factories)}")
+        return f"mock injected via {via}; {self.conv.describe()}"
+
+    def __call__(self, core, prompts, beam_width, max_new_tokens, alpha, eos):
+        values = dict(prompts=prompts, beam_width=beam_width, max_new_tokens=max_new_tokens, alpha=alpha, eos_token_id=eos)
+        mock = self.h.MockLM(core, self.conv)
+        for name, _ in self.holders:
+            setattr(self.module, name, mock)
+        for name in self.factories:
+            setattr(self.module, name, lambda *a, **k: mock)
+        fn = self.fn
+        if self.cls is not None:
+            ctor = {name: values[role] for name, role in self.ctor_plan}
+            if self.ctor_model:
+                ctor[self.ctor_model] = mock
+            fn = getattr(self.cls(**ctor), self.fn.__name__)
+        kwargs = {name: values[role] for name, role in self.plan}
+        if self.model_param:
+            kwargs[self.model_param] = mock
+        prompt_param = next(name for name, role in self.plan if role == "prompts")
+
+        def invoke(p):
+            snapshot = copy.deepcopy(p)
+            out = fn(**{**kwargs, prompt_param: p})
+            if p != snapshot:
+                raise InputMutated("the answer modified its input (prompts) in place")
+            return out
+
+        return self.h.normalise(self.suite.call(invoke, prompts), len(prompts))
+
+
+def _params(obj) -> list[inspect.Parameter]:
+    params = inspect.signature(obj).parameters.values()
+    return [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"]
+
+
+def bind_answer(suite, h) -> "Answer":
+    """A search function (adapter first), else a searcher class with a search method."""
+    adapter = suite.adapter()
+    fn = getattr(adapter, "batched_beam_search", None) if adapter else None
+    if fn is not None:
+        return Answer(suite, fn, h)
+    if suite.binder.find(NAMES, kind="function") is not None:
+        return Answer(suite, suite.bind(*NAMES, kind="function"), h)
+    for d in suite.binder.defs:
+        if d.kind == "class" and "beam" in d.name.lower():
+            method = next((m for m in CLASS_METHODS if m in d.methods), None)
+            if method:
+                cls = suite.binder.load(d)
+                return Answer(suite, getattr(cls, method), h, cls=cls)
+    raise suite.unbound(list(NAMES) + ["class *Beam* with " + " / ".join(CLASS_METHODS)])
+
+
+def run(suite) -> None:
+    h = _harness(suite)
+    ref = suite.reference()
+    answer = bind_answer(suite, h)
+    vocab = answer.conv.vocab
+    timeout = float(suite.threshold("check_timeout_s", 20))
+    tol = float(suite.threshold("score_rel_tol", 1e-9))
+    suite.info("model_convention", value=vocab, message=answer.describe())
+
+    def core(label, **kw):
+        rng = suite.rng("core-" + label)
+        return h.MockCore(vocab, int(rng.integers(2**31)), eos, **kw)
+
+    def prompts(label, lengths):
+        rng = suite.rng("prompts-" + label)
+        return [[int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=n)] for n in lengths]
+
+    def ref_run(c, ps, k, n, alpha, count_eos=True):
+        return ref.batched_beam_search(h.ReferenceView(c), ps, k, n, alpha, eos, count_eos=count_eos)
+
+    def seqs(beams):
+        return [h.strip_eos(b.tokens, eos)[0] for b in beams]
+
+    def matches_reference(c, ps, got, k, n, alpha):
+        """True if the answer's beams equal the reference (EOS in the length or not)."""
+        want = [[h.strip_eos(t, eos)[0] for t, _ in item] for item in ref_run(c, ps, k, n, alpha)]
+        if [seqs(item) for item in got] == want:
+            return True, want
+        alt = [[h.strip_eos(t, eos)[0] for t, _ in item] for item in ref_run(c, ps, k, n, alpha, count_eos=False)]
+        return [seqs(item) for item in got] == alt, want
+
+    eos = int(suite.rng("eos").integers(vocab))
+
+    with suite.check("greedy_k1", threshold="K=1, alpha=0 equals greedy", timeout_s=timeout) as c:
+        n = int(suite.threshold("greedy_max_new", 10))
+        cr, ps = core("greedy"), prompts("greedy", (4, 6, 2))
+        got = answer(cr, ps, 1, n, 0.0, eos)
+        want = [h.strip_eos(ref.greedy_decode(h.ReferenceView(cr), p, n, eos), eos)[0] for p in ps]
+        wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not g or seqs(g)[0] != w]
+        c.value = f"{len(ps) - len(wrong)}/{len(ps)} items greedy"
+        c.expect(not wrong, f"item {wrong[0]}: got {seqs(got[wrong[0]])[:1]}, greedy gives {want[wrong[0]]}" if wrong else "")
+
+    with suite.check("batch_independence", threshold="batch == each prompt alone", timeout_s=timeout) as c:
+        cr, ps = core("indep"), prompts("indep", (3, 5))
+        k, n, alpha = 3, 6, float(suite.threshold("ranking_alpha", 0.6))
+        together = answer(cr, ps, k, n, alpha, eos)
+        alone = [answer(cr, [p], k, n, alpha, eos)[0] for p in ps]
+        diff = [i for i in range(2) if seqs(together[i]) != seqs(alone[i])]
+        c.value = f"{2 - len(diff)}/2 items identical"
+        c.expect(not diff, f"item {diff[0]} (prompt length {len(ps[diff[0]])}) differs when batched" if diff else "")
+
+    with suite.check("eos_retention", threshold="EOS beam at -3.0 beats -5.0", timeout_s=timeout) as c:
+        rng = suite.rng("eos-scenario")
+        p = prompts("eos", (4,))[0]
+        x1, y1, z, w = (int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=4, replace=False))
+        # Every context a top-2 beam can reach is pinned; the rest are far below.
+        overrides = {tuple(p): {x1: -1.0, y1: -1.5}, tuple(p + [y1]): {}, tuple(p + [x1]): {eos: -2.0, z: -3.0},
+                     tuple(p + [x1, z]): {w: -1.0}, tuple(p + [x1, z, w]): {eos: -0.01}}
+        cr = core("eos", overrides=overrides)
+        got = answer(cr, [p], 2, 6, 0.0, eos)[0]
+        best = seqs(got)[0] if got else None
+        c.value = f"best {best}"
+        c.expect(best == [x1], f"best beam {best}; the beam [{x1}, EOS] finished at log-prob -3.0 must win "
+                 f"over [{x1}, {z}, {w}, EOS] at -5.01 (finished beams must stay in the pool)")
+        c.expect(seqs(got) == [[x1], [x1, z, w]], f"beams {seqs(got)}, expected [[{x1}], [{x1}, {z}, {w}]] (+EOS)")
+
+    ranking: dict = {}
+
+    def ranking_run():
+        if "error" in ranking:
+            raise ranking["error"]
+        if not ranking:
+            cr, ps = core("rank"), prompts("rank", (3, 5, 4))
+            k = int(suite.threshold("ranking_beam_width", 4))
+            n, alpha = int(suite.threshold("ranking_max_new", 8)), float(suite.threshold("ranking_alpha", 0.6))
+            try:
+                ranking.update(core=cr, prompts=ps, k=k, n=n, alpha=alpha, got=answer(cr, ps, k, n, alpha, eos))
+            except Exception as exc:
+                ranking["error"] = exc
+                raise
+        return ranking
+
+    with suite.check("ranking_alpha", threshold=f"alpha={suite.threshold('ranking_alpha', 0.6)}, equals reference", timeout_s=timeout) as c:
+        r = ranking_run()
+        ok, want = matches_reference(r["core"], r["prompts"], r["got"], r["k"], r["n"], r["alpha"])
+        counts = [len(item) for item in r["got"]]
+        c.value = f"{sum(seqs(g) == w for g, w in zip(r['got'], want))}/{len(want)} items match"
+        c.expect(counts == [r["k"]] * len(want), f"beams per item {counts}, expected {r['k']} each")
+        bad = next((i for i, (g, w) in enumerate(zip(r["got"], want)) if seqs(g) != w), 0)
+        c.expect(ok, f"item {bad}: got {seqs(r['got'][bad])}, reference {want[bad]}")
+
+    with suite.check("prompt_not_in_output", threshold="no prompt tokens in new tokens", timeout_s=timeout) as c:
+        r = ranking_run()
+        echoed = sum(1 for p, item in zip(r["prompts"], r["got"]) for b in item if b.tokens[: len(p)] == p)
+        c.value = echoed
+        c.expect(echoed == 0, f"{echoed} returned sequences start with their prompt")
+
+    with suite.check("scores_recomputed", threshold=tol, timeout_s=timeout) as c:
+        r = ranking_run()
+        scored = [(p, b) for p, item in zip(r["prompts"], r["got"]) for b in item if b.score is not None]
+        if not scored:
+            c.verdict, c.message = "info", "the answer returns no scores"
+        worst = 0.0
+        for p, b in scored:
+            toks, had_eos = h.strip_eos(b.tokens, eos)
+            ctx, logp = list(p), 0.0
+            for t in toks:
+                logp += float(r["core"].logprobs(ctx)[t])
+                ctx.append(t)
+            options = {logp / max(len(toks), 1) ** r["alpha"], logp}
+            if had_eos or len(toks) < r["n"]:  # finished: EOS log-prob, length with or without EOS
+                lp_e = logp + float(r["core"].logprobs(ctx)[eos])
+                options |= {lp_e / (len(toks) + 1) ** r["alpha"], lp_e / max(len(toks), 1) ** r["alpha"], lp_e}
+            err = min(abs(b.score - o) / max(1.0, abs(o)) for o in options)
+            worst = max(worst, err)
+        c.value = worst
+        c.expect(worst <= tol, f"a reported score is {worst:.3g} (relative) away from logprob / len**alpha")
+
+    with suite.check("max_new_tokens_unfinished", threshold="K beams of exactly max_new_tokens", timeout_s=timeout) as c:
+        cr, ps = core("maxnew", eos_mean=-60.0), prompts("maxnew", (3, 4))
+        k, n = 3, 5
+        got = answer(cr, ps, k, n, 0.6, eos)
+        lengths = sorted({len(b.tokens) for item in got for b in item})
+        c.value = f"lengths {lengths}"
+        c.expect(lengths == [n] and all(len(item) == k for item in got), f"expected {k} beams of {n} tokens, lengths {lengths}")
+        ok, want = matches_reference(cr, ps, got, k, n, 0.6)
+        c.expect(ok, f"got {[seqs(i) for i in got]}, reference {want}")
+
+    def make_inputs(trial):
+        return core(f"time{trial}"), prompts(f"time{trial}", (4, 6, 3, 5))
+
+    suite.time("speed", lambda a: answer(a[0], a[1], 4, 10, 0.6, eos),
+               lambda a: ref_run(a[0], a[1], 4, 10, 0.6), make_inputs,
+               budget_s=float(suite.threshold("timing_budget_s", 1.0)))

@@ -1,0 +1,365 @@
+"""Helpers for the beam search suite: the mock LM, probing the answer's own
+model class for its calling convention, injecting the mock, and normalising
+whatever shape of result an answer returns."""
+from __future__ import annotations
+
+import ast
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+MODEL_PARAM_NAMES = {"model", "lm", "net", "llm", "language_model", "transformer", "network"}
+# Method names an answer may call on its model to get logits.
+LOGIT_METHODS = ("forward", "logits", "get_logits", "next_token_logits", "next_logits",
+                 "predict", "score", "logprobs", "log_probs", "step", "run", "apply")
+
+
+def log_softmax(z: np.ndarray) -> np.ndarray:
+    m = z.max(axis=-1, keepdims=True)
+    return z - m - np.log(np.exp(z - m).sum(axis=-1, keepdims=True))
+
+
+class MockCore:
+    """A causal 'LM' whose next-token log-probs are a pseudo-random function
+    of the whole context (salted with the run's secret seed). ``overrides``
+    pins chosen contexts to crafted distributions. Returns normalised
+    log-probs, so an answer that applies log_softmax again sees the same."""
+
+    def __init__(self, vocab: int, salt: int, eos: int, *, eos_mean: float = 5.0, spread: float = 2.0,
+                 overrides: dict | None = None):
+        self.vocab, self.salt, self.eos = vocab, salt, eos
+        self.eos_mean, self.spread = eos_mean, spread
+        self.overrides = {tuple(k): v for k, v in (overrides or {}).items()}
+        self._cache: dict[tuple, np.ndarray] = {}
+        self.calls = 0
+
+    def logprobs(self, context) -> np.ndarray:
+        key = tuple(int(t) for t in context)
+        self.calls += 1
+        hit = self._cache.get(key)
+        if hit is None:
+            if key in self.overrides:
+                hit = crafted(self.overrides[key], self.vocab)
+            else:
+                rng = np.random.default_rng([self.salt, len(key), *[t % (2**32) for t in key]])
+                z = rng.standard_normal(self.vocab) * self.spread
+                z[self.eos] = rng.normal(self.eos_mean, 2.0)
+                hit = log_softmax(z)
+            self._cache[key] = hit
+        return hit.copy()  # fresh array: an answer may edit what it gets
+
+
+def crafted(spec: dict[int, float], vocab: int) -> np.ndarray:
+    """Log-probs with the given entries; the rest of the mass spread evenly."""
+    out = np.empty(vocab)
+    rest = 1.0 - sum(np.exp(v) for v in spec.values())
+    out[:] = np.log(rest / (vocab - len(spec)))
+    for tok, lp in spec.items():
+        out[tok] = lp
+    return out
+
+
+@dataclass
+class Convention:
+    """How the answer's model is called and what it returns, per method."""
+    all_positions: dict[str, bool] = field(default_factory=dict)
+    default_all_positions: bool = True
+    vocab: int | None = None
+    detected_from: str = "default (no model class could be probed)"
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        per = ", ".join(f"{m}: {'all-position' if a else 'last-position'}" for m, a in self.all_positions.items())
+        return f"{self.detected_from}; {per or 'all-position logits assumed'}"
+
+
+class MockLM:
+    """The suite's model, presented in the answer's calling convention."""
+
+    def __init__(self, core: MockCore, convention: Convention):
+        self._core, self._conv = core, convention
+        self.vocab_size = core.vocab  # answers often read it; a probed value overrides
+        for name, value in convention.attrs.items():
+            setattr(self, name, value)
+        for name in set(convention.all_positions) - {"__call__"}:
+            setattr(self, name, self._method(name))
+
+    def _method(self, name: str):
+        def call(tokens, *args, **kwargs):
+            return self._run(name, tokens, args, kwargs)
+        return call
+
+    def __call__(self, tokens, *args, **kwargs):
+        return self._run("__call__", tokens, args, kwargs)
+
+    def forward(self, tokens, *args, **kwargs):
+        return self._run("forward", tokens, args, kwargs)
+
+    def _run(self, name: str, tokens, args, kwargs):
+        all_pos = self._conv.all_positions.get(name, self._conv.default_all_positions)
+        arr = np.asarray(tokens)
+        if arr.ndim == 1:
+            return self._row(arr, None, all_pos)
+        mask = _find_mask(arr, args, kwargs)
+        lengths = kwargs.get("lengths", kwargs.get("seq_lens"))
+        rows = []
+        for i, row in enumerate(arr):
+            keep = mask[i] if mask is not None else None
+            if lengths is not None and keep is None:
+                keep = np.arange(len(row)) < int(np.asarray(lengths)[i])
+            rows.append(self._row(row, keep, all_pos))
+        return np.stack(rows)
+
+    def _row(self, row: np.ndarray, keep, all_pos: bool) -> np.ndarray:
+        tokens = [int(t) for t in row]
+        keep = [True] * len(tokens) if keep is None else [bool(k) for k in keep]
+        if not all_pos:
+            return self._core.logprobs([t for t, k in zip(tokens, keep) if k])
+        out, ctx = [], []
+        for t, k in zip(tokens, keep):
+            if k:
+                ctx.append(t)
+            out.append(self._core.logprobs(ctx) if ctx else np.zeros(self._core.vocab))
+        return np.stack(out)
+
+
+def _find_mask(arr, args, kwargs):
+    """An attention/padding mask passed alongside 2-D tokens, if any."""
+    values = [v for k, v in kwargs.items() if "mask" in k.lower()] + list(args)
+    for v in values:
+        try:
+            m = np.asarray(v)
+        except Exception:
+            continue
+        if m.shape == arr.shape and (m.dtype == bool or set(np.unique(m).tolist()) <= {0, 1}):
+            return m.astype(bool)
+    return None
+
+
+class ReferenceView:
+    """The reference's convention (1-D tokens -> (T, V)), last row only needed."""
+
+    def __init__(self, core: MockCore):
+        self.core = core
+
+    def __call__(self, tokens):
+        return self.core.logprobs(tokens)[None, :]
+
+
+# -- probing the answer's own model -------------------------------------------
+
+def model_classes(binder) -> list:
+    """Answer classes that look like an LM (callable or with forward)."""
+    found = []
+    for d in binder.defs:
+        if d.kind != "class" or not set(d.methods) & ({"__call__"} | set(LOGIT_METHODS)):
+            continue
+        name = d.name.lower()
+        if any(w in name for w in ("beam", "search", "hyp", "test", "config")):
+            continue
+        rank = 0 if any(w in name for w in ("lm", "model", "transformer", "gpt", "net")) else 1
+        found.append((rank, d))
+    return [d for _, d in sorted(found, key=lambda x: x[0])]
+
+
+_CTOR_VALUES = {"vocab_size": 1000, "vocab": 1000, "n_vocab": 1000, "v": 1000, "d_model": 64, "dim": 64,
+                "d": 64, "hidden": 64, "hidden_size": 64, "n_embd": 64, "n_heads": 4, "num_heads": 4,
+                "heads": 4, "seed": 0, "max_len": 256, "max_seq_len": 256, "context_length": 256,
+                "n_layers": 1, "num_layers": 1, "d_ff": 256, "ffn_dim": 256}
+
+
+def instantiate(cls, budget_s: float = 2.0):
+    """Build an instance from defaults and well-known parameter names."""
+    sig = inspect.signature(cls)
+    kwargs = {}
+    for p in sig.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.default is not p.empty:
+            continue
+        if p.name.lower() not in _CTOR_VALUES:
+            raise TypeError(f"cannot guess constructor argument {p.name!r}")
+        kwargs[p.name] = _CTOR_VALUES[p.name.lower()]
+    start = time.perf_counter()
+    obj = cls(**kwargs)
+    if time.perf_counter() - start > budget_s:
+        raise TimeoutError("model construction too slow to probe")
+    return obj
+
+
+def probe(instance, methods: list[str], conv: Convention) -> None:
+    """Call each logits method with 1-D, then 2-D tokens; read the output rank."""
+    for name in methods:
+        fn = instance if name == "__call__" else getattr(instance, name, None)
+        if fn is None or not callable(fn):
+            continue
+        for tokens in (np.array([1, 2, 3]), np.array([[1, 2, 3]])):
+            try:
+                out = np.asarray(fn(tokens, **extra_arguments(fn, tokens)))
+            except Exception:
+                continue
+            if out.ndim == tokens.ndim + 1 and out.shape[-2] == 3:
+                conv.all_positions[name] = True
+            elif out.ndim == tokens.ndim:
+                conv.all_positions[name] = False
+            else:
+                continue
+            conv.vocab = conv.vocab or int(out.shape[-1])
+            break
+    for attr in ("vocab_size", "vocab", "n_vocab", "d_model", "eos_token_id", "eos_id", "max_len", "max_seq_len"):
+        value = getattr(instance, attr, None)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+            conv.attrs[attr] = int(value)
+
+
+def extra_arguments(fn, tokens: np.ndarray) -> dict:
+    """Values for required parameters besides the tokens: masks and lengths."""
+    try:
+        params = list(inspect.signature(fn).parameters.values())[1:]
+    except (TypeError, ValueError):
+        return {}
+    extra = {}
+    for p in params:
+        if p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if "mask" in p.name.lower():
+            extra[p.name] = np.ones(tokens.shape, dtype=np.int64)
+        elif "len" in p.name.lower():
+            extra[p.name] = np.full(tokens.shape[:-1] or (1,), tokens.shape[-1])
+        else:
+            raise TypeError(f"cannot guess argument {p.name!r}")
+    return extra
+
+
+def called_methods(source: str) -> set[str]:
+    """Attribute names called anywhere in the answer's search code (x.meth(...))."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+
+
+def detect_convention(binder, fn_module, vocab_default: int) -> tuple[Convention, list]:
+    """Probe a module-level model instance, else an instance of the answer's
+    model class. Returns the convention and the module globals holding models."""
+    conv = Convention()
+    classes = {}
+    for d in model_classes(binder):
+        try:
+            classes[d.name] = binder.load(d)
+        except Exception:
+            continue
+    holders = [(k, v) for k, v in vars(fn_module).items()
+               if not k.startswith("__") and any(type(v) is c for c in classes.values())]
+    try:
+        used = called_methods(inspect.getsource(fn_module))
+    except (OSError, TypeError):
+        used = set()
+    for cls_name, cls in classes.items():
+        methods = ["__call__"] + [m for m in LOGIT_METHODS if hasattr(cls, m) and (m in used or m == "forward")]
+        instance = next((v for _, v in holders if type(v) is cls), None)
+        source = f"module-level instance of {cls_name}"
+        if instance is None:
+            try:
+                instance = instantiate(cls)
+                source = f"probed a fresh {cls_name}"
+            except Exception:
+                continue
+        probe(instance, methods, conv)
+        if conv.all_positions:
+            conv.detected_from = source
+            break
+    if conv.vocab is None or not 2 < conv.vocab <= 100_000:
+        conv.vocab = vocab_default
+    return conv, holders
+
+
+# -- normalising results --------------------------------------------------------
+
+@dataclass
+class Beam:
+    tokens: list[int]
+    score: float | None
+
+
+def _is_int_seq(x) -> bool:
+    if isinstance(x, np.ndarray):
+        return x.ndim == 1 and np.issubdtype(x.dtype, np.integer)
+    return isinstance(x, (list, tuple)) and all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) for t in x)
+
+
+def _beam(entry) -> Beam:
+    if isinstance(entry, dict):
+        toks = next((entry[k] for k in ("tokens", "sequence", "new_tokens", "ids", "token_ids", "seq") if k in entry), None)
+        score = next((entry[k] for k in ("score", "normalized_score", "logprob", "log_prob") if k in entry), None)
+        return Beam(_ints(toks), None if score is None else float(score))
+    if hasattr(entry, "tokens") and not isinstance(entry, np.ndarray):
+        return Beam(_ints(entry.tokens), _float_or_none(getattr(entry, "score", None)))
+    if isinstance(entry, tuple) and len(entry) == 2 and np.ndim(entry[1]) == 0 and not _is_int_seq(entry):
+        return Beam(_ints(entry[0]), float(entry[1]))
+    return Beam(_ints(entry), None)
+
+
+def _ints(x) -> list[int]:
+    if x is None:
+        raise TypeError("a beam without tokens")
+    arr = np.asarray(x)
+    if arr.ndim != 1 and arr.size:
+        raise TypeError(f"a beam's tokens have shape {arr.shape}")
+    return [int(t) for t in arr.tolist()]
+
+
+def _float_or_none(x):
+    return None if x is None else float(x)
+
+
+def normalise(result, batch: int) -> list[list[Beam]]:
+    """Any common result layout -> per item, a list of Beams best first."""
+    scores = None
+    if isinstance(result, dict):
+        seq_key = next((k for k in ("sequences", "tokens", "beams", "outputs", "results") if k in result), None)
+        if seq_key is None:
+            raise TypeError(f"result dict without sequences: keys {sorted(result)}")
+        scores = next((result[k] for k in ("scores", "normalized_scores", "logprobs") if k in result), None)
+        result = result[seq_key]
+    elif isinstance(result, tuple) and len(result) == 2 and _depth(result[0]) == 3 and _depth(result[1]) == 2:
+        result, scores = result  # (sequences B x K x L, scores B x K)
+    if isinstance(result, np.ndarray):
+        result = [[_strip_pad(r) for r in item] for item in (result if result.ndim == 3 else result[None])]
+    items = list(result)
+    if batch == 1 and items and (_is_int_seq(items[0]) or isinstance(items[0], (dict, tuple))) and len(items) != 1:
+        items = [items]
+    if len(items) != batch:
+        raise TypeError(f"expected results for {batch} batch items, got {len(items)}")
+    out = []
+    for i, item in enumerate(items):
+        beams = [_beam(e) for e in item]
+        if scores is not None:
+            for b, s in zip(beams, np.asarray(scores, dtype=float)[i].tolist()):
+                b.score = float(s)
+        out.append(beams)
+    return out
+
+
+def _depth(x) -> int:
+    """Nesting depth along first elements (ragged lists are fine)."""
+    depth = 0
+    while isinstance(x, (list, tuple, np.ndarray)) and len(x) > 0:
+        depth, x = depth + 1, x[0]
+    return depth
+
+
+def _strip_pad(row) -> list[int]:
+    row = [int(t) for t in row]
+    while row and row[-1] < 0:
+        row.pop()
+    return row
+
+
+def strip_eos(tokens: list[int], eos: int) -> tuple[list[int], bool]:
+    """Tokens up to the first EOS, and whether an EOS was there."""
+    if eos in tokens:
+        return tokens[: tokens.index(eos)], True
+    return list(tokens), False

@@ -1,0 +1,112 @@
+"""Trusted reference for ternary_training (NumPy, path B).
+
+Weights are stored (out_features, in_features); ``y = x @ W_q.T``. Each row is
+cut into groups of ``group_size`` consecutive input features; a group's
+scale is its mean |W|, and its weights project to -s, 0 or +s.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+EPS = 1e-8
+
+
+def group_scales(w: np.ndarray, group_size: int = 128) -> np.ndarray:
+    """(out, in) -> (out, in // group_size) mean |W| per input-axis group."""
+    out_f, in_f = w.shape
+    if in_f % group_size:
+        raise ValueError(f"in_features {in_f} is not a multiple of {group_size}")
+    return np.abs(w).reshape(out_f, in_f // group_size, group_size).mean(axis=-1)
+
+
+def ternary_codes(w: np.ndarray, group_size: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    """Codes in {-1, 0, +1} (int8) and the per-group scales."""
+    s = group_scales(w, group_size)
+    g = w.reshape(w.shape[0], -1, group_size) / np.maximum(s, EPS)[..., None]
+    return np.clip(np.round(g), -1, 1).astype(np.int8).reshape(w.shape), s
+
+
+def ternary_quantize(w: np.ndarray, group_size: int = 128) -> np.ndarray:
+    """Projected weights: every entry is -s, 0 or +s of its group."""
+    q, s = ternary_codes(w, group_size)
+    return (q.reshape(w.shape[0], -1, group_size) * s[..., None]).reshape(w.shape).astype(w.dtype)
+
+
+def ternary_quantize_backward(grad_wq: np.ndarray, w: np.ndarray, group_size: int = 128) -> np.ndarray:
+    """Straight-through estimator: the latent weight gets the upstream gradient."""
+    return np.array(grad_wq, copy=True)
+
+
+def ternary_linear_forward(x: np.ndarray, w: np.ndarray, group_size: int = 128) -> np.ndarray:
+    return x @ ternary_quantize(w, group_size).T
+
+
+def ternary_linear_backward(dy: np.ndarray, x: np.ndarray, w: np.ndarray, group_size: int = 128):
+    """(dx, dw) of y = x @ Q(w).T with the STE: dx uses Q(w), dw goes to w."""
+    wq = ternary_quantize(w, group_size)
+    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
+    dx = (dy2 @ wq).reshape(x.shape)
+    dw = ternary_quantize_backward(dy2.T @ x2, w, group_size)
+    return dx, dw
+
+
+# -- a tiny training loop: byte-level MLP LM with two ternary layers ----------
+
+def _batches(data: np.ndarray, context: int, batch: int, rng: np.random.Generator):
+    while True:
+        starts = rng.integers(0, len(data) - context - 1, size=batch)
+        idx = starts[:, None] + np.arange(context + 1)
+        chunk = data[idx]
+        yield chunk[:, :-1], chunk[:, -1]
+
+
+def smoke_run(text: str, steps: int = 30, seed: int = 0, group_size: int = 128) -> dict:
+    """Train a tiny ternary MLP LM for ``steps`` Adam steps on ``text``.
+
+    Returns the loss per step and (latent, projected) for each ternary layer.
+    """
+    rng = np.random.default_rng(seed)
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.int64)
+    vocab, context, d_emb, hidden = 256, 4, 32, 256
+    params = {
+        "emb": rng.normal(0, 0.5, (vocab, d_emb)),
+        "w1": rng.normal(0, (context * d_emb) ** -0.5, (hidden, context * d_emb)),
+        "w2": rng.normal(0, hidden ** -0.5, (vocab, hidden)),
+    }
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    v2 = {k: np.zeros_like(v) for k, v in params.items()}
+    lr, b1, b2 = 3e-3, 0.9, 0.999
+    losses = []
+    batches = _batches(data, context, 64, rng)
+    for step in range(1, steps + 1):
+        xb, yb = next(batches)
+        e = params["emb"][xb].reshape(len(xb), -1)
+        h_pre = ternary_linear_forward(e, params["w1"], group_size)
+        h = np.maximum(h_pre, 0)
+        logits = ternary_linear_forward(h, params["w2"], group_size)
+        z = logits - logits.max(-1, keepdims=True)
+        p = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
+        losses.append(float(-np.log(p[np.arange(len(yb)), yb] + 1e-12).mean()))
+        dlogits = p
+        dlogits[np.arange(len(yb)), yb] -= 1
+        dlogits /= len(yb)
+        dh, dw2 = ternary_linear_backward(dlogits, h, params["w2"], group_size)
+        de, dw1 = ternary_linear_backward(dh * (h_pre > 0), e, params["w1"], group_size)
+        demb = np.zeros_like(params["emb"])
+        np.add.at(demb, xb, de.reshape(len(xb), context, d_emb))
+        grads = {"emb": demb, "w1": dw1, "w2": dw2}
+        for k in params:  # Adam on the latent full-precision weights
+            m[k] = b1 * m[k] + (1 - b1) * grads[k]
+            v2[k] = b2 * v2[k] + (1 - b2) * grads[k] ** 2
+            mh, vh = m[k] / (1 - b1 ** step), v2[k] / (1 - b2 ** step)
+            params[k] -= lr * mh / (np.sqrt(vh) + 1e-8)
+    weights = [(params[k].copy(), ternary_quantize(params[k], group_size)) for k in ("w1", "w2")]
+    return {"losses": losses, "weights": weights}
+
+
+if __name__ == "__main__":
+    from pathlib import Path
+
+    text = (Path(__file__).parent / "data" / "train_data.txt").read_text()[:40_000]
+    out = smoke_run(text, 30, seed=0)
+    print("loss", [round(x, 3) for x in out["losses"][:3]], "->", [round(x, 3) for x in out["losses"][-3:]])

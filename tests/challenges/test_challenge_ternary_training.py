@@ -1,0 +1,186 @@
+"""ternary_training conformance: reference and demo answers, mutants of the
+reference caught by named checks, the reported-figures scan and the data."""
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.challenges import BUNDLED_CHALLENGES, load_challenge
+from engine.verify.local import run_local
+
+ROOT = Path(__file__).resolve().parents[2]
+CHALLENGE = BUNDLED_CHALLENGES / "ternary_training"
+REFERENCE = (CHALLENGE / "reference.py").read_text()
+
+
+@pytest.fixture(scope="module")
+def fast_challenges(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("challenges")
+    shutil.copytree(CHALLENGE, root / "ternary_training")
+    toml = root / "ternary_training" / "challenge.toml"
+    toml.write_text(re.sub(r"timing_budget_s = [0-9.]+", "timing_budget_s = 0.02", toml.read_text()))
+    return root
+
+
+def checks_of(result: dict) -> dict[str, dict]:
+    return {c["name"]: c for c in result["checks"]}
+
+
+def run_source(tmp_path: Path, source: str, challenges: Path, extra: dict | None = None) -> dict:
+    folder = tmp_path / "answer"
+    folder.mkdir()
+    (folder / "reference.py").write_text(source)
+    for name, text in (extra or {}).items():
+        (folder / name).write_text(text)
+    return run_local("ternary_training", folder, seed=11, challenges_dir=challenges)
+
+
+def mutate(old: str, new: str) -> str:
+    assert REFERENCE.count(old) == 1, f"mutation anchor not found once: {old!r}"
+    return REFERENCE.replace(old, new)
+
+
+def test_reference_passes_with_smoke_run(tmp_path):
+    result = run_source(tmp_path, REFERENCE, BUNDLED_CHALLENGES)
+    checks = checks_of(result)
+    assert result["verdict"] == "pass", result
+    for name in ("quantize_levels", "quantize_group_scale", "quantize_rounding", "ste_gradient",
+                 "smoke_loss_falls", "smoke_weights_ternary"):
+        assert checks[name]["verdict"] == "pass", checks[name]
+    assert checks["answer_framework"]["value"] == "numpy"
+
+
+def test_demo_careful_mlx_passes_through_its_adapter(fast_challenges):
+    result = run_local("ternary_training", ROOT / "models/demo-careful/ternary_training", model="demo-careful",
+                       seed=3, challenges_dir=fast_challenges)
+    checks = checks_of(result)
+    assert result["verdict"] == "pass", result
+    assert checks["answer_framework"]["value"] == "mlx"
+    assert checks["smoke_loss_falls"]["verdict"] == "pass"
+
+
+def test_demo_hasty_global_scale_fails(fast_challenges):
+    result = run_local("ternary_training", ROOT / "models/demo-hasty/ternary_training", model="demo-hasty",
+                       seed=3, challenges_dir=fast_challenges)
+    checks = checks_of(result)
+    assert result["verdict"] == "fail"
+    assert checks["quantize_group_scale"]["verdict"] == "fail"
+    assert checks["quantize_rounding"]["verdict"] == "fail"
+    assert checks["ste_gradient"]["verdict"] == "pass"
+    # no adapter: the optional smoke run is shown, never held against it
+    assert checks["smoke_run"]["verdict"] == "info"
+    reported = {n: c for n, c in checks.items() if n.startswith("reported_")}
+    assert reported and all(c["verdict"] == "info" and "not verified" in c["message"] for c in reported.values())
+
+
+def test_reported_figures_from_json_are_info(tmp_path, fast_challenges):
+    extra = {"results.json": '{"final_train_loss": 1.5, "val_perplexity": 4.25, "notes": "x"}'}
+    checks = checks_of(run_source(tmp_path, REFERENCE, fast_challenges, extra))
+    assert checks["reported_final_loss"]["value"] == 1.5
+    assert checks["reported_validation_perplexity"]["value"] == 4.25
+    assert checks["reported_validation_perplexity"]["verdict"] == "info"
+
+
+MUTANTS = {
+    "global_scale": (
+        "    s = group_scales(w, group_size)\n",
+        "    s = np.full((w.shape[0], w.shape[1] // group_size), np.abs(w).mean())\n", "quantize_group_scale"),
+    "non_ste_gradient": (
+        "return np.array(grad_wq, copy=True)", "return grad_wq * (ternary_quantize(w, group_size) != 0)",
+        "ste_gradient"),
+    "returns_zeros": (
+        "    q, s = ternary_codes(w, group_size)\n    return",
+        "    q, s = ternary_codes(w, group_size)\n    return np.zeros_like(w)\n    return", "quantize_group_scale"),
+    "mutates_input": (
+        "    q, s = ternary_codes(w, group_size)\n    return (",
+        "    q, s = ternary_codes(w, group_size)\n    w[...] = 0\n    return (", "quantize_levels"),
+    "training_does_not_learn": ("lr, b1, b2 = 3e-3, 0.9, 0.999", "lr, b1, b2 = 0.0, 0.9, 0.999", "smoke_loss_falls"),
+}
+APPENDED = {
+    # groups of 128 along the output axis instead of the input axis
+    "wrong_group_axis": ("_rows = ternary_quantize\n"
+                         "def ternary_quantize(w, group_size=128):\n"
+                         "    return _rows(w.T, group_size).T\n", "quantize_levels"),
+    # remembers the first output per shape: fresh inputs of a repeated shape catch it
+    "caches_outputs": ("_CACHE = {}\n_fresh = ternary_quantize\n"
+                       "def ternary_quantize(w, group_size=128):\n"
+                       "    return _CACHE.setdefault(w.shape, _fresh(w, group_size))\n", "quantize_group_scale"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS) + sorted(APPENDED))
+def test_mutant_is_caught_by_its_check(name, tmp_path, fast_challenges):
+    if name in MUTANTS:
+        old, new, check = MUTANTS[name]
+        source = mutate(old, new)
+    else:
+        tail, check = APPENDED[name]
+        source = REFERENCE.replace('\nif __name__ == "__main__":', "\n" + tail + '\n\nif __name__ == "__main__":')
+    result = run_source(tmp_path, source, fast_challenges)
+    checks = checks_of(result)
+    assert result["verdict"] == "fail", (name, result)
+    assert checks[check]["verdict"] == "fail", (name, checks[check])
+    if name == "mutates_input":
+        assert "in place" in checks[check]["message"]
+
+
+def test_train_data_is_regenerated_exactly(tmp_path):
+    spec = importlib.util.spec_from_file_location("make_train_data", CHALLENGE / "data" / "make_train_data.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = module.generate()
+    shipped = (CHALLENGE / "data" / "train_data.txt").read_text(encoding="utf-8")
+    assert text == shipped
+    assert 240_000 <= len(text.encode()) <= 260_000
+    assert len(set(text.split())) > 300  # enough variety for a tiny LM to learn something
+    assert "train_data.txt" in load_challenge(CHALLENGE).data_files
+    for model in ("demo-careful", "demo-hasty"):
+        assert (ROOT / "models" / model / "ternary_training" / "train_data.txt").read_text(encoding="utf-8") == shipped
+
+
+def _linear_only(source: str) -> str:
+    """The reference with its STE exposed only through ternary_linear_backward."""
+    return source.replace("def ternary_quantize_backward(", "def _ste(").replace(
+        "dw = ternary_quantize_backward(", "dw = _ste(")
+
+
+def test_linear_backward_binding_checks_dw_and_dx(tmp_path, fast_challenges):
+    checks = checks_of(run_source(tmp_path, _linear_only(REFERENCE), fast_challenges))
+    assert checks["ste_gradient"]["verdict"] == "pass"
+    assert checks["linear_backward_dx"]["verdict"] == "pass"
+
+
+def test_linear_backward_with_latent_weights_for_dx_fails(tmp_path, fast_challenges):
+    source = _linear_only(REFERENCE).replace("dx = (dy2 @ wq)", "dx = (dy2 @ w)")
+    checks = checks_of(run_source(tmp_path, source, fast_challenges))
+    assert checks["ste_gradient"]["verdict"] == "pass"
+    assert checks["linear_backward_dx"]["verdict"] == "fail"
+
+
+def test_no_backward_at_all_is_unbound_for_that_check_only(tmp_path, fast_challenges):
+    source = _linear_only(REFERENCE).replace("def ternary_linear_backward(", "def _linear_bwd(").replace(
+        "ternary_linear_backward(d", "_linear_bwd(d")
+    result = run_source(tmp_path, source, fast_challenges)
+    checks = checks_of(result)
+    assert checks["ste_gradient"]["verdict"] == "unbound"
+    assert checks["quantize_group_scale"]["verdict"] == "pass"
+
+
+def test_mlx_answer_without_straight_through_fails(tmp_path, fast_challenges):
+    folder = tmp_path / "answer"
+    shutil.copytree(ROOT / "models/demo-careful/ternary_training", folder,
+                    ignore=shutil.ignore_patterns("train_data.txt", "__pycache__"))
+    bitlinear = folder / "bitlinear.py"
+    old = "    return w + mx.stop_gradient(ternary_quantize(w, group_size) - w)"
+    assert old in bitlinear.read_text()
+    bitlinear.write_text(bitlinear.read_text().replace(old, "    return ternary_quantize(w, group_size)"))
+    result = run_local("ternary_training", folder, model="mutant", seed=8, challenges_dir=fast_challenges)
+    checks = checks_of(result)
+    assert result["verdict"] == "fail"
+    assert checks["ste_gradient"]["verdict"] == "fail"
+    assert checks["quantize_levels"]["verdict"] == "pass"
+    assert checks["smoke_run"]["verdict"] == "info"  # no adapter for this model name
