@@ -1,0 +1,66 @@
+"""The whole demo workbench through the real pipeline (sandbox, self-check):
+every demo answer gets the verdict its mistakes deserve, with the checks that
+catch them, and no answer folder changes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.runner import sandbox
+from engine.runner.orchestrate import run_answers, tree_digest
+from engine.scan import scan_workbench
+from engine.store import Store
+from engine.workbench import find_workbench
+
+pytestmark = pytest.mark.sandbox
+
+# (model, challenge): (verdict, checks that must not pass)
+EXPECTED = {
+    ("demo-careful", "backwards"): ("pass", set()),
+    ("demo-careful", "fuse"): ("skipped", set()),  # compiles; its GPU checks need a GPU
+    ("demo-careful", "kv"): ("pass", set()),
+    ("demo-careful", "beam_search"): ("pass", set()),
+    ("demo-careful", "flash_attention"): ("pass", set()),
+    ("demo-careful", "flash_attention_bwd"): ("pass", set()),
+    ("demo-careful", "dflash_verify"): ("pass", set()),
+    ("demo-careful", "ternary_training"): ("pass", set()),
+    ("demo-hasty", "backwards"): ("fail", {"huge_mean_tiny_variance", "float32"}),
+    ("demo-hasty", "fuse"): ("compile_error", {"nvcc_compile:fused_softmax_topk.cu"}),
+    ("demo-hasty", "kv"): ("fail", {"decode_matches_full_attention", "padding_isolated"}),
+    ("demo-hasty", "beam_search"): ("fail", {"eos_retention"}),
+    ("demo-hasty", "flash_attention"): ("fail", {"causal_256_tile64", "uneven_tiles"}),
+    ("demo-hasty", "flash_attention_bwd"): ("fail", {"gradients_vs_reference"}),
+    ("demo-hasty", "dflash_verify"): ("fail", {"golden_rule"}),
+    ("demo-hasty", "ternary_training"): ("fail", {"quantize_group_scale"}),
+    ("demo-quitter", "backwards"): ("pass", set()),
+    ("demo-quitter", "fuse"): ("compile_error", {"nvcc_compile:kernel.cu"}),
+    ("demo-quitter", "kv"): ("no_answer", set()),
+    ("demo-quitter", "dflash_verify"): ("unbound", {"bind_verify_and_accept"}),
+}
+
+
+def test_demo_matrix_verdicts(demo_workbench: Path):
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    wb = find_workbench(str(demo_workbench), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store)
+        pairs = [(a["model"], a["challenge"]) for a in store.answers()]
+    assert set(pairs) == set(EXPECTED)
+    before = tree_digest(demo_workbench / "models")
+    events = run_answers(wb, pairs, jobs=2, backend="cpu")
+    assert tree_digest(demo_workbench / "models") == before
+    got = {(e.model, e.challenge): e for e in events}
+    with Store(wb.store_path) as store:
+        for key, (verdict, failing) in EXPECTED.items():
+            event = got[key]
+            checks = {c["name"]: c["verdict"] for c in store.query("select name, verdict from checks where run_id = ?", (event.run_id,))}
+            assert event.verdict == verdict, (key, checks)
+            not_passing = {name for name, v in checks.items() if v not in ("pass", "info")}
+            assert failing <= not_passing, (key, not_passing)
+        hasty = store.query("select self_status, self_exit_code from runs where model = 'demo-hasty' and challenge = 'dflash_verify'")[0]
+        # its own tests pass: the answer's claims about itself are not evidence
+        assert (hasty["self_status"], hasty["self_exit_code"]) == ("pass", 0)
