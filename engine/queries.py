@@ -12,16 +12,26 @@ from dataclasses import dataclass, field
 from engine.grades import OVERALL, current_grades
 from engine.store import Store
 
+def _first_name(names_json: str | None) -> str:
+    try:
+        names = json.loads(names_json or "[]")
+    except ValueError:
+        return ""
+    return names[0] if names and isinstance(names[0], str) else ""
+
+
 @dataclass(frozen=True)
 class ChallengeInfo:
     id: str
     title: str
     difficulty: str
     position: int
+    display_name: str = ""
 
     @property
     def label(self) -> str:
-        return self.title or self.id
+        """The name published grade matrices use ("Flash Attn Forward"), else the title."""
+        return self.display_name or self.title or self.id
 
 
 @dataclass(frozen=True)
@@ -59,8 +69,8 @@ def is_judge(kind: str) -> bool:
 def load_matrix(store: Store) -> Matrix:
     models = store.model_names()
     challenges = [
-        ChallengeInfo(r["id"], r["title"] or r["id"], r["difficulty"] or "", r["position"] or 0)
-        for r in store.query("select id, title, difficulty, position from challenges order by position, id")
+        ChallengeInfo(r["id"], r["title"] or r["id"], r["difficulty"] or "", r["position"] or 0, _first_name(r["display_names"]))
+        for r in store.query("select id, title, difficulty, position, display_names from challenges order by position, id")
     ]
     runs = {
         (r["model"], r["challenge"]): r

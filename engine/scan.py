@@ -252,10 +252,13 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                 _store_files(db, answer_id, facts, old, git, folder)
                 transcripts = [f for f in facts if f.kind == "transcript"]
                 _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
-                substantive = [f for f in facts if f.kind not in {"prompt", "transcript"}]
+                # The prompt, transcripts and the data the challenge hands out are not an answer.
+                substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
                 status = "answer" if substantive else "no_answer"
                 if status == "no_answer":
                     detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
+                    if any(f.relpath in data_files for f in facts):
+                        detail += " (and the challenge's data files)"
                     if not facts:
                         detail = "the folder is empty"
                     result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 # USD per million tokens (input, output, cache read, cache write)
-PRICES = {"claude-sonnet-4-5": (3.0, 15.0, 0.30, 3.75), "gpt-5-mini": (0.25, 2.0, 0.025, 0.0)}
+PRICES = {"demo-careful-1": (3.0, 15.0, 0.30, 3.75), "demo-hasty-2": (0.25, 2.0, 0.025, 0.0)}
 
 
 def iso(ts: float) -> str:
@@ -77,7 +77,7 @@ class PiSession:
         cost = {"input": inp * p[0] / 1e6, "output": out * p[1] / 1e6, "cacheRead": cr * p[2] / 1e6, "cacheWrite": cw * p[3] / 1e6}
         cost = {k: round(v, 6) for k, v in cost.items()}
         cost["total"] = round(sum(cost.values()), 6)
-        msg = {"role": "assistant", "content": content, "api": "anthropic-messages" if self.provider == "anthropic" else "openai-responses",
+        msg = {"role": "assistant", "content": content, "api": "anthropic-messages" if self.model == "demo-careful-1" else "openai-responses",
                "provider": self.provider, "model": self.model,
                "usage": {"input": inp, "output": out, "cacheRead": cr, "cacheWrite": cw, "totalTokens": inp + out + cr + cw, "cost": cost},
                "stopReason": stop or ("toolUse" if calls else "stop"), "timestamp": int(sent * 1000)}
@@ -141,7 +141,7 @@ def flash_attention_fwd(Q, K, V, tile_size=64, causal=True):
 
 def flash_attention_careful() -> PiSession:
     s = PiSession("demo-careful/flash_attention", datetime(2025, 9, 14, 9, 12, 5, tzinfo=timezone.utc).timestamp(),
-                  "/home/bench/runs/demo-careful/flash_attention", "claude-sonnet-4-5", "anthropic")
+                  "/home/bench/runs/demo-careful/flash_attention", "demo-careful-1", "demo-provider")
     s.start("high")
     s.user("Implement flash_attention_fwd(Q, K, V, tile_size, causal) in NumPy for (B, H, N, D) inputs. "
            "Use the online-softmax recurrence (running max m, running sum l, rescale by exp(m_old - m_new)), "
@@ -275,7 +275,7 @@ def flash_attention_careful() -> PiSession:
 
 def dflash_hasty() -> list[str]:
     s = PiSession("demo-hasty/dflash_verify", datetime(2025, 9, 15, 16, 40, 0, tzinfo=timezone.utc).timestamp(),
-                  "/home/bench/runs/demo-hasty/dflash_verify", "gpt-5-mini", "openai")
+                  "/home/bench/runs/demo-hasty/dflash_verify", "demo-hasty-2", "demo-provider")
     s.start("low")
     s.user("Implement build_tree_mask(prompt_len, tree_parents) and verify_and_accept(prompt_tokens, tree_tokens, tree_parents, "
            "target_model, temperature=0) for tree-attention speculative decoding in NumPy. See PROMPT.md.")
@@ -330,7 +330,7 @@ def short_session(name: str, model: str, provider: str, when: datetime, prompt: 
 
 def backwards_careful() -> PiSession:
     return short_session(
-        "demo-careful/backwards", "claude-sonnet-4-5", "anthropic", datetime(2025, 9, 13, 14, 2, tzinfo=timezone.utc),
+        "demo-careful/backwards", "demo-careful-1", "demo-provider", datetime(2025, 9, 13, 14, 2, tzinfo=timezone.utc),
         "Derive and implement layer norm backward (dx, dgamma, dbeta) by hand in NumPy, with a finite-difference check. See PROMPT.md.",
         [("Read the prompt for the exact contract.", "read", {"path": "PROMPT.md"},
           "# Layer norm backward\nforward(x, gamma, beta, eps) -> (y, cache); backward(dy, cache) -> (dx, dgamma, dbeta) ...", False),
@@ -351,7 +351,7 @@ def backwards_careful() -> PiSession:
 
 def beam_hasty() -> PiSession:
     return short_session(
-        "demo-hasty/beam_search", "gpt-5-mini", "openai", datetime(2025, 9, 15, 11, 20, tzinfo=timezone.utc),
+        "demo-hasty/beam_search", "demo-hasty-2", "demo-provider", datetime(2025, 9, 15, 11, 20, tzinfo=timezone.utc),
         "Write batched_beam_search(prompts, beam_width, max_new_tokens, alpha, eos_token_id) over a tiny random LM in NumPy.",
         [("Keep the top beam_width per step; drop finished beams to save work.", "write",
           {"path": "beam.py", "content": "import numpy as np\n\n\ndef batched_beam_search(prompts, beam_width, max_new_tokens, alpha, eos_token_id):\n    ...\n"},
@@ -387,7 +387,7 @@ def kv_export() -> dict:
 
     def assistant(mid: str, created: int, completed: int, parts: list[dict], cost: float, tokens: dict) -> dict:
         return {"info": {"id": mid, "sessionID": sid, "role": "assistant", "time": {"created": created, "completed": completed},
-                         "modelID": "claude-sonnet-4-5", "providerID": "anthropic", "mode": "build",
+                         "modelID": "demo-careful-1", "providerID": "demo-provider", "mode": "build",
                          "path": {"cwd": "/home/bench/runs/demo-careful/kv", "root": "/home/bench/runs/demo-careful/kv"},
                          "cost": cost, "tokens": tokens}, "parts": parts}
 

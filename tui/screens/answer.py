@@ -73,6 +73,7 @@ class AnswerScreen(Screen):
                 with TabPane("Checks", id="tab-checks"):
                     yield Static(id="run-summary", classes="panel-text")
                     yield DataTable(id="checks-table", cursor_type="row")
+                    yield VerticalScroll(Static(id="check-detail", classes="panel-text"), id="check-detail-pane")
                 with TabPane("Self-check", id="tab-self"):
                     yield VerticalScroll(Static(id="self-check", classes="panel-text"))
                 with TabPane("Runs", id="tab-runs"):
@@ -166,8 +167,10 @@ class AnswerScreen(Screen):
             return
         summary.update(Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
                                      verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}"))
-        for c in self.data["checks"]:
-            table.add_row(c["name"], verdict_text(c["verdict"]), c["value"] or "", c["threshold"] or "", c["message"] or "")
+        for i, c in enumerate(self.data["checks"]):
+            table.add_row(c["name"], verdict_text(c["verdict"]), c["value"] or "", c["threshold"] or "", c["message"] or "",
+                          key=str(i))
+        self.show_check(0)
         out = Text()
         out.append(f"self-check: {run['self_status'] or 'not run'}", style="bold")
         if run["self_exit_code"] is not None:
@@ -175,6 +178,23 @@ class AnswerScreen(Screen):
         out.append("\n(the answer's own tests and demos: its claims, not evidence)\n\n", style="dim")
         out.append(run["self_output"] or "")
         self.query_one("#self-check", Static).update(out)
+
+    def show_check(self, index: int) -> None:
+        """The highlighted check in full: the table cuts long messages."""
+        checks = self.data.get("checks") or []
+        detail = self.query_one("#check-detail", Static)
+        if not 0 <= index < len(checks):
+            detail.update("")
+            return
+        c = checks[index]
+        text = Text.assemble((c["name"], "bold"), "  ", verdict_text(c["verdict"]),
+                             f"   value {c['value'] or '—'}   threshold {c['threshold'] or '—'}\n")
+        text.append(c["message"] or "")
+        detail.update(text)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "checks-table" and event.row_key is not None and event.row_key.value is not None:
+            self.show_check(int(event.row_key.value))
 
     def fill_history(self) -> None:
         table = self.query_one("#history-table", DataTable)

@@ -22,7 +22,7 @@ def totals_text(t) -> Text:
     tok = tot.tokens
     h = t.header
     out = Text()
-    out.append(f"{h.harness or h.format} {h.model or ''}", style="bold")
+    out.append(f"{h.harness or h.format} {h.model or ''}  ", style="bold")
     out.append(f"  tokens in {tok.input:,} out {tok.output:,} cache r {tok.cache_read:,} w {tok.cache_write:,}")
     out.append(f"  ${tot.cost:.4f}  {tot.duration_s:.0f}s  {tot.tool_calls} tool calls")
     if tot.tool_errors:
