@@ -7,6 +7,8 @@ CUDA events on the GPU, ``mx.eval`` for MLX.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import statistics
 import time
 from dataclasses import asdict, dataclass
@@ -49,9 +51,10 @@ class Clock:
     name = "perf_counter"
 
     def measure(self, fn: Callable[[], Any]) -> float:
-        start = time.perf_counter()
-        self.finish(fn())
-        return time.perf_counter() - start
+        with _no_gc():
+            start = time.perf_counter()
+            self.finish(fn())
+            return time.perf_counter() - start
 
     def finish(self, result: Any) -> None:
         return None
@@ -75,11 +78,24 @@ class CudaEventClock(Clock):
         import cupy
 
         start, stop = cupy.cuda.Event(), cupy.cuda.Event()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
+        with _no_gc():
+            start.record()
+            fn()
+            stop.record()
+            stop.synchronize()
         return cupy.cuda.get_elapsed_time(start, stop) / 1e3
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """A collection landing inside one side's timed call would bias the pair."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _flatten(x):
@@ -99,7 +115,7 @@ def clock_for(backend: str) -> Clock:
 
 def time_pair(answer: Callable[[Any], Any], reference: Callable[[Any], Any], make_inputs: Callable[[int], Any], *,
               clock: Clock | None = None, budget_s: float = 2.0, warmup: int = 2,
-              min_trials: int = 5, max_trials: int = 200) -> Timing:
+              min_trials: int = 8, max_trials: int = 200) -> Timing:
     """Time ``answer(inputs)`` against ``reference(inputs)``, alternating.
 
     ``make_inputs(trial)`` gives fresh inputs per trial (defeats output
@@ -113,16 +129,30 @@ def time_pair(answer: Callable[[Any], Any], reference: Callable[[Any], Any], mak
     ans, ref = [], []
     deadline = time.perf_counter() + budget_s
     trial = 0
-    while trial < max_trials and (trial < min_trials or time.perf_counter() < deadline):
+    # Trials come in pairs (one with the answer first, one with the reference
+    # first), and the pairs in quads (AR RA, then RA AR), so neither side goes
+    # first more often, nor always in the same kind of trial.
+    while trial < max_trials and (trial < min_trials or trial % 4 or time.perf_counter() < deadline):
         inputs = make_inputs(trial)
-        # Alternate the order so neither side always runs on a warm cache.
-        if trial % 2:
-            ref.append(clock.measure(lambda: reference(inputs)))
+        gc.collect()
+        if answer_first(trial):
             ans.append(clock.measure(lambda: answer(inputs)))
+            ref.append(clock.measure(lambda: reference(inputs)))
         else:
-            ans.append(clock.measure(lambda: answer(inputs)))
             ref.append(clock.measure(lambda: reference(inputs)))
+            ans.append(clock.measure(lambda: answer(inputs)))
         trial += 1
-    a_med, a_iqr = median_iqr(ans)
-    r_med, r_iqr = median_iqr(ref)
+    # Each side ran once first and once second in every pair; averaging over the
+    # pair cancels that position effect (the first call after fresh inputs is
+    # often ~10% faster), which a median of raw samples would keep as noise.
+    a_med, a_iqr = median_iqr(pair_means(ans))
+    r_med, r_iqr = median_iqr(pair_means(ref))
     return Timing(a_med, a_iqr, r_med, r_iqr, trial, warmup, clock.name)
+
+
+def answer_first(trial: int) -> bool:
+    return trial % 2 == (trial // 2) % 2
+
+
+def pair_means(samples: list[float]) -> list[float]:
+    return [(samples[i] + samples[i + 1]) / 2 for i in range(0, len(samples) - 1, 2)]

@@ -1,0 +1,52 @@
+"""The timer: paired trials on fresh inputs, medians, speedup direction, and
+lazy MLX work forced inside the timed region."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from engine.runner.timing import Clock, MlxClock, median_iqr, time_pair
+
+
+def test_speedup_direction_and_fresh_inputs():
+    seen = []
+
+    def make(trial):
+        seen.append(trial)
+        return trial
+
+    fast = lambda x: time.sleep(0.002)  # noqa: E731
+    slow = lambda x: time.sleep(0.006)  # noqa: E731
+    t = time_pair(fast, slow, make, budget_s=0.1, warmup=1)
+    assert t.trials % 4 == 0 and t.trials >= 8
+    assert seen[:1] == [-1] and seen[1:] == list(range(t.trials))  # warm-up, then one fresh input per trial
+    assert 2.0 < t.speedup < 4.0  # the reference is ~3x slower than the answer
+    assert t.reference_median_s > t.answer_median_s
+    assert "speedup" in t.as_dict() and "trials" in t.describe()
+
+
+def test_order_alternates_within_pairs():
+    order = []
+    time_pair(lambda x: order.append("a"), lambda x: order.append("r"), lambda i: i, budget_s=0, warmup=0, min_trials=4)
+    assert order == ["a", "r", "r", "a", "r", "a", "a", "r"]
+
+
+def test_median_iqr():
+    assert median_iqr([1.0, 2.0, 3.0, 4.0, 100.0]) == (3.0, 2.0)
+    assert median_iqr([5.0]) == (5.0, 0.0)
+
+
+def test_mlx_clock_forces_lazy_work():
+    mx = pytest.importorskip("mlx.core")
+    a = mx.random.normal((300, 300))
+
+    def lazy():
+        out = a
+        for _ in range(20):
+            out = out @ a
+        return out  # nothing computed until evaluated
+
+    plain = min(Clock().measure(lazy) for _ in range(3))
+    forced = MlxClock().measure(lazy)
+    assert forced > 5 * plain
