@@ -2,8 +2,6 @@
 the reference are caught by the check that targets each mistake."""
 from __future__ import annotations
 
-import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,37 +9,29 @@ import pytest
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.local import run_local
 
+from challenge_kit import checks_by_name, fast_copy, mutate_source, write_answer
+
 CHALLENGE = BUNDLED_CHALLENGES / "backwards"
 MODELS = BUNDLED_CHALLENGES.parent / "models"
 REFERENCE = (CHALLENGE / "reference.py").read_text()
 
 
+FAST = {"speed_shape": "[2, 16, 64]", "timing_budget_s": "0.05"}
+
+
 def fast_challenges(root: Path) -> Path:
-    """A copy of the challenge with a small speed shape (tolerances unchanged)."""
-    dst = root / "challenges" / "backwards"
-    if not dst.exists():
-        shutil.copytree(CHALLENGE, dst)
-        toml = (dst / "challenge.toml").read_text()
-        toml = re.sub(r"(?m)^speed_shape = .*$", "speed_shape = [2, 16, 64]", toml)
-        toml = re.sub(r"(?m)^timing_budget_s = .*$", "timing_budget_s = 0.05", toml)
-        (dst / "challenge.toml").write_text(toml)
-    return root / "challenges"
+    return fast_copy("backwards", root, FAST)
 
 
 def run_source(tmp_path: Path, source: str) -> dict:
-    answer = tmp_path / "answer"
-    answer.mkdir()
-    (answer / "layer_norm.py").write_text(source)
-    return run_local("backwards", answer, challenges_dir=fast_challenges(tmp_path), seed=7)
+    return run_local("backwards", write_answer(tmp_path, "layer_norm.py", source), challenges_dir=fast_challenges(tmp_path), seed=7)
 
 
 def mutate(old: str, new: str) -> str:
-    assert old in REFERENCE, f"mutation target vanished from reference.py: {old!r}"
-    return REFERENCE.replace(old, new, 1)
+    return mutate_source(REFERENCE, (old, new), count=1)
 
 
-def by_name(result: dict) -> dict:
-    return {c["name"]: c for c in result["checks"]}
+by_name = checks_by_name
 
 
 def test_challenge_definition_loads():

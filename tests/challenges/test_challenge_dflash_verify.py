@@ -14,6 +14,8 @@ from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.execute import load_module
 from engine.verify.local import run_local
 
+from challenge_kit import mutate_source, write_answer
+
 CID = "dflash_verify"
 CHALLENGE = BUNDLED_CHALLENGES / CID
 MODELS = BUNDLED_CHALLENGES.parent / "models"
@@ -29,18 +31,11 @@ def run(folder: Path, seed: int = 1234) -> tuple[str, dict]:
 
 
 def answer_from(tmp_path: Path, source: str) -> Path:
-    folder = tmp_path / "answer"
-    folder.mkdir()
-    (folder / "speculative.py").write_text(source)
-    return folder
+    return write_answer(tmp_path, "speculative.py", source)
 
 
 def mutate(*edits: tuple[str, str]) -> str:
-    src = REFERENCE
-    for old, new in edits:
-        assert old in src, f"mutation anchor missing: {old!r}"
-        src = src.replace(old, new)
-    return src
+    return mutate_source(REFERENCE, *edits)
 
 
 def failing(checks: dict) -> set[str]:

@@ -2,14 +2,14 @@
 rescale its accumulator; each known mistake of a mutant is caught by name."""
 from __future__ import annotations
 
-import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.local import run_local
+
+from challenge_kit import checks_by_name, fast_copy, mutate_source, write_answer
 
 CHALLENGE = BUNDLED_CHALLENGES / "flash_attention"
 MODELS = BUNDLED_CHALLENGES.parent / "models"
@@ -18,31 +18,18 @@ FAST = {"memory_n": "1024", "speed_shape": "[1, 1, 128, 32]", "speed_tile": "64"
 
 
 def fast_challenges(root: Path) -> Path:
-    """A copy of the challenge with a smaller memory/speed size (tolerances unchanged)."""
-    dst = root / "challenges" / "flash_attention"
-    if not dst.exists():
-        shutil.copytree(CHALLENGE, dst)
-        toml = (dst / "challenge.toml").read_text()
-        for key, value in FAST.items():
-            toml = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", toml)
-        (dst / "challenge.toml").write_text(toml)
-    return root / "challenges"
+    return fast_copy("flash_attention", root, FAST)
 
 
 def run_source(tmp_path: Path, source: str) -> dict:
-    answer = tmp_path / "answer"
-    answer.mkdir()
-    (answer / "attn.py").write_text(source)
-    return run_local("flash_attention", answer, challenges_dir=fast_challenges(tmp_path), seed=13)
+    return run_local("flash_attention", write_answer(tmp_path, "attn.py", source), challenges_dir=fast_challenges(tmp_path), seed=13)
 
 
 def mutate(old: str, new: str) -> str:
-    assert old in REFERENCE, f"mutation target vanished from reference.py: {old!r}"
-    return REFERENCE.replace(old, new, 1)
+    return mutate_source(REFERENCE, (old, new), count=1)
 
 
-def by_name(result: dict) -> dict:
-    return {c["name"]: c for c in result["checks"]}
+by_name = checks_by_name
 
 
 def test_challenge_definition_loads():

@@ -3,14 +3,14 @@ mutants of the reference carrying the known mistakes are caught by the
 check meant to catch them."""
 from __future__ import annotations
 
-import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.local import run_local
+
+from challenge_kit import fast_copy, mutate_source, write_answer
 
 CID = "flash_attention_bwd"
 CHALLENGE = BUNDLED_CHALLENGES / CID
@@ -25,15 +25,7 @@ FAST = {"grad_shape": "[1, 2, 128, 32]", "grad_tile": "32", "fd_shape": "[1, 1, 
 
 @pytest.fixture(scope="module")
 def fast_challenges(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("challenges")
-    shutil.copytree(CHALLENGE, root / CID)
-    toml = root / CID / "challenge.toml"
-    text = toml.read_text()
-    for key, value in FAST.items():
-        text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
-        assert n == 1, key
-    toml.write_text(text)
-    return root
+    return fast_copy(CID, tmp_path_factory.mktemp("fast"), FAST)
 
 
 def run(folder: Path, challenges: Path | None = None, seed: int = 1234, adapter: Path | None = None) -> tuple[str, dict]:
@@ -43,18 +35,11 @@ def run(folder: Path, challenges: Path | None = None, seed: int = 1234, adapter:
 
 
 def answer_from(tmp_path: Path, source: str) -> Path:
-    folder = tmp_path / "answer"
-    folder.mkdir()
-    (folder / "attention.py").write_text(source)
-    return folder
+    return write_answer(tmp_path, "attention.py", source)
 
 
 def mutate(*edits: tuple[str, str]) -> str:
-    src = REFERENCE
-    for old, new in edits:
-        assert old in src, f"mutation anchor missing: {old!r}"
-        src = src.replace(old, new)
-    return src
+    return mutate_source(REFERENCE, *edits)
 
 
 def failing(checks: dict) -> set[str]:

@@ -2,14 +2,14 @@
 the reference's mask, update and memory are each caught by their check."""
 from __future__ import annotations
 
-import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.local import run_local
+
+from challenge_kit import checks_by_name, fast_copy, mutate_source, write_answer
 
 CHALLENGE = BUNDLED_CHALLENGES / "kv"
 MODELS = BUNDLED_CHALLENGES.parent / "models"
@@ -18,31 +18,18 @@ FAST = {"memory_steps": "64", "speed_lengths": "[20, 12]", "speed_steps": "4", "
 
 
 def fast_challenges(root: Path) -> Path:
-    """A copy of the challenge with small memory/speed sizes (tolerances unchanged)."""
-    dst = root / "challenges" / "kv"
-    if not dst.exists():
-        shutil.copytree(CHALLENGE, dst)
-        toml = (dst / "challenge.toml").read_text()
-        for key, value in FAST.items():
-            toml = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", toml)
-        (dst / "challenge.toml").write_text(toml)
-    return root / "challenges"
+    return fast_copy("kv", root, FAST)
 
 
 def run_source(tmp_path: Path, source: str) -> dict:
-    answer = tmp_path / "answer"
-    answer.mkdir()
-    (answer / "cache.py").write_text(source)
-    return run_local("kv", answer, challenges_dir=fast_challenges(tmp_path), seed=9)
+    return run_local("kv", write_answer(tmp_path, "cache.py", source), challenges_dir=fast_challenges(tmp_path), seed=9)
 
 
 def mutate(old: str, new: str) -> str:
-    assert old in REFERENCE, f"mutation target vanished from reference.py: {old!r}"
-    return REFERENCE.replace(old, new, 1)
+    return mutate_source(REFERENCE, (old, new), count=1)
 
 
-def by_name(result: dict) -> dict:
-    return {c["name"]: c for c in result["checks"]}
+by_name = checks_by_name
 
 
 def test_challenge_definition_loads():
