@@ -7,7 +7,7 @@ import io
 import json
 
 from engine.aggregates import Leaderboard, current_verdicts, leaderboard
-from engine.grades import RUBRIC_VERSION, Grade, all_grades, current_grades, list_graders
+from engine.grades import RUBRIC_VERSION, all_grades, current_grades, list_graders
 from engine.store import Store, now_iso
 
 FORMATS = ("markdown", "csv", "json")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import tracemalloc
 
 import numpy as np
 

@@ -157,7 +157,6 @@ def cmd_show(args, ctx) -> int:
 
 
 def cmd_new_model(args, ctx) -> int:
-    from engine.workbench import WorkbenchError
 
     try:
         root_models = ctx.workbench.models_dir

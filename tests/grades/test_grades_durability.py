@@ -1,6 +1,5 @@
 """A grade written while a benchmark run is writing is never lost, and the
 store survives the run's process being killed in the middle of a transaction."""
-import os
 import signal
 import sqlite3
 import subprocess

@@ -5,7 +5,6 @@ rejected, contained, and leave the answer folder untouched.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import subprocess

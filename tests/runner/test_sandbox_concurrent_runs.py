@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from pathlib import Path
 
 import pytest
 
@@ -28,7 +27,6 @@ def test_a_fork_bomb_does_not_starve_its_neighbour(tmp_path):
     bomb_dir, calm_dir = tmp_path / "bomb", tmp_path / "calm"
     bomb_dir.mkdir()
     calm_dir.mkdir()
-    full = threading.Event()
     # Fill the process budget (20) and hold it for a few seconds.
     bomb = ("import os, time\n"
             "for _ in range(60):\n"

@@ -189,7 +189,7 @@ def flash_attention_careful() -> PiSession:
              "             alpha = np.exp(m - m_new)\n             l = alpha * l + p.sum(-1)\n"
              "-            acc = acc + p @ V[:, :, j0:j0 + tile_size]\n+            acc = alpha[..., None] * acc + p @ V[:, :, j0:j0 + tile_size]\n"
              "             m = m_new\n")
-    fork = s.step("Both multi-tile cases fail, the single-tile ones pass. That points at the rescaling: I rescale l by alpha but "
+    s.step("Both multi-tile cases fail, the single-tile ones pass. That points at the rescaling: I rescale l by alpha but "
                   "forgot to rescale the accumulator. When the running max grows, earlier contributions must shrink by exp(m_old - m_new) too.",
                   "edit", {"path": "flash_attention.py", "oldText": "            acc = acc + p @ V[:, :, j0:j0 + tile_size]",
                            "newText": "            acc = alpha[..., None] * acc + p @ V[:, :, j0:j0 + tile_size]"},
