@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
+from tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, TextArea, Tree
 
 from engine import queries
@@ -32,7 +32,7 @@ def read_text_file(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-class AnswerScreen(Screen):
+class AnswerScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="answer.back"),
         Binding("t", "transcript", "Transcript", id="answer.transcript"),

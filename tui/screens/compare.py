@@ -9,7 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
+from tui.screens.base import GuardedScreen
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -19,7 +19,7 @@ from tui.screens.answer import read_text_file
 from tui.widgets.diff_view import DiffView
 
 
-class CompareScreen(Screen):
+class CompareScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="compare.back"),
         Binding("u", "toggle_unified", "Unified", id="compare.unified"),

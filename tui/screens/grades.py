@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from textual.screen import Screen
+from tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from engine import grades as G
@@ -23,7 +23,7 @@ def step_letter(letter: str | None, step: int) -> str | None:
     return G.LETTERS[max(0, min(i, len(G.LETTERS) - 1))]
 
 
-class GradesScreen(Screen):
+class GradesScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="grades.back"),
         Binding("a", "letter('A')", "A", id="grades.a"),

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
+from tui.screens.base import GuardedScreen
 from textual.widgets import Footer, Header, Static
 
 from engine.grades import LETTERS
@@ -64,7 +64,7 @@ def grade_histogram(lb, width: int = 40) -> Text:
     return out
 
 
-class LeaderboardScreen(Screen):
+class LeaderboardScreen(GuardedScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="leaderboard.back"),
                 Binding("ctrl+r", "reload", "Refresh", id="leaderboard.refresh")]
 

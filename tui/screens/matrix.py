@@ -6,7 +6,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
+from tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from tui.glyphs import grade_style, legend, verdict_glyph, VERDICTS
@@ -27,7 +27,7 @@ def cell_text(cell) -> Text:
     return text
 
 
-class MatrixScreen(Screen):
+class MatrixScreen(GuardedScreen):
     BINDINGS = [
         Binding("enter", "open", "Open", id="matrix.open"),
         Binding("s", "cycle_sort", "Sort", id="matrix.sort"),

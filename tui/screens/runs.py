@@ -8,7 +8,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
+from tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Footer, Header, Label, Log, Select, Static
 
 from engine import queries
@@ -20,7 +20,7 @@ SCOPES = (("this answer", "answer"), ("this model (column)", "column"),
 BACKENDS = (("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda"), ("mlx", "mlx"))
 
 
-class RunsScreen(Screen):
+class RunsScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="runs.back"),
         Binding("s", "start", "Start", id="runs.start"),

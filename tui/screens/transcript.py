@@ -9,7 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
+from tui.screens.base import GuardedScreen
 from textual.widgets import Footer, Header, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -34,7 +34,7 @@ def totals_text(t) -> Text:
     return out
 
 
-class TranscriptScreen(Screen):
+class TranscriptScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="transcript.back"),
         Binding("enter,space", "toggle_fold", "Fold", id="transcript.fold"),

@@ -1,0 +1,34 @@
+"""No traceback reaches the screen: an exception in a screen's message
+handler becomes a notification, and the screen keeps working."""
+from __future__ import annotations
+
+from tui.app import BenchApp
+from tui.screens.matrix import MatrixScreen
+
+
+async def settle(app, pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_tui_handler_error_becomes_a_notification(demo_wb, monkeypatch):
+    def broken(self, *args) -> None:
+        raise RuntimeError("boom in a handler")
+
+    monkeypatch.setattr(MatrixScreen, "update_detail", broken)  # runs from the cell-highlighted handler
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        errors_before = len(app.errors)
+        app.screen.focus_cell("demo-careful", "backwards")
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert len(app.errors) > errors_before
+        assert any("boom in a handler" in e for e in app.errors)
+        # the screen's message loop survived: keys still work
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "AnswerScreen"
+    assert app.return_code in (0, None)

@@ -1,0 +1,23 @@
+"""The base of every benchtui screen: a failing handler becomes a notification.
+
+Textual ends a screen's message loop when one of its handlers raises (and
+prints a traceback when the app exits). Catching around ``_on_message`` (the
+one place a screen's own handlers run; private Textual API, pinned by
+tests/tui/test_tui_errors.py) keeps the screen alive and reports the error.
+Key actions are guarded in ``BenchApp._dispatch_action``.
+"""
+from __future__ import annotations
+
+import traceback
+
+from textual.message import Message
+from textual.screen import Screen
+
+
+class GuardedScreen(Screen):
+    async def _on_message(self, message: Message) -> None:
+        try:
+            await super()._on_message(message)
+        except Exception as error:
+            self.app.log.error("".join(traceback.format_exception(error)))
+            self.app.report_error(f"{type(self).__name__}: {message.handler_name} failed: {type(error).__name__}", error)
