@@ -75,7 +75,7 @@ def precompile() -> str:
     return "engine/ and tui/ precompiled" + (" (PYTHONDONTWRITEBYTECODE is set here)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "")
 
 
-def bench_startup(wb: Path, rounds: int = 5) -> dict:
+def bench_startup(wb: Path, rounds: int = 9) -> dict:
     bytecode = precompile()
     bare, matrix = [], []
     for _ in range(rounds):  # interleaved so both see the same machine state

@@ -61,8 +61,7 @@ class BenchApp(App[int]):
 
     @property
     def store(self):
-        """The main thread's connection, opened on first use: engine.store pulls in
-        sqlite_utils (and numpy), so the matrix worker imports it off the main thread."""
+        """The main thread's connection (quick reads), opened on first use."""
         if self._store is None:
             from engine.store import Store
 
