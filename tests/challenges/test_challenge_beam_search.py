@@ -3,13 +3,14 @@ reference that each known mistake must be caught by a named check."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
 from engine.challenges import BUNDLED_CHALLENGES
 from engine.verify.local import run_local
+
+from challenge_kit import checks_by_name, fast_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 CHALLENGE = BUNDLED_CHALLENGES / "beam_search"
@@ -19,15 +20,10 @@ REFERENCE = (CHALLENGE / "reference.py").read_text()
 @pytest.fixture(scope="module")
 def fast_challenges(tmp_path_factory) -> Path:
     """A copy of the challenge with a tiny timing budget, to keep tests fast."""
-    root = tmp_path_factory.mktemp("challenges")
-    shutil.copytree(CHALLENGE, root / "beam_search")
-    toml = root / "beam_search" / "challenge.toml"
-    toml.write_text(re.sub(r"timing_budget_s = [0-9.]+", "timing_budget_s = 0.05", toml.read_text()))
-    return root
+    return fast_copy("beam_search", tmp_path_factory.mktemp("fast"), {"timing_budget_s": "0.05"})
 
 
-def checks_of(result: dict) -> dict[str, dict]:
-    return {c["name"]: c for c in result["checks"]}
+checks_of = checks_by_name
 
 
 def run_source(tmp_path: Path, source: str, challenges: Path, seed: int = 7) -> dict:

@@ -3,7 +3,6 @@ reference caught by named checks, the reported-figures scan and the data."""
 from __future__ import annotations
 
 import importlib.util
-import re
 import shutil
 from pathlib import Path
 
@@ -12,6 +11,8 @@ import pytest
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.local import run_local
 
+from challenge_kit import checks_by_name, fast_copy
+
 ROOT = Path(__file__).resolve().parents[2]
 CHALLENGE = BUNDLED_CHALLENGES / "ternary_training"
 REFERENCE = (CHALLENGE / "reference.py").read_text()
@@ -19,15 +20,11 @@ REFERENCE = (CHALLENGE / "reference.py").read_text()
 
 @pytest.fixture(scope="module")
 def fast_challenges(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("challenges")
-    shutil.copytree(CHALLENGE, root / "ternary_training")
-    toml = root / "ternary_training" / "challenge.toml"
-    toml.write_text(re.sub(r"timing_budget_s = [0-9.]+", "timing_budget_s = 0.02", toml.read_text()))
-    return root
+    """A copy of the challenge with a tiny timing budget, to keep tests fast."""
+    return fast_copy("ternary_training", tmp_path_factory.mktemp("fast"), {"timing_budget_s": "0.02"})
 
 
-def checks_of(result: dict) -> dict[str, dict]:
-    return {c["name"]: c for c in result["checks"]}
+checks_of = checks_by_name
 
 
 def run_source(tmp_path: Path, source: str, challenges: Path, extra: dict | None = None) -> dict:
