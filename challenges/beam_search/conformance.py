@@ -35,8 +35,8 @@ class Answer:
 
     def __init__(self, suite, fn, h, cls=None):
         self.suite, self.fn, self.h, self.cls = suite, fn, h, cls
-        self.module = inspect.getmodule(cls or fn)
-        self.conv, self.holders = h.detect_convention(suite.binder, self.module, int(suite.threshold("vocab", 1000)))
+        self.module = suite.answer_side("module_of", cls or fn)
+        self.conv, self.holders = h.detect_convention(suite, self.module, int(suite.threshold("vocab", 1000)))
         self.ctor_plan: list[tuple[str, str]] = []
         self.ctor_model = None
         taken: set[str] = set()
@@ -56,8 +56,8 @@ class Answer:
         self.factories = []
         if self.model_param is None and self.ctor_model is None and not self.holders:
             # The search builds its own model: swap the class for a factory.
-            src = inspect.getsource(cls or fn)
-            self.factories = [d.name for d in h.model_classes(suite.binder) if d.name in src and d.name in vars(self.module)]
+            src = suite.answer_side("source", cls or fn)
+            self.factories = [d.name for d in h.model_classes(suite.binder) if d.name in src and hasattr(self.module, d.name)]
             if not self.factories:
                 raise suite.unbound(list(NAMES), "no model parameter, module-level model or model class to replace")
 
@@ -80,14 +80,14 @@ class Answer:
     def describe(self) -> str:
         via = (f"parameter {self.model_param!r}" if self.model_param else
                f"constructor parameter {self.ctor_model!r} of {self.cls.__name__}" if self.ctor_model else
-               f"module global(s) {', '.join(k for k, _ in self.holders)}" if self.holders else
+               f"module global(s) {', '.join(k for k, *_ in self.holders)}" if self.holders else
                f"class factory {', '.join(self.factories)}")
         return f"mock injected via {via}; {self.conv.describe()}"
 
     def __call__(self, core, prompts, beam_width, max_new_tokens, alpha, eos):
         values = dict(prompts=prompts, beam_width=beam_width, max_new_tokens=max_new_tokens, alpha=alpha, eos_token_id=eos)
         mock = self.h.MockLM(core, self.conv)
-        for name, _ in self.holders:
+        for name, *_ in self.holders:
             setattr(self.module, name, mock)
         for name in self.factories:
             setattr(self.module, name, lambda *a, **k: mock)

@@ -241,9 +241,12 @@ def called_methods(source: str) -> set[str]:
     return {n.func.attr for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
 
 
-def detect_convention(binder, fn_module, vocab_default: int) -> tuple[Convention, list]:
+def detect_convention(suite, fn_module, vocab_default: int) -> tuple[Convention, list]:
     """Probe a module-level model instance, else an instance of the answer's
-    model class. Returns the convention and the module globals holding models."""
+    model class. Returns the convention and the module globals holding models
+    as (name, object, class name). The answer lives in its own process: its
+    module and classes are proxies, and the look-ups run on its side."""
+    binder = suite.binder
     conv = Convention()
     classes = {}
     for d in model_classes(binder):
@@ -251,15 +254,16 @@ def detect_convention(binder, fn_module, vocab_default: int) -> tuple[Convention
             classes[d.name] = binder.load(d)
         except Exception:
             continue
-    holders = [(k, v) for k, v in vars(fn_module).items()
-               if not k.startswith("__") and any(type(v) is c for c in classes.values())]
+    holders = []
+    if fn_module is not None and classes:
+        holders = [tuple(x) for x in suite.answer_side("instances", (fn_module, list(classes.values())))]
     try:
-        used = called_methods(inspect.getsource(fn_module))
-    except (OSError, TypeError):
+        used = called_methods(suite.answer_side("source", fn_module)) if fn_module is not None else set()
+    except Exception:
         used = set()
     for cls_name, cls in classes.items():
         methods = ["__call__"] + [m for m in LOGIT_METHODS if hasattr(cls, m) and (m in used or m == "forward")]
-        instance = next((v for _, v in holders if type(v) is cls), None)
+        instance = next((v for _, v, kind in holders if kind == cls_name), None)
         source = f"module-level instance of {cls_name}"
         if instance is None:
             try:

@@ -1,4 +1,4 @@
-"""Timing an answer against the reference in the same process, same inputs.
+"""Timing an answer against the reference on the same inputs.
 
 Warm-up, then alternating trials (answer, reference) until a time budget,
 fresh inputs each trial; median and interquartile range per side; speedup is
@@ -115,16 +115,22 @@ def clock_for(backend: str) -> Clock:
 
 def time_pair(answer: Callable[[Any], Any], reference: Callable[[Any], Any], make_inputs: Callable[[int], Any], *,
               clock: Clock | None = None, budget_s: float = 2.0, warmup: int = 2,
-              min_trials: int = 8, max_trials: int = 200) -> Timing:
+              min_trials: int = 8, max_trials: int = 200, answer_clock: Clock | None = None,
+              stage: Callable[[Any], Any] | None = None) -> Timing:
     """Time ``answer(inputs)`` against ``reference(inputs)``, alternating.
 
     ``make_inputs(trial)`` gives fresh inputs per trial (defeats output
-    caching); both sides see the same inputs in a trial.
+    caching); both sides see the same inputs in a trial. ``stage`` (untimed)
+    turns a trial's inputs into what the answer is called with (sent to its
+    process ahead of time); ``answer_clock`` times the answer's side.
     """
     clock = clock or Clock()
+    answer_clock = answer_clock or clock
+    stage = stage or (lambda x: x)
     for i in range(warmup):
         inputs = make_inputs(-1 - i)
-        clock.measure(lambda: answer(inputs))
+        staged = stage(inputs)
+        answer_clock.measure(lambda: answer(staged))
         clock.measure(lambda: reference(inputs))
     ans, ref = [], []
     deadline = time.perf_counter() + budget_s
@@ -134,20 +140,21 @@ def time_pair(answer: Callable[[Any], Any], reference: Callable[[Any], Any], mak
     # first more often, nor always in the same kind of trial.
     while trial < max_trials and (trial < min_trials or trial % 4 or time.perf_counter() < deadline):
         inputs = make_inputs(trial)
+        staged = stage(inputs)
         gc.collect()
         if answer_first(trial):
-            ans.append(clock.measure(lambda: answer(inputs)))
+            ans.append(answer_clock.measure(lambda: answer(staged)))
             ref.append(clock.measure(lambda: reference(inputs)))
         else:
             ref.append(clock.measure(lambda: reference(inputs)))
-            ans.append(clock.measure(lambda: answer(inputs)))
+            ans.append(answer_clock.measure(lambda: answer(staged)))
         trial += 1
     # Each side ran once first and once second in every pair; averaging over the
     # pair cancels that position effect (the first call after fresh inputs is
     # often ~10% faster), which a median of raw samples would keep as noise.
     a_med, a_iqr = median_iqr(pair_means(ans))
     r_med, r_iqr = median_iqr(pair_means(ref))
-    return Timing(a_med, a_iqr, r_med, r_iqr, trial, warmup, clock.name)
+    return Timing(a_med, a_iqr, r_med, r_iqr, trial, warmup, answer_clock.name)
 
 
 def answer_first(trial: int) -> bool:

@@ -76,11 +76,31 @@ def definitions(folder: Path) -> list[Definition]:
     return found
 
 
-class Binder:
-    """Looks up names across an answer folder and imports what it finds."""
+def import_file(folder: Path, path: Path) -> ModuleType:
+    """Import an answer file as a module named after its path (in the answer's
+    own process: the checker never imports answer code)."""
+    rel = path.relative_to(folder).with_suffix("")
+    name = ".".join(rel.parts)
+    for entry in (str(folder), str(path.parent)):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {rel}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
-    def __init__(self, folder: Path):
+
+class Binder:
+    """Looks up names across an answer folder (by parsing, never importing) and
+    has the answer's process import what it finds: ``importer(relpath)``
+    returns the module, a proxy when it lives in another process."""
+
+    def __init__(self, folder: Path, importer=None):
         self.folder = Path(folder)
+        self.importer = importer
         self._defs: list[Definition] | None = None
         self._modules: dict[Path, ModuleType] = {}
 
@@ -121,21 +141,12 @@ class Binder:
     def module(self, path: Path) -> ModuleType:
         """Import an answer file as a module named after its path."""
         path = Path(path)
-        if path in self._modules:
-            return self._modules[path]
-        rel = path.relative_to(self.folder).with_suffix("")
-        name = ".".join(rel.parts)
-        for entry in (str(self.folder), str(path.parent)):
-            if entry not in sys.path:
-                sys.path.insert(0, entry)
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {rel}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        self._modules[path] = module
-        return module
+        if path not in self._modules:
+            if self.importer is not None:
+                self._modules[path] = self.importer(path.relative_to(self.folder).as_posix())
+            else:
+                self._modules[path] = import_file(self.folder, path)
+        return self._modules[path]
 
     def load(self, d: Definition):
         return getattr(self.module(d.file), d.name)

@@ -1,12 +1,16 @@
-"""Run one challenge's conformance suite against one answer folder.
+"""Run one challenge's conformance suite against one answer's process.
 
-Used inside the sandboxed child (``engine.runner.child``) and, for
-development only, in-process by ``engine.verify.local``. Never call this in
-the dashboard's process on untrusted code.
+The checks run here (the sandboxed checker, ``engine.runner.child``, or for
+development ``engine.verify.local``); the answer runs in its own process
+(``engine.runner.answer_server``) reached through ``peer``.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
+import socket
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +34,8 @@ class Job:
     adapter_path: str | None = None
     results_path: str | None = None
     check_timeout_s: float | None = None
+    answer_fd: int | None = None  # the socket to the answer's process
+    monitor_fd: int | None = None  # the socket to the orchestrator's memory monitor
 
 
 def load_module(path: Path, name: str):
@@ -42,13 +48,13 @@ def load_module(path: Path, name: str):
     return module
 
 
-def execute(job: Job) -> Suite:
+def execute(job: Job, peer=None, monitor=None) -> Suite:
     suite = Suite(
         challenge_id=job.challenge_id, answer_dir=Path(job.answer_dir), challenge_dir=Path(job.challenge_dir),
         model=job.model, seed=job.seed, backend=job.backend, thresholds=job.thresholds,
         adapter_path=Path(job.adapter_path) if job.adapter_path else None,
         results_path=Path(job.results_path) if job.results_path else None,
-        check_timeout_s=job.check_timeout_s,
+        check_timeout_s=job.check_timeout_s, peer=peer, monitor=monitor,
     )
     hits = forbidden_imports(suite.answer_dir, job.forbidden_imports)
     if hits:
@@ -71,3 +77,32 @@ def execute(job: Job) -> Suite:
 
 def verdict_of(suite: Suite) -> str:
     return V.worst(c.verdict for c in suite.checks)
+
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextlib.contextmanager
+def local_answer_process(answer_dir: Path, adapter: Path | None = None):
+    """The answer's process without a sandbox, for trusted code only (tests of
+    references and mutants, challenge authors): yields (peer, monitor)."""
+    from engine.runner.monitor import ProcMonitor
+    from engine.verify import wire
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "engine.runner.answer_server", str(theirs.fileno()),
+                             str(answer_dir), str(adapter or "")],
+                            pass_fds=[theirs.fileno()], cwd=answer_dir, env=env, stdin=subprocess.DEVNULL)
+    theirs.close()
+    peer = wire.Peer(wire.Connection(ours), trusting=False)
+    try:
+        yield peer, ProcMonitor(proc.pid)
+    finally:
+        peer.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        ours.close()

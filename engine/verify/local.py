@@ -1,4 +1,5 @@
-"""Development harness: run a conformance suite in this process, no sandbox.
+"""Development harness: the checks in this process, the answer in a plain
+child process (no sandbox).
 
     python -m engine.verify.local CHALLENGE ANSWER_DIR [--model NAME] [--seed N]
 
@@ -10,29 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import tempfile
 from pathlib import Path
 
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
-from engine.verify.execute import Job, execute, verdict_of
-
-
-def _forget_imports(roots: list[Path], path_before: list[str]) -> None:
-    """Drop modules imported from the answer (and adapters) and the sys.path
-    entries added for it, so the next in-process run cannot see them."""
-    roots = [r.resolve() for r in roots]
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if file and any(Path(file).resolve().is_relative_to(r) for r in roots):
-            del sys.modules[name]
-    sys.path[:] = [p for p in sys.path if p in path_before]
+from engine.verify.execute import Job, execute, local_answer_process, verdict_of
 
 
 def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local", seed: int = 1234,
               backend: str = "cpu", challenges_dir: Path = BUNDLED_CHALLENGES, adapter: Path | str | None = None,
               copy: bool = True) -> dict:
-    """Run in-process on a scratch copy; returns {"verdict", "checks"}."""
+    """Checks here, answer in a child process, on a scratch copy; returns {"verdict", "checks"}."""
     challenge = load_challenge(Path(challenges_dir) / challenge_id)
     with tempfile.TemporaryDirectory(prefix="benchtui-local-") as tmp:
         folder = Path(answer_dir)
@@ -40,17 +29,13 @@ def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local"
             folder = Path(tmp) / "answer"
             shutil.copytree(answer_dir, folder, symlinks=True)
         adapter_path = adapter or challenge.adapter_path(model)
-        path_before = list(sys.path)
-        try:
+        with local_answer_process(folder, Path(adapter_path) if adapter_path else None) as (peer, monitor):
             suite = execute(Job(
                 challenge_id=challenge.id, challenge_dir=str(challenge.path), answer_dir=str(folder), model=model,
                 seed=seed, backend=backend, thresholds=challenge.thresholds,
                 forbidden_imports=list(challenge.forbidden_imports),
                 adapter_path=str(adapter_path) if adapter_path else None,
-            ))
-        finally:
-            roots = [folder, Path(answer_dir)] + ([Path(adapter_path).parent] if adapter_path else [])
-            _forget_imports(roots, path_before)
+            ), peer=peer, monitor=monitor)
         return {"verdict": verdict_of(suite), "checks": [c.as_dict() for c in suite.checks]}
 
 

@@ -1,20 +1,25 @@
 """The API a challenge's ``conformance.py`` is written against.
 
 ``conformance.run(suite)`` binds the answer (``suite.bind`` / ``suite.adapter``)
-and records checks (``with suite.check(name) as c``). It runs in the sandboxed
-child process; every finished check is appended to the private result file at
-once, so a run killed for time still keeps the checks it finished.
+and records checks (``with suite.check(name) as c``). It runs in the checker's
+sandboxed process, which never imports answer code: what ``bind`` returns is
+a proxy (``engine.verify.wire``) for an object in the answer's own process.
+Plain data (numbers, strings, lists, tuples, dicts, ndarrays) crosses by
+value; the reference, the seed and the results file stay here. Every
+finished check is appended to the private result file at once, so a run
+killed for time still keeps the checks it finished.
 """
 from __future__ import annotations
 
 import contextlib
-import copy
+import dataclasses
 import hashlib
 import json
 import math
 import signal
+import statistics
 import threading
-import tracemalloc
+import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +27,9 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from engine.runner.timing import Timing, clock_for, time_pair
+from engine.runner.timing import Clock, Timing, clock_for, time_pair
 from engine.verify import verdicts as V
+from engine.verify import wire
 from engine.verify.binding import Binder, Unbound
 
 
@@ -103,7 +109,8 @@ class Suite:
     def __init__(self, *, challenge_id: str, answer_dir: Path, challenge_dir: Path, model: str,
                  seed: int, backend: str = "cpu", thresholds: dict | None = None,
                  adapter_path: Path | None = None, results_path: Path | None = None,
-                 data_dir: Path | None = None, check_timeout_s: float | None = None):
+                 data_dir: Path | None = None, check_timeout_s: float | None = None,
+                 peer: wire.Peer | None = None, monitor=None):
         self.challenge_id = challenge_id
         self.answer_dir = Path(answer_dir)
         self.challenge_dir = Path(challenge_dir)
@@ -114,7 +121,9 @@ class Suite:
         self.adapter_path = adapter_path
         self.data_dir = data_dir or self.challenge_dir / "data"
         self.check_timeout_s = check_timeout_s
-        self.binder = Binder(self.answer_dir)
+        self.peer = peer
+        self.monitor = monitor
+        self.binder = Binder(self.answer_dir, importer=self._import)
         self.checks: list[Check] = []
         self._results_path = results_path
         self._adapter = None
@@ -142,6 +151,11 @@ class Suite:
         return np
 
     # -- binding --------------------------------------------------------------
+    def _import(self, relpath: str):
+        if self.peer is None:
+            raise RuntimeError("no answer process: the checker never imports answer code itself")
+        return self.peer.call_op("import", relpath)
+
     def bind(self, *names: str, kind: str | None = None, methods=()):
         """The answer's object for the first of ``names`` found (exact, then loose)."""
         return self.binder.bind(names, kind=kind, methods=methods)
@@ -156,16 +170,20 @@ class Suite:
         if self.adapter_path is None:
             return None
         if self._adapter is None:
-            import importlib.util
-            import sys
-
-            if str(self.answer_dir) not in sys.path:
-                sys.path.insert(0, str(self.answer_dir))
-            spec = importlib.util.spec_from_file_location(f"benchtui_adapter_{self.challenge_id}", self.adapter_path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            self._adapter = module
+            if self.adapter_path.suffix != ".py":
+                return None  # a .cu adapter is compiled, not imported (fuse)
+            if self.peer is None:
+                raise RuntimeError("no answer process: the checker never imports adapters itself")
+            self._adapter = self.peer.call_op("adapter")
         return self._adapter
+
+    def answer_side(self, op: str, value: Any = None):
+        """Introspection run in the answer's process (``module_of``, ``source``,
+        ``instances``, ``mlx_vjp``): it steers binding; anything it measures
+        is labelled as coming from the answer's side."""
+        if self.peer is None:
+            raise RuntimeError("no answer process")
+        return self.peer.call_op(op, value)
 
     def reference(self):
         """The challenge's trusted ``reference.py``, imported under a private name
@@ -187,6 +205,8 @@ class Suite:
         Leaving the block normally is a pass unless ``c.verdict`` was set."""
         c = Check(name, threshold)
         limit = timeout_s or self.check_timeout_s
+        if self.peer is not None:
+            self.peer.deadline = time.monotonic() + limit if limit else None
         try:
             with _alarm(limit):
                 yield c
@@ -195,14 +215,18 @@ class Suite:
             c.verdict, c.message = V.FAIL, str(exc) or "wrong result"
         except SkipCheck as exc:
             c.verdict, c.message = V.SKIPPED, str(exc)
-        except CheckTimeout:
+        except (CheckTimeout, wire.Deadline):
             c.verdict, c.message = V.TIMEOUT, f"check ran past {limit:g} s"
+        except wire.PeerGone as exc:
+            c.verdict, c.message = V.ERROR, f"the answer's process is gone ({exc})"
         except Unbound:
             raise
         except Exception as exc:  # the answer crashed: that is evidence too
             c.verdict, c.message = V.ERROR, describe_exception(exc)
-            c.details.setdefault("traceback", traceback.format_exc(limit=-8))
+            c.details.setdefault("traceback", getattr(exc, "remote_traceback", None) or traceback.format_exc(limit=-8))
         finally:
+            if self.peer is not None:
+                self.peer.deadline = None
             self._record(c)
 
     def record(self, name: str, verdict: str, value: Any = None, threshold: Any = None,
@@ -228,43 +252,131 @@ class Suite:
 
     # -- calling the answer -----------------------------------------------------
     def call(self, fn: Callable, *args, **kwargs):
-        """Call the answer on deep copies of the arguments; fail if it mutates them."""
-        args, kwargs = copy.deepcopy(args), copy.deepcopy(kwargs)
-        before = [array_digest(a) for a in args] + [array_digest(v) for v in kwargs.values()]
-        result = fn(*args, **kwargs)
-        after = [array_digest(a) for a in args] + [array_digest(v) for v in kwargs.values()]
-        labels = [f"argument {i}" for i in range(len(args))] + [f"argument {k!r}" for k in kwargs]
-        for label, b, a in zip(labels, before, after):
-            if b is not None and b != a:
-                raise InputMutated(f"the answer modified its input ({label}) in place")
+        """Call the answer; fail if it changed an input array in place.
+
+        Arrays reach the answer's process in shared memory that this process
+        still maps, so a write into an input is seen here, whatever the
+        answer's process claims. ``fn`` may be a proxy or a local wrapper
+        that calls proxies."""
+        peer = self.peer
+        if peer is None:
+            raise RuntimeError("no answer process")
+        was, peer.watch = peer.watch, True
+        before = len(peer.mutated_log)
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            peer.watch = was
+        changed = peer.mutated_log[before:]
+        del peer.mutated_log[before:]
+        if changed:
+            raise InputMutated(f"the answer modified its input in place ({changed[0]})")
         return result
 
+    def stage(self, value: Any):
+        """Send a value to the answer's process ahead of a measured call; the
+        proxy that comes back passes it by reference (no copy in the call)."""
+        if self.peer is None:
+            return value
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a bundle of inputs: stage its arrays
+            return dataclasses.replace(value, **{f.name: self.stage(getattr(value, f.name))
+                                                 for f in dataclasses.fields(value) if f.init})
+        if not _stageable(value):
+            return value  # anything else goes by value in the call
+        with self.peer.reference():
+            return self.peer.call_op("keep", value)
+
+    def fetch(self, value: Any):
+        """The value behind a proxy returned by reference, copied here."""
+        if wire.is_proxy(value):
+            return self.peer.call_op("fetch", value)
+        return value
+
+    def answer_memory(self) -> int:
+        """Resident bytes of the answer's process now, read from the OS."""
+        if self.monitor is None:
+            raise SkipCheck("no memory monitor for the answer's process")
+        return self.monitor.rss()
+
     def peak_memory(self, fn: Callable, *args, **kwargs) -> tuple[Any, int]:
-        """(result, peak bytes allocated during the call) through tracemalloc."""
-        tracemalloc.start()
-        try:
-            tracemalloc.reset_peak()
-            result = fn(*args, **kwargs)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        return result, peak
+        """(result, peak bytes the answer's process grew by during the call),
+        read by this side from the OS (``/proc``), not reported by the answer.
+        Inputs are staged and the result kept by reference during the call,
+        so neither the transfer nor the inputs count."""
+        staged_args = [self.stage(a) for a in args]
+        staged_kwargs = {k: self.stage(v) for k, v in kwargs.items()}
+        if self.monitor is None:
+            raise SkipCheck("no memory monitor for the answer's process")
+        base = self.monitor.reset()
+        with self.peer.reference():
+            result = fn(*staged_args, **staged_kwargs)
+        peak = self.monitor.peak()
+        return self.fetch(result), max(0, peak - base)
 
     def time(self, name: str, answer: Callable[[Any], Any], reference: Callable[[Any], Any],
              make_inputs: Callable[[int], Any], *, budget_s: float | None = None, **kw) -> Timing | None:
         """Time answer against reference on the same fresh inputs; records an
-        ``info`` check whose value is the speedup (reference / answer)."""
+        ``info`` check whose value is the speedup (reference / answer).
+
+        The answer's side is timed by this process's clock around each round
+        trip, inputs staged beforehand and results kept by reference, minus
+        the measured cost of an empty round trip: patching the answer
+        process's clocks changes nothing."""
         budget = budget_s if budget_s is not None else float(self.thresholds.get("timing_budget_s", 1.5))
         timing = None
         with self.check(name) as c:
-            timing = time_pair(answer, reference, make_inputs, clock=clock_for(self.backend), budget_s=budget, **kw)
+            base = clock_for(self.backend)
+            remote = RoundTripClock(self.peer, base) if self.peer is not None else base
+            timing = time_pair(answer, reference, make_inputs, clock=base, answer_clock=remote,
+                               stage=self.stage if self.peer is not None else None, budget_s=budget, **kw)
             c.verdict, c.value = V.INFO, round(timing.speedup, 4)
             c.message = f"speedup {timing.speedup:.2f}x: " + timing.describe()
             c.details.update(timing.as_dict())
+            if isinstance(remote, RoundTripClock):
+                c.details["round_trip_overhead_s"] = remote.overhead_s
+                c.details["answer_timed_by"] = "checker's clock around round trips" + (
+                    " (the answer's process evaluates lazy MLX results before replying: it could skip that)"
+                    if self.backend == "mlx" else "")
         return timing
 
 
+def _stageable(value: Any, depth: int = 0) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    if type(value) in (tuple, list) and depth < 3:
+        return any(_stageable(v, depth + 1) for v in value) and all(
+            _stageable(v, depth + 1) or v is None or type(v) in (bool, int, float, str) for v in value)
+    return False
+
+
+class RoundTripClock(Clock):
+    """Times the answer from the checker's side: the wall time of the round
+    trips a measured call makes, minus that many empty round trips."""
+
+    def __init__(self, peer: wire.Peer, base: Clock, samples: int = 30):
+        self.peer, self.base = peer, base
+        self.name = f"{base.name} around round trips"
+        trips = []
+        for _ in range(samples):
+            start = time.perf_counter()
+            peer.ping()
+            trips.append(time.perf_counter() - start)
+        self.overhead_s = statistics.median(trips)
+
+    def measure(self, fn: Callable[[], Any]) -> float:
+        before = self.peer.round_trips
+        with self.peer.reference():
+            elapsed = self.base.measure(fn)
+        return max(0.0, elapsed - (self.peer.round_trips - before) * self.overhead_s)
+
+
 def describe_exception(exc: BaseException) -> str:
+    remote_where = getattr(exc, "remote_where", None)
+    if remote_where is not None:  # raised in the answer's process
+        where = f" at {remote_where}" if remote_where else ""
+        text = str(exc).strip().splitlines()
+        name = getattr(exc, "remote_type", type(exc).__name__)
+        return f"{name}{where}: {text[0][:300] if text else ''}".rstrip(": ")
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
     text = str(exc).strip().splitlines()

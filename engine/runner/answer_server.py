@@ -1,0 +1,144 @@
+"""Entry point of the answer's own sandboxed process.
+
+    python -m engine.runner.answer_server FD ANSWER_DIR [ADAPTER]
+
+Imports answer modules (and the reviewer's adapter) when the checker asks,
+and serves calls on them over the socket inherited as FD. It never sees the
+checks, the reference, the seed or the results file: those live in the
+checker's process. Everything here runs beside untrusted code, so nothing it
+reports is trusted by the checker except what the checker can verify.
+"""
+from __future__ import annotations
+
+import importlib.util
+import mmap
+import os
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (3, 4):
+        print("usage: python -m engine.runner.answer_server FD ANSWER_DIR [ADAPTER]", file=sys.stderr)
+        return 2
+    from engine.verify import wire
+    from engine.verify.binding import import_file
+
+    fd, folder = int(argv[1]), Path(argv[2]).resolve()
+    adapter = Path(argv[3]) if len(argv) == 4 and argv[3] else None
+    os.chdir(folder)
+    sys.path.insert(0, str(folder))
+
+    def load(rel):
+        path = (folder / str(rel)).resolve()
+        if not path.is_relative_to(folder) or path.suffix != ".py":
+            raise ImportError(f"{rel} is not a Python file of the answer")
+        return import_file(folder, path)
+
+    def load_adapter(_):
+        if adapter is None:
+            raise ImportError("no adapter was given for this run")
+        spec = importlib.util.spec_from_file_location("benchtui_adapter", adapter)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["benchtui_adapter"] = module
+        spec.loader.exec_module(module)
+        return module
+
+    ops = {"import": load, "adapter": load_adapter, "keep": lambda v: v, "fetch": lambda v: v,
+           "nbytes": _nbytes, "rss": lambda _: _rss_kb(), "module_of": _module_of, "source": _source,
+           "instances": _instances, "mlx_vjp": _mlx_vjp,
+           "to_mlx": _to_mlx}
+    peer = wire.Peer(wire.Connection(wire.socket_from_fd(fd)), trusting=True, ops=ops)
+    peer.finish = _evaluate_mlx
+    peer.serve_forever()
+    return 0
+
+
+def _evaluate_mlx(result) -> None:
+    """MLX is lazy: a result kept by reference is evaluated before the reply,
+    so a timed call includes its work."""
+    mx = sys.modules.get("mlx.core")
+    if mx is None:
+        return
+    stack, leaves = [result], []
+    while stack and len(leaves) < 10_000:
+        item = stack.pop()
+        if isinstance(item, mx.array):
+            leaves.append(item)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+    if leaves:
+        mx.eval(*leaves)
+
+
+# Introspection the checker asks for. It runs beside the answer, so what it
+# returns only steers how the answer is called; it is never a verdict.
+def _module_of(obj):
+    return sys.modules.get(getattr(obj, "__module__", None) or "")
+
+
+def _source(obj) -> str:
+    import inspect
+
+    return inspect.getsource(obj)
+
+
+def _instances(value):
+    """Module globals that are instances of the given classes: [(name, object, class name)]."""
+    module, classes = value
+    return [(k, v, type(v).__name__) for k, v in vars(module).items()
+            if not k.startswith("__") and any(type(v) is c for c in classes)]
+
+
+def _to_mlx(x):
+    import mlx.core as mx
+
+    return mx.array(x)
+
+
+def _mlx_vjp(value):
+    """Gradient of the answer's MLX function at x for an upstream gradient (the
+    straight-through check); computed here because autodiff needs the function."""
+    import mlx.core as mx
+    import numpy as np
+
+    fn, x, upstream, kwargs = value
+
+    def f(a):
+        out = fn(a, **kwargs)
+        return out[0] if isinstance(out, (tuple, list)) else out
+
+    _, (grad,) = mx.vjp(f, [mx.array(np.asarray(x))], [mx.array(np.asarray(upstream))])
+    return np.array(grad)
+
+
+def _nbytes(obj) -> int:
+    """Bytes of the distinct arrays reachable from obj (an answer's cache)."""
+    import numpy as np
+
+    seen, total, stack = set(), 0, [obj]
+    while stack and len(seen) < 10_000:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            total += item.nbytes
+        elif isinstance(item, (tuple, list, set)):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            stack.extend(vars(item).values())
+    return total
+
+
+def _rss_kb() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * mmap.PAGESIZE // 1024
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,99 @@
+"""The answer process's memory as the OS sees it, read from outside.
+
+The checker cannot see the answer's process (another sandbox, another pid
+namespace), so in a sandboxed run the orchestrator, which started it,
+answers the checker's questions over a small socket: ``reset`` (start a
+new peak: write 5 to /proc/PID/clear_refs, reply the current RSS) and
+``peak`` (reply VmHWM) and ``rss`` (VmRSS). Figures are bytes.
+"""
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+
+
+def _status_kb(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise OSError(f"no {key} for pid {pid}")
+
+
+class ProcMonitor:
+    """Direct /proc access to a process this one may inspect."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.resets = True
+
+    def reset(self) -> int:
+        try:
+            Path(f"/proc/{self.pid}/clear_refs").write_text("5")
+        except OSError:
+            self.resets = False  # the peak then runs from the process's start
+        return _status_kb(self.pid, "VmRSS") * 1024
+
+    def peak(self) -> int:
+        return _status_kb(self.pid, "VmHWM") * 1024
+
+    def rss(self) -> int:
+        return _status_kb(self.pid, "VmRSS") * 1024
+
+
+class RemoteMonitor:
+    """The checker's end: asks the orchestrator."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.file = sock.makefile("rwb", buffering=0)
+
+    def _ask(self, what: bytes) -> int:
+        self.file.write(what + b"\n")
+        line = self.file.readline()
+        if not line or not line.strip().lstrip(b"-").isdigit():
+            raise OSError(f"memory monitor: {line.decode(errors='replace').strip() or 'no answer'}")
+        value = int(line)
+        if value < 0:
+            raise OSError("memory monitor: the answer's process is not there")
+        return value
+
+    def reset(self) -> int:
+        return self._ask(b"reset")
+
+    def peak(self) -> int:
+        return self._ask(b"peak")
+
+    def rss(self) -> int:
+        return self._ask(b"rss")
+
+
+def serve(sock: socket.socket, find_pid) -> threading.Thread:
+    """Answer ``reset``/``peak`` for the process ``find_pid()`` names, in a thread."""
+
+    def loop():
+        monitor: ProcMonitor | None = None
+        with sock, sock.makefile("rwb", buffering=0) as fh:
+            for line in fh:
+                try:
+                    if monitor is None:
+                        pid = find_pid()
+                        monitor = ProcMonitor(pid) if pid else None
+                    if monitor is None:
+                        value = -1
+                    elif line.strip() == b"reset":
+                        value = monitor.reset()
+                    elif line.strip() == b"rss":
+                        value = monitor.rss()
+                    else:
+                        value = monitor.peak()
+                except OSError:
+                    value = -1
+                try:
+                    fh.write(b"%d\n" % value)
+                except OSError:
+                    return
+
+    thread = threading.Thread(target=loop, name="benchtui-monitor", daemon=True)
+    thread.start()
+    return thread
