@@ -1,8 +1,9 @@
-"""Entry point of the sandboxed child: ``python -m engine.runner.child JOB.json``.
+"""Entry point of the checker's sandboxed process: ``python -m engine.runner.child JOB.json``.
 
-Imports the challenge's conformance suite and the answer (never done in the
-parent), appends each finished check to the private results file, then a
-final ``{"done": ...}`` line. stdout/stderr belong to the answer's prints.
+Imports the challenge's conformance suite and runs it against the answer's
+own process (``engine.runner.answer_server``, another sandbox) over the
+socket the job names; it never imports answer code. Each finished check is
+appended to the private results file, then a final ``{"done": ...}`` line.
 """
 from __future__ import annotations
 
@@ -13,11 +14,18 @@ from pathlib import Path
 
 
 def main(job_path: str) -> int:
+    from engine.runner.monitor import RemoteMonitor
+    from engine.verify import wire
     from engine.verify.execute import Job, execute, verdict_of
 
     job = Job(**json.loads(Path(job_path).read_text(encoding="utf-8")))
     started = time.perf_counter()
-    suite = execute(job)
+    peer = wire.Peer(wire.Connection(wire.socket_from_fd(job.answer_fd)), trusting=False)
+    mon = RemoteMonitor(wire.socket_from_fd(job.monitor_fd)) if job.monitor_fd is not None else None
+    try:
+        suite = execute(job, peer=peer, monitor=mon)
+    finally:
+        peer.close()
     with open(job.results_path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"done": True, "verdict": verdict_of(suite), "duration_s": time.perf_counter() - started}) + "\n")
     return 0

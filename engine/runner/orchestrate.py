@@ -12,6 +12,7 @@ import os
 import platform
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
 import threading
@@ -25,7 +26,7 @@ import engine
 from engine.backends import choose_backend, probe_all
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
-from engine.runner import sandbox
+from engine.runner import monitor, sandbox
 from engine.runner.selfcheck import plan_self_check, read_capped
 from engine.store import Store, now_iso
 from engine.verify import verdicts as V
@@ -226,25 +227,21 @@ class Runner:
         gpu = backend == "cuda"
         with tempfile.TemporaryDirectory(prefix="benchtui-run-") as tmp:
             tmp = Path(tmp)
-            work, out = tmp / "answer", tmp / "out"
+            work, out, adapter_dir = tmp / "answer", tmp / "out", tmp / "adapter"
             copy_answer(self.workbench, folder, work, challenge)
             out.mkdir()
             _open_up(out)
             results = out / "results.jsonl"
             adapter = challenge.adapter_path(model)
+            if adapter:  # the answer's process gets a copy: it sees nothing of the challenge's folder
+                adapter_dir.mkdir()
+                adapter = Path(shutil.copy2(adapter, adapter_dir / adapter.name))
+                _open_up(adapter_dir)
             job = {"challenge_id": challenge.id, "challenge_dir": str(challenge.path), "answer_dir": str(work), "model": model,
                    "seed": seed, "backend": backend, "thresholds": challenge.thresholds,
                    "forbidden_imports": list(challenge.forbidden_imports),
                    "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
-            (out / "job.json").write_text(json.dumps(job))
-            res = sandbox.run_sandboxed(
-                [sys.executable, "-m", "engine.runner.child", str(out / "job.json")],
-                workdir=work, rw_paths=[out], ro_paths=[challenge.path, REPO_ROOT],
-                limits=sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s,
-                                      memory_mb=None if gpu else limits.memory_mb),
-                layer=self.layer, env={"PYTHONPATH": str(REPO_ROOT)}, gpu=gpu,
-                stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt")
-            checks, done = parse_results(results)
+            checks, done, res, answer_res = self._two_processes(job, work, out, adapter, challenge, limits, gpu)
             stderr = read_capped(out / "stderr.txt")
             if res.timed_out:
                 checks.append({"name": "run", "verdict": V.TIMEOUT, "value": round(res.wall_s, 2), "threshold": limits.timeout_s,
@@ -253,18 +250,75 @@ class Runner:
                 last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
                 why = f"signal {res.signal}" if res.signal else f"exit code {res.exit_code}"
                 checks.append({"name": "run", "verdict": V.ERROR, "value": res.exit_code, "threshold": None,
-                               "message": f"the child stopped early ({why})" + (f": {last[0][:300]}" if last else "")})
+                               "message": f"the checker stopped early ({why})" + (f": {last[0][:300]}" if last else "")})
             after, _ = tree_digest(folder)
             if after != digest:
                 checks.append({"name": "answer_folder_unchanged", "verdict": V.ERROR, "value": after, "threshold": digest,
                                "message": "the answer folder changed during the run (it is never written to by benchtui)"})
-            # The child's own time in conformance: run time minus this is the sandbox's overhead.
-            extra = {"stdout": read_capped(out / "stdout.txt"), "stderr": stderr,
+            # What the answer printed is its own output; the checker's stderr only matters when it failed.
+            answer_err = read_capped(out / "answer_stderr.txt")
+            extra = {"stdout": read_capped(out / "answer_stdout.txt"),
+                     "stderr": answer_err + (f"\n[checker]\n{stderr}" if stderr.strip() and done is None else ""),
                      "work_s": round(done["duration_s"], 4) if done else None}
             if self.options.self_check and not self.cancel.is_set():
                 extra.update(self._self_check(folder, challenge, limits, gpu))
             verdict = V.worst(c["verdict"] for c in checks)
             return checks, verdict, extra
+
+    def _hidden_from_answers(self, challenge: Challenge) -> list[Path]:
+        """What an answer's process must not see: the checks and references,
+        the workbench (other answers, the store) and benchtui's checkout."""
+        return [challenge.path.parent, self.workbench.root, self.workbench.store_path.parent, REPO_ROOT]
+
+    def _two_processes(self, job: dict, work: Path, out: Path, adapter: Path | None, challenge: Challenge,
+                       limits, gpu: bool):
+        """The checker and the answer, each in its own sandbox, joined by a
+        socket; the checker also gets a socket to a memory monitor run here."""
+        checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno()}
+        (out / "job.json").write_text(json.dumps(job))
+        box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb)
+        env = {"PYTHONPATH": str(REPO_ROOT)}
+        answer_proc: list = []
+        answer_result: list = []
+        stop = threading.Event()
+
+        def answer_pid() -> int | None:
+            if not answer_proc:
+                return None
+            return sandbox.find_process(answer_proc[0].pid, b"engine.runner.answer_server")
+
+        def run_answer():
+            try:
+                answer_result.append(sandbox.run_sandboxed(
+                    [sys.executable, "-m", "engine.runner.answer_server", str(answer_end.fileno()), str(work),
+                     str(adapter or "")],
+                    workdir=work, ro_paths=[REPO_ROOT / "engine"] + ([adapter.parent] if adapter else []),
+                    hide_paths=self._hidden_from_answers(challenge), limits=box, layer=self.layer, env=env, gpu=gpu,
+                    stdout_path=out / "answer_stdout.txt", stderr_path=out / "answer_stderr.txt",
+                    pass_fds=[answer_end.fileno()], started=answer_proc.append, stop=stop))
+            finally:
+                answer_end.close()
+
+        monitor.serve(monitor_here, answer_pid)
+        thread = threading.Thread(target=run_answer, name="benchtui-answer", daemon=True)
+        thread.start()
+        try:
+            res = sandbox.run_sandboxed(
+                [sys.executable, "-m", "engine.runner.child", str(out / "job.json")],
+                workdir=out, rw_paths=[], ro_paths=[challenge.path, REPO_ROOT, work], limits=box,
+                layer=self.layer, env=env, gpu=gpu, stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt",
+                pass_fds=[checker_end.fileno(), monitor_there.fileno()])
+        finally:
+            checker_end.close()
+            monitor_there.close()
+            thread.join(timeout=2.0)  # the answer's process ends on the checker's goodbye or EOF
+            if thread.is_alive():
+                stop.set()
+                thread.join()
+        checks, done = parse_results(out / "results.jsonl")
+        return checks, done, res, (answer_result[0] if answer_result else None)
 
     def _self_check(self, folder: Path, challenge: Challenge, limits, gpu: bool) -> dict:
         """Run the answer's own tests/demos on a fresh scratch copy."""
@@ -285,7 +339,8 @@ class Runner:
                     break
                 log = Path(tmp) / "self.log"
                 res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else limits.memory_mb),
-                                            layer=self.layer, env={"PYTHONPATH": str(REPO_ROOT)}, gpu=gpu,
+                                            layer=self.layer, hide_paths=self._hidden_from_answers(challenge),
+                                            ro_paths=[REPO_ROOT / "engine"], env={"PYTHONPATH": str(REPO_ROOT)}, gpu=gpu,
                                             stdout_path=log, stderr_path=log)
                 text = read_capped(log, 16 * 1024)
                 code = res.exit_code if res.exit_code is not None else -(res.signal or 9)

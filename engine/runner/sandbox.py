@@ -32,7 +32,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 LAYERS = ("bwrap", "unshare", "rlimits")  # strongest first
 # Each run gets its own unprivileged uid from this range: RLIMIT_NPROC counts
@@ -133,13 +133,14 @@ class _Bind:
     writable: bool
 
 
-def _plan_binds(workdir: Path, ro_paths: Sequence[Path], rw_paths: Sequence[Path]) -> list[_Bind]:
+def _plan_binds(workdir: Path, ro_paths: Sequence[Path], rw_paths: Sequence[Path],
+                hidden: Sequence[Path] = ()) -> list[_Bind]:
     """Paths to bind at the same place, parents before children.
 
     Read-only paths are only needed where a tmpfs hides them; everything else
     is already visible through the read-only root.
     """
-    hidden = _hidden_roots()
+    hidden = _hidden_roots() + list(hidden)
     binds: dict[Path, _Bind] = {}
     for p in [*_interpreter_paths(), *ro_paths]:
         p = Path(p).resolve()
@@ -213,8 +214,23 @@ def _world_reachable(path: Path) -> bool:
 
 # ------------------------------------------------------------ per layer
 
-def _bwrap_argv(inner: list[str], binds: list[_Bind], gpu: bool) -> list[str]:
-    hidden = _hidden_roots()
+def _extra_hidden(paths: Sequence[Path]) -> list[Path]:
+    """Extra folders to cover with an empty tmpfs (the checks, the workbench),
+    outermost first; never one that holds the interpreter or an already
+    hidden root covers."""
+    base = _hidden_roots()
+    out: list[Path] = []
+    for p in sorted({Path(x).resolve() for x in paths}, key=lambda x: len(x.parts)):
+        if p == Path("/") or not p.is_dir() or any(_under(p, h) for h in base + out):
+            continue
+        if any(_under(i, p) for i in _interpreter_paths() if not i.is_relative_to(p / ".venv")):
+            continue
+        out.append(p)
+    return out
+
+
+def _bwrap_argv(inner: list[str], binds: list[_Bind], gpu: bool, extra: Sequence[Path] = ()) -> list[str]:
+    hidden = _hidden_roots() + list(extra)
     argv = [_tool("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--perms", "1777", "--size", str(TMPFS_SIZE), "--tmpfs", "/tmp"]
     for h in hidden[1:]:
@@ -249,7 +265,7 @@ def _fstab(entries: list[tuple[str, str, str, str]]) -> str:
     return "printf '%s\\n' " + " ".join(shlex.quote(line) for line in lines)
 
 
-def _unshare_argv(inner: list[str], binds: list[_Bind], gpu: bool) -> list[str]:
+def _unshare_argv(inner: list[str], binds: list[_Bind], gpu: bool, extra: Sequence[Path] = ()) -> list[str]:
     """unshare + a mount script that builds a read-only view under /mnt/r and chroots.
 
     Mounts go through two `mount -a` calls over generated fstab files: one
@@ -261,7 +277,7 @@ def _unshare_argv(inner: list[str], binds: list[_Bind], gpu: bool) -> list[str]:
     r = "/mnt/r"
     first = [("/", r, "none", "rbind,ro,X-mount.mkdir"),
              ("none", f"{r}/tmp", "tmpfs", f"size={TMPFS_SIZE},mode=1777")]
-    first += [("none", r + str(h), "tmpfs", "size=1m,mode=755") for h in _hidden_roots()[1:]]
+    first += [("none", r + str(h), "tmpfs", "size=1m,mode=755") for h in _hidden_roots()[1:] + list(extra)]
     first += [("none", f"{r}/dev", "tmpfs", "size=1m,mode=755"),
               ("none", f"{r}/dev/shm", "tmpfs", "size=64m,mode=1777,X-mount.mkdir")]
     devs = [Path("/dev") / d for d in DEV_NODES] + (_gpu_devices() if gpu else [])
@@ -323,6 +339,23 @@ def _descendants(root: int) -> set[int]:
     return found
 
 
+def find_process(root: int, marker: bytes) -> int | None:
+    """The oldest descendant of root whose command line holds marker (the
+    payload, not a child it forked: a child cannot be older than its parent)."""
+    best = None
+    for pid in _descendants(root):
+        try:
+            if marker not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+            raw = Path(f"/proc/{pid}/stat").read_bytes()
+            start = int(raw[raw.rindex(b")") + 2:].split()[19])
+        except (OSError, ValueError, IndexError):
+            continue
+        if best is None or start < best[0]:
+            best = (start, pid)
+    return best[1] if best else None
+
+
 def _tagged(token: str, session: int) -> set[int]:
     """Processes of one rlimits-layer run: its session, or its env token."""
     needle = f"{TOKEN_VAR}={token}".encode()
@@ -378,8 +411,15 @@ def _is_alive_not_zombie(pid: int) -> bool:
 def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
                   env: dict[str, str] | None = None, ro_paths: Sequence[Path] = (),
                   rw_paths: Sequence[Path] = (), gpu: bool = False,
-                  stdout_path: Path, stderr_path: Path) -> SandboxResult:
-    """Run argv in `layer`; workdir and rw_paths are writable at the same absolute path."""
+                  stdout_path: Path, stderr_path: Path, hide_paths: Sequence[Path] = (),
+                  pass_fds: Sequence[int] = (), started: Callable[[subprocess.Popen], None] | None = None,
+                  stop: threading.Event | None = None) -> SandboxResult:
+    """Run argv in `layer`; workdir and rw_paths are writable at the same absolute path.
+
+    ``hide_paths`` are covered by an empty tmpfs (bwrap and unshare layers);
+    ``ro_paths`` under them are bound back. ``pass_fds`` stay open in the
+    payload. ``started`` gets the process once it runs; setting ``stop``
+    ends the whole tree early (not counted as a timeout)."""
     if layer not in LAYERS:
         raise ValueError(f"unknown sandbox layer {layer!r}; expected one of {', '.join(LAYERS)}")
     if not argv:
@@ -399,10 +439,11 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
     else:
         drop = root
         uid = run_uid() if drop else None
-        binds = _plan_binds(workdir, ro_paths, rw)
+        extra = _extra_hidden(hide_paths)
+        binds = _plan_binds(workdir, ro_paths, rw, extra)
         home = SANDBOX_HOME
         inner = _payload_chain(argv, workdir, limits, uid)
-        cmd = (_bwrap_argv if layer == "bwrap" else _unshare_argv)(inner, binds, gpu)
+        cmd = (_bwrap_argv if layer == "bwrap" else _unshare_argv)(inner, binds, gpu, extra)
     owned = [workdir, *rw] + ([scratch_home] if scratch_home else [])
     if drop:
         for p in owned:
@@ -415,11 +456,13 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                     env=_child_env(home, env, token), cwd=workdir,
-                                    start_new_session=True, close_fds=True)
+                                    start_new_session=True, close_fds=True, pass_fds=tuple(pass_fds))
+        if started is not None:
+            started(proc)
         # Until proc.wait() reaps it, the exited child's zombie pins its pid,
         # so the group and session ids below cannot belong to anyone else.
-        if not _wait_exit(proc, limits.wall_s):
-            timed_out = True
+        if not _wait_exit(proc, limits.wall_s, stop):
+            timed_out = not (stop is not None and stop.is_set())
             tree = _descendants(proc.pid)
             _kill_group(proc.pid)
             leftovers = _kill_all(tree)
@@ -442,7 +485,7 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
                          leftovers_killed=leftovers, uid=uid if uid is not None else os.getuid())
 
 
-def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
+def _wait_exit(proc: subprocess.Popen, timeout: float, stop: threading.Event | None = None) -> bool:
     """Wait for proc to exit, at most timeout seconds, without reaping it; True if it did.
 
     A pidfd wakes us the moment the child exits; Popen.wait(timeout) polls
@@ -457,10 +500,20 @@ def _wait_exit(proc: subprocess.Popen, timeout: float) -> bool:
         except subprocess.TimeoutExpired:
             return False
     try:
-        ready, _, _ = select.select([pidfd], [], [], timeout)
+        if stop is None:
+            ready, _, _ = select.select([pidfd], [], [], timeout)
+            return bool(ready)  # not reaped yet: see run_sandboxed
+        deadline = time.monotonic() + timeout
+        while not stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            ready, _, _ = select.select([pidfd], [], [], min(left, 0.05))
+            if ready:
+                return True
+        return False
     finally:
         os.close(pidfd)
-    return bool(ready)  # not reaped yet: see run_sandboxed
 
 
 def _kill_group(pgid: int) -> None:
