@@ -287,7 +287,7 @@ class Runner:
         def answer_pid() -> int | None:
             if not answer_proc:
                 return None
-            return sandbox.find_process(answer_proc[0].pid, b"engine.runner.answer_server")
+            return sandbox.find_process(answer_proc[0].pid, f"{sys.executable}\0-m\0engine.runner.answer_server\0".encode())
 
         def run_answer():
             try:

@@ -340,12 +340,13 @@ def _descendants(root: int) -> set[int]:
 
 
 def find_process(root: int, marker: bytes) -> int | None:
-    """The oldest descendant of root whose command line holds marker (the
-    payload, not a child it forked: a child cannot be older than its parent)."""
+    """The oldest descendant of root whose command line starts with marker
+    (the payload, not a child it forked: a child cannot be older than its
+    parent; the sandbox tools' own command lines only contain it)."""
     best = None
     for pid in _descendants(root):
         try:
-            if marker not in Path(f"/proc/{pid}/cmdline").read_bytes():
+            if not Path(f"/proc/{pid}/cmdline").read_bytes().startswith(marker):
                 continue
             raw = Path(f"/proc/{pid}/stat").read_bytes()
             start = int(raw[raw.rindex(b")") + 2:].split()[19])
