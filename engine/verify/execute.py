@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.verify import verdicts as V
+from engine.verify import wire
 from engine.verify.binding import Unbound
 from engine.verify.static_rules import forbidden_imports
 from engine.verify.suite import Suite, describe_exception
@@ -70,6 +71,8 @@ def execute(job: Job, peer=None, monitor=None) -> Suite:
     except Unbound as exc:
         suite.record("bind", V.UNBOUND, message=str(exc),
                      details={"looked_for": exc.looked_for, "searched": exc.searched})
+    except wire.PeerGone as exc:
+        suite.record("conformance", V.ERROR, message=f"the answer's process ended before the checks could run ({exc})")
     except Exception as exc:  # an answer failing at import time lands here
         suite.record("conformance", V.ERROR, message=describe_exception(exc))
     return suite
