@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import json
 import shutil
 import statistics
@@ -85,21 +86,65 @@ def pipeline_overhead(root: Path, model: str = "demo-careful", challenge: str = 
         with Store(wb.store_path) as store:
             runs.append(store.db["runs"].get(events[0].run_id)["duration_s"])
         with tempfile.TemporaryDirectory() as tmp:
+            # the same two processes (checker and answer server, a socket between them), no sandbox
             work = Path(tmp) / "answer"
             shutil.copytree(root / "models" / model / challenge, work)
+            ours, theirs = socket.socketpair()
             job = {"challenge_id": challenge, "challenge_dir": str(ch.path), "answer_dir": str(work), "model": model,
                    "seed": 1000 + i, "backend": "cpu", "thresholds": ch.thresholds,
                    "forbidden_imports": list(ch.forbidden_imports), "adapter_path": None,
-                   "results_path": str(Path(tmp) / "results.jsonl")}
+                   "results_path": str(Path(tmp) / "results.jsonl"), "answer_fd": ours.fileno()}
             (Path(tmp) / "job.json").write_text(json.dumps(job))
+            env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}
             t = time.perf_counter()
+            server = subprocess.Popen([sys.executable, "-m", "engine.runner.answer_server", str(theirs.fileno()), str(work)],
+                                      cwd=work, env=env, pass_fds=[theirs.fileno()])
             subprocess.run([sys.executable, "-m", "engine.runner.child", str(Path(tmp) / "job.json")], cwd=work,
-                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"},
-                           check=True, capture_output=True)
+                           env=env, check=True, capture_output=True, pass_fds=[ours.fileno()])
+            server.wait()
             direct.append(time.perf_counter() - t)
+            ours.close()
+            theirs.close()
     run_s, direct_s = statistics.median(runs), statistics.median(direct)
-    return {"answer": f"{model}/{challenge}", "sandboxed_run_s": round(run_s, 3), "direct_child_s": round(direct_s, 3),
+    return {"answer": f"{model}/{challenge}", "sandboxed_run_s": round(run_s, 3), "direct_two_processes_s": round(direct_s, 3),
             "overhead_ms": round((run_s - direct_s) * 1e3, 1), "runs": n, "goal_overhead_ms_max": 150}
+
+
+WIRE_ANSWER = "def identity(x):\n    return x\n\ndef shape_of(x):\n    return list(x.shape)\n"
+
+
+def wire_overhead(n: int = 15) -> dict:
+    """What crossing the trust boundary costs per call: an empty round trip, a
+    small call, and a 4096x4096 float32 input and output (64 MiB each way),
+    by value and staged (input sent ahead, result kept by reference)."""
+    from engine.verify.execute import local_answer_process
+
+    def median_ms(fn) -> float:
+        fn()
+        samples = []
+        for _ in range(n):
+            t = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - t)
+        return round(statistics.median(samples) * 1e3, 3)
+
+    big = np.random.default_rng(0).standard_normal((4096, 4096)).astype(np.float32)
+    small = np.ones((4, 8, 64), np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "w.py").write_text(WIRE_ANSWER)
+        with local_answer_process(Path(tmp)) as (peer, _):
+            mod = peer.call_op("import", "w.py")
+            identity, shape_of = mod.identity, mod.shape_of
+            copy_ms = median_ms(lambda: big.copy())
+            out = {"empty_round_trip_ms": median_ms(peer.ping),
+                   "small_array_call_ms": median_ms(lambda: identity(small)),
+                   "in_process_copy_64MiB_ms": copy_ms,
+                   "call_4096x4096_f32_in_only_ms": median_ms(lambda: shape_of(big)),
+                   "call_4096x4096_f32_in_and_out_ms": median_ms(lambda: identity(big))}
+            with peer.reference():
+                staged = peer.call_op("keep", big)
+                out["staged_call_4096x4096_ms"] = median_ms(lambda: identity(staged))
+    return out
 
 
 def matrix(root: Path) -> dict:
@@ -142,6 +187,7 @@ def main() -> None:
         root = make_workbench(tmp)
         out["sandbox"] = sandbox_overhead(tmp)
         out["pipeline"] = pipeline_overhead(root)
+        out["wire"] = wire_overhead()
         out["timer"] = timer_self_consistency()
         if not args.skip_matrix:
             out["matrix"] = matrix(root)
