@@ -108,6 +108,10 @@ def gpu_checks(suite) -> None:
         if fn is None:
             skip_gpu(suite, names[1:], "not run: the answer's library did not build")
             return
+        # Not yet split across the trust boundary: the answer's library is loaded
+        # here, in the checker's process (no GPU has been lent to move it yet).
+        suite.info("trust_boundary", message="the answer's CUDA library ran inside the checker's process: "
+                   "these GPU verdicts are not protected from the answer's host code")
         FuseChecks(suite, fn).run_all()
 
 
