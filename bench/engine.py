@@ -99,8 +99,10 @@ def pipeline_overhead(root: Path, model: str = "demo-careful", challenge: str = 
             t = time.perf_counter()
             server = subprocess.Popen([sys.executable, "-m", "engine.runner.answer_server", str(theirs.fileno()), str(work)],
                                       cwd=work, env=env, pass_fds=[theirs.fileno()])
-            subprocess.run([sys.executable, "-m", "engine.runner.child", str(Path(tmp) / "job.json")], cwd=work,
-                           env=env, check=True, capture_output=True, pass_fds=[ours.fileno()])
+            child = subprocess.run([sys.executable, "-m", "engine.runner.child", str(Path(tmp) / "job.json")], cwd=work,
+                                   env=env, capture_output=True, text=True, pass_fds=[ours.fileno()])
+            if child.returncode:
+                raise SystemExit(f"direct checker failed: {child.stderr[-2000:]}")
             server.wait()
             direct.append(time.perf_counter() - t)
             ours.close()
