@@ -86,11 +86,16 @@ def _read_exact(sock: socket.socket, n: int, buf: bytearray, fds: list[int]) -> 
         buf += data
 
 
-def _seal_payload(arrays: list[np.ndarray], keep: bool = False):
-    """All arrays of one message in one memfd: (fd, offsets, mapping kept or None).
+def _bytes_of(a: np.ndarray) -> memoryview:
+    return memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8))
 
-    A kept mapping lets the checker see, after the call, whether the answer
-    wrote into its inputs: the answer maps the same pages."""
+
+def _seal_payload(arrays: list[np.ndarray], keep: bool = False):
+    """All arrays of one message in one memfd: (fd to send, offsets, fd kept or None).
+
+    Written with pwrite (no page faults in this process). A kept fd lets the
+    checker see, after the call, whether the answer wrote into its inputs:
+    the answer maps the same pages."""
     if not arrays:
         return None, [], None
     offsets, total = [], 0
@@ -99,17 +104,66 @@ def _seal_payload(arrays: list[np.ndarray], keep: bool = False):
         total += -(-a.nbytes // ALIGN) * ALIGN
     fd = os.memfd_create("benchtui-wire", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     os.ftruncate(fd, max(total, 1))
-    mm = mmap.mmap(fd, max(total, 1))
-    view = memoryview(mm)
     for a, off in zip(arrays, offsets):
-        if a.nbytes:
-            view[off:off + a.nbytes] = np.ascontiguousarray(a).reshape(-1).view(np.uint8).data
-    view.release()
+        view = _bytes_of(a)
+        done = 0
+        while done < len(view):
+            done += os.pwrite(fd, view[done:done + (1 << 30)], off + done)
     fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
-    if not keep:
-        mm.close()
-        mm = None
-    return fd, offsets, mm
+    return fd, offsets, (os.dup(fd) if keep else None)
+
+
+class Payload:
+    """The arrays of one received message. ``mapped`` (the answer's side):
+    views of the sender's shared pages, so in-place writes are seen by the
+    sender. Otherwise (the checker's side): private copies read with pread,
+    nothing the sender can change afterwards."""
+
+    def __init__(self, fd: int, mapped: bool):
+        try:
+            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        except OSError:
+            os.close(fd)
+            raise WireError("received an fd that is not a memfd") from None
+        if seals & fcntl.F_SEAL_SHRINK == 0:
+            os.close(fd)  # else the sender could truncate it under us: SIGBUS here
+            raise WireError("received memfd is not sealed against shrinking")
+        self.size = os.fstat(fd).st_size
+        if self.size > MAX_PAYLOAD:
+            os.close(fd)
+            raise WireError(f"payload of {self.size} bytes")
+        self.mm = None
+        self.fd: int | None = fd
+        if mapped:
+            try:
+                self.mm = mmap.mmap(fd, self.size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+            finally:
+                os.close(fd)
+                self.fd = None
+            # Touch every page now, so inputs count in the process's memory
+            # before, not during, the call being measured.
+            self.mm[::mmap.PAGESIZE]
+
+    def __len__(self) -> int:
+        return self.size
+
+    def array(self, start: int, dtype: np.dtype, count: int) -> np.ndarray:
+        if self.mm is not None:
+            return np.frombuffer(self.mm, dtype=dtype, count=count, offset=start)
+        out = np.empty(count, dtype=dtype)
+        view = memoryview(out.reshape(-1).view(np.uint8))
+        done = 0
+        while done < len(view):
+            n = os.preadv(self.fd, [view[done:done + (1 << 30)]], start + done)
+            if n <= 0:
+                raise WireError("payload shorter than announced")
+            done += n
+        return out
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 class Connection:
@@ -142,7 +196,7 @@ class Connection:
         self.sent += 1
         return kept
 
-    def recv(self) -> tuple[dict, mmap.mmap | None]:
+    def recv(self, mapped: bool = False) -> tuple[dict, "Payload | None"]:
         try:
             _read_exact(self.sock, _LEN.size, self._buf, self._fds)
             (length,) = _LEN.unpack(self._buf[:_LEN.size])
@@ -163,11 +217,7 @@ class Connection:
         if "arrays" in header:
             if not self._fds:
                 raise WireError("arrays announced but no memfd received")
-            fd = self._fds.pop(0)
-            try:
-                mm = _map_sealed(fd)
-            finally:
-                os.close(fd)
+            mm = Payload(self._fds.pop(0), mapped)
         for extra in self._fds:  # a sender may attach at most one fd per message
             os.close(extra)
         self._fds.clear()
@@ -178,21 +228,6 @@ class Connection:
             return True
         ready, _, _ = select.select([self.sock], [], [], timeout)
         return bool(ready)
-
-
-def _map_sealed(fd: int) -> mmap.mmap:
-    """Map a received memfd; it must be sealed against shrinking (else the
-    sender could truncate it under us and crash this process with SIGBUS)."""
-    try:
-        seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
-    except OSError:
-        raise WireError("received an fd that is not a memfd") from None
-    if seals & fcntl.F_SEAL_SHRINK == 0:
-        raise WireError("received memfd is not sealed against shrinking")
-    size = os.fstat(fd).st_size
-    if size > MAX_PAYLOAD:
-        raise WireError(f"payload of {size} bytes")
-    return mmap.mmap(fd, size, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
 
 
 # ----------------------------------------------------------------- values
@@ -407,11 +442,9 @@ class Peer:
             raise WireError("array without payload")
         count = math.prod(shape)
         start = offsets[index]
-        if start < 0 or start + count * dtype.itemsize > len(mm):
+        if not isinstance(start, int) or start < 0 or start + count * dtype.itemsize > len(mm):
             raise WireError("array outside its payload")
-        arr = np.frombuffer(mm, dtype=dtype, count=count, offset=start).reshape(shape)
-        if not self.trusting:
-            arr = arr.copy()  # the sender keeps its mapping: take our own bytes now
+        arr = mm.array(start, dtype, count).reshape(shape)
         if key == "$b":
             return arr.tobytes()
         if key == "$s":
@@ -450,7 +483,7 @@ class Peer:
                         for i in _changed(kept, arrays, header.get("arrays", [])):
                             a = arrays[i]
                             self.mutated_log.append(f"array {a.dtype}{list(a.shape)} sent to {header.get('op')}")
-                        kept.close()
+                        os.close(kept)
             return result
         except BaseException:
             self._abandoned.add(rid)
@@ -481,15 +514,19 @@ class Peer:
 
     def _recv(self):
         try:
-            return self.conn.recv()
+            return self.conn.recv(mapped=self.trusting)
         except PeerGone as exc:
             self.closed = str(exc)
             raise
 
     def _result(self, msg: dict, mm):
         offsets = msg.get("arrays", [])
-        if msg["op"] == "reply":
-            return self._decode(msg.get("v"), mm, offsets)
+        try:
+            if msg["op"] == "reply":
+                return self._decode(msg.get("v"), mm, offsets)
+        finally:
+            if mm is not None:
+                mm.close()
         raise rebuild_exception(msg)
 
     # -- serving
@@ -508,9 +545,11 @@ class Peer:
             self.objects.pop(oid, None)
         rid = msg.get("id")
         try:
-            if mm is not None and self.trusting:
-                _prefault(mm)
-            value = self._decode(msg.get("v"), mm, msg.get("arrays", []))
+            try:
+                value = self._decode(msg.get("v"), mm, msg.get("arrays", []))
+            finally:
+                if mm is not None:
+                    mm.close()
             before = _plain_snapshot(value) if msg.get("watch") and self.trusting else None
             result = self._dispatch(msg, value)
             arrays: list = []
@@ -625,16 +664,11 @@ def _plain_snapshot(x: Any, depth: int = 0):
     return ("obj", id(x))
 
 
-def _prefault(mm: mmap.mmap) -> None:
-    """Touch every page of received inputs before the call, so the pages count
-    in the process's memory before, not during, the call being measured."""
-    mm[::mmap.PAGESIZE]
-
-
-def _changed(mm: mmap.mmap, arrays: list, offsets: list[int]) -> list[int]:
+def _changed(fd: int, arrays: list, offsets: list[int]) -> list[int]:
+    """Sent arrays whose bytes in the shared memfd differ from what was sent."""
     out = []
     for i, (a, off) in enumerate(zip(arrays, offsets)):
-        if a.nbytes and mm[off:off + a.nbytes] != np.ascontiguousarray(a).reshape(-1).view(np.uint8).tobytes():
+        if a.nbytes and os.pread(fd, a.nbytes, off) != _bytes_of(a):
             out.append(i)
     return out
 
