@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 import engine
+from engine import adapters
 from engine.backends import choose_backend, probe_all
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
@@ -231,7 +232,9 @@ class Runner:
             out.mkdir()
             _open_up(out)
             results = out / "results.jsonl"
-            adapter = challenge.adapter_path(model)
+            # issue 9 (adapters): workbench .benchtui/adapters first, then the plugin's; a stale one is not
+            # used and an `adapter` check (unbound when stale, info otherwise) goes into the results file.
+            adapter = adapters.prepare_for_run(self.workbench.root, challenge, model, folder, out, results)
             job = {"challenge_id": challenge.id, "challenge_dir": str(challenge.path), "answer_dir": str(work), "model": model,
                    "seed": seed, "backend": backend, "thresholds": challenge.thresholds,
                    "forbidden_imports": list(challenge.forbidden_imports),
