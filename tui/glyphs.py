@@ -11,6 +11,7 @@ VERDICTS: dict[str, tuple[str, str, str]] = {
     "timeout": ("T", "bold magenta", "timeout"),
     "compile_error": ("C", "bold red", "compile error"),
     "unbound": ("U", "bold yellow", "unbound"),
+    "missing_dependency": ("D", "bold yellow", "missing dependency"),
     "forbidden": ("⊘", "bold red", "forbidden"),
     "skipped": ("–", "yellow", "skipped"),
     "not_run": ("·", "dim", "not run"),

@@ -103,7 +103,9 @@ class Suite:
     def __init__(self, *, challenge_id: str, answer_dir: Path, challenge_dir: Path, model: str,
                  seed: int, backend: str = "cpu", thresholds: dict | None = None,
                  adapter_path: Path | None = None, results_path: Path | None = None,
-                 data_dir: Path | None = None, check_timeout_s: float | None = None):
+                 data_dir: Path | None = None, check_timeout_s: float | None = None,
+                 prompt_version: str | None = None, version_checks: dict | None = None,
+                 check_prefix: str = "", prefer_file: str | None = None):
         self.challenge_id = challenge_id
         self.answer_dir = Path(answer_dir)
         self.challenge_dir = Path(challenge_dir)
@@ -115,6 +117,14 @@ class Suite:
         self.data_dir = data_dir or self.challenge_dir / "data"
         self.check_timeout_s = check_timeout_s
         self.binder = Binder(self.answer_dir)
+        # Prompt versions (engine/prompts.py): the version of the answer's own
+        # PROMPT.md, and check name -> the versions that ask for that check.
+        self.prompt_version = prompt_version
+        self.version_checks = dict(version_checks or {})
+        # Several implementations in one folder (execute.py): this suite's file
+        # is bound first and its checks are named ``<file>::<check>``.
+        self.check_prefix = check_prefix
+        self.binder.prefer_file = prefer_file
         self.checks: list[Check] = []
         self._results_path = results_path
         self._adapter = None
@@ -199,6 +209,11 @@ class Suite:
             c.verdict, c.message = V.TIMEOUT, f"check ran past {limit:g} s"
         except Unbound:
             raise
+        except ModuleNotFoundError as exc:  # a package the sandbox lacks: not the answer's fault
+            package = missing_package(exc)
+            c.verdict, c.value = V.MISSING_DEPENDENCY, package
+            c.message = f"the answer imports {package!r}, which is not installed here: {describe_exception(exc)}"
+            c.details["package"] = package
         except Exception as exc:  # the answer crashed: that is evidence too
             c.verdict, c.message = V.ERROR, describe_exception(exc)
             c.details.setdefault("traceback", traceback.format_exc(limit=-8))
@@ -221,10 +236,32 @@ class Suite:
         return self.record(name, V.INFO, value=value, message=message, details=details)
 
     def _record(self, c: Check) -> None:
+        if self.check_prefix and not c.name.startswith(self.check_prefix):
+            c.name = f"{self.check_prefix}::{c.name}"
+            c.details.setdefault("implementation", self.check_prefix)
+        self._apply_prompt_version(c)
         self.checks.append(c)
         if self._results_path is not None:
             with open(self._results_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"check": c.as_dict()}) + "\n")
+
+    # -- prompt versions ------------------------------------------------------------
+    def asked_by_prompt(self, name: str) -> bool:
+        """Whether the answer's prompt asks for check ``name`` (universal checks: always)."""
+        versions = self.version_checks.get(name.rsplit("::", 1)[-1])
+        return not versions or self.prompt_version in versions
+
+    def _apply_prompt_version(self, c: Check) -> None:
+        """A check that belongs to another prompt version is a figure, never a verdict."""
+        if c.verdict in (V.INFO, None) or self.asked_by_prompt(c.name):
+            return
+        versions = self.version_checks[c.name.rsplit("::", 1)[-1]]
+        c.details["would_be"] = {"verdict": c.verdict, "message": c.message}
+        c.details["asked_by_prompt_versions"] = versions
+        mine = f"prompt version {self.prompt_version}" if self.prompt_version else "an unknown or missing prompt"
+        c.message = (f"not asked by this answer's prompt ({mine}; only by {', '.join(versions)}): "
+                     f"would be {c.verdict}" + (f": {c.message}" if c.message else ""))
+        c.verdict = V.INFO
 
     # -- calling the answer -----------------------------------------------------
     def call(self, fn: Callable, *args, **kwargs):
@@ -262,6 +299,17 @@ class Suite:
             c.message = f"speedup {timing.speedup:.2f}x: " + timing.describe()
             c.details.update(timing.as_dict())
         return timing
+
+
+def missing_package(exc: BaseException) -> str | None:
+    """The top-level package a ModuleNotFoundError names (``mlx_lm.models`` -> ``mlx_lm``)."""
+    import re
+
+    name = getattr(exc, "name", None)
+    if not name:
+        found = re.search(r"No module named '([^']+)'", str(exc))
+        name = found.group(1) if found else None
+    return name.split(".")[0] if name else None
 
 
 def describe_exception(exc: BaseException) -> str:
