@@ -42,16 +42,37 @@ class BenchApp(App[int]):
         self._store = None
         self.key_config = load_key_config(config_path, known_prefixes=BINDING_AREAS)
         self.errors: list[str] = []  # every error shown as a notification; tests read it
+        self._after_first_frame: list | None = []  # None once the first frame is out
 
     # -- lifecycle --------------------------------------------------------------
-    def on_mount(self) -> None:
+    def after_first_frame(self, callback) -> None:
+        """Call ``callback`` once the first frame has been written to the
+        terminal (at once if it has been). ``call_after_refresh`` is too early
+        at start-up: Textual renders the first screen inside its start-up
+        batch, where nothing reaches the terminal, and runs those callbacks
+        before the frame that does."""
+        if self._after_first_frame is None:
+            self.call_later(callback)
+        else:
+            self._after_first_frame.append(callback)
+
+    def _display(self, screen, renderable) -> None:  # Textual's one place that writes frames
+        super()._display(screen, renderable)
+        if self._after_first_frame is not None and renderable is not None and not self._batch_count:
+            callbacks, self._after_first_frame = self._after_first_frame, None
+            for callback in callbacks:
+                self.call_later(callback)
+
+    def get_default_screen(self):
         from tui.screens.matrix import MatrixScreen
 
+        return MatrixScreen()
+
+    def on_mount(self) -> None:
         if self.key_config.keymap:
             self.set_keymap(self.key_config.keymap)
         for problem in self.key_config.problems:
             self.notify(problem, severity="warning", timeout=8)
-        self.push_screen(MatrixScreen())
 
     def consume_scan_request(self) -> bool:
         """True once if the app was started with ``scan_on_start`` (the matrix
@@ -98,7 +119,7 @@ class BenchApp(App[int]):
     def jump_matrix(self, model: str | None = None, challenge: str | None = None) -> None:
         from tui.screens.matrix import MatrixScreen
 
-        while len(self.screen_stack) > 2 and not isinstance(self.screen, MatrixScreen):
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, MatrixScreen):
             self.pop_screen()
         if isinstance(self.screen, MatrixScreen):
             self.screen.focus_cell(model=model, challenge=challenge)

@@ -27,6 +27,13 @@ def cell_text(cell) -> Text:
     return text
 
 
+def not_passing(cell) -> bool:
+    """What the "not passing" filter keeps: an answer whose latest run did not pass. An
+    answer not run yet is not passing (nothing shows it passes); a model with no folder
+    or no answer for the challenge is not an answer, so it keeps no row on its own."""
+    return cell.status == "answer" and cell.verdict != "pass"
+
+
 class MatrixScreen(GuardedScreen):
     BINDINGS = [
         Binding("enter", "open", "Open", id="matrix.open"),
@@ -57,7 +64,8 @@ class MatrixScreen(GuardedScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading the store…", id="matrix-status")
-        yield DataTable(id="matrix", cursor_type="cell", zebra_stripes=True)
+        # fixed_columns: the challenge column stays when a narrow terminal scrolls the models
+        yield DataTable(id="matrix", cursor_type="cell", zebra_stripes=True, fixed_columns=1)
         yield Static(id="matrix-detail")
         yield Static(legend(), id="legend")
         yield Footer()
@@ -104,16 +112,21 @@ class MatrixScreen(GuardedScreen):
         self.reload(rescan=True)
 
     def on_matrix_screen_loaded(self, message: Loaded) -> None:
+        unchanged = self.matrix is not None and message.matrix == self.matrix
         keep = self.current() if self.matrix else (None, None)
         self._note = message.note
         self.matrix = message.matrix
         if self.app.consume_scan_request():
-            # Rescan only once the first frame is painted: the scan's imports
-            # (sqlite_utils, numpy) would otherwise hold the GIL during it.
+            # Rescan only once the first frame is on the terminal: the scan's
+            # imports (sqlite_utils, git, numpy) would otherwise hold the GIL
+            # while that frame is rendered.
             self._note = "indexing the workbench…"
-            self.call_after_refresh(lambda: self.reload(rescan=True))
+            self.app.after_first_frame(lambda: self.reload(rescan=True))
         if self._wanted != (None, None):
             keep, self._wanted = self._wanted, (None, None)
+        elif unchanged:  # the same cells (a rescan found nothing new): keep the table, update the status line
+            self.update_status(*self.ordered())
+            return
         self.render_table(keep)
 
     def ordered(self) -> tuple[list[str], list]:
@@ -133,7 +146,7 @@ class MatrixScreen(GuardedScreen):
         if self.sort_mode == "name":
             challenges.sort(key=lambda c: c.label.lower())
         if self.filter_mode == "not passing":
-            challenges = [c for c in challenges if any(m.cell(x, c.id).verdict != "pass" for x in models)]
+            challenges = [c for c in challenges if any(not_passing(m.cell(x, c.id)) for x in models)]
         elif self.filter_mode == "ungraded":
             challenges = [c for c in challenges
                           if any(m.cell(x, c.id).status == "answer" and not m.cell(x, c.id).human for x in models)]
@@ -150,15 +163,18 @@ class MatrixScreen(GuardedScreen):
             label = Text(ch.label[:22])
             cells = [cell_text(self.matrix.cell(model, ch.id)) for model in models]
             table.add_row(label, *cells, key=ch.id)
+        self.update_status(models, challenges)
+        self.focus_cell(*keep)
+        table.focus()
+        self.update_detail()
+
+    def update_status(self, models: list[str], challenges: list) -> None:
         status = f"{len(models)} models × {len(challenges)} challenges · sort: {self.sort_mode} · filter: {self.filter_mode}"
         if not models:
             status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
         if self._note:
             status += f" · {self._note}"
         self.query_one("#matrix-status", Static).update(status)
-        self.focus_cell(*keep)
-        table.focus()
-        self.update_detail()
 
     def current(self) -> tuple[str | None, str | None]:
         """(model, challenge) under the cursor, or Nones."""
@@ -258,5 +274,8 @@ class MatrixScreen(GuardedScreen):
 
     def action_cycle_filter(self) -> None:
         self.filter_mode = FILTERS[(FILTERS.index(self.filter_mode) + 1) % len(FILTERS)]
+        if self.filter_mode == "not passing":
+            self.notify("not passing: challenges with an answer whose latest run did not pass "
+                        "(not run counts as not passing; missing folders do not)", timeout=4)
         if self.matrix:
             self.render_table(self.current())
