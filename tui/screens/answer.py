@@ -252,7 +252,8 @@ class AnswerScreen(GuardedScreen):
             self.query_one("#self-check", Static).update("no self-check yet")
             return
         summary.update(Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
-                                     verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}"))
+                                     verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}",
+                                     (prompt_version_note(run), "dim")))
         for i, c in enumerate(self.data["checks"]):
             table.add_row(c["name"], verdict_text(c["verdict"]), c["value"] or "", c["threshold"] or "", c["message"] or "",
                           key=str(i))
@@ -383,3 +384,9 @@ class AnswerScreen(GuardedScreen):
         if event.key in "12345" and len(event.key) == 1:
             self.query_one(TabbedContent).active = tabs[int(event.key) - 1]
             event.stop()
+
+
+def prompt_version_note(run: dict) -> str:
+    """Which prompt the run judged the answer against (issue 9, engine/prompts.py)."""
+    version = run.get("prompt_version")
+    return f"  prompt: {version}" if version else "  prompt: unknown or missing (universal checks only)"
