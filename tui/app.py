@@ -14,7 +14,6 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
-from tui.commands import JumpProvider
 from tui.config import load_key_config
 
 
@@ -22,10 +21,17 @@ from tui.config import load_key_config
 BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help")
 
 
+def jump_provider():
+    """The ctrl+p provider, imported when the palette first opens (not at start-up)."""
+    from tui.commands import JumpProvider
+
+    return JumpProvider
+
+
 class BenchApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "benchtui"
-    COMMANDS = App.COMMANDS | {JumpProvider}
+    COMMANDS = App.COMMANDS | {jump_provider}
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),

@@ -133,11 +133,11 @@ class MatrixScreen(GuardedScreen):
         m = self.matrix
         assert m is not None
         models = list(m.models)
-        from engine.grades import POINTS
-
         if self.sort_mode == "passes":
             models.sort(key=lambda x: -sum(m.cell(x, c.id).verdict == "pass" for c in m.challenges))
         elif self.sort_mode == "grade":
+            from engine.grades import POINTS  # here: the first frame does without engine.grades
+
             def mean(model: str) -> float:
                 pts = [POINTS[g] for c in m.challenges if (g := m.cell(model, c.id).human) in POINTS]
                 return -(sum(pts) / len(pts)) if pts else 1.0
@@ -156,9 +156,11 @@ class MatrixScreen(GuardedScreen):
         table = self.query_one(DataTable)
         models, challenges = self.ordered()
         table.clear(columns=True)
-        table.add_column("challenge", key="__challenge__", width=22)
+        # Text labels: a str label goes through Rich markup (and loads its emoji
+        # table, ~2 ms of start-up); a model name is not markup anyway.
+        table.add_column(Text("challenge"), key="__challenge__", width=22)
         for model in models:
-            table.add_column(model, key=model)
+            table.add_column(Text(model), key=model)
         for ch in challenges:
             label = Text(ch.label[:22])
             cells = [cell_text(self.matrix.cell(model, ch.id)) for model in models]
