@@ -1,0 +1,94 @@
+"""Start-up: what the dashboard loads before its first frame (issue 12).
+
+`benchtui` shows the matrix from the store before anything else; the scan,
+runs, grades, challenge definitions and their libraries load afterwards (the
+rescan worker) or on first use. This holds the first frame to that, in a
+fresh interpreter, on both workbench layouts."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# Not before the first frame: each costs start-up milliseconds (sqlite_utils,
+# numpy and git far more) and the matrix needs none of them.
+LATER = ("engine.grades", "engine.challenges", "engine.scan", "engine.runner", "tomllib", "sqlite_utils",
+         "numpy", "git", "pygments", "tui.commands", "rich._emoji_codes")
+
+PROBE = r"""
+import asyncio, os, sys
+from pathlib import Path
+from engine.cli import Context, parse_args
+
+ctx = Context(parse_args(["--workbench", sys.argv[1]]))  # what `benchtui` resolves before the app
+ctx.store
+ctx.close()
+from tui.app import BenchApp
+
+async def main():
+    app = BenchApp(ctx.workbench)  # no rescan: nothing runs after the first frame
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        status = str(app.screen.query_one("#matrix-status").render()).split(" · ")[0]
+        cells = app.screen.query_one("#matrix").row_count
+    print(status, cells, sep="|")
+    print(",".join(sorted(m for m in LATER if m in sys.modules)))
+
+LATER = %r
+asyncio.run(main())
+"""
+
+
+def first_frame_modules(root: Path) -> tuple[str, str]:
+    out = subprocess.run([sys.executable, "-c", PROBE % (LATER,), str(root)], cwd=root, capture_output=True, text=True,
+                         timeout=120, env={"BENCHTUI_CONFIG": str(root / "no-keys.toml"), "PATH": "/usr/bin:/bin",
+                                           "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr[-2000:]
+    shown, loaded = (out.stdout.strip().splitlines() + ["", ""])[:2]
+    return shown, loaded
+
+
+def test_first_frame_of_a_models_workbench_loads_nothing_it_does_not_show(demo_wb):
+    shown, loaded = first_frame_modules(demo_wb.root)
+    assert shown.startswith("3 models × 8 challenges|8"), shown
+    assert loaded == "", f"loaded before the first frame: {loaded}"
+
+
+def test_first_frame_of_a_published_workbench_loads_nothing_it_does_not_show(tmp_path):
+    from engine.scan import scan_workbench
+    from engine.store import Store
+    from engine.workbench import find_workbench
+
+    root = tmp_path / "published"
+    for model, challenge in (("glm5", "kv"), ("qwen36", "kv"), ("qwen36", "fuse")):
+        (root / model / challenge).mkdir(parents=True)
+        (root / model / challenge / "main.py").write_text("x = 1\n")
+    (root / "analysis").mkdir()
+    wb = find_workbench(str(root), None, root)
+    assert wb.layout == "published"
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store)
+    shown, loaded = first_frame_modules(root)
+    assert shown.startswith("2 models × 8 challenges|8"), shown
+    assert loaded == "", f"loaded before the first frame: {loaded}"
+
+
+def test_layout_found_without_reading_challenge_files_matches_the_ids(tmp_path):
+    # The folder names stand in for the ids at start-up; the bundled ones agree,
+    # and a workbench whose own challenge says another id still opens by that id.
+    from engine import challenges, workbench
+
+    assert workbench.BUNDLED_CHALLENGES == challenges.BUNDLED_CHALLENGES
+    bundled = challenges.load_challenges(challenges.BUNDLED_CHALLENGES)
+    assert {c.path.name for c in bundled.values()} == set(bundled) == workbench.challenge_folder_names(
+        challenges.BUNDLED_CHALLENGES)
+    root = tmp_path / "wb"
+    shutil.copytree(challenges.BUNDLED_CHALLENGES / "kv", root / "challenges" / "kv_folder")
+    toml = root / "challenges" / "kv_folder" / "challenge.toml"
+    toml.write_text('id = "kv"\n' + "\n".join(line for line in toml.read_text().splitlines() if not line.startswith("id ")))
+    (root / "m1" / "kv").mkdir(parents=True)
+    found = workbench.find_workbench(str(root), None, root)
+    assert (found.layout, set(found.challenges)) == ("published", {"kv"})
