@@ -158,13 +158,20 @@ class MatrixScreen(GuardedScreen):
         table.clear(columns=True)
         # Text labels: a str label goes through Rich markup (and loads its emoji
         # table, ~2 ms of start-up); a model name is not markup anyway.
+        # Every column gets an explicit width, measured here from its cells.
+        # An auto-width column starts as wide as its label and is widened only
+        # in the table's idle handler; a frame painted before that handler
+        # (often, on a terminal, when the matrix is rebuilt after another
+        # screen) caches rows cut to the label's width ("glm5" -> no grade,
+        # "A-" -> "A"), and Textual keeps those cached rows after widening.
+        rows = [[cell_text(self.matrix.cell(model, ch.id)) for model in models] for ch in challenges]
         table.add_column(Text("challenge"), key="__challenge__", width=22)
-        for model in models:
-            table.add_column(Text(model), key=model)
-        for ch in challenges:
-            label = Text(ch.label[:22])
-            cells = [cell_text(self.matrix.cell(model, ch.id)) for model in models]
-            table.add_row(label, *cells, key=ch.id)
+        for i, model in enumerate(models):
+            label = Text(model)
+            width = max([label.cell_len, *(cells[i].cell_len for cells in rows)])
+            table.add_column(label, key=model, width=width)
+        for ch, cells in zip(challenges, rows):
+            table.add_row(Text(ch.label[:22]), *cells, key=ch.id)
         self.update_status(models, challenges)
         self.focus_cell(*keep)
         table.focus()
