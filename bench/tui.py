@@ -54,7 +54,8 @@ ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|P[
 CTRL_Q = b"\x11"  # quits both apps (Textual's own binding)
 
 
-def time_in_terminal(argv: list[str], markers: list, env: dict, size=(140, 45), timeout: float = 60.0) -> float:
+def time_in_terminal(argv: list[str], markers: list, env: dict, size=(140, 45), timeout: float = 60.0,
+                     cwd: Path | None = None) -> float:
     """Seconds from spawning ``argv`` in a fresh pseudo-terminal of ``size``
     (columns, rows) until everything in ``markers`` (strings or compiled
     patterns) has been written to the terminal, escape codes removed: what a
@@ -62,7 +63,7 @@ def time_in_terminal(argv: list[str], markers: list, env: dict, size=(140, 45), 
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True)
     os.close(slave)
     raw, shown = bytearray(), None
     try:
@@ -109,20 +110,28 @@ def matrix_markers(root: Path) -> list:
     return [f"{len(m.models)} models × {len(m.challenges)} challenges", m.models[-1], m.challenges[-1].label[:22]]
 
 
-def set_bytecode(cached: bool) -> None:
-    """cached: engine/ and tui/ precompiled, as a normal install has them;
-    not cached: no bytecode for them, as an editable install on a machine that
-    sets PYTHONDONTWRITEBYTECODE (this one does) has; the child runs with that
-    setting either way, so it never writes any. Textual's bytecode (written by
-    pip) is there in both cases, for the bare app and for benchtui alike."""
-    for folder in ("engine", "tui"):
-        for cache in (REPO / folder).rglob("__pycache__"):
-            shutil.rmtree(cache, ignore_errors=True)
-    if cached:
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "engine"), str(REPO / "tui")], check=True)
+def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:
+    """Two private copies of engine/ and tui/ (challenges/ linked beside them),
+    put first on PYTHONPATH so `benchtui` runs them: "bytecode" precompiled,
+    as a normal install has them; "no_bytecode" without any, as an editable
+    install has them on a machine that sets PYTHONDONTWRITEBYTECODE (this one
+    does; the children run with it, so they never write any). Copies, so the
+    bench controls their bytecode without touching the working tree (others
+    may be running from it) and times one snapshot of the code throughout.
+    Textual's bytecode (written by pip) is there for both, and for the bare app."""
+    out = {}
+    for mode in ("bytecode", "no_bytecode"):
+        dest = tmp / mode
+        for folder in ("engine", "tui"):
+            shutil.copytree(source / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        (dest / "challenges").symlink_to(source / "challenges")
+        if mode == "bytecode":
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(dest / "engine"), str(dest / "tui")], check=True)
+        out[mode] = dest
+    return out
 
 
-def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45)) -> dict:
+def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45), code: Path = REPO) -> dict:
     """Process start -> first frame on a terminal, interleaved: per round and
     workbench, the bare app and benchtui, with and without bytecode, in
     alternating order. Both are started as a person types them: the
@@ -133,29 +142,33 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45))
     python3, benchtui = shutil.which("python3"), shutil.which("benchtui")
     if not python3 or not benchtui:
         raise RuntimeError("python3 and benchtui must be on PATH (pip install -e .)")
-    env = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "PYTHONDONTWRITEBYTECODE": "1",
-           "BENCHTUI_CONFIG": str(tmp / "no-keys.toml")}
-    env.pop("BENCHTUI_WORKBENCH", None)
+    base = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "PYTHONDONTWRITEBYTECODE": "1",
+            "BENCHTUI_CONFIG": str(tmp / "no-keys.toml")}
+    base.pop("BENCHTUI_WORKBENCH", None)
     markers = {name: matrix_markers(root) for name, root in workbenches.items()}
     times: dict[tuple[str, str], list[float]] = {}
     bare: dict[tuple[str, str], list[float]] = {}
     try:
+        envs = {}
+        for mode, copy in code_copies(tmp, code).items():
+            envs[mode] = {**base, "PYTHONPATH": os.pathsep.join(filter(None, [str(copy), os.environ.get("PYTHONPATH")]))}
+            probe = subprocess.run([python3, "-c", "import engine, tui; print(engine.__file__, tui.__file__)"],
+                                   env=envs[mode], cwd=tmp, capture_output=True, text=True, check=True).stdout.split()
+            assert all(Path(f).is_relative_to(copy) for f in probe), f"benchtui would not run the copy: {probe}"
         for r in range(rounds):
             for name, root in workbenches.items():
-                for cached in ((True, False) if r % 2 == 0 else (False, True)):
-                    mode = "bytecode" if cached else "no_bytecode"
-                    set_bytecode(cached)
+                for mode in (("bytecode", "no_bytecode") if r % 2 == 0 else ("no_bytecode", "bytecode")):
                     runs = [("bare", [python3, str(bare_py)], ["hello from a bare app"]),
                             ("app", [benchtui, "--workbench", str(root)], markers[name])]
                     for kind, argv, want in (runs if r % 2 == 0 else runs[::-1]):
-                        t = time_in_terminal(argv, want, env, size)
+                        t = time_in_terminal(argv, want, envs[mode], size, cwd=tmp)
                         (bare if kind == "bare" else times).setdefault((name, mode), []).append(t)
     finally:
-        set_bytecode(False)  # leave the tree as it was: no bytecode
         shutil.rmtree(tmp, ignore_errors=True)
     out: dict = {"what": f"process start -> first frame on a {size[0]}x{size[1]} pseudo-terminal; "
                          "bare = one-Static Textual app; ratio = benchtui / bare",
-                 "rounds": rounds, "goal_ratio": 1.5, "python3": python3, "benchtui": benchtui}
+                 "rounds": rounds, "goal_ratio": 1.5, "python3": python3, "benchtui": benchtui,
+                 "code": str(code) + ("" if code == REPO else " (--code)")}
     for (name, mode), app_t in times.items():
         bare_t = bare[(name, mode)]
         out.setdefault(name, {})[mode] = {
@@ -163,6 +176,7 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45))
             "ratio_best": round(min(app_t) / min(bare_t), 2),
             "bare_median_s": round(statistics.median(bare_t), 3), "app_median_s": round(statistics.median(app_t), 3),
             "ratio_median": round(statistics.median(app_t) / statistics.median(bare_t), 2),
+            "bare_all_s": sorted(round(t, 3) for t in bare_t), "app_all_s": sorted(round(t, 3) for t in app_t),
         }
     return out
 
@@ -258,6 +272,8 @@ def main() -> None:
     parser.add_argument("--only", choices=("startup", "diff", "memory", "transcript"), action="append",
                         help="run only these parts (repeatable; default: all)")
     parser.add_argument("--rounds", type=int, default=7, help="start-up rounds (default 7)")
+    parser.add_argument("--code", type=Path, default=REPO,
+                        help="time the engine/ and tui/ of this tree instead (an older checkout, for a before/after)")
     parser.add_argument("--published", type=Path, default=PUBLISHED,
                         help="a published benchmark to time start-up on too, from a scratch copy (default: %(default)s)")
     args = parser.parse_args()
@@ -275,7 +291,7 @@ def main() -> None:
             benches = {"demo": root}
             if args.published and args.published.is_dir():
                 benches["published"] = scratch_published(args.published, Path(tmp) / "published")
-            result["startup"] = bench_startup(benches, rounds=args.rounds)
+            result["startup"] = bench_startup(benches, rounds=args.rounds, code=args.code.resolve())
         if "diff" in only:
             result["diff"] = bench_diff()
         if "memory" in only:
