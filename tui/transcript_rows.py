@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -55,11 +56,21 @@ def _args(arguments: Any) -> dict:
 
 
 def call_summary(name: str, args: dict) -> str:
+    """One line: a multi-line command shows its first line (the rest follows as code rows)."""
     for key in ("path", "file_path", "filePath", "command", "cmd", "pattern", "query"):
         if key in args and isinstance(args[key], (str, int)):
-            return f"{name} {str(args[key])[:200]}"
+            first, *more = str(args[key]).splitlines() or [""]
+            return f"{name} {first[:200]}" + (" …" if more else "")
     text = json.dumps(args, ensure_ascii=False)
     return f"{name} {text[:160]}"
+
+
+def command_rest(args: dict) -> list[str]:
+    """The lines of a multi-line command after its first (``python -c "..."`` scripts)."""
+    for key in ("command", "cmd"):
+        if isinstance(args.get(key), str):
+            return args[key].splitlines()[1:]
+    return []
 
 
 def edit_diff(args: dict, result_diff: str | None) -> list[str]:
@@ -107,7 +118,8 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
             result_notes[e.tool_call_id] = (warnings_by_line.get(e.line) or f"line {e.line}: repaired", e.repaired)
 
     def warn_rows(i: int, text: str, role: str, error: bool = False) -> list[Row]:
-        return [Row("warn", i, t, role, error=error) for t in wrap(f"⚠ {text}", width)]
+        lines = textwrap.wrap(f"⚠ {text}", max(width, 20), subsequent_indent="  ", break_on_hyphens=False)
+        return [Row("warn", i, t, role, error=error) for t in lines]
     warned_lines = set(warnings_by_line)
     show_tools = mode not in ("conversation", "no tools")
     for i, e in enumerate(entries):
@@ -157,6 +169,8 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
             args = _args(call.arguments)
             failed = call.failed
             rows.append(Row("tool", i, f"⚙ {call_summary(call.name, args)}", e.role, error=failed))
+            for line in command_rest(args):
+                rows.extend(Row("code", i, t, e.role) for t in wrap(line, width - 2))
             note = result_notes.get(call.id)
             if note:
                 rows.extend(warn_rows(i, f"result {note[0]}", e.role))

@@ -331,3 +331,18 @@ def _is_json(line: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def test_transcript_rows_are_single_lines_even_for_multiline_commands():
+    """qwen36/kv runs `python -c "<script>"`: the tool row showed the script's newlines,
+    which a one-line row draws over the rows below it."""
+    from engine.transcripts.model import Entry, ToolCall, ToolResult
+    from tui.transcript_rows import build_rows
+
+    script = 'cd ./qwen36/kv && python -c "\nimport numpy as np\nprint(np.ones(3))\n"'
+    call = ToolCall("c1", "bash", {"command": script}, ToolResult(text="[1. 1. 1.]"))
+    rows = build_rows([Entry(0, 1, "assistant", tool_calls=[call])], 80, set())
+    assert all("\n" not in r.text for r in rows)
+    tool = next(r for r in rows if r.kind == "tool")
+    assert tool.text.startswith("⚙ bash cd ./qwen36/kv && python -c") and tool.text.endswith("…")
+    assert [r.text for r in rows if r.kind == "code"] == ["import numpy as np", "print(np.ones(3))", '"']
