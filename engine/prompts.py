@@ -9,6 +9,7 @@ A challenge's ``challenge.toml`` declares the prompt versions it knows::
     [prompts.published]                # the published benchmark's prompt
     sha256 = ["..."]
     checks = []
+    thresholds = {tol = 2e-3}          # optional: what this prompt allows
 
 An answer's version is the one whose hashes hold the hash of its own
 ``PROMPT.md`` after whitespace normalisation (runs of whitespace become one
@@ -51,6 +52,15 @@ def prompt_versions(challenge) -> dict[str, dict]:
             out[str(name)] = {"sha256": [str(h) for h in spec.get("sha256", [])],
                               "checks": [str(c) for c in spec.get("checks", [])]}
     return out
+
+
+def version_thresholds(challenge, version: str | None) -> dict:
+    """Threshold overrides a prompt version declares (``thresholds = {tol = 2e-3}``
+    under ``[prompts.<version>]``): a universal check judged at the precision that
+    prompt allows. None (unknown or missing prompt): no overrides."""
+    raw = getattr(challenge, "raw", None) or {}
+    spec = (raw.get("prompts") or {}).get(version) if version else None
+    return dict(spec.get("thresholds") or {}) if isinstance(spec, dict) else {}
 
 
 def version_checks(challenge) -> dict[str, list[str]]:

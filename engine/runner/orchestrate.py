@@ -238,7 +238,8 @@ class Runner:
             # used and an `adapter` check (unbound when stale, info otherwise) goes into the results file.
             adapter = adapters.prepare_for_run(self.workbench.root, challenge, model, folder, out, results)
             job = {"challenge_id": challenge.id, "challenge_dir": str(challenge.path), "answer_dir": str(work), "model": model,
-                   "seed": seed, "backend": backend, "thresholds": challenge.thresholds,
+                   "seed": seed, "backend": backend,
+                   "thresholds": {**challenge.thresholds, **((prompt or {}).get("thresholds") or {})},
                    "forbidden_imports": list(challenge.forbidden_imports),
                    "adapter_path": str(adapter) if adapter else None, "results_path": str(results),
                    **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")}}
@@ -321,7 +322,7 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
             rel = (w["path"] or "").split("/", 2)[-1]
             duplicates[rel] = w["detail"]
     return {"prompt_version": version, "prompt_sha256": sha, "version_checks": prompts.version_checks(challenge),
-            "duplicates": duplicates}
+            "thresholds": prompts.version_thresholds(challenge, version), "duplicates": duplicates}
 
 
 def parse_results(path: Path) -> tuple[list[dict], dict | None]:

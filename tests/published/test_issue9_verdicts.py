@@ -98,6 +98,13 @@ def test_prompt_versions_are_recognised_whitespace_blind(tmp_path):
                                                "second_root_path", "all_correct_chain"}
 
 
+def test_a_prompt_version_may_relax_a_threshold():
+    kv = load_challenge(BUNDLED_CHALLENGES / "kv")
+    assert kv.thresholds["tol"] == 1e-8  # ours asks for float64 agreement
+    assert prompts.version_thresholds(kv, "published") == {"tol": 2e-3}  # names no precision
+    assert prompts.version_thresholds(kv, "benchtui") == {} and prompts.version_thresholds(kv, None) == {}
+
+
 def test_every_challenge_knows_its_own_prompt():
     for d in sorted(BUNDLED_CHALLENGES.iterdir()):
         if (d / "challenge.toml").is_file():

@@ -38,7 +38,7 @@ EXPECTED = {
     "glm5.1": {"dflash_verify": V.FAIL, "flash_attention_bwd": V.PASS, "ternary_training": V.PASS},
     "kimi-k2.6": {"dflash_verify": V.FAIL, "flash_attention_bwd": V.PASS, "ternary_training": V.PASS},
     "minimax-m2.7": {"backwards": V.PASS, "beam_search": V.FAIL, "dflash_verify": V.NO_ANSWER, "flash_attention": V.ERROR,
-                     "flash_attention_bwd": V.NO_ANSWER, "fuse": FUSE_BROKEN, "kv": V.FAIL, "ternary_training": V.NO_ANSWER},
+                     "flash_attention_bwd": V.NO_ANSWER, "fuse": FUSE_BROKEN, "kv": V.PASS, "ternary_training": V.NO_ANSWER},
     "opus47_1m": {"backwards": V.PASS, "beam_search": V.PASS, "dflash_verify": V.PASS, "flash_attention": V.PASS,
                   "flash_attention_bwd": V.PASS, "fuse": V.SKIPPED, "kv": V.PASS, "ternary_training": V.PASS},
     "qwen36": {"backwards": V.PASS, "beam_search": V.PASS, "dflash_verify": V.FAIL, "flash_attention": V.PASS,
@@ -51,7 +51,8 @@ EVIDENCE = {
     ("qwen36", "dflash_verify"): {"golden_rule": V.FAIL},
     ("minimax-m2.7", "beam_search"): {"greedy_k1": V.FAIL},
     ("minimax-m2.7", "flash_attention"): {"n_equals_1": V.ERROR},
-    ("minimax-m2.7", "kv"): {"decode_matches_full_attention": V.FAIL},
+    # a float16 cache, judged at the precision the published prompt leaves open
+    ("minimax-m2.7", "kv"): {"decode_matches_full_attention": V.PASS, "padding_isolated": V.PASS},
     ("qwen36", "kv"): {"decode_matches_full_attention": V.FAIL},
     # doing what the published prompt asked (stop at the first rejection) is no fail
     ("glm5", "dflash_verify"): {"golden_rule": V.PASS, "second_root_path": V.INFO, "wrong_sibling_no_replacement": V.INFO},
