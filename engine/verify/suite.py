@@ -236,7 +236,7 @@ class Suite:
         return self.record(name, V.INFO, value=value, message=message, details=details)
 
     def _record(self, c: Check) -> None:
-        if self.check_prefix and not c.name.startswith(self.check_prefix):
+        if self.check_prefix and not c.name.startswith(f"{self.check_prefix}::"):
             c.name = f"{self.check_prefix}::{c.name}"
             c.details.setdefault("implementation", self.check_prefix)
         self._apply_prompt_version(c)
