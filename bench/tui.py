@@ -100,14 +100,18 @@ def time_in_terminal(argv: list[str], markers: list, env: dict, size=(140, 45), 
 
 def matrix_markers(root: Path) -> list:
     """What the matrix's first frame must show: the status line with the
-    store's counts, the last model's column and the last challenge's row."""
+    store's counts, the last model's column, the last challenge's row and the
+    footer's last matrix key (Textual's footer lists keys a frame late)."""
     from engine.queries import load_matrix
     from engine.store import Store
     from engine.workbench import find_workbench
+    from tui.screens.matrix import MatrixScreen
 
     with Store(find_workbench(str(root), None, root).store_path) as store:
         m = load_matrix(store)
-    return [f"{len(m.models)} models × {len(m.challenges)} challenges", m.models[-1], m.challenges[-1].label[:22]]
+    last_key = [b.description for b in MatrixScreen.BINDINGS if b.show][-1]
+    return [f"{len(m.models)} models × {len(m.challenges)} challenges", m.models[-1], m.challenges[-1].label[:22],
+            re.compile(r"\b\S+ " + re.escape(last_key) + r"\b")]
 
 
 def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:

@@ -48,15 +48,19 @@ class BenchApp(App[int]):
         self._store = None
         self.key_config = load_key_config(config_path, known_prefixes=BINDING_AREAS)
         self.errors: list[str] = []  # every error shown as a notification; tests read it
-        self._after_first_frame: list | None = []  # None once the first frame is out
+        self._after_first_frame: list | None = []  # None once the first screen is out whole
+        self._frames = 0
 
     # -- lifecycle --------------------------------------------------------------
     def after_first_frame(self, callback) -> None:
-        """Call ``callback`` once the first frame has been written to the
-        terminal (at once if it has been). ``call_after_refresh`` is too early
-        at start-up: Textual renders the first screen inside its start-up
-        batch, where nothing reaches the terminal, and runs those callbacks
-        before the frame that does."""
+        """Call ``callback`` once the first screen is on the terminal whole (at
+        once if it has been): the first frame written in which every footer
+        lists its keys (Textual's own Footer adds them a refresh late; the
+        matrix's KeysFooter has them in its first frame). ``call_after_refresh``
+        is too early at start-up: Textual renders the first screen inside its
+        start-up batch, where nothing reaches the terminal, and runs those
+        callbacks before the frame that does. The rescan waits for this: its
+        imports would otherwise hold the GIL while that frame is drawn."""
         if self._after_first_frame is None:
             self.call_later(callback)
         else:
@@ -64,7 +68,12 @@ class BenchApp(App[int]):
 
     def _display(self, screen, renderable) -> None:  # Textual's one place that writes frames
         super()._display(screen, renderable)
-        if self._after_first_frame is not None and renderable is not None and not self._batch_count:
+        if self._after_first_frame is None or renderable is None or self._batch_count:
+            return
+        self._frames += 1
+        from textual.widgets import Footer
+
+        if self._frames >= 4 or all(footer.children for footer in screen.query(Footer)):
             callbacks, self._after_first_frame = self._after_first_frame, None
             for callback in callbacks:
                 self.call_later(callback)

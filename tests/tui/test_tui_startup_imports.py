@@ -92,3 +92,67 @@ def test_layout_found_without_reading_challenge_files_matches_the_ids(tmp_path):
     (root / "m1" / "kv").mkdir(parents=True)
     found = workbench.find_workbench(str(root), None, root)
     assert (found.layout, set(found.challenges)) == ("published", {"kv"})
+
+
+async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(demo_wb):
+    from textual.widgets._footer import FooterKey
+
+    from tui.app import BenchApp
+
+    first: list = []
+    app = BenchApp(demo_wb, scan_on_start=True)
+    display = app._display
+
+    def probe(screen, renderable) -> None:  # the first frame that reaches the terminal
+        if renderable is not None and not app._batch_count and not first:
+            first.append(([k.description for k in screen.query(FooterKey)],
+                          sorted(w.name for w in app.workers if not w.is_finished)))
+        display(screen, renderable)
+
+    app._display = probe
+    async with app.run_test(size=(140, 45)) as pilot:
+        for _ in range(4):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        keys = [k.description for k in app.screen.query(FooterKey)]
+        status = str(app.screen.query_one("#matrix-status").render())
+    shown_keys, running = first[0]
+    assert shown_keys == keys and "Leaders" in keys and "Open" not in keys  # enter belongs to the table
+    assert "reload" not in running  # the rescan starts after the first screen is out
+    assert "indexed" in status  # and it did run
+
+
+async def test_keys_footer_follows_focus_and_skips_same_keys():
+    from textual.app import App
+    from textual.binding import Binding
+    from textual.widgets import Button
+    from textual.widgets._footer import FooterKey
+
+    from tui.widgets.footer import KeysFooter
+
+    class One(Button):
+        BINDINGS = [Binding("x", "noop", "Ex")]
+
+    class Two(Button):
+        BINDINGS = [Binding("y", "noop", "Why")]
+
+    class Probe(App):
+        def compose(self):
+            yield One("1", id="one")
+            yield Two("2", id="two")
+            yield KeysFooter()
+
+    app = Probe()
+    async with app.run_test(size=(80, 10)) as pilot:
+        await pilot.pause()
+        footer = app.screen.query_one(KeysFooter)
+        assert "Ex" in [k.description for k in footer.query(FooterKey)]
+        keys_widgets = list(footer.query(FooterKey))
+        footer.bindings_changed(app.screen)  # same keys: no recompose
+        await pilot.pause()
+        assert list(footer.query(FooterKey)) == keys_widgets
+        app.screen.query_one("#two").focus()
+        await pilot.pause()
+        await pilot.pause()
+        shown = [k.description for k in footer.query(FooterKey)]
+        assert "Why" in shown and "Ex" not in shown

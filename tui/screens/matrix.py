@@ -7,8 +7,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from tui.screens.base import GuardedScreen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
+from tui.widgets.footer import KeysFooter
 from tui.glyphs import grade_style, legend, verdict_glyph, VERDICTS
 
 SORTS = ("order", "passes", "grade", "name")
@@ -68,7 +69,7 @@ class MatrixScreen(GuardedScreen):
         yield DataTable(id="matrix", cursor_type="cell", zebra_stripes=True, fixed_columns=1)
         yield Static(id="matrix-detail")
         yield Static(legend(), id="legend")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         # The first load is a few indexed reads (~1 ms), done here so the first
@@ -82,8 +83,14 @@ class MatrixScreen(GuardedScreen):
             self.app.report_error("loading the matrix", exc)
             self.reload()
 
+    def on_screen_suspend(self) -> None:
+        self._left = True
+
     def on_screen_resume(self) -> None:
-        if self.matrix is not None:  # grades or runs may have changed underneath
+        # Back from another screen: grades or runs may have changed underneath.
+        # (Not on the first resume: on_mount has just loaded the matrix, and a
+        # reload then would compete with the first frame.)
+        if self.matrix is not None and getattr(self, "_left", False):
             self.reload()
 
     # -- data ------------------------------------------------------------------------
