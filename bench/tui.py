@@ -135,7 +135,8 @@ def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:
     return out
 
 
-def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45), code: Path = REPO) -> dict:
+def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45), code: Path = REPO,
+                  term: str = "tmux-256color", colorterm: str = "") -> dict:
     """Process start -> first frame on a terminal, interleaved: per round and
     workbench, the bare app and benchtui, with and without bytecode, in
     alternating order. Both are started as a person types them: the
@@ -146,9 +147,12 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45),
     python3, benchtui = shutil.which("python3"), shutil.which("benchtui")
     if not python3 or not benchtui:
         raise RuntimeError("python3 and benchtui must be on PATH (pip install -e .)")
-    base = {**os.environ, "TERM": "xterm-256color", "COLORTERM": "truecolor", "PYTHONDONTWRITEBYTECODE": "1",
+    # A tmux pane's terminal by default (TERM=tmux-256color, no COLORTERM: 256
+    # colours, so Textual maps every colour it draws to that palette).
+    base = {**os.environ, "TERM": term, "COLORTERM": colorterm, "PYTHONDONTWRITEBYTECODE": "1",
             "BENCHTUI_CONFIG": str(tmp / "no-keys.toml")}
-    base.pop("BENCHTUI_WORKBENCH", None)
+    for name in ("BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM") + (() if colorterm else ("COLORTERM",)):
+        base.pop(name, None)
     markers = {name: matrix_markers(root) for name, root in workbenches.items()}
     times: dict[tuple[str, str], list[float]] = {}
     bare: dict[tuple[str, str], list[float]] = {}
@@ -171,6 +175,7 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45),
         shutil.rmtree(tmp, ignore_errors=True)
     out: dict = {"what": f"process start -> first frame on a {size[0]}x{size[1]} pseudo-terminal; "
                          "bare = one-Static Textual app; ratio = benchtui / bare",
+                 "terminal": f"TERM={term} COLORTERM={colorterm}",
                  "rounds": rounds, "goal_ratio": 1.5, "python3": python3, "benchtui": benchtui,
                  "code": str(code) + ("" if code == REPO else " (--code)")}
     for (name, mode), app_t in times.items():
@@ -278,6 +283,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="start-up rounds (default 7)")
     parser.add_argument("--code", type=Path, default=REPO,
                         help="time the engine/ and tui/ of this tree instead (an older checkout, for a before/after)")
+    parser.add_argument("--term", default="tmux-256color", help="TERM for start-up (default: %(default)s, as in tmux)")
+    parser.add_argument("--colorterm", default="", help="COLORTERM for start-up (default: unset; 'truecolor' for 24-bit)")
     parser.add_argument("--published", type=Path, default=PUBLISHED,
                         help="a published benchmark to time start-up on too, from a scratch copy (default: %(default)s)")
     args = parser.parse_args()
@@ -295,7 +302,8 @@ def main() -> None:
             benches = {"demo": root}
             if args.published and args.published.is_dir():
                 benches["published"] = scratch_published(args.published, Path(tmp) / "published")
-            result["startup"] = bench_startup(benches, rounds=args.rounds, code=args.code.resolve())
+            result["startup"] = bench_startup(benches, rounds=args.rounds, code=args.code.resolve(), term=args.term,
+                                              colorterm=args.colorterm)
         if "diff" in only:
             result["diff"] = bench_diff()
         if "memory" in only:

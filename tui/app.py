@@ -177,6 +177,9 @@ class BenchApp(App[int]):
 
 
 def run_app(workbench: Any) -> int:
+    import gc
+
     app = BenchApp(workbench, scan_on_start=True)
+    app.after_first_frame(gc.enable)  # `benchtui` turns the collector off for start-up (engine/cli.py)
     result = app.run()
     return int(result or app.return_code or 0)

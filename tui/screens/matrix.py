@@ -37,7 +37,10 @@ def not_passing(cell) -> bool:
 
 class MatrixScreen(GuardedScreen):
     BINDINGS = [
-        Binding("enter", "open", "Open", id="matrix.open"),
+        # show=False: the table has the focus and its own (hidden) enter, so the
+        # footer never listed this; hidden, the footer's keys are the same before
+        # and after the table takes the focus, and compose once (start-up).
+        Binding("enter", "open", "Open", id="matrix.open", show=False),
         Binding("s", "cycle_sort", "Sort", id="matrix.sort"),
         Binding("f", "cycle_filter", "Filter", id="matrix.filter"),
         Binding("g", "grade", "Grade", id="matrix.grade"),

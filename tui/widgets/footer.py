@@ -5,9 +5,11 @@ Textual's ``Footer`` composes empty, waits for the screen's bindings signal
 later signal even when its keys are the same. At start-up that left the
 matrix's first frame without keys, and put them on the terminal a tenth of a
 second later (the recompose mounts a widget per key while the rescan starts).
-This one recomposes as soon as the signal comes (before the first frame is
-drawn) and only when the keys it would show have changed. It relies on the
-Footer's ``_bindings_ready`` switch (Textual 8); tests/tui/test_tui_startup_imports.py
+This one composes its keys at once, with the screen, and recomposes as soon
+as the signal comes (before the first frame is drawn) and only when the keys
+it would show have changed: none on the matrix, whose keys are the same before
+and after its table takes the focus. It relies on the Footer's
+``_bindings_ready`` switch (Textual 8); tests/tui/test_tui_startup_imports.py
 checks that the first frame has the keys.
 """
 from __future__ import annotations
@@ -17,6 +19,10 @@ from textual.widgets import Footer
 
 class KeysFooter(Footer):
     _shown: tuple | None = None
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.set_reactive(Footer._bindings_ready, True)  # compose the keys with the screen
 
     def _keys(self) -> tuple:
         """What the footer would show now: (key, description, enabled) per shown binding."""
