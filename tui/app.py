@@ -74,9 +74,27 @@ class BenchApp(App[int]):
         from textual.widgets import Footer
 
         if self._frames >= 4 or all(footer.children for footer in screen.query(Footer)):
+            self._let_the_frame_out()
             callbacks, self._after_first_frame = self._after_first_frame, None
             for callback in callbacks:
                 self.call_later(callback)
+
+    def _let_the_frame_out(self, limit_s: float = 0.02) -> None:
+        """Textual hands each frame to a writer thread, which needs the GIL for
+        every step of writing it; with this thread going straight on to more
+        work (the next refresh, the rescan), the writer waited a switch
+        interval (5 ms) at each step, and the first frame reached the terminal
+        ~20 ms after it was made. So step aside until the writer's queue is
+        empty (a private detail of Textual's drivers; where it is missing, two
+        short naps), at most ``limit_s``, once, at start-up."""
+        import time
+
+        queue = getattr(getattr(self._driver, "_writer_thread", None), "_queue", None)
+        deadline = time.monotonic() + limit_s
+        time.sleep(0.0005)
+        while queue is not None and queue.qsize() and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        time.sleep(0.0005)  # its last write and flush
 
     def get_default_screen(self):
         from tui.screens.matrix import MatrixScreen

@@ -156,3 +156,45 @@ async def test_keys_footer_follows_focus_and_skips_same_keys():
         await pilot.pause()
         shown = [k.description for k in footer.query(FooterKey)]
         assert "Why" in shown and "Ex" not in shown
+
+
+def test_the_first_frame_is_let_out_before_more_work(demo_wb):
+    # After the first frame the app waits (briefly, boundedly) for Textual's
+    # writer thread to empty its queue, so that frame is on the terminal
+    # before the next refresh and the rescan take the GIL.
+    import queue
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from tui.app import BenchApp
+
+    app = BenchApp(demo_wb)
+    pending: queue.Queue = queue.Queue()
+    for part in ("sync on", "frame", "sync off"):
+        pending.put(part)
+    written = []
+
+    def writer():
+        while True:
+            item = pending.get()
+            time.sleep(0.002)  # a slow terminal
+            written.append(item)
+            if item == "sync off":
+                return
+
+    app._driver = SimpleNamespace(_writer_thread=SimpleNamespace(_queue=pending))
+    thread = threading.Thread(target=writer)
+    thread.start()
+    app._let_the_frame_out(limit_s=1.0)
+    assert pending.qsize() == 0 and written[:2] == ["sync on", "frame"]
+    thread.join()
+
+    stuck: queue.Queue = queue.Queue()
+    stuck.put("never written")
+    app._driver = SimpleNamespace(_writer_thread=SimpleNamespace(_queue=stuck))
+    start = time.monotonic()
+    app._let_the_frame_out(limit_s=0.05)
+    assert time.monotonic() - start < 0.5  # bounded: a stuck writer does not hold start-up
+    app._driver = None
+    app._let_the_frame_out()  # no writer thread (headless): just a short nap
