@@ -2,12 +2,14 @@
 
     python bench/tui.py
 
-    python bench/tui.py --only startup [--rounds N] [--published PATH]
+    python bench/tui.py --only startup [--rounds N] [--published PATH] [--code OLD_CHECKOUT]
 
-- startup: process start -> the matrix's first frame on a 140x45 pseudo-terminal,
+- startup: process start -> the matrix on a 140x45 pseudo-terminal set up as a tmux
+  pane's (TERM=tmux-256color): status line, every column and row, the footer's keys.
   `benchtui` as typed, beside a one-widget Textual app (`python3 bare.py`) started
   the same way, interleaved, with and without bytecode for engine/ and tui/, on the
-  demo workbench and on a scratch copy of the published benchmark (goal: <= 1.5x);
+  demo workbench and on a scratch copy of the published benchmark (goal: <= 1.5x,
+  best and median of the rounds); --code times another checkout (a before/after);
 - transcript: open a ~330 KB pi transcript until its rows are shown (goal: < 150 ms);
 - diff: side-by-side + unified diff of two 1,700-line files (goal: < 100 ms);
 - memory: RSS after opening every transcript of the demo workbench.
