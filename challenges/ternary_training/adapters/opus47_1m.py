@@ -10,8 +10,9 @@ Translation only (a class to functions):
   answer's own STE (W + stop_gradient(W_t - W)).
 
 ternary_train.py imports mlx_lm (model loading, text generation) at the top;
-the quantiser never uses it. Where mlx_lm is not installed, placeholder
-modules let the file import; calling anything from them raises ImportError.
+the quantiser never uses it. Where mlx_lm cannot be imported (absent, or
+its import-time setrlimit refused by the sandbox), placeholder modules let
+the file import; calling anything from them raises ImportError.
 """
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ def _placeholder_mlx_lm(*names: str) -> None:
     try:
         import mlx_lm  # noqa: F401
         return
-    except ImportError:
+    except Exception:  # absent, or failing at import (it raises RLIMIT_NOFILE, which a sandbox may refuse)
         pass
 
     def missing(*args, **kwargs):
-        raise ImportError("mlx_lm is not installed here")
+        raise ImportError("mlx_lm cannot be imported here")
 
     def attribute(name):
         if name.startswith("__"):

@@ -6,8 +6,9 @@ Translation only: ternary_quantize calls ternarize(w, group_size) and
 ste_quantize calls ternarize_ste(w, group_size), unchanged.
 
 train_ternary.py imports mlx_lm (loading Qwen3-0.6B) at the top; the
-quantiser never uses it. Where mlx_lm is not installed, a placeholder module
-lets the file import; calling anything from it raises ImportError.
+quantiser never uses it. Where mlx_lm cannot be imported (absent, or its
+import-time setrlimit refused by the sandbox), a placeholder module lets the
+file import; calling anything from it raises ImportError.
 """
 from __future__ import annotations
 
@@ -23,11 +24,11 @@ def _placeholder_mlx_lm(*names: str) -> None:
     try:
         import mlx_lm  # noqa: F401
         return
-    except ImportError:
+    except Exception:  # absent, or failing at import (it raises RLIMIT_NOFILE, which a sandbox may refuse)
         pass
 
     def missing(*args, **kwargs):
-        raise ImportError("mlx_lm is not installed here")
+        raise ImportError("mlx_lm cannot be imported here")
 
     def attribute(name):
         if name.startswith("__"):
