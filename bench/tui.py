@@ -175,8 +175,9 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45),
                         (bare if kind == "bare" else times).setdefault((name, mode), []).append(t)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    out: dict = {"what": f"process start -> first frame on a {size[0]}x{size[1]} pseudo-terminal; "
-                         "bare = one-Static Textual app; ratio = benchtui / bare",
+    out: dict = {"what": f"process start -> the matrix on a {size[0]}x{size[1]} pseudo-terminal (status line, last "
+                         "column, last row, footer keys); bare = one-Static Textual app until its text shows; "
+                         "ratio = benchtui / bare",
                  "terminal": f"TERM={term} COLORTERM={colorterm}",
                  "rounds": rounds, "goal_ratio": 1.5, "python3": python3, "benchtui": benchtui,
                  "code": str(code) + ("" if code == REPO else " (--code)")}
