@@ -348,3 +348,29 @@ from __future__ import annotations
     folder.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     return target
+
+
+class AdapterError(Exception):
+    """A model or challenge that does not exist, or an answer folder that is missing."""
+
+
+def locate(workbench, model: str, challenge_name: str) -> tuple[Challenge, Path]:
+    """(challenge, answer folder) for a model and a challenge id or display name."""
+    from engine.challenges import challenge_for_name
+
+    challenge = challenge_for_name(challenge_name, workbench.challenges)
+    if challenge is None:
+        raise AdapterError(f"unknown challenge {challenge_name!r}; known: {', '.join(workbench.challenges)}")
+    models = workbench.model_dirs()
+    if model not in models:
+        raise AdapterError(f"unknown model {model!r}; known: {', '.join(models) or 'none'}")
+    folder = models[model] / challenge.id
+    if not folder.is_dir():
+        raise AdapterError(f"{model} has no {challenge.id} answer (no folder {display_path(folder, workbench.root)})")
+    return challenge, folder
+
+
+def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = False) -> Path:
+    """``benchtui adapter new``: the scaffold for one answer of a workbench."""
+    challenge, folder = locate(workbench, model, challenge_name)
+    return scaffold(workbench.root, challenge, model, folder, force=force)

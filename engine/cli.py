@@ -28,6 +28,7 @@ COMMAND_MODULES = [
     "engine.commands.transcript_cmds",
     "engine.commands.run_cmds",
     "engine.commands.grade_cmds",
+    "engine.commands.adapter_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
