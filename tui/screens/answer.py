@@ -82,6 +82,7 @@ class AnswerScreen(GuardedScreen):
         Binding("g", "grade", "Grade", id="answer.grade"),
         Binding("r", "run", "Run", id="answer.run"),
         Binding("1,2,3,4,5", "tab", show=False, id="answer.tab"),
+        Binding("a", "adapter", "Adapter", show=False, id="answer.adapter"),  # issue 9: scaffold an adapter
     ]
 
     class Loaded(Message):
@@ -251,9 +252,12 @@ class AnswerScreen(GuardedScreen):
             summary.update("not run yet: press r to run the hidden suite")
             self.query_one("#self-check", Static).update("no self-check yet")
             return
-        summary.update(Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
-                                     verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}",
-                                     (prompt_version_note(run), "dim")))
+        head = Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
+                             verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}",
+                             (prompt_version_note(run), "dim"))
+        if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
+            head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")  # issue 9
+        summary.update(head)
         for i, c in enumerate(self.data["checks"]):
             table.add_row(c["name"], verdict_text(c["verdict"]), c["value"] or "", c["threshold"] or "", c["message"] or "",
                           key=str(i))
@@ -376,6 +380,26 @@ class AnswerScreen(GuardedScreen):
     def action_run(self) -> None:
         self.app.open_runs([(self.model, self.challenge)], "answer")
 
+    def action_adapter(self) -> None:
+        """Scaffold this answer's workbench adapter (what `benchtui adapter new` writes)."""
+        self.scaffold_adapter()
+
+    @work(thread=True, exclusive=True, group="answer-adapter")
+    def scaffold_adapter(self) -> None:
+        from engine import adapters
+
+        try:
+            path = adapters.scaffold_for(self.app.workbench, self.model, self.challenge)
+        except FileExistsError as exc:
+            self.app.call_from_thread(self.notify, f"{exc}; edit it, then: benchtui adapter check {self.model} {self.challenge}",
+                                      severity="warning", timeout=10)
+            return
+        except Exception as exc:
+            self.app.call_from_thread(self.notify, f"cannot write the adapter: {exc}", severity="error", timeout=10)
+            return
+        self.app.call_from_thread(self.notify, f"wrote {path}: fill it in, then press r (or: benchtui adapter check "
+                                  f"{self.model} {self.challenge})", timeout=10)
+
     def action_tab(self) -> None:
         pass  # digits are handled in on_key below (one binding id remaps them all)
 
@@ -390,3 +414,9 @@ def prompt_version_note(run: dict) -> str:
     """Which prompt the run judged the answer against (issue 9, engine/prompts.py)."""
     version = run.get("prompt_version")
     return f"  prompt: {version}" if version else "  prompt: unknown or missing (universal checks only)"
+
+
+def adapter_hint(model: str, challenge: str) -> str:
+    """The offer for an unbound answer (issue 9): its API is its own, an adapter binds it."""
+    return (f"unbound: press a to scaffold an adapter (benchtui adapter new {model} {challenge}), "
+            f"fill it in, then run again or: benchtui adapter check {model} {challenge}")
