@@ -2,22 +2,37 @@
 
     python bench/tui.py
 
-- startup: process start -> matrix ready (headless, demo workbench copy), beside a
-  bare Textual app measured the same way in the same run (goal: <= 1.5x);
+    python bench/tui.py --only startup [--rounds N] [--published PATH] [--code OLD_CHECKOUT]
+
+- startup: process start -> the matrix on a 140x45 pseudo-terminal set up as a tmux
+  pane's (TERM=tmux-256color): status line, every column and row, the footer's keys.
+  `benchtui` as typed, beside a one-widget Textual app (`python3 bare.py`) started
+  the same way, interleaved, with and without bytecode for engine/ and tui/, on the
+  demo workbench and on a scratch copy of the published benchmark (goal: <= 1.5x,
+  best and median of the rounds); --code times another checkout (a before/after);
 - transcript: open a ~330 KB pi transcript until its rows are shown (goal: < 150 ms);
 - diff: side-by-side + unified diff of two 1,700-line files (goal: < 100 ms);
 - memory: RSS after opening every transcript of the demo workbench.
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
+import fcntl
 import json
 import os
+import pty
+import re
 import resource
+import select
+import shutil
+import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from pathlib import Path
 
@@ -25,66 +40,167 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "tui"))
 
-BARE = """
-import sys, time
+BARE = """\
 from textual.app import App
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Static
+
+
 class Bare(App):
     def compose(self):
-        yield Header(); yield Static("hello"); yield Footer()
-    def on_mount(self):
-        self.call_after_refresh(self.done)
-    def done(self):
-        print(time.time()); self.exit()
-Bare().run(headless=True, size=(100, 30))
+        yield Static("hello from a bare app")
+
+
+Bare().run()
 """
-
-MATRIX = """
-import sys, time
-sys.path.insert(0, {repo!r})
-from tui.screens.matrix import MatrixScreen
-original = MatrixScreen.on_matrix_screen_loaded
-def loaded(self, message):
-    original(self, message)
-    self.call_after_refresh(lambda: (print(time.time()), sys.stdout.flush(), self.app.exit()))
-MatrixScreen.on_matrix_screen_loaded = loaded
-import tui.app
-run = tui.app.BenchApp.run
-tui.app.BenchApp.run = lambda self, **kw: run(self, headless=True, size=(100, 30))
-from engine.cli import main
-main(["--workbench", {wb!r}])  # the real `benchtui` path: CLI, store, app, rescan worker
-"""
+ANSI = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|P[^\x1b]*?\x1b\\|[()][0-9A-Za-z]|[=>78cMDE])")
+CTRL_Q = b"\x11"  # quits both apps (Textual's own binding)
 
 
-def time_child(code: str) -> float:
-    env = {**os.environ, "BENCHTUI_CONFIG": "/nonexistent/keys.toml"}
-    start = time.time()
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    lines = [l for l in out.stdout.strip().splitlines() if l.strip()]
-    if not lines:
-        raise RuntimeError(f"child printed nothing: {out.stderr[-500:]}")
-    return float(lines[0]) - start  # the first "ready" line
+def time_in_terminal(argv: list[str], markers: list, env: dict, size=(140, 45), timeout: float = 60.0,
+                     cwd: Path | None = None) -> float:
+    """Seconds from spawning ``argv`` in a fresh pseudo-terminal of ``size``
+    (columns, rows) until everything in ``markers`` (strings or compiled
+    patterns) has been written to the terminal, escape codes removed: what a
+    terminal emulator would draw. Then ctrl+q, and a kill if it lingers."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", size[1], size[0], 0, 0))
+    start = time.perf_counter()
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, start_new_session=True)
+    os.close(slave)
+    raw, shown = bytearray(), None
+    try:
+        while shown is None and time.perf_counter() - start < timeout:
+            if not select.select([master], [], [], 0.5)[0]:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 1 << 16)
+            except OSError:  # the child closed the terminal
+                break
+            raw += chunk
+            text = ANSI.sub(b"", bytes(raw)).decode("utf-8", "replace")
+            if all(m in text if isinstance(m, str) else m.search(text) for m in markers):
+                shown = time.perf_counter() - start
+        if shown is None:
+            tail = ANSI.sub(b"", bytes(raw)).decode("utf-8", "replace")[-600:]
+            raise RuntimeError(f"{argv[0]} never showed {markers}: {tail!r}")
+        os.write(master, CTRL_Q)
+        while proc.poll() is None and time.perf_counter() - start < shown + 15:
+            if select.select([master], [], [], 0.05)[0]:
+                try:
+                    os.read(master, 1 << 16)
+                except OSError:
+                    pass
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        os.close(master)
+    return shown
 
 
-def precompile() -> str:
-    """Bytecode for engine/ and tui/, as any normal install has. Textual's own
-    bytecode was written by pip; without this, a machine that sets
-    PYTHONDONTWRITEBYTECODE (this one does) recompiles benchtui on every start
-    and the comparison would be unfair to it."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "engine"), str(REPO / "tui")], check=True)
-    return "engine/ and tui/ precompiled" + (" (PYTHONDONTWRITEBYTECODE is set here)" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "")
+def matrix_markers(root: Path) -> list:
+    """What the matrix's first frame must show: the status line with the
+    store's counts, the last model's column, the last challenge's row and the
+    footer's last matrix key (Textual's footer lists keys a frame late)."""
+    from engine.queries import load_matrix
+    from engine.store import Store
+    from engine.workbench import find_workbench
+    from tui.screens.matrix import MatrixScreen
+
+    with Store(find_workbench(str(root), None, root).store_path) as store:
+        m = load_matrix(store)
+    last_key = [b.description for b in MatrixScreen.BINDINGS if b.show][-1]
+    return [f"{len(m.models)} models × {len(m.challenges)} challenges", m.models[-1], m.challenges[-1].label[:22],
+            re.compile(r"\b\S+ " + re.escape(last_key) + r"\b")]
 
 
-def bench_startup(wb: Path, rounds: int = 9) -> dict:
-    bytecode = precompile()
-    bare, matrix = [], []
-    for _ in range(rounds):  # interleaved so both see the same machine state
-        bare.append(time_child(BARE))
-        matrix.append(time_child(MATRIX.format(repo=str(REPO), wb=str(wb))))
-    b, m = statistics.median(bare), statistics.median(matrix)
-    return {"bare_app_s": round(b, 3), "matrix_ready_s": round(m, 3), "ratio": round(m / b, 2), "goal_ratio": 1.5,
-            "rounds": rounds, "path": "engine.cli.main(['--workbench', WB]) headless, until the matrix's first frame",
-            "bytecode": bytecode}
+def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:
+    """Two private copies of engine/ and tui/ (challenges/ linked beside them),
+    put first on PYTHONPATH so `benchtui` runs them: "bytecode" precompiled,
+    as a normal install has them; "no_bytecode" without any, as an editable
+    install has them on a machine that sets PYTHONDONTWRITEBYTECODE (this one
+    does; the children run with it, so they never write any). Copies, so the
+    bench controls their bytecode without touching the working tree (others
+    may be running from it) and times one snapshot of the code throughout.
+    Textual's bytecode (written by pip) is there for both, and for the bare app."""
+    out = {}
+    for mode in ("bytecode", "no_bytecode"):
+        dest = tmp / mode
+        for folder in ("engine", "tui"):
+            shutil.copytree(source / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        (dest / "challenges").symlink_to(source / "challenges")
+        if mode == "bytecode":
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(dest / "engine"), str(dest / "tui")], check=True)
+        out[mode] = dest
+    return out
+
+
+def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45), code: Path = REPO,
+                  term: str = "tmux-256color", colorterm: str = "") -> dict:
+    """Process start -> first frame on a terminal, interleaved: per round and
+    workbench, the bare app and benchtui, with and without bytecode, in
+    alternating order. Both are started as a person types them: the
+    executables on PATH (``python3 bare.py`` and ``benchtui``)."""
+    tmp = Path(tempfile.mkdtemp(prefix="benchtui-startup-"))
+    bare_py = tmp / "bare.py"
+    bare_py.write_text(BARE, encoding="utf-8")
+    python3, benchtui = shutil.which("python3"), shutil.which("benchtui")
+    if not python3 or not benchtui:
+        raise RuntimeError("python3 and benchtui must be on PATH (pip install -e .)")
+    # A tmux pane's terminal by default (TERM=tmux-256color, no COLORTERM: 256
+    # colours, so Textual maps every colour it draws to that palette).
+    base = {**os.environ, "TERM": term, "COLORTERM": colorterm, "PYTHONDONTWRITEBYTECODE": "1",
+            "BENCHTUI_CONFIG": str(tmp / "no-keys.toml")}
+    for name in ("BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM") + (() if colorterm else ("COLORTERM",)):
+        base.pop(name, None)
+    markers = {name: matrix_markers(root) for name, root in workbenches.items()}
+    times: dict[tuple[str, str], list[float]] = {}
+    bare: dict[tuple[str, str], list[float]] = {}
+    try:
+        envs = {}
+        for mode, copy in code_copies(tmp, code).items():
+            envs[mode] = {**base, "PYTHONPATH": os.pathsep.join(filter(None, [str(copy), os.environ.get("PYTHONPATH")]))}
+            probe = subprocess.run([python3, "-c", "import engine, tui; print(engine.__file__, tui.__file__)"],
+                                   env=envs[mode], cwd=tmp, capture_output=True, text=True, check=True).stdout.split()
+            assert all(Path(f).is_relative_to(copy) for f in probe), f"benchtui would not run the copy: {probe}"
+        for r in range(rounds):
+            for name, root in workbenches.items():
+                for mode in (("bytecode", "no_bytecode") if r % 2 == 0 else ("no_bytecode", "bytecode")):
+                    runs = [("bare", [python3, str(bare_py)], ["hello from a bare app"]),
+                            ("app", [benchtui, "--workbench", str(root)], markers[name])]
+                    for kind, argv, want in (runs if r % 2 == 0 else runs[::-1]):
+                        t = time_in_terminal(argv, want, envs[mode], size, cwd=tmp)
+                        (bare if kind == "bare" else times).setdefault((name, mode), []).append(t)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    out: dict = {"what": f"process start -> the matrix on a {size[0]}x{size[1]} pseudo-terminal (status line, last "
+                         "column, last row, footer keys); bare = one-Static Textual app until its text shows; "
+                         "ratio = benchtui / bare",
+                 "terminal": f"TERM={term} COLORTERM={colorterm}",
+                 "rounds": rounds, "goal_ratio": 1.5, "python3": python3, "benchtui": benchtui,
+                 "code": str(code) + ("" if code == REPO else " (--code)")}
+    for (name, mode), app_t in times.items():
+        bare_t = bare[(name, mode)]
+        out.setdefault(name, {})[mode] = {
+            "bare_best_s": round(min(bare_t), 3), "app_best_s": round(min(app_t), 3),
+            "ratio_best": round(min(app_t) / min(bare_t), 2),
+            "bare_median_s": round(statistics.median(bare_t), 3), "app_median_s": round(statistics.median(app_t), 3),
+            "ratio_median": round(statistics.median(app_t) / statistics.median(bare_t), 2),
+            "bare_all_s": sorted(round(t, 3) for t in bare_t), "app_all_s": sorted(round(t, 3) for t in app_t),
+        }
+    return out
+
+
+def scratch_published(source: Path, dest: Path) -> Path:
+    """A scratch copy of a published benchmark, scanned and with its README's
+    judge grades imported, so the matrix has content (the source is never written)."""
+    shutil.copytree(source, dest, ignore=shutil.ignore_patterns("store.db*", ".git"))
+    for args in (["scan"], ["grades", "import", str(dest / "README.md"), "--grader", "readme-judge"]):
+        subprocess.run([shutil.which("benchtui") or "benchtui", "--workbench", str(dest), *args],
+                       check=args == ["scan"], capture_output=True)
+    return dest
 
 
 async def _open_transcript(wb, model: str, challenge: str, relpath: str) -> float:
@@ -160,7 +276,23 @@ def bench_memory(wb) -> dict:
             "max_rss_mb": round(after / 1024, 1), "growth_mb": round((after - before) / 1024, 1)}
 
 
+PUBLISHED = Path("/work/shared/published-benchmark/llm_programming_tests")
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=("startup", "diff", "memory", "transcript"), action="append",
+                        help="run only these parts (repeatable; default: all)")
+    parser.add_argument("--rounds", type=int, default=7, help="start-up rounds (default 7)")
+    parser.add_argument("--code", type=Path, default=REPO,
+                        help="time the engine/ and tui/ of this tree instead (an older checkout, for a before/after)")
+    parser.add_argument("--term", default="tmux-256color", help="TERM for start-up (default: %(default)s, as in tmux)")
+    parser.add_argument("--colorterm", default="", help="COLORTERM for start-up (default: unset; 'truecolor' for 24-bit)")
+    parser.add_argument("--published", type=Path, default=PUBLISHED,
+                        help="a published benchmark to time start-up on too, from a scratch copy (default: %(default)s)")
+    args = parser.parse_args()
+    only = set(args.only or ("startup", "diff", "memory", "transcript"))
+
     from engine.workbench import find_workbench
     from tui_demo import build_demo
 
@@ -168,12 +300,19 @@ def main() -> None:
         root = build_demo(Path(tmp) / "wb")
         os.environ.setdefault("BENCHTUI_CONFIG", str(Path(tmp) / "none.toml"))
         wb = find_workbench(str(root), None, root)
-        result = {
-            "startup": bench_startup(root),
-            "diff": bench_diff(),
-            "memory": bench_memory(wb),
-            "transcript": bench_transcript(wb),
-        }
+        result = {}
+        if "startup" in only:
+            benches = {"demo": root}
+            if args.published and args.published.is_dir():
+                benches["published"] = scratch_published(args.published, Path(tmp) / "published")
+            result["startup"] = bench_startup(benches, rounds=args.rounds, code=args.code.resolve(), term=args.term,
+                                              colorterm=args.colorterm)
+        if "diff" in only:
+            result["diff"] = bench_diff()
+        if "memory" in only:
+            result["memory"] = bench_memory(wb)
+        if "transcript" in only:
+            result["transcript"] = bench_transcript(wb)
     print(json.dumps(result, indent=2))
 
 

@@ -1,3 +1,7 @@
-from engine.cli import main
+"""``python -m engine``: the ``benchtui`` command. Importing this module
+(a tool that imports every module of the package does) starts nothing."""
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    from engine.cli import main
+
+    raise SystemExit(main())

@@ -7,21 +7,28 @@ parsed args and a :class:`Context` and returns an exit code:
 """
 from __future__ import annotations
 
-import argparse
+import functools
+import gc
 import importlib
 import json
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 from engine.store import Store, StoreError
 from engine.workbench import Workbench, WorkbenchError, find_workbench
+
+if TYPE_CHECKING:
+    import argparse
 
 COMMAND_MODULES = [
     "engine.commands.workbench_cmds",
     "engine.commands.transcript_cmds",
     "engine.commands.run_cmds",
     "engine.commands.grade_cmds",
+    "engine.commands.adapter_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -35,10 +42,24 @@ class CommandError(Exception):
     """The command could not do its work: exit code 1."""
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2, no usage dump
-        print(f"benchtui: error: {message} (see benchtui --help)", file=sys.stderr)
-        raise SystemExit(EXIT_USAGE)
+@functools.cache
+def parser_class() -> type[argparse.ArgumentParser]:
+    """The argparse parser with one-line errors; argparse is imported here, so
+    that the dashboard's start-up (see ``dashboard_args``) does without it."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # one line, exit 2, no usage dump
+            print(f"benchtui: error: {message} (see benchtui --help)", file=sys.stderr)
+            raise SystemExit(EXIT_USAGE)
+
+    return Parser
+
+
+def __getattr__(name: str):
+    if name == "Parser":  # engine.cli.Parser, as before
+        return parser_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Context:
@@ -84,10 +105,34 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", metavar="FILE", help="store database (default: WORKBENCH/store.db)")
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+GLOBAL_OPTIONS = ("--workbench", "--store")
+
+
+def dashboard_args(argv: list[str]) -> SimpleNamespace | None:
+    """``benchtui [--workbench PATH] [--store FILE]`` (``--opt=value`` too),
+    read without argparse, whose import the dashboard's start-up would pay;
+    None for anything else, which argparse then parses (and reports)."""
+    values: dict[str, str | None] = dict.fromkeys(("workbench", "store"))
+    tokens = iter(argv)
+    for token in tokens:
+        option, eq, value = token.partition("=")
+        if option not in GLOBAL_OPTIONS:
+            return None
+        if not eq:
+            value = next(tokens, None)
+            if value is None or value.startswith("-"):
+                return None
+        values[option[2:]] = value
+    return SimpleNamespace(command=None, **values)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace | SimpleNamespace:
     """Global options alone mean the dashboard: skip loading every command
     module (they pull in the scanner, grades, ...), which start-up would pay."""
-    bare = Parser(prog="benchtui", add_help=False)
+    dashboard = dashboard_args(argv)
+    if dashboard is not None:
+        return dashboard
+    bare = parser_class()(prog="benchtui", add_help=False)
     add_global_options(bare)
     known, rest = bare.parse_known_args(argv)
     if not rest:
@@ -96,10 +141,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return build_parser().parse_args(argv)
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog="benchtui", description="Index, run, compare and grade coding-LLM answers.")
+def build_parser() -> argparse.ArgumentParser:
+    parser = parser_class()(prog="benchtui", description="Index, run, compare and grade coding-LLM answers.")
     add_global_options(parser)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class())
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
@@ -109,9 +154,17 @@ def open_dashboard(ctx: Context) -> int:
     """The dashboard shows the stored index at once and rescans in a worker."""
     ctx.store  # open (and migrate) here, so a broken store is a one-line error, not a screen
     ctx.close()
-    from tui.app import run_app  # imported late: engine stays free of textual
+    # Start-up allocates a great deal and frees almost nothing, so Python's
+    # cyclic collector would run ~100 times (~10 ms) before the first frame for
+    # nothing: it is off until the app has shown that frame (run_app turns it
+    # back on then), or until the app returns.
+    gc.disable()
+    try:
+        from tui.app import run_app  # imported late: engine stays free of textual
 
-    return run_app(ctx.workbench) or 0
+        return run_app(ctx.workbench) or 0
+    finally:
+        gc.enable()
 
 
 def main(argv: list[str] | None = None) -> int:

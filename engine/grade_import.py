@@ -16,7 +16,10 @@ judge for everything after it; ``--grader`` names it where the file does not.
 
 Names map to folders through the file's models table and the store's display
 names, then a normalised match, then the user's alias table, then a close
-fuzzy match (reported, never silent). What does not map is listed.
+fuzzy match, then a unique prefix (``MiniMax`` -> ``minimax-m2.7`` when no
+other model's folder or table name starts with it); fuzzy, alias and prefix
+mappings are listed under ``mapped`` for review, never silent. What does not
+map is listed.
 """
 from __future__ import annotations
 
@@ -159,13 +162,26 @@ class NameMapper:
         targets = {names[c] for c in close}
         if len(targets) == 1:
             return targets.pop(), "fuzzy"
+        if kind == "model":
+            target = self._unique_prefix(norm)
+            if target is not None:
+                return target, "prefix"
         return None, "no match"
+
+    def _unique_prefix(self, norm: str) -> str | None:
+        """The one model whose folder or table name starts with ``norm``
+        ("MiniMax" -> minimax-m2.7), else None (none, or several)."""
+        if len(norm) < 3:
+            return None
+        names = {**self.model_names, **{k: v for k, v in self.models_table.items() if v in self.models}}
+        targets = {folder for name, folder in names.items() if name.startswith(norm)}
+        return targets.pop() if len(targets) == 1 else None
 
     def reviewed(self) -> list[dict]:
         """Mappings a person should check: fuzzy and alias ones."""
         return [{"kind": k, "name": raw, "to": target, "how": how}
                 for (k, raw), (target, how) in sorted(self.log.items())
-                if target is not None and how in ("fuzzy", "alias")]
+                if target is not None and how in ("fuzzy", "alias", "prefix")]
 
 
 def clean_name(text: str) -> str:

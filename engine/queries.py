@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from engine.grades import OVERALL, current_grades
 from engine.store import Store
+
+OVERALL = "overall"  # engine.grades.OVERALL (not imported here: see load_matrix)
 
 def _first_name(names_json: str | None) -> str:
     try:
@@ -66,6 +67,24 @@ def is_judge(kind: str) -> bool:
     return kind == "judge"
 
 
+def current_overall_grades(store: Store) -> list[dict]:
+    """Each grader's current overall grade per cell, oldest first: the rule of
+    ``engine.grades.current_grades(store, dimension=OVERALL)`` (the newest row
+    of that grader not invalidated), as a plain query. The matrix's first
+    frame needs only this, and importing engine.grades (rubric, scales,
+    challenge names) would cost start-up several milliseconds; a test holds
+    the two to the same answer."""
+    return store.query(
+        "select g.id, g.model, g.challenge, g.letter, coalesce(r.kind, 'human') as grader_kind "
+        "from grades g left join graders r on r.id = g.grader_id "
+        "where g.invalidated_at is null and g.dimension = ? "
+        "and not exists (select 1 from grades n where n.model = g.model and n.challenge = g.challenge "
+        "and n.dimension = g.dimension and n.grader_id is g.grader_id and n.invalidated_at is null "
+        "and n.id > g.id) order by g.id",
+        (OVERALL,),
+    )
+
+
 def load_matrix(store: Store) -> Matrix:
     models = store.model_names()
     challenges = [
@@ -83,12 +102,12 @@ def load_matrix(store: Store) -> Matrix:
     human: dict[tuple[str, str], str] = {}
     judge: dict[tuple[str, str], str] = {}
     # Newest valid overall grade per grader; the latest human and latest judge win.
-    for g in sorted(current_grades(store, dimension=OVERALL), key=lambda g: g.id):
-        key = (g.model, g.challenge)
-        if g.grader_kind == "human":
-            human[key] = g.letter
-        elif is_judge(g.grader_kind):
-            judge[key] = g.letter
+    for g in current_overall_grades(store):
+        key = (g["model"], g["challenge"])
+        if g["grader_kind"] == "human":
+            human[key] = g["letter"]
+        elif is_judge(g["grader_kind"]):
+            judge[key] = g["letter"]
     warn_counts = {
         (r["model"], r["challenge"]): r["n"]
         for r in store.query(

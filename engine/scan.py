@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.gitinfo import read_git
+from engine.prompts import file_prompt_sha256
 from engine.store import Store, now_iso
 from engine.transcripts.sniff import sniff_format
 from engine.workbench import Workbench
@@ -143,6 +144,9 @@ def _prompt_drift(store: Store, prompts: dict[str, list[tuple[str, str, Path]]],
     """Compare each answer's PROMPT.md with the one most answers carry."""
     out = []
     for challenge, items in prompts.items():
+        # Whitespace-only differences (a trailing newline, re-wrapped lines) are
+        # the same prompt: compare hashes of the normalised text (engine/prompts.py).
+        items = [(model, file_prompt_sha256(path) or sha, path) for model, sha, path in items]
         counts = Counter(sha for _, sha, _ in items)
         if len(counts) < 2:
             continue
@@ -277,7 +281,8 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
             for model, cid, rel in places:
                 others = ", ".join(f"{m}/{c}/{r}" for m, c, r in places if m != model)
                 result.warnings.append(Warning("duplicate_file", model, cid, f"{model}/{cid}/{rel}", f"same content (sha256 {sha[:12]}) as {others}"))
-        result.warnings.extend(_prompt_drift(store, prompts, challenge_prompts))
+        result.warnings.extend(_prompt_drift(store, prompts, {cid: file_prompt_sha256(c.prompt_path)
+                                                              for cid, c in challenges.items()}))
 
         result.models = len(seen_models)
         result.answers = len(seen_answers)

@@ -11,8 +11,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from engine.challenges import BUNDLED_CHALLENGES, Challenge, load_challenges
+import engine
+
+if TYPE_CHECKING:
+    from engine.challenges import Challenge
+
+# engine.challenges (and tomllib) load on first use: the dashboard's first
+# frame reads the store and needs neither. engine.challenges.BUNDLED_CHALLENGES.
+BUNDLED_CHALLENGES = Path(engine.__file__).resolve().parent.parent / "challenges"
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv",
              "challenges", "tests", "bench", "tui", "engine", ".ci"}
@@ -37,6 +45,8 @@ class Workbench:
     @property
     def challenges(self) -> dict[str, Challenge]:
         if self._challenges is None:
+            from engine.challenges import load_challenges
+
             self._challenges = load_challenges(self.challenges_dir)
         return self._challenges
 
@@ -74,6 +84,13 @@ class Workbench:
             return False
 
 
+def challenge_folder_names(challenges_dir: Path) -> set[str]:
+    try:
+        return {d.name for d in challenges_dir.iterdir() if (d / "challenge.toml").is_file()}
+    except OSError:
+        return set()
+
+
 def detect_layout(root: Path, challenge_ids: set[str]) -> str | None:
     if (root / "models").is_dir():
         return "models"
@@ -94,8 +111,14 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
     if not root.is_dir():
         raise WorkbenchError(f"workbench from {source} is not a folder: {raw}")
     challenges_dir = root / "challenges" if (root / "challenges").is_dir() else BUNDLED_CHALLENGES
-    ids = set(load_challenges(challenges_dir)) if challenges_dir.is_dir() else set()
-    layout = detect_layout(root, ids)
+    # Challenge folders are named by their ids, so the names find the layout
+    # without reading any challenge.toml (start-up); only when they do not is
+    # each challenge's own id read.
+    layout = detect_layout(root, challenge_folder_names(challenges_dir))
+    if layout is None and challenges_dir.is_dir():
+        from engine.challenges import load_challenges
+
+        layout = detect_layout(root, set(load_challenges(challenges_dir)))
     if layout is None:
         raise WorkbenchError(
             f"{root} (from {source}) is not a workbench: no models/ folder and no model folders "

@@ -14,7 +14,6 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
-from tui.commands import JumpProvider
 from tui.config import load_key_config
 
 
@@ -22,10 +21,17 @@ from tui.config import load_key_config
 BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help")
 
 
+def jump_provider():
+    """The ctrl+p provider, imported when the palette first opens (not at start-up)."""
+    from tui.commands import JumpProvider
+
+    return JumpProvider
+
+
 class BenchApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "benchtui"
-    COMMANDS = App.COMMANDS | {JumpProvider}
+    COMMANDS = App.COMMANDS | {jump_provider}
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
@@ -42,16 +48,64 @@ class BenchApp(App[int]):
         self._store = None
         self.key_config = load_key_config(config_path, known_prefixes=BINDING_AREAS)
         self.errors: list[str] = []  # every error shown as a notification; tests read it
+        self._after_first_frame: list | None = []  # None once the first screen is out whole
+        self._frames = 0
 
     # -- lifecycle --------------------------------------------------------------
-    def on_mount(self) -> None:
+    def after_first_frame(self, callback) -> None:
+        """Call ``callback`` once the first screen is on the terminal whole (at
+        once if it has been): the first frame written in which every footer
+        lists its keys (Textual's own Footer adds them a refresh late; the
+        matrix's KeysFooter has them in its first frame). ``call_after_refresh``
+        is too early at start-up: Textual renders the first screen inside its
+        start-up batch, where nothing reaches the terminal, and runs those
+        callbacks before the frame that does. The rescan waits for this: its
+        imports would otherwise hold the GIL while that frame is drawn."""
+        if self._after_first_frame is None:
+            self.call_later(callback)
+        else:
+            self._after_first_frame.append(callback)
+
+    def _display(self, screen, renderable) -> None:  # Textual's one place that writes frames
+        super()._display(screen, renderable)
+        if self._after_first_frame is None or renderable is None or self._batch_count:
+            return
+        self._frames += 1
+        from textual.widgets import Footer
+
+        if self._frames >= 4 or all(footer.children for footer in screen.query(Footer)):
+            self._let_the_frame_out()
+            callbacks, self._after_first_frame = self._after_first_frame, None
+            for callback in callbacks:
+                self.call_later(callback)
+
+    def _let_the_frame_out(self, limit_s: float = 0.02) -> None:
+        """Textual hands each frame to a writer thread, which needs the GIL for
+        every step of writing it; with this thread going straight on to more
+        work (the next refresh, the rescan), the writer waited a switch
+        interval (5 ms) at each step, and the first frame reached the terminal
+        ~20 ms after it was made. So step aside until the writer's queue is
+        empty (a private detail of Textual's drivers; where it is missing, two
+        short naps), at most ``limit_s``, once, at start-up."""
+        import time
+
+        queue = getattr(getattr(self._driver, "_writer_thread", None), "_queue", None)
+        deadline = time.monotonic() + limit_s
+        time.sleep(0.0005)
+        while queue is not None and queue.qsize() and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        time.sleep(0.0005)  # its last write and flush
+
+    def get_default_screen(self):
         from tui.screens.matrix import MatrixScreen
 
+        return MatrixScreen()
+
+    def on_mount(self) -> None:
         if self.key_config.keymap:
             self.set_keymap(self.key_config.keymap)
         for problem in self.key_config.problems:
             self.notify(problem, severity="warning", timeout=8)
-        self.push_screen(MatrixScreen())
 
     def consume_scan_request(self) -> bool:
         """True once if the app was started with ``scan_on_start`` (the matrix
@@ -98,7 +152,7 @@ class BenchApp(App[int]):
     def jump_matrix(self, model: str | None = None, challenge: str | None = None) -> None:
         from tui.screens.matrix import MatrixScreen
 
-        while len(self.screen_stack) > 2 and not isinstance(self.screen, MatrixScreen):
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, MatrixScreen):
             self.pop_screen()
         if isinstance(self.screen, MatrixScreen):
             self.screen.focus_cell(model=model, challenge=challenge)
@@ -141,6 +195,9 @@ class BenchApp(App[int]):
 
 
 def run_app(workbench: Any) -> int:
+    import gc
+
     app = BenchApp(workbench, scan_on_start=True)
+    app.after_first_frame(gc.enable)  # `benchtui` turns the collector off for start-up (engine/cli.py)
     result = app.run()
     return int(result or app.return_code or 0)

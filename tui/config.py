@@ -11,7 +11,6 @@ Unknown ids and unreadable files are reported (as notifications), never fatal.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +35,8 @@ def load_key_config(path: Path | None = None, known_prefixes: tuple[str, ...] | 
     config = KeyConfig(path=path)
     if not path.is_file():
         return config
+    import tomllib  # here, not at the top: most start-ups have no file to read
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

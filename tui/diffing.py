@@ -101,6 +101,9 @@ def diff_lines(a: list[str], b: list[str], name_a: str = "a", name_b: str = "b",
         else:
             tag = "equal"
         unified.append(UnifiedRow(tag, line))
+    if not unified:  # difflib writes no header for identical files: the names stay on screen anyway
+        unified = [UnifiedRow("header", f"--- {name_a}"), UnifiedRow("header", f"+++ {name_b}"),
+                   UnifiedRow("equal", " (identical)")]
     return Diff(rows, unified, changes, unified_changes, added, removed)
 
 
@@ -111,44 +114,78 @@ def diff_texts(a: str, b: str, name_a: str = "a", name_b: str = "b") -> Diff:
 # -- pairing the files of two answers -----------------------------------------------
 
 def file_role(relpath: str, kind: str) -> str:
-    """A role used to pair files across answers: same role, best name match wins."""
+    """A role used to pair files across answers: only files of the same role pair."""
     name = relpath.rsplit("/", 1)[-1].lower()
     if kind == "transcript":
         return "transcript"
-    if name.startswith("test") or name.endswith("_test.py"):
+    if name.startswith("test") or name.endswith(("_test.py", "_test.cu")):
         return "test"
     if name.startswith(("bench", "demo")):
         return "bench"
     return kind or "other"
 
 
+NAME_MATCH = 0.6  # below this, two files of the same role are unrelated and shown alone
+
+
+def _stem(relpath: str) -> str:
+    name = relpath.rsplit("/", 1)[-1].lower()
+    stem = name.rsplit(".", 1)[0] if "." in name.lstrip(".") else name
+    return "".join(ch for ch in stem if ch.isalnum())
+
+
+def _language(relpath: str) -> str:
+    ext = relpath.rsplit(".", 1)[-1].lower() if "." in relpath else ""
+    return {"cuh": "cu", "h": "cu", "hpp": "cu", "cpp": "cu", "cc": "cu"}.get(ext, ext)
+
+
+def name_similarity(a: str, b: str) -> float:
+    """How alike two file names are, 0..1: case, separators and extension aside
+    (``layernorm.py`` ~ ``layer_norm.py`` = 1); a name inside the other
+    (``NOTES.md`` ~ ``IMPLEMENTATION_NOTES.md``) counts as close."""
+    sa, sb = _stem(a), _stem(b)
+    if not sa or not sb:
+        return 0.0
+    if sa == sb:
+        return 1.0
+    if min(len(sa), len(sb)) >= 4 and (sa in sb or sb in sa):
+        return 0.9
+    return difflib.SequenceMatcher(None, sa, sb, autojunk=False).ratio()
+
+
 def pair_files(left: list[dict], right: list[dict]) -> list[tuple[dict | None, dict | None]]:
-    """Pair two answers' files: same path first, then same role by name similarity."""
+    """Pair two answers' files: the same path first, then files of the same
+    role whose names are alike (best match first). Files with nothing related
+    on the other side stay alone, except that when each answer has exactly one
+    source (or CUDA) file left, in the same language, the two are paired
+    whatever their names (``tree_attention.py`` ~ ``dflash_verify.py``).
+    Pairs come first, then the files shown alone."""
+    def role(f: dict) -> str:
+        return file_role(f["relpath"], f.get("kind", ""))
+
     pairs: list[tuple[dict | None, dict | None]] = []
     rest_right = {f["relpath"]: f for f in right}
-    unpaired_left = []
+    rest_left: dict[str, dict] = {}
     for f in left:
         if f["relpath"] in rest_right:
             pairs.append((f, rest_right.pop(f["relpath"])))
         else:
-            unpaired_left.append(f)
-    def ext(relpath: str) -> str:
-        return relpath.rsplit(".", 1)[-1].lower() if "." in relpath else ""
-
-    # Same role first, then (for leftovers) same extension; best name match wins.
-    for same in (lambda f, g: file_role(f["relpath"], f.get("kind", "")) == file_role(g["relpath"], g.get("kind", "")),
-                 lambda f, g: ext(f["relpath"]) == ext(g["relpath"])):
-        still = []
-        for f in unpaired_left:
-            candidates = [g for g in rest_right.values() if same(f, g)]
-            if candidates:
-                best = max(candidates, key=lambda g: difflib.SequenceMatcher(None, f["relpath"], g["relpath"]).ratio())
-                pairs.append((f, rest_right.pop(best["relpath"])))
-            else:
-                still.append(f)
-        unpaired_left = still
-    pairs.extend((f, None) for f in unpaired_left)
+            rest_left[f["relpath"]] = f
+    candidates = sorted(
+        ((name_similarity(a, b), a, b) for a, f in rest_left.items() for b, g in rest_right.items() if role(f) == role(g)),
+        key=lambda c: (-c[0], c[1], c[2]))
+    for score, a, b in candidates:
+        if score < NAME_MATCH:
+            break
+        if a in rest_left and b in rest_right:
+            pairs.append((rest_left.pop(a), rest_right.pop(b)))
+    for code in ("source", "cuda"):
+        lone_left = [f for f in rest_left.values() if role(f) == code]
+        lone_right = [g for g in rest_right.values() if role(g) == code]
+        if len(lone_left) == 1 and len(lone_right) == 1 and _language(lone_left[0]["relpath"]) == _language(lone_right[0]["relpath"]):
+            pairs.append((rest_left.pop(lone_left[0]["relpath"]), rest_right.pop(lone_right[0]["relpath"])))
+    pairs.extend((f, None) for f in rest_left.values())
     pairs.extend((None, g) for g in rest_right.values())
     order = {"source": 0, "cuda": 1, "test": 2, "bench": 3, "doc": 4, "prompt": 5, "transcript": 6}
-    return sorted(pairs, key=lambda p: (p[0] is None or p[1] is None, order.get(file_role((p[0] or p[1])["relpath"], (p[0] or p[1]).get("kind", "")), 9),
+    return sorted(pairs, key=lambda p: (p[0] is None or p[1] is None, order.get(role(p[0] or p[1]), 9),
                                         (p[0] or p[1])["relpath"]))

@@ -1,6 +1,8 @@
 """How verdicts and grades look: one glyph and one colour per verdict."""
 from __future__ import annotations
 
+import json
+
 from rich.text import Text
 
 # verdict -> (glyph, style, label). Single-cell glyphs only: wide emoji break columns.
@@ -11,6 +13,7 @@ VERDICTS: dict[str, tuple[str, str, str]] = {
     "timeout": ("T", "bold magenta", "timeout"),
     "compile_error": ("C", "bold red", "compile error"),
     "unbound": ("U", "bold yellow", "unbound"),
+    "missing_dependency": ("D", "bold yellow", "missing dependency"),
     "forbidden": ("⊘", "bold red", "forbidden"),
     "skipped": ("–", "yellow", "skipped"),
     "not_run": ("·", "dim", "not run"),
@@ -50,3 +53,26 @@ def legend() -> Text:
     out.append("A-", style="italic dim")
     out.append(" judge", style="dim")
     return out
+
+
+def check_value(raw) -> str:
+    """A check's value or threshold as shown: the store keeps them as JSON
+    text, so ``null`` (and None, blank) means there is none and shows as ''."""
+    if raw is None:
+        return ""
+    value = raw
+    if isinstance(raw, str):
+        text = raw.strip()
+        if not text or text == "null":
+            return ""
+        try:
+            value = json.loads(text)
+        except ValueError:
+            return text  # stored as plain text
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return str(value)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import textwrap
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -55,11 +56,21 @@ def _args(arguments: Any) -> dict:
 
 
 def call_summary(name: str, args: dict) -> str:
+    """One line: a multi-line command shows its first line (the rest follows as code rows)."""
     for key in ("path", "file_path", "filePath", "command", "cmd", "pattern", "query"):
         if key in args and isinstance(args[key], (str, int)):
-            return f"{name} {str(args[key])[:200]}"
+            first, *more = str(args[key]).splitlines() or [""]
+            return f"{name} {first[:200]}" + (" …" if more else "")
     text = json.dumps(args, ensure_ascii=False)
     return f"{name} {text[:160]}"
+
+
+def command_rest(args: dict) -> list[str]:
+    """The lines of a multi-line command after its first (``python -c "..."`` scripts)."""
+    for key in ("command", "cmd"):
+        if isinstance(args.get(key), str):
+            return args[key].splitlines()[1:]
+    return []
 
 
 def edit_diff(args: dict, result_diff: str | None) -> list[str]:
@@ -76,14 +87,19 @@ def _clock(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%H:%M:%S")
 
 
-def entry_matches(entry, mode: str) -> bool:
+def entry_matches(entry, mode: str, flagged_calls: frozenset[str] | set[str] = frozenset(),
+                  warned_lines: frozenset[int] | set[int] = frozenset()) -> bool:
+    """Is ``entry`` shown under filter ``mode``? ``flagged_calls``: ids of tool calls whose
+    result line was repaired or warned about (the result is shown under its call, so
+    the call's entry carries it); ``warned_lines``: file lines with a warning."""
     role = entry.role
     if mode == "all":
         return True
     if mode == "user turns":
         return role == "user"
     if mode == "errors":
-        return entry.is_error or role == "raw" or entry.repaired or any(c.failed for c in entry.tool_calls)
+        return (entry.is_error or role == "raw" or entry.repaired or entry.line in warned_lines
+                or any(c.failed or c.id in flagged_calls for c in entry.tool_calls))
     if mode in ("conversation", "no tools"):
         return role in ("user", "assistant", "system", "compaction")
     return True
@@ -93,11 +109,21 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
                warnings_by_line: dict[int, str] | None = None) -> list[Row]:
     """Rows for ``entries`` at ``width`` cells, honouring folds and the filter."""
     rows: list[Row] = []
-    warnings_by_line = warnings_by_line or {}
+    warnings_by_line = {k: v for k, v in (warnings_by_line or {}).items() if k > 0}  # 0: no line (JSON documents)
     paired = {c.id for e in entries for c in e.tool_calls if c.result is not None}
+    # A paired result is shown under its call: its repair or warning is shown there too.
+    result_notes: dict[str, tuple[str, bool]] = {}
+    for e in entries:
+        if e.role == "tool_result" and e.tool_call_id in paired and (e.repaired or e.line in warnings_by_line):
+            result_notes[e.tool_call_id] = (warnings_by_line.get(e.line) or f"line {e.line}: repaired", e.repaired)
+
+    def warn_rows(i: int, text: str, role: str, error: bool = False) -> list[Row]:
+        lines = textwrap.wrap(f"⚠ {text}", max(width, 20), subsequent_indent="  ", break_on_hyphens=False)
+        return [Row("warn", i, t, role, error=error) for t in lines]
+    warned_lines = set(warnings_by_line)
     show_tools = mode not in ("conversation", "no tools")
     for i, e in enumerate(entries):
-        if not entry_matches(e, mode):
+        if not entry_matches(e, mode, result_notes.keys(), warned_lines):
             continue
         if e.role == "tool_result" and e.tool_call_id in paired:
             continue  # shown under its call
@@ -121,12 +147,14 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
         rows.append(Row("header", i, "  ".join(head), e.role, error=e.is_error))
         if e.role == "raw":
             warning = warnings_by_line.get(e.line, "malformed line")
-            rows.append(Row("warn", i, f"⚠ {warning}", e.role, error=True))
+            rows.extend(warn_rows(i, warning, e.role, error=True))
             raw = e.raw if isinstance(e.raw, str) else json.dumps(e.raw, ensure_ascii=False)
             rows.extend(Row("raw", i, t, e.role) for t in wrap(raw or "", width))
             continue
-        if e.repaired and e.line in warnings_by_line:
-            rows.append(Row("warn", i, f"⚠ {warnings_by_line[e.line]}", e.role))
+        if e.line in warnings_by_line:
+            rows.extend(warn_rows(i, warnings_by_line[e.line], e.role))
+        elif e.repaired:
+            rows.extend(warn_rows(i, f"line {e.line}: repaired", e.role))
         if e.thinking and mode != "conversation":
             key = f"{i}:thinking"
             opened = key in expanded
@@ -141,6 +169,11 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
             args = _args(call.arguments)
             failed = call.failed
             rows.append(Row("tool", i, f"⚙ {call_summary(call.name, args)}", e.role, error=failed))
+            for line in command_rest(args):
+                rows.extend(Row("code", i, t, e.role) for t in wrap(line, width - 2))
+            note = result_notes.get(call.id)
+            if note:
+                rows.extend(warn_rows(i, f"result {note[0]}", e.role))
             lname = call.name.lower()
             if lname in ("write", "create", "write_file") and isinstance(args.get("content"), str):
                 for k, t in enumerate(args["content"].splitlines(), 1):
@@ -152,7 +185,7 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
             if call.result is not None:
                 key = f"{i}:result:{n}"
                 opened = key in expanded
-                mark = " ✗ failed" if failed else ""
+                mark = (" ✗ failed" if failed else "") + ((" ⚠ repaired" if note[1] else " ⚠") if note else "")
                 dur = f" {call.result.duration_s:.1f}s" if call.result.duration_s else ""
                 rows.append(Row("fold", i, f"{'▾' if opened else '▸'} result ({size_label(len(call.result.text))}){dur}{mark}",
                                 e.role, fold=key, error=failed))

@@ -14,7 +14,14 @@ import numpy as np
 MODEL_PARAM_NAMES = {"model", "lm", "net", "llm", "language_model", "transformer", "network"}
 # Method names an answer may call on its model to get logits.
 LOGIT_METHODS = ("forward", "logits", "get_logits", "next_token_logits", "next_logits",
-                 "predict", "score", "logprobs", "log_probs", "step", "run", "apply")
+                 "predict", "score", "logprobs", "log_probs", "step", "run", "apply",
+                 "get_log_probs", "get_logprobs")
+# Names published answers call on the model they are handed (qwen36 calls
+# ``model.get_log_probs(seq)``) that give the next token's log-probs after the
+# last position: the mock always offers them, computing what ``forward`` does
+# for the last row, unless probing the answer's own model says otherwise.
+LAST_POSITION_METHODS = ("get_log_probs", "get_logprobs", "log_probs", "logprobs", "next_token_logits",
+                         "next_logits", "get_next_token_logits")
 
 
 def log_softmax(z: np.ndarray) -> np.ndarray:
@@ -86,6 +93,9 @@ class MockLM:
             setattr(self, name, value)
         for name in set(convention.all_positions) - {"__call__"}:
             setattr(self, name, self._method(name))
+        for name in LAST_POSITION_METHODS:
+            if name not in convention.all_positions:
+                setattr(self, name, self._method(name))
 
     def _method(self, name: str):
         def call(tokens, *args, **kwargs):
@@ -99,7 +109,8 @@ class MockLM:
         return self._run("forward", tokens, args, kwargs)
 
     def _run(self, name: str, tokens, args, kwargs):
-        all_pos = self._conv.all_positions.get(name, self._conv.default_all_positions)
+        default = False if name in LAST_POSITION_METHODS else self._conv.default_all_positions
+        all_pos = self._conv.all_positions.get(name, default)
         arr = np.asarray(tokens)
         if arr.ndim == 1:
             return self._row(arr, None, all_pos)

@@ -79,6 +79,7 @@ def run(suite) -> None:
         if len(diff) > max_bad:
             c.fail(f"{len(diff)} of {len(results)} trees differ from the reference (first: {short(diff[0])})")
 
+    tokens_per_cycle(suite, results, ref, target)
     crafted_checks(suite, call, new_target)
 
     with suite.check("three_cycles") as c:
@@ -106,6 +107,32 @@ def run(suite) -> None:
     temp = accepts_temperature(verify_fn)
     suite.time("speed", lambda a: verify_fn(*a, target, *temp),
                lambda a: ref.verify_and_accept(*a, target, 0), make)
+
+
+def tokens_per_cycle(suite, results, ref, target) -> None:
+    """What a prompt leaves open is measured, never failed: tokens appended per
+    cycle against the most possible for that tree (its longest accepted path
+    plus the bonus token, the reference's output), on the golden-rule trees.
+    Stopping at the first rejection is still exact greedy decoding; it only
+    accepts fewer tokens per cycle."""
+    if not results:
+        return
+    appended = possible = short_trees = 0
+    first_short = None
+    for prompt, tokens, parents, got in results:
+        best = len(ref.verify_and_accept(prompt, tokens, parents, target, 0))
+        appended += len(got)
+        possible += best
+        if len(got) < best:
+            short_trees += 1
+            if first_short is None:
+                first_short = {"tree_tokens": tokens, "tree_parents": parents, "appended": got, "most_possible": best}
+    ratio = appended / possible if possible else 0.0
+    suite.info("tokens_per_cycle", value=round(ratio, 4),
+               message=f"{appended / len(results):.2f} tokens appended per cycle, {possible / len(results):.2f} possible "
+                       f"({ratio:.0%}); {short_trees} of {len(results)} trees got fewer than the most possible",
+               details={"trees": len(results), "appended": appended, "most_possible": possible,
+                        "trees_below_most": short_trees, "first_below_most": first_short})
 
 
 def bind(suite):
@@ -279,6 +306,15 @@ def crafted_checks(suite, call, new_target) -> None:
 
     with suite.check("all_correct_chain") as c:
         expect(c, g[:4], [-1, 0, 1, 2], g[:5], "a fully correct chain must be accepted plus the bonus token")
+
+    with suite.check("all_correct_chain_accepted") as c:
+        # Universal: every prompt accepts a fully correct chain whole; whether a
+        # bonus token follows is left open by some prompts (tokens_per_cycle).
+        got = call(prompt, g[:4], [-1, 0, 1, 2], target)
+        c.details["cases"] = [{"tree_tokens": g[:4], "tree_parents": [-1, 0, 1, 2], "appended": got}]
+        c.value, c.threshold = got, g[:4]
+        c.expect(got[:4] == g[:4] and got == g[:len(got)],
+                 f"a fully correct chain must be accepted whole: appended {got}, the chain is {g[:4]}")
 
     with suite.check("wrong_root") as c:
         w = other(g[0])

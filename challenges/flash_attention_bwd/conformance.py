@@ -7,12 +7,9 @@ it may be N x N.
 """
 from __future__ import annotations
 
-import copy
-import tracemalloc
 
 import numpy as np
 
-from engine.verify.suite import InputMutated, array_digest
 
 FWD_NAMES = ("flash_attention_fwd", "flash_attention_forward", "flash_attn_fwd", "flash_attn_forward",
              "flash_fwd", "attention_fwd", "forward")
@@ -182,40 +179,25 @@ def finite_differences(suite, c, forward, backward) -> None:
 
 
 def memory_peak(suite, c, fwd, bwd) -> None:
-    """Peak traced bytes of forward and of backward at long N, as a fraction of
-    one N x N float64 matrix. Inputs are copied before tracing starts, so only
-    what the answer allocates counts."""
+    """Peak growth of the answer process's memory (read from the OS by the
+    checker) during forward and during backward at long N, as a fraction of
+    one N x N float64 matrix. Inputs are staged in the answer's process before
+    the measured call, so only what the answer allocates counts."""
     T = suite.threshold
     shape, tile = tuple(T("memory_shape", [1, 1, 4096, 64])), int(T("memory_tile", 128))
     n = shape[2]
     nxn = n * n * 8
     Q, K, V, dO = inputs(suite.rng("memory"), shape)
-    out, fwd_peak = traced_call(fwd, Q, K, V, tile, True)
+    out, fwd_peak = suite.peak_memory(fwd, Q, K, V, tile, True)
     if not isinstance(out, (tuple, list)) or len(out) < 2:
         raise TypeError("forward must return (O, cache)")
-    _, bwd_peak = traced_call(bwd, dO, out[1], tile, True)
+    _, bwd_peak = suite.peak_memory(bwd, dO, out[1], tile, True)
     c.details.update(forward_peak_bytes=fwd_peak, backward_peak_bytes=bwd_peak, nxn_bytes=nxn)
     c.value = round(max(fwd_peak, bwd_peak) / nxn, 4)
     if not c.value < c.threshold:
         side = "forward" if fwd_peak >= bwd_peak else "backward"
         c.fail(f"{side} peaked at {max(fwd_peak, bwd_peak) / 2**20:.1f} MiB = {c.value:.2f} of one "
                f"N x N matrix ({nxn / 2**20:.0f} MiB) at N={n}")
-
-
-def traced_call(fn, *args):
-    """Like suite.call (copies, mutation check) but tracing only the answer's own allocations."""
-    args = copy.deepcopy(args)
-    before = [array_digest(a) for a in args]
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        result = fn(*args)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    if before != [array_digest(a) for a in args]:
-        raise InputMutated("the answer modified its input in place")
-    return result, peak
 
 
 def walk(obj, path="cache", depth=0):

@@ -51,6 +51,7 @@ def run_record(store, run_id: int) -> dict:
     checks = store.query("select name, verdict, value, threshold, message from checks where run_id = ? order by position, id", (run_id,))
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
+            "prompt_version": r.get("prompt_version"),  # engine/prompts.py; None: unknown or missing prompt
             "checks": [{**c, "value": _loads(c["value"]), "threshold": _loads(c["threshold"])} for c in checks],
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
 

@@ -108,6 +108,7 @@ def answer_detail(store, model: str, challenge: str) -> dict:
         checks = store.query("select name, verdict, value, threshold, message from checks where run_id = ? order by position, id", (r["id"],))
         run = {"id": r["id"], "status": r["status"], "verdict": r["verdict"], "backend": r["backend"], "device": r["device"],
                "started_at": r["started_at"], "duration_s": r["duration_s"], "message": r["message"],
+               "prompt_version": r.get("prompt_version"),  # engine/prompts.py; None: unknown or missing prompt
                "checks": [{**c, "value": _maybe_json(c["value"]), "threshold": _maybe_json(c["threshold"])} for c in checks],
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
     grades = store.query(
@@ -149,6 +150,7 @@ def cmd_show(args, ctx) -> int:
         print("not run yet: `benchtui run -m MODEL -c CHALLENGE`")
     else:
         print(f"latest run #{run['id']}: {run['verdict']} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
+        print(f"  judged against prompt version: {run['prompt_version'] or 'unknown or missing prompt (universal checks only)'}")
         for c in run["checks"]:
             print(f"  {c['verdict']:<13} {c['name']:<30} {c['message'][:100]}")
     for g in detail["grades"]:

@@ -47,7 +47,7 @@ def main(argv: list[str]) -> int:
     ops = {"import": load, "adapter": load_adapter, "keep": lambda v: v, "fetch": lambda v: v,
            "nbytes": _nbytes, "rss": lambda _: _rss_kb(), "module_of": _module_of, "source": _source,
            "instances": _instances, "mlx_vjp": _mlx_vjp,
-           "to_mlx": _to_mlx}
+           "to_mlx": _to_mlx, "forget": lambda _: _forget(folder)}
     peer = wire.Peer(wire.Connection(wire.socket_from_fd(fd)), trusting=True, ops=ops)
     peer.finish = _evaluate_mlx
     peer.serve_forever()
@@ -90,6 +90,18 @@ def _instances(value):
     module, classes = value
     return [(k, v, type(v).__name__) for k, v in vars(module).items()
             if not k.startswith("__") and any(type(v) is c for c in classes)]
+
+
+def _forget(folder: Path) -> None:
+    """Drop modules imported from the answer folder, so another implementation's
+    imports (``from dflash import ...``) load afresh."""
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        try:
+            if file and Path(file).resolve().is_relative_to(folder):
+                del sys.modules[name]
+        except (OSError, ValueError):
+            continue
 
 
 def _to_mlx(x):

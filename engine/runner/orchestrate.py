@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 import engine
+from engine import adapters
 from engine.backends import choose_backend, probe_all
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
@@ -183,19 +184,20 @@ class Runner:
             status = probe_all().get(backend)
             seed = self.options.seed if self.options.seed is not None else secrets.randbits(31)
             digest, files = tree_digest(folder) if folder.is_dir() else ("", {})
+            prompt = answer_prompt_facts(store, challenge, folder, model)  # issue 9: prompt versions
             run_id = store.db["runs"].insert({
                 "model": model, "challenge": challenge_id, "status": "running", "backend": backend,
                 "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seed,
                 "started_at": now_iso(), "pid": os.getpid(), "git_commit": self.git_commit, "answer_sha256": digest,
                 "files": json.dumps(files), "versions": json.dumps(versions(backend)),
-                "message": degraded or ""}).last_pk
+                "message": degraded or "", "prompt_version": prompt["prompt_version"]}).last_pk
         self.emit(RunEvent("started", model, challenge_id, run_id=run_id, total=self._total))
         started = time.perf_counter()
         try:
             if answer["status"] == "no_answer":
                 checks, verdict, extra = [], V.NO_ANSWER, {"message": "the folder holds no answer files"}
             else:
-                checks, verdict, extra = self._execute(folder, challenge, model, backend, seed, digest)
+                checks, verdict, extra = self._execute(folder, challenge, model, backend, seed, digest, prompt)
         except sandbox.SandboxUnavailable:
             raise
         except Exception as exc:  # benchtui's own failure: record it, never lose the row
@@ -219,7 +221,8 @@ class Runner:
         return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
                                      message=message, duration_s=duration))
 
-    def _execute(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int, digest: str):
+    def _execute(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int, digest: str,
+                 prompt: dict | None = None):
         limits = challenge.limits
         if self.options.timeout_s:
             limits = dataclasses.replace(limits, timeout_s=self.options.timeout_s,
@@ -227,20 +230,21 @@ class Runner:
         gpu = backend == "cuda"
         with tempfile.TemporaryDirectory(prefix="benchtui-run-") as tmp:
             tmp = Path(tmp)
-            work, out, adapter_dir = tmp / "answer", tmp / "out", tmp / "adapter"
+            work, out = tmp / "answer", tmp / "out"
             copy_answer(self.workbench, folder, work, challenge)
             out.mkdir()
             _open_up(out)
             results = out / "results.jsonl"
-            adapter = challenge.adapter_path(model)
-            if adapter:  # the answer's process gets a copy: it sees nothing of the challenge's folder
-                adapter_dir.mkdir()
-                adapter = Path(shutil.copy2(adapter, adapter_dir / adapter.name))
-                _open_up(adapter_dir)
+            # Workbench .benchtui/adapters first, then the plugin's; a stale one is not used and an
+            # `adapter` check (unbound when stale, info otherwise) goes into the results file. The copy
+            # lands in tmp/adapter: the answer's process reads it there and sees nothing of `out`.
+            adapter = adapters.prepare_for_run(self.workbench.root, challenge, model, folder, tmp, results)
             job = {"challenge_id": challenge.id, "challenge_dir": str(challenge.path), "answer_dir": str(work), "model": model,
-                   "seed": seed, "backend": backend, "thresholds": challenge.thresholds,
+                   "seed": seed, "backend": backend,
+                   "thresholds": {**challenge.thresholds, **((prompt or {}).get("thresholds") or {})},
                    "forbidden_imports": list(challenge.forbidden_imports),
-                   "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
+                   "adapter_path": str(adapter) if adapter else None, "results_path": str(results),
+                   **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")}}
             checks, done, res, answer_res = self._two_processes(job, work, out, adapter, challenge, limits, gpu)
             stderr = read_capped(out / "stderr.txt")
             if res.timed_out:
@@ -353,6 +357,24 @@ class Runner:
             outputs.extend(f"[skipped] {s}" for s in plan.skipped)
             return {"self_exit_code": exit_code, "self_duration_s": round(time.perf_counter() - started, 3),
                     "self_command": " && ".join(plan.labels), "self_output": "\n\n".join(outputs), "self_status": status}
+
+
+# -- issue 9: the prompt an answer was given, and its copied files ------------------
+def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model: str) -> dict:
+    """The answer's prompt version (engine/prompts.py), the checks that belong to
+    a prompt version, and the latest scan's duplicate_file warnings for it."""
+    from engine import prompts
+
+    version, sha = prompts.answer_prompt(challenge, folder)
+    duplicates = {}
+    last = store.get_meta("last_scan_id")
+    if last:
+        for w in store.query("select path, detail from scan_warnings where scan_id = ? and kind = 'duplicate_file' "
+                             "and model = ? and challenge = ?", (int(last), model, challenge.id)):
+            rel = (w["path"] or "").split("/", 2)[-1]
+            duplicates[rel] = w["detail"]
+    return {"prompt_version": version, "prompt_sha256": sha, "version_checks": prompts.version_checks(challenge),
+            "thresholds": prompts.version_thresholds(challenge, version), "duplicates": duplicates}
 
 
 def parse_results(path: Path) -> tuple[list[dict], dict | None]:

@@ -65,7 +65,11 @@ class Limits:
     cpu_s: int = 600  # RLIMIT_CPU
     memory_mb: int | None = 4096  # RLIMIT_AS; None for CUDA jobs (RLIMIT_AS breaks CUDA)
     file_size_mb: int = 256  # RLIMIT_FSIZE
-    open_files: int = 256  # RLIMIT_NOFILE
+    open_files: int = 256  # RLIMIT_NOFILE (soft)
+    # Hard RLIMIT_NOFILE: packages a prompt allows raise their soft limit at
+    # import (mlx_lm: setrlimit(NOFILE, (2048, 4096))); a lower hard limit made
+    # that import fail inside the sandbox, the harness's fault, not the answer's.
+    open_files_hard: int = 4096
     processes: int = 256  # RLIMIT_NPROC: counts threads, per uid; only meaningful for a non-root uid
 
 
@@ -165,7 +169,7 @@ def _prlimit_argv(limits: Limits) -> list[str]:
     mb = 1024 * 1024
     # Soft CPU limit sends SIGXCPU, the hard one a second later SIGKILL.
     argv = [_tool("prlimit") or "prlimit", f"--cpu={limits.cpu_s}:{limits.cpu_s + 1}",
-            f"--fsize={limits.file_size_mb * mb}", f"--nofile={limits.open_files}",
+            f"--fsize={limits.file_size_mb * mb}", f"--nofile={limits.open_files}:{max(limits.open_files, limits.open_files_hard)}",
             f"--nproc={limits.processes}"]
     if limits.memory_mb is not None:
         argv.append(f"--as={limits.memory_mb * mb}")

@@ -103,11 +103,18 @@ class Binder:
         self.importer = importer
         self._defs: list[Definition] | None = None
         self._modules: dict[Path, ModuleType] = {}
+        # Several implementations in one folder: the file bound first (relpath),
+        # and every lookup made, to find the other files defining the same names.
+        self.prefer_file: str | None = None
+        self.lookups: list[tuple[tuple, str | None, tuple, Definition | None]] = []
 
     @property
     def defs(self) -> list[Definition]:
         if self._defs is None:
-            self._defs = definitions(self.folder)
+            found = definitions(self.folder)
+            if self.prefer_file:  # stable: the preferred file's definitions first
+                found.sort(key=lambda d: d.relpath != self.prefer_file)
+            self._defs = found
         return self._defs
 
     def searched(self) -> list[str]:
@@ -128,12 +135,39 @@ class Binder:
                 return False
             return include_self_tests or not is_self_test(d.relpath)
 
+        found = None
         for match in (lambda d, n: d.name == n, lambda d, n: squash(d.name) == squash(n)):
             for name in names:
                 for d in self.defs:
                     if ok(d) and match(d, name):
-                        return d
-        return None
+                        found = d
+                        break
+                if found:
+                    break
+            if found:
+                break
+        self.lookups.append((tuple(names), kind, tuple(methods), found))
+        return found
+
+    def implementations(self) -> list[str]:
+        """Non-test files (relpaths) that could have answered this suite's lookups:
+        the file each lookup bound, then every other file defining a name that a
+        bound lookup asked for (exactly or loosely), in the binder's file order."""
+        bound = [d.relpath for _, _, _, d in self.lookups if d is not None]
+        files = list(dict.fromkeys(bound))
+        for names, kind, methods, d in self.lookups:
+            if d is None:
+                continue
+            wanted = {squash(n) for n in names}
+            for other in self.defs:
+                if other.relpath in files or is_self_test(other.relpath) or squash(other.name) not in wanted:
+                    continue
+                if kind and other.kind != kind and not (kind == "function" and other.kind == "assign"):
+                    continue
+                if methods and not set(methods) <= set(other.methods):
+                    continue
+                files.append(other.relpath)
+        return files
 
     def classes_with(self, methods) -> list[Definition]:
         return [d for d in self.defs if d.kind == "class" and set(methods) <= set(d.methods) and not is_self_test(d.relpath)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import socket
 import subprocess
@@ -19,7 +20,7 @@ from engine.verify import verdicts as V
 from engine.verify import wire
 from engine.verify.binding import Unbound
 from engine.verify.static_rules import forbidden_imports
-from engine.verify.suite import Suite, describe_exception
+from engine.verify.suite import Suite, describe_exception, missing_package
 
 
 @dataclass
@@ -37,6 +38,11 @@ class Job:
     check_timeout_s: float | None = None
     answer_fd: int | None = None  # the socket to the answer's process
     monitor_fd: int | None = None  # the socket to the orchestrator's memory monitor
+    # Prompt versions (engine/prompts.py): the answer's version, check -> versions.
+    prompt_version: str | None = None
+    version_checks: dict = field(default_factory=dict)
+    # Scan's duplicate_file warnings for this answer: relpath -> what it copies.
+    duplicates: dict = field(default_factory=dict)
 
 
 def load_module(path: Path, name: str):
@@ -49,14 +55,19 @@ def load_module(path: Path, name: str):
     return module
 
 
-def execute(job: Job, peer=None, monitor=None) -> Suite:
-    suite = Suite(
+def new_suite(job: Job, **kw) -> Suite:
+    return Suite(
         challenge_id=job.challenge_id, answer_dir=Path(job.answer_dir), challenge_dir=Path(job.challenge_dir),
         model=job.model, seed=job.seed, backend=job.backend, thresholds=job.thresholds,
         adapter_path=Path(job.adapter_path) if job.adapter_path else None,
         results_path=Path(job.results_path) if job.results_path else None,
-        check_timeout_s=job.check_timeout_s, peer=peer, monitor=monitor,
+        check_timeout_s=job.check_timeout_s,
+        prompt_version=job.prompt_version, version_checks=job.version_checks, **kw,
     )
+
+
+def execute(job: Job, peer=None, monitor=None) -> Suite:
+    suite = new_suite(job, peer=peer, monitor=monitor)
     hits = forbidden_imports(suite.answer_dir, job.forbidden_imports)
     if hits:
         suite.record("forbidden_imports", V.FORBIDDEN, value=len(hits), threshold=0,
@@ -66,6 +77,13 @@ def execute(job: Job, peer=None, monitor=None) -> Suite:
         suite.record("forbidden_imports", V.PASS, value=0, threshold=0,
                      message=f"none of {', '.join(job.forbidden_imports)} imported")
     conformance = load_module(Path(job.challenge_dir) / "conformance.py", f"benchtui_conformance_{job.challenge_id}")
+    first = len(suite.checks)
+    run_conformance(conformance, suite)
+    several_implementations(job, conformance, suite, first)
+    return suite
+
+
+def run_conformance(conformance, suite: Suite) -> None:
     try:
         conformance.run(suite)
     except Unbound as exc:
@@ -73,9 +91,48 @@ def execute(job: Job, peer=None, monitor=None) -> Suite:
                      details={"looked_for": exc.looked_for, "searched": exc.searched})
     except wire.PeerGone as exc:
         suite.record("conformance", V.ERROR, message=f"the answer's process ended before the checks could run ({exc})")
+    except ModuleNotFoundError as exc:  # the answer imports a package the sandbox lacks
+        package = missing_package(exc)
+        suite.record("conformance", V.MISSING_DEPENDENCY, value=package,
+                     message=f"the answer imports {package!r}, which is not installed here: {describe_exception(exc)}",
+                     details={"package": package})
     except Exception as exc:  # an answer failing at import time lands here
         suite.record("conformance", V.ERROR, message=describe_exception(exc))
-    return suite
+
+
+# -- several implementations in one answer folder -------------------------------------
+def several_implementations(job: Job, conformance, suite: Suite, first: int) -> None:
+    """Each non-test file that defines what the suite bound is run and reported
+    under its own name (``<file>::<check>``); the answer's verdict is the worst of
+    them. A single implementation keeps its plain check names."""
+    files = suite.binder.implementations() if not suite.binder.prefer_file else []
+    if len(files) < 2:
+        return
+    # The first run bound files[0]: rename its checks, rewrite the results file.
+    for c in suite.checks[first:]:
+        c.name = f"{files[0]}::{c.name}"
+        c.details.setdefault("implementation", files[0])
+    if suite._results_path is not None:
+        with open(suite._results_path, "w", encoding="utf-8") as fh:
+            for c in suite.checks:
+                fh.write(json.dumps({"check": c.as_dict()}) + "\n")
+    verdicts = {files[0]: V.worst(c.verdict for c in suite.checks[first:])}
+    for rel in files[1:]:
+        other = new_suite(job, check_prefix=rel, prefer_file=rel, peer=suite.peer, monitor=suite.monitor)
+        if suite.peer is not None:  # the next implementation's imports load afresh in the answer's process
+            suite.answer_side("forget")
+        run_conformance(conformance, other)
+        suite.checks.extend(other.checks)
+        verdicts[rel] = V.worst(c.verdict for c in other.checks)
+    lines = []
+    for rel, verdict in verdicts.items():
+        copy = job.duplicates.get(rel)
+        lines.append(f"{rel}: {verdict}" + (f" (a copy: {copy})" if copy else ""))
+    suite.record("implementations", V.INFO, value=len(files),
+                 message=f"{len(files)} files implement the contract, each run on its own; the answer's verdict is "
+                         f"the worst of them: " + "; ".join(lines),
+                 details={"files": files, "verdicts": verdicts,
+                          "copies": {rel: job.duplicates[rel] for rel in files if rel in job.duplicates}})
 
 
 def verdict_of(suite: Suite) -> str:

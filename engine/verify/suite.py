@@ -110,6 +110,8 @@ class Suite:
                  seed: int, backend: str = "cpu", thresholds: dict | None = None,
                  adapter_path: Path | None = None, results_path: Path | None = None,
                  data_dir: Path | None = None, check_timeout_s: float | None = None,
+                 prompt_version: str | None = None, version_checks: dict | None = None,
+                 check_prefix: str = "", prefer_file: str | None = None,
                  peer: wire.Peer | None = None, monitor=None):
         self.challenge_id = challenge_id
         self.answer_dir = Path(answer_dir)
@@ -124,6 +126,14 @@ class Suite:
         self.peer = peer
         self.monitor = monitor
         self.binder = Binder(self.answer_dir, importer=self._import)
+        # Prompt versions (engine/prompts.py): the version of the answer's own
+        # PROMPT.md, and check name -> the versions that ask for that check.
+        self.prompt_version = prompt_version
+        self.version_checks = dict(version_checks or {})
+        # Several implementations in one folder (execute.py): this suite's file
+        # is bound first and its checks are named ``<file>::<check>``.
+        self.check_prefix = check_prefix
+        self.binder.prefer_file = prefer_file
         self.checks: list[Check] = []
         self._results_path = results_path
         self._adapter = None
@@ -221,6 +231,11 @@ class Suite:
             c.verdict, c.message = V.ERROR, f"the answer's process is gone ({exc})"
         except Unbound:
             raise
+        except ModuleNotFoundError as exc:  # a package the sandbox lacks: not the answer's fault
+            package = missing_package(exc)
+            c.verdict, c.value = V.MISSING_DEPENDENCY, package
+            c.message = f"the answer imports {package!r}, which is not installed here: {describe_exception(exc)}"
+            c.details["package"] = package
         except Exception as exc:  # the answer crashed: that is evidence too
             c.verdict, c.message = V.ERROR, describe_exception(exc)
             c.details.setdefault("traceback", getattr(exc, "remote_traceback", None) or traceback.format_exc(limit=-8))
@@ -245,10 +260,32 @@ class Suite:
         return self.record(name, V.INFO, value=value, message=message, details=details)
 
     def _record(self, c: Check) -> None:
+        if self.check_prefix and not c.name.startswith(f"{self.check_prefix}::"):
+            c.name = f"{self.check_prefix}::{c.name}"
+            c.details.setdefault("implementation", self.check_prefix)
+        self._apply_prompt_version(c)
         self.checks.append(c)
         if self._results_path is not None:
             with open(self._results_path, "a", encoding="utf-8") as fh:
                 fh.write(json.dumps({"check": c.as_dict()}) + "\n")
+
+    # -- prompt versions ------------------------------------------------------------
+    def asked_by_prompt(self, name: str) -> bool:
+        """Whether the answer's prompt asks for check ``name`` (universal checks: always)."""
+        versions = self.version_checks.get(name.rsplit("::", 1)[-1])
+        return not versions or self.prompt_version in versions
+
+    def _apply_prompt_version(self, c: Check) -> None:
+        """A check that belongs to another prompt version is a figure, never a verdict."""
+        if c.verdict in (V.INFO, None) or self.asked_by_prompt(c.name):
+            return
+        versions = self.version_checks[c.name.rsplit("::", 1)[-1]]
+        c.details["would_be"] = {"verdict": c.verdict, "message": c.message}
+        c.details["asked_by_prompt_versions"] = versions
+        mine = f"prompt version {self.prompt_version}" if self.prompt_version else "an unknown or missing prompt"
+        c.message = (f"not asked by this answer's prompt ({mine}; only by {', '.join(versions)}): "
+                     f"would be {c.verdict}" + (f": {c.message}" if c.message else ""))
+        c.verdict = V.INFO
 
     # -- calling the answer -----------------------------------------------------
     def call(self, fn: Callable, *args, **kwargs):
@@ -368,6 +405,17 @@ class RoundTripClock(Clock):
         with self.peer.reference():
             elapsed = self.base.measure(fn)
         return max(0.0, elapsed - (self.peer.round_trips - before) * self.overhead_s)
+
+
+def missing_package(exc: BaseException) -> str | None:
+    """The top-level package a ModuleNotFoundError names (``mlx_lm.models`` -> ``mlx_lm``)."""
+    import re
+
+    name = getattr(exc, "name", None)
+    if not name:
+        found = re.search(r"No module named '([^']+)'", str(exc))
+        name = found.group(1) if found else None
+    return name.split(".")[0] if name else None
 
 
 def describe_exception(exc: BaseException) -> str:

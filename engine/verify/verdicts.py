@@ -5,12 +5,15 @@ PASS, FAIL, ERROR, TIMEOUT = "pass", "fail", "error", "timeout"
 COMPILE_ERROR, UNBOUND, FORBIDDEN = "compile_error", "unbound", "forbidden"
 SKIPPED, NO_ANSWER, INFO = "skipped", "no_answer", "info"
 NOT_RUN, INTERRUPTED = "not_run", "interrupted"
+# The answer imports a package this machine's sandbox lacks (the check's
+# details name it): not the answer's fault, and nothing was verified.
+MISSING_DEPENDENCY = "missing_dependency"
 
 # Worst first. ``info`` (timings, reported figures) never affects a verdict;
 # ``skipped`` (backend absent) ranks above pass so an answer whose checks could
 # not all run is never shown as passing.
 SEVERITY = {
-    PASS: 0, SKIPPED: 1, UNBOUND: 2, FAIL: 3, ERROR: 4, TIMEOUT: 5,
+    PASS: 0, SKIPPED: 1, MISSING_DEPENDENCY: 1.5, UNBOUND: 2, FAIL: 3, ERROR: 4, TIMEOUT: 5,
     COMPILE_ERROR: 6, FORBIDDEN: 7,
 }
 CHECK_VERDICTS = set(SEVERITY) | {INFO}

@@ -202,7 +202,7 @@ async def test_tui_runs_live_progress_and_log(demo_wb, monkeypatch):
         await pilot.press("s")
         await settle(app, pilot)
         assert all(m == "demo-careful" for m, _ in seen["pairs"]) and len(seen["pairs"]) >= 3
-        table = screen.query_one("#runs-table", DataTable)
+        table = screen.query_one("#runs-live", DataTable)
         states = {str(table.get_cell(f"q:{m}/{c}", "state")) for m, c in seen["pairs"]}
         assert states == {"finished"}
         assert "finished" in str(screen.query_one("#runs-progress", Static).render())

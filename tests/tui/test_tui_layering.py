@@ -12,8 +12,6 @@ import importlib, pkgutil, sys
 import engine
 names = []
 for info in pkgutil.walk_packages(engine.__path__, "engine."):
-    if info.name.endswith("__main__"):
-        continue  # running it would start the CLI
     names.append(info.name)
     importlib.import_module(info.name)
 bad = sorted(m for m in sys.modules if m == "textual" or m.startswith("textual.") or m == "tui" or m.startswith("tui."))

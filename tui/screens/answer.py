@@ -14,6 +14,7 @@ from tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, TextArea, Tree
 
 from engine import queries
+from engine.answer_files import main_source
 from engine.grades import current_grades
 from tui.glyphs import verdict_text
 
@@ -23,6 +24,47 @@ GROUPS = (("source", "Sources"), ("cuda", "Sources"), ("doc", "Docs"), ("prompt"
 LEXERS = {".cu": "cuda", ".cuh": "cuda", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "cpp", ".hpp": "cpp",
           ".md": "markdown", ".toml": "toml", ".json": "json", ".jsonl": "json", ".sh": "bash",
           ".yaml": "yaml", ".yml": "yaml", ".metal": "cpp", ".txt": "text", ".rst": "rst"}
+
+
+def middle_ellipsis(name: str, width: int) -> str:
+    """``name`` in ``width`` cells, cut in the middle so the end (the extension) stays:
+    'fused_softmax_topk.cuh' -> 'fused_so…topk.cuh'."""
+    if len(name) <= width:
+        return name
+    if width <= 1:
+        return "…"[:width]
+    suffix = Path(name).suffix
+    tail = min(len(name) - 1, max(len(suffix) + 4, (width - 1) // 2), width - 2)
+    head = max(width - 1 - tail, 1 if width >= 3 else 0)
+    tail = width - 1 - head
+    return name[:head] + "…" + (name[-tail:] if tail > 0 else "")
+
+
+def size_text(n: int | None) -> str:
+    n = n or 0
+    if n < 1024:
+        return f"{n}B"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f}K" if n < 10 * 1024 else f"{n // 1024}K"
+    return f"{n / 1024 / 1024:.1f}M"
+
+
+def file_label(relpath: str, size: int | None, warned: bool, width: int) -> Text:
+    """A tree label that fits ``width`` cells: never cuts the extension or the warning
+    mark; the size goes first when room is short."""
+    mark = " ⚠" if warned else ""
+    size_part = f"  {size_text(size)}"
+    room = width - len(mark)
+    if len(relpath) + len(size_part) <= room:
+        name, shown_size = relpath, size_part
+    else:
+        name, shown_size = middle_ellipsis(relpath, max(room, 4)), ""
+    label = Text(name)
+    if mark:
+        label.append(mark, style="yellow")
+    if shown_size:
+        label.append(shown_size, style="dim")
+    return label
 
 
 def read_text_file(path: Path) -> str:
@@ -40,6 +82,7 @@ class AnswerScreen(GuardedScreen):
         Binding("g", "grade", "Grade", id="answer.grade"),
         Binding("r", "run", "Run", id="answer.run"),
         Binding("1,2,3,4,5", "tab", show=False, id="answer.tab"),
+        Binding("a", "adapter", "Adapter", show=False, id="answer.adapter"),  # issue 9: scaffold an adapter
     ]
 
     class Loaded(Message):
@@ -96,6 +139,9 @@ class AnswerScreen(GuardedScreen):
                 answer = queries.answer_row(store, self.model, self.challenge)
                 data: dict = {"answer": answer, "files": [], "transcripts": [], "warnings": [],
                               "run": None, "checks": [], "history": [], "grades": []}
+                challenge = store.query("select id, title, language, display_names from challenges where id = ?",
+                                        (self.challenge,))
+                data["challenge"] = challenge[0] if challenge else None
                 if answer:
                     data["files"] = queries.answer_files(store, answer["id"])
                     data["transcripts"] = queries.answer_transcripts(store, answer["id"])
@@ -130,30 +176,71 @@ class AnswerScreen(GuardedScreen):
             self.show_file(self.want_file)
             self.want_file = None
         elif self.current_file is None:
-            first = next((f for f in data["files"] if f["kind"] in ("source", "cuda")), None)
-            if first:
-                self.show_file(first["relpath"])
+            main = self.main_file()
+            if main:
+                self.show_file(main)
+
+    def main_file(self) -> str | None:
+        """The answer's main source (not the alphabetically first file: see engine.answer_files)."""
+        import json
+
+        ch = self.data.get("challenge") or {}
+        names = [self.challenge, ch.get("title") or ""]
+        try:
+            names += list(json.loads(ch.get("display_names") or "[]"))
+        except ValueError:
+            pass
+        return main_source(self.data.get("files") or [], names, ch.get("language"))
+
+    def file_warnings(self, relpath: str) -> list[dict]:
+        """The scan warnings about one file of this answer (warning paths are workbench-relative)."""
+        answer = self.data.get("answer") or {}
+        full = f"{answer.get('path', '')}/{relpath}"
+        return [w for w in self.data.get("warnings", []) if w["path"] and (w["path"] == full or w["path"].endswith("/" + relpath))]
 
     def fill_tree(self) -> None:
         tree = self.query_one("#file-tree", Tree)
+        tree.show_root = False
         tree.clear()
         tree.root.expand()
-        warned = {w["path"] for w in self.data["warnings"] if w["path"]}
         groups: dict[str, object] = {}
         label_of = dict(GROUPS)
         for f in self.data["files"]:
             group = label_of.get(f["kind"], "Other")
             if group not in groups:
                 groups[group] = tree.root.add(group, expand=True)
-            label = Text(f["relpath"])
-            if f["problem"] or not f["readable"] or f["relpath"] in warned or any(w.endswith("/" + f["relpath"]) for w in warned):
-                label.append(" ⚠", style="yellow")
-            label.append(f"  {f['size'] or 0:,}b", style="dim")
-            groups[group].add_leaf(label, data=f["relpath"])
+            groups[group].add_leaf(f["relpath"], data=f["relpath"])
         if self.data["warnings"]:
             node = tree.root.add(Text("Warnings", style="yellow"), expand=True)
             for w in self.data["warnings"]:
-                node.add_leaf(Text(f"⚠ {w['kind']}: {w['detail'] or w['path'] or ''}", style="yellow"))
+                node.add_leaf(f"{w['kind']}", data={"warning": w})
+        self.fit_tree_labels()
+
+    def fit_tree_labels(self) -> None:
+        """Labels sized to the tree's width: a name is cut in its middle (the extension and
+        the ⚠ stay), a warning shows its kind and file; its full text opens on enter."""
+        tree = self.query_one("#file-tree", Tree)
+        width = max((tree.scrollable_content_region.width or 28) - 1, 12)
+        files = {f["relpath"]: f for f in self.data.get("files", [])}
+        for group in tree.root.children:
+            room = width - tree.guide_depth  # leaves sit one guide in (the root is hidden)
+            for node in group.children:
+                data = node.data
+                if isinstance(data, str) and data in files:
+                    f = files[data]
+                    warned = bool(f["problem"] or not f["readable"] or self.file_warnings(data))
+                    node.set_label(file_label(data, f["size"], warned, room))
+                elif isinstance(data, dict) and "warning" in data:
+                    w = data["warning"]
+                    where = Path(w["path"]).name if w["path"] else ""
+                    text = f"⚠ {w['kind']}"  # the file's name where it fits; enter shows it all
+                    if where and len(text) + 1 + len(where) <= room:
+                        text += f" {where}"
+                    node.set_label(Text(middle_ellipsis(text, room), style="yellow"))
+
+    def on_resize(self) -> None:
+        if self.data:
+            self.fit_tree_labels()
 
     def fill_checks(self) -> None:
         run = self.data["run"]
@@ -165,8 +252,12 @@ class AnswerScreen(GuardedScreen):
             summary.update("not run yet: press r to run the hidden suite")
             self.query_one("#self-check", Static).update("no self-check yet")
             return
-        summary.update(Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
-                                     verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}"))
+        head = Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
+                             verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}",
+                             (prompt_version_note(run), "dim"))
+        if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
+            head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")  # issue 9
+        summary.update(head)
         for i, c in enumerate(self.data["checks"]):
             table.add_row(c["name"], verdict_text(c["verdict"]), c["value"] or "", c["threshold"] or "", c["message"] or "",
                           key=str(i))
@@ -219,6 +310,9 @@ class AnswerScreen(GuardedScreen):
     # -- files -----------------------------------------------------------------------
     def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
         relpath = event.node.data
+        if isinstance(relpath, dict) and "warning" in relpath:
+            self.call_later(self.show_warning, relpath["warning"])
+            return
         if not relpath:
             return
         if any(t["relpath"] == relpath for t in self.data.get("transcripts", [])):
@@ -242,10 +336,21 @@ class AnswerScreen(GuardedScreen):
             return
         self.post_message(self.FileLoaded(relpath, text))
 
+    async def show_warning(self, w: dict) -> None:
+        """A scan warning in full, wrapped (the tree has room for its kind only)."""
+        self.query_one(TabbedContent).active = "tab-file"
+        pane = self.query_one("#file-view-pane", Vertical)
+        await pane.remove_children()
+        text = Text.assemble((f"⚠ {w['kind']}", "bold yellow"), "\n", (w["path"] or "", "bold"), "\n\n", w["detail"] or "")
+        await pane.mount(Static(text, classes="panel-text", id="warning-view"))
+
     async def on_answer_screen_file_loaded(self, message: FileLoaded) -> None:
         pane = self.query_one("#file-view-pane", Vertical)
         await pane.remove_children()
-        header = Static(Text(message.relpath, style="bold"), classes="panel-text")
+        title = Text(message.relpath, style="bold")
+        for w in self.file_warnings(message.relpath):
+            title.append(f"\n⚠ {w['kind']}: {w['detail'] or ''}", style="yellow")
+        header = Static(title, classes="panel-text")
         if message.error or message.text is None:
             await pane.mount(header, Static(f"cannot show this file: {message.error}", classes="panel-text"))
             return
@@ -275,6 +380,26 @@ class AnswerScreen(GuardedScreen):
     def action_run(self) -> None:
         self.app.open_runs([(self.model, self.challenge)], "answer")
 
+    def action_adapter(self) -> None:
+        """Scaffold this answer's workbench adapter (what `benchtui adapter new` writes)."""
+        self.scaffold_adapter()
+
+    @work(thread=True, exclusive=True, group="answer-adapter")
+    def scaffold_adapter(self) -> None:
+        from engine import adapters
+
+        try:
+            path = adapters.scaffold_for(self.app.workbench, self.model, self.challenge)
+        except FileExistsError as exc:
+            self.app.call_from_thread(self.notify, f"{exc}; edit it, then: benchtui adapter check {self.model} {self.challenge}",
+                                      severity="warning", timeout=10)
+            return
+        except Exception as exc:
+            self.app.call_from_thread(self.notify, f"cannot write the adapter: {exc}", severity="error", timeout=10)
+            return
+        self.app.call_from_thread(self.notify, f"wrote {path}: fill it in, then press r (or: benchtui adapter check "
+                                  f"{self.model} {self.challenge})", timeout=10)
+
     def action_tab(self) -> None:
         pass  # digits are handled in on_key below (one binding id remaps them all)
 
@@ -283,3 +408,15 @@ class AnswerScreen(GuardedScreen):
         if event.key in "12345" and len(event.key) == 1:
             self.query_one(TabbedContent).active = tabs[int(event.key) - 1]
             event.stop()
+
+
+def prompt_version_note(run: dict) -> str:
+    """Which prompt the run judged the answer against (issue 9, engine/prompts.py)."""
+    version = run.get("prompt_version")
+    return f"  prompt: {version}" if version else "  prompt: unknown or missing (universal checks only)"
+
+
+def adapter_hint(model: str, challenge: str) -> str:
+    """The offer for an unbound answer (issue 9): its API is its own, an adapter binds it."""
+    return (f"unbound: press a to scaffold an adapter (benchtui adapter new {model} {challenge}), "
+            f"fill it in, then run again or: benchtui adapter check {model} {challenge}")

@@ -18,6 +18,8 @@ from tui.diffing import Diff, diff_texts, pair_files
 from tui.screens.answer import read_text_file
 from tui.widgets.diff_view import DiffView
 
+NO_FILE = "— (no related file)"
+
 
 class CompareScreen(GuardedScreen):
     BINDINGS = [
@@ -46,6 +48,7 @@ class CompareScreen(GuardedScreen):
         self.others: list[str] = []
         self.roots = ("", "")
         self.diff_seconds: float | None = None
+        self.label = ""  # the shown pair's file names, kept in the bar in both views
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -113,7 +116,7 @@ class CompareScreen(GuardedScreen):
         try:
             ta = read_text_file(root / self.roots[0] / left) if left else ""
             tb = read_text_file(root / self.roots[1] / right) if right else ""
-            diff = diff_texts(ta, tb, f"{self.model}/{left or '-'}", f"{self.other}/{right or '-'}")
+            diff = diff_texts(ta, tb, f"{self.model}/{left or NO_FILE}", f"{self.other}/{right or NO_FILE}")
         except Exception as exc:
             self.post_message(self.Diffed(None, "", 0.0, str(exc)))
             return
@@ -128,10 +131,12 @@ class CompareScreen(GuardedScreen):
         view.show(message.diff)
         self.update_bar(message.label)
 
-    def update_bar(self, label: str = "") -> None:
+    def update_bar(self, label: str | None = None) -> None:
+        if label is not None:
+            self.label = label
         view = self.query_one(DiffView)
         d = view.diff
-        text = Text.assemble((self.model, "bold red"), " vs ", (self.other or "?", "bold green"), f"  {label}  ")
+        text = Text.assemble((self.model, "bold red"), " vs ", (self.other or "?", "bold green"), f"  {self.label}  ")
         if d is not None:
             text.append("identical" if d.identical else f"+{d.added} −{d.removed}, {len(d.changes)} change(s)",
                         style="dim")
@@ -162,6 +167,8 @@ class CompareScreen(GuardedScreen):
         for m in self.others:
             pick.add_option(Option(("● " if m == self.other else "  ") + m, id=m))
         pick.display = True
+        # Start on the model shown now: Down then Enter picks the next one.
+        pick.highlighted = self.others.index(self.other) if self.other in self.others else 0
         pick.focus()
 
     @on(OptionList.OptionSelected, "#compare-pick")

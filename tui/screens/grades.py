@@ -24,6 +24,8 @@ def step_letter(letter: str | None, step: int) -> str | None:
 
 
 class GradesScreen(GuardedScreen):
+    # Below 100 columns the rubric goes under the table, so grades and judge names keep their width.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("escape", "back", "Back", id="grades.back"),
         Binding("a", "letter('A')", "A", id="grades.a"),
@@ -111,11 +113,17 @@ class GradesScreen(GuardedScreen):
         title.append(f"   grader: {self.grader}", style="dim")
         self.query_one("#grades-title", Static).update(title)
         table = self.query_one("#grades-dims", DataTable)
+        # Rows are rebuilt (not updated in place): a column's width follows its widest
+        # cell, so no grade or judge name is cut, and a row has one line per judge.
+        cursor = table.cursor_row
+        table.clear()
         for d in G.DIMENSIONS:
             mine = self.mine.get(d.id)
-            table.update_cell(d.id, "mine", Text(mine or "·", style="bold " + grade_style(mine)))
-            judges = "hidden" if hidden else ", ".join(self.judges.get(d.id, [])) or "—"
-            table.update_cell(d.id, "judges", Text(judges, style="italic dim"))
+            judges = [] if hidden else self.judges.get(d.id, [])
+            table.add_row(d.title, Text(mine or "·", style="bold " + grade_style(mine)),
+                          Text("\n".join(judges) or ("hidden" if hidden else "—"), style="italic dim"),
+                          key=d.id, height=max(1, len(judges)))
+        table.move_cursor(row=cursor)
         hist = self.query_one("#grade-history", DataTable)
         hist.clear(columns=True)
         hist.add_columns("when", "dimension", "grade", "by", "note")
@@ -138,6 +146,13 @@ class GradesScreen(GuardedScreen):
         d = self.current_dimension()
         text = Text(d.title + "\n", style="bold")
         text.append(d.description + "\n\n")
+        mine = self.mine.get(d.id)
+        text.append("yours: ", style="dim")
+        text.append(mine or "—", style="bold " + grade_style(mine))
+        if not self.hidden:
+            for judge in self.judges.get(d.id, []):
+                text.append(f"   judge: {judge}", style="italic dim")
+        text.append("\n\n")
         text.append("a b c d f: set the letter   + -: step   N: note   ]: next ungraded   x: blind", style="dim")
         self.query_one("#rubric", Static).update(text)
 

@@ -17,15 +17,35 @@ from engine.grades import LETTERS
 from tui.glyphs import grade_style
 
 
-def rankings_table(lb) -> Table:
+def _best_worst(letter: str | None, challenge: str | None) -> Text:
+    """The grade first, then the challenge: a narrow column cuts the name, never the grade."""
+    if not letter:
+        return Text("—")
+    return Text.assemble((letter, "bold " + grade_style(letter)), f" {challenge or ''}")
+
+
+def rankings_table(lb, width: int | None = None) -> Table:
+    """``width``: the cells the table gets; best/worst then share what the others leave."""
     t = Table(title="Rankings (overall grade)", expand=True, title_justify="left")
-    # "#" and "model" keep their width at 80 columns; the rest may shrink.
-    for col, min_width in (("#", 2), ("model", 12), ("mean", None), ("graded", None), ("best", None), ("worst", None), ("pass rate", None)):
-        t.add_column(col, no_wrap=True, min_width=min_width)
-    for s in lb.model_summaries:
+    summaries = list(lb.model_summaries)
+    # Every column but best/worst keeps its full width at 80 columns (a mean band such as
+    # "A-/B+" is never cut to "A…"); best/worst shrink, cutting the challenge name only.
+    widest = lambda values, floor: max([floor, *(len(v) for v in values)])  # noqa: E731
+    columns = (("#", widest([str(s.rank or "—") for s in summaries], 1)),
+               ("model", min(widest([s.model for s in summaries], 5), 24)),
+               ("mean", widest([s.band or "" for s in summaries], 4)),
+               ("graded", 6), ("best", 4), ("worst", 5), ("passed", 6))
+    share = None
+    if width:
+        fixed = sum(w for c, w in columns if c not in ("best", "worst")) + 3 * len(columns) + 1
+        share = max((width - fixed) // 2, 5)
+    for col, min_width in columns:
+        t.add_column(col, no_wrap=True, min_width=min_width, overflow="ellipsis",
+                     max_width=share if col in ("best", "worst") else None)
+    for s in summaries:
         rate = f"{s.passed}/{s.verified}" if s.verified else "—"
         t.add_row(str(s.rank or "—"), s.model, Text(s.band, style="bold " + grade_style(s.band)), str(s.graded),
-                  f"{s.best or '—'} {s.best_letter or ''}", f"{s.worst or '—'} {s.worst_letter or ''}", rate)
+                  _best_worst(s.best_letter, s.best), _best_worst(s.worst_letter, s.worst), rate)
     return t
 
 
@@ -39,13 +59,22 @@ def winners_table(lb) -> Table:
     return t
 
 
+H2H_LEGEND = ("record: the left model's wins-losses-ties against the right one, over the challenges both "
+              "have an overall grade for. leads = more wins than losses, trails = fewer, "
+              "level = as many wins as losses (even).")
+
+
 def h2h_table(lb) -> Table:
-    t = Table(title="Head to head (wins-losses-ties)", expand=True, title_justify="left")
+    t = Table(title="Head to head (wins-losses-ties)", expand=True, title_justify="left",
+              caption=H2H_LEGEND, caption_justify="left")
     t.add_column("model")
     t.add_column("vs")
-    t.add_column("record")
+    t.add_column("record (W-L-T)")
     t.add_column("over")
     for h in lb.head_to_head:
+        if not h.challenges:  # nothing graded for both: no record to speak of
+            t.add_row(h.model_a, h.model_b, Text("—", style="dim"), Text("no challenge graded for both", style="dim"))
+            continue
         t.add_row(h.model_a, h.model_b, h.text, f"{len(h.challenges)} challenge(s)")
     return t
 
@@ -105,8 +134,16 @@ class LeaderboardScreen(GuardedScreen):
             self.query_one("#leader-rank", Static).update(f"leaderboard unavailable: {message.error}")
             self.app.report_error("leaderboard", message.error)
             return
-        lb = message.board
-        self.query_one("#leader-rank", Static).update(rankings_table(lb))
+        self.board = message.board
+        self.show_board()
+
+    def on_resize(self) -> None:
+        if getattr(self, "board", None) is not None:
+            self.show_board()
+
+    def show_board(self) -> None:
+        lb = self.board
+        self.query_one("#leader-rank", Static).update(rankings_table(lb, width=self.size.width - 2))
         self.query_one("#leader-plot", Static).update(grade_histogram(lb, width=max(10, self.size.width // 3)))
         self.query_one("#leader-winners", Static).update(winners_table(lb))
         self.query_one("#leader-h2h", Static).update(h2h_table(lb))

@@ -7,8 +7,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from tui.screens.base import GuardedScreen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Header, Static
 
+from tui.widgets.footer import KeysFooter
 from tui.glyphs import grade_style, legend, verdict_glyph, VERDICTS
 
 SORTS = ("order", "passes", "grade", "name")
@@ -27,9 +28,19 @@ def cell_text(cell) -> Text:
     return text
 
 
+def not_passing(cell) -> bool:
+    """What the "not passing" filter keeps: an answer whose latest run did not pass. An
+    answer not run yet is not passing (nothing shows it passes); a model with no folder
+    or no answer for the challenge is not an answer, so it keeps no row on its own."""
+    return cell.status == "answer" and cell.verdict != "pass"
+
+
 class MatrixScreen(GuardedScreen):
     BINDINGS = [
-        Binding("enter", "open", "Open", id="matrix.open"),
+        # show=False: the table has the focus and its own (hidden) enter, so the
+        # footer never listed this; hidden, the footer's keys are the same before
+        # and after the table takes the focus, and compose once (start-up).
+        Binding("enter", "open", "Open", id="matrix.open", show=False),
         Binding("s", "cycle_sort", "Sort", id="matrix.sort"),
         Binding("f", "cycle_filter", "Filter", id="matrix.filter"),
         Binding("g", "grade", "Grade", id="matrix.grade"),
@@ -57,10 +68,11 @@ class MatrixScreen(GuardedScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading the store…", id="matrix-status")
-        yield DataTable(id="matrix", cursor_type="cell", zebra_stripes=True)
+        # fixed_columns: the challenge column stays when a narrow terminal scrolls the models
+        yield DataTable(id="matrix", cursor_type="cell", zebra_stripes=True, fixed_columns=1)
         yield Static(id="matrix-detail")
         yield Static(legend(), id="legend")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         # The first load is a few indexed reads (~1 ms), done here so the first
@@ -74,8 +86,14 @@ class MatrixScreen(GuardedScreen):
             self.app.report_error("loading the matrix", exc)
             self.reload()
 
+    def on_screen_suspend(self) -> None:
+        self._left = True
+
     def on_screen_resume(self) -> None:
-        if self.matrix is not None:  # grades or runs may have changed underneath
+        # Back from another screen: grades or runs may have changed underneath.
+        # (Not on the first resume: on_mount has just loaded the matrix, and a
+        # reload then would compete with the first frame.)
+        if self.matrix is not None and getattr(self, "_left", False):
             self.reload()
 
     # -- data ------------------------------------------------------------------------
@@ -104,27 +122,32 @@ class MatrixScreen(GuardedScreen):
         self.reload(rescan=True)
 
     def on_matrix_screen_loaded(self, message: Loaded) -> None:
+        unchanged = self.matrix is not None and message.matrix == self.matrix
         keep = self.current() if self.matrix else (None, None)
         self._note = message.note
         self.matrix = message.matrix
         if self.app.consume_scan_request():
-            # Rescan only once the first frame is painted: the scan's imports
-            # (sqlite_utils, numpy) would otherwise hold the GIL during it.
+            # Rescan only once the first frame is on the terminal: the scan's
+            # imports (sqlite_utils, git, numpy) would otherwise hold the GIL
+            # while that frame is rendered.
             self._note = "indexing the workbench…"
-            self.call_after_refresh(lambda: self.reload(rescan=True))
+            self.app.after_first_frame(lambda: self.reload(rescan=True))
         if self._wanted != (None, None):
             keep, self._wanted = self._wanted, (None, None)
+        elif unchanged:  # the same cells (a rescan found nothing new): keep the table, update the status line
+            self.update_status(*self.ordered())
+            return
         self.render_table(keep)
 
     def ordered(self) -> tuple[list[str], list]:
         m = self.matrix
         assert m is not None
         models = list(m.models)
-        from engine.grades import POINTS
-
         if self.sort_mode == "passes":
             models.sort(key=lambda x: -sum(m.cell(x, c.id).verdict == "pass" for c in m.challenges))
         elif self.sort_mode == "grade":
+            from engine.grades import POINTS  # here: the first frame does without engine.grades
+
             def mean(model: str) -> float:
                 pts = [POINTS[g] for c in m.challenges if (g := m.cell(model, c.id).human) in POINTS]
                 return -(sum(pts) / len(pts)) if pts else 1.0
@@ -133,7 +156,7 @@ class MatrixScreen(GuardedScreen):
         if self.sort_mode == "name":
             challenges.sort(key=lambda c: c.label.lower())
         if self.filter_mode == "not passing":
-            challenges = [c for c in challenges if any(m.cell(x, c.id).verdict != "pass" for x in models)]
+            challenges = [c for c in challenges if any(not_passing(m.cell(x, c.id)) for x in models)]
         elif self.filter_mode == "ungraded":
             challenges = [c for c in challenges
                           if any(m.cell(x, c.id).status == "answer" and not m.cell(x, c.id).human for x in models)]
@@ -143,22 +166,34 @@ class MatrixScreen(GuardedScreen):
         table = self.query_one(DataTable)
         models, challenges = self.ordered()
         table.clear(columns=True)
-        table.add_column("challenge", key="__challenge__", width=22)
-        for model in models:
-            table.add_column(model, key=model)
-        for ch in challenges:
-            label = Text(ch.label[:22])
-            cells = [cell_text(self.matrix.cell(model, ch.id)) for model in models]
-            table.add_row(label, *cells, key=ch.id)
+        # Text labels: a str label goes through Rich markup (and loads its emoji
+        # table, ~2 ms of start-up); a model name is not markup anyway.
+        # Every column gets an explicit width, measured here from its cells.
+        # An auto-width column starts as wide as its label and is widened only
+        # in the table's idle handler; a frame painted before that handler
+        # (often, on a terminal, when the matrix is rebuilt after another
+        # screen) caches rows cut to the label's width ("glm5" -> no grade,
+        # "A-" -> "A"), and Textual keeps those cached rows after widening.
+        rows = [[cell_text(self.matrix.cell(model, ch.id)) for model in models] for ch in challenges]
+        table.add_column(Text("challenge"), key="__challenge__", width=22)
+        for i, model in enumerate(models):
+            label = Text(model)
+            width = max([label.cell_len, *(cells[i].cell_len for cells in rows)])
+            table.add_column(label, key=model, width=width)
+        for ch, cells in zip(challenges, rows):
+            table.add_row(Text(ch.label[:22]), *cells, key=ch.id)
+        self.update_status(models, challenges)
+        self.focus_cell(*keep)
+        table.focus()
+        self.update_detail()
+
+    def update_status(self, models: list[str], challenges: list) -> None:
         status = f"{len(models)} models × {len(challenges)} challenges · sort: {self.sort_mode} · filter: {self.filter_mode}"
         if not models:
             status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
         if self._note:
             status += f" · {self._note}"
         self.query_one("#matrix-status", Static).update(status)
-        self.focus_cell(*keep)
-        table.focus()
-        self.update_detail()
 
     def current(self) -> tuple[str | None, str | None]:
         """(model, challenge) under the cursor, or Nones."""
@@ -258,5 +293,8 @@ class MatrixScreen(GuardedScreen):
 
     def action_cycle_filter(self) -> None:
         self.filter_mode = FILTERS[(FILTERS.index(self.filter_mode) + 1) % len(FILTERS)]
+        if self.filter_mode == "not passing":
+            self.notify("not passing: challenges with an answer whose latest run did not pass "
+                        "(not run counts as not passing; missing folders do not)", timeout=4)
         if self.matrix:
             self.render_table(self.current())

@@ -1,4 +1,14 @@
-"""Start hidden-suite runs for a selection, watch them live, cancel, read logs."""
+"""Start hidden-suite runs for a selection, watch them live, cancel, read logs.
+
+Two tables: the batch started here (shown once a batch starts, live) above
+the run history (always shown; it gains each run as it finishes). Enter on a
+row of either shows that run's log below. Columns get explicit widths,
+measured from what they hold (the live table also from every state and
+verdict a row can reach), and the live table is rebuilt on each event rather
+than updated cell by cell: an auto-width DataTable widens a column only in
+its idle handler (after ``update_cell``, only when asked to), and a frame
+painted before that keeps cells cut ("finish", "compi").
+"""
 from __future__ import annotations
 
 import threading
@@ -12,15 +22,40 @@ from tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Footer, Header, Label, Log, Select, Static
 
 from engine import queries
-from tui.glyphs import verdict_text
+from tui.glyphs import VERDICTS, check_value, verdict_text
 from tui.messages import RunProgress, RunsDone
 
-SCOPES = (("this answer", "answer"), ("this model (column)", "column"),
-          ("this challenge (row)", "row"), ("every answer", "all"))
+# Short enough for the 24-column select: a longer label wraps and the controls take a row more.
+SCOPES = (("this answer", "answer"), ("this model", "column"), ("this challenge", "row"), ("every answer", "all"))
 BACKENDS = (("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda"), ("mlx", "mlx"))
+COLUMNS = ("run", "model", "challenge", "state", "verdict", "message")
+STATES = ("queued", "started", "finished", "error", "cancelled", "running", "done", "interrupted")
+MESSAGE_WIDTH = 60  # longer messages end in "…"; the log shows them whole
+
+
+def clip(text: str, width: int = MESSAGE_WIDTH) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def cell_len(value) -> int:
+    return value.cell_len if isinstance(value, Text) else Text(str(value)).cell_len
+
+
+def set_columns(table: DataTable, rows: list[tuple], floor: dict[str, int] | None = None) -> None:
+    """(Re)create the columns, each as wide as its widest cell, label or floor."""
+    floor = floor or {}
+    table.clear(columns=True)
+    for i, key in enumerate(COLUMNS):
+        width = max([len(key), floor.get(key, 0), *(cell_len(r[i]) for r in rows)])
+        table.add_column(Text(key), key=key, width=width)
 
 
 class RunsScreen(GuardedScreen):
+    AUTO_FOCUS = "#runs-table"
+    DEFAULT_CSS = """
+    #runs-live { height: auto; max-height: 7; }
+    """
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="runs.back"),
         Binding("s", "start", "Start", id="runs.start"),
@@ -34,6 +69,7 @@ class RunsScreen(GuardedScreen):
         self.scope = scope if scope in dict((v, k) for k, v in SCOPES) else "answer"
         self.cancel_event: threading.Event | None = None
         self.running = False
+        self.batch: dict[str, list] = {}  # the live table's rows by key: run, model, challenge, state, verdict, message
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -45,29 +81,38 @@ class RunsScreen(GuardedScreen):
             yield Label("backend")
             yield Select(BACKENDS, value="auto", allow_blank=False, id="runs-backend")
         yield Static("s: start   x: cancel   enter: show a run's log", id="runs-progress")
+        yield DataTable(id="runs-live", cursor_type="row")
         yield DataTable(id="runs-table", cursor_type="row")
         yield Log(id="runs-log", highlight=False)
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#runs-table", DataTable)
-        table.add_column("run", key="run")
-        table.add_column("model", key="model")
-        table.add_column("challenge", key="challenge")
-        table.add_column("state", key="state")
-        table.add_column("verdict", key="verdict")
-        table.add_column("message", key="message")
+        self.query_one("#runs-live", DataTable).display = False
         self.action_reload()
-        table.focus()
+        self.query_one("#runs-table", DataTable).focus()
 
+    # -- history -----------------------------------------------------------------------
     def action_reload(self) -> None:
+        """The run history, newest first. A run highlighted below the top stays
+        highlighted; on the top row the cursor stays on the newest run."""
         table = self.query_one("#runs-table", DataTable)
-        if self.running:
-            return
-        table.clear()
-        for r in queries.recent_runs(self.app.store, 100):
-            table.add_row(str(r["id"]), r["model"], r["challenge"], r["status"] or "",
-                          verdict_text(r["verdict"] or r["status"]), (r["message"] or "")[:80], key=f"run:{r['id']}")
+        keep = None
+        if table.row_count and table.cursor_row > 0:
+            try:
+                keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+            except Exception:
+                keep = None
+        rows = [(str(r["id"]), r["model"], r["challenge"], r["status"] or "",
+                 verdict_text(r["verdict"] or r["status"]), clip(r["message"]), f"run:{r['id']}")
+                for r in queries.recent_runs(self.app.store, 100)]
+        set_columns(table, [r[:-1] for r in rows])
+        for r in rows:
+            table.add_row(*r[:-1], key=r[-1])
+        if keep is not None:
+            try:
+                table.move_cursor(row=table.get_row_index(keep), scroll=True)
+            except Exception:
+                pass  # that run is no longer among the latest
 
     def selection(self) -> list[tuple[str, str]]:
         scope = self.query_one("#runs-scope", Select).value
@@ -83,6 +128,13 @@ class RunsScreen(GuardedScreen):
             return [p for p in pairs if p[1] == challenge]
         return [p for p in pairs if p == (model, challenge)]
 
+    @on(Select.Changed)
+    def select_changed(self, event: Select.Changed) -> None:
+        # Back to the history once a choice is made: a focused Select would
+        # take the next enter or arrow key and open its dropdown again.
+        if event.select.has_focus:
+            self.query_one("#runs-table", DataTable).focus()
+
     # -- running -----------------------------------------------------------------------
     def action_start(self) -> None:
         if self.running:
@@ -93,10 +145,11 @@ class RunsScreen(GuardedScreen):
             self.notify("nothing to run in this selection (no answers)", severity="warning")
             return
         backend = str(self.query_one("#runs-backend", Select).value)
-        table = self.query_one("#runs-table", DataTable)
-        table.clear()
-        for model, challenge in pairs:
-            table.add_row("", model, challenge, "queued", "", "", key=f"q:{model}/{challenge}")
+        self.batch = {f"q:{model}/{challenge}": ["", model, challenge, "queued", "", ""] for model, challenge in pairs}
+        self.render_live()
+        self.query_one("#runs-live", DataTable).display = True
+        if not isinstance(self.focused, DataTable):
+            self.query_one("#runs-table", DataTable).focus()
         self.running = True
         self.cancel_event = threading.Event()
         self.query_one("#runs-progress", Static).update(f"starting {len(pairs)} run(s) on {backend}…")
@@ -113,28 +166,42 @@ class RunsScreen(GuardedScreen):
             self.app.call_from_thread(self.app.report_error, "runs stopped", exc)
         self.post_message(RunsDone(len(pairs), cancel.is_set()))
 
+    def render_live(self) -> None:
+        """The batch's rows, rebuilt from ``self.batch`` (a few rows: cheap);
+        the highlighted row stays highlighted."""
+        table = self.query_one("#runs-live", DataTable)
+        cursor = table.cursor_row if table.row_count else 0
+        rows = [tuple(r) for r in self.batch.values()]
+        newest = max((int(r["id"]) for r in queries.recent_runs(self.app.store, 1)), default=0)
+        set_columns(table, rows, {"run": len(str(newest + len(rows))), "state": max(map(len, STATES)),
+                                  "verdict": max(cell_len(verdict_text(v)) for v in VERDICTS)})
+        for key, row in self.batch.items():
+            table.add_row(*row, key=key)
+        table.move_cursor(row=min(cursor, table.row_count - 1), scroll=False)
+
     def on_run_progress(self, message: RunProgress) -> None:
         e = message.event
-        table = self.query_one("#runs-table", DataTable)
-        key = f"q:{e.model}/{e.challenge}"
-        try:
-            table.update_cell(key, "state", e.kind)
+        row = self.batch.get(f"q:{e.model}/{e.challenge}")
+        if row is not None:  # else a pair this screen did not queue: ignore
+            row[3] = e.kind
             if e.run_id is not None:
-                table.update_cell(key, "run", str(e.run_id))
+                row[0] = str(e.run_id)
             if e.verdict:
-                table.update_cell(key, "verdict", verdict_text(e.verdict))
-            table.update_cell(key, "message", (e.message or "")[:80])
-        except Exception:
-            pass  # a row for a pair this screen did not queue: ignore
+                row[4] = verdict_text(e.verdict)
+            row[5] = clip(e.message)
+            self.render_live()
         self.query_one("#runs-progress", Static).update(f"{e.done}/{e.total} done · {e.model}/{e.challenge}: {e.kind}")
-        if e.kind in ("finished", "error"):
-            self.query_one(Log).write_line(f"{e.model}/{e.challenge}: {e.kind} {e.verdict or ''} {e.message}")
+        if e.kind in ("finished", "error", "cancelled"):
+            self.query_one(Log).write_line(" ".join(
+                part for part in (f"{e.model}/{e.challenge}:", e.kind, e.verdict, e.message) if part))
+            self.action_reload()  # the history gains the run that just ended
 
     def on_runs_done(self, message: RunsDone) -> None:
         self.running = False
         word = "cancelled" if message.cancelled else "finished"
         self.query_one("#runs-progress", Static).update(f"{message.count} run(s) {word}")
         self.notify(f"runs {word}", timeout=3)
+        self.action_reload()
 
     def action_cancel(self) -> None:
         if self.cancel_event and self.running:
@@ -144,10 +211,10 @@ class RunsScreen(GuardedScreen):
             self.notify("nothing is running", timeout=2)
 
     # -- logs --------------------------------------------------------------------------
-    @on(DataTable.RowSelected, "#runs-table")
+    @on(DataTable.RowSelected)
     def show_log(self, event: DataTable.RowSelected) -> None:
         table = event.data_table
-        run_cell = table.get_cell(event.row_key, "run")
+        run_cell = str(table.get_cell(event.row_key, "run"))
         log = self.query_one(Log)
         log.clear()
         if not run_cell:
@@ -157,15 +224,19 @@ class RunsScreen(GuardedScreen):
         if run is None:
             log.write_line("run not found")
             return
-        log.write_line(f"run #{run['id']} {run['model']}/{run['challenge']} {run['status']} {run['verdict'] or ''} "
-                       f"on {run['backend'] or '?'} ({run['device'] or '?'})")
-        log.write_line(run["message"] or "")
+        where = " ".join(p for p in (run["backend"], f"({run['device']})" if run["device"] else "") if p)
+        log.write_line(" ".join(p for p in (f"run #{run['id']}", f"{run['model']}/{run['challenge']}", run["status"],
+                                            run["verdict"], f"on {where}" if where else "") if p))
+        if run["message"]:
+            log.write_line(run["message"])
         for title, key in (("stdout", "stdout"), ("stderr", "stderr"), ("self-check", "self_output")):
             if run[key]:
                 log.write_line(f"--- {title} ---")
                 log.write_lines(str(run[key]).splitlines())
         for c in queries.run_checks(self.app.store, run["id"]):
-            log.write_line(f"[{c['verdict']}] {c['name']}: {c['value'] or ''} (threshold {c['threshold'] or '-'}) {c['message'] or ''}")
+            value, threshold = check_value(c["value"]), check_value(c["threshold"])
+            log.write_line(" ".join(p for p in (f"[{c['verdict']}] {c['name']}:", value,
+                                                f"(threshold {threshold})" if threshold else "", c["message"]) if p))
 
     def on_unmount(self) -> None:
         if self.cancel_event is not None:

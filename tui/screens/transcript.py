@@ -28,23 +28,42 @@ def totals_text(t) -> Text:
     if tot.tool_errors:
         out.append(f"  {tot.tool_errors} failed", style="bold red")
     if t.warnings:
-        out.append(f"  ⚠ {len(t.warnings)} warning(s)", style="yellow")
+        out.append(f"  ⚠ {len(t.warnings)} warning(s): {warning_lines(t.warnings)}", style="yellow")
     if len(t.branches) > 1:
         out.append(f"  {len(t.branches)} branches (b)", style="cyan")
     return out
+
+
+def warning_lines(warnings, most: int = 6) -> str:
+    """'repaired at lines 28, 58, 72': which lines, by kind (the view marks each one)."""
+    by_kind: dict[str, list[int]] = {}
+    for w in warnings:
+        by_kind.setdefault(w.kind, []).append(w.line)
+    parts = []
+    for kind, lines in by_kind.items():
+        shown = ", ".join(str(n) for n in lines[:most]) + (f" +{len(lines) - most} more" if len(lines) > most else "")
+        parts.append(f"{kind} at line{'s' if len(lines) > 1 else ''} {shown}")
+    return "; ".join(parts) + " (f: errors filter)"
+
+
+def warnings_by_line(warnings) -> dict[int, str]:
+    out: dict[int, list[str]] = {}
+    for w in warnings:
+        out.setdefault(w.line, []).append(f"{w.kind}: {w.detail}")
+    return {line: f"line {line}: " + "; ".join(texts) for line, texts in out.items()}
 
 
 class TranscriptScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="transcript.back"),
         Binding("enter,space", "toggle_fold", "Fold", id="transcript.fold"),
+        Binding("e", "expand_all", "Expand all", id="transcript.expand"),
         Binding("slash", "search", "Search", id="transcript.search"),
         Binding("n", "next_hit(1)", "Next hit", id="transcript.next_hit"),
         Binding("N", "next_hit(-1)", "Prev hit", id="transcript.prev_hit", show=False),
         Binding("right_square_bracket", "next_turn(1)", "Next turn", id="transcript.next_turn"),
         Binding("left_square_bracket", "next_turn(-1)", "Prev turn", id="transcript.prev_turn", show=False),
         Binding("f", "cycle_filter", "Filter", id="transcript.filter"),
-        Binding("e", "expand_all", "Expand all", id="transcript.expand", show=False),
         Binding("b", "branches", "Branches", id="transcript.branches"),
     ]
 
@@ -122,13 +141,60 @@ class TranscriptScreen(GuardedScreen):
             self.rebuild(keep=True)
 
     def rebuild(self, keep: bool = False) -> None:
+        """Rebuild the rows; with ``keep`` the row under the cursor stays under it, at the
+        same place on the screen, even when folds open or close above it."""
         view = self.query_one(TranscriptView)
+        anchor = self._anchor(view) if keep else None
         width = max((view.scrollable_content_region.width or self.app.size.width) - 2, 40)
         self._width = width
-        warnings = {w.line: f"line {w.line}: {w.kind}: {w.detail}" for w in self.transcript.warnings}
+        warnings = warnings_by_line(self.transcript.warnings)
         view.set_rows(build_rows(self.entries, width, self.expanded, self.filter_mode, warnings), keep_cursor=keep)
+        if anchor is not None:
+            self._restore(view, anchor)
         if self.query_text:
             self.find_hits()
+
+    @staticmethod
+    def _anchor(view: TranscriptView) -> tuple | None:
+        if not view.rows:
+            return None
+        row = view.rows[view.cursor]
+        start = view.cursor
+        while start > 0 and view.rows[start - 1].entry == row.entry:
+            start -= 1
+        same_kind = sum(1 for r in view.rows[start:view.cursor] if r.kind == row.kind)
+        return row.entry, row.kind, row.fold, row.text, same_kind, view.cursor - view.scroll_offset.y
+
+    @staticmethod
+    def _restore(view: TranscriptView, anchor: tuple) -> None:
+        entry, kind, fold, text, same_kind, screen_y = anchor
+        rows = view.rows
+        if not rows:
+            return
+        found = None
+        first_of_entry = None
+        seen = 0
+        for i, r in enumerate(rows):
+            if r.entry < entry:
+                continue
+            if r.entry > entry:
+                found = found if found is not None else (first_of_entry if first_of_entry is not None else i)
+                break
+            if first_of_entry is None:
+                first_of_entry = i
+            if r.kind == kind and ((fold is not None and r.fold == fold) or (fold is None and r.text == text)):
+                found = i
+                break
+            if r.kind == kind:
+                if seen == same_kind:
+                    found = i  # same place among its entry's rows; a later exact match still wins
+                seen += 1
+        if found is None:
+            found = first_of_entry if first_of_entry is not None else len(rows) - 1
+        # Scroll first, then move the cursor: it is then in view and the cursor's own
+        # scroll-into-view (deferred) has nothing left to do.
+        view.scroll_to(y=max(0, found - max(screen_y, 0)), animate=False, force=True, immediate=True)
+        view.cursor = found
 
     # -- folds and filters -------------------------------------------------------------
     def action_toggle_fold(self) -> None:
@@ -154,7 +220,7 @@ class TranscriptScreen(GuardedScreen):
         self.filter_mode = FILTERS[(FILTERS.index(self.filter_mode) + 1) % len(FILTERS)]
         self.notify(f"filter: {self.filter_mode}", timeout=2)
         if self.transcript is not None:
-            self.rebuild()
+            self.rebuild(keep=True)  # stay at the entry being read where the filter keeps it
 
     def action_next_turn(self, step: int) -> None:
         view = self.query_one(TranscriptView)

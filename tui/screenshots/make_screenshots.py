@@ -1,12 +1,17 @@
-"""Regenerate the README's screenshots from real runs of the demo workbench.
+"""Regenerate the README's screenshots from real runs.
 
-    python tui/screenshots/make_screenshots.py
+    python tui/screenshots/make_screenshots.py [--demo]
 
-Copies models/ and challenges/ to a temporary workbench, runs every answer in
-the sandbox (CPU), imports the judge grades in models/JUDGES.md, records a few
-human grades, and saves one SVG per screen here. Nothing in the repository's
-own store.db is touched. (The snapshot tests use fixed, made-up results
-instead, so that they stay byte-identical between runs.)
+Where the published benchmark is present (``../shared/published-benchmark/
+llm_programming_tests`` beside the repository, or the folder
+``$BENCHTUI_PUBLISHED`` names), the screenshots show a scratch copy of it: the
+copy is scanned, every answer is run in the sandbox (CPU), the judge grades
+of its README are imported, and a few human grades are recorded. Without it
+(or with ``--demo``), the same is done on a copy of the demo workbench
+(models/ and challenges/, judge grades from models/JUDGES.md). Either way one
+SVG per screen is saved here; the published folder and the repository's own
+store.db are never written to. (The snapshot tests use fixed, made-up
+results instead, so that they stay byte-identical between runs.)
 """
 from __future__ import annotations
 
@@ -35,6 +40,33 @@ HUMAN = [("demo-careful", "backwards", "A-"), ("demo-careful", "flash_attention"
          ("demo-quitter", "backwards", "B")]
 
 
+PUBLISHED = Path(os.environ.get("BENCHTUI_PUBLISHED") or REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests")
+# The published README credits its grades to this judge in its Methodology section.
+PUBLISHED_JUDGE = "DeepSeek V4 Pro"
+
+
+def prepare_published(root: Path):
+    """A scratch copy of the published benchmark, scanned, run, with its judge's grades
+    (no human grades: nobody graded these answers by hand)."""
+    from engine.grade_import import ImportError_
+
+    shutil.copytree(PUBLISHED, root, ignore=shutil.ignore_patterns("store.db*", ".git"))
+    for path in [root, *root.rglob("*")]:  # the shared folder is read-only; the copy needs a store
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode | 0o200)
+    wb = find_workbench(str(root), None, root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store)
+        pairs = [(a["model"], a["challenge"]) for a in store.answers()]
+    run_answers(wb, pairs, jobs=2, backend="cpu")
+    with Store(wb.store_path) as store:
+        try:
+            import_markdown(store, root / "README.md")
+        except ImportError_:  # the README names its judge in prose only
+            import_markdown(store, root / "README.md", grader=PUBLISHED_JUDGE)
+    return wb
+
+
 def prepare(root: Path):
     shutil.copytree(REPO / "models", root / "models")
     shutil.copytree(REPO / "challenges", root / "challenges")
@@ -50,10 +82,29 @@ def prepare(root: Path):
     return wb
 
 
-async def shoot(wb) -> None:
+def show_errors(screen) -> None:
+    """The transcript on its errors filter, the cursor on the first repaired line (no toast)."""
+    screen.filter_mode = "errors"
+    screen.rebuild()
+    view = screen.query_one("#transcript-view")
+    view.move_to(next((i for i, r in enumerate(view.rows) if r.kind == "warn"), 0))
+
+
+PUBLISHED_SHOTS = {
+    "matrix": [],
+    "answer": [lambda app: app.open_answer("glm5", "fuse")],
+    "transcript": [lambda app: app.open_transcript("qwen36", "kv", "session.jsonl"), lambda app: show_errors(app.screen)],
+    "compare": [lambda app: app.open_compare("glm5", "backwards", "qwen36"), "n"],
+    "grades": [lambda app: app.open_grades("qwen36", "dflash_verify")],
+    "runs": [lambda app: app.open_runs([("qwen36", "kv")], "answer")],
+    "leaderboard": [lambda app: app.open_leaderboard()],
+}
+
+
+async def shoot(wb, shots: dict | None = None) -> None:
     from tui.app import BenchApp
 
-    shots = {
+    shots = shots or {
         "matrix": [],
         "answer": [lambda app: app.open_answer("demo-hasty", "dflash_verify"), "2",
                    lambda app: app.screen.query_one("#checks-table").move_cursor(row=2)],
@@ -79,9 +130,16 @@ async def shoot(wb) -> None:
 
 
 def main() -> None:
+    published = PUBLISHED.is_dir() and "--demo" not in sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
-        wb = prepare(Path(tmp) / "wb")
-        asyncio.run(shoot(wb))
+        if published:
+            print(f"from a scratch copy of {PUBLISHED}")
+            wb = prepare_published(Path(tmp) / "published")
+            asyncio.run(shoot(wb, PUBLISHED_SHOTS))
+        else:
+            print(f"{PUBLISHED} is absent: from the demo workbench")
+            wb = prepare(Path(tmp) / "wb")
+            asyncio.run(shoot(wb))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,71 @@
+"""The real published benchmark end to end: ``benchtui run --jobs 2`` over a
+scratch copy of ``../shared/published-benchmark/llm_programming_tests``
+(scan first, untimed). Prints JSON: wall time of the run, per-answer run
+times, and the verdict matrix.
+
+    python bench/published.py [--no-self-check] [--jobs 2] [--source PATH]
+
+The source folder is never written to: everything happens on a copy.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_SOURCE = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
+
+
+def benchtui(workbench: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "engine", "--workbench", str(workbench), *args],
+                          capture_output=True, text=True, env=env, check=False)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--no-self-check", action="store_true", help="skip the answers' own tests and demos")
+    a = p.parse_args()
+    if not a.source.is_dir():
+        print(json.dumps({"error": f"no published benchmark at {a.source}"}))
+        raise SystemExit(1)
+    with tempfile.TemporaryDirectory(prefix="benchtui-published-") as tmp:
+        wb = Path(tmp) / "llm_programming_tests"
+        shutil.copytree(a.source, wb, symlinks=True)
+        scan = benchtui(wb, "scan", "--json")
+        if scan.returncode:
+            raise SystemExit(f"scan failed: {scan.stderr.strip()}")
+        args = ["run", "--jobs", str(a.jobs), "--json"] + (["--no-self-check"] if a.no_self_check else [])
+        started = time.perf_counter()
+        run = benchtui(wb, *args)
+        wall = time.perf_counter() - started
+        if run.returncode not in (0, 1):
+            raise SystemExit(f"run failed: {run.stderr.strip()[-500:]}")
+        runs = json.loads(run.stdout)["runs"]
+    verdicts: dict[str, dict[str, str]] = {}
+    for r in runs:
+        verdicts.setdefault(r["model"], {})[r["challenge"]] = r["verdict"]
+    answered = [r for r in runs if r["verdict"] != "no_answer"]
+    slowest = sorted(answered, key=lambda r: -(r.get("duration_s") or 0))[:5]
+    print(json.dumps({
+        "what": f"benchtui run --jobs {a.jobs}" + (" --no-self-check" if a.no_self_check else "") + " over the published benchmark",
+        "cpus": os.cpu_count(),
+        "answers": len(answered),
+        "wall_s": round(wall, 2),
+        "per_answer_s_sum": round(sum(r.get("duration_s") or 0 for r in answered), 2),
+        "slowest": [{"answer": f"{r['model']}/{r['challenge']}", "s": round(r.get("duration_s") or 0, 2)} for r in slowest],
+        "verdicts": verdicts,
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""adapter new, adapter check (issue 9): adapters that live with the workbench."""
+from __future__ import annotations
+
+from engine import adapters
+from engine.cli import CommandError, UsageError, print_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("adapter", help="write or try the adapter that binds an answer with its own API")
+    asub = p.add_subparsers(dest="adapter_command", metavar="ACTION", parser_class=type(p))
+    asub.required = True
+
+    n = asub.add_parser("new", help="scaffold WORKBENCH/.benchtui/adapters/CHALLENGE/MODEL.py: contract, answer hashes, its API")
+    n.add_argument("model")
+    n.add_argument("challenge", help="challenge id or display name")
+    n.add_argument("--force", action="store_true", help="overwrite an existing adapter")
+    n.set_defaults(func=cmd_new)
+
+    c = asub.add_parser("check", help="run one answer through the pipeline with its adapter and print the checks")
+    c.add_argument("model")
+    c.add_argument("challenge", help="challenge id or display name")
+    c.add_argument("--timeout", type=float, metavar="S", help="wall-clock limit (default: the challenge's own)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_check)
+
+
+def _locate(ctx, model, challenge):
+    try:
+        return adapters.locate(ctx.workbench, model, challenge)
+    except adapters.AdapterError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def cmd_new(args, ctx) -> int:
+    challenge, folder = _locate(ctx, args.model, args.challenge)
+    try:
+        path = adapters.scaffold(ctx.workbench.root, challenge, args.model, folder, force=args.force)
+    except FileExistsError as exc:
+        raise UsageError(str(exc)) from exc
+    except (OSError, ValueError) as exc:
+        raise CommandError(f"cannot write the adapter: {exc}") from exc
+    res = adapters.resolve(ctx.workbench.root, challenge, args.model, folder)
+    print(f"wrote {path}")
+    print(f"fill in what the contract names, then: benchtui adapter check {args.model} {challenge.id}")
+    if res.path is not None and res.path.resolve() != path.resolve():
+        print(f"note: {res.message}")
+    return 0
+
+
+def cmd_check(args, ctx) -> int:
+    from engine.commands.run_cmds import run_record
+    from engine.runner import sandbox
+    from engine.runner.orchestrate import run_answers
+    from engine.scan import scan_workbench
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise UsageError("--timeout must be positive")
+    challenge, folder = _locate(ctx, args.model, args.challenge)
+    res = adapters.resolve(ctx.workbench.root, challenge, args.model, folder)
+    scan_workbench(ctx.workbench, ctx.store)
+    try:
+        events = run_answers(ctx.workbench, [(args.model, challenge.id)], self_check=False, timeout_s=args.timeout)
+    except sandbox.SandboxUnavailable as exc:
+        raise CommandError(str(exc)) from exc
+    event = events[0]
+    if event.run_id is None:
+        raise CommandError(event.message or "the run did not start")
+    record = run_record(ctx.store, event.run_id)
+    bound = not any(c["verdict"] == "unbound" for c in record["checks"]) and record["verdict"] != "unbound"
+    if args.json:
+        print_json({"adapter": res.as_dict(), "bound": bound, **record})
+        return 0 if bound else 1
+    print(f"{args.model} / {challenge.id}: {record['verdict']} (run {event.run_id}); adapter: "
+          f"{res.message if res.status != 'none' else 'none found'}")
+    for c in record["checks"]:
+        print(f"  {c['verdict']:<14} {c['name']:<32} {str(c['message'] or '')[:160]}")
+    print("the adapter bound" if bound else "not bound: see the unbound checks above")
+    return 0 if bound else 1

@@ -1,0 +1,44 @@
+"""The answer screen's offer for an unbound answer (issue 9): a hint with the
+exact `benchtui adapter new` command, and `a` scaffolds the adapter in the
+workbench's .benchtui/adapters (never in the answer folder)."""
+from __future__ import annotations
+
+import json
+
+from textual.widgets import Static
+
+from engine.runner.orchestrate import tree_digest
+from engine.store import Store, now_iso
+from tui.app import BenchApp
+
+
+async def settle(app, pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_tui_unbound_answer_offers_and_scaffolds_an_adapter(demo_wb):
+    with Store(demo_wb.store_path) as store:
+        run_id = store.db["runs"].insert({"model": "demo-hasty", "challenge": "kv", "status": "done", "verdict": "unbound",
+                                          "backend": "cpu", "started_at": now_iso(), "finished_at": now_iso(),
+                                          "files": json.dumps({}), "versions": json.dumps({})}).last_pk
+        store.db["checks"].insert({"run_id": run_id, "position": 0, "name": "bind", "verdict": "unbound",
+                                   "value": "null", "threshold": "null", "message": "looked for prefill / decode",
+                                   "details": "{}"})
+    answer = demo_wb.models_dir / "demo-hasty" / "kv"
+    before = tree_digest(answer)[0]
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_answer("demo-hasty", "kv")
+        await settle(app, pilot)
+        summary = str(app.screen.query_one("#run-summary", Static).render())
+        assert "press a" in summary and "benchtui adapter new demo-hasty kv" in summary
+        await pilot.press("a")
+        await settle(app, pilot)
+    target = demo_wb.root / ".benchtui" / "adapters" / "kv" / "demo-hasty.py"
+    assert target.is_file() and "ANSWER_SHA256" in target.read_text() and "class KVCache" in target.read_text()
+    assert tree_digest(answer)[0] == before
+    assert app.errors == []
