@@ -40,7 +40,7 @@ EXPECTED = {
     ("qwen36", "ternary_training"): "pass",
 }
 
-SMALL_KV = {"memory_steps": "32", "speed_lengths": "[20, 12, 28, 6]", "speed_heads": "2", "speed_head_dim": "8",
+SMALL_KV = {"speed_lengths": "[20, 12, 28, 6]", "speed_heads": "2", "speed_head_dim": "8",
             "speed_steps": "4", "timing_budget_s": "0.05"}
 
 pytestmark = [pytest.mark.sandbox,
