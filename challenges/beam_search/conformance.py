@@ -104,7 +104,7 @@ class Answer:
 
         def invoke(p):
             snapshot = copy.deepcopy(p)
-            out = fn(**{**kwargs, prompt_param: p})
+            out = self.suite.fetch(fn(**{**kwargs, prompt_param: p}))  # token lists: by value, even when timing
             if p != snapshot:
                 raise InputMutated("the answer modified its input (prompts) in place")
             return out
