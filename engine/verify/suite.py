@@ -326,7 +326,7 @@ class Suite:
     def fetch(self, value: Any):
         """The value behind a proxy returned by reference, copied here."""
         if wire.is_proxy(value):
-            return self.peer.call_op("fetch", value)
+            return self.peer.request({"op": "fetch"}, value, by_value=True)
         return value
 
     def answer_memory(self) -> int:
