@@ -11,7 +11,6 @@ reports is trusted by the checker except what the checker can verify.
 from __future__ import annotations
 
 import importlib.util
-import mmap
 import os
 import sys
 from pathlib import Path
@@ -45,7 +44,7 @@ def main(argv: list[str]) -> int:
         return module
 
     ops = {"import": load, "adapter": load_adapter, "keep": lambda v: v, "fetch": lambda v: v,
-           "nbytes": _nbytes, "rss": lambda _: _rss_kb(), "module_of": _module_of, "source": _source,
+           "module_of": _module_of, "source": _source,
            "instances": _instances, "mlx_vjp": _mlx_vjp,
            "to_mlx": _to_mlx, "forget": lambda _: _forget(folder)}
     peer = wire.Peer(wire.Connection(wire.socket_from_fd(fd)), trusting=True, ops=ops)
@@ -124,32 +123,6 @@ def _mlx_vjp(value):
 
     _, (grad,) = mx.vjp(f, [mx.array(np.asarray(x))], [mx.array(np.asarray(upstream))])
     return np.array(grad)
-
-
-def _nbytes(obj) -> int:
-    """Bytes of the distinct arrays reachable from obj (an answer's cache)."""
-    import numpy as np
-
-    seen, total, stack = set(), 0, [obj]
-    while stack and len(seen) < 10_000:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
-        if isinstance(item, np.ndarray):
-            total += item.nbytes
-        elif isinstance(item, (tuple, list, set)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif hasattr(item, "__dict__") and not isinstance(item, type):
-            stack.extend(vars(item).values())
-    return total
-
-
-def _rss_kb() -> int:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * mmap.PAGESIZE // 1024
 
 
 if __name__ == "__main__":

@@ -245,7 +245,7 @@ class Runner:
                    "forbidden_imports": list(challenge.forbidden_imports),
                    "adapter_path": str(adapter) if adapter else None, "results_path": str(results),
                    **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")}}
-            checks, done, res, answer_res = self._two_processes(job, work, out, adapter, challenge, limits, gpu)
+            checks, done, res = self._two_processes(job, work, out, adapter, challenge, limits, gpu)
             stderr = read_capped(out / "stderr.txt")
             if res.timed_out:
                 checks.append({"name": "run", "verdict": V.TIMEOUT, "value": round(res.wall_s, 2), "threshold": limits.timeout_s,
@@ -285,7 +285,6 @@ class Runner:
         box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb)
         env = {"PYTHONPATH": str(REPO_ROOT)}
         answer_proc: list = []
-        answer_result: list = []
         stop = threading.Event()
 
         def answer_pid() -> int | None:
@@ -295,13 +294,13 @@ class Runner:
 
         def run_answer():
             try:
-                answer_result.append(sandbox.run_sandboxed(
+                sandbox.run_sandboxed(
                     [sys.executable, "-m", "engine.runner.answer_server", str(answer_end.fileno()), str(work),
                      str(adapter or "")],
                     workdir=work, ro_paths=[REPO_ROOT / "engine"] + ([adapter.parent] if adapter else []),
                     hide_paths=self._hidden_from_answers(challenge), limits=box, layer=self.layer, env=env, gpu=gpu,
                     stdout_path=out / "answer_stdout.txt", stderr_path=out / "answer_stderr.txt",
-                    pass_fds=[answer_end.fileno()], started=answer_proc.append, stop=stop))
+                    pass_fds=[answer_end.fileno()], started=answer_proc.append, stop=stop)
             finally:
                 answer_end.close()
 
@@ -322,7 +321,7 @@ class Runner:
                 stop.set()
                 thread.join()
         checks, done = parse_results(out / "results.jsonl")
-        return checks, done, res, (answer_result[0] if answer_result else None)
+        return checks, done, res
 
     def _self_check(self, folder: Path, challenge: Challenge, limits, gpu: bool) -> dict:
         """Run the answer's own tests/demos on a fresh scratch copy."""
