@@ -76,21 +76,25 @@ def definitions(folder: Path) -> list[Definition]:
     return found
 
 
-def import_file(folder: Path, path: Path) -> ModuleType:
-    """Import an answer file as a module named after its path (in the answer's
-    own process: the checker never imports answer code)."""
-    rel = path.relative_to(folder).with_suffix("")
-    name = ".".join(rel.parts)
-    for entry in (str(folder), str(path.parent)):
-        if entry not in sys.path:
-            sys.path.insert(0, entry)
+def load_module(path: Path, name: str) -> ModuleType:
+    """Execute a .py file as module ``name`` (registered in sys.modules)."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {rel}")
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def import_file(folder: Path, path: Path) -> ModuleType:
+    """Import an answer file as a module named after its path (in the answer's
+    own process: the checker never imports answer code)."""
+    rel = path.relative_to(folder).with_suffix("")
+    for entry in (str(folder), str(path.parent)):
+        if entry not in sys.path:
+            sys.path.insert(0, entry)
+    return load_module(path, ".".join(rel.parts))
 
 
 class Binder:

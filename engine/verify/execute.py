@@ -7,7 +7,6 @@ development ``engine.verify.local``); the answer runs in its own process
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import json
 import os
 import socket
@@ -18,7 +17,7 @@ from pathlib import Path
 
 from engine.verify import verdicts as V
 from engine.verify import wire
-from engine.verify.binding import Unbound
+from engine.verify.binding import Unbound, load_module
 from engine.verify.static_rules import forbidden_imports
 from engine.verify.suite import Suite, describe_exception, missing_package
 
@@ -43,16 +42,6 @@ class Job:
     version_checks: dict = field(default_factory=dict)
     # Scan's duplicate_file warnings for this answer: relpath -> what it copies.
     duplicates: dict = field(default_factory=dict)
-
-
-def load_module(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def new_suite(job: Job, **kw) -> Suite:
