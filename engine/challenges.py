@@ -11,9 +11,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import engine
+from engine.resources import bundled_challenges
 
-BUNDLED_CHALLENGES = Path(engine.__file__).resolve().parent.parent / "challenges"
+BUNDLED_CHALLENGES = bundled_challenges()  # in a clone challenges/, installed benchtui_data/challenges
 
 # The ids every workbench knows, in the order published READMEs list them.
 CHALLENGE_IDS = (

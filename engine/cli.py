@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "engine.commands.run_cmds",
     "engine.commands.grade_cmds",
     "engine.commands.adapter_cmds",
+    "engine.commands.install_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -142,7 +143,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace | SimpleNamespace:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from engine import __version__
+
     parser = parser_class()(prog="benchtui", description="Index, run, compare and grade coding-LLM answers.")
+    parser.add_argument("--version", action="version", version=f"benchtui {__version__}")
     add_global_options(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class())
     for name in COMMAND_MODULES:

@@ -7,7 +7,9 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
+from engine import __version__, resources
 from engine.backends import nvcc_version, probe_all
 
 
@@ -28,9 +30,47 @@ def _git_version() -> str | None:
         return None
 
 
-def gather() -> dict:
+def _nvidia_gpu() -> bool:
+    """An NVIDIA GPU is present (driver loaded), whether or not CuPy is installed."""
+    return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
+
+
+def recommend_extras(*, nvidia_gpu: bool, cupy: str | None, mlx_lm: str | None, platform_ok_for_mlx_lm: bool,
+                     from_clone: bool) -> list[dict]:
+    """The optional extras worth installing on this machine, each with why
+    and the command. (No cluster extra exists yet: cluster runs are not built.)"""
+    out = []
+    if nvidia_gpu and not cupy:
+        out.append({"extra": "cuda", "why": "an NVIDIA GPU is present but CuPy is not installed: CUDA answers would be skipped"})
+    if platform_ok_for_mlx_lm and not mlx_lm:
+        out.append({"extra": "ternary", "why": "mlx-lm is not installed: ternary_training answers importing mlx_lm get missing_dependency"})
+    for r in out:
+        r["command"] = (f'python3 -m pip install -e ".[{r["extra"]}]"' if from_clone
+                        else f'python3 -m pip install "benchtui[{r["extra"]}]"  (pipx: pipx install --force "benchtui[{r["extra"]}]")')
+    return out
+
+
+def paths(workbench_arg: str | None, store_arg: str | None) -> dict:
+    """Where benchtui reads its own files and where it writes."""
+    import os
+
+    from engine.workbench import WorkbenchError, find_workbench
+
+    out = {"installed": resources.is_installed(), "engine": str(resources.ENGINE_DIR),
+           "challenges": str(resources.bundled_challenges()), "demo": str(resources.bundled_demo_models()),
+           "user_data": str(resources.user_data_dir())}
+    try:
+        wb = find_workbench(workbench_arg, os.environ.get("BENCHTUI_WORKBENCH"), Path.cwd(), store=store_arg)
+        out.update(workbench=str(wb.root), store=str(wb.store_path), workbench_error=None)
+    except WorkbenchError as exc:
+        out.update(workbench=None, store=None, workbench_error=str(exc))
+    return out
+
+
+def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> dict:
     backends = probe_all()
     report = {
+        "version": __version__,
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "numpy": _version("numpy"),
         "textual": _version("textual"),  # metadata only: the engine never imports textual
@@ -42,7 +82,12 @@ def gather() -> dict:
         "mlx": {"version": _version("mlx"), "available": backends["mlx"].available, "device": backends["mlx"].device,
                 "detail": backends["mlx"].detail},
         "sandbox": _sandbox(),
+        "paths": paths(workbench_arg, store_arg),
     }
+    report["extras"] = recommend_extras(
+        nvidia_gpu=_nvidia_gpu(), cupy=report["cuda"]["cupy"], mlx_lm=_version("mlx-lm"),
+        platform_ok_for_mlx_lm=sys.platform == "linux" or (sys.platform == "darwin" and platform.machine() == "arm64"),
+        from_clone=not resources.is_installed())
     return report
 
 
@@ -72,4 +117,15 @@ def render(report: dict) -> str:
         mark = "*" if layer.get("active") else " "
         net = "blocks network" if layer.get("blocks_network") else "network open"
         lines.append(f"   {mark} {layer['name']:<8} {'works' if layer['works'] else 'unavailable'}, {net}: {layer.get('detail', '')}")
+    where = report["paths"]
+    lines += [f"{ok(True)}benchtui {report.get('version', '')} {'installed' if where['installed'] else 'from a clone'}: {where['engine']}",
+              f"   challenges {where['challenges']} (never written by benchtui)",
+              f"   demo       {where['demo']} (`benchtui demo` copies it)",
+              f"   user data  {where['user_data']} (stores of read-only workbenches, the demo)"]
+    if where["workbench"]:
+        lines += [f"   workbench  {where['workbench']}", f"   store      {where['store']}"]
+    else:
+        lines.append(f"   workbench  none here: {where['workbench_error']}")
+    for r in report["extras"]:
+        lines.append(f"-- extra    {r['extra']}: {r['why']}; {r['command']}")
     return "\n".join(lines)

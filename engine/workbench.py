@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import engine
+from engine.resources import bundled_challenges, default_store_path
 
 if TYPE_CHECKING:
     from engine.challenges import Challenge
 
 # engine.challenges (and tomllib) load on first use: the dashboard's first
-# frame reads the store and needs neither. engine.challenges.BUNDLED_CHALLENGES.
-BUNDLED_CHALLENGES = Path(engine.__file__).resolve().parent.parent / "challenges"
+# frame reads the store and needs neither. The same path as
+# engine.challenges.BUNDLED_CHALLENGES: both come from engine.resources.
+BUNDLED_CHALLENGES = bundled_challenges()
 
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv",
              "challenges", "tests", "bench", "tui", "engine", ".ci"}
@@ -124,5 +125,5 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
             f"{root} (from {source}) is not a workbench: no models/ folder and no model folders "
             "holding challenge folders; run `benchtui new-model NAME` there to start one"
         )
-    store_path = Path(os.path.expanduser(store)).resolve() if store else root / "store.db"
+    store_path = Path(os.path.expanduser(store)).resolve() if store else default_store_path(root)
     return Workbench(root=root, layout=layout, store_path=store_path, challenges_dir=challenges_dir)

@@ -183,7 +183,7 @@ def cmd_new_model(args, ctx) -> int:
 def cmd_doctor(args, ctx) -> int:
     from engine.doctor import gather, render
 
-    report = gather()
+    report = gather(args.workbench, args.store)
     if args.json:
         print_json(report)
     else:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 import engine
-from engine import adapters
+from engine import adapters, resources
 from engine.backends import choose_backend, probe_all
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
@@ -33,7 +33,7 @@ from engine.store import Store, now_iso
 from engine.verify import verdicts as V
 from engine.workbench import Workbench
 
-REPO_ROOT = Path(engine.__file__).resolve().parent.parent
+REPO_ROOT = resources.PACKAGE_ROOT  # holds engine: the clone, or site-packages once installed
 
 
 @dataclass
@@ -271,8 +271,10 @@ class Runner:
 
     def _hidden_from_answers(self, challenge: Challenge) -> list[Path]:
         """What an answer's process must not see: the checks and references,
-        the workbench (other answers, the store) and benchtui's checkout."""
-        return [challenge.path.parent, self.workbench.root, self.workbench.store_path.parent, REPO_ROOT]
+        the workbench (other answers, the store) and benchtui's own files
+        (the checkout, or the installed challenges, demo and dashboard)."""
+        return [challenge.path.parent, self.workbench.root, self.workbench.store_path.parent,
+                resources.bundled_challenges(), *resources.install_folders()]
 
     def _two_processes(self, job: dict, work: Path, out: Path, adapter: Path | None, challenge: Challenge,
                        limits, gpu: bool):

@@ -135,6 +135,7 @@ def _interpreter_paths() -> list[Path]:
 class _Bind:
     path: Path
     writable: bool
+    mask: bool = False  # an empty tmpfs laid over a folder inside a bind (see _late_masks)
 
 
 def _plan_binds(workdir: Path, ro_paths: Sequence[Path], rw_paths: Sequence[Path],
@@ -156,6 +157,27 @@ def _plan_binds(workdir: Path, ro_paths: Sequence[Path], rw_paths: Sequence[Path
             raise FileNotFoundError(f"sandbox path does not exist: {p}")
         binds[p] = _Bind(p, True)
     return sorted(binds.values(), key=lambda b: (len(b.path.parts), str(b.path)))
+
+
+def _late_masks(binds: list[_Bind], hide_paths: Sequence[Path], extra: Sequence[Path]) -> list[_Bind]:
+    """Hidden folders that a bind would show again, covered after it.
+
+    A folder under a hidden root ($HOME, /tmp) is hidden already, unless it
+    sits inside something bound back: benchtui installed in a virtualenv
+    under $HOME (pipx) or /tmp has its challenges inside the interpreter's
+    prefix, which every payload needs. Those get their own tmpfs, mounted
+    after the bind that holds them and before any bind inside them (an
+    adapter folder); the result keeps parents before children."""
+    bound = [b.path for b in binds]
+    masks: list[_Bind] = []
+    for p in sorted({Path(x).resolve() for x in hide_paths}, key=lambda x: len(x.parts)):
+        if not p.is_dir() or p in extra or p in bound or not any(_under(p, b) for b in bound):
+            continue
+        if any(_under(i, p) for i in _interpreter_paths()) or any(_under(p, m.path) for m in masks):
+            continue  # the interpreter stays visible; inside a mask there is nothing left to hide
+        masks.append(_Bind(p, False, mask=True))
+    # Same depth: the mask first, so nothing is bound into a folder it then hides.
+    return sorted(binds + masks, key=lambda b: (len(b.path.parts), not b.mask, str(b.path)))
 
 
 def _child_env(home: str, extra: dict[str, str] | None, token: str | None) -> dict[str, str]:
@@ -239,13 +261,18 @@ def _bwrap_argv(inner: list[str], binds: list[_Bind], gpu: bool, extra: Sequence
             "--perms", "1777", "--size", str(TMPFS_SIZE), "--tmpfs", "/tmp"]
     for h in hidden[1:]:
         argv += ["--perms", "0755", "--size", str(1024 * 1024), "--tmpfs", str(h)]
+    covers = hidden + [b.path for b in binds if b.mask]
     made: set[Path] = set()
     for b in binds:
-        root = next((h for h in hidden if _under(b.path, h)), None)
+        if b.mask:
+            argv += ["--perms", "0755", "--size", str(1024 * 1024), "--tmpfs", str(b.path)]
+            continue
+        root = max((h for h in covers if _under(b.path, h) and h != b.path), key=lambda h: len(h.parts), default=None)
         if root is not None:
             # bwrap would create missing parents 0700; the run's uid must traverse them.
             for anc in reversed(b.path.parents):
-                if root in anc.parents and anc not in made and not any(_under(anc, x.path) for x in binds):
+                if root in anc.parents and anc not in made and not any(
+                        _under(anc, x.path) and root in x.path.parents and not x.mask for x in binds):
                     argv += ["--perms", "0755", "--dir", str(anc)]
                     made.add(anc)
         argv += ["--bind" if b.writable else "--ro-bind", str(b.path), str(b.path)]
@@ -290,6 +317,9 @@ def _unshare_argv(inner: list[str], binds: list[_Bind], gpu: bool, extra: Sequen
     second = [(str(d), r + str(d), "none", "bind") for d in devs]
     for b in binds:
         dst = r + str(b.path)
+        if b.mask:
+            second.append(("none", dst, "tmpfs", "size=1m,mode=755"))
+            continue
         opts = "bind" if b.writable else "bind,ro"
         if b.path.is_dir():
             opts += ",X-mount.mkdir"
@@ -445,7 +475,7 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
         drop = root
         uid = run_uid() if drop else None
         extra = _extra_hidden(hide_paths)
-        binds = _plan_binds(workdir, ro_paths, rw, extra)
+        binds = _late_masks(_plan_binds(workdir, ro_paths, rw, extra), hide_paths, extra)
         home = SANDBOX_HOME
         inner = _payload_chain(argv, workdir, limits, uid)
         cmd = (_bwrap_argv if layer == "bwrap" else _unshare_argv)(inner, binds, gpu, extra)

@@ -1,0 +1,48 @@
+"""demo: the bundled demo workbench, without a clone."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from engine import resources
+from engine.cli import CommandError, open_dashboard
+
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*", "*.db-wal", "*.db-shm")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("demo", help="copy the bundled demo workbench to DIR (default: the user data folder) and open it")
+    p.add_argument("dir", nargs="?", metavar="DIR", help="where the demo workbench goes (default: USER_DATA/demo)")
+    p.add_argument("--no-open", action="store_true", help="only put the workbench there and say where it is")
+    p.set_defaults(func=cmd_demo)
+
+
+def place_demo(target: Path) -> tuple[Path, bool]:
+    """Copy the demo's model folders to TARGET/models; a workbench already
+    there is kept as it is (its store, grades and edits are the user's).
+    Returns (target, whether it was copied now)."""
+    target = target.expanduser().resolve()
+    if resources.inside_install(target):
+        raise CommandError(f"{target} is inside benchtui's installed files, which are never written to; pick another folder")
+    if (target / "models").is_dir():
+        return target, False
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise CommandError(f"{target} exists and is not empty; pick an empty or new folder for the demo")
+    source = resources.bundled_demo_models()
+    if not source.is_dir():
+        raise CommandError(f"the bundled demo workbench is missing ({source}); reinstall benchtui")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(source, target / "models", ignore=SKIP)
+    except OSError as exc:
+        raise CommandError(f"cannot write the demo workbench to {target}: {exc.strerror or exc}") from exc
+    return target, True
+
+
+def cmd_demo(args, ctx) -> int:
+    target, copied = place_demo(Path(args.dir) if args.dir else resources.user_data_dir() / "demo")
+    print(f"demo workbench {'copied to' if copied else 'already at'} {target}; reopen it with: benchtui --workbench {target}")
+    if args.no_open:
+        return 0
+    ctx.args.workbench, ctx.args.store = str(target), None
+    return open_dashboard(ctx)
