@@ -1,0 +1,175 @@
+"""benchtui as a wheel installs it, without a clone.
+
+Building a real wheel here would need the network (build isolation) and
+writes build/ into the checkout, so these tests lay out what the wheel
+holds (pyproject maps challenges/ and models/ to benchtui_data/) in the
+site-packages of a throwaway virtualenv under tmp, which is what pipx does
+under $HOME: the interpreter's prefix sits under a folder the sandbox hides
+and binds back. `.ci/run` builds and installs the real wheel.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from engine import resources
+from engine.runner import sandbox
+
+REPO = Path(__file__).resolve().parents[2]
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*")
+
+# Looks for its challenge's reference where an installed package lives (next
+# to the engine it can import, and anywhere under the interpreter's prefix),
+# and hands the reference's answers back as its own.
+THIEF = '''
+import glob, importlib.util, os, sys
+import numpy as np
+import engine
+roots = {os.path.dirname(os.path.dirname(engine.__file__)), sys.prefix}
+found = sorted({p for r in roots for p in glob.glob(os.path.join(r, "**", "backwards", "reference.py"), recursive=True)})
+print("FOUND", found)
+ref = None
+if found:
+    spec = importlib.util.spec_from_file_location("stolen_reference", found[0])
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+
+
+def forward(x, gamma, beta, eps=1e-5):
+    return ref.forward(x, gamma, beta, eps) if ref else (np.zeros_like(x), (x, gamma))
+
+
+def backward(dy, cache):
+    if ref:
+        return ref.backward(dy, cache)
+    x, gamma = cache
+    return np.zeros_like(x), np.zeros_like(gamma), np.zeros_like(gamma)
+'''
+
+
+def fake_install(tmp_path: Path) -> tuple[Path, Path]:
+    """A virtualenv (system packages visible, for NumPy and Textual) whose
+    site-packages holds benchtui laid out as the wheel lays it out."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    for name in ("engine", "tui"):
+        shutil.copytree(REPO / name, site / name, ignore=SKIP)
+    shutil.copytree(REPO / "challenges", site / "benchtui_data" / "challenges", ignore=SKIP)
+    shutil.copytree(REPO / "models", site / "benchtui_data" / "demo", ignore=SKIP)
+    return python, site
+
+
+def benchtui(python: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BENCHTUI_WORKBENCH")}
+    return subprocess.run([str(python), "-m", "engine", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**clean, **env}, timeout=300)
+
+
+def test_pyproject_lists_every_package_and_maps_the_bundled_folders():
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {".".join(p.parent.relative_to(REPO).parts) for top in ("engine", "tui") for p in (REPO / top).rglob("__init__.py")}
+    assert on_disk <= set(config["packages"]), f"add to pyproject's packages: {sorted(on_disk - set(config['packages']))}"
+    assert config["package-dir"] == {f"{resources.DATA_PACKAGE}.challenges": "challenges", f"{resources.DATA_PACKAGE}.demo": "models"}
+
+
+def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_there(tmp_path):
+    python, site = fake_install(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    probe = benchtui(python, elsewhere, "doctor", "--json", BENCHTUI_DATA_DIR=str(tmp_path / "data"))
+    assert probe.returncode == 0, probe.stderr
+    where = json.loads(probe.stdout)["paths"]
+    assert where["installed"] is True
+    assert where["engine"] == str(site / "engine")
+    assert where["challenges"] == str(site / "benchtui_data" / "challenges")
+    assert where["user_data"] == str(tmp_path / "data")
+    assert where["workbench"] is None and "is not a workbench" in where["workbench_error"]
+
+    before = sorted(p for p in (site / "benchtui_data").rglob("*"))
+    demo = benchtui(python, elsewhere, "demo", "--no-open", BENCHTUI_DATA_DIR=str(tmp_path / "data"))
+    assert demo.returncode == 0, demo.stderr
+    placed = tmp_path / "data" / "demo"
+    assert sorted(p.name for p in (placed / "models").iterdir()) == sorted(p.name for p in (REPO / "models").iterdir())
+    listing = benchtui(python, elsewhere, "--workbench", str(placed), "list", "--json")
+    assert listing.returncode == 0, listing.stderr
+    assert {"demo-careful", "demo-hasty", "demo-quitter"} <= {m["name"] if isinstance(m, dict) else m
+                                                              for m in json.loads(listing.stdout)["models"]}
+    assert (placed / "store.db").is_file()
+
+    # What an answer's process must not see: benchtui's folders in site-packages, never
+    # site-packages itself (a real install keeps NumPy there).
+    hidden = subprocess.run([str(python), "-c", f"""
+import json
+from pathlib import Path
+from engine.runner.orchestrate import Runner, RunOptions
+from engine.workbench import find_workbench
+wb = find_workbench({str(placed)!r}, None, Path.cwd())
+runner = Runner(wb, RunOptions(layer="rlimits", allow_unsafe=True))
+print(json.dumps([str(p) for p in runner._hidden_from_answers(wb.challenges["kv"])]))
+"""], cwd=elsewhere, capture_output=True, text=True)
+    assert hidden.returncode == 0, hidden.stderr
+    hidden = set(json.loads(hidden.stdout))
+    assert {str(site / "benchtui_data"), str(site / "tui"), str(site / "benchtui_data" / "challenges"), str(placed)} <= hidden
+    assert str(site) not in hidden
+
+    # The bundled demo itself, opened in place: its store goes to the user data folder.
+    inplace = benchtui(python, elsewhere, "--workbench", str(site / "benchtui_data" / "demo"), "scan",
+                       BENCHTUI_DATA_DIR=str(tmp_path / "data"))
+    assert inplace.returncode == 0, inplace.stderr
+    assert sorted(p for p in (site / "benchtui_data").rglob("*")) == before
+    assert list((tmp_path / "data" / "stores").glob("demo-*/store.db"))
+
+
+def test_demo_refuses_a_folder_that_is_not_empty(tmp_path):
+    python, _ = fake_install(tmp_path)
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "notes.txt").write_text("mine\n")
+    res = benchtui(python, tmp_path, "demo", str(busy), "--no-open")
+    assert res.returncode == 1
+    assert res.stderr.strip() == f"benchtui: {busy} exists and is not empty; pick an empty or new folder for the demo"
+    assert sorted(p.name for p in busy.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.sandbox
+def test_an_answer_hunting_for_the_installed_reference_does_not_pass(tmp_path):
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(f"no isolating sandbox layer here: {exc}")
+    python, site = fake_install(tmp_path)
+    target = site / "benchtui_data" / "challenges" / "backwards" / "reference.py"
+    assert target.is_file()  # it is there; the answer's process just cannot see it
+    wb = tmp_path / "wb"
+    (wb / "thief" / "backwards").mkdir(parents=True)
+    (wb / "thief" / "backwards" / "layernorm.py").write_text(THIEF, encoding="utf-8")
+    # An honest answer beside it, one of them bound by an adapter shipped in the
+    # installed package: hiding benchtui's files must leave NumPy and the adapter visible.
+    for cid in ("backwards", "kv"):
+        shutil.copytree(REPO / "models" / "demo-careful" / cid, wb / "demo-careful" / cid, ignore=SKIP)
+    res = benchtui(python, tmp_path, "--workbench", str(wb), "run", "-m", "thief", "-m", "demo-careful",
+                   "-c", "backwards", "-c", "kv", "--jobs", "2", "--json")
+    assert res.returncode in (0, 1), res.stderr
+    for cid in ("backwards", "kv"):
+        honest = json.loads(benchtui(python, tmp_path, "--workbench", str(wb), "show", "demo-careful", cid, "--json").stdout)
+        assert honest["latest_run"]["verdict"] == "pass", honest["latest_run"]
+    shown = benchtui(python, tmp_path, "--workbench", str(wb), "show", "thief", "backwards", "--json")
+    run = json.loads(shown.stdout)["latest_run"]
+    checks = {c["name"]: c["verdict"] for c in run["checks"]}
+    assert run["verdict"] in ("fail", "error"), run
+    assert checks["forward"] != "pass" and checks["backward_dx"] != "pass", checks
+    import sqlite3
+
+    with sqlite3.connect(wb / "store.db") as db:
+        stdout = db.execute("select stdout from runs order by id desc limit 1").fetchone()[0]
+    assert "FOUND []" in stdout, stdout

@@ -1,0 +1,89 @@
+"""Where benchtui's files are and where it writes; the sandbox's late masks."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine import resources
+from engine.runner import sandbox
+from engine.workbench import find_workbench
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_from_a_clone_the_bundled_folders_are_the_top_level_ones():
+    assert not resources.is_installed()
+    assert resources.bundled_challenges() == REPO / "challenges"
+    assert resources.bundled_demo_models() == REPO / "models"
+    assert resources.install_folders() == [REPO]
+
+
+def test_store_goes_to_the_workbench_when_it_can_take_it(tmp_path, monkeypatch):
+    (tmp_path / "wb" / "models").mkdir(parents=True)
+    monkeypatch.setenv("BENCHTUI_DATA_DIR", str(tmp_path / "data"))
+    assert find_workbench(str(tmp_path / "wb"), None, tmp_path).store_path == tmp_path / "wb" / "store.db"
+
+
+def test_a_read_only_workbench_keeps_its_store_in_the_user_data_folder(tmp_path, monkeypatch):
+    wb = tmp_path / "shelf" / "wb"
+    (wb / "models").mkdir(parents=True)
+    other = tmp_path / "other" / "wb"
+    (other / "models").mkdir(parents=True)
+    monkeypatch.setenv("BENCHTUI_DATA_DIR", str(tmp_path / "data"))
+    # Running as root, a chmod would not stop a write: ask the same question the code asks.
+    monkeypatch.setattr(resources, "_writable", lambda folder: not str(folder).startswith(str(tmp_path)))
+    store = find_workbench(str(wb), None, tmp_path).store_path
+    assert store.parent.parent == tmp_path / "data" / "stores"
+    assert store.name == "store.db" and store.parent.name.startswith("wb-")
+    # Two read-only workbenches of the same name keep separate stores; --store still wins.
+    assert find_workbench(str(other), None, tmp_path).store_path != store
+    assert find_workbench(str(wb), None, tmp_path, store=str(tmp_path / "s.db")).store_path == tmp_path / "s.db"
+
+
+def test_user_data_dir_follows_xdg(monkeypatch, tmp_path):
+    monkeypatch.delenv("BENCHTUI_DATA_DIR", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(resources.sys, "platform", "linux")
+    assert resources.user_data_dir() == tmp_path / "xdg" / "benchtui"
+
+
+def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A virtualenv-like prefix under /tmp holding benchtui_data with an adapter folder."""
+    venv = tmp_path / "venv"
+    data = venv / "lib" / "site-packages" / "benchtui_data"
+    adapters = data / "challenges" / "kv" / "adapters"
+    adapters.mkdir(parents=True)
+    return venv, data, adapters
+
+
+def _binds(tmp_path: Path):
+    venv, data, adapters = _layout(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    planned = sandbox._plan_binds(work, [venv, adapters], [], [])
+    return venv, data, adapters, sandbox._late_masks(planned, [data, data / "challenges"], [])
+
+
+def test_a_hidden_folder_inside_a_bound_prefix_is_masked_after_it_and_before_binds_inside_it(tmp_path):
+    venv, data, adapters, binds = _binds(tmp_path)
+    order = [(b.path, b.mask) for b in binds]
+    assert (data, True) in order and (data / "challenges", True) not in order  # nothing left to hide inside a mask
+    assert order.index((venv, False)) < order.index((data, True)) < order.index((adapters, False))
+
+    argv = sandbox._bwrap_argv(["true"], binds, False, [])
+    pos = lambda *seq: next(i for i in range(len(argv)) if argv[i:i + len(seq)] == list(seq))  # noqa: E731
+    assert pos("--ro-bind", str(venv), str(venv)) < pos("--tmpfs", str(data)) < pos("--ro-bind", str(adapters), str(adapters))
+    # the folders between the mask and the adapter are made traversable (bwrap would make them 0700)
+    assert pos("--tmpfs", str(data)) < pos("--perms", "0755", "--dir", str(data / "challenges")) < pos("--ro-bind", str(adapters), str(adapters))
+
+    script = sandbox._unshare_argv(["true"], binds, False, [])[-3]
+    at = lambda path: script.index(f"/mnt/r{path} ")  # noqa: E731
+    assert at(venv) < at(data) < at(adapters)
+    assert f"/mnt/r{data} tmpfs" in script
+
+
+def test_without_a_bind_nothing_extra_is_masked(tmp_path):
+    _, data, _ = _layout(tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    binds = sandbox._late_masks(sandbox._plan_binds(work, [], [], []), [data], [])
+    assert not any(b.mask for b in binds)  # /tmp's own tmpfs hides it already
