@@ -25,7 +25,8 @@ from engine.workbench import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
-HAS_MLX = importlib.util.find_spec("mlx") is not None
+# The published ternary answers import mlx_lm too: the ternary extra.
+HAS_MLX = all(importlib.util.find_spec(m) is not None for m in ("mlx", "mlx_lm"))
 
 # answer -> the verdict it gets with its adapter (see the adapters' docstrings for why)
 EXPECTED = {

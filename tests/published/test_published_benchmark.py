@@ -72,6 +72,10 @@ def published_run(tmp_path_factory):
         sandbox.choose_layer("auto")
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(str(exc))
+    import importlib.util
+
+    if importlib.util.find_spec("mlx_lm") is None:
+        pytest.skip('pinned verdicts need the ternary extra (mlx-lm): pip install -e ".[test,ternary]"')
     from engine.backends import probe_all
 
     if probe_all().get("cuda") and probe_all()["cuda"].available:
