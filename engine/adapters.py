@@ -308,6 +308,10 @@ def scaffold(root: Path, challenge: Challenge, model: str, answer_dir: Path, *, 
     """Write ``<root>/.benchtui/adapters/<challenge>/<model>.py``: the contract,
     the answer's current ANSWER_SHA256 and its discovered API. Never writes
     inside the answer folder. Raises FileExistsError unless ``force``."""
+    from engine.resources import refuse_install_write
+
+    if refusal := refuse_install_write(root):
+        raise ValueError(refusal)
     folder = workbench_adapter_dir(root, challenge.id)
     target = folder / f"{model}.py"
     answer_dir = Path(answer_dir)

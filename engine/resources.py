@@ -88,3 +88,11 @@ def default_store_path(root: Path) -> Path:
         return root / "store.db"
     digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
     return user_data_dir() / "stores" / f"{root.name or 'root'}-{digest}" / "store.db"
+
+
+def refuse_install_write(path: Path) -> str | None:
+    """The message refusing a write into benchtui's installed files, or None."""
+    if inside_install(path):
+        return (f"{path} is inside benchtui's installed files, which are never written to; "
+                "`benchtui demo DIR` makes a copy of the demo you can change")
+    return None

@@ -22,6 +22,10 @@ def new_model(models_dir: Path, name: str, challenges: dict[str, Challenge]) -> 
         raise ScaffoldError(f"bad model name {name!r}: use letters, digits, '.', '_' or '-' (max 64)")
     if not challenges:
         raise ScaffoldError("no challenges found to scaffold")
+    from engine.resources import refuse_install_write
+
+    if refusal := refuse_install_write(models_dir):
+        raise ScaffoldError(refusal)
     target = models_dir / name
     if target.exists():
         raise ScaffoldError(f"{target} already exists; refusing to overwrite")

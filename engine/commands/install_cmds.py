@@ -22,8 +22,8 @@ def place_demo(target: Path) -> tuple[Path, bool]:
     there is kept as it is (its store, grades and edits are the user's).
     Returns (target, whether it was copied now)."""
     target = target.expanduser().resolve()
-    if resources.inside_install(target):
-        raise CommandError(f"{target} is inside benchtui's installed files, which are never written to; pick another folder")
+    if refusal := resources.refuse_install_write(target):
+        raise CommandError(refusal)
     if (target / "models").is_dir():
         return target, False
     if target.exists() and (not target.is_dir() or any(target.iterdir())):

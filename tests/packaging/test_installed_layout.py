@@ -126,6 +126,11 @@ print(json.dumps([str(p) for p in runner._hidden_from_answers(wb.challenges["kv"
     inplace = benchtui(python, elsewhere, "--workbench", str(site / "benchtui_data" / "demo"), "scan",
                        BENCHTUI_DATA_DIR=str(tmp_path / "data"))
     assert inplace.returncode == 0, inplace.stderr
+    bundled_demo = str(site / "benchtui_data" / "demo")
+    for args in (["new-model", "mine"], ["adapter", "new", "demo-hasty", "kv"], ["demo", bundled_demo, "--no-open"]):
+        refused = benchtui(python, elsewhere, "--workbench", bundled_demo, *args, BENCHTUI_DATA_DIR=str(tmp_path / "data"))
+        assert refused.returncode == 1 and "inside benchtui's installed files, which are never written to" in refused.stderr, \
+            (args, refused.stderr)
     assert sorted(p for p in (site / "benchtui_data").rglob("*")) == before
     assert list((tmp_path / "data" / "stores").glob("demo-*/store.db"))
 
