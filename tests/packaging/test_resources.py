@@ -87,3 +87,30 @@ def test_without_a_bind_nothing_extra_is_masked(tmp_path):
     work.mkdir()
     binds = sandbox._late_masks(sandbox._plan_binds(work, [], [], []), [data], [])
     assert not any(b.mask for b in binds)  # /tmp's own tmpfs hides it already
+
+
+def test_version_comes_from_the_package(capsys):
+    import pytest
+
+    import engine
+    from engine.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out.strip() == f"benchtui {engine.__version__}"
+    meta = (REPO / "pyproject.toml").read_text()
+    assert 'version = { attr = "engine.__version__" }' in meta  # the wheel's version is the same string
+
+
+def test_doctor_recommends_the_extras_this_machine_lacks():
+    from engine.doctor import recommend_extras
+
+    gpu_no_cupy = recommend_extras(nvidia_gpu=True, cupy=None, mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=False)
+    assert [r["extra"] for r in gpu_no_cupy] == ["cuda"]
+    assert gpu_no_cupy[0]["command"].startswith('python3 -m pip install "benchtui[cuda]"')
+    assert recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=True) == []
+    assert recommend_extras(nvidia_gpu=True, cupy="14.0", mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=True) == []
+    no_lm = recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=True, from_clone=True)
+    assert [(r["extra"], r["command"]) for r in no_lm] == [("ternary", 'python3 -m pip install -e ".[ternary]"')]
+    assert recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=False, from_clone=True) == []
