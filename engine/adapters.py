@@ -170,7 +170,10 @@ def resolve(root: Path | None, challenge: Challenge, model: str, answer_dir: Pat
 
 
 def display_path(path: Path, root: Path | None) -> str:
-    for base in [root, Path(__file__).resolve().parent.parent]:
+    from engine.resources import bundled_challenges
+
+    # bundled adapters read "challenges/<id>/adapters/..." from a clone and from a wheel alike
+    for base in [root, bundled_challenges().parent]:
         if base is None:
             continue
         try:

@@ -168,6 +168,8 @@ def test_an_answer_hunting_for_the_installed_reference_does_not_pass(tmp_path):
     for cid in ("backwards", "kv"):
         honest = json.loads(benchtui(python, tmp_path, "--workbench", str(wb), "show", "demo-careful", cid, "--json").stdout)
         assert honest["latest_run"]["verdict"] == "pass", honest["latest_run"]
+    adapter = next(c for c in honest["latest_run"]["checks"] if c["name"] == "adapter")
+    assert "used plugin adapter challenges/kv/adapters/demo-careful.py" in adapter["message"]  # as from a clone
     shown = benchtui(python, tmp_path, "--workbench", str(wb), "show", "thief", "backwards", "--json")
     run = json.loads(shown.stdout)["latest_run"]
     checks = {c["name"]: c["verdict"] for c in run["checks"]}
