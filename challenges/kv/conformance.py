@@ -140,14 +140,16 @@ def run(suite) -> None:
     heads, dim = int(suite.threshold("heads", 4)), int(suite.threshold("head_dim", 16))
     steps, garbage = int(suite.threshold("steps", 20)), float(suite.threshold("garbage", 1e3))
 
-    with suite.check("decode_matches_full_attention", threshold=tol) as c:
+    with suite.check("decode_matches_full_attention", threshold=tol,
+                     requires=("incremental_decode", "cached_attention", "multi_head", "variable_lengths",
+                               "inputs_unchanged")) as c:
         sc = make_scenario(suite.rng("decode"), lengths, heads, dim, steps, garbage)
         c.value, where = worst_step(run_decode(suite, factory, sc), oracle(ref, sc))
         c.message = f"worst at {where} (lengths {lengths}, {heads} heads, dim {dim}, {steps} steps)"
         if not c.value <= tol:
             c.fail(f"decode output differs from causal attention recomputed from scratch: error {c.value:.3g} at {where}")
 
-    with suite.check("padding_isolated", threshold=tol) as c:
+    with suite.check("padding_isolated", threshold=tol, requires=("variable_lengths", "inputs_unchanged")) as c:
         pad_lengths = [2, 9, 1]
         sc = make_scenario(suite.rng("padding"), pad_lengths, heads, dim, 6, garbage)
         noisy = run_decode(suite, factory, sc)
@@ -158,7 +160,7 @@ def run(suite) -> None:
         if not c.value <= tol:
             c.fail(f"padding rows change the output (error {c.value:.3g}, lengths {pad_lengths})")
 
-    with suite.check("batch_independence", threshold=tol) as c:
+    with suite.check("batch_independence", threshold=tol, requires=("variable_lengths",)) as c:
         sc = make_scenario(suite.rng("alone"), lengths, heads, dim, 5, garbage)
         batched = run_decode(suite, factory, sc)
         worst = 0.0
@@ -199,7 +201,7 @@ def memory(suite, factory) -> None:
     per_token = 2 * b * h * d * 8  # K and V of one step, float64
     marks = {steps * i // 8 for i in range(1, 9)}
     growth: dict[int, int] = {}
-    with suite.check("memory_linear", threshold=limit) as c:
+    with suite.check("memory_linear", threshold=limit, requires=("memory_linear",)) as c:
         # short prompts: a cache copied at every step then grows clearly as tokens^2
         sc = make_scenario(suite.rng("memory"), [4, 2], h, d, steps, 1.0)
         # resident memory of the answer's process, read from the OS by the checker

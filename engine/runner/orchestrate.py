@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 import engine
-from engine import adapters
+from engine import adapters, coverage
 from engine.backends import choose_backend, probe_all
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
@@ -267,6 +267,9 @@ class Runner:
             if self.options.self_check and not self.cancel.is_set():
                 extra.update(self._self_check(folder, challenge, limits, gpu))
             verdict = V.worst(c["verdict"] for c in checks)
+            # what the verdict covers: a pass leaving a requirement not exercised is `partial`
+            verdict, cov = coverage.for_run(challenge, (prompt or {}).get("prompt_version"), checks, verdict)
+            extra["coverage"] = json.dumps(cov)
             return checks, verdict, extra
 
     def _hidden_from_answers(self, challenge: Challenge) -> list[Path]:

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from engine import coverage
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.execute import Job, execute, local_answer_process, verdict_of
 
@@ -36,7 +37,9 @@ def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local"
                 forbidden_imports=list(challenge.forbidden_imports),
                 adapter_path=str(adapter_path) if adapter_path else None,
             ), peer=peer, monitor=monitor)
-        return {"verdict": verdict_of(suite), "checks": [c.as_dict() for c in suite.checks]}
+        checks = [c.as_dict() for c in suite.checks]
+        verdict, cov = coverage.for_run(challenge, None, checks, verdict_of(suite))
+        return {"verdict": verdict, "checks": checks, "coverage": cov}
 
 
 def main() -> None:
