@@ -37,6 +37,11 @@ class ModuleSession:
     def decode(self, q, k_new, v_new):
         return self.module.decode(q, k_new, v_new)
 
+    def __getattr__(self, name):
+        if name == "extend" and callable(getattr(self.module, "extend", None)):
+            return self.module.extend
+        raise AttributeError(name)
+
 
 def session_factory(suite):
     """A callable giving a fresh object with prefill/decode per scenario."""
@@ -172,8 +177,60 @@ def run(suite) -> None:
         if not worst <= tol:
             c.fail(f"a sequence decoded alone differs from the same sequence in a batch (error {worst:.3g})")
 
+    multi_token(suite, factory, ref, tol)
     memory(suite, factory)
     speed(suite, factory, ref)
+
+
+# Hand-built cases for several new tokens at once, smallest first: a path that
+# lets a row see later rows fails the first of them, on every run.
+MULTI_TOKEN_CASES = [([1], 1, 2, 2), ([2], 1, 2, 3), ([3, 1], 2, 4, 3), ([5, 12, 3], 4, 16, 4)]
+
+
+def extend_oracle(ref, sc: Scenario, qn, kn, vn) -> np.ndarray:
+    """(B, H, T, D): rows of the new tokens in causal attention over prompt + new."""
+    out = np.empty(qn.shape)
+    for b, n in enumerate(sc.lengths):
+        seq = [np.concatenate([p[b, :, :n], new[b]], axis=1) for p, new in ((sc.prompt_q, qn), (sc.k, kn), (sc.v, vn))]
+        out[b] = ref.causal_attention(*seq)[:, n:]
+    return out
+
+
+def multi_token(suite, factory, ref, tol) -> None:
+    """Where the answer attends over several new tokens at once (prefill,
+    chunked prefill), bound as ``extend(q, k, v)`` with shapes (B, H, T, D):
+    each new row must equal causal attention recomputed from scratch."""
+    probe = factory()
+    if not callable(getattr(probe, "extend", None)):
+        suite.info("multi_token_causal", message="no multi-token path bound: the adapter binds extend(q, k, v) "
+                                                 "only where the answer attends over several new tokens at once")
+        return
+    with suite.check("multi_token_causal", threshold=tol) as c:
+        rng = suite.rng("multi_token")
+        cases = [*MULTI_TOKEN_CASES, (list(rng.integers(1, 9, size=3)), 2, 8, int(rng.integers(2, 6)))]
+        c.value, tried = 0.0, []
+        for lengths, heads, dim, new in cases:
+            lengths = [int(n) for n in lengths]
+            sc = make_scenario(rng, lengths, heads, dim, 1, 10.0)
+            qn, kn, vn = (rng.normal(size=(len(lengths), heads, new, dim)) for _ in range(3))
+            session = factory()
+            suite.call(session.prefill, sc.k, sc.v, sc.lengths)
+            got = normalise(suite.call(session.extend, qn, kn, vn), qn.shape)
+            want = extend_oracle(ref, sc, qn, kn, vn)
+            case = f"lengths {lengths}, {heads} head{'s' * (heads > 1)}, dim {dim}, {new} new tokens"
+            errs = [(rel_err(got[b, :, j], want[b, :, j]), b, j) for b in range(len(lengths)) for j in range(new)]
+            wrong = [e for e in errs if not e[0] <= tol]
+            err, b, j = wrong[0] if wrong else max(errs)
+            tried.append(case)
+            c.value = max(c.value, err) if err <= tol else err
+            if wrong:
+                c.details["failing_case"] = {"lengths": lengths, "heads": heads, "dim": dim, "new_tokens": new,
+                                             "sequence": b, "row": j}
+                c.fail(f"attention over {new} new tokens at once differs from causal attention recomputed from "
+                       f"scratch; smallest failing case: {case}: new row {j} of sequence {b}, error {err:.3g}"
+                       + (" (its last row is right: earlier rows see later ones)"
+                          if j < new - 1 and rel_err(got[b, :, -1], want[b, :, -1]) <= tol else ""))
+        c.message = f"{len(tried)} cases, smallest {tried[0]}, largest {tried[-2]}, random {tried[-1]}"
 
 
 def growth_exponent(growth: dict[int, int], floor: int) -> float | None:
@@ -240,5 +297,7 @@ def speed(suite, factory, ref) -> None:
         shift = 0.01 * trial  # fresh values per trial, no regeneration cost
         return Scenario(base.k + shift, base.v, base.lengths, base.prompt_q, base.qs - shift, base.ks, base.vs)
 
+    # a figure, never a verdict: one warm-up and 4 trials keep a pure-Python
+    # answer (seconds per trial) well inside the run's time limit
     suite.time("speed_decode", lambda sc: run_decode(suite, factory, sc, guard=False),
-               lambda sc: run_decode(suite, ref.KVCache, sc, guard=False), make_inputs)
+               lambda sc: run_decode(suite, ref.KVCache, sc, guard=False), make_inputs, warmup=1, min_trials=4)

@@ -95,6 +95,43 @@ MUTANTS = {
 }
 
 
+NON_CAUSAL_EXTEND = """    def extend(self, q, k_new, v_new):
+        for j in range(q.shape[2]):
+            self.decode(q[:, :, j], k_new[:, :, j], v_new[:, :, j])
+        used = int(self.lengths.max())  # every new row attends over the whole cache, later rows included
+        keys, values = self.k[:, :, :used], self.v[:, :, :used]
+        scores = np.einsum("bhtd,bhsd->bhts", q, keys) / np.sqrt(q.shape[-1])
+        valid = np.arange(used)[None, :] < self.lengths[:, None]
+        scores = np.where(valid[:, None, None, :], scores, -np.inf)
+        w = np.exp(scores - scores.max(-1, keepdims=True))
+        return np.einsum("bhts,bhsd->bhtd", w / w.sum(-1, keepdims=True), values)
+
+
+def causal_attention("""
+
+
+def test_multi_token_path_must_be_causal_and_the_smallest_failing_case_is_named(tmp_path):
+    (tmp_path / "ok").mkdir(), (tmp_path / "bad").mkdir()
+    ok = by_name(run_source(tmp_path / "ok", REFERENCE))["multi_token_causal"]
+    assert ok["verdict"] == "pass" and "5 cases" in ok["message"]
+    source = REFERENCE.replace("def causal_attention(", NON_CAUSAL_EXTEND.split("def causal_attention(")[0] + "def causal_attention(", 1)
+    source = source.replace("    def extend(self, q: np.ndarray", "    def _unused_extend(self, q: np.ndarray", 1)
+    result = run_source(tmp_path / "bad", source)
+    c = by_name(result)["multi_token_causal"]
+    assert result["verdict"] == "fail" and c["verdict"] == "fail"
+    # the first hand-built case (one sequence of length 1, one head, dim 2, 2 new tokens) catches it every run
+    assert "smallest failing case: lengths [1], 1 head, dim 2, 2 new tokens: new row 0" in c["message"], c["message"]
+    assert "earlier rows see later ones" in c["message"]
+    # its one-token decode path is the reference's: every decode check passes
+    assert by_name(result)["decode_matches_full_attention"]["verdict"] == "pass"
+
+
+def test_without_a_multi_token_path_the_check_says_so(tmp_path):
+    source = REFERENCE.replace("    def extend(self, q: np.ndarray", "    def _unused_extend(self, q: np.ndarray", 1)
+    c = by_name(run_source(tmp_path, source))["multi_token_causal"]
+    assert c["verdict"] == "info" and "no multi-token path bound" in c["message"]
+
+
 def test_a_large_constant_factor_is_a_figure_not_a_verdict(tmp_path):
     # ten extra float64 copies of each new token's K and V: linear, but about
     # 10x the bytes of the cache itself (like a cache of Python floats, 4x)
