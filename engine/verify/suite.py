@@ -223,6 +223,7 @@ class Suite:
         Leaving the block normally is a pass unless ``c.verdict`` was set.
         ``requires``: the prompt's requirements this check tests (engine/coverage.py)."""
         c = Check(name, threshold, requires=tuple(requires))
+        self._mark_started(name)
         limit = timeout_s or self.check_timeout_s
         if self.peer is not None:
             self.peer.deadline = time.monotonic() + limit if limit else None
@@ -267,6 +268,15 @@ class Suite:
     def info(self, name: str, value: Any = None, message: str = "", details: dict | None = None) -> Check:
         """A figure shown with the checks that never changes the verdict."""
         return self.record(name, V.INFO, value=value, message=message, details=details)
+
+    def _mark_started(self, name: str) -> None:
+        """A check in flight when the run's time limit kills this process is
+        named by its last ``started`` line (orchestrate.in_flight)."""
+        if self._results_path is not None:
+            if self.check_prefix and not name.startswith(f"{self.check_prefix}::"):
+                name = f"{self.check_prefix}::{name}"
+            with open(self._results_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"started": name}) + "\n")
 
     def _record(self, c: Check) -> None:
         if self.check_prefix and not c.name.startswith(f"{self.check_prefix}::"):
