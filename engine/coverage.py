@@ -51,7 +51,7 @@ def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
     """Each requirement's status from the checks that name it."""
     out = []
     for r in reqs:
-        rid, named, passed, failed, reasons = r["id"], [], [], [], []
+        rid, named, passed, failed, reasons, by_adapter = r["id"], [], [], [], [], []
         for c in checks:
             if rid not in (c.get("requires") or ()):
                 continue
@@ -60,7 +60,7 @@ def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
             if c.get("verdict") in FAILING:
                 failed.append(c["name"])
             elif why:
-                reasons.append(f"{c['name']}: {why}")
+                by_adapter.append(f"{c['name']}: {why}")
             elif c.get("verdict") == V.PASS:
                 passed.append(c["name"])
             elif c.get("verdict") in (V.SKIPPED, V.UNBOUND, V.MISSING_DEPENDENCY):
@@ -71,6 +71,8 @@ def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
             status, reason = NOT_EXERCISED, "not checkable" + (f": {r['reason']}" if r["reason"] else "")
         elif failed:
             status, reason = FAIL, "failed: " + ", ".join(failed)
+        elif by_adapter:  # met somewhere only through the adapter's own logic: not the answer's
+            status, reason = NOT_EXERCISED, "; ".join(by_adapter)
         elif passed:
             status, reason = PASS, ""
         else:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.verify import reach_report
 from engine.verify.suite import CheckFailed
 
 CLASS_NAMES = ("KVCache", "KvCache", "KVCacheNumpy", "Cache", "DecodeCache", "IncrementalDecoder")
@@ -147,27 +148,31 @@ def run(suite) -> None:
 
     with suite.check("decode_matches_full_attention", threshold=tol,
                      requires=("incremental_decode", "cached_attention", "multi_head", "variable_lengths",
-                               "inputs_unchanged")) as c:
+                               "inputs_unchanged"), reach=True) as c:
         sc = make_scenario(suite.rng("decode"), lengths, heads, dim, steps, garbage)
         c.value, where = worst_step(run_decode(suite, factory, sc), oracle(ref, sc))
+        own_batching(c, len(lengths))
         c.message = f"worst at {where} (lengths {lengths}, {heads} heads, dim {dim}, {steps} steps)"
         if not c.value <= tol:
             c.fail(f"decode output differs from causal attention recomputed from scratch: error {c.value:.3g} at {where}")
 
-    with suite.check("padding_isolated", threshold=tol, requires=("variable_lengths", "inputs_unchanged")) as c:
+    with suite.check("padding_isolated", threshold=tol, requires=("variable_lengths", "inputs_unchanged"),
+                     reach=True) as c:
         pad_lengths = [2, 9, 1]
         sc = make_scenario(suite.rng("padding"), pad_lengths, heads, dim, 6, garbage)
         noisy = run_decode(suite, factory, sc)
         for i, n in enumerate(pad_lengths):  # same valid data, padding zeroed
             sc.k[i, :, n:], sc.v[i, :, n:] = 0.0, 0.0
         clean = run_decode(suite, factory, sc)
+        own_batching(c, len(pad_lengths))
         c.value = max(worst_step(noisy, clean)[0], worst_step(clean, oracle(ref, sc))[0])
         if not c.value <= tol:
             c.fail(f"padding rows change the output (error {c.value:.3g}, lengths {pad_lengths})")
 
-    with suite.check("batch_independence", threshold=tol, requires=("variable_lengths",)) as c:
+    with suite.check("batch_independence", threshold=tol, requires=("variable_lengths",), reach=True) as c:
         sc = make_scenario(suite.rng("alone"), lengths, heads, dim, 5, garbage)
         batched = run_decode(suite, factory, sc)
+        own_batching(c, len(lengths))
         worst = 0.0
         for b, n in enumerate(lengths):
             alone = Scenario(sc.k[b:b + 1, :, :n], sc.v[b:b + 1, :, :n], sc.lengths[b:b + 1], sc.prompt_q[b:b + 1, :, :n],
@@ -178,8 +183,17 @@ def run(suite) -> None:
             c.fail(f"a sequence decoded alone differs from the same sequence in a batch (error {worst:.3g})")
 
     multi_token(suite, factory, ref, tol)
+    reach_report.record(suite)
     memory(suite, factory)
     speed(suite, factory, ref)
+
+
+def own_batching(c, batch: int) -> None:
+    """Variable-length batching is the answer's only if its code batches: an
+    adapter whose decode calls the answer once per sequence did it itself."""
+    loops = reach_report.batch_loops(c.details.get("reach"), "decode", batch)
+    if loops:
+        c.not_exercised("variable_lengths", reach_report.describe_loops(loops, "decode", batch))
 
 
 # Hand-built cases for several new tokens at once, smallest first: a path that
@@ -205,7 +219,7 @@ def multi_token(suite, factory, ref, tol) -> None:
         suite.info("multi_token_causal", message="no multi-token path bound: the adapter binds extend(q, k, v) "
                                                  "only where the answer attends over several new tokens at once")
         return
-    with suite.check("multi_token_causal", threshold=tol) as c:
+    with suite.check("multi_token_causal", threshold=tol, reach=True) as c:
         rng = suite.rng("multi_token")
         cases = [*MULTI_TOKEN_CASES, (list(rng.integers(1, 9, size=3)), 2, 8, int(rng.integers(2, 6)))]
         c.value, tried = 0.0, []

@@ -217,19 +217,29 @@ class Suite:
     # -- checks ---------------------------------------------------------------
     @contextlib.contextmanager
     def check(self, name: str, threshold: Any = None, timeout_s: float | None = None,
-              requires: tuple | list = ()) -> Iterator[Check]:
+              requires: tuple | list = (), reach: bool = False) -> Iterator[Check]:
         """Record one check. Exceptions map to verdicts: CheckFailed -> fail,
         SkipCheck -> skipped, CheckTimeout -> timeout, anything else -> error.
         Leaving the block normally is a pass unless ``c.verdict`` was set.
-        ``requires``: the prompt's requirements this check tests (engine/coverage.py)."""
+        ``requires``: the prompt's requirements this check tests (engine/coverage.py).
+        ``reach``: measure which answer functions it reached and what the adapter
+        called (engine/runner/reach.py) into ``c.details["reach"]``."""
         c = Check(name, threshold, requires=tuple(requires))
         self._mark_started(name)
         limit = timeout_s or self.check_timeout_s
         if self.peer is not None:
             self.peer.deadline = time.monotonic() + limit if limit else None
+        measuring = reach and self.peer is not None
         try:
             with _alarm(limit):
-                yield c
+                if measuring:
+                    self.peer.call_op("reach_start")
+                try:
+                    yield c
+                finally:
+                    if measuring:
+                        with contextlib.suppress(Exception):
+                            c.details["reach"] = self.peer.call_op("reach_stop")
             c.verdict = c.verdict or V.PASS
         except CheckFailed as exc:
             c.verdict, c.message = V.FAIL, str(exc) or "wrong result"
