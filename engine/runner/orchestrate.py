@@ -211,7 +211,8 @@ class Runner:
                 store.db["checks"].insert_all(
                     [{"run_id": run_id, "position": i, "name": c["name"], "verdict": c["verdict"],
                       "value": json.dumps(c.get("value")), "threshold": json.dumps(c.get("threshold")),
-                      "message": c.get("message", ""), "details": json.dumps(c.get("details") or {})}
+                      "message": c.get("message", ""),
+                      "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
                      for i, c in enumerate(checks)])
                 message = extra.pop("message", "")
                 prior = store.db["runs"].get(run_id)["message"]

@@ -59,6 +59,8 @@ class Check:
     details: dict = field(default_factory=dict)
     # the prompt's requirements this check tests (ids of challenge.toml's [requirements])
     requires: tuple = ()
+    # run with the measured reach once the check's body is done (``suite.check(reach=True)``)
+    after_reach: list = field(default_factory=list, repr=False)
 
     def not_exercised(self, requirement: str, reason: str) -> None:
         """This check reached ``requirement`` only through something other than
@@ -240,6 +242,8 @@ class Suite:
                     if measuring:
                         with contextlib.suppress(Exception):
                             c.details["reach"] = self.peer.call_op("reach_stop")
+                        for fn in c.after_reach:
+                            fn(c)
             c.verdict = c.verdict or V.PASS
         except CheckFailed as exc:
             c.verdict, c.message = V.FAIL, str(exc) or "wrong result"

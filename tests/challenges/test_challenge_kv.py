@@ -153,3 +153,51 @@ def test_mutant_is_rejected_by_its_check(tmp_path, name):
     assert result["verdict"] in ("fail", "error"), result
     assert c["verdict"] == "fail", c
     assert words in c["message"]
+
+
+LOOPING_ADAPTER = """import numpy as np
+from cache import KVCache
+
+
+class Session:
+    def prefill(self, k, v, lengths):
+        self.caches = []
+        for b, n in enumerate(int(x) for x in lengths):
+            c = KVCache()
+            c.prefill(k[b:b + 1, :, :n], v[b:b + 1, :, :n], [n])
+            self.caches.append(c)
+
+    def decode(self, q, k_new, v_new):
+        # one sequence at a time: the batching is the adapter's, not the answer's
+        return np.concatenate([c.decode(q[b:b + 1], k_new[b:b + 1], v_new[b:b + 1])
+                               for b, c in enumerate(self.caches)])
+
+
+def make_session():
+    return Session()
+"""
+
+PLAIN_ADAPTER = """from cache import KVCache
+
+
+def make_session():
+    return KVCache()
+"""
+
+
+def test_an_adapter_that_loops_over_the_batch_is_reported_and_the_pass_is_partial(tmp_path):
+    answer = write_answer(tmp_path, "cache.py", REFERENCE)
+    (tmp_path / "loop.py").write_text(LOOPING_ADAPTER)
+    (tmp_path / "plain.py").write_text(PLAIN_ADAPTER)
+    looped = run_local("kv", answer, challenges_dir=fast_challenges(tmp_path), adapter=tmp_path / "loop.py", seed=5)
+    cov = {c["id"]: c for c in looped["coverage"]}
+    assert looped["verdict"] == "partial", [c for c in looped["checks"] if c["verdict"] != "pass"]
+    assert cov["variable_lengths"]["status"] == "not_exercised"
+    assert "calls KVCache.decode (3 calls) itself for each decode of a batch of 3" in cov["variable_lengths"]["reason"]
+    reach = by_name(looped)["reach"]
+    assert reach["details"]["adapter_calls_per_entry"]["decode"]["cache.py:KVCache.decode"] >= 2
+    # the same answer bound as it is: its own code batches, a full pass
+    plain = run_local("kv", answer, challenges_dir=fast_challenges(tmp_path), adapter=tmp_path / "plain.py", seed=5)
+    assert plain["verdict"] == "pass", [c for c in plain["coverage"] if c["status"] != "pass"]
+    assert {c["id"]: c["status"] for c in plain["coverage"]}["variable_lengths"] == "pass"
+    assert "cache.py:KVCache.decode" in by_name(plain)["reach"]["details"]["reached"]

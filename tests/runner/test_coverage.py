@@ -97,6 +97,11 @@ def test_run_results_show_and_export_carry_the_coverage(tmp_path, capsys):
     assert by_id["streams"]["status"] == "not_exercised" and by_id["incremental_decode"]["status"] == "pass"
     assert "decode_matches_full_attention" in by_id["incremental_decode"]["checks"]
     assert by_id["no_recompute"]["reason"].startswith("not checkable")
+    from engine.store import Store
+
+    with Store(root / "store.db") as store:
+        (row,) = store.query("select details from checks where name = 'padding_isolated'")
+    assert json.loads(row["details"])["requires"] == ["variable_lengths", "inputs_unchanged"]
     assert main([*wb, "results"]) == 0
     assert "partial: 6 of 7 requirements" in capsys.readouterr().out
     assert main([*wb, "show", "ref", "kv", "--json"]) == 0
