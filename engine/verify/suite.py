@@ -279,6 +279,12 @@ class Suite:
     def skip(self, name: str, reason: str, requires: tuple | list = ()) -> Check:
         return self.record(name, V.SKIPPED, message=reason, requires=requires)
 
+    def not_exercised(self, name: str, reason: str, requires: tuple | list) -> Check:
+        """An ``info`` check saying the answer's code for ``requires`` could not be
+        exercised, and exactly why (engine/coverage.py reports the reason)."""
+        return self.record(name, V.INFO, message=reason, requires=requires,
+                           details={"not_exercised": {r: reason for r in requires}})
+
     def info(self, name: str, value: Any = None, message: str = "", details: dict | None = None) -> Check:
         """A figure shown with the checks that never changes the verdict."""
         return self.record(name, V.INFO, value=value, message=message, details=details)
