@@ -67,6 +67,12 @@ def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
                 reasons.append(f"{c['name']}: {c.get('verdict')}" + (f" ({c['message']})" if c.get("message") else ""))
             elif c.get("verdict") == V.INFO:
                 reasons.append(f"{c['name']}: not asked by this prompt")
+        asked = [c for c in checks if r["id"] in (c.get("requires") or ())
+                 and not (c.get("verdict") == V.INFO and "would_be" in (c.get("details") or {}))]
+        if named and not asked:  # every check for it belongs to another prompt version
+            out.append({"id": rid, "words": r["words"], "status": NOT_EXERCISED, "checkable": False,
+                        "reason": "not asked by this answer's prompt", "checks": named})
+            continue
         if not r["checkable"]:
             status, reason = NOT_EXERCISED, "not checkable" + (f": {r['reason']}" if r["reason"] else "")
         elif failed:
