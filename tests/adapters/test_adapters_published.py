@@ -33,11 +33,12 @@ EXPECTED = {
     ("opus47_1m", "kv"): "pass",
     ("qwen36", "kv"): "fail",  # its variable-length mask lets a decode step see only position 0
     ("minimax-m2.7", "kv"): "fail",  # its own engine and stack keep only the newest K / V
-    ("glm5", "ternary_training"): "pass",
-    ("glm5.1", "ternary_training"): "pass",
-    ("kimi-k2.6", "ternary_training"): "pass",
-    ("opus47_1m", "ternary_training"): "pass",
-    ("qwen36", "ternary_training"): "pass",
+    # their loops load Qwen/Qwen3-0.6B from the hub, which the sandbox cannot reach: partial at best
+    ("glm5", "ternary_training"): "partial",
+    ("glm5.1", "ternary_training"): "partial",
+    ("kimi-k2.6", "ternary_training"): "fail",  # its embedding stays full precision (the prompt: ALL layers)
+    ("opus47_1m", "ternary_training"): "fail",  # its embedding and tied head stay full precision
+    ("qwen36", "ternary_training"): "partial",
 }
 
 SMALL_KV = {"speed_lengths": "[20, 12, 28, 6]", "speed_heads": "2", "speed_head_dim": "8",
@@ -93,6 +94,12 @@ def test_each_shipped_adapter_binds_its_answer(tmp_path):
     assert results[("glm5", "kv")][1]["multi_token_causal"][0] == "fail"
     assert results[("glm5", "kv")][1]["decode_matches_full_attention"][0] == "pass"
     assert results[("minimax-m2.7", "kv")][1]["decode_matches_full_attention"][0] == "fail"
+    if HAS_MLX:
+        for model in ("glm5", "glm5.1", "kimi-k2.6", "opus47_1m", "qwen36"):
+            checks = results[(model, "ternary_training")][1]
+            assert checks["ternary_block_projections"][0] == "pass", (model, checks["ternary_block_projections"])
+            assert "Qwen/Qwen3-0.6B" in checks["smoke_run"][1], checks["smoke_run"]
+        assert "embed_tokens" in results[("kimi-k2.6", "ternary_training")][1]["ternary_embeddings_and_head"][1]
 
 
 def break_line(path: Path, old: str, new: str) -> None:

@@ -34,15 +34,15 @@ FUSE_BROKEN = V.COMPILE_ERROR if HAS_NVCC else V.SKIPPED  # nvcc compile checks 
 # model -> challenge -> verdict (on a machine without an NVIDIA GPU)
 EXPECTED = {
     "glm5": {"backwards": V.PASS, "beam_search": V.PASS, "dflash_verify": V.PASS, "flash_attention": V.PASS,
-             "flash_attention_bwd": V.PASS, "fuse": FUSE_BROKEN, "kv": V.FAIL, "ternary_training": V.PASS},
-    "glm5.1": {"dflash_verify": V.FAIL, "flash_attention_bwd": V.PASS, "ternary_training": V.PASS},
-    "kimi-k2.6": {"dflash_verify": V.FAIL, "flash_attention_bwd": V.PASS, "ternary_training": V.PASS},
+             "flash_attention_bwd": V.PASS, "fuse": FUSE_BROKEN, "kv": V.FAIL, "ternary_training": V.PARTIAL},
+    "glm5.1": {"dflash_verify": V.FAIL, "flash_attention_bwd": V.PASS, "ternary_training": V.PARTIAL},
+    "kimi-k2.6": {"dflash_verify": V.FAIL, "flash_attention_bwd": V.PASS, "ternary_training": V.FAIL},
     "minimax-m2.7": {"backwards": V.PASS, "beam_search": V.FAIL, "dflash_verify": V.NO_ANSWER, "flash_attention": V.ERROR,
                      "flash_attention_bwd": V.NO_ANSWER, "fuse": FUSE_BROKEN, "kv": V.FAIL, "ternary_training": V.NO_ANSWER},
     "opus47_1m": {"backwards": V.PASS, "beam_search": V.PASS, "dflash_verify": V.PASS, "flash_attention": V.PASS,
-                  "flash_attention_bwd": V.PASS, "fuse": V.SKIPPED, "kv": V.PASS, "ternary_training": V.PASS},
+                  "flash_attention_bwd": V.PASS, "fuse": V.SKIPPED, "kv": V.PASS, "ternary_training": V.FAIL},
     "qwen36": {"backwards": V.PASS, "beam_search": V.PASS, "dflash_verify": V.FAIL, "flash_attention": V.PASS,
-               "flash_attention_bwd": V.PASS, "fuse": FUSE_BROKEN, "kv": V.FAIL, "ternary_training": V.PASS},
+               "flash_attention_bwd": V.PASS, "fuse": FUSE_BROKEN, "kv": V.FAIL, "ternary_training": V.PARTIAL},
 }
 # (model, challenge) -> {check: verdict}: the evidence each non-pass rests on
 EVIDENCE = {
@@ -58,6 +58,12 @@ EVIDENCE = {
     ("glm5", "kv"): {"decode_matches_full_attention": V.PASS, "multi_token_causal": V.FAIL},
     # a cache of Python floats (about 4x float64 K+V) grows linearly: its factor is a figure
     ("opus47_1m", "kv"): {"memory_linear": V.PASS, "memory_per_token": V.INFO, "multi_token_causal": V.PASS},
+    # the published prompt: "ALL linear layers are ternary: embeddings, ..., LM head"
+    ("kimi-k2.6", "ternary_training"): {"ternary_block_projections": V.PASS, "ternary_embeddings_and_head": V.FAIL},
+    ("opus47_1m", "ternary_training"): {"ternary_block_projections": V.PASS, "ternary_embeddings_and_head": V.FAIL},
+    # their own loops load Qwen/Qwen3-0.6B from the hub (no network here): the run says so, partial
+    ("glm5", "ternary_training"): {"ternary_embeddings_and_head": V.PASS, "smoke_run": V.INFO},
+    ("qwen36", "ternary_training"): {"ternary_embeddings_and_head": V.PASS, "smoke_run": V.INFO},
     # doing what the published prompt asked (stop at the first rejection) is no fail
     ("glm5", "dflash_verify"): {"golden_rule": V.PASS, "second_root_path": V.INFO, "wrong_sibling_no_replacement": V.INFO},
     ("opus47_1m", "dflash_verify"): {"golden_rule": V.PASS, "second_root_path": V.INFO},
