@@ -106,6 +106,11 @@ def main() -> None:
             cells.setdefault(f"{r['model']}/{r['challenge']}", []).append(r["verdict"])
             covers.setdefault(f"{r['model']}/{r['challenge']}", []).append(r.get("covers") or "")
     unstable = {cell: v for cell, v in cells.items() if len(set(v)) > 1}
+    durations: dict[str, list[float]] = {}
+    for runs in all_runs:
+        for r in runs:
+            durations.setdefault(f"{r['model']}/{r['challenge']}", []).append(round(r.get("duration_s") or 0, 1))
+    slowest = sorted(durations.items(), key=lambda kv: -max(kv[1]))[:6]
     table = margins(all_runs)
     print(json.dumps({
         "what": f"{a.runs} runs of benchtui run --jobs {a.jobs} --no-self-check over the published benchmark, fresh seeds",
@@ -113,6 +118,7 @@ def main() -> None:
         "verdicts": {cell: {"verdict": v[0] if len(set(v)) == 1 else v, "covers": sorted(set(covers[cell]))}
                      for cell, v in sorted(cells.items())},
         "wall_s": walls,
+        "slowest_answers_s": dict(slowest),
         "margins_within_noise": [m for m in table if m["within_noise"]],
         "margins": table,
     }, indent=1))
