@@ -149,23 +149,40 @@ def run(suite) -> None:
     with suite.check("decode_matches_full_attention", threshold=tol,
                      requires=("incremental_decode", "cached_attention", "multi_head", "variable_lengths",
                                "inputs_unchanged"), reach=True) as c:
+        # a fixed small case first (the same on every run), then the run's random one
+        fixed = make_scenario(np.random.default_rng(FIXED_SEED), [1, 3, 2], 2, 4, 3, garbage)
+        err, where = worst_step(run_decode(suite, factory, fixed), oracle(ref, fixed))
+        if not err <= tol:
+            c.value = err
+            c.fail(f"decode output differs from causal attention recomputed from scratch: error {err:.3g} at "
+                   f"{where} of the fixed case (lengths [1, 3, 2], 2 heads, dim 4, 3 steps)")
         sc = make_scenario(suite.rng("decode"), lengths, heads, dim, steps, garbage)
         c.value, where = worst_step(run_decode(suite, factory, sc), oracle(ref, sc))
+        c.value = max(c.value, err)
         own_batching(c, len(lengths))
-        c.message = f"worst at {where} (lengths {lengths}, {heads} heads, dim {dim}, {steps} steps)"
+        c.message = f"worst at {where} (lengths {lengths}, {heads} heads, dim {dim}, {steps} steps; fixed case error {err:.2g})"
         if not c.value <= tol:
             c.fail(f"decode output differs from causal attention recomputed from scratch: error {c.value:.3g} at {where}")
 
     with suite.check("padding_isolated", threshold=tol, requires=("variable_lengths", "inputs_unchanged"),
                      reach=True) as c:
         pad_lengths = [2, 9, 1]
+        # fixed case: every padding row holds the same key, aligned with every query
+        # (a leak takes almost all the attention), then the run's random padding
+        fixed = make_scenario(np.random.default_rng(FIXED_SEED), [1, 3], 1, 4, 2, 0.0)
+        fixed.k[0, :, 1:], fixed.v[0, :, 1:] = 50.0, garbage
+        fixed.qs[:], fixed.ks[:] = np.abs(fixed.qs), np.abs(fixed.ks)
+        err = worst_step(run_decode(suite, factory, fixed), oracle(ref, fixed))[0]
+        if not err <= tol:
+            c.fail(f"padding rows change the output (error {err:.3g}) in the fixed case: lengths [1, 3], "
+                   "sequence 0's two padding rows hold one large key aligned with its queries", value=err)
         sc = make_scenario(suite.rng("padding"), pad_lengths, heads, dim, 6, garbage)
         noisy = run_decode(suite, factory, sc)
         for i, n in enumerate(pad_lengths):  # same valid data, padding zeroed
             sc.k[i, :, n:], sc.v[i, :, n:] = 0.0, 0.0
         clean = run_decode(suite, factory, sc)
         own_batching(c, len(pad_lengths))
-        c.value = max(worst_step(noisy, clean)[0], worst_step(clean, oracle(ref, sc))[0])
+        c.value = max(worst_step(noisy, clean)[0], worst_step(clean, oracle(ref, sc))[0], err)
         if not c.value <= tol:
             c.fail(f"padding rows change the output (error {c.value:.3g}, lengths {pad_lengths})")
 
@@ -197,6 +214,9 @@ def own_batching(c, batch: int) -> None:
         if loops:
             c.not_exercised("variable_lengths", reach_report.describe_loops(loops, "decode", batch))
     c.after_reach.append(judge)
+
+
+FIXED_SEED = 20261123  # the fixed cases: the same inputs on every run, whatever the secret seed
 
 
 # Hand-built cases for several new tokens at once, smallest first: a path that

@@ -201,3 +201,17 @@ def test_an_adapter_that_loops_over_the_batch_is_reported_and_the_pass_is_partia
     assert plain["verdict"] == "pass", [c for c in plain["coverage"] if c["status"] != "pass"]
     assert {c["id"]: c["status"] for c in plain["coverage"]}["variable_lengths"] == "pass"
     assert "cache.py:KVCache.decode" in by_name(plain)["reach"]["details"]["reached"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_fixed_cases_catch_their_defect_whatever_the_seed(tmp_path, seed):
+    leaky = MUTANTS["padding_leaks"][0]
+    off_by_one = MUTANTS["mask_one_too_long"][0]
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    challenges = fast_challenges(tmp_path)
+    pad = by_name(run_local("kv", write_answer(tmp_path / "a", "cache.py", leaky), challenges_dir=challenges,
+                            seed=seed))["padding_isolated"]
+    assert pad["verdict"] == "fail" and "in the fixed case" in pad["message"], pad["message"]
+    dec = by_name(run_local("kv", write_answer(tmp_path / "b", "cache.py", off_by_one), challenges_dir=challenges,
+                            seed=seed))["decode_matches_full_attention"]
+    assert dec["verdict"] == "fail" and "of the fixed case" in dec["message"], dec["message"]
