@@ -11,7 +11,8 @@ fresh secret seed, and prints JSON:
   threshold (value <= threshold passes), per answer: the values over the
   runs, the smallest margin (threshold - value, relative to the threshold),
   the noise (max - min of the values, relative to the threshold), and
-  ``within_noise`` when the margin is not larger than the noise;
+  ``within_noise`` when the margin's size is not larger than the noise
+  (a pass or a fail that could flip with it);
 - the wall time of each run.
 
     python bench/stability.py [--runs 5] [--jobs 2] [--source PATH]
@@ -72,7 +73,8 @@ def margins(all_runs: list[list[dict]]) -> list[dict]:
         out.append({"answer": f"{key[0]}/{key[1]}", "check": key[2], "threshold": t,
                     "values": [float(f"{v:.4g}") for v in vals], "margin": round(margin, 4),
                     "noise": round(noise, 4), "runs": len(vals),
-                    "within_noise": bool(margin <= noise) if len(vals) > 1 else None})
+                    # near the threshold on either side: a verdict that could flip with the noise
+                    "within_noise": bool(abs(margin) <= noise) if len(vals) > 1 else None})
     return out
 
 

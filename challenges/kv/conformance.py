@@ -242,7 +242,7 @@ def multi_token(suite, factory, ref, tol) -> None:
         suite.info("multi_token_causal", message="no multi-token path bound: the adapter binds extend(q, k, v) "
                                                  "only where the answer attends over several new tokens at once")
         return
-    with suite.check("multi_token_causal", threshold=tol, reach=True) as c:
+    with suite.check("multi_token_causal", threshold=tol, reach=True, requires=("cached_attention",)) as c:
         rng = suite.rng("multi_token")
         cases = [*MULTI_TOKEN_CASES, (list(rng.integers(1, 9, size=3)), 2, 8, int(rng.integers(2, 6)))]
         c.value, tried = 0.0, []
