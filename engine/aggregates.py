@@ -27,6 +27,21 @@ def current_verdicts(store: Store) -> dict[tuple[str, str], str]:
     return {(r["model"], r["challenge"]): r["verdict"] for r in rows if r["verdict"]}
 
 
+def current_coverage(store: Store) -> dict[tuple[str, str], str]:
+    """(model, challenge) -> "3 of 5 requirements" of the latest finished run
+    (engine/coverage.py; absent for runs recorded before coverage)."""
+    import json
+
+    from engine.coverage import summary
+
+    if "coverage" not in store.db["runs"].columns_dict:
+        return {}
+    rows = store.query(
+        "select model, challenge, coverage from runs where id in "
+        "(select max(id) from runs where status = ? group by model, challenge)", (DONE,))
+    return {(r["model"], r["challenge"]): summary(json.loads(r["coverage"])) for r in rows if r["coverage"]}
+
+
 @dataclass
 class ModelSummary:
     model: str

@@ -6,7 +6,7 @@ import csv
 import io
 import json
 
-from engine.aggregates import Leaderboard, current_verdicts, leaderboard
+from engine.aggregates import Leaderboard, current_coverage, current_verdicts, leaderboard
 from engine.grades import RUBRIC_VERSION, all_grades, current_grades, list_graders
 from engine.store import Store, now_iso
 
@@ -79,7 +79,9 @@ def _records(store: Store) -> tuple[list[dict], list[dict]]:
     verdicts = current_verdicts(store)
     grades = [{**{k: getattr(g, k) for k in GRADE_FIELDS}, "current": g.id in current,
                "verdict": verdicts.get((g.model, g.challenge))} for g in all_grades(store)]
-    verdict_rows = [{"model": m, "challenge": c, "verdict": v} for (m, c), v in sorted(verdicts.items())]
+    covers = current_coverage(store)
+    verdict_rows = [{"model": m, "challenge": c, "verdict": v, "covers": covers.get((m, c), "")}
+                    for (m, c), v in sorted(verdicts.items())]
     return grades, verdict_rows
 
 
@@ -88,7 +90,7 @@ def csv_text(store: Store) -> str:
     marks the live ones), then one ``verdict`` row per answer with a verdict."""
     grades, verdicts = _records(store)
     buf = io.StringIO()
-    fields = ["kind", *GRADE_FIELDS, "current", "verdict"]
+    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers"]
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for g in grades:

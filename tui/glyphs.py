@@ -8,6 +8,7 @@ from rich.text import Text
 # verdict -> (glyph, style, label). Single-cell glyphs only: wide emoji break columns.
 VERDICTS: dict[str, tuple[str, str, str]] = {
     "pass": ("✓", "bold green", "pass"),
+    "partial": ("◐", "bold yellow", "partial"),
     "fail": ("✗", "bold red", "fail"),
     "error": ("!", "bold red", "error"),
     "timeout": ("T", "bold magenta", "timeout"),

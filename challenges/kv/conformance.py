@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.verify import reach_report
 from engine.verify.suite import CheckFailed
 
 CLASS_NAMES = ("KVCache", "KvCache", "KVCacheNumpy", "Cache", "DecodeCache", "IncrementalDecoder")
@@ -36,6 +37,11 @@ class ModuleSession:
 
     def decode(self, q, k_new, v_new):
         return self.module.decode(q, k_new, v_new)
+
+    def __getattr__(self, name):
+        if name == "extend" and callable(getattr(self.module, "extend", None)):
+            return self.module.extend
+        raise AttributeError(name)
 
 
 def session_factory(suite):
@@ -140,27 +146,50 @@ def run(suite) -> None:
     heads, dim = int(suite.threshold("heads", 4)), int(suite.threshold("head_dim", 16))
     steps, garbage = int(suite.threshold("steps", 20)), float(suite.threshold("garbage", 1e3))
 
-    with suite.check("decode_matches_full_attention", threshold=tol) as c:
+    with suite.check("decode_matches_full_attention", threshold=tol,
+                     requires=("incremental_decode", "cached_attention", "multi_head", "variable_lengths",
+                               "inputs_unchanged"), reach=True) as c:
+        # a fixed small case first (the same on every run), then the run's random one
+        fixed = make_scenario(np.random.default_rng(FIXED_SEED), [1, 3, 2], 2, 4, 3, garbage)
+        err, where = worst_step(run_decode(suite, factory, fixed), oracle(ref, fixed))
+        if not err <= tol:
+            c.value = err
+            c.fail(f"decode output differs from causal attention recomputed from scratch: error {err:.3g} at "
+                   f"{where} of the fixed case (lengths [1, 3, 2], 2 heads, dim 4, 3 steps)")
         sc = make_scenario(suite.rng("decode"), lengths, heads, dim, steps, garbage)
         c.value, where = worst_step(run_decode(suite, factory, sc), oracle(ref, sc))
-        c.message = f"worst at {where} (lengths {lengths}, {heads} heads, dim {dim}, {steps} steps)"
+        c.value = max(c.value, err)
+        own_batching(c, len(lengths))
+        c.message = f"worst at {where} (lengths {lengths}, {heads} heads, dim {dim}, {steps} steps; fixed case error {err:.2g})"
         if not c.value <= tol:
             c.fail(f"decode output differs from causal attention recomputed from scratch: error {c.value:.3g} at {where}")
 
-    with suite.check("padding_isolated", threshold=tol) as c:
+    with suite.check("padding_isolated", threshold=tol, requires=("variable_lengths", "inputs_unchanged"),
+                     reach=True) as c:
         pad_lengths = [2, 9, 1]
+        # fixed case: every padding row holds the same key, aligned with every query
+        # (a leak takes almost all the attention), then the run's random padding
+        fixed = make_scenario(np.random.default_rng(FIXED_SEED), [1, 3], 1, 4, 2, 0.0)
+        fixed.k[0, :, 1:], fixed.v[0, :, 1:] = 50.0, garbage
+        fixed.qs[:], fixed.ks[:] = np.abs(fixed.qs), np.abs(fixed.ks)
+        err = worst_step(run_decode(suite, factory, fixed), oracle(ref, fixed))[0]
+        if not err <= tol:
+            c.fail(f"padding rows change the output (error {err:.3g}) in the fixed case: lengths [1, 3], "
+                   "sequence 0's two padding rows hold one large key aligned with its queries", value=err)
         sc = make_scenario(suite.rng("padding"), pad_lengths, heads, dim, 6, garbage)
         noisy = run_decode(suite, factory, sc)
         for i, n in enumerate(pad_lengths):  # same valid data, padding zeroed
             sc.k[i, :, n:], sc.v[i, :, n:] = 0.0, 0.0
         clean = run_decode(suite, factory, sc)
-        c.value = max(worst_step(noisy, clean)[0], worst_step(clean, oracle(ref, sc))[0])
+        own_batching(c, len(pad_lengths))
+        c.value = max(worst_step(noisy, clean)[0], worst_step(clean, oracle(ref, sc))[0], err)
         if not c.value <= tol:
             c.fail(f"padding rows change the output (error {c.value:.3g}, lengths {pad_lengths})")
 
-    with suite.check("batch_independence", threshold=tol) as c:
+    with suite.check("batch_independence", threshold=tol, requires=("variable_lengths",), reach=True) as c:
         sc = make_scenario(suite.rng("alone"), lengths, heads, dim, 5, garbage)
         batched = run_decode(suite, factory, sc)
+        own_batching(c, len(lengths))
         worst = 0.0
         for b, n in enumerate(lengths):
             alone = Scenario(sc.k[b:b + 1, :, :n], sc.v[b:b + 1, :, :n], sc.lengths[b:b + 1], sc.prompt_q[b:b + 1, :, :n],
@@ -170,34 +199,129 @@ def run(suite) -> None:
         if not worst <= tol:
             c.fail(f"a sequence decoded alone differs from the same sequence in a batch (error {worst:.3g})")
 
+    multi_token(suite, factory, ref, tol)
+    reach_report.record(suite)
     memory(suite, factory)
     speed(suite, factory, ref)
 
 
+def own_batching(c, batch: int) -> None:
+    """Variable-length batching is the answer's only if its code batches: an
+    adapter whose decode calls the answer once per sequence did it itself
+    (judged once the check's reach is measured)."""
+    def judge(c):
+        loops = reach_report.batch_loops(c.details.get("reach"), "decode", batch)
+        if loops:
+            c.not_exercised("variable_lengths", reach_report.describe_loops(loops, "decode", batch))
+    c.after_reach.append(judge)
+
+
+FIXED_SEED = 20261123  # the fixed cases: the same inputs on every run, whatever the secret seed
+
+
+# Hand-built cases for several new tokens at once, smallest first: a path that
+# lets a row see later rows fails the first of them, on every run.
+MULTI_TOKEN_CASES = [([1], 1, 2, 2), ([2], 1, 2, 3), ([3, 1], 2, 4, 3), ([5, 12, 3], 4, 16, 4)]
+
+
+def extend_oracle(ref, sc: Scenario, qn, kn, vn) -> np.ndarray:
+    """(B, H, T, D): rows of the new tokens in causal attention over prompt + new."""
+    out = np.empty(qn.shape)
+    for b, n in enumerate(sc.lengths):
+        seq = [np.concatenate([p[b, :, :n], new[b]], axis=1) for p, new in ((sc.prompt_q, qn), (sc.k, kn), (sc.v, vn))]
+        out[b] = ref.causal_attention(*seq)[:, n:]
+    return out
+
+
+def multi_token(suite, factory, ref, tol) -> None:
+    """Where the answer attends over several new tokens at once (prefill,
+    chunked prefill), bound as ``extend(q, k, v)`` with shapes (B, H, T, D):
+    each new row must equal causal attention recomputed from scratch."""
+    probe = factory()
+    if not callable(getattr(probe, "extend", None)):
+        suite.info("multi_token_causal", message="no multi-token path bound: the adapter binds extend(q, k, v) "
+                                                 "only where the answer attends over several new tokens at once")
+        return
+    with suite.check("multi_token_causal", threshold=tol, reach=True, requires=("cached_attention",)) as c:
+        rng = suite.rng("multi_token")
+        cases = [*MULTI_TOKEN_CASES, (list(rng.integers(1, 9, size=3)), 2, 8, int(rng.integers(2, 6)))]
+        c.value, tried = 0.0, []
+        for lengths, heads, dim, new in cases:
+            lengths = [int(n) for n in lengths]
+            sc = make_scenario(rng, lengths, heads, dim, 1, 10.0)
+            qn, kn, vn = (rng.normal(size=(len(lengths), heads, new, dim)) for _ in range(3))
+            session = factory()
+            suite.call(session.prefill, sc.k, sc.v, sc.lengths)
+            got = normalise(suite.call(session.extend, qn, kn, vn), qn.shape)
+            want = extend_oracle(ref, sc, qn, kn, vn)
+            case = f"lengths {lengths}, {heads} head{'s' * (heads > 1)}, dim {dim}, {new} new tokens"
+            errs = [(rel_err(got[b, :, j], want[b, :, j]), b, j) for b in range(len(lengths)) for j in range(new)]
+            wrong = [e for e in errs if not e[0] <= tol]
+            err, b, j = wrong[0] if wrong else max(errs)
+            tried.append(case)
+            c.value = max(c.value, err) if err <= tol else err
+            if wrong:
+                c.details["failing_case"] = {"lengths": lengths, "heads": heads, "dim": dim, "new_tokens": new,
+                                             "sequence": b, "row": j}
+                c.fail(f"attention over {new} new tokens at once differs from causal attention recomputed from "
+                       f"scratch; smallest failing case: {case}: new row {j} of sequence {b}, error {err:.3g}"
+                       + (" (its last row is right: earlier rows see later ones)"
+                          if j < new - 1 and rel_err(got[b, :, -1], want[b, :, -1]) <= tol else ""))
+        c.message = f"{len(tried)} cases, smallest {tried[0]}, largest {tried[-2]}, random {tried[-1]}"
+
+
+def growth_exponent(growth: dict[int, int], floor: int) -> float | None:
+    """Slope of log(retained bytes) against log(tokens) over the marks that
+    grew past ``floor`` (page and allocator noise), over at least a 4x span of
+    tokens: 1 for linear growth (a capacity that doubles or grows in chunks
+    stays under 1.52 wherever its steps fall), 1.7-1.9 when every step keeps
+    a copy of the cache. None when too little grew to say (bounded memory)."""
+    points = [(math.log(t), math.log(g)) for t, g in sorted(growth.items()) if g >= floor]
+    if len(points) < 2 or points[-1][0] - points[0][0] < math.log(4):
+        return None
+    xs, ys = zip(*points)
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs)
+
+
 def memory(suite, factory) -> None:
+    """The prompt asks for memory that grows linearly with tokens: the verdict
+    rests on the shape of growth (its exponent), never on a constant factor
+    the prompt does not state; bytes per token are a figure beside it."""
     steps = int(suite.threshold("memory_steps", 256))
-    factor = float(suite.threshold("memory_factor", 4.0))
-    with suite.check("memory_linear", threshold=factor) as c:
-        # wide enough that K and V dwarf the page and allocator noise of resident memory
-        b, h, d = 2, 8, 64
-        sc = make_scenario(suite.rng("memory"), [16, 9], h, d, steps, 1.0)
-        per_token = 2 * b * h * d * 8  # K and V of one step, float64
-        marks = {steps // 4, steps // 2, steps}
+    limit = float(suite.threshold("memory_exponent", 1.6))
+    # wide enough that K and V dwarf the page and allocator noise of resident memory
+    b, h, d = 2, 8, 64
+    per_token = 2 * b * h * d * 8  # K and V of one step, float64
+    marks = {steps * i // 8 for i in range(1, 9)}
+    growth: dict[int, int] = {}
+    with suite.check("memory_linear", threshold=limit, requires=("memory_linear",)) as c:
+        # short prompts: a cache copied at every step then grows clearly as tokens^2
+        sc = make_scenario(suite.rng("memory"), [4, 2], h, d, steps, 1.0)
         # resident memory of the answer's process, read from the OS by the checker
         session = factory()
         session.prefill(sc.k, sc.v, sc.lengths)
         base = suite.answer_memory()
-        growth = {}
         for s in range(steps):
             session.decode(sc.qs[s], sc.ks[s], sc.vs[s])
             if s + 1 in marks:
                 growth[s + 1] = suite.answer_memory() - base
-        ratios = {t: g / (t * per_token) for t, g in growth.items()}
-        c.value = round(max(ratios.values()), 3)
+        exponent = growth_exponent(growth, floor=64 * 1024)
+        c.value = None if exponent is None else round(exponent, 3)
         c.details.update({"retained_bytes_after_tokens": growth, "bytes_per_token_ideal": per_token})
-        c.message = ", ".join(f"{t} tokens: {g / 1024:.0f} KiB" for t, g in sorted(growth.items()))
-        if not c.value <= factor:
-            c.fail(f"memory grows {c.value:.1f}x faster than K+V per token ({c.message})")
+        shown = ", ".join(f"{t} tokens: {g / 1024:.0f} KiB" for t, g in sorted(growth.items()) if t in (steps // 4, steps // 2, steps))
+        if exponent is None:
+            c.message = f"memory barely grows ({shown}): bounded, so linear or better"
+        else:
+            c.message = f"grows as tokens^{exponent:.2f} ({shown})"
+            if exponent > limit:
+                c.fail(f"memory grows faster than linearly in tokens: tokens^{exponent:.2f} ({shown})")
+    if growth:
+        factor = max(growth.values()) / (max(growth) * per_token)
+        suite.info("memory_per_token", round(factor, 3),
+                   f"{factor:.2f}x the bytes of float64 K+V per token after {max(growth)} tokens "
+                   "(a figure: the prompt states no factor)",
+                   {"bytes_per_token_ideal": per_token, "tokens": max(growth)})
 
 
 def speed(suite, factory, ref) -> None:
@@ -210,5 +334,7 @@ def speed(suite, factory, ref) -> None:
         shift = 0.01 * trial  # fresh values per trial, no regeneration cost
         return Scenario(base.k + shift, base.v, base.lengths, base.prompt_q, base.qs - shift, base.ks, base.vs)
 
+    # a figure, never a verdict: one warm-up and 4 trials keep a pure-Python
+    # answer (seconds per trial) well inside the run's time limit
     suite.time("speed_decode", lambda sc: run_decode(suite, factory, sc, guard=False),
-               lambda sc: run_decode(suite, ref.KVCache, sc, guard=False), make_inputs)
+               lambda sc: run_decode(suite, ref.KVCache, sc, guard=False), make_inputs, warmup=1, min_trials=4)

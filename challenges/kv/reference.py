@@ -47,6 +47,11 @@ class KVCache:
         return np.einsum("bht,bhtd->bhd", weights, values).astype(q.dtype, copy=False)
 
 
+    def extend(self, q: np.ndarray, k_new: np.ndarray, v_new: np.ndarray) -> np.ndarray:
+        """Several new tokens at once (B, H, T, D): append, attend causally."""
+        return np.stack([self.decode(q[:, :, j], k_new[:, :, j], v_new[:, :, j]) for j in range(q.shape[2])], axis=2)
+
+
 def causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Full causal attention of one sequence, (H, T, D), in float64, from scratch."""
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))

@@ -114,7 +114,8 @@ def run(suite) -> None:
             import mlx.core as mx
         except ImportError:
             for name in ("quantize_levels", "quantize_group_scale", "quantize_rounding", "ste_gradient"):
-                suite.skip(name, "the answer uses MLX and MLX is not installed here")
+                suite.skip(name, "the answer uses MLX and MLX is not installed here",
+                           requires=("ste",) if name == "ste_gradient" else ("quantizer",))
             report_figures(suite)
             return
         if suite.backend != "mlx":
@@ -152,7 +153,7 @@ def run(suite) -> None:
                 raise
         return cases
 
-    with suite.check("quantize_levels", threshold=f"only -a, 0, +a per group of {g} along the input axis") as c:
+    with suite.check("quantize_levels", requires=("quantizer",), threshold=f"only -a, 0, +a per group of {g} along the input axis") as c:
         bad = total = 0
         for w, proj in quant_cases():
             _, ok = group_levels(proj, g, rtol)
@@ -160,7 +161,7 @@ def run(suite) -> None:
         c.value = f"{bad}/{total} groups with other values"
         c.expect(bad == 0, f"{bad} of {total} groups hold more than three levels (group axis or size wrong?)")
 
-    with suite.check("quantize_group_scale", threshold=rtol) as c:
+    with suite.check("quantize_group_scale", threshold=rtol, requires=("quantizer",)) as c:
         worst = 0.0
         for w, proj in quant_cases():
             a, _ = group_levels(proj, g, rtol)
@@ -170,7 +171,7 @@ def run(suite) -> None:
         c.expect(worst <= rtol, f"a group's level is {worst:.3g} (relative) away from its mean |W| "
                  "(global or wrongly grouped scale?)")
 
-    with suite.check("quantize_rounding", threshold="codes = clip(round(W / s), -1, 1)") as c:
+    with suite.check("quantize_rounding", requires=("quantizer",), threshold="codes = clip(round(W / s), -1, 1)") as c:
         bad = total = 0
         for w, proj in quant_cases():
             codes, s = ref.ternary_codes(w.astype(np.float64), g)
@@ -183,6 +184,7 @@ def run(suite) -> None:
 
     check_ste(suite, ref, quant, is_mlx, g)
     check_smoke(suite, ref, adapter, g)
+    check_layers(suite, ref, adapter, g, is_mlx)
     report_figures(suite)
 
     def make_inputs(trial):
@@ -206,7 +208,7 @@ def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
     adapter = suite.adapter()
     if is_mlx:
         fn = (getattr(adapter, "ste_quantize", None) if adapter else None) or suite.find(*STE_MLX_NAMES, kind="function") or quant
-        with suite.check("ste_gradient", threshold=tol) as c:
+        with suite.check("ste_gradient", threshold=tol, requires=("ste",)) as c:
             # autodiff needs the answer's function, so mx.vjp runs in the answer's process
             grad = suite.answer_side("mlx_vjp", (fn, w, upstream, group_kw(fn, g)))
             c.details["evidence_from"] = "mx.vjp run in the answer's process"
@@ -216,7 +218,7 @@ def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
         return
     fn = (getattr(adapter, "ternary_quantize_backward", None) if adapter else None) or suite.find(*STE_NP_NAMES, kind="function")
     if fn is not None:
-        with suite.check("ste_gradient", threshold=tol) as c:
+        with suite.check("ste_gradient", threshold=tol, requires=("ste",)) as c:
             grad = np.asarray(suite.call(fn, upstream, w, **group_kw(fn, g)), dtype=np.float64)
             err = float(np.max(np.abs(grad - upstream)))
             c.value = err
@@ -224,18 +226,18 @@ def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
         return
     lin = (getattr(adapter, "ternary_linear_backward", None) if adapter else None) or suite.find(*LINEAR_BWD_NAMES, kind="function")
     if lin is None:
-        suite.record("ste_gradient", "unbound", threshold=tol,
+        suite.record("ste_gradient", "unbound", threshold=tol, requires=("ste",),
                      message=f"looked for {' / '.join(STE_NP_NAMES + LINEAR_BWD_NAMES)}")
         return
     x = rng.standard_normal((4, 8, w.shape[1])).astype(np.float32)
     dy = rng.standard_normal((4, 8, w.shape[0])).astype(np.float32)
-    with suite.check("ste_gradient", threshold=tol) as c:
+    with suite.check("ste_gradient", threshold=tol, requires=("ste",)) as c:
         dx, dw = suite.call(lin, dy, x, w, **group_kw(lin, g))
         want = dy.reshape(-1, w.shape[0]).astype(np.float64).T @ x.reshape(-1, w.shape[1])
         err = float(np.max(np.abs(np.asarray(dw, dtype=np.float64) - want)) / np.max(np.abs(want)))
         c.value = err
         c.expect(err <= 1e-4, f"dW differs from dy^T x (straight-through) by {err:.3g} relative")
-    with suite.check("linear_backward_dx", threshold=1e-4) as c:
+    with suite.check("linear_backward_dx", threshold=1e-4, requires=("ste",)) as c:
         want = dy.reshape(-1, w.shape[0]) @ ref.ternary_quantize(w.astype(np.float64), g)
         err = float(np.max(np.abs(np.asarray(dx, dtype=np.float64).reshape(want.shape) - want)) / np.max(np.abs(want)))
         c.value = err
@@ -246,8 +248,8 @@ def check_smoke(suite, ref, adapter, g: int) -> None:
     smoke = getattr(adapter, "smoke_run", None) if adapter else None
     smoke = smoke or suite.find("smoke_run", kind="function")
     if smoke is None:
-        suite.info("smoke_run", message="optional smoke run not bound: it needs an adapter "
-                   "(challenges/ternary_training/adapters/<model>.py with smoke_run)")
+        suite.not_exercised("smoke_run", "its training loop was not run: " + why_no_loop(suite.answer_dir),
+                            requires=("training_loop",))
         return
     steps = int(suite.threshold("smoke_steps", 30))
     data = Path(suite.data_dir) / "train_data.txt"
@@ -255,7 +257,7 @@ def check_smoke(suite, ref, adapter, g: int) -> None:
     start = int(suite.rng("smoke-slice").integers(0, max(1, len(text) - 60_000)))
     drop = float(suite.threshold("smoke_min_loss_drop", 0.1))
     result = {}
-    with suite.check("smoke_loss_falls", threshold=f"last-5 mean < (1 - {drop}) x first-5 mean",
+    with suite.check("smoke_loss_falls", threshold=f"last-5 mean < (1 - {drop}) x first-5 mean", requires=("training_loop",),
                      timeout_s=float(suite.threshold("smoke_timeout_s", 60))) as c:
         result = suite.call(smoke, text[start:start + 60_000], steps, int(suite.rng("smoke").integers(2**31)))
         losses = [float(x) for x in result["losses"]]
@@ -264,7 +266,8 @@ def check_smoke(suite, ref, adapter, g: int) -> None:
         c.details["losses"] = losses
         c.expect(len(losses) == steps and all(np.isfinite(losses)), f"expected {steps} finite losses")
         c.expect(last < (1 - drop) * first, f"loss did not fall enough: {first:.3f} -> {last:.3f}")
-    with suite.check("smoke_weights_ternary", threshold="-s, 0, +s per group; s = mean |latent|") as c:
+    with suite.check("smoke_weights_ternary", threshold="-s, 0, +s per group; s = mean |latent|",
+                     requires=("training_loop",)) as c:
         pairs = result.get("weights") if isinstance(result, dict) else None
         c.expect(bool(pairs), "the smoke run returned no weights")
         worst, bad = 0.0, 0
@@ -276,6 +279,86 @@ def check_smoke(suite, ref, adapter, g: int) -> None:
             worst = max(worst, float(np.max(np.abs(a - s) / s)))
         c.value = f"{bad} bad groups, scale error {worst:.2g}"
         c.expect(bad == 0 and worst <= 1e-4, f"{bad} groups not ternary; worst scale error {worst:.3g}")
+
+
+# which layers the prompts ask to be ternary -> the requirement that names them
+LAYER_GROUPS = {"block_projections_ternary": ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"),
+                "embeddings_and_head_ternary": ("embed_tokens", "lm_head")}
+
+
+def effective_weights(suite, layer, kind: str, n_in: int, is_mlx: bool) -> np.ndarray:
+    """What the answer's layer computes with, measured by calling it: a linear
+    layer on the identity (x @ W_eff.T = W_eff.T), an embedding on every id."""
+    probe = np.eye(n_in, dtype=np.float32) if kind == "linear" else np.arange(n_in, dtype=np.int32)
+    x = suite.answer_side("to_mlx", probe) if is_mlx else probe
+    out = np.asarray(suite.fetch(suite.call(layer, x)), dtype=np.float64)
+    return out.T if kind == "linear" else out
+
+
+def check_layers(suite, ref, adapter, g: int, is_mlx: bool) -> None:
+    """Which layers are ternary, against the prompt: the adapter builds the
+    answer's own model at a small size (``ternary_layers()`` -> {name: (kind,
+    layer, module holding its latent ``weight``)}); the checker gives each
+    layer fresh latent weights, calls it and judges the weights it computes
+    with: -s, 0, +s per group of g, s = mean |latent|."""
+    make = getattr(adapter, "ternary_layers", None) if adapter else None
+    if make is None:
+        suite.not_exercised("layer_coverage", "which layers are ternary is not checked: no adapter binds "
+                            "ternary_layers() (the answer's model built at a small size)",
+                            requires=tuple(LAYER_GROUPS))
+        return
+    built: list = []
+    rng = suite.rng("layers")
+    for requirement, names in LAYER_GROUPS.items():
+        with suite.check(f"ternary_{requirement.removesuffix('_ternary')}", requires=(requirement,),
+                         threshold=f"-s, 0, +s per group of {g}; s = mean |latent|") as c:
+            if not built:  # the answer's model, built in its process (an error here is the answer's)
+                built.append(suite.call(make))
+            layers = built[0]
+            full, missing = [], []
+            for name in names:
+                if name not in layers:
+                    missing.append(name)
+                    continue
+                kind, layer, owner = layers[name]
+                # fresh latent weights drawn here (a new model may hold zeros): what the
+                # layer computes with must be their ternary projection
+                shape = np.asarray(suite.fetch(owner.weight)).shape
+                latent = rng.standard_normal(shape).astype(np.float32) / np.sqrt(shape[1])
+                owner.weight = suite.answer_side("to_mlx", latent) if is_mlx else latent
+                latent = latent.astype(np.float64)
+                n_in = latent.shape[1] if kind == "linear" else latent.shape[0]
+                eff = effective_weights(suite, layer, kind, n_in, is_mlx)
+                a, ok = group_levels(eff, g, 1e-4)
+                s = ref.group_scales(latent, g)
+                scale_err = float(np.max(np.abs(a - s) / s))
+                if not ok.all():
+                    full.append(f"{name} ({int((~ok).sum())} of {ok.size} groups not ternary)")
+                elif scale_err > 1e-3:
+                    full.append(f"{name} (ternary levels, but not at s = mean |latent| of the group: error {scale_err:.2g})")
+            c.details.update({"layers": list(names), "not_ternary": full, "missing": missing})
+            c.value = f"{len(names) - len(full) - len(missing)} of {len(names)} ternary"
+            c.expect(not missing, f"the answer's model has no {', '.join(missing)}")
+            c.expect(not full, "not ternary as the prompt asks: " + ", ".join(full))
+
+
+CHECKPOINT = re.compile(r"""(?:load|from_pretrained)\(\s*["']([\w.\-]+/[\w.\-]+)["']|default\s*=\s*["']([\w.\-]+/[\w.\-]+)["']""")
+
+
+def why_no_loop(folder: Path) -> str:
+    """Exactly why an answer's own training loop cannot be driven here."""
+    for path in python_files(folder):
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for no, line in enumerate(lines, 1):
+            m = CHECKPOINT.search(line)
+            if m and "/" in (name := m.group(1) or m.group(2)) and not name.startswith((".", "/")):
+                return (f"it loads the pretrained checkpoint {name!r} ({path.relative_to(folder).as_posix()}:{no}); "
+                        "the sandbox has no network and no copy of it, and no adapter binds smoke_run(text, steps, "
+                        "seed) on a model built here")
+    return "no adapter binds smoke_run(text, steps, seed) (challenges/ternary_training/adapters/<model>.py)"
 
 
 FIGURE_KEYS = (("final_loss", re.compile(r"(final|train).*loss|^loss$")),

@@ -52,8 +52,23 @@ def run_record(store, run_id: int) -> dict:
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
             "prompt_version": r.get("prompt_version"),  # engine/prompts.py; None: unknown or missing prompt
+            **run_coverage(r),
             "checks": [{**c, "value": _loads(c["value"]), "threshold": _loads(c["threshold"])} for c in checks],
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
+
+
+def run_coverage(r: dict) -> dict:
+    """``coverage`` (per requirement, engine/coverage.py) and ``covers`` ("3 of 5 requirements")."""
+    from engine import coverage
+
+    cov = _loads(r.get("coverage")) if r.get("coverage") else None
+    return {"coverage": cov, "covers": coverage.summary(cov)}
+
+
+def shown_verdict(r: dict) -> str:
+    from engine import coverage
+
+    return coverage.describe(r["verdict"], r.get("coverage"))
 
 
 def _loads(value):
@@ -88,7 +103,10 @@ def cmd_run(args, ctx) -> int:
         print_json({"runs": records})
         return 0
     for r in records:
-        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+        print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+        for req in r.get("coverage") or ():
+            if req["status"] != "pass":
+                print(f"    {req['status']:<13} {req['id']}: {req['reason'][:120]}")
         for c in r["checks"]:
             if c["verdict"] not in ("pass", "info"):
                 print(f"    {c['verdict']:<13} {c['name']}: {c['message'][:120]}")
@@ -135,7 +153,7 @@ def cmd_results(args, ctx) -> int:
         print_json({"results": records, "not_run": not_run})
         return 0
     for r in records:
-        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
+        print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
     for r in not_run:
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}")
     return 0

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name, load_challenges
 from engine.cli import CommandError, UsageError, print_json
+from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.scaffold import ScaffoldError, new_model
 from engine.scan import scan_workbench
 
@@ -109,6 +110,7 @@ def answer_detail(store, model: str, challenge: str) -> dict:
         run = {"id": r["id"], "status": r["status"], "verdict": r["verdict"], "backend": r["backend"], "device": r["device"],
                "started_at": r["started_at"], "duration_s": r["duration_s"], "message": r["message"],
                "prompt_version": r.get("prompt_version"),  # engine/prompts.py; None: unknown or missing prompt
+               **run_coverage(r),
                "checks": [{**c, "value": _maybe_json(c["value"]), "threshold": _maybe_json(c["threshold"])} for c in checks],
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
     grades = store.query(
@@ -149,8 +151,10 @@ def cmd_show(args, ctx) -> int:
     if run is None:
         print("not run yet: `benchtui run -m MODEL -c CHALLENGE`")
     else:
-        print(f"latest run #{run['id']}: {run['verdict']} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
+        print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
         print(f"  judged against prompt version: {run['prompt_version'] or 'unknown or missing prompt (universal checks only)'}")
+        for req in run["coverage"] or ():
+            print(f"  requirement {req['status']:<13} {req['id']}: {req['words']}" + (f" ({req['reason'][:100]})" if req["reason"] else ""))
         for c in run["checks"]:
             print(f"  {c['verdict']:<13} {c['name']:<30} {c['message'][:100]}")
     for g in detail["grades"]:

@@ -20,6 +20,7 @@ def main(argv: list[str]) -> int:
     if len(argv) not in (3, 4):
         print("usage: python -m engine.runner.answer_server FD ANSWER_DIR [ADAPTER]", file=sys.stderr)
         return 2
+    from engine.runner import reach
     from engine.verify import wire
     from engine.verify.binding import import_file
 
@@ -46,7 +47,8 @@ def main(argv: list[str]) -> int:
     ops = {"import": load, "adapter": load_adapter, "keep": lambda v: v, "fetch": lambda v: v,
            "module_of": _module_of, "source": _source,
            "instances": _instances, "mlx_vjp": _mlx_vjp,
-           "to_mlx": _to_mlx, "forget": lambda _: _forget(folder)}
+           "to_mlx": _to_mlx, "forget": lambda _: _forget(folder),
+           "reach_start": lambda _: reach.start(folder, adapter), "reach_stop": lambda _: reach.stop()}
     peer = wire.Peer(wire.Connection(wire.socket_from_fd(fd)), trusting=True, ops=ops)
     peer.finish = _evaluate_mlx
     peer.serve_forever()

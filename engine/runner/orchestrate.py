@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 import engine
-from engine import adapters, resources
+from engine import adapters, coverage, resources
 from engine.backends import choose_backend, probe_all
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
@@ -34,6 +34,7 @@ from engine.verify import verdicts as V
 from engine.workbench import Workbench
 
 REPO_ROOT = resources.PACKAGE_ROOT  # holds engine: the clone, or site-packages once installed
+ANSWER_GRACE_S = 5.0
 
 
 @dataclass
@@ -210,7 +211,8 @@ class Runner:
                 store.db["checks"].insert_all(
                     [{"run_id": run_id, "position": i, "name": c["name"], "verdict": c["verdict"],
                       "value": json.dumps(c.get("value")), "threshold": json.dumps(c.get("threshold")),
-                      "message": c.get("message", ""), "details": json.dumps(c.get("details") or {})}
+                      "message": c.get("message", ""),
+                      "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
                      for i, c in enumerate(checks)])
                 message = extra.pop("message", "")
                 prior = store.db["runs"].get(run_id)["message"]
@@ -248,8 +250,15 @@ class Runner:
             checks, done, res = self._two_processes(job, work, out, adapter, challenge, limits, gpu)
             stderr = read_capped(out / "stderr.txt")
             if res.timed_out:
+                # the checks that finished stay; the one in flight says the time limit stopped it
+                finished = len(checks)
+                flight = in_flight(out / "results.jsonl")
+                if flight:
+                    checks.append({"name": flight, "verdict": V.TIMEOUT, "value": None, "threshold": limits.timeout_s,
+                                   "message": f"stopped by the run's time limit ({limits.timeout_s:g} s) while it ran"})
                 checks.append({"name": "run", "verdict": V.TIMEOUT, "value": round(res.wall_s, 2), "threshold": limits.timeout_s,
-                               "message": f"killed after {res.wall_s:.1f} s (limit {limits.timeout_s:g} s); {len(checks)} checks had finished"})
+                               "message": f"killed after {res.wall_s:.1f} s (limit {limits.timeout_s:g} s); {finished} checks had finished"
+                                          + (f", {flight} was running" if flight else "")})
             elif done is None:
                 last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
                 why = f"signal {res.signal}" if res.signal else f"exit code {res.exit_code}"
@@ -267,6 +276,11 @@ class Runner:
             if self.options.self_check and not self.cancel.is_set():
                 extra.update(self._self_check(folder, challenge, limits, gpu))
             verdict = V.worst(c["verdict"] for c in checks)
+            if res.timed_out and any(c["verdict"] == V.FAIL for c in checks):
+                verdict = V.FAIL  # a check it finished found a wrong result: the timeout stands beside it
+            # what the verdict covers: a pass leaving a requirement not exercised is `partial`
+            verdict, cov = coverage.for_run(challenge, (prompt or {}).get("prompt_version"), checks, verdict)
+            extra["coverage"] = json.dumps(cov)
             return checks, verdict, extra
 
     def _hidden_from_answers(self, challenge: Challenge) -> list[Path]:
@@ -285,6 +299,10 @@ class Runner:
         job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno()}
         (out / "job.json").write_text(json.dumps(job))
         box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb)
+        # the answer's process outlives the checker's limit a little, so the time limit
+        # stops the checker (which names the check in flight), never the answer first:
+        # it ends anyway when the checker goes
+        answer_box = dataclasses.replace(box, wall_s=limits.timeout_s + ANSWER_GRACE_S)
         env = {"PYTHONPATH": str(REPO_ROOT)}
         answer_proc: list = []
         stop = threading.Event()
@@ -300,7 +318,7 @@ class Runner:
                     [sys.executable, "-m", "engine.runner.answer_server", str(answer_end.fileno()), str(work),
                      str(adapter or "")],
                     workdir=work, ro_paths=[REPO_ROOT / "engine"] + ([adapter.parent] if adapter else []),
-                    hide_paths=self._hidden_from_answers(challenge), limits=box, layer=self.layer, env=env, gpu=gpu,
+                    hide_paths=self._hidden_from_answers(challenge), limits=answer_box, layer=self.layer, env=env, gpu=gpu,
                     stdout_path=out / "answer_stdout.txt", stderr_path=out / "answer_stderr.txt",
                     pass_fds=[answer_end.fileno()], started=answer_proc.append, stop=stop)
             finally:
@@ -376,6 +394,25 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
             duplicates[rel] = w["detail"]
     return {"prompt_version": version, "prompt_sha256": sha, "version_checks": prompts.version_checks(challenge),
             "thresholds": prompts.version_thresholds(challenge, version), "duplicates": duplicates}
+
+
+def in_flight(path: Path) -> str | None:
+    """The check that had started but not finished when the checker stopped."""
+    started, finished = [], set()
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj.get("started"), str):
+            started.append(obj["started"])
+        elif isinstance(obj.get("check"), dict):
+            finished.add(obj["check"].get("name"))
+    return started[-1] if started and started[-1] not in finished else None
 
 
 def parse_results(path: Path) -> tuple[list[dict], dict | None]:

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from engine import coverage, prompts
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.execute import Job, execute, local_answer_process, verdict_of
 
@@ -29,14 +30,21 @@ def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local"
             folder = Path(tmp) / "answer"
             shutil.copytree(answer_dir, folder, symlinks=True)
         adapter_path = adapter or challenge.adapter_path(model)
+        # judged against the answer's own prompt version, as `benchtui run` does
+        version, _ = prompts.answer_prompt(challenge, folder)
         with local_answer_process(folder, Path(adapter_path) if adapter_path else None) as (peer, monitor):
             suite = execute(Job(
                 challenge_id=challenge.id, challenge_dir=str(challenge.path), answer_dir=str(folder), model=model,
-                seed=seed, backend=backend, thresholds=challenge.thresholds,
+                seed=seed, backend=backend,
+                thresholds={**challenge.thresholds, **prompts.version_thresholds(challenge, version)},
+                # a folder without a known PROMPT.md (a reference, a mutant) gets every check
+                prompt_version=version, version_checks=prompts.version_checks(challenge) if version else {},
                 forbidden_imports=list(challenge.forbidden_imports),
                 adapter_path=str(adapter_path) if adapter_path else None,
             ), peer=peer, monitor=monitor)
-        return {"verdict": verdict_of(suite), "checks": [c.as_dict() for c in suite.checks]}
+        checks = [c.as_dict() for c in suite.checks]
+        verdict, cov = coverage.for_run(challenge, version, checks, verdict_of(suite))
+        return {"verdict": verdict, "checks": checks, "coverage": cov}
 
 
 def main() -> None:

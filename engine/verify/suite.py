@@ -57,6 +57,15 @@ class Check:
     verdict: str | None = None
     message: str = ""
     details: dict = field(default_factory=dict)
+    # the prompt's requirements this check tests (ids of challenge.toml's [requirements])
+    requires: tuple = ()
+    # run with the measured reach once the check's body is done (``suite.check(reach=True)``)
+    after_reach: list = field(default_factory=list, repr=False)
+
+    def not_exercised(self, requirement: str, reason: str) -> None:
+        """This check reached ``requirement`` only through something other than
+        the answer's own code (its adapter): it does not count as exercised."""
+        self.details.setdefault("not_exercised", {})[requirement] = reason
 
     def fail(self, message: str, value: Any = None) -> None:
         if value is not None:
@@ -70,7 +79,7 @@ class Check:
     def as_dict(self) -> dict:
         return {"name": self.name, "verdict": self.verdict, "value": jsonable(self.value),
                 "threshold": jsonable(self.threshold), "message": self.message,
-                "details": jsonable(self.details)}
+                "details": jsonable(self.details), "requires": list(self.requires)}
 
 
 def jsonable(x: Any) -> Any:
@@ -209,17 +218,32 @@ class Suite:
 
     # -- checks ---------------------------------------------------------------
     @contextlib.contextmanager
-    def check(self, name: str, threshold: Any = None, timeout_s: float | None = None) -> Iterator[Check]:
+    def check(self, name: str, threshold: Any = None, timeout_s: float | None = None,
+              requires: tuple | list = (), reach: bool = False) -> Iterator[Check]:
         """Record one check. Exceptions map to verdicts: CheckFailed -> fail,
         SkipCheck -> skipped, CheckTimeout -> timeout, anything else -> error.
-        Leaving the block normally is a pass unless ``c.verdict`` was set."""
-        c = Check(name, threshold)
+        Leaving the block normally is a pass unless ``c.verdict`` was set.
+        ``requires``: the prompt's requirements this check tests (engine/coverage.py).
+        ``reach``: measure which answer functions it reached and what the adapter
+        called (engine/runner/reach.py) into ``c.details["reach"]``."""
+        c = Check(name, threshold, requires=tuple(requires))
+        self._mark_started(name)
         limit = timeout_s or self.check_timeout_s
         if self.peer is not None:
             self.peer.deadline = time.monotonic() + limit if limit else None
+        measuring = reach and self.peer is not None
         try:
             with _alarm(limit):
-                yield c
+                if measuring:
+                    self.peer.call_op("reach_start")
+                try:
+                    yield c
+                finally:
+                    if measuring:
+                        with contextlib.suppress(Exception):
+                            c.details["reach"] = self.peer.call_op("reach_stop")
+                        for fn in c.after_reach:
+                            fn(c)
             c.verdict = c.verdict or V.PASS
         except CheckFailed as exc:
             c.verdict, c.message = V.FAIL, str(exc) or "wrong result"
@@ -245,19 +269,34 @@ class Suite:
             self._record(c)
 
     def record(self, name: str, verdict: str, value: Any = None, threshold: Any = None,
-               message: str = "", details: dict | None = None) -> Check:
+               message: str = "", details: dict | None = None, requires: tuple | list = ()) -> Check:
         if verdict not in V.CHECK_VERDICTS:
             raise ValueError(f"unknown verdict {verdict!r}")
-        c = Check(name, threshold, value, verdict, message, details or {})
+        c = Check(name, threshold, value, verdict, message, details or {}, tuple(requires))
         self._record(c)
         return c
 
-    def skip(self, name: str, reason: str) -> Check:
-        return self.record(name, V.SKIPPED, message=reason)
+    def skip(self, name: str, reason: str, requires: tuple | list = ()) -> Check:
+        return self.record(name, V.SKIPPED, message=reason, requires=requires)
+
+    def not_exercised(self, name: str, reason: str, requires: tuple | list) -> Check:
+        """An ``info`` check saying the answer's code for ``requires`` could not be
+        exercised, and exactly why (engine/coverage.py reports the reason)."""
+        return self.record(name, V.INFO, message=reason, requires=requires,
+                           details={"not_exercised": {r: reason for r in requires}})
 
     def info(self, name: str, value: Any = None, message: str = "", details: dict | None = None) -> Check:
         """A figure shown with the checks that never changes the verdict."""
         return self.record(name, V.INFO, value=value, message=message, details=details)
+
+    def _mark_started(self, name: str) -> None:
+        """A check in flight when the run's time limit kills this process is
+        named by its last ``started`` line (orchestrate.in_flight)."""
+        if self._results_path is not None:
+            if self.check_prefix and not name.startswith(f"{self.check_prefix}::"):
+                name = f"{self.check_prefix}::{name}"
+            with open(self._results_path, "a", encoding="utf-8") as fh:
+                fh.write(json.dumps({"started": name}) + "\n")
 
     def _record(self, c: Check) -> None:
         if self.check_prefix and not c.name.startswith(f"{self.check_prefix}::"):

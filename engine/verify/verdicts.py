@@ -5,6 +5,9 @@ PASS, FAIL, ERROR, TIMEOUT = "pass", "fail", "error", "timeout"
 COMPILE_ERROR, UNBOUND, FORBIDDEN = "compile_error", "unbound", "forbidden"
 SKIPPED, NO_ANSWER, INFO = "skipped", "no_answer", "info"
 NOT_RUN, INTERRUPTED = "not_run", "interrupted"
+# Every check passed but some checkable requirement of the prompt was not
+# exercised by the answer's own code (engine/coverage.py): never a bare pass.
+PARTIAL = "partial"
 # The answer imports a package this machine's sandbox lacks (the check's
 # details name it): not the answer's fault, and nothing was verified.
 MISSING_DEPENDENCY = "missing_dependency"
@@ -17,7 +20,7 @@ SEVERITY = {
     COMPILE_ERROR: 6, FORBIDDEN: 7,
 }
 CHECK_VERDICTS = set(SEVERITY) | {INFO}
-ANSWER_VERDICTS = set(SEVERITY) | {NO_ANSWER, NOT_RUN, INTERRUPTED}
+ANSWER_VERDICTS = set(SEVERITY) | {NO_ANSWER, NOT_RUN, INTERRUPTED, PARTIAL}
 
 
 def worst(verdicts) -> str:

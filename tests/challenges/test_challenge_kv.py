@@ -14,7 +14,7 @@ from challenge_kit import checks_by_name, fast_copy, mutate_source, write_answer
 CHALLENGE = BUNDLED_CHALLENGES / "kv"
 MODELS = BUNDLED_CHALLENGES.parent / "models"
 REFERENCE = (CHALLENGE / "reference.py").read_text()
-FAST = {"memory_steps": "64", "speed_lengths": "[20, 12]", "speed_steps": "4", "timing_budget_s": "0.05"}
+FAST = {"memory_steps": "128", "speed_lengths": "[20, 12]", "speed_steps": "4", "timing_budget_s": "0.05"}
 
 
 def fast_challenges(root: Path) -> Path:
@@ -46,7 +46,8 @@ def test_challenge_definition_loads():
 def test_reference_passes(tmp_path):
     result = run_source(tmp_path, REFERENCE)
     assert result["verdict"] == "pass", result
-    assert by_name(result)["memory_linear"]["value"] < 2.5
+    figure = by_name(result)["memory_per_token"]
+    assert figure["verdict"] == "info" and "prompt states no factor" in figure["message"]
 
 
 def test_demo_careful_passes_through_its_adapter():
@@ -88,9 +89,60 @@ MUTANTS = {
         "        return self._first\n\n"
         "    def _decode(self, q")), "decode_matches_full_attention", ""),
     "keeps_snapshots": (mutate("        self.lengths += 1\n",
-                               "        self.lengths += 1\n        self.__dict__.setdefault('log', []).append(self.k.copy())\n"),
-                        "memory_linear", "faster than K+V"),
+                               "        self.lengths += 1\n"
+                               "        self.__dict__.setdefault('log', []).append(self.k[:, :, :self.lengths.max()].copy())\n"),
+                        "memory_linear", "faster than linearly"),
 }
+
+
+NON_CAUSAL_EXTEND = """    def extend(self, q, k_new, v_new):
+        for j in range(q.shape[2]):
+            self.decode(q[:, :, j], k_new[:, :, j], v_new[:, :, j])
+        used = int(self.lengths.max())  # every new row attends over the whole cache, later rows included
+        keys, values = self.k[:, :, :used], self.v[:, :, :used]
+        scores = np.einsum("bhtd,bhsd->bhts", q, keys) / np.sqrt(q.shape[-1])
+        valid = np.arange(used)[None, :] < self.lengths[:, None]
+        scores = np.where(valid[:, None, None, :], scores, -np.inf)
+        w = np.exp(scores - scores.max(-1, keepdims=True))
+        return np.einsum("bhts,bhsd->bhtd", w / w.sum(-1, keepdims=True), values)
+
+
+def causal_attention("""
+
+
+def test_multi_token_path_must_be_causal_and_the_smallest_failing_case_is_named(tmp_path):
+    (tmp_path / "ok").mkdir(), (tmp_path / "bad").mkdir()
+    ok = by_name(run_source(tmp_path / "ok", REFERENCE))["multi_token_causal"]
+    assert ok["verdict"] == "pass" and "5 cases" in ok["message"]
+    source = REFERENCE.replace("def causal_attention(", NON_CAUSAL_EXTEND.split("def causal_attention(")[0] + "def causal_attention(", 1)
+    source = source.replace("    def extend(self, q: np.ndarray", "    def _unused_extend(self, q: np.ndarray", 1)
+    result = run_source(tmp_path / "bad", source)
+    c = by_name(result)["multi_token_causal"]
+    assert result["verdict"] == "fail" and c["verdict"] == "fail"
+    # the first hand-built case (one sequence of length 1, one head, dim 2, 2 new tokens) catches it every run
+    assert "smallest failing case: lengths [1], 1 head, dim 2, 2 new tokens: new row 0" in c["message"], c["message"]
+    assert "earlier rows see later ones" in c["message"]
+    # its one-token decode path is the reference's: every decode check passes
+    assert by_name(result)["decode_matches_full_attention"]["verdict"] == "pass"
+
+
+def test_without_a_multi_token_path_the_check_says_so(tmp_path):
+    source = REFERENCE.replace("    def extend(self, q: np.ndarray", "    def _unused_extend(self, q: np.ndarray", 1)
+    c = by_name(run_source(tmp_path, source))["multi_token_causal"]
+    assert c["verdict"] == "info" and "no multi-token path bound" in c["message"]
+
+
+def test_a_large_constant_factor_is_a_figure_not_a_verdict(tmp_path):
+    # ten extra float64 copies of each new token's K and V: linear, but about
+    # 10x the bytes of the cache itself (like a cache of Python floats, 4x)
+    source = mutate("        self.lengths += 1\n",
+                    "        self.lengths += 1\n"
+                    "        self.__dict__.setdefault('log', []).extend(np.array([k_new, v_new]) for _ in range(10))\n")
+    result = run_source(tmp_path, source)
+    checks = by_name(result)
+    assert result["verdict"] == "pass", [c for c in result["checks"] if c["verdict"] != "pass"]
+    assert checks["memory_linear"]["verdict"] == "pass"
+    assert checks["memory_per_token"]["verdict"] == "info" and checks["memory_per_token"]["value"] > 4
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
@@ -101,3 +153,65 @@ def test_mutant_is_rejected_by_its_check(tmp_path, name):
     assert result["verdict"] in ("fail", "error"), result
     assert c["verdict"] == "fail", c
     assert words in c["message"]
+
+
+LOOPING_ADAPTER = """import numpy as np
+from cache import KVCache
+
+
+class Session:
+    def prefill(self, k, v, lengths):
+        self.caches = []
+        for b, n in enumerate(int(x) for x in lengths):
+            c = KVCache()
+            c.prefill(k[b:b + 1, :, :n], v[b:b + 1, :, :n], [n])
+            self.caches.append(c)
+
+    def decode(self, q, k_new, v_new):
+        # one sequence at a time: the batching is the adapter's, not the answer's
+        return np.concatenate([c.decode(q[b:b + 1], k_new[b:b + 1], v_new[b:b + 1])
+                               for b, c in enumerate(self.caches)])
+
+
+def make_session():
+    return Session()
+"""
+
+PLAIN_ADAPTER = """from cache import KVCache
+
+
+def make_session():
+    return KVCache()
+"""
+
+
+def test_an_adapter_that_loops_over_the_batch_is_reported_and_the_pass_is_partial(tmp_path):
+    answer = write_answer(tmp_path, "cache.py", REFERENCE)
+    (tmp_path / "loop.py").write_text(LOOPING_ADAPTER)
+    (tmp_path / "plain.py").write_text(PLAIN_ADAPTER)
+    looped = run_local("kv", answer, challenges_dir=fast_challenges(tmp_path), adapter=tmp_path / "loop.py", seed=5)
+    cov = {c["id"]: c for c in looped["coverage"]}
+    assert looped["verdict"] == "partial", [c for c in looped["checks"] if c["verdict"] != "pass"]
+    assert cov["variable_lengths"]["status"] == "not_exercised"
+    assert "calls KVCache.decode (3 calls) itself for each decode of a batch of 3" in cov["variable_lengths"]["reason"]
+    reach = by_name(looped)["reach"]
+    assert reach["details"]["adapter_calls_per_entry"]["decode"]["cache.py:KVCache.decode"] >= 2
+    # the same answer bound as it is: its own code batches, a full pass
+    plain = run_local("kv", answer, challenges_dir=fast_challenges(tmp_path), adapter=tmp_path / "plain.py", seed=5)
+    assert plain["verdict"] == "pass", [c for c in plain["coverage"] if c["status"] != "pass"]
+    assert {c["id"]: c["status"] for c in plain["coverage"]}["variable_lengths"] == "pass"
+    assert "cache.py:KVCache.decode" in by_name(plain)["reach"]["details"]["reached"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_fixed_cases_catch_their_defect_whatever_the_seed(tmp_path, seed):
+    leaky = MUTANTS["padding_leaks"][0]
+    off_by_one = MUTANTS["mask_one_too_long"][0]
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    challenges = fast_challenges(tmp_path)
+    pad = by_name(run_local("kv", write_answer(tmp_path / "a", "cache.py", leaky), challenges_dir=challenges,
+                            seed=seed))["padding_isolated"]
+    assert pad["verdict"] == "fail" and "in the fixed case" in pad["message"], pad["message"]
+    dec = by_name(run_local("kv", write_answer(tmp_path / "b", "cache.py", off_by_one), challenges_dir=challenges,
+                            seed=seed))["decode_matches_full_attention"]
+    assert dec["verdict"] == "fail" and "of the fixed case" in dec["message"], dec["message"]

@@ -255,6 +255,7 @@ class AnswerScreen(GuardedScreen):
         head = Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
                              verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}",
                              (prompt_version_note(run), "dim"))
+        head.append(coverage_note(run))
         if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
             head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")  # issue 9
         summary.update(head)
@@ -414,6 +415,29 @@ def prompt_version_note(run: dict) -> str:
     """Which prompt the run judged the answer against (issue 9, engine/prompts.py)."""
     version = run.get("prompt_version")
     return f"  prompt: {version}" if version else "  prompt: unknown or missing (universal checks only)"
+
+
+def coverage_note(run: dict) -> Text:
+    """What the verdict covers (engine/coverage.py): "requirements: 4 of 5", then
+    each one not passed with its reason."""
+    import json
+
+    from engine.coverage import summary
+
+    try:
+        cov = json.loads(run.get("coverage") or "null") or []
+    except ValueError:
+        return Text()
+    if not cov:
+        return Text()
+    out = Text(f"\n  covers {summary(cov)}", style="bold")
+    for c in cov:
+        if c["status"] != "pass":
+            style = "red" if c["status"] == "fail" else "yellow"
+            out.append(f"\n    {c['status'].replace('_', ' ')}: {c['words']}", style=style)
+            if c.get("reason"):
+                out.append(f" ({c['reason'][:160]})", style="dim")
+    return out
 
 
 def adapter_hint(model: str, challenge: str) -> str:

@@ -11,7 +11,9 @@ Translation only:
 - decode appends the step's K / V with KVCache.update (which appends at
   seq_lens[b] per sequence) and computes attention with
   multi_head_attention_with_cache, whose projections are given as identity
-  matrices because the contract hands over already-projected q, k, v.
+  matrices because the contract hands over already-projected q, k, v;
+- extend (several new tokens at once) is the same pair of calls with T rows,
+  the path its IncrementalDecoder.forward_step takes for a prompt.
 """
 from __future__ import annotations
 
@@ -44,6 +46,16 @@ class Session:
         out = multi_head_attention_with_cache(q.reshape(batch, 1, heads * dim), self.cache,
                                               self.eye, self.eye, self.eye, self.eye)
         return out.reshape(batch, heads, dim)
+
+    def extend(self, q, k_new, v_new):
+        """Several new tokens at once, as glm5's own IncrementalDecoder.forward_step
+        runs a prompt (is_prefill, T tokens): KVCache.update with all T rows, then
+        multi_head_attention_with_cache with T query rows."""
+        batch, heads, t, dim = q.shape
+        self.cache.update(k_new, v_new)
+        rows = q.transpose(0, 2, 1, 3).reshape(batch, t, heads * dim)
+        out = multi_head_attention_with_cache(rows, self.cache, self.eye, self.eye, self.eye, self.eye)
+        return out.reshape(batch, t, heads, dim).transpose(0, 2, 1, 3)
 
 
 def make_session():

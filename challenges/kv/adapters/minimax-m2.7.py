@@ -1,29 +1,33 @@
-"""kv adapter for minimax-m2.7 (published benchmark): its FlatKVCache
-(update / get_full_kv / seq_lengths) and MultiHeadAttention.forward (which
-attends over a given cache plus the new token), bound to prefill / decode.
+"""kv adapter for minimax-m2.7 (published benchmark): its own highest-level
+path, BatchedInferenceEngine.step_inference over a one-layer
+TransformerBlockStack, bound to prefill / decode.
 
-minimax's own pieces are not wired together (its TransformerBlockStack keeps
-only the newest K / V in a dict, and its caches are never read by the
-attention), so the adapter is the glue the answer's FINAL.md describes:
-the pre-allocated FlatKVCache (the default of its BatchedInferenceEngine,
-CacheConfig.pre_allocate=True) holds K / V; MultiHeadAttention.forward
-computes attention over what the cache returns.
+An adapter drives the answer's engine where it has one, and never glues its
+parts together itself (an earlier adapter looped over the sequences, read
+FlatKVCache and wrote it back around MultiHeadAttention.forward: that
+batching and caching were the adapter's, not the answer's). Here the
+answer's engine loops over its batch, its stack keeps its K / V cache, its
+attention attends. What that path does with a cache is what gets judged.
 
-Translation only:
-- FlatKVCache(CacheConfig(batch, prompt length + DECODE_CAPACITY, heads,
-  head_dim, one layer)); it stores float16 (its own choice, not changed);
-- prefill writes each sequence's valid prompt rows with FlatKVCache.update;
-- decode, per sequence (as its BatchedInferenceEngine.step_inference runs one
-  element at a time): MultiHeadAttention.forward(x, {0: cached K / V}) with
-  bias=False and selection matrices as projections: x is the step's q, k, v
-  side by side (d_model = 3 * heads * head_dim), W_q / W_k / W_v pick each
-  third and W_o keeps the attention output unchanged; then the new K / V it
-  returns "for caching" are written with FlatKVCache.update.
+Translation only (constructing the answer's objects, converting inputs):
+- TransformerBlockStack(1 layer, d_model = 3 * heads * head_dim + 1): the
+  attention's projections are selection matrices (W_q / W_k / W_v pick the
+  step's q, k, v out of x = [q, k, v, c]; W_o writes the attention output
+  into the first third), the FFN weights are zero;
+- its pre-norms divide x by |x|: the last coordinate c pads every x to the
+  same norm R and norm1_weight is R, so the attention sees q, k, v as given;
+  the final norm's scale s = |x + attention| is read back from c (y_c = c / s)
+  to return the attention output, s * y_q - q;
+- prefill: the stack has no prefill, so each prompt row goes through its
+  forward(x, batch_idx=b) one row at a time (k stands in for the query: the
+  contract asks for no prompt outputs); BatchedInferenceEngine.add_to_batch
+  registers each sequence with its prompt length;
+- decode: one BatchedInferenceEngine.step_inference with the whole batch.
 """
 from __future__ import annotations
 
 import numpy as np
-from kv_cache import CacheConfig, FlatKVCache, MultiHeadAttention
+from kv_cache import BatchedInferenceEngine, CacheConfig, TransformerBlockStack
 
 ANSWER_SHA256 = {
     "kv_cache.py": "0868cdabc992045069c9da018b83864c0f6d99d38bcafd62749a296ce73ce74c",
@@ -33,38 +37,46 @@ DECODE_CAPACITY = 1024
 
 
 class Session:
-    def __init__(self):
-        self.cache = self.attn = None
-
     def prefill(self, k, v, lengths):
         batch, heads, t, dim = k.shape
         hd = heads * dim
-        self.cache = FlatKVCache(CacheConfig(max_batch_size=batch, max_seq_len=t + DECODE_CAPACITY, num_heads=heads,
-                                             head_dim=dim, num_layers=1))
+        self.hd, self.d = hd, 3 * hd + 1
+        self.stack = TransformerBlockStack(num_layers=1, d_model=self.d, num_heads=heads, head_dim=dim, hidden_dim=1)
+        layer = self.stack.layers[0]
+        attn = layer.attention
+        pick = lambda i: np.vstack([np.eye(hd) if j == i else np.zeros((hd, hd)) for j in range(3)] + [np.zeros((1, hd))])
+        attn.W_q, attn.W_k, attn.W_v = pick(0), pick(1), pick(2)
+        attn.W_o = np.hstack([np.eye(hd), np.zeros((hd, 2 * hd + 1))])
+        layer.W_up, layer.W_down = np.zeros((self.d, 1)), np.zeros((1, self.d))
+        self.engine = BatchedInferenceEngine(CacheConfig(max_batch_size=batch, max_seq_len=t + DECODE_CAPACITY,
+                                                         num_heads=heads, head_dim=dim, num_layers=1), self.stack)
+        k, v = np.asarray(k, dtype=np.float64), np.asarray(v, dtype=np.float64)
         for b, n in enumerate(int(x) for x in lengths):
+            self.engine.add_to_batch(b, n)
             for pos in range(n):
-                self.cache.update(0, b, pos, k[b, :, pos, :], v[b, :, pos, :])
-        attn = MultiHeadAttention(d_model=3 * hd, num_heads=heads, head_dim=dim, bias=False)
-        eye, zero = np.eye(hd), np.zeros((hd, hd))
-        attn.W_q = np.vstack([eye, zero, zero])
-        attn.W_k = np.vstack([zero, eye, zero])
-        attn.W_v = np.vstack([zero, zero, eye])
-        attn.W_o = np.hstack([eye, zero, zero])
-        self.attn, self.heads, self.dim = attn, heads, dim
+                x = self._inputs(k[b:b + 1, :, pos], k[b:b + 1, :, pos], v[b:b + 1, :, pos])
+                self.stack.forward(x[:1], use_kv_cache=True, batch_idx=b)
+
+    def _inputs(self, q, k_new, v_new):
+        """x = [q, k, v, c] per sequence, every row of norm R; sets the pre-norm to R."""
+        batch = q.shape[0]
+        qkv = np.concatenate([np.asarray(a, dtype=np.float64).reshape(batch, self.hd) for a in (q, k_new, v_new)], axis=1)
+        norms = np.linalg.norm(qkv, axis=1)
+        self.radius = 2.0 * float(norms.max()) + 1.0
+        self.c = np.sqrt(self.radius ** 2 - norms ** 2)
+        self.stack.layers[0].norm1_weight = np.full(self.d, self.radius + 1e-8)
+        return np.concatenate([qkv, self.c[:, None]], axis=1)[:, None, :]
 
     def decode(self, q, k_new, v_new):
         batch, heads, dim = q.shape
-        hd = heads * dim
-        out = np.empty((batch, heads, dim))
-        for b in range(batch):
-            pos = int(self.cache.seq_lengths[0, b])
-            k_c, v_c = self.cache.get_full_kv(0, b)  # (n, heads, dim)
-            cache = {0: (k_c.transpose(1, 0, 2)[None], v_c.transpose(1, 0, 2)[None])}
-            x = np.concatenate([q[b].reshape(hd), k_new[b].reshape(hd), v_new[b].reshape(hd)])[None, None]
-            o, (k_cur, v_cur) = self.attn.forward(x, cache, layer_idx=0, use_cache=True)
-            out[b] = o[0, 0, :hd].reshape(heads, dim)
-            self.cache.update(0, b, pos, k_cur[0, :, 0, :], v_cur[0, :, 0, :])
-        return out
+        x = self._inputs(q, k_new, v_new)
+        outs = self.engine.step_inference(x, use_kv_cache=True)
+        out = np.empty((batch, self.hd))
+        for b, y in enumerate(outs):
+            y = np.asarray(y, dtype=np.float64).reshape(-1)
+            scale = self.c[b] / y[-1]  # |x + attention|, from the padding coordinate
+            out[b] = scale * y[:self.hd] - x[b, 0, :self.hd]
+        return out.reshape(batch, heads, dim)
 
 
 def make_session():

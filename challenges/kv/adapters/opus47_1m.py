@@ -12,7 +12,9 @@ Translation only:
 - decode runs the answer's MultiHeadAttention.decode_step on one layer whose
   projections are the identity: _project_qkv returns the step's given q, k, v
   (the contract's inputs are already projected) and Wo is the identity
-  matrix. decode_step itself writes the cache, advances lengths and attends.
+  matrix. decode_step itself writes the cache, advances lengths and attends;
+- extend (several new tokens at once) is its MultiHeadAttention.prefill,
+  which takes one sequence (batch index b) per call by its own signature.
 """
 from __future__ import annotations
 
@@ -53,6 +55,16 @@ class Session:
         self._qkv = {b: (qs[b], ks[b], vs[b]) for b in range(batch)}
         out = self.attn.decode_step(list(range(batch)), self.cache)
         return np.asarray(out, dtype=np.float64).reshape(batch, heads, dim)
+
+    def extend(self, q, k_new, v_new):
+        """Several new tokens at once: its MultiHeadAttention.prefill(prompt,
+        cache, b), which takes one sequence's tokens by its own API."""
+        batch, heads, t, dim = q.shape
+        flat = lambda a: np.asarray(a, dtype=np.float64).transpose(0, 2, 1, 3).reshape(batch, t, heads * dim).tolist()
+        qs, ks, vs = flat(q), flat(k_new), flat(v_new)
+        self._qkv = {(b, j): (qs[b][j], ks[b][j], vs[b][j]) for b in range(batch) for j in range(t)}
+        out = [self.attn.prefill([(b, j) for j in range(t)], self.cache, b) for b in range(batch)]
+        return np.asarray(out, dtype=np.float64).reshape(batch, t, heads, dim).transpose(0, 2, 1, 3)
 
 
 def make_session():

@@ -1,5 +1,6 @@
 """Adapter for demo-careful (MLX, path A): a short smoke run of its own
-training loop on a tiny configuration, weights handed back as NumPy."""
+training loop on a tiny configuration, weights handed back as NumPy; its
+TernaryQwen at a small size for the layer checks (ternary_layers)."""
 from __future__ import annotations
 
 import numpy as np
@@ -13,3 +14,16 @@ def smoke_run(text: str, steps: int, seed: int) -> dict:
                              lr=3e-3, log=None)
     weights = [(np.array(layer.weight), np.array(layer.projected())) for _, layer in model.bit_layers()]
     return {"losses": losses, "weights": weights}
+
+
+def ternary_layers():
+    """{name: (kind, layer, module holding its latent weight)} of its TernaryQwen."""
+    from qwen3_ternary import ModelConfig, TernaryQwen
+
+    model = TernaryQwen(ModelConfig(vocab_size=256, d_model=128, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=256))
+    block = model.blocks[0]
+    out = {name: ("linear", getattr(block.attn, name), getattr(block.attn, name)) for name in ("q_proj", "k_proj", "v_proj", "o_proj")}
+    out.update({name: ("linear", getattr(block.mlp, name), getattr(block.mlp, name)) for name in ("gate_proj", "up_proj", "down_proj")})
+    out["embed_tokens"] = ("embedding", model.embed, model.embed)
+    out["lm_head"] = ("linear", model.embed.as_linear, model.embed)  # tied
+    return out

@@ -52,3 +52,36 @@ def ternary_quantize(w, group_size=128):
 
 def ste_quantize(w, group_size=128):
     return ternarize_ste(w, group_size)
+
+
+def ternary_layers():
+    """Its TernaryQwen3ForCausalLM at a small size: the prompt's layers. Its tied
+    head is not a module (the forward pass multiplies by ternarize_ste of the
+    embedding): untied here, its lm_head is its own TernaryLinear."""
+    from train_ternary import ModelArgs, TernaryQwen3ForCausalLM
+
+    return _prompt_layers(TernaryQwen3ForCausalLM(ModelArgs(hidden_size=128, num_hidden_layers=1, intermediate_size=256, num_attention_heads=2, num_key_value_heads=1, vocab_size=256, head_dim=64, tie_word_embeddings=False)))
+
+
+def _prompt_layers(model):
+    """{name: (kind, layer, module holding its latent weight)} of the layers the prompt names,
+    found by name in the answer's own module tree (no logic of its own); a
+    tied head is the embedding's as_linear."""
+    mods = dict(model.named_modules())
+
+    def find(suffix):
+        return next((m for n, m in mods.items() if n.split(".")[-1] == suffix), None)
+
+    out = {}
+    for name in ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"):
+        m = find(name)
+        if m is not None:
+            out[name] = ("linear", m, m)
+    embed, head = find("embed_tokens"), find("lm_head")
+    if embed is not None:
+        out["embed_tokens"] = ("embedding", embed, embed)
+    if head is not None:
+        out["lm_head"] = ("linear", head, head)
+    elif embed is not None and hasattr(embed, "as_linear"):
+        out["lm_head"] = ("linear", embed.as_linear, embed)
+    return out

@@ -1,0 +1,117 @@
+"""Requirements: what a verdict covers.
+
+A challenge's ``challenge.toml`` lists the prompt's checkable requirements,
+short id -> the prompt's own words::
+
+    [requirements]
+    incremental_decode = "incremental decode: each step appends one token's K/V"
+    gpu_kernel = {words = "a CUDA kernel", checkable = false, reason = "read, not run"}
+
+A prompt version may narrow or extend which apply (``requirements = ["id",
+...]`` in its ``[prompts.<version>]`` table; absent: all of them). Each check
+names what it tests (``suite.check(name, requires=(...))``); a check may also
+say a requirement it names was not exercised by the answer's own code
+(``c.not_exercised(id, reason)``: the adapter did that part).
+
+Per requirement a run gets ``pass`` (a check that needs it passed and none
+failed), ``fail`` (a check that needs it did not pass) or ``not_exercised``
+with the reason. A run whose checks all pass while some checkable requirement
+was not exercised gets the verdict ``partial``, never ``pass``.
+"""
+from __future__ import annotations
+
+from engine.verify import verdicts as V
+
+PASS, FAIL, NOT_EXERCISED = "pass", "fail", "not_exercised"
+# check verdicts that say the requirement does not hold
+FAILING = {V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN}
+
+
+def requirements(challenge, version: str | None = None) -> list[dict]:
+    """``[{id, words, checkable, reason}]`` that apply to prompt ``version``."""
+    raw = getattr(challenge, "raw", None) or {}
+    declared = raw.get("requirements") or {}
+    out = []
+    for rid, spec in declared.items():
+        if isinstance(spec, dict):
+            out.append({"id": str(rid), "words": str(spec.get("words", rid)),
+                        "checkable": bool(spec.get("checkable", True)), "reason": str(spec.get("reason", ""))})
+        else:
+            out.append({"id": str(rid), "words": str(spec), "checkable": True, "reason": ""})
+    spec = (raw.get("prompts") or {}).get(version) if version else None
+    chosen = spec.get("requirements") if isinstance(spec, dict) else None
+    if chosen is not None:
+        by_id = {r["id"]: r for r in out}
+        out = [by_id.get(str(rid), {"id": str(rid), "words": str(rid), "checkable": True, "reason": ""})
+               for rid in chosen]
+    return out
+
+
+def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
+    """Each requirement's status from the checks that name it."""
+    out = []
+    for r in reqs:
+        rid, named, passed, failed, reasons, by_adapter = r["id"], [], [], [], [], []
+        for c in checks:
+            if rid not in (c.get("requires") or ()):
+                continue
+            named.append(c["name"])
+            why = ((c.get("details") or {}).get("not_exercised") or {}).get(rid)
+            if c.get("verdict") in FAILING:
+                failed.append(c["name"])
+            elif why:
+                by_adapter.append(f"{c['name']}: {why}")
+            elif c.get("verdict") == V.PASS:
+                passed.append(c["name"])
+            elif c.get("verdict") in (V.SKIPPED, V.UNBOUND, V.MISSING_DEPENDENCY):
+                reasons.append(f"{c['name']}: {c.get('verdict')}" + (f" ({c['message']})" if c.get("message") else ""))
+            elif c.get("verdict") == V.INFO:
+                reasons.append(f"{c['name']}: not asked by this prompt")
+        asked = [c for c in checks if r["id"] in (c.get("requires") or ())
+                 and not (c.get("verdict") == V.INFO and "would_be" in (c.get("details") or {}))]
+        if named and not asked:  # every check for it belongs to another prompt version
+            out.append({"id": rid, "words": r["words"], "status": NOT_EXERCISED, "checkable": False,
+                        "reason": "not asked by this answer's prompt", "checks": named})
+            continue
+        if not r["checkable"]:
+            status, reason = NOT_EXERCISED, "not checkable" + (f": {r['reason']}" if r["reason"] else "")
+        elif failed:
+            status, reason = FAIL, "failed: " + ", ".join(failed)
+        elif by_adapter:  # met somewhere only through the adapter's own logic: not the answer's
+            status, reason = NOT_EXERCISED, "; ".join(by_adapter)
+        elif passed:
+            status, reason = PASS, ""
+        else:
+            status = NOT_EXERCISED
+            reason = "; ".join(reasons) if reasons else "no check reached it (no binding for it)"
+        out.append({"id": rid, "words": r["words"], "status": status, "reason": reason,
+                    "checkable": r["checkable"], "checks": named})
+    return out
+
+
+def apply(verdict: str, coverage: list[dict]) -> str:
+    """``partial`` for a pass that leaves a checkable requirement not exercised."""
+    if verdict == V.PASS and any(c["checkable"] and c["status"] == NOT_EXERCISED for c in coverage):
+        return V.PARTIAL
+    return verdict
+
+
+def summary(coverage: list[dict] | None) -> str:
+    """"3 of 5 requirements" (checkable ones that passed), "" without any."""
+    checkable = [c for c in coverage or () if c.get("checkable", True)]
+    if not checkable:
+        return ""
+    done = sum(c["status"] == PASS for c in checkable)
+    return f"{done} of {len(checkable)} requirements"
+
+
+def describe(verdict: str | None, coverage: list[dict] | None) -> str:
+    """The verdict as shown: ``partial: 3 of 5 requirements``, ``pass: 5 of 5 requirements``."""
+    s = summary(coverage)
+    return f"{verdict}: {s}" if s and verdict else (verdict or "")
+
+
+def for_run(challenge, version: str | None, checks: list[dict], verdict: str) -> tuple[str, list[dict]]:
+    """(verdict, coverage) of a finished run."""
+    cov = compute(requirements(challenge, version), checks)
+    return apply(verdict, cov), cov

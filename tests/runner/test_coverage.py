@@ -1,0 +1,112 @@
+"""Requirements and what a verdict covers (engine/coverage.py): each check
+names the prompt's requirements it tests; a pass that leaves a checkable
+requirement not exercised is `partial`, shown as "partial: N of M requirements"
+by run, results, show and the exports."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine import coverage
+from engine.cli import main
+from engine.runner import sandbox
+from engine.verify import verdicts as V
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class FakeChallenge:
+    def __init__(self, raw):
+        self.raw = raw
+
+
+RAW = {"requirements": {"a": "does A", "b": "does B", "c": {"words": "runs on a GPU", "checkable": False,
+                                                              "reason": "read, not run"}},
+       "prompts": {"short": {"requirements": ["a"]}}}
+
+
+def check(name, verdict, requires, **details):
+    return {"name": name, "verdict": verdict, "message": "", "requires": list(requires), "details": details}
+
+
+def test_prompt_version_narrows_the_requirements():
+    assert [r["id"] for r in coverage.requirements(FakeChallenge(RAW), None)] == ["a", "b", "c"]
+    assert [r["id"] for r in coverage.requirements(FakeChallenge(RAW), "short")] == ["a"]
+    assert [r["id"] for r in coverage.requirements(FakeChallenge(RAW), "unknown")] == ["a", "b", "c"]
+
+
+def test_each_requirement_gets_pass_fail_or_not_exercised_with_a_reason():
+    reqs = coverage.requirements(FakeChallenge(RAW))
+    cov = {c["id"]: c for c in coverage.compute(reqs, [check("x", V.PASS, "a"), check("y", V.PASS, "b")])}
+    assert (cov["a"]["status"], cov["b"]["status"], cov["c"]["status"]) == ("pass", "pass", "not_exercised")
+    assert cov["c"]["reason"] == "not checkable: read, not run" and cov["a"]["checks"] == ["x"]
+    cov = {c["id"]: c for c in coverage.compute(reqs, [check("x", V.PASS, "a"), check("y", V.FAIL, "ab")])}
+    assert (cov["a"]["status"], cov["b"]["status"]) == ("fail", "fail")
+    cov = {c["id"]: c for c in coverage.compute(reqs, [check("x", V.PASS, "a")])}
+    assert cov["b"]["status"] == "not_exercised" and "no check reached it" in cov["b"]["reason"]
+    cov = {c["id"]: c for c in coverage.compute(reqs, [check("x", V.PASS, "a"), check("g", V.SKIPPED, "b")])}
+    assert cov["b"]["status"] == "not_exercised" and "g: skipped" in cov["b"]["reason"]
+
+
+def test_a_requirement_met_by_the_adapter_is_not_exercised_and_the_pass_is_partial():
+    reqs = coverage.requirements(FakeChallenge(RAW))
+    checks = [check("x", V.PASS, "ab", not_exercised={"b": "the adapter loops over the sequences"}),
+              check("y", V.PASS, "b")]  # a pass elsewhere does not undo what the adapter did
+    verdict, cov = coverage.for_run(FakeChallenge(RAW), None, checks, V.PASS)
+    by_id = {c["id"]: c for c in cov}
+    assert verdict == V.PARTIAL
+    assert by_id["a"]["status"] == "pass" and by_id["b"]["status"] == "not_exercised"
+    assert "adapter loops" in by_id["b"]["reason"]
+    assert coverage.describe(verdict, cov) == "partial: 1 of 2 requirements"
+    # a failure stays a failure; a not-checkable requirement alone never makes a pass partial
+    assert coverage.apply(V.FAIL, cov) == V.FAIL
+    full = coverage.compute(reqs, [check("x", V.PASS, "ab")])
+    assert coverage.apply(V.PASS, full) == V.PASS and coverage.summary(full) == "2 of 2 requirements"
+    assert coverage.summary(coverage.compute(coverage.requirements(FakeChallenge(RAW), "short"), [])) == "0 of 1 requirements"
+
+
+FAST = {"memory_steps": "64", "speed_lengths": "[20, 12]", "speed_steps": "4", "timing_budget_s": "0.05"}
+
+
+@pytest.mark.sandbox
+def test_run_results_show_and_export_carry_the_coverage(tmp_path, capsys):
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    root = tmp_path / "wb"
+    shutil.copytree(REPO / "challenges", root / "challenges")
+    toml = root / "challenges" / "kv" / "challenge.toml"
+    text = toml.read_text()
+    for key, value in FAST.items():
+        text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
+    # a requirement no check names: the reference's pass becomes partial
+    toml.write_text(text.replace("[requirements]\n", '[requirements]\nstreams = "stream tokens to a socket"\n', 1))
+    answer = root / "models" / "ref" / "kv"
+    answer.mkdir(parents=True)
+    shutil.copy(REPO / "challenges" / "kv" / "reference.py", answer / "cache.py")
+    wb = ["--workbench", str(root)]
+    assert main([*wb, "run", "-m", "ref", "-c", "kv", "--json", "--no-self-check"]) == 0
+    (run,) = json.loads(capsys.readouterr().out)["runs"]
+    by_id = {c["id"]: c for c in run["coverage"]}
+    assert run["verdict"] == "partial" and run["covers"] == "6 of 7 requirements"
+    assert by_id["streams"]["status"] == "not_exercised" and by_id["incremental_decode"]["status"] == "pass"
+    assert "decode_matches_full_attention" in by_id["incremental_decode"]["checks"]
+    assert by_id["no_recompute"]["reason"].startswith("not checkable")
+    from engine.store import Store
+
+    with Store(root / "store.db") as store:
+        (row,) = store.query("select details from checks where name = 'padding_isolated'")
+    assert json.loads(row["details"])["requires"] == ["variable_lengths", "inputs_unchanged"]
+    assert main([*wb, "results"]) == 0
+    assert "partial: 6 of 7 requirements" in capsys.readouterr().out
+    assert main([*wb, "show", "ref", "kv", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["latest_run"]
+    assert shown["covers"] == "6 of 7 requirements" and len(shown["coverage"]) == 8
+    assert main([*wb, "export", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["verdicts"]
+    assert (row["verdict"], row["covers"]) == ("partial", "6 of 7 requirements")
