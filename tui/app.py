@@ -18,7 +18,7 @@ from tui.config import load_key_config
 
 
 # Binding ids are "<area>.<name>"; an id in keys.toml outside these areas is a typo.
-BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help")
+BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm")
 
 
 def jump_provider():

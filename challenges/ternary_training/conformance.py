@@ -247,7 +247,8 @@ def check_smoke(suite, ref, adapter, g: int) -> None:
     smoke = smoke or suite.find("smoke_run", kind="function")
     if smoke is None:
         suite.info("smoke_run", message="optional smoke run not bound: it needs an adapter "
-                   "(challenges/ternary_training/adapters/<model>.py with smoke_run)")
+                   "(.benchtui/adapters/ternary_training/<model>.py, else challenges/ternary_training/adapters/<model>.py, "
+                   "with smoke_run)")
         return
     steps = int(suite.threshold("smoke_steps", 30))
     data = Path(suite.data_dir) / "train_data.txt"

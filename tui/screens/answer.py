@@ -381,15 +381,50 @@ class AnswerScreen(GuardedScreen):
         self.app.open_runs([(self.model, self.challenge)], "answer")
 
     def action_adapter(self) -> None:
-        """Scaffold this answer's workbench adapter (what `benchtui adapter new` writes)."""
-        self.scaffold_adapter()
+        """Scaffold this answer's workbench adapter (what `benchtui adapter new` writes),
+        after a confirmation that says what it replaces (issue 19)."""
+        self.ask_adapter()
+
+    @work(thread=True, exclusive=True, group="answer-adapter")
+    def ask_adapter(self) -> None:
+        from engine import adapters
+
+        try:
+            workbench = self.app.workbench
+            challenge, folder = adapters.locate(workbench, self.model, self.challenge)
+            target = adapters.workbench_adapter_dir(workbench.root, challenge.id) / f"{self.model}.py"
+            if target.exists():
+                raise FileExistsError(f"{adapters.display_path(target, workbench.root)} exists")
+            run, checks = self.data.get("run"), self.data.get("checks")
+            reason = adapters.already_binds(workbench.root, challenge, self.model, folder, run, checks)
+        except FileExistsError as exc:
+            self.app.call_from_thread(self.notify, f"{exc}; edit it, then: benchtui adapter check {self.model} {self.challenge}",
+                                      severity="warning", timeout=10)
+            return
+        except Exception as exc:
+            self.app.call_from_thread(self.notify, f"cannot write the adapter: {exc}", severity="error", timeout=10)
+            return
+        where = adapters.display_path(target, workbench.root)
+        detail = (f"{reason}: the scaffold would replace it, and this answer stays unbound until you fill it in."
+                  if reason else "Every later run of this answer uses it.")
+        self.app.call_from_thread(self._confirm_adapter, where, detail)
+
+    def _confirm_adapter(self, where: str, detail: str) -> None:
+        from tui.screens.confirm import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.scaffold_adapter()
+
+        self.app.push_screen(ConfirmScreen(f"Write a scaffold adapter at {where}?", detail), answered)
 
     @work(thread=True, exclusive=True, group="answer-adapter")
     def scaffold_adapter(self) -> None:
         from engine import adapters
 
         try:
-            path = adapters.scaffold_for(self.app.workbench, self.model, self.challenge)
+            # confirmed: the question named what it replaces
+            path = adapters.scaffold_for(self.app.workbench, self.model, self.challenge, force=True)
         except FileExistsError as exc:
             self.app.call_from_thread(self.notify, f"{exc}; edit it, then: benchtui adapter check {self.model} {self.challenge}",
                                       severity="warning", timeout=10)
