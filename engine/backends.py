@@ -84,6 +84,23 @@ def probe_all() -> dict[str, BackendStatus]:
     return {"cuda": probe_cuda(), "mlx": probe_mlx(), "cpu": probe_cpu()}
 
 
+class BackendUnavailable(ValueError):
+    """An explicitly requested backend this machine cannot use (issue 19): the
+    run is refused up front, never recorded as the answer's error."""
+
+
+def require_backend(requested: str) -> None:
+    """Raise :class:`BackendUnavailable` when ``requested`` (not ``auto``) is absent here."""
+    if requested == "auto":
+        return
+    st = probe_all().get(requested)
+    if st is None:
+        raise BackendUnavailable(f"unknown backend {requested!r}: use auto, cpu, cuda or mlx")
+    if not st.available:
+        raise BackendUnavailable(f"backend {requested} is not usable on this machine ({st.detail}); "
+                                 "--backend auto runs what can run here and skips the checks that need it")
+
+
 def choose_backend(requested: str, supported: tuple[str, ...] | list[str]) -> tuple[str, str | None]:
     """(backend, reason-if-degraded). ``auto`` picks the best present backend
     the challenge supports; an explicit backend that is absent is returned as

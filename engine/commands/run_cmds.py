@@ -71,6 +71,12 @@ def cmd_run(args, ctx) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    from engine.backends import BackendUnavailable, require_backend
+
+    try:
+        require_backend(args.backend)
+    except BackendUnavailable as exc:
+        raise UsageError(str(exc)) from exc
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
     progress = None if args.json or not sys.stderr.isatty() else _progress(len(pairs))

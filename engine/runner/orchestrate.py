@@ -24,7 +24,7 @@ from typing import Callable
 
 import engine
 from engine import adapters
-from engine.backends import choose_backend, probe_all
+from engine.backends import choose_backend, probe_all, require_backend
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
 from engine.runner import monitor, sandbox
@@ -212,12 +212,13 @@ class Runner:
                       "value": json.dumps(c.get("value")), "threshold": json.dumps(c.get("threshold")),
                       "message": c.get("message", ""), "details": json.dumps(c.get("details") or {})}
                      for i, c in enumerate(checks)])
-                message = extra.pop("message", "")
-                prior = store.db["runs"].get(run_id)["message"]
+                message = extra.pop("message", "") or verdict_message(checks, verdict)
+                prior = store.db["runs"].get(run_id)["message"]  # a degraded backend's note
                 store.db["runs"].update(run_id, {
                     "status": "done" if verdict != V.INTERRUPTED else "interrupted", "verdict": verdict,
                     "finished_at": now_iso(), "duration_s": round(duration, 4),
-                    "message": "; ".join(m for m in (prior, message) if m), **extra})
+                    # what decided the verdict first (the compiler's error, ...), the backend note after
+                    "message": "; ".join(m for m in (message, prior) if m), **extra})
         return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
                                      message=message, duration_s=duration))
 
@@ -376,6 +377,17 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
             "thresholds": prompts.version_thresholds(challenge, version), "duplicates": duplicates}
 
 
+def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
+    """The message of the first check that decided ``verdict`` (none for a pass)."""
+    if verdict in (V.PASS, V.INFO):
+        return ""
+    for c in checks:
+        if c.get("verdict") == verdict and c.get("message"):
+            text = " ".join(str(c["message"]).split())
+            return f"{c['name']}: {text[:limit]}"
+    return ""
+
+
 def parse_results(path: Path) -> tuple[list[dict], dict | None]:
     """Checks and the final 'done' record from the child's results file.
     A torn last line (the child was killed mid-write) is ignored."""
@@ -402,6 +414,7 @@ def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: 
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
                 allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
                 timeout_s: float | None = None) -> list[RunEvent]:
+    require_backend(backend)  # an absent backend asked for by name: refused, not an `error` per answer
     options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed,
                          timeout_s=timeout_s)
     return Runner(workbench, options, on_event, cancel).run_all(pairs)

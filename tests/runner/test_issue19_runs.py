@@ -1,0 +1,73 @@
+"""Issue 19 on runs: an absent backend asked for by name is refused (never the
+answer's `error`), a run's message leads with what decided its verdict."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine import backends
+from engine.cli import main
+from engine.runner import sandbox
+from engine.runner.orchestrate import run_answers
+from engine.scan import scan_workbench
+from engine.store import Store
+from engine.workbench import find_workbench
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def wb_root(tmp_path) -> Path:
+    root = tmp_path / "wb"
+    shutil.copytree(REPO / "challenges", root / "challenges")
+    bad = root / "models" / "bad" / "backwards"
+    bad.mkdir(parents=True)
+    (bad / "ln.py").write_text("import torch\n\ndef forward(x, gamma, beta, eps):\n    return x, None\n")
+    return root
+
+
+@pytest.fixture
+def no_cuda(monkeypatch):
+    status = {"cuda": backends.BackendStatus("cuda", False, detail="CuPy 14.2.0, no usable device: cudaErrorInsufficientDriver"),
+              "mlx": backends.BackendStatus("mlx", False, detail="MLX not importable"),
+              "cpu": backends.BackendStatus("cpu", True, device="x86_64")}
+    monkeypatch.setattr(backends, "probe_all", lambda: status)
+
+
+def test_cli_refuses_an_absent_backend_asked_for_by_name(wb_root, no_cuda, capsys):
+    code = main(["--workbench", str(wb_root), "run", "--backend", "cuda", "--json"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "backend cuda is not usable on this machine (CuPy 14.2.0, no usable device" in err
+    assert "--backend auto" in err and "Traceback" not in err
+    wb = find_workbench(str(wb_root), None, wb_root)
+    with Store(wb.store_path) as store:
+        assert store.query("select count(*) as n from runs")[0]["n"] == 0  # nothing recorded against the answer
+
+
+def test_run_answers_refuses_before_recording_anything(wb_root, no_cuda):
+    wb = find_workbench(str(wb_root), None, wb_root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+    with pytest.raises(backends.BackendUnavailable, match="backend cuda is not usable"):
+        run_answers(wb, [("bad", "backwards")], backend="cuda")
+    with Store(wb.store_path) as store:
+        assert store.query("select count(*) as n from runs")[0]["n"] == 0
+
+
+@pytest.mark.sandbox
+def test_run_message_leads_with_what_decided_the_verdict(wb_root):
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    wb = find_workbench(str(wb_root), None, wb_root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+    (event,) = run_answers(wb, [("bad", "backwards")], self_check=False)
+    assert event.verdict == "forbidden"
+    with Store(wb.store_path) as store:
+        message = store.query("select message from runs where id = ?", (event.run_id,))[0]["message"]
+    assert "ln.py:1 imports torch" in message.split(";")[0]
