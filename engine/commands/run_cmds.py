@@ -89,9 +89,13 @@ def cmd_run(args, ctx) -> int:
     finally:
         if progress:
             progress.stop()
-    records = [run_record(ctx.store, e.run_id) for e in events if e.run_id is not None]
+    records = [run_record(ctx.store, e.run_id) for e in events if e.run_id is not None and e.kind != "busy"]
+    busy = [e for e in events if e.kind == "busy"]
+    for e in busy:  # stderr, so stdout stays JSON
+        print(f"busy: {e.model}/{e.challenge} {e.message}", file=sys.stderr)
     if args.json:
-        print_json({"runs": records})
+        print_json({"runs": records, "busy": [{"model": e.model, "challenge": e.challenge, "run_id": e.run_id,
+                                               "message": e.message} for e in busy]})
         return 0
     for r in records:
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
@@ -118,7 +122,7 @@ class _progress:
     def on_event(self, event) -> None:
         if event.kind == "started":
             self.bar.update(self.task, description=f"{event.model}/{event.challenge}")
-        elif event.kind in ("finished", "error", "cancelled"):
+        elif event.kind in ("finished", "error", "cancelled", "busy"):
             self.bar.update(self.task, completed=event.done, description=f"{event.model}/{event.challenge}: {event.verdict or event.kind}")
 
     def stop(self) -> None:

@@ -38,7 +38,7 @@ REPO_ROOT = Path(engine.__file__).resolve().parent.parent
 
 @dataclass
 class RunEvent:
-    kind: str  # queued | started | finished | error | cancelled
+    kind: str  # queued | started | finished | error | cancelled | busy (another process runs it)
     model: str
     challenge: str
     run_id: int | None = None
@@ -70,6 +70,31 @@ def mark_interrupted(store: Store) -> int:
         store.db["runs"].update(run_id, {"status": "interrupted", "verdict": V.INTERRUPTED, "finished_at": now_iso(),
                                          "message": "the process running it ended before it finished"})
     return len(stale)
+
+
+def claim_run(store: Store, row: dict) -> tuple[int | None, dict | None]:
+    """Insert ``row`` as this answer's running run, unless a live process is
+    already running it: (run_id, None), or (None, that run's id and pid).
+
+    Two `benchtui run` (or a run and the dashboard) on one workbench would
+    otherwise run the same answers twice, each skewing the other's timings.
+    Check and insert happen in one write transaction, so of two racing
+    processes exactly one claims the answer."""
+    conn = store.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for r in store.query("select id, pid from runs where model = ? and challenge = ? and status = 'running'",
+                             (row["model"], row["challenge"])):
+            if r["pid"] is not None and _alive(r["pid"]):
+                conn.rollback()
+                return None, r
+        run_id = store.db["runs"].insert(row).last_pk
+        conn.commit()
+        return run_id, None
+    except BaseException:
+        if conn.in_transaction:
+            conn.rollback()
+        raise
 
 
 def _alive(pid: int) -> bool:
@@ -185,12 +210,15 @@ class Runner:
             seed = self.options.seed if self.options.seed is not None else secrets.randbits(31)
             digest, files = tree_digest(folder) if folder.is_dir() else ("", {})
             prompt = answer_prompt_facts(store, challenge, folder, model)  # issue 9: prompt versions
-            run_id = store.db["runs"].insert({
+            run_id, busy = claim_run(store, {
                 "model": model, "challenge": challenge_id, "status": "running", "backend": backend,
                 "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seed,
                 "started_at": now_iso(), "pid": os.getpid(), "git_commit": self.git_commit, "answer_sha256": digest,
                 "files": json.dumps(files), "versions": json.dumps(versions(backend)),
-                "message": degraded or "", "prompt_version": prompt["prompt_version"]}).last_pk
+                "message": degraded or "", "prompt_version": prompt["prompt_version"]})
+        if busy is not None:
+            return self._finish(RunEvent("busy", model, challenge_id, run_id=busy["id"],
+                                         message=f"already running (run #{busy['id']}, process {busy['pid']}): not run twice"))
         self.emit(RunEvent("started", model, challenge_id, run_id=run_id, total=self._total))
         started = time.perf_counter()
         try:

@@ -71,3 +71,30 @@ def test_run_message_leads_with_what_decided_the_verdict(wb_root):
     with Store(wb.store_path) as store:
         message = store.query("select message from runs where id = ?", (event.run_id,))[0]["message"]
     assert "ln.py:1 imports torch" in message.split(";")[0]
+
+
+@pytest.mark.sandbox
+def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, capsys):
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    import json
+    import os
+
+    from engine.store import now_iso
+
+    wb = find_workbench(str(wb_root), None, wb_root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        other = store.db["runs"].insert({"model": "bad", "challenge": "backwards", "status": "running",
+                                         "pid": os.getppid(), "started_at": now_iso()}).last_pk  # a live process
+    code = main(["--workbench", str(wb_root), "run", "--json", "--no-self-check"])
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert code == 0 and out["runs"] == []
+    assert out["busy"] == [{"model": "bad", "challenge": "backwards", "run_id": other,
+                            "message": f"already running (run #{other}, process {os.getppid()}): not run twice"}]
+    assert "busy: bad/backwards already running" in captured.err
+    with Store(wb.store_path) as store:
+        assert [r["id"] for r in store.query("select id from runs")] == [other]
