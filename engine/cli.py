@@ -12,12 +12,13 @@ import gc
 import importlib
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from engine.store import Store, StoreError
+from engine.store import Store, StoreError, damage_message, is_damage
 from engine.workbench import Workbench, WorkbenchError, find_workbench
 
 if TYPE_CHECKING:
@@ -86,7 +87,8 @@ class Context:
     def store(self) -> Store:
         if self._store is None:
             try:
-                self._store = Store(self.workbench.store_path)
+                # checked first: a damaged file gets one message, and no command writes into it
+                self._store = Store(self.workbench.store_path, check=True)
             except StoreError as exc:
                 raise CommandError(str(exc)) from exc
         return self._store
@@ -179,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except (CommandError, StoreError) as exc:
         print(f"benchtui: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    except sqlite3.DatabaseError as exc:  # damage found mid-command (a file truncated under us, ...)
+        where = ctx._workbench.store_path if ctx._workbench is not None else "store.db"
+        print(f"benchtui: {damage_message(where, str(exc)) if is_damage(exc) else f'store error: {exc}'}", file=sys.stderr)
         return EXIT_FAIL
     except KeyboardInterrupt:
         print("benchtui: interrupted", file=sys.stderr)

@@ -133,6 +133,10 @@ class BenchApp(App[int]):
         return Store(self.store_path)
 
     def report_error(self, what: str, error: BaseException | str) -> None:
+        from engine.store import damage_message, is_damage
+
+        if isinstance(error, BaseException) and is_damage(error):  # the store broke under us: say what to do
+            error = damage_message(self.store_path, str(error))
         message = f"{what}: {error}" if what else str(error)
         self.errors.append(message)
         self.log.error(message)
