@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name, load_challenges
@@ -142,12 +143,13 @@ def cmd_show(args, ctx) -> int:
         flag = f"  ! {f['problem']}" if f["problem"] else ""
         print(f"  {f['kind']:<10} {f['relpath']:<40} {f['size']:>9} B  {f['git_status'] or ''}{flag}")
     for t in detail["transcripts"]:
-        print(f"transcript: {t['relpath']} ({t['format'] or 'unknown format'}, {t['status']})")
+        problem = f": {t['problem']}" if t["status"] == "error" and t["problem"] else ""
+        print(f"transcript: {t['relpath']} ({t['format'] or 'unknown format'}, {t['status']}{problem})")
     for w in detail["warnings"]:
         print(f"warning {w['kind']}: {w['detail']}")
     run = detail["latest_run"]
     if run is None:
-        print("not run yet: `benchtui run -m MODEL -c CHALLENGE`")
+        print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")
     else:
         print(f"latest run #{run['id']}: {run['verdict']} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
         print(f"  judged against prompt version: {run['prompt_version'] or 'unknown or missing prompt (universal checks only)'}")

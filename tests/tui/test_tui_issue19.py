@@ -22,3 +22,30 @@ async def test_tui_store_damage_found_mid_session_names_the_backup(demo_wb):
         await pilot.pause()
     assert len(app.errors) == 1
     assert "is damaged (database disk image is malformed)" in app.errors[0] and "benchtui backup" in app.errors[0]
+
+
+async def test_tui_binary_transcript_and_binary_file_are_named_not_printed(demo_wb):
+    from textual.widgets import Static
+
+    from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT
+    from engine.scan import scan_workbench
+    from engine.store import Store
+    from tui.screens.transcript import TranscriptScreen
+
+    answer = demo_wb.models_dir / "demo-hasty" / "kv"
+    (answer / "session.jsonl").write_bytes(b'{"type": "session"}\n\x00\x9c\xff\x00' * 50)
+    (answer / "blob.py").write_bytes(b"x = 1\n\x00\x01\x02\x1b[2J")
+    with Store(demo_wb.store_path) as store:
+        scan_workbench(demo_wb, store)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_answer("demo-hasty", "kv", "blob.py")
+        await settle(app, pilot)
+        shown = " ".join(str(w.render()) for w in app.screen.query("#file-view-pane Static"))
+        assert f"cannot show this file: {BINARY_TEXT}" in shown and "\x1b" not in shown
+        await pilot.press("t")  # the binary session.jsonl is this answer's transcript
+        await settle(app, pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        header = str(app.screen.query_one("#transcript-header", Static).render())
+        assert f"session.jsonl: {BINARY_TRANSCRIPT}" in header

@@ -68,9 +68,13 @@ def file_label(relpath: str, size: int | None, warned: bool, width: int) -> Text
 
 
 def read_text_file(path: Path) -> str:
-    data = path.read_bytes()
-    if len(data) > MAX_VIEW_BYTES:
-        data = data[:MAX_VIEW_BYTES]
+    """The head of a file as text; ValueError for binary content (raw bytes would break the layout)."""
+    from engine.caps import BINARY_TEXT
+
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_VIEW_BYTES)
+    if b"\x00" in data[:65536]:
+        raise ValueError(BINARY_TEXT)
     return data.decode("utf-8", errors="replace")
 
 

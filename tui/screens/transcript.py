@@ -119,7 +119,8 @@ class TranscriptScreen(GuardedScreen):
     def on_transcript_screen_parsed(self, message: Parsed) -> None:
         header = self.query_one("#transcript-header", Static)
         if message.error:
-            header.update(Text(f"{self.relpath}: {message.error}", style="bold red"))
+            said = message.error if message.error.startswith(f"{Path(self.relpath).name}:") else f"{self.relpath}: {message.error}"
+            header.update(Text(f"{self.model} / {self.challenge} / {said}", style="bold red"))
             self.app.notify(message.error, severity="error")
             return
         self.transcript = message.transcript
