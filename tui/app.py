@@ -191,6 +191,31 @@ class BenchApp(App[int]):
 
         self.push_screen(LeaderboardScreen())
 
+    async def action_quit(self) -> None:
+        """Quit; while runs are going, ask first (quitting cancels them)."""
+        from tui.screens.runs import RunsScreen
+
+        running = [s for s in self.screen_stack if isinstance(s, RunsScreen) and s.running]
+        if not running:
+            self.exit()
+            return
+        from tui.screens.confirm import ConfirmScreen
+
+        if isinstance(self.screen, ConfirmScreen):
+            return
+        left = sum(1 for s in running for row in s.batch.values() if row[3] in ("queued", "started"))
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                for screen in running:
+                    if screen.cancel_event is not None:
+                        screen.cancel_event.set()
+                self.exit()
+
+        self.push_screen(ConfirmScreen("Runs are in progress. Quit and cancel them?",
+                                       f"{left} answer(s) not finished; the ones running now are stopped "
+                                       "and recorded as interrupted."), answered)
+
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen
 

@@ -79,16 +79,17 @@ def cmd_run(args, ctx) -> int:
         raise UsageError(str(exc)) from exc
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
-    progress = None if args.json or not sys.stderr.isatty() else _progress(len(pairs))
+    # Progress always goes to stderr (stdout stays the report, or JSON): a bar on
+    # a terminal, else one line per answer as it ends.
+    progress = _progress(len(pairs)) if sys.stderr.isatty() else _progress_lines()
     try:
         events = run_answers(ctx.workbench, pairs, backend=args.backend, jobs=args.jobs,
                              allow_unsafe=args.unsafe_no_isolation, self_check=not args.no_self_check, timeout_s=args.timeout,
-                             on_event=progress.on_event if progress else None)
+                             on_event=progress.on_event)
     except sandbox.SandboxUnavailable as exc:
         raise CommandError(str(exc)) from exc
     finally:
-        if progress:
-            progress.stop()
+        progress.stop()
     records = [run_record(ctx.store, e.run_id) for e in events if e.run_id is not None and e.kind != "busy"]
     busy = [e for e in events if e.kind == "busy"]
     for e in busy:  # stderr, so stdout stays JSON
@@ -108,14 +109,29 @@ def cmd_run(args, ctx) -> int:
     return 1 if errors else 0
 
 
+class _progress_lines:
+    """One line on stderr per answer that ends: ``[3/35] glm5/kv: pass (12.3 s)``."""
+
+    def on_event(self, event) -> None:
+        if event.kind in ("finished", "error", "cancelled", "busy"):
+            took = f" ({event.duration_s:.1f} s)" if event.duration_s is not None else ""
+            said = event.verdict or event.kind
+            extra = f": {event.message}" if event.kind in ("error", "busy") and event.message else ""
+            print(f"[{event.done}/{event.total}] {event.model}/{event.challenge}: {said}{took}{extra}", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        pass
+
+
 class _progress:
     """A rich progress bar on stderr, fed by RunEvents from worker threads."""
 
     def __init__(self, total: int):
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=None, transient=False)
+                            console=Console(stderr=True), transient=False)
         self.bar.start()
         self.task = self.bar.add_task("running", total=total)
 

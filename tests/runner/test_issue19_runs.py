@@ -98,3 +98,17 @@ def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, capsys):
     assert "busy: bad/backwards already running" in captured.err
     with Store(wb.store_path) as store:
         assert [r["id"] for r in store.query("select id from runs")] == [other]
+
+
+@pytest.mark.sandbox
+def test_run_json_reports_progress_on_stderr(wb_root, capsys):
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    import json
+
+    assert main(["--workbench", str(wb_root), "run", "--json", "--no-self-check"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["runs"][0]["verdict"] == "forbidden"  # stdout stays JSON
+    assert "[1/1] bad/backwards: forbidden (" in captured.err

@@ -85,3 +85,32 @@ async def test_tui_runs_done_count_survives_a_start(demo_wb, monkeypatch):
         await settle(app, pilot)
     # the last event was a start: the count still says the one that finished
     assert shown and shown[0].startswith("1/"), shown
+
+
+async def test_tui_quit_mid_run_asks_first(demo_wb):
+    from tui.screens.confirm import ConfirmScreen
+
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_runs([("demo-careful", "backwards")], "answer")
+        await settle(app, pilot)
+        runs = app.screen
+        runs.running = True  # a batch in progress (its worker is not needed to ask)
+        runs.batch = {"q:demo-careful/backwards": ["", "demo-careful", "backwards", "started", "", ""]}
+        await pilot.press("q")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen) and app.is_running
+        assert "1 answer(s) not finished" in str(app.screen.query_one("#confirm-detail", Static).render())
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert app.screen is runs and app.is_running
+        import threading
+
+        runs.cancel_event = threading.Event()
+        await pilot.press("q")
+        await settle(app, pilot)
+        await pilot.press("y")
+        await settle(app, pilot)
+        assert runs.cancel_event.is_set()
+    assert app.return_code in (0, None)
