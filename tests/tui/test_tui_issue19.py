@@ -49,3 +49,42 @@ async def test_tui_binary_transcript_and_binary_file_are_named_not_printed(demo_
         assert isinstance(app.screen, TranscriptScreen)
         header = str(app.screen.query_one("#transcript-header", Static).render())
         assert f"session.jsonl: {BINARY_TRANSCRIPT}" in header
+
+
+async def test_tui_matrix_notices_runs_written_by_another_process(demo_wb, monkeypatch):
+    from engine.store import Store, now_iso
+    from tui import store_watch
+
+    monkeypatch.setattr(store_watch, "WATCH_S", 0.1)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        matrix = app.screen
+        cell = next((m, c.id) for c in matrix.matrix.challenges for m in matrix.matrix.models
+                    if matrix.matrix.cell(m, c.id).status == "answer" and matrix.matrix.cell(m, c.id).verdict != "pass")
+        with Store(demo_wb.store_path) as store:  # what a `benchtui run` in another terminal writes
+            store.db["runs"].insert({"model": cell[0], "challenge": cell[1], "status": "done", "verdict": "pass",
+                                     "started_at": now_iso(), "finished_at": now_iso()})
+        for _ in range(20):
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if matrix.matrix.cell(*cell).verdict == "pass":
+                break
+        assert matrix.matrix.cell(*cell).verdict == "pass"
+    assert app.errors == []
+
+
+async def test_tui_matrix_keeps_the_scan_note_after_help(demo_wb):
+    from textual.widgets import Static
+
+    app = BenchApp(demo_wb, scan_on_start=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        status = lambda: str(app.screen.query_one("#matrix-status", Static).render())  # noqa: E731
+        assert "indexed" in status() and "warning(s)" in status()
+        await pilot.press("question_mark")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert "indexed" in status() and "warning(s)" in status()

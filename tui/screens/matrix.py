@@ -85,6 +85,13 @@ class MatrixScreen(GuardedScreen):
         except Exception as exc:
             self.app.report_error("loading the matrix", exc)
             self.reload()
+        # runs and grades written by other processes (`benchtui run` elsewhere) show up by themselves
+        self.app.after_first_frame(self._start_watching)
+
+    def _start_watching(self) -> None:
+        from tui.store_watch import watch_store
+
+        watch_store(self, self.reload)
 
     def on_screen_suspend(self) -> None:
         self._left = True
@@ -124,7 +131,8 @@ class MatrixScreen(GuardedScreen):
     def on_matrix_screen_loaded(self, message: Loaded) -> None:
         unchanged = self.matrix is not None and message.matrix == self.matrix
         keep = self.current() if self.matrix else (None, None)
-        self._note = message.note
+        if message.note:  # a plain reload keeps the last scan's note ("indexed … warning(s)")
+            self._note = message.note
         self.matrix = message.matrix
         if self.app.consume_scan_request():
             # Rescan only once the first frame is on the terminal: the scan's

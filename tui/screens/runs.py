@@ -91,6 +91,9 @@ class RunsScreen(GuardedScreen):
         self.query_one("#runs-live", DataTable).display = False
         self.action_reload()
         self.query_one("#runs-table", DataTable).focus()
+        from tui.store_watch import watch_store
+
+        watch_store(self, self.action_reload)  # runs started elsewhere appear in the history
 
     # -- history -----------------------------------------------------------------------
     def action_reload(self) -> None:
