@@ -88,3 +88,34 @@ async def test_tui_matrix_keeps_the_scan_note_after_help(demo_wb):
         await pilot.press("escape")
         await settle(app, pilot)
         assert "indexed" in status() and "warning(s)" in status()
+
+
+async def test_tui_sort_by_grade_uses_judge_grades_when_no_human_graded(demo_wb):
+    from textual.widgets import Static
+
+    from engine.grades import set_grade
+    from engine.store import Store
+
+    with Store(demo_wb.store_path) as store:
+        store.execute("delete from grades")
+        store.conn.commit()
+        models = store.model_names()
+        last = models[-1]
+        for a in store.query("select model, challenge from answers where status = 'answer'"):
+            set_grade(store, a["model"], a["challenge"], "A" if a["model"] == last else "C",
+                      grader="Judge LLM", grader_kind="judge")
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        matrix = app.screen
+        while matrix.sort_mode != "grade":
+            await pilot.press("s")
+            await settle(app, pilot)
+        assert matrix.ordered()[0][0] == last
+        assert "sort: grade (human, else judge)" in str(matrix.query_one("#matrix-status", Static).render())
+        await pilot.press("l")
+        await settle(app, pilot)
+        from tui.screens.leaderboard import rankings_table
+
+        title = str(rankings_table(app.screen.board).title)
+        assert "a person's, else a judge's" in title and "judge)" in title

@@ -157,7 +157,9 @@ class MatrixScreen(GuardedScreen):
             from engine.grades import POINTS  # here: the first frame does without engine.grades
 
             def mean(model: str) -> float:
-                pts = [POINTS[g] for c in m.challenges if (g := m.cell(model, c.id).human) in POINTS]
+                # the leaderboard's rule: a person's grade, else a judge's
+                pts = [POINTS[g] for c in m.challenges
+                       if (g := m.cell(model, c.id).human or m.cell(model, c.id).judge) in POINTS]
                 return -(sum(pts) / len(pts)) if pts else 1.0
             models.sort(key=mean)
         challenges = list(m.challenges)
@@ -196,7 +198,8 @@ class MatrixScreen(GuardedScreen):
         self.update_detail()
 
     def update_status(self, models: list[str], challenges: list) -> None:
-        status = f"{len(models)} models × {len(challenges)} challenges · sort: {self.sort_mode} · filter: {self.filter_mode}"
+        sort = "grade (human, else judge)" if self.sort_mode == "grade" else self.sort_mode
+        status = f"{len(models)} models × {len(challenges)} challenges · sort: {sort} · filter: {self.filter_mode}"
         if not models:
             status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
         if self._note:
