@@ -119,3 +119,55 @@ async def test_tui_sort_by_grade_uses_judge_grades_when_no_human_graded(demo_wb)
 
         title = str(rankings_table(app.screen.board).title)
         assert "a person's, else a judge's" in title and "judge)" in title
+
+
+async def test_tui_answer_tabs_follow_keys_whatever_has_focus_and_remap(demo_wb, tmp_path):
+    from textual.widgets import TabbedContent
+
+    from tui.screens.help import HelpScreen
+
+    keys = tmp_path / "keys.toml"
+    keys.write_text('[keys]\n"answer.tab" = "f1,f2,f3,f4,f5"\n')
+    app = BenchApp(demo_wb, config_path=keys)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_answer("demo-careful", "backwards")
+        await settle(app, pilot)
+        tabs = app.screen.query_one(TabbedContent)
+        await pilot.press("f2")
+        await pilot.pause()
+        assert tabs.active == "tab-checks"
+        app.screen.query_one("#checks-table").focus()
+        await pilot.pause()
+        await pilot.press("f4")
+        await pilot.pause()
+        assert tabs.active == "tab-runs"
+        await pilot.press("question_mark")
+        await settle(app, pilot)
+        assert isinstance(app.screen, HelpScreen)
+        shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
+        assert "Matrix:" not in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("1")  # the digits are remapped away
+        await pilot.pause()
+        assert tabs.active == "tab-runs"
+    assert app.errors == []
+
+
+async def test_tui_answer_digits_switch_tabs_from_the_checks_table(demo_wb):
+    from textual.widgets import TabbedContent
+
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_answer("demo-careful", "backwards")
+        await settle(app, pilot)
+        tabs = app.screen.query_one(TabbedContent)
+        await pilot.press("2")
+        await pilot.pause()
+        app.screen.query_one("#checks-table").focus()
+        await pilot.pause()
+        await pilot.press("4")
+        await pilot.pause()
+        assert tabs.active == "tab-runs"

@@ -78,6 +78,9 @@ def read_text_file(path: Path) -> str:
     return data.decode("utf-8", errors="replace")
 
 
+ANSWER_TABS = ("tab-file", "tab-checks", "tab-self", "tab-runs", "tab-grade")
+
+
 class AnswerScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="answer.back"),
@@ -85,7 +88,10 @@ class AnswerScreen(GuardedScreen):
         Binding("c", "compare", "Compare", id="answer.compare"),
         Binding("g", "grade", "Grade", id="answer.grade"),
         Binding("r", "run", "Run", id="answer.run"),
-        Binding("1,2,3,4,5", "tab", show=False, id="answer.tab"),
+        # One binding per tab (ids answer.tab1..5; "answer.tab" in keys.toml sets all five in
+        # order): bindings, not a key handler, so they work whichever widget has the focus.
+        *(Binding(str(i + 1), f"tab({i})", f"Tab {name}", show=False, id=f"answer.tab{i + 1}")
+          for i, name in enumerate(("File", "Checks", "Self-check", "Runs", "Grade"))),
         Binding("a", "adapter", "Adapter", show=False, id="answer.adapter"),  # issue 9: scaffold an adapter
     ]
 
@@ -439,14 +445,13 @@ class AnswerScreen(GuardedScreen):
         self.app.call_from_thread(self.notify, f"wrote {path}: fill it in, then press r (or: benchtui adapter check "
                                   f"{self.model} {self.challenge})", timeout=10)
 
-    def action_tab(self) -> None:
-        pass  # digits are handled in on_key below (one binding id remaps them all)
-
-    def on_key(self, event) -> None:
-        tabs = ("tab-file", "tab-checks", "tab-self", "tab-runs", "tab-grade")
-        if event.key in "12345" and len(event.key) == 1:
-            self.query_one(TabbedContent).active = tabs[int(event.key) - 1]
-            event.stop()
+    def action_tab(self, index: int) -> None:
+        target = ANSWER_TABS[index]
+        focused = self.focused
+        if focused is not None and any(isinstance(a, TabPane) and a.id != target for a in focused.ancestors):
+            # Focus left inside the pane being hidden would pull its tab back to the front.
+            self.set_focus(self.query_one("#file-tree", Tree))
+        self.query_one(TabbedContent).active = target
 
 
 def prompt_version_note(run: dict) -> str:

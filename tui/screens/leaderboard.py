@@ -26,7 +26,7 @@ def _best_worst(letter: str | None, challenge: str | None) -> Text:
 
 def rankings_table(lb, width: int | None = None) -> Table:
     """``width``: the cells the table gets; best/worst then share what the others leave."""
-    kinds = Counter(g.grader_kind for g in lb.matrix.values())
+    kinds = Counter(g.grader_kind for g in getattr(lb, "matrix", {}).values())
     counted = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none yet"
     t = Table(title=f"Rankings (overall grade: a person's, else a judge's; {counted})", expand=True, title_justify="left")
     summaries = list(lb.model_summaries)
