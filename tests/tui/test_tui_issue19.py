@@ -171,3 +171,57 @@ async def test_tui_answer_digits_switch_tabs_from_the_checks_table(demo_wb):
         await pilot.press("4")
         await pilot.pause()
         assert tabs.active == "tab-runs"
+
+
+async def test_tui_transcript_wraps_to_the_width_left_by_the_scrollbar_at_first_open(demo_wb):
+    """At 80 columns the first build wrapped to the width before the scrollbar
+    appeared, and the character under the scrollbar was lost until `e`."""
+    from tui.screens.transcript import TranscriptScreen
+    from tui.widgets.transcript_view import TranscriptView
+
+    from engine.scan import scan_workbench
+    from engine.store import Store
+    from tui_demo import pi_session
+
+    (demo_wb.models_dir / "demo-careful" / "backwards" / "long-session.jsonl").write_text(pi_session(6, pad=2))
+    with Store(demo_wb.store_path) as store:
+        scan_workbench(demo_wb, store)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.open_transcript("demo-careful", "backwards", "long-session.jsonl")
+        await settle(app, pilot)
+        screen = app.screen
+        assert isinstance(screen, TranscriptScreen)
+        view = screen.query_one(TranscriptView)
+        assert view.show_vertical_scrollbar  # enough rows to scroll
+        first = [r.text for r in view.rows]
+        assert max(len(t) for t in first) <= view.scrollable_content_region.width
+        screen.rebuild(keep=True)  # what `e` twice (or any later rebuild) lays out
+        await pilot.pause()
+        assert [r.text for r in view.rows] == first
+
+
+async def test_tui_transcript_says_its_filter_and_recounts_hits(demo_wb):
+    from textual.widgets import Input
+
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_transcript("demo-careful", "backwards", "review-session.jsonl")
+        await settle(app, pilot)
+        screen = app.screen
+        assert screen.sub_title == "filter: all"
+        await pilot.press("slash")
+        await pilot.pause()
+        screen.query_one("#transcript-search", Input).value = "layer"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        total = len(screen.hits)
+        assert total > 1 and screen.sub_title.startswith("filter: all · /layer: hit 1/")
+        while screen.filter_mode != "user turns":
+            await pilot.press("f")
+            await settle(app, pilot)
+        assert screen.sub_title.startswith("filter: user turns · /layer: ")
+        assert f"/{total}" not in screen.sub_title or len(screen.hits) == total
+        assert f"{len(screen.hits)} hit(s)" in screen.sub_title
