@@ -10,7 +10,7 @@ from engine.cli import CommandError, UsageError, print_json
 from engine.grade_import import add_alias, import_markdown, list_aliases
 from engine.grades import (
     DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
-    grade_history, invalidate_grade, resolve_challenge, resolve_model, set_grade,
+    grade_history, invalidate_grade, notes_for, resolve_challenge, resolve_model, set_grade,
 )
 from engine.report import FORMATS, export
 
@@ -136,15 +136,27 @@ def cmd_grade_history(args, ctx) -> int:
     except GradeError as exc:
         raise UsageError(str(exc)) from exc
     rows = grade_history(store, model, challenge)
+    notes = notes_for(store, model, challenge)
     if args.json:
-        print_json([g.to_dict() for g in rows])
+        print_json({"grades": [g.to_dict() for g in rows], "notes": [n.to_dict() for n in notes]})
         return 0
     for g in rows:
         state = f"invalid: {g.invalid_reason}" if not g.valid else ""
         print(f"#{g.id:<5} {g.created_at}  {g.dimension:<26} {g.display:<10} {g.grader:<20} {g.note or ''} {state}".rstrip())
     if not rows:
         print(f"no grades for {model}/{challenge}")
+    for n in notes:
+        print(f"note #{n.id} {n.created_at}  {n.author}{note_place(n)}: {n.text}")
     return 0
+
+
+def note_place(n) -> str:
+    """' on kv.py:12' / ' on session.jsonl#4' / '' (the whole answer)."""
+    if n.relpath:
+        return f" on {n.relpath}" + (f":{n.line}" if n.line is not None else "")
+    if n.transcript:
+        return f" on {n.transcript}" + (f"#{n.entry}" if n.entry is not None else "")
+    return ""
 
 
 def cmd_grade_note(args, ctx) -> int:

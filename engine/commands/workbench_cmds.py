@@ -117,8 +117,11 @@ def answer_detail(store, model: str, challenge: str) -> dict:
         "join graders gr on gr.id = g.grader_id where g.model = ? and g.challenge = ? and g.invalidated_at is null "
         "and g.id not in (select supersedes from grades where supersedes is not null) order by gr.name, g.dimension",
         (model, challenge))
+    from engine.grades import notes_for
+
+    notes = [n.to_dict() for n in notes_for(store, model, challenge)]
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
-            "transcripts": transcripts, "warnings": warnings, "latest_run": run, "grades": grades}
+            "transcripts": transcripts, "warnings": warnings, "latest_run": run, "grades": grades, "notes": notes}
 
 
 def _maybe_json(value):
@@ -157,6 +160,11 @@ def cmd_show(args, ctx) -> int:
             print(f"  {c['verdict']:<13} {c['name']:<30} {c['message'][:100]}")
     for g in detail["grades"]:
         print(f"grade {g['dimension']}: {g['letter'] or g['score']} by {g['grader']}")
+    from engine.commands.grade_cmds import note_place
+    from types import SimpleNamespace
+
+    for n in detail["notes"]:
+        print(f"note by {n['author']} {n['created_at'][:16]}{note_place(SimpleNamespace(**n))}: {n['text']}")
     return 0
 
 

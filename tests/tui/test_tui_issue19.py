@@ -225,3 +225,35 @@ async def test_tui_transcript_says_its_filter_and_recounts_hits(demo_wb):
         assert screen.sub_title.startswith("filter: user turns · /layer: ")
         assert f"/{total}" not in screen.sub_title or len(screen.hits) == total
         assert f"{len(screen.hits)} hit(s)" in screen.sub_title
+
+
+async def test_tui_grade_steps_make_one_row_and_a_note_is_on_top(demo_wb):
+    from textual.widgets import DataTable, Input
+
+    from engine.store import Store
+    from tui.screens.grades import GradesScreen
+
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(GradesScreen("demo-hasty", "backwards"))
+        await settle(app, pilot)
+        await pilot.press("b")
+        await settle(app, pilot)
+        await pilot.press("plus", "plus", "minus")  # B -> B+ -> A- -> B+
+        await settle(app, pilot)
+        await pilot.press("N")
+        await pilot.pause()
+        app.screen.query_one("#grade-note", Input).value = "reads the cache twice"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        hist = app.screen.query_one("#grade-history", DataTable)
+        assert str(hist.get_row_at(0)[-1]) == "reads the cache twice"  # newest first: the note is in view
+        assert hist.size.height >= 20  # the table takes the room below, not 8 rows above empty space
+        await pilot.press("escape")
+        await settle(app, pilot)
+    with Store(demo_wb.store_path) as store:
+        rows = store.query("select letter from grades g join graders r on r.id = g.grader_id "
+                           "where model = 'demo-hasty' and challenge = 'backwards' and r.name = 'reviewer' order by g.id")
+    assert [r["letter"] for r in rows] == ["B", "B+"]
+    assert app.errors == []
