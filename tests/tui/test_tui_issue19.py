@@ -257,3 +257,44 @@ async def test_tui_grade_steps_make_one_row_and_a_note_is_on_top(demo_wb):
                            "where model = 'demo-hasty' and challenge = 'backwards' and r.name = 'reviewer' order by g.id")
     assert [r["letter"] for r in rows] == ["B", "B+"]
     assert app.errors == []
+
+
+async def test_tui_every_footer_keeps_quit_and_help_at_80_columns(demo_wb):
+    from textual.widgets._footer import FooterKey
+
+    app = BenchApp(demo_wb)
+    opens = [lambda: None,
+             lambda: app.open_answer("demo-careful", "backwards"),
+             lambda: app.open_transcript("demo-careful", "backwards", "review-session.jsonl"),
+             lambda: app.open_compare("demo-careful", "backwards"),
+             lambda: app.open_grades("demo-careful", "backwards"),
+             lambda: app.open_runs([("demo-careful", "backwards")], "answer"),
+             lambda: app.open_leaderboard()]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        for open_screen in opens:
+            while len(app.screen_stack) > 1:
+                app.pop_screen()
+            await settle(app, pilot)
+            open_screen()
+            await settle(app, pilot)
+            shown = {k.description for k in app.screen.query(FooterKey)
+                     if k.region.width and k.region.right <= 80}
+            assert {"Quit", "Help"} <= shown, (type(app.screen).__name__, shown)
+    assert app.errors == []
+
+
+async def test_tui_matrix_legend_on_one_line_at_140_and_scan_note_whole_at_80(demo_wb):
+    from textual.widgets import Static
+
+    app = BenchApp(demo_wb, scan_on_start=True)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        assert app.screen.query_one("#legend", Static).size.height == 1
+    app = BenchApp(demo_wb, scan_on_start=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        status = app.screen.query_one("#matrix-status", Static)
+        assert "warning(s)" in str(status.render()) and status.size.height == 2

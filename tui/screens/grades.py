@@ -28,11 +28,13 @@ class GradesScreen(GuardedScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("escape", "back", "Back", id="grades.back"),
-        Binding("a", "letter('A')", "A", id="grades.a"),
-        Binding("b", "letter('B')", "B", id="grades.b"),
-        Binding("c", "letter('C')", "C", id="grades.c"),
-        Binding("d", "letter('D')", "D", id="grades.d"),
-        Binding("f", "letter('F')", "F", id="grades.f"),
+        # The letters are listed at the top of the rubric pane, not in the footer: five
+        # there pushed `q Quit` and `? Help` off an 80-column footer.
+        Binding("a", "letter('A')", "A", id="grades.a", show=False),
+        Binding("b", "letter('B')", "B", id="grades.b", show=False),
+        Binding("c", "letter('C')", "C", id="grades.c", show=False),
+        Binding("d", "letter('D')", "D", id="grades.d", show=False),
+        Binding("f", "letter('F')", "F", id="grades.f", show=False),
         Binding("plus,equals_sign", "step(1)", "+", id="grades.plus"),
         Binding("minus", "step(-1)", "-", id="grades.minus"),
         Binding("N", "note", "Note", id="grades.note"),
@@ -152,7 +154,9 @@ class GradesScreen(GuardedScreen):
     @on(DataTable.RowHighlighted, "#grades-dims")
     def show_rubric(self, event: object = None) -> None:
         d = self.current_dimension()
-        text = Text(d.title + "\n", style="bold")
+        # The keys first: the pane is 7 rows tall at 80x24, and a hint at its end was cut.
+        text = Text("a b c d f: set the letter   + -: step   N: note   ]: next ungraded   x: blind\n", style="dim")
+        text.append(d.title + "\n", style="bold")
         text.append(d.description + "\n\n")
         mine = self.mine.get(d.id)
         text.append("yours: ", style="dim")
@@ -160,8 +164,6 @@ class GradesScreen(GuardedScreen):
         if not self.hidden:
             for judge in self.judges.get(d.id, []):
                 text.append(f"   judge: {judge}", style="italic dim")
-        text.append("\n\n")
-        text.append("a b c d f: set the letter   + -: step   N: note   ]: next ungraded   x: blind", style="dim")
         self.query_one("#rubric", Static).update(text)
 
     # -- grading -------------------------------------------------------------------

@@ -57,14 +57,14 @@ class TranscriptScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="transcript.back"),
         Binding("enter,space", "toggle_fold", "Fold", id="transcript.fold"),
-        Binding("e", "expand_all", "Expand all", id="transcript.expand"),
+        Binding("e", "expand_all", "Expand", id="transcript.expand"),
         Binding("slash", "search", "Search", id="transcript.search"),
-        Binding("n", "next_hit(1)", "Next hit", id="transcript.next_hit"),
+        Binding("n", "next_hit(1)", "Hit", id="transcript.next_hit"),
         Binding("N", "next_hit(-1)", "Prev hit", id="transcript.prev_hit", show=False),
-        Binding("right_square_bracket", "next_turn(1)", "Next turn", id="transcript.next_turn"),
+        Binding("right_square_bracket", "next_turn(1)", "Turn", id="transcript.next_turn"),
         Binding("left_square_bracket", "next_turn(-1)", "Prev turn", id="transcript.prev_turn", show=False),
         Binding("f", "cycle_filter", "Filter", id="transcript.filter"),
-        Binding("b", "branches", "Branches", id="transcript.branches"),
+        Binding("b", "branches", "Branch", id="transcript.branches"),
     ]
 
     class Parsed(Message):
