@@ -45,7 +45,8 @@ def probe_cuda() -> BackendStatus:
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
-        return BackendStatus("cuda", False, detail=f"CuPy {cupy.__version__}, no usable device: {str(exc)[:120]}", versions=versions)
+        # the version is in `versions`: `doctor` prints "CuPy X; <detail>", and said it twice
+        return BackendStatus("cuda", False, detail=f"no usable device: {str(exc)[:120]}", versions=versions)
     if count == 0:
         return BackendStatus("cuda", False, detail="no CUDA device", versions=versions)
     names = []
@@ -97,7 +98,8 @@ def require_backend(requested: str) -> None:
     if st is None:
         raise BackendUnavailable(f"unknown backend {requested!r}: use auto, cpu, cuda or mlx")
     if not st.available:
-        raise BackendUnavailable(f"backend {requested} is not usable on this machine ({st.detail}); "
+        lib = ", ".join(f"{k} {v}" for k, v in st.versions.items())
+        raise BackendUnavailable(f"backend {requested} is not usable on this machine ({lib + ': ' if lib else ''}{st.detail}); "
                                  "--backend auto runs what can run here and skips the checks that need it")
 
 

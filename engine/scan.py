@@ -77,7 +77,8 @@ def classify(relpath: str, data_files: set[str]) -> str:
     """A file's kind from its name (transcripts are refined by content)."""
     name = Path(relpath).name
     suffix = Path(relpath).suffix.lower()
-    if name == "PROMPT.md":
+    if name == "PROMPT.md" or (suffix in DOC_EXT and "prompt" in Path(relpath).stem.lower()):
+        # a prompt the benchmark handed out (ternary_rerun_prompt.md): shared by design, never a copy
         return "prompt"
     if relpath in data_files or name in data_files or suffix in DATA_EXT:
         return "data"
@@ -248,7 +249,10 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns and prev["sha256"] \
                             and not (prev["kind"] == "artifact" and Path(rel).suffix.lower() in TRANSCRIPT_EXT):
                         # (an artifact .jsonl is looked at again: older scans filed binary transcripts there)
-                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev["sha256"], prev["kind"], prev["readable"],
+                        kind = prev["kind"]
+                        if kind in ("doc", "prompt"):  # name-based: follow the current rules
+                            kind = classify(rel, data_files)
+                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev["sha256"], kind, prev["readable"],
                                       prev["problem"], prev["lines"])
                     else:
                         f = examine(path, rel, st, data_files)
@@ -256,7 +260,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     facts.append(f)
                     if f.problem:
                         result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
-                    if f.kind == "prompt" and "/" not in rel and f.sha256:
+                    if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
                         prompts[cid].append((model, f.sha256, path))
                     elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
                         by_sha[f.sha256].append((model, cid, rel))
@@ -294,6 +298,8 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
 
         result.models = len(seen_models)
         result.answers = len(seen_answers)
+        # Only the latest scan's warnings are read: older ones would pile up on every start.
+        db.execute("delete from scan_warnings where scan_id < ?", (scan_id,))
         db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings])
 
     if index_transcripts:

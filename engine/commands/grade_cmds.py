@@ -239,10 +239,21 @@ def cmd_agreement(args, ctx) -> int:
         return 0
     kappa = "undefined" if result.kappa_quadratic is None else f"{result.kappa_quadratic:.3f}"
     exact = "-" if result.exact is None else f"{result.exact:.0%}"
-    print(f"{result.grader_a} vs {result.grader_b}: {result.n} shared items, exact {exact}, quadratic kappa {kappa}")
-    for d in result.disagreements:
-        flag = "  A-range but suite says " + d.verdict if d.suite_conflict else ""
-        print(f"  {d.model}/{d.challenge} {d.dimension}: {d.grade_a or '-'} vs {d.grade_b or '-'}{flag}")
+    print(f"{result.grader_a} vs {result.grader_b}: {result.n} item(s) graded by both, exact {exact}, quadratic kappa {kappa}")
+    # Three kinds of rows, each under its own heading: the counts then add up (the list
+    # used to mix items one grader alone graded in with "N shared items").
+    both = [d for d in result.disagreements if d.grade_a and d.grade_b]
+    groups = ((f"differ ({sum(1 for d in both if d.grade_a != d.grade_b)} of the {result.n})",
+               [d for d in both if d.grade_a != d.grade_b]),
+              ("agree, on an A-range grade the suite's verdict contradicts", [d for d in both if d.grade_a == d.grade_b]),
+              ("graded by one of them only, an A-range grade the suite's verdict contradicts",
+               [d for d in result.disagreements if not (d.grade_a and d.grade_b)]))
+    for title, rows in groups:
+        if rows:
+            print(f"  {title}:")
+        for d in rows:
+            flag = f"  (A-range, but the suite says {d.verdict})" if d.suite_conflict else ""
+            print(f"    {d.model}/{d.challenge} {d.dimension}: {d.grade_a or '-'} vs {d.grade_b or '-'}{flag}")
     return 0
 
 

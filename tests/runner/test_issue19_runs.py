@@ -30,7 +30,8 @@ def wb_root(tmp_path) -> Path:
 
 @pytest.fixture
 def no_cuda(monkeypatch):
-    status = {"cuda": backends.BackendStatus("cuda", False, detail="CuPy 14.2.0, no usable device: cudaErrorInsufficientDriver"),
+    status = {"cuda": backends.BackendStatus("cuda", False, detail="no usable device: cudaErrorInsufficientDriver",
+                                             versions={"cupy": "14.2.0"}),
               "mlx": backends.BackendStatus("mlx", False, detail="MLX not importable"),
               "cpu": backends.BackendStatus("cpu", True, device="x86_64")}
     monkeypatch.setattr(backends, "probe_all", lambda: status)
@@ -40,7 +41,7 @@ def test_cli_refuses_an_absent_backend_asked_for_by_name(wb_root, no_cuda, capsy
     code = main(["--workbench", str(wb_root), "run", "--backend", "cuda", "--json"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "backend cuda is not usable on this machine (CuPy 14.2.0, no usable device" in err
+    assert "backend cuda is not usable on this machine (cupy 14.2.0: no usable device: cudaErrorInsufficientDriver)" in err
     assert "--backend auto" in err and "Traceback" not in err
     wb = find_workbench(str(wb_root), None, wb_root)
     with Store(wb.store_path) as store:
@@ -112,3 +113,25 @@ def test_run_json_reports_progress_on_stderr(wb_root, capsys):
     captured = capsys.readouterr()
     assert json.loads(captured.out)["runs"][0]["verdict"] == "forbidden"  # stdout stays JSON
     assert "[1/1] bad/backwards: forbidden (" in captured.err
+
+
+def test_doctor_names_cupy_once_when_it_has_no_device(monkeypatch):
+    import sys
+    import types
+
+    from engine import doctor
+
+    def no_device():
+        raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
+
+    fake = types.SimpleNamespace(__version__="14.2.0",
+                                 cuda=types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=no_device)))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    status = backends.probe_cuda()
+    assert not status.available and status.versions == {"cupy": "14.2.0"}
+    report = {"python": {"version": "3.11", "executable": "python"}, "numpy": "2", "textual": "8", "sqlite": "3",
+              "sqlite_utils": "3", "git": "2", "sandbox": {"active": "unshare", "layers": []},
+              "cuda": {"cupy": "14.2.0", "available": False, "devices": "", "detail": status.detail, "nvcc": None},
+              "mlx": {"version": None, "available": False, "device": "", "detail": "MLX not importable"}}
+    line = next(x for x in doctor.render(report).splitlines() if "cuda" in x)
+    assert line.count("14.2.0") == 1 and "no usable device: cudaErrorInsufficientDriver" in line
