@@ -298,3 +298,30 @@ async def test_tui_matrix_legend_on_one_line_at_140_and_scan_note_whole_at_80(de
         await settle(app, pilot)
         status = app.screen.query_one("#matrix-status", Static)
         assert "warning(s)" in str(status.render()) and status.size.height == 2
+
+
+async def test_tui_damage_found_by_the_first_rescan_stops_every_write(demo_wb):
+    """A big store is checked by the rescan worker, not before the first frame:
+    found damaged, the dashboard says so once, does not rescan, writes nothing."""
+    import hashlib
+    import os
+
+    path = demo_wb.store_path
+    with open(path, "r+b") as fh:
+        fh.seek((path.stat().st_size // 2) // 4096 * 4096)
+        fh.write(os.urandom(16 * 1024))
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    app = BenchApp(demo_wb, scan_on_start=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        assert app.store_damaged and "benchtui backup" in app.store_damaged
+        assert any("is damaged" in e for e in app.errors)
+        app.open_grades("demo-careful", "backwards")
+        await settle(app, pilot)
+        await pilot.press("a")  # a grade: refused, not written
+        await settle(app, pilot)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    wal = path.with_name(path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # nor into its write-ahead log
+    assert any("not saved" in e and "is damaged" in e for e in app.errors)

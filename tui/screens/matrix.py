@@ -112,12 +112,19 @@ class MatrixScreen(GuardedScreen):
             from engine.queries import load_matrix  # imported here: keeps start-up off the main thread
 
             with self.app.open_store() as store:
-                self.post_message(self.Loaded(load_matrix(store), "indexing the workbench…" if rescan else ""))
+                loaded = load_matrix(store)
+                self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else ""))
                 if not rescan:
                     return
                 from engine.runner.orchestrate import mark_interrupted
                 from engine.scan import scan_workbench
+                from engine.store import damage_message
 
+                problem = store.damage()  # a big store is checked here, not before the first frame
+                if problem:
+                    self.app.call_from_thread(self.app.mark_store_damaged, damage_message(store.path, problem))
+                    self.post_message(self.Loaded(loaded, "the store is damaged: not rescanned, nothing written"))
+                    return
                 result = scan_workbench(self.app.workbench, store)
                 mark_interrupted(store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
