@@ -72,9 +72,10 @@ def mark_interrupted(store: Store) -> int:
     return len(stale)
 
 
-def claim_run(store: Store, row: dict) -> tuple[int | None, dict | None]:
-    """Insert ``row`` as this answer's running run, unless a live process is
-    already running it: (run_id, None), or (None, that run's id and pid).
+def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | None, dict | None]:
+    """Insert ``row`` as this answer's running run, unless another process is
+    running it, or ran it since ``since`` (when this batch started): (run_id,
+    None), or (None, that run's id, pid and status).
 
     Two `benchtui run` (or a run and the dashboard) on one workbench would
     otherwise run the same answers twice, each skewing the other's timings.
@@ -83,9 +84,10 @@ def claim_run(store: Store, row: dict) -> tuple[int | None, dict | None]:
     conn = store.conn
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for r in store.query("select id, pid from runs where model = ? and challenge = ? and status = 'running'",
-                             (row["model"], row["challenge"])):
-            if r["pid"] is not None and _alive(r["pid"]):
+        for r in store.query("select id, pid, status, verdict from runs where model = ? and challenge = ? "
+                             "and (status = 'running' or (started_at >= ? and pid != ?)) order by id desc",
+                             (row["model"], row["challenge"], since or "~", row["pid"])):
+            if r["status"] != "running" or (r["pid"] is not None and _alive(r["pid"])):
                 conn.rollback()
                 return None, r
         run_id = store.db["runs"].insert(row).last_pk
@@ -169,6 +171,7 @@ class Runner:
         self._lock = threading.Lock()
         self._done = 0
         self._total = 0
+        self.started_at: str | None = None
 
     def emit(self, event: RunEvent) -> None:
         try:
@@ -178,6 +181,7 @@ class Runner:
 
     def run_all(self, pairs: list[tuple[str, str]]) -> list[RunEvent]:
         self._total = len(pairs)
+        self.started_at = now_iso()  # a run another process starts after this is one this batch joins
         with Store(self.workbench.store_path) as store:
             mark_interrupted(store)
         for model, challenge in pairs:
@@ -215,10 +219,11 @@ class Runner:
                 "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seed,
                 "started_at": now_iso(), "pid": os.getpid(), "git_commit": self.git_commit, "answer_sha256": digest,
                 "files": json.dumps(files), "versions": json.dumps(versions(backend)),
-                "message": degraded or "", "prompt_version": prompt["prompt_version"]})
+                "message": degraded or "", "prompt_version": prompt["prompt_version"]}, since=self.started_at)
         if busy is not None:
-            return self._finish(RunEvent("busy", model, challenge_id, run_id=busy["id"],
-                                         message=f"already running (run #{busy['id']}, process {busy['pid']}): not run twice"))
+            said = (f"already running (run #{busy['id']}, process {busy['pid']})" if busy["status"] == "running" else
+                    f"run meanwhile by process {busy['pid']} (run #{busy['id']}: {busy['verdict'] or busy['status']})")
+            return self._finish(RunEvent("busy", model, challenge_id, run_id=busy["id"], message=f"{said}: not run twice"))
         self.emit(RunEvent("started", model, challenge_id, run_id=run_id, total=self._total))
         started = time.perf_counter()
         try:

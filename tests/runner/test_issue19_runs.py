@@ -135,3 +135,33 @@ def test_doctor_names_cupy_once_when_it_has_no_device(monkeypatch):
               "mlx": {"version": None, "available": False, "device": "", "detail": "MLX not importable"}}
     line = next(x for x in doctor.render(report).splitlines() if "cuda" in x)
     assert line.count("14.2.0") == 1 and "no usable device: cudaErrorInsufficientDriver" in line
+
+
+@pytest.mark.sandbox
+def test_an_answer_another_process_ran_during_the_batch_is_joined_not_rerun(wb_root, monkeypatch):
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    import os
+
+    from engine.runner import orchestrate
+    from engine.store import now_iso
+
+    wb = find_workbench(str(wb_root), None, wb_root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+    real_claim = orchestrate.claim_run
+
+    def other_process_finished_it_first(store, row, since=None):
+        # what a second `benchtui run` leaves while this batch works on an earlier answer
+        store.db["runs"].insert({"model": row["model"], "challenge": row["challenge"], "status": "done",
+                                 "verdict": "pass", "pid": os.getppid(), "started_at": now_iso()})
+        return real_claim(store, row, since)
+
+    monkeypatch.setattr(orchestrate, "claim_run", other_process_finished_it_first)
+    (event,) = run_answers(wb, [("bad", "backwards")], self_check=False)
+    assert event.kind == "busy"
+    assert event.message == f"run meanwhile by process {os.getppid()} (run #{event.run_id}: pass): not run twice"
+    with Store(wb.store_path) as store:
+        assert store.query("select count(*) as n from runs")[0]["n"] == 1
