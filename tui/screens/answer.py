@@ -415,8 +415,8 @@ class AnswerScreen(GuardedScreen):
             self.app.call_from_thread(self.notify, f"cannot write the adapter: {exc}", severity="error", timeout=10)
             return
         where = adapters.display_path(target, workbench.root)
-        detail = (f"{reason}: the scaffold would replace it, and this answer stays unbound until you fill it in."
-                  if reason else "Every later run of this answer uses it.")
+        detail = (f"{reason}. Written, the scaffold takes over at once, and this answer stays unbound until you "
+                  "fill it in." if reason else "Every later run of this answer uses it.")
         self.app.call_from_thread(self._confirm_adapter, where, detail)
 
     def _confirm_adapter(self, where: str, detail: str) -> None:
