@@ -246,9 +246,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                         result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", why))
                         continue
                     prev = old.get(rel)
-                    if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns and prev["sha256"] \
-                            and not (prev["kind"] == "artifact" and Path(rel).suffix.lower() in TRANSCRIPT_EXT):
-                        # (an artifact .jsonl is looked at again: older scans filed binary transcripts there)
+                    if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns and prev["sha256"]:
                         kind = prev["kind"]
                         if kind in ("doc", "prompt"):  # name-based: follow the current rules
                             kind = classify(rel, data_files)

@@ -47,3 +47,24 @@ def test_an_existing_store_drops_old_warnings_and_reclassifies_on_rescan(tmp_pat
         result = scan_workbench(wb, store)
         assert not [w for w in result.warnings if w.kind == "duplicate_file"]
         assert {r["kind"] for r in store.query("select kind from files where relpath = 'rerun_prompt.md'")} == {"prompt"}
+
+
+def test_a_binary_transcript_an_older_scan_filed_as_an_artifact_is_flagged_after_upgrade(tmp_path):
+    folder = tmp_path / "models" / "a" / "kv"
+    folder.mkdir(parents=True)
+    (folder / "kv.py").write_text("x = 1\n")
+    (folder / "session.jsonl").write_bytes(b'{"type": "session"}\n\x00\x01')
+    wb = find_workbench(str(tmp_path), None, Path(tmp_path))
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store)
+        # as the scanner before issue 19 left it
+        store.execute("update files set kind = 'artifact', readable = 1, problem = null where relpath = 'session.jsonl'")
+        store.execute("delete from transcripts")
+        store.execute("delete from _migrations where name = 'm006_issue19_scan'")
+        store.conn.commit()
+    with Store(wb.store_path) as store:  # the upgrade's migration runs on open
+        result = scan_workbench(wb, store)
+        assert store.query("select kind from files where relpath = 'session.jsonl'")[0]["kind"] == "transcript"
+        assert [w.detail for w in result.warnings if w.kind == "unreadable_file"] == \
+            ["binary file (NUL bytes), not a text transcript"]
+        assert scan_workbench(wb, store).hashed == 0  # once, not on every scan
