@@ -361,6 +361,31 @@ class AdapterError(Exception):
     """A model or challenge that does not exist, or an answer folder that is missing."""
 
 
+class AlreadyBinds(FileExistsError):
+    """Writing a scaffold would replace what binds the answer today (issue 19):
+    a workbench adapter is looked up first, so an empty scaffold would turn a
+    working answer into ``unbound`` on every later run."""
+
+
+def already_binds(root: Path, challenge: Challenge, model: str, answer_dir: Path,
+                  latest: dict | None = None, latest_checks: list[dict] | None = None) -> str | None:
+    """Why a new workbench scaffold would break this answer's binding, or None.
+
+    ``latest`` / ``latest_checks``: the answer's latest stored run and its
+    checks (None when it never ran). A usable plugin adapter binds it; so does
+    a latest run that passed or failed with no ``unbound`` check."""
+    if latest is not None and (latest.get("verdict") == "unbound"
+                               or any(c.get("verdict") == "unbound" for c in latest_checks or [])):
+        return None  # it does not bind today: a scaffold is what it needs
+    res = resolve(root, challenge, model, answer_dir)
+    if res.usable and res.source == "plugin":
+        return (f"{model}/{challenge.id} already binds through the {res.message.split(' (')[0]}; a workbench adapter "
+                "is looked up first and would replace it")
+    if latest is None or latest.get("verdict") not in ("pass", "fail"):
+        return None  # only a pass or a fail proves the suite called into the answer
+    return f"{model}/{challenge.id} already binds without an adapter (latest run #{latest['id']}: {latest['verdict']})"
+
+
 def locate(workbench, model: str, challenge_name: str) -> tuple[Challenge, Path]:
     """(challenge, answer folder) for a model and a challenge id or display name."""
     from engine.challenges import challenge_for_name
@@ -377,7 +402,20 @@ def locate(workbench, model: str, challenge_name: str) -> tuple[Challenge, Path]
     return challenge, folder
 
 
-def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = False) -> Path:
-    """``benchtui adapter new``: the scaffold for one answer of a workbench."""
+def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = False, store=None) -> Path:
+    """``benchtui adapter new``: the scaffold for one answer of a workbench.
+
+    Unless ``force``, raises :class:`AlreadyBinds` when the answer binds today
+    (``store``, when given, supplies its latest run)."""
     challenge, folder = locate(workbench, model, challenge_name)
+    if not force:
+        latest, checks = None, None
+        if store is not None:
+            from engine.queries import latest_run, run_checks
+
+            latest = latest_run(store, model, challenge.id)
+            checks = run_checks(store, latest["id"]) if latest else None
+        reason = already_binds(workbench.root, challenge, model, folder, latest, checks)
+        if reason:
+            raise AlreadyBinds(f"{reason}; pass --force to write a scaffold anyway")
     return scaffold(workbench.root, challenge, model, folder, force=force)

@@ -45,7 +45,8 @@ def probe_cuda() -> BackendStatus:
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:
-        return BackendStatus("cuda", False, detail=f"CuPy {cupy.__version__}, no usable device: {str(exc)[:120]}", versions=versions)
+        # the version is in `versions`: `doctor` prints "CuPy X; <detail>", and said it twice
+        return BackendStatus("cuda", False, detail=f"no usable device: {str(exc)[:120]}", versions=versions)
     if count == 0:
         return BackendStatus("cuda", False, detail="no CUDA device", versions=versions)
     names = []
@@ -82,6 +83,24 @@ def probe_cpu() -> BackendStatus:
 @functools.lru_cache(maxsize=1)
 def probe_all() -> dict[str, BackendStatus]:
     return {"cuda": probe_cuda(), "mlx": probe_mlx(), "cpu": probe_cpu()}
+
+
+class BackendUnavailable(ValueError):
+    """An explicitly requested backend this machine cannot use (issue 19): the
+    run is refused up front, never recorded as the answer's error."""
+
+
+def require_backend(requested: str) -> None:
+    """Raise :class:`BackendUnavailable` when ``requested`` (not ``auto``) is absent here."""
+    if requested == "auto":
+        return
+    st = probe_all().get(requested)
+    if st is None:
+        raise BackendUnavailable(f"unknown backend {requested!r}: use auto, cpu, cuda or mlx")
+    if not st.available:
+        lib = ", ".join(f"{k} {v}" for k, v in st.versions.items())
+        raise BackendUnavailable(f"backend {requested} is not usable on this machine ({lib + ': ' if lib else ''}{st.detail}); "
+                                 "--backend auto runs what can run here and skips the checks that need it")
 
 
 def choose_backend(requested: str, supported: tuple[str, ...] | list[str]) -> tuple[str, str | None]:

@@ -12,12 +12,13 @@ import gc
 import importlib
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from engine.store import Store, StoreError
+from engine.store import Store, StoreError, damage_message, is_damage
 from engine.workbench import Workbench, WorkbenchError, find_workbench
 
 if TYPE_CHECKING:
@@ -87,7 +88,8 @@ class Context:
     def store(self) -> Store:
         if self._store is None:
             try:
-                self._store = Store(self.workbench.store_path)
+                # checked first: a damaged file gets one message, and no command writes into it
+                self._store = Store(self.workbench.store_path, check=True)
             except StoreError as exc:
                 raise CommandError(str(exc)) from exc
         return self._store
@@ -154,10 +156,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# A store larger than this is checked for damage by the dashboard's first rescan (in its
+# worker) rather than before the first frame: quick_check reads every page (~3 ms/MB).
+CHECK_BEFORE_START_BYTES = 8 * 1024 * 1024
+
+
 def open_dashboard(ctx: Context) -> int:
     """The dashboard shows the stored index at once and rescans in a worker."""
-    ctx.store  # open (and migrate) here, so a broken store is a one-line error, not a screen
-    ctx.close()
+    path = ctx.workbench.store_path
+    big = path.is_file() and path.stat().st_size > CHECK_BEFORE_START_BYTES
+    try:  # open (and migrate) here, so a broken store is a one-line error, not a screen
+        Store(path, check=not big).close()
+    except StoreError as exc:
+        raise CommandError(str(exc)) from exc
     # Start-up allocates a great deal and frees almost nothing, so Python's
     # cyclic collector would run ~100 times (~10 ms) before the first frame for
     # nothing: it is off until the app has shown that frame (run_app turns it
@@ -183,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except (CommandError, StoreError) as exc:
         print(f"benchtui: {exc}", file=sys.stderr)
+        return EXIT_FAIL
+    except sqlite3.DatabaseError as exc:  # damage found mid-command (a file truncated under us, ...)
+        where = ctx._workbench.store_path if ctx._workbench is not None else "store.db"
+        print(f"benchtui: {damage_message(where, str(exc)) if is_damage(exc) else f'store error: {exc}'}", file=sys.stderr)
         return EXIT_FAIL
     except KeyboardInterrupt:
         print("benchtui: interrupted", file=sys.stderr)

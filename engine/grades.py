@@ -520,3 +520,8 @@ def add_note(
 def notes_for(store: Store, model: str, challenge: str) -> list[Note]:
     rows = store.query("select * from notes where model = ? and challenge = ? order by id", (model, challenge))
     return [Note(**_pick(r, Note)) for r in rows]
+
+
+def all_notes(store: Store) -> list[Note]:
+    """Every note, oldest first (exports)."""
+    return [Note(**_pick(r, Note)) for r in store.query("select * from notes order by id")]

@@ -7,7 +7,7 @@ import io
 import json
 
 from engine.aggregates import Leaderboard, current_coverage, current_verdicts, leaderboard
-from engine.grades import RUBRIC_VERSION, all_grades, current_grades, list_graders
+from engine.grades import RUBRIC_VERSION, all_grades, all_notes, current_grades, list_graders
 from engine.store import Store, now_iso
 
 FORMATS = ("markdown", "csv", "json")
@@ -97,6 +97,9 @@ def csv_text(store: Store) -> str:
         writer.writerow({"kind": "grade", **g})
     for v in verdicts:
         writer.writerow({"kind": "verdict", **v})
+    for n in all_notes(store):  # the author in `grader`, the text in `note`
+        writer.writerow({"kind": "note", "id": n.id, "model": n.model, "challenge": n.challenge,
+                         "grader": n.author, "note": n.text, "created_at": n.created_at})
     return buf.getvalue()
 
 
@@ -108,6 +111,7 @@ def json_data(store: Store) -> dict:
         "graders": [{"name": g.name, "kind": g.kind} for g in list_graders(store)],
         "grades": grades,
         "verdicts": verdicts,
+        "notes": [n.to_dict() for n in all_notes(store)],
         "leaderboard": leaderboard(store).to_dict(),
     }
 

@@ -14,13 +14,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from engine.gitinfo import read_git
 from engine.prompts import file_prompt_sha256
 from engine.store import Store, now_iso
 from engine.transcripts.sniff import sniff_format
 from engine.workbench import Workbench
 
-MAX_TEXT_BYTES = 10 * 1024 * 1024  # larger text files are flagged, not displayed
+MAX_TEXT_BYTES = TEXT_CAP_BYTES  # larger text files are flagged, never parsed or displayed (engine/caps.py)
 TEXT_KINDS = {"source", "cuda", "prompt", "doc", "transcript"}
 SOURCE_EXT = {".py", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".sh", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".metal", ".js", ".rs", ".go"}
 CUDA_EXT = {".cu", ".cuh", ".ptx"}
@@ -76,7 +77,8 @@ def classify(relpath: str, data_files: set[str]) -> str:
     """A file's kind from its name (transcripts are refined by content)."""
     name = Path(relpath).name
     suffix = Path(relpath).suffix.lower()
-    if name == "PROMPT.md":
+    if name == "PROMPT.md" or (suffix in DOC_EXT and "prompt" in Path(relpath).stem.lower()):
+        # a prompt the benchmark handed out (ternary_rerun_prompt.md): shared by design, never a copy
         return "prompt"
     if relpath in data_files or name in data_files or suffix in DATA_EXT:
         return "data"
@@ -104,13 +106,18 @@ def examine(path: Path, relpath: str, st: os.stat_result, data_files: set[str]) 
     except OSError as exc:
         return FileFacts(relpath, st.st_size, st.st_mtime_ns, "", kind, 0, f"unreadable: {exc.strerror or exc}", None)
     fmt = None
+    binary = b"\x00" in head[:65536]
     if Path(relpath).suffix.lower() in TRANSCRIPT_EXT and kind != "data":
         fmt = sniff_format(path)
-        if fmt:
+        if fmt or binary:
+            # A binary session.jsonl is still the answer's transcript: listed as one, and
+            # flagged in the words `benchtui transcript` uses, not filed away as an artifact.
             kind = "transcript"
     if kind in TEXT_KINDS:
         if st.st_size > MAX_TEXT_BYTES:
-            problem = f"over the {MAX_TEXT_BYTES // (1024 * 1024)} MB size cap ({st.st_size} bytes)"
+            problem = over_cap(st.st_size, MAX_TEXT_BYTES)
+        elif binary:
+            problem = BINARY_TRANSCRIPT if kind == "transcript" else BINARY_TEXT
         else:
             try:
                 text = head.decode("utf-8")
@@ -208,7 +215,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         for r in db.query("select * from files"):
             existing_files[r["answer_id"]][r["relpath"]] = r
         existing_transcripts: dict[int, dict[str, dict]] = defaultdict(dict)
-        for r in db.query("select id, answer_id, relpath, sha256 from transcripts"):
+        for r in db.query("select id, answer_id, relpath, sha256, status, problem from transcripts"):
             existing_transcripts[r["answer_id"]][r["relpath"]] = r
 
         seen_models, seen_answers = set(), set()
@@ -240,7 +247,10 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                         continue
                     prev = old.get(rel)
                     if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns and prev["sha256"]:
-                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev["sha256"], prev["kind"], prev["readable"],
+                        kind = prev["kind"]
+                        if kind in ("doc", "prompt"):  # name-based: follow the current rules
+                            kind = classify(rel, data_files)
+                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev["sha256"], kind, prev["readable"],
                                       prev["problem"], prev["lines"])
                     else:
                         f = examine(path, rel, st, data_files)
@@ -248,7 +258,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     facts.append(f)
                     if f.problem:
                         result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
-                    if f.kind == "prompt" and "/" not in rel and f.sha256:
+                    if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
                         prompts[cid].append((model, f.sha256, path))
                     elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
                         by_sha[f.sha256].append((model, cid, rel))
@@ -286,6 +296,8 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
 
         result.models = len(seen_models)
         result.answers = len(seen_answers)
+        # Only the latest scan's warnings are read: older ones would pile up on every start.
+        db.execute("delete from scan_warnings where scan_id < ?", (scan_id,))
         db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings])
 
     if index_transcripts:
@@ -329,11 +341,13 @@ def _store_transcripts(db, answer_id: int, transcripts: list[FileFacts], old: di
             _delete_transcript(db, r["id"])
     for f in transcripts:
         prev = old.get(f.relpath)
-        if prev and prev["sha256"] == f.sha256:
-            continue
+        if prev and prev["sha256"] == f.sha256 and (not f.problem or prev.get("status") == "error"):
+            continue  # unchanged (a file the cap now refuses is marked again, below)
         fmt = f.transcript_format or sniff_format(folder / f.relpath)
         values = {"answer_id": answer_id, "relpath": f.relpath, "sha256": f.sha256, "size": f.size,
                   "format": fmt, "status": "found" if f.readable else "error", "problem": f.problem}
+        if f.problem:
+            values["parsed_sha256"] = None  # the indexer records why it is not parsed (without reading it whole)
         if prev:
             db["transcripts"].update(prev["id"], values)
         else:

@@ -25,6 +25,26 @@ class StoreError(Exception):
     """A store that cannot be opened or migrated; the message is for the user."""
 
 
+class StoreDamaged(StoreError):
+    """The store file is corrupt (issue 19): say so once, hint at the backup,
+    and write nothing more into it."""
+
+
+# SQLite's words for a damaged file (sqlite3.DatabaseError messages).
+DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "disk i/o error")
+
+
+def is_damage(exc: BaseException) -> bool:
+    return isinstance(exc, sqlite3.DatabaseError) and any(w in str(exc).lower() for w in DAMAGE_WORDS)
+
+
+def damage_message(path: Path | str, detail: str) -> str:
+    detail = " ".join(str(detail).split())
+    return (f"the store {path} is damaged ({detail[:160]}); nothing more was written to it. "
+            f"Copy a backup made with `benchtui backup FILE` over it, or move it away and run `benchtui scan` "
+            "to rebuild the index (runs, grades and notes live only in the store)")
+
+
 @dataclass(frozen=True)
 class Migration:
     name: str
@@ -55,7 +75,9 @@ class Store:
     start-up should not pay before it shows anything.
     """
 
-    def __init__(self, path: Path | str, *, migrate: bool = True):
+    def __init__(self, path: Path | str, *, migrate: bool = True, check: bool = False):
+        """``check``: run SQLite's quick_check first and raise :class:`StoreDamaged`
+        on a corrupt file, before anything (a migration) writes into it."""
         self.path = Path(path)
         self._db: "sqlite_utils.Database | None" = None
         try:
@@ -67,9 +89,26 @@ class Store:
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.execute("PRAGMA busy_timeout=30000")
         except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise StoreDamaged(damage_message(self.path, str(exc))) from exc
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
+        if check:
+            problem = self.damage()
+            if problem:
+                self.conn.close()
+                raise StoreDamaged(damage_message(self.path, problem))
         if migrate:
             self.migrate()
+
+    def damage(self) -> str | None:
+        """The first problem SQLite's quick_check finds, or None for a sound file
+        (a few ms for a store of a few MB: it reads every page once)."""
+        try:
+            rows = self.conn.execute("PRAGMA quick_check(1)").fetchall()
+        except sqlite3.DatabaseError as exc:
+            return str(exc)
+        first = str(rows[0][0]) if rows else "quick_check returned nothing"
+        return None if first == "ok" else first.replace("*** in database main ***", "").strip()
 
     @property
     def db(self) -> "sqlite_utils.Database":
@@ -108,6 +147,8 @@ class Store:
                 applied.append(migration.name)
             return applied
         except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise StoreDamaged(damage_message(self.path, str(exc))) from exc
             raise StoreError(f"cannot migrate store {self.path}: {exc}") from exc
 
     # -- helpers shared by every area --------------------------------------

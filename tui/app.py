@@ -18,7 +18,7 @@ from tui.config import load_key_config
 
 
 # Binding ids are "<area>.<name>"; an id in keys.toml outside these areas is a typo.
-BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help")
+BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm")
 
 
 def jump_provider():
@@ -48,6 +48,7 @@ class BenchApp(App[int]):
         self._store = None
         self.key_config = load_key_config(config_path, known_prefixes=BINDING_AREAS)
         self.errors: list[str] = []  # every error shown as a notification; tests read it
+        self.store_damaged = ""  # the damage message once the store is found damaged (engine.store)
         self._after_first_frame: list | None = []  # None once the first screen is out whole
         self._frames = 0
 
@@ -116,11 +117,24 @@ class BenchApp(App[int]):
     @property
     def store(self):
         """The main thread's connection (quick reads), opened on first use."""
+        self._refuse_damaged()
         if self._store is None:
             from engine.store import Store
 
             self._store = Store(self.store_path)
         return self._store
+
+    def _refuse_damaged(self) -> None:
+        if self.store_damaged:
+            from engine.store import StoreDamaged
+
+            raise StoreDamaged(self.store_damaged)
+
+    def mark_store_damaged(self, message: str) -> None:
+        """From here on every read and write of the store is refused with ``message``."""
+        if not self.store_damaged:
+            self.store_damaged = message
+            self.report_error("", message)
 
     def on_unmount(self) -> None:
         if self._store is not None:
@@ -130,9 +144,15 @@ class BenchApp(App[int]):
         """A fresh connection for a worker thread."""
         from engine.store import Store
 
+        self._refuse_damaged()
         return Store(self.store_path)
 
     def report_error(self, what: str, error: BaseException | str) -> None:
+        from engine.store import damage_message, is_damage
+
+        if isinstance(error, BaseException) and is_damage(error):  # the store broke under us: say what to do
+            error = damage_message(self.store_path, str(error))
+            self.store_damaged = self.store_damaged or error  # and touch it no more
         message = f"{what}: {error}" if what else str(error)
         self.errors.append(message)
         self.log.error(message)
@@ -186,6 +206,31 @@ class BenchApp(App[int]):
         from tui.screens.leaderboard import LeaderboardScreen
 
         self.push_screen(LeaderboardScreen())
+
+    async def action_quit(self) -> None:
+        """Quit; while runs are going, ask first (quitting cancels them)."""
+        from tui.screens.runs import RunsScreen
+
+        running = [s for s in self.screen_stack if isinstance(s, RunsScreen) and s.running]
+        if not running:
+            self.exit()
+            return
+        from tui.screens.confirm import ConfirmScreen
+
+        if isinstance(self.screen, ConfirmScreen):
+            return
+        left = sum(1 for s in running for row in s.batch.values() if row[3] in ("queued", "started"))
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                for screen in running:
+                    if screen.cancel_event is not None:
+                        screen.cancel_event.set()
+                self.exit()
+
+        self.push_screen(ConfirmScreen("Runs are in progress. Quit and cancel them?",
+                                       f"{left} answer(s) not finished; the ones running now are stopped "
+                                       "and recorded as interrupted."), answered)
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

@@ -30,6 +30,23 @@ class KeyConfig:
     path: Path | None = None
 
 
+# An id that names several bindings, one key each, in order.
+GROUPS = {"answer.tab": tuple(f"answer.tab{i}" for i in range(1, 6))}
+
+
+def expand_group(binding_id: str, keys: str, config: KeyConfig) -> bool:
+    """``"answer.tab" = "f1,f2,f3,f4,f5"`` -> answer.tab1 = f1, ...; True when ``binding_id`` is a group."""
+    members = GROUPS.get(binding_id)
+    if members is None:
+        return False
+    parts = [k for k in keys.split(",") if k]
+    if len(parts) != len(members):
+        config.problems.append(f"key config: {binding_id!r} needs {len(members)} keys, one per tab, in order")
+        return True
+    config.keymap.update(zip(members, parts))
+    return True
+
+
 def load_key_config(path: Path | None = None, known_prefixes: tuple[str, ...] | None = None) -> KeyConfig:
     path = path or config_path()
     config = KeyConfig(path=path)
@@ -54,6 +71,8 @@ def load_key_config(path: Path | None = None, known_prefixes: tuple[str, ...] | 
             continue
         if known_prefixes is not None and binding_id.split(".", 1)[0] not in known_prefixes:
             config.problems.append(f"key config: unknown binding id {binding_id!r}")
+            continue
+        if expand_group(binding_id, keys.replace(" ", ""), config):
             continue
         config.keymap[binding_id] = keys.replace(" ", "")
     return config

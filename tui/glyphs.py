@@ -48,7 +48,7 @@ def legend() -> Text:
     for name in LEGEND_ORDER:
         glyph, style, label = VERDICTS[name]
         out.append(glyph, style=style)
-        out.append(f" {label}  ", style="dim")
+        out.append(f" {label} ", style="dim")  # one space: the glyphs part the entries; fits 140 columns
     out.append("B+", style="bold")
     out.append(" human ", style="dim")
     out.append("A-", style="italic dim")

@@ -95,7 +95,8 @@ def gpu_checks(suite) -> None:
         return
     adapter = suite.adapter_path
     if adapter is None or Path(adapter).suffix != ".cu":
-        looked = f"challenges/fuse/adapters/{suite.model}.cu exposing {SIGNATURE}"
+        looked = (f".benchtui/adapters/fuse/{suite.model}.cu, else challenges/fuse/adapters/{suite.model}.cu, "
+                  f"exposing {SIGNATURE}")
         for name in names:
             suite.record(name, V.UNBOUND, message=f"no adapter: looked for {looked}",
                          details={"looked_for": [looked]})

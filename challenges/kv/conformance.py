@@ -22,7 +22,8 @@ from engine.verify.suite import CheckFailed
 
 CLASS_NAMES = ("KVCache", "KvCache", "KVCacheNumpy", "Cache", "DecodeCache", "IncrementalDecoder")
 FACTORY_NAMES = ("make_cache", "new_cache", "create_cache", "make_session")
-LOOKED_FOR = ["adapter challenges/kv/adapters/<model>.py with prefill(k, v, lengths) and decode(q, k_new, v_new)",
+LOOKED_FOR = ["an adapter (.benchtui/adapters/kv/<model>.py, else challenges/kv/adapters/<model>.py) "
+              "with prefill(k, v, lengths) and decode(q, k_new, v_new)",
               "class with prefill and decode methods", "functions prefill and decode"]
 
 
@@ -54,7 +55,7 @@ def session_factory(suite):
                 return getattr(adapter, name)
         if callable(getattr(adapter, "prefill", None)) and callable(getattr(adapter, "decode", None)):
             return lambda: ModuleSession(adapter)
-        raise suite.unbound(LOOKED_FOR, f"adapter {suite.adapter_path.name} lacks prefill/decode")
+        raise suite.unbound(LOOKED_FOR, "the adapter in use (the adapter check names it) lacks prefill/decode")
     cls = suite.find(*CLASS_NAMES, kind="class", methods=("prefill", "decode"))
     if cls is None:
         found = suite.binder.classes_with(("prefill", "decode"))

@@ -34,7 +34,7 @@ def _locate(ctx, model, challenge):
 def cmd_new(args, ctx) -> int:
     challenge, folder = _locate(ctx, args.model, args.challenge)
     try:
-        path = adapters.scaffold(ctx.workbench.root, challenge, args.model, folder, force=args.force)
+        path = adapters.scaffold_for(ctx.workbench, args.model, challenge.id, force=args.force, store=ctx.store)
     except FileExistsError as exc:
         raise UsageError(str(exc)) from exc
     except (OSError, ValueError) as exc:

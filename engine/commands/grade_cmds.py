@@ -10,7 +10,7 @@ from engine.cli import CommandError, UsageError, print_json
 from engine.grade_import import add_alias, import_markdown, list_aliases
 from engine.grades import (
     DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
-    grade_history, invalidate_grade, resolve_challenge, resolve_model, set_grade,
+    grade_history, invalidate_grade, notes_for, resolve_challenge, resolve_model, set_grade,
 )
 from engine.report import FORMATS, export
 
@@ -136,15 +136,27 @@ def cmd_grade_history(args, ctx) -> int:
     except GradeError as exc:
         raise UsageError(str(exc)) from exc
     rows = grade_history(store, model, challenge)
+    notes = notes_for(store, model, challenge)
     if args.json:
-        print_json([g.to_dict() for g in rows])
+        print_json({"grades": [g.to_dict() for g in rows], "notes": [n.to_dict() for n in notes]})
         return 0
     for g in rows:
         state = f"invalid: {g.invalid_reason}" if not g.valid else ""
         print(f"#{g.id:<5} {g.created_at}  {g.dimension:<26} {g.display:<10} {g.grader:<20} {g.note or ''} {state}".rstrip())
     if not rows:
         print(f"no grades for {model}/{challenge}")
+    for n in notes:
+        print(f"note #{n.id} {n.created_at}  {n.author}{note_place(n)}: {n.text}")
     return 0
+
+
+def note_place(n) -> str:
+    """' on kv.py:12' / ' on session.jsonl#4' / '' (the whole answer)."""
+    if n.relpath:
+        return f" on {n.relpath}" + (f":{n.line}" if n.line is not None else "")
+    if n.transcript:
+        return f" on {n.transcript}" + (f"#{n.entry}" if n.entry is not None else "")
+    return ""
 
 
 def cmd_grade_note(args, ctx) -> int:
@@ -227,10 +239,21 @@ def cmd_agreement(args, ctx) -> int:
         return 0
     kappa = "undefined" if result.kappa_quadratic is None else f"{result.kappa_quadratic:.3f}"
     exact = "-" if result.exact is None else f"{result.exact:.0%}"
-    print(f"{result.grader_a} vs {result.grader_b}: {result.n} shared items, exact {exact}, quadratic kappa {kappa}")
-    for d in result.disagreements:
-        flag = "  A-range but suite says " + d.verdict if d.suite_conflict else ""
-        print(f"  {d.model}/{d.challenge} {d.dimension}: {d.grade_a or '-'} vs {d.grade_b or '-'}{flag}")
+    print(f"{result.grader_a} vs {result.grader_b}: {result.n} item(s) graded by both, exact {exact}, quadratic kappa {kappa}")
+    # Three kinds of rows, each under its own heading: the counts then add up (the list
+    # used to mix items one grader alone graded in with "N shared items").
+    both = [d for d in result.disagreements if d.grade_a and d.grade_b]
+    groups = ((f"differ ({sum(1 for d in both if d.grade_a != d.grade_b)} of the {result.n})",
+               [d for d in both if d.grade_a != d.grade_b]),
+              ("agree, on an A-range grade the suite's verdict contradicts", [d for d in both if d.grade_a == d.grade_b]),
+              ("graded by one of them only, an A-range grade the suite's verdict contradicts",
+               [d for d in result.disagreements if not (d.grade_a and d.grade_b)]))
+    for title, rows in groups:
+        if rows:
+            print(f"  {title}:")
+        for d in rows:
+            flag = f"  (A-range, but the suite says {d.verdict})" if d.suite_conflict else ""
+            print(f"    {d.model}/{d.challenge} {d.dimension}: {d.grade_a or '-'} vs {d.grade_b or '-'}{flag}")
     return 0
 
 

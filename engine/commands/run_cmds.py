@@ -86,21 +86,32 @@ def cmd_run(args, ctx) -> int:
         raise UsageError("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    from engine.backends import BackendUnavailable, require_backend
+
+    try:
+        require_backend(args.backend)
+    except BackendUnavailable as exc:
+        raise UsageError(str(exc)) from exc
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
-    progress = None if args.json or not sys.stderr.isatty() else _progress(len(pairs))
+    # Progress always goes to stderr (stdout stays the report, or JSON): a bar on
+    # a terminal, else one line per answer as it ends.
+    progress = _progress(len(pairs)) if sys.stderr.isatty() else _progress_lines()
     try:
         events = run_answers(ctx.workbench, pairs, backend=args.backend, jobs=args.jobs,
                              allow_unsafe=args.unsafe_no_isolation, self_check=not args.no_self_check, timeout_s=args.timeout,
-                             on_event=progress.on_event if progress else None)
+                             on_event=progress.on_event)
     except sandbox.SandboxUnavailable as exc:
         raise CommandError(str(exc)) from exc
     finally:
-        if progress:
-            progress.stop()
-    records = [run_record(ctx.store, e.run_id) for e in events if e.run_id is not None]
+        progress.stop()
+    records = [run_record(ctx.store, e.run_id) for e in events if e.run_id is not None and e.kind != "busy"]
+    busy = [e for e in events if e.kind == "busy"]
+    for e in busy:  # stderr, so stdout stays JSON
+        print(f"busy: {e.model}/{e.challenge} {e.message}", file=sys.stderr)
     if args.json:
-        print_json({"runs": records})
+        print_json({"runs": records, "busy": [{"model": e.model, "challenge": e.challenge, "run_id": e.run_id,
+                                               "message": e.message} for e in busy]})
         return 0
     for r in records:
         print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
@@ -116,21 +127,36 @@ def cmd_run(args, ctx) -> int:
     return 1 if errors else 0
 
 
+class _progress_lines:
+    """One line on stderr per answer that ends: ``[3/35] glm5/kv: pass (12.3 s)``."""
+
+    def on_event(self, event) -> None:
+        if event.kind in ("finished", "error", "cancelled", "busy"):
+            took = f" ({event.duration_s:.1f} s)" if event.duration_s is not None else ""
+            said = event.verdict or event.kind
+            extra = f": {event.message}" if event.kind in ("error", "busy") and event.message else ""
+            print(f"[{event.done}/{event.total}] {event.model}/{event.challenge}: {said}{took}{extra}", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        pass
+
+
 class _progress:
     """A rich progress bar on stderr, fed by RunEvents from worker threads."""
 
     def __init__(self, total: int):
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=None, transient=False)
+                            console=Console(stderr=True), transient=False)
         self.bar.start()
         self.task = self.bar.add_task("running", total=total)
 
     def on_event(self, event) -> None:
         if event.kind == "started":
             self.bar.update(self.task, description=f"{event.model}/{event.challenge}")
-        elif event.kind in ("finished", "error", "cancelled"):
+        elif event.kind in ("finished", "error", "cancelled", "busy"):
             self.bar.update(self.task, completed=event.done, description=f"{event.model}/{event.challenge}: {event.verdict or event.kind}")
 
     def stop(self) -> None:

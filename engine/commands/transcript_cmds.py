@@ -9,6 +9,9 @@ from engine.transcripts import Transcript, TranscriptError, load_transcript
 from engine.transcripts.render import RenderOptions, render_text
 
 
+WARNINGS_SHOWN = 20
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("transcript", help="read, summarise and search session transcripts")
     sub = p.add_subparsers(dest="transcript_command", metavar="ACTION")
@@ -84,8 +87,10 @@ def cmd_stats(args, ctx) -> int:
           f"{len(t.entries)} entries on the active path, {len(t.branches)} branch(es), {len(t.turns)} turn(s)")
     for line in totals_lines(t.totals):
         print("  " + line)
-    for w in t.warnings:
+    for w in t.warnings[:WARNINGS_SHOWN]:
         print(f"  warning: line {w.line}: {w.kind}: {w.detail}")
+    if len(t.warnings) > WARNINGS_SHOWN:  # hundreds of lines would bury the totals
+        print(f"  ... {len(t.warnings) - WARNINGS_SHOWN} more warning(s), {len(t.warnings)} in all (--json lists every one)")
     return 0
 
 

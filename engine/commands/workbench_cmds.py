@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name, load_challenges
@@ -118,8 +119,11 @@ def answer_detail(store, model: str, challenge: str) -> dict:
         "join graders gr on gr.id = g.grader_id where g.model = ? and g.challenge = ? and g.invalidated_at is null "
         "and g.id not in (select supersedes from grades where supersedes is not null) order by gr.name, g.dimension",
         (model, challenge))
+    from engine.grades import notes_for
+
+    notes = [n.to_dict() for n in notes_for(store, model, challenge)]
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
-            "transcripts": transcripts, "warnings": warnings, "latest_run": run, "grades": grades}
+            "transcripts": transcripts, "warnings": warnings, "latest_run": run, "grades": grades, "notes": notes}
 
 
 def _maybe_json(value):
@@ -144,12 +148,13 @@ def cmd_show(args, ctx) -> int:
         flag = f"  ! {f['problem']}" if f["problem"] else ""
         print(f"  {f['kind']:<10} {f['relpath']:<40} {f['size']:>9} B  {f['git_status'] or ''}{flag}")
     for t in detail["transcripts"]:
-        print(f"transcript: {t['relpath']} ({t['format'] or 'unknown format'}, {t['status']})")
+        problem = f": {t['problem']}" if t["status"] == "error" and t["problem"] else ""
+        print(f"transcript: {t['relpath']} ({t['format'] or 'unknown format'}, {t['status']}{problem})")
     for w in detail["warnings"]:
         print(f"warning {w['kind']}: {w['detail']}")
     run = detail["latest_run"]
     if run is None:
-        print("not run yet: `benchtui run -m MODEL -c CHALLENGE`")
+        print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")
     else:
         print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
         print(f"  judged against prompt version: {run['prompt_version'] or 'unknown or missing prompt (universal checks only)'}")
@@ -159,6 +164,11 @@ def cmd_show(args, ctx) -> int:
             print(f"  {c['verdict']:<13} {c['name']:<30} {c['message'][:100]}")
     for g in detail["grades"]:
         print(f"grade {g['dimension']}: {g['letter'] or g['score']} by {g['grader']}")
+    from engine.commands.grade_cmds import note_place
+    from types import SimpleNamespace
+
+    for n in detail["notes"]:
+        print(f"note by {n['author']} {n['created_at'][:16]}{note_place(SimpleNamespace(**n))}: {n['text']}")
     return 0
 
 

@@ -24,7 +24,7 @@ from typing import Callable
 
 import engine
 from engine import adapters, coverage, resources
-from engine.backends import choose_backend, probe_all
+from engine.backends import choose_backend, probe_all, require_backend
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
 from engine.runner import monitor, sandbox
@@ -39,7 +39,7 @@ ANSWER_GRACE_S = 5.0
 
 @dataclass
 class RunEvent:
-    kind: str  # queued | started | finished | error | cancelled
+    kind: str  # queued | started | finished | error | cancelled | busy (another process runs it)
     model: str
     challenge: str
     run_id: int | None = None
@@ -71,6 +71,33 @@ def mark_interrupted(store: Store) -> int:
         store.db["runs"].update(run_id, {"status": "interrupted", "verdict": V.INTERRUPTED, "finished_at": now_iso(),
                                          "message": "the process running it ended before it finished"})
     return len(stale)
+
+
+def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | None, dict | None]:
+    """Insert ``row`` as this answer's running run, unless another process is
+    running it, or ran it since ``since`` (when this batch started): (run_id,
+    None), or (None, that run's id, pid and status).
+
+    Two `benchtui run` (or a run and the dashboard) on one workbench would
+    otherwise run the same answers twice, each skewing the other's timings.
+    Check and insert happen in one write transaction, so of two racing
+    processes exactly one claims the answer."""
+    conn = store.conn
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for r in store.query("select id, pid, status, verdict from runs where model = ? and challenge = ? "
+                             "and (status = 'running' or (started_at >= ? and pid != ?)) order by id desc",
+                             (row["model"], row["challenge"], since or "~", row["pid"])):
+            if r["status"] != "running" or (r["pid"] is not None and _alive(r["pid"])):
+                conn.rollback()
+                return None, r
+        run_id = store.db["runs"].insert(row).last_pk
+        conn.commit()
+        return run_id, None
+    except BaseException:
+        if conn.in_transaction:
+            conn.rollback()
+        raise
 
 
 def _alive(pid: int) -> bool:
@@ -145,6 +172,7 @@ class Runner:
         self._lock = threading.Lock()
         self._done = 0
         self._total = 0
+        self.started_at: str | None = None
 
     def emit(self, event: RunEvent) -> None:
         try:
@@ -154,6 +182,7 @@ class Runner:
 
     def run_all(self, pairs: list[tuple[str, str]]) -> list[RunEvent]:
         self._total = len(pairs)
+        self.started_at = now_iso()  # a run another process starts after this is one this batch joins
         with Store(self.workbench.store_path) as store:
             mark_interrupted(store)
         for model, challenge in pairs:
@@ -186,12 +215,16 @@ class Runner:
             seed = self.options.seed if self.options.seed is not None else secrets.randbits(31)
             digest, files = tree_digest(folder) if folder.is_dir() else ("", {})
             prompt = answer_prompt_facts(store, challenge, folder, model)  # issue 9: prompt versions
-            run_id = store.db["runs"].insert({
+            run_id, busy = claim_run(store, {
                 "model": model, "challenge": challenge_id, "status": "running", "backend": backend,
                 "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seed,
                 "started_at": now_iso(), "pid": os.getpid(), "git_commit": self.git_commit, "answer_sha256": digest,
                 "files": json.dumps(files), "versions": json.dumps(versions(backend)),
-                "message": degraded or "", "prompt_version": prompt["prompt_version"]}).last_pk
+                "message": degraded or "", "prompt_version": prompt["prompt_version"]}, since=self.started_at)
+        if busy is not None:
+            said = (f"already running (run #{busy['id']}, process {busy['pid']})" if busy["status"] == "running" else
+                    f"run meanwhile by process {busy['pid']} (run #{busy['id']}: {busy['verdict'] or busy['status']})")
+            return self._finish(RunEvent("busy", model, challenge_id, run_id=busy["id"], message=f"{said}: not run twice"))
         self.emit(RunEvent("started", model, challenge_id, run_id=run_id, total=self._total))
         started = time.perf_counter()
         try:
@@ -214,12 +247,13 @@ class Runner:
                       "message": c.get("message", ""),
                       "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
                      for i, c in enumerate(checks)])
-                message = extra.pop("message", "")
-                prior = store.db["runs"].get(run_id)["message"]
+                message = extra.pop("message", "") or verdict_message(checks, verdict)
+                prior = store.db["runs"].get(run_id)["message"]  # a degraded backend's note
                 store.db["runs"].update(run_id, {
                     "status": "done" if verdict != V.INTERRUPTED else "interrupted", "verdict": verdict,
                     "finished_at": now_iso(), "duration_s": round(duration, 4),
-                    "message": "; ".join(m for m in (prior, message) if m), **extra})
+                    # what decided the verdict first (the compiler's error, ...), the backend note after
+                    "message": "; ".join(m for m in (message, prior) if m), **extra})
         return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
                                      message=message, duration_s=duration))
 
@@ -415,6 +449,17 @@ def in_flight(path: Path) -> str | None:
     return started[-1] if started and started[-1] not in finished else None
 
 
+def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
+    """The message of the first check that decided ``verdict`` (none for a pass)."""
+    if verdict in (V.PASS, V.INFO):
+        return ""
+    for c in checks:
+        if c.get("verdict") == verdict and c.get("message"):
+            text = " ".join(str(c["message"]).split())
+            return f"{c['name']}: {text[:limit]}"
+    return ""
+
+
 def parse_results(path: Path) -> tuple[list[dict], dict | None]:
     """Checks and the final 'done' record from the child's results file.
     A torn last line (the child was killed mid-write) is ignored."""
@@ -441,6 +486,7 @@ def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: 
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
                 allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
                 timeout_s: float | None = None) -> list[RunEvent]:
+    require_backend(backend)  # an absent backend asked for by name: refused, not an `error` per answer
     options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed,
                          timeout_s=timeout_s)
     return Runner(workbench, options, on_event, cancel).run_all(pairs)

@@ -26,16 +26,17 @@ __all__ = [
 
 FORMATS = ("pi", "opencode-export", "opencode-run", "claude-code", "codex")
 
-# Larger files are refused rather than read into memory whole.
-MAX_BYTES = 512 * 1024 * 1024
-
-
 def read_text(path: Path | str) -> str:
-    """The file's text, or TranscriptError for unreadable, binary or non-UTF-8 files."""
+    """The file's text, or TranscriptError for unreadable, binary or non-UTF-8
+    files, and files over the text cap (engine/caps.py: refused before reading,
+    as the scan and the dashboard refuse them)."""
+    from engine import caps
+
     p = Path(path)
     try:
-        if p.stat().st_size > MAX_BYTES:
-            raise TranscriptError(f"{p.name}: file too large for a transcript ({p.stat().st_size} bytes)")
+        size = p.stat().st_size
+        if size > caps.TEXT_CAP_BYTES:
+            raise TranscriptError(f"{p.name}: {caps.over_cap(size)}")
         data = p.read_bytes()
     except IsADirectoryError:
         raise TranscriptError(f"{p}: is a folder, not a transcript file") from None
@@ -48,7 +49,7 @@ def read_text(path: Path | str) -> str:
 
 def decode(data: bytes, name: str = "input") -> str:
     if b"\x00" in data[:65536]:
-        raise TranscriptError(f"{name}: binary file (NUL bytes), not a text transcript")
+        raise TranscriptError(f"{name}: binary file (NUL bytes), not a text transcript")  # = caps.BINARY_TRANSCRIPT
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

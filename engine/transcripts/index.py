@@ -49,8 +49,14 @@ def index_pending(store, root: Path) -> int:
 
 
 def index_one(store, path: Path, row: dict) -> None:
+    from engine import caps
+
     started = time.perf_counter()
     try:
+        size = path.stat().st_size
+        if size > caps.TEXT_CAP_BYTES:  # never read whole: memory stays bounded by the cap
+            _failed(store, row["id"], row.get("sha256"), f"{path.name}: {caps.over_cap(size)}")
+            return
         data = path.read_bytes()
     except OSError as exc:
         _failed(store, row["id"], row.get("sha256"), f"{path.name}: cannot read ({exc.strerror or exc})")

@@ -90,3 +90,48 @@ def test_check_runs_the_adapter_and_reports_stale(wb, capsys):
     assert main(args[:-1]) == 1
     text = capsys.readouterr().out
     assert "stale" in text and "not bound" in text
+
+
+def test_new_refuses_an_answer_a_plugin_adapter_binds(demo_workbench, capsys):
+    """Issue 19: a workbench scaffold is looked up before the plugin's adapter, so
+    writing one over an answer that binds would make every later run unbound."""
+    assert main(["--workbench", str(demo_workbench), "adapter", "new", "demo-careful", "kv"]) == 2
+    err = capsys.readouterr().err
+    assert "already binds through the plugin adapter challenges/kv/adapters/demo-careful.py" in err
+    assert "--force" in err
+    assert not (demo_workbench / ".benchtui").exists()
+    assert main(["--workbench", str(demo_workbench), "adapter", "new", "demo-careful", "kv", "--force"]) == 0
+    assert (demo_workbench / ".benchtui" / "adapters" / "kv" / "demo-careful.py").is_file()
+
+
+def test_new_refuses_an_answer_whose_latest_run_bound(wb, capsys):
+    from engine.store import Store, now_iso
+    from engine.workbench import find_workbench
+
+    store_path = find_workbench(str(wb), None, wb).store_path
+    with Store(store_path) as store:
+        run_id = store.db["runs"].insert({"model": "m1", "challenge": "kv", "status": "done", "verdict": "pass",
+                                          "started_at": now_iso()}).last_pk
+        store.db["checks"].insert({"run_id": run_id, "position": 0, "name": "prefill", "verdict": "pass"})
+    assert main(["--workbench", str(wb), "adapter", "new", "m1", "kv"]) == 2
+    assert f"already binds without an adapter (latest run #{run_id}: pass)" in capsys.readouterr().err
+    with Store(store_path) as store:  # an unbound latest run is what a scaffold is for
+        store.db["runs"].insert({"model": "m1", "challenge": "kv", "status": "done", "verdict": "unbound",
+                                 "started_at": now_iso()})
+    assert main(["--workbench", str(wb), "adapter", "new", "m1", "kv"]) == 0
+
+
+def test_unbound_message_does_not_name_the_plugin_adapter_when_a_workbench_one_is_used(wb):
+    """Issue 19: with an empty workbench scaffold in use, the unbound message
+    used to say it looked for challenges/kv/adapters/<model>.py only."""
+    from engine.adapters import scaffold
+    from engine.challenges import BUNDLED_CHALLENGES, load_challenge
+    from engine.verify.local import run_local
+
+    answer = wb / "models" / "m1" / "kv"
+    path = scaffold(wb, load_challenge(BUNDLED_CHALLENGES / "kv"), "m1", answer)
+    out = run_local("kv", answer, model="m1", adapter=path)
+    unbound = [c for c in out["checks"] if c["verdict"] == "unbound"]
+    assert out["verdict"] == "unbound" and unbound
+    assert ".benchtui/adapters/kv/<model>.py" in unbound[0]["message"]
+    assert "the adapter in use" in unbound[0]["message"]

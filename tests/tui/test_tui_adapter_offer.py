@@ -10,6 +10,7 @@ from textual.widgets import Static
 from engine.runner.orchestrate import tree_digest
 from engine.store import Store, now_iso
 from tui.app import BenchApp
+from tui.screens.confirm import ConfirmScreen
 
 
 async def settle(app, pilot) -> None:
@@ -38,7 +39,34 @@ async def test_tui_unbound_answer_offers_and_scaffolds_an_adapter(demo_wb):
         assert "press a" in summary and "benchtui adapter new demo-hasty kv" in summary
         await pilot.press("a")
         await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)  # issue 19: asked first
+        await pilot.press("y")
+        await settle(app, pilot)
     target = demo_wb.root / ".benchtui" / "adapters" / "kv" / "demo-hasty.py"
     assert target.is_file() and "ANSWER_SHA256" in target.read_text() and "class KVCache" in target.read_text()
     assert tree_digest(answer)[0] == before
+    assert app.errors == []
+
+
+async def test_tui_adapter_key_asks_and_names_what_binds_today(demo_wb):
+    """Issue 19: `a` on an answer the plugin's adapter binds used to write a
+    scaffold at once, which every later run then used (unbound)."""
+    with Store(demo_wb.store_path) as store:  # never run: only the plugin's adapter says it binds
+        store.execute("delete from checks where run_id in (select id from runs where model = 'demo-careful' and challenge = 'kv')")
+        store.execute("delete from runs where model = 'demo-careful' and challenge = 'kv'")
+        store.conn.commit()
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_answer("demo-careful", "kv")
+        await settle(app, pilot)
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        detail = str(app.screen.query_one("#confirm-detail", Static).render())
+        assert "already binds through the plugin adapter challenges/kv/adapters/demo-careful.py" in detail
+        await pilot.press("n")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert not (demo_wb.root / ".benchtui").exists()
     assert app.errors == []

@@ -68,10 +68,17 @@ def file_label(relpath: str, size: int | None, warned: bool, width: int) -> Text
 
 
 def read_text_file(path: Path) -> str:
-    data = path.read_bytes()
-    if len(data) > MAX_VIEW_BYTES:
-        data = data[:MAX_VIEW_BYTES]
+    """The head of a file as text; ValueError for binary content (raw bytes would break the layout)."""
+    from engine.caps import BINARY_TEXT
+
+    with open(path, "rb") as fh:
+        data = fh.read(MAX_VIEW_BYTES)
+    if b"\x00" in data[:65536]:
+        raise ValueError(BINARY_TEXT)
     return data.decode("utf-8", errors="replace")
+
+
+ANSWER_TABS = ("tab-file", "tab-checks", "tab-self", "tab-runs", "tab-grade")
 
 
 class AnswerScreen(GuardedScreen):
@@ -81,7 +88,10 @@ class AnswerScreen(GuardedScreen):
         Binding("c", "compare", "Compare", id="answer.compare"),
         Binding("g", "grade", "Grade", id="answer.grade"),
         Binding("r", "run", "Run", id="answer.run"),
-        Binding("1,2,3,4,5", "tab", show=False, id="answer.tab"),
+        # One binding per tab (ids answer.tab1..5; "answer.tab" in keys.toml sets all five in
+        # order): bindings, not a key handler, so they work whichever widget has the focus.
+        *(Binding(str(i + 1), f"tab({i})", f"Tab {name}", show=False, id=f"answer.tab{i + 1}")
+          for i, name in enumerate(("File", "Checks", "Self-check", "Runs", "Grade"))),
         Binding("a", "adapter", "Adapter", show=False, id="answer.adapter"),  # issue 9: scaffold an adapter
     ]
 
@@ -382,15 +392,50 @@ class AnswerScreen(GuardedScreen):
         self.app.open_runs([(self.model, self.challenge)], "answer")
 
     def action_adapter(self) -> None:
-        """Scaffold this answer's workbench adapter (what `benchtui adapter new` writes)."""
-        self.scaffold_adapter()
+        """Scaffold this answer's workbench adapter (what `benchtui adapter new` writes),
+        after a confirmation that says what it replaces (issue 19)."""
+        self.ask_adapter()
+
+    @work(thread=True, exclusive=True, group="answer-adapter")
+    def ask_adapter(self) -> None:
+        from engine import adapters
+
+        try:
+            workbench = self.app.workbench
+            challenge, folder = adapters.locate(workbench, self.model, self.challenge)
+            target = adapters.workbench_adapter_dir(workbench.root, challenge.id) / f"{self.model}.py"
+            if target.exists():
+                raise FileExistsError(f"{adapters.display_path(target, workbench.root)} exists")
+            run, checks = self.data.get("run"), self.data.get("checks")
+            reason = adapters.already_binds(workbench.root, challenge, self.model, folder, run, checks)
+        except FileExistsError as exc:
+            self.app.call_from_thread(self.notify, f"{exc}; edit it, then: benchtui adapter check {self.model} {self.challenge}",
+                                      severity="warning", timeout=10)
+            return
+        except Exception as exc:
+            self.app.call_from_thread(self.notify, f"cannot write the adapter: {exc}", severity="error", timeout=10)
+            return
+        where = adapters.display_path(target, workbench.root)
+        detail = (f"{reason}. Written, the scaffold takes over at once, and this answer stays unbound until you "
+                  "fill it in." if reason else "Every later run of this answer uses it.")
+        self.app.call_from_thread(self._confirm_adapter, where, detail)
+
+    def _confirm_adapter(self, where: str, detail: str) -> None:
+        from tui.screens.confirm import ConfirmScreen
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.scaffold_adapter()
+
+        self.app.push_screen(ConfirmScreen(f"Write a scaffold adapter at {where}?", detail), answered)
 
     @work(thread=True, exclusive=True, group="answer-adapter")
     def scaffold_adapter(self) -> None:
         from engine import adapters
 
         try:
-            path = adapters.scaffold_for(self.app.workbench, self.model, self.challenge)
+            # confirmed: the question named what it replaces
+            path = adapters.scaffold_for(self.app.workbench, self.model, self.challenge, force=True)
         except FileExistsError as exc:
             self.app.call_from_thread(self.notify, f"{exc}; edit it, then: benchtui adapter check {self.model} {self.challenge}",
                                       severity="warning", timeout=10)
@@ -401,14 +446,13 @@ class AnswerScreen(GuardedScreen):
         self.app.call_from_thread(self.notify, f"wrote {path}: fill it in, then press r (or: benchtui adapter check "
                                   f"{self.model} {self.challenge})", timeout=10)
 
-    def action_tab(self) -> None:
-        pass  # digits are handled in on_key below (one binding id remaps them all)
-
-    def on_key(self, event) -> None:
-        tabs = ("tab-file", "tab-checks", "tab-self", "tab-runs", "tab-grade")
-        if event.key in "12345" and len(event.key) == 1:
-            self.query_one(TabbedContent).active = tabs[int(event.key) - 1]
-            event.stop()
+    def action_tab(self, index: int) -> None:
+        target = ANSWER_TABS[index]
+        focused = self.focused
+        if focused is not None and any(isinstance(a, TabPane) and a.id != target for a in focused.ancestors):
+            # Focus left inside the pane being hidden would pull its tab back to the front.
+            self.set_focus(self.query_one("#file-tree", Tree))
+        self.query_one(TabbedContent).active = target
 
 
 def prompt_version_note(run: dict) -> str:

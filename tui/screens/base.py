@@ -14,7 +14,26 @@ from textual.message import Message
 from textual.screen import Screen
 
 
+# Below this many columns footers drop the padding around each key, so that every
+# screen's `q Quit` and `? Help` still fit at 80 columns.
+COMPACT_FOOTER_BELOW = 120
+
+
 class GuardedScreen(Screen):
+    def on_mount(self) -> None:
+        self.fit_footer()
+
+    def on_resize(self) -> None:
+        self.fit_footer()
+
+    def fit_footer(self) -> None:
+        from textual.widgets import Footer
+
+        narrow = self.app.size.width < COMPACT_FOOTER_BELOW
+        for footer in self.query(Footer):
+            footer.compact = narrow
+            footer.show_command_palette = not narrow  # ctrl+p still works; `?` lists it
+
     async def _on_message(self, message: Message) -> None:
         try:
             await super()._on_message(message)

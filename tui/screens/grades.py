@@ -28,11 +28,13 @@ class GradesScreen(GuardedScreen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("escape", "back", "Back", id="grades.back"),
-        Binding("a", "letter('A')", "A", id="grades.a"),
-        Binding("b", "letter('B')", "B", id="grades.b"),
-        Binding("c", "letter('C')", "C", id="grades.c"),
-        Binding("d", "letter('D')", "D", id="grades.d"),
-        Binding("f", "letter('F')", "F", id="grades.f"),
+        # The letters are listed at the top of the rubric pane, not in the footer: five
+        # there pushed `q Quit` and `? Help` off an 80-column footer.
+        Binding("a", "letter('A')", "A", id="grades.a", show=False),
+        Binding("b", "letter('B')", "B", id="grades.b", show=False),
+        Binding("c", "letter('C')", "C", id="grades.c", show=False),
+        Binding("d", "letter('D')", "D", id="grades.d", show=False),
+        Binding("f", "letter('F')", "F", id="grades.f", show=False),
         Binding("plus,equals_sign", "step(1)", "+", id="grades.plus"),
         Binding("minus", "step(-1)", "-", id="grades.minus"),
         Binding("N", "note", "Note", id="grades.note"),
@@ -52,6 +54,9 @@ class GradesScreen(GuardedScreen):
         self.mine: dict[str, str] = {}       # dimension -> my current letter
         self.judges: dict[str, list[str]] = {}  # dimension -> "letter (judge)" strings
         self.grader = G.default_grader_name()
+        self._pending: dict[str, str] = {}  # dimension -> letter stepped to, not yet written
+        self._stored: dict[str, str] = {}   # dimension -> my letter as the store holds it
+        self._step_timer = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -90,7 +95,8 @@ class GradesScreen(GuardedScreen):
         self.post_message(self.Loaded(current, history, notes))
 
     def on_grades_screen_loaded(self, message: Loaded) -> None:
-        self.mine = {g.dimension: g.letter for g in message.current if g.grader == self.grader}
+        self._stored = {g.dimension: g.letter for g in message.current if g.grader == self.grader}
+        self.mine = {**self._stored, **self._pending}  # steps not yet written stay shown
         self.judges = {}
         for g in message.current:
             if g.grader_kind == "judge":
@@ -127,14 +133,18 @@ class GradesScreen(GuardedScreen):
         hist = self.query_one("#grade-history", DataTable)
         hist.clear(columns=True)
         hist.add_columns("when", "dimension", "grade", "by", "note")
-        for g in reversed(getattr(self, "history", [])):
+        # Grades and notes in one list, newest first: a note just saved is the top row.
+        rows = []
+        for g in getattr(self, "history", []):
             if hidden and g.grader_kind == "judge":
                 continue
             style = "strike dim" if not g.valid else ""
-            hist.add_row((g.created_at or "")[:16], g.dimension, Text(g.display, style=style),
-                         "judge" if hidden and g.grader_kind == "judge" else g.grader, g.note or "")
+            rows.append((g.created_at or "", (g.created_at or "")[:16], g.dimension, Text(g.display, style=style),
+                         "judge" if hidden and g.grader_kind == "judge" else g.grader, g.note or ""))
         for n in getattr(self, "notes", []):
-            hist.add_row(n.created_at[:16], "note", "", n.author, n.text)
+            rows.append((n.created_at, n.created_at[:16], Text("note", style="bold cyan"), "", n.author, n.text))
+        for row in sorted(rows, key=lambda r: r[0], reverse=True):
+            hist.add_row(*row[1:])
         self.show_rubric()
 
     def current_dimension(self) -> G.Dimension:
@@ -144,7 +154,9 @@ class GradesScreen(GuardedScreen):
     @on(DataTable.RowHighlighted, "#grades-dims")
     def show_rubric(self, event: object = None) -> None:
         d = self.current_dimension()
-        text = Text(d.title + "\n", style="bold")
+        # The keys first: the pane is 7 rows tall at 80x24, and a hint at its end was cut.
+        text = Text("a b c d f: set the letter   + -: step   N: note   ]: next ungraded   x: blind\n", style="dim")
+        text.append(d.title + "\n", style="bold")
         text.append(d.description + "\n\n")
         mine = self.mine.get(d.id)
         text.append("yours: ", style="dim")
@@ -152,13 +164,13 @@ class GradesScreen(GuardedScreen):
         if not self.hidden:
             for judge in self.judges.get(d.id, []):
                 text.append(f"   judge: {judge}", style="italic dim")
-        text.append("\n\n")
-        text.append("a b c d f: set the letter   + -: step   N: note   ]: next ungraded   x: blind", style="dim")
         self.query_one("#rubric", Static).update(text)
 
     # -- grading -------------------------------------------------------------------
     def action_letter(self, letter: str) -> None:
         self.save(self.current_dimension().id, letter)
+
+    STEP_SETTLE_S = 1.0  # +/- steps within this long make one history row: the letter you stop at
 
     def action_step(self, step: int) -> None:
         dim = self.current_dimension().id
@@ -166,9 +178,36 @@ class GradesScreen(GuardedScreen):
         if new is None:
             self.notify("set a letter first (a b c d f)", severity="warning", timeout=3)
             return
-        self.save(dim, new)
+        self.mine[dim] = new  # shown at once; written once the stepping stops
+        self.refresh_view()
+        self._pending[dim] = new
+        if self._step_timer is not None:
+            self._step_timer.stop()
+        self._step_timer = self.set_timer(self.STEP_SETTLE_S, self.flush_steps)
+
+    def flush_steps(self, reload: bool = True) -> None:
+        """Write the letters the +/- steps stopped at (one row per dimension)."""
+        if self._step_timer is not None:
+            self._step_timer.stop()
+            self._step_timer = None
+        pending, self._pending = self._pending, {}
+        wrote = False
+        for dim, letter in pending.items():
+            if letter == self._stored.get(dim):
+                continue  # stepped back to where it was: nothing to record
+            # Here, not in a worker: this also runs as the screen goes away, when its
+            # workers are cancelled; one insert takes a few ms.
+            try:
+                G.set_grade(self.app.store, self.model, self.challenge, letter, dimension=dim, grader=self.grader)
+                self._stored[dim] = letter
+                wrote = True
+            except Exception as exc:
+                self.app.report_error(f"grade {letter} not saved", exc)
+        if wrote and reload:
+            self.load()
 
     def save(self, dimension: str, letter: str, note: str | None = None) -> None:
+        self.flush_steps()
         self.mine[dimension] = letter  # shown at once; the worker makes it durable
         self.refresh_view()
         self.write_grade(dimension, letter, note)
@@ -195,6 +234,7 @@ class GradesScreen(GuardedScreen):
         event.input.display = False
         self.query_one("#grades-dims").focus()
         if text:
+            self.flush_steps()
             self.write_note(text)
 
     @work(thread=True, group="grades-write")
@@ -211,6 +251,7 @@ class GradesScreen(GuardedScreen):
         self.refresh_view()
 
     def action_next_ungraded(self) -> None:
+        self.flush_steps(reload=False)
         with self.app.open_store() as store:
             rows = store.query(
                 """select a.model, a.challenge from answers a join challenges c on c.id = a.challenge
@@ -231,4 +272,8 @@ class GradesScreen(GuardedScreen):
             box.display = False
             self.query_one("#grades-dims").focus()
             return
+        self.flush_steps(reload=False)
         self.app.pop_screen()
+
+    def on_unmount(self) -> None:
+        self.flush_steps(reload=False)  # quitting or switching screens never loses the letter stepped to

@@ -8,8 +8,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-GENERAL = ("Matrix: enter open · g grade · c compare · t transcript · r runs · l leaderboard · s sort · f filter\n"
-           "Everywhere: ctrl+p jump to a model, challenge, file or transcript · ? help · q quit · esc back\n"
+# Below the screen's own keys: what holds everywhere (not another screen's keys: `?` on the
+# answer screen used to open on the matrix's).
+GENERAL = ("Everywhere: ctrl+p jump to a model, challenge, file or transcript · ? help · q quit · esc back\n"
            "Keys are remappable by Binding id in ~/.config/benchtui/keys.toml ($BENCHTUI_CONFIG).")
 
 

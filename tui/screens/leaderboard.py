@@ -26,7 +26,9 @@ def _best_worst(letter: str | None, challenge: str | None) -> Text:
 
 def rankings_table(lb, width: int | None = None) -> Table:
     """``width``: the cells the table gets; best/worst then share what the others leave."""
-    t = Table(title="Rankings (overall grade)", expand=True, title_justify="left")
+    kinds = Counter(g.grader_kind for g in getattr(lb, "matrix", {}).values())
+    counted = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none yet"
+    t = Table(title=f"Rankings (overall grade: a person's, else a judge's; {counted})", expand=True, title_justify="left")
     summaries = list(lb.model_summaries)
     # Every column but best/worst keeps its full width at 80 columns (a mean band such as
     # "A-/B+" is never cut to "A…"); best/worst shrink, cutting the challenge name only.

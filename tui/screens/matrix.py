@@ -85,6 +85,13 @@ class MatrixScreen(GuardedScreen):
         except Exception as exc:
             self.app.report_error("loading the matrix", exc)
             self.reload()
+        # runs and grades written by other processes (`benchtui run` elsewhere) show up by themselves
+        self.app.after_first_frame(self._start_watching)
+
+    def _start_watching(self) -> None:
+        from tui.store_watch import watch_store
+
+        watch_store(self, self.reload)
 
     def on_screen_suspend(self) -> None:
         self._left = True
@@ -105,12 +112,19 @@ class MatrixScreen(GuardedScreen):
             from engine.queries import load_matrix  # imported here: keeps start-up off the main thread
 
             with self.app.open_store() as store:
-                self.post_message(self.Loaded(load_matrix(store), "indexing the workbench…" if rescan else ""))
+                loaded = load_matrix(store)
+                self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else ""))
                 if not rescan:
                     return
                 from engine.runner.orchestrate import mark_interrupted
                 from engine.scan import scan_workbench
+                from engine.store import damage_message
 
+                problem = store.damage()  # a big store is checked here, not before the first frame
+                if problem:
+                    self.app.call_from_thread(self.app.mark_store_damaged, damage_message(store.path, problem))
+                    self.post_message(self.Loaded(loaded, "the store is damaged: not rescanned, nothing written"))
+                    return
                 result = scan_workbench(self.app.workbench, store)
                 mark_interrupted(store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
@@ -124,7 +138,8 @@ class MatrixScreen(GuardedScreen):
     def on_matrix_screen_loaded(self, message: Loaded) -> None:
         unchanged = self.matrix is not None and message.matrix == self.matrix
         keep = self.current() if self.matrix else (None, None)
-        self._note = message.note
+        if message.note:  # a plain reload keeps the last scan's note ("indexed … warning(s)")
+            self._note = message.note
         self.matrix = message.matrix
         if self.app.consume_scan_request():
             # Rescan only once the first frame is on the terminal: the scan's
@@ -149,7 +164,9 @@ class MatrixScreen(GuardedScreen):
             from engine.grades import POINTS  # here: the first frame does without engine.grades
 
             def mean(model: str) -> float:
-                pts = [POINTS[g] for c in m.challenges if (g := m.cell(model, c.id).human) in POINTS]
+                # the leaderboard's rule: a person's grade, else a judge's
+                pts = [POINTS[g] for c in m.challenges
+                       if (g := m.cell(model, c.id).human or m.cell(model, c.id).judge) in POINTS]
                 return -(sum(pts) / len(pts)) if pts else 1.0
             models.sort(key=mean)
         challenges = list(m.challenges)
@@ -188,7 +205,8 @@ class MatrixScreen(GuardedScreen):
         self.update_detail()
 
     def update_status(self, models: list[str], challenges: list) -> None:
-        status = f"{len(models)} models × {len(challenges)} challenges · sort: {self.sort_mode} · filter: {self.filter_mode}"
+        sort = "grade (human, else judge)" if self.sort_mode == "grade" else self.sort_mode
+        status = f"{len(models)} models × {len(challenges)} challenges · sort: {sort} · filter: {self.filter_mode}"
         if not models:
             status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
         if self._note:

@@ -29,7 +29,8 @@ from tui.messages import RunProgress, RunsDone
 SCOPES = (("this answer", "answer"), ("this model", "column"), ("this challenge", "row"), ("every answer", "all"))
 BACKENDS = (("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda"), ("mlx", "mlx"))
 COLUMNS = ("run", "model", "challenge", "state", "verdict", "message")
-STATES = ("queued", "started", "finished", "error", "cancelled", "running", "done", "interrupted")
+STATES = ("queued", "started", "finished", "error", "cancelled", "busy", "running", "done", "interrupted")
+ENDED = ("finished", "error", "cancelled", "busy")  # a batch row that will not change again
 MESSAGE_WIDTH = 60  # longer messages end in "…"; the log shows them whole
 
 
@@ -90,6 +91,9 @@ class RunsScreen(GuardedScreen):
         self.query_one("#runs-live", DataTable).display = False
         self.action_reload()
         self.query_one("#runs-table", DataTable).focus()
+        from tui.store_watch import watch_store
+
+        watch_store(self, self.action_reload)  # runs started elsewhere appear in the history
 
     # -- history -----------------------------------------------------------------------
     def action_reload(self) -> None:
@@ -190,17 +194,30 @@ class RunsScreen(GuardedScreen):
                 row[4] = verdict_text(e.verdict)
             row[5] = clip(e.message)
             self.render_live()
-        self.query_one("#runs-progress", Static).update(f"{e.done}/{e.total} done · {e.model}/{e.challenge}: {e.kind}")
-        if e.kind in ("finished", "error", "cancelled"):
+        # Counted here from the rows: a `started` event carries no count of the runs already done.
+        done = sum(1 for r in self.batch.values() if r[3] in ENDED)
+        self.query_one("#runs-progress", Static).update(f"{done}/{len(self.batch) or e.total} done · "
+                                                         f"{e.model}/{e.challenge}: {e.kind}")
+        if e.kind in ENDED:
+            # "cancelled before it started", not "cancelled cancelled before it started"
+            kind = "" if e.message.startswith(e.kind) else e.kind
             self.query_one(Log).write_line(" ".join(
-                part for part in (f"{e.model}/{e.challenge}:", e.kind, e.verdict, e.message) if part))
+                part for part in (f"{e.model}/{e.challenge}:", kind, e.verdict, e.message) if part))
             self.action_reload()  # the history gains the run that just ended
+
+    def batch_summary(self) -> str:
+        """What became of the batch: "7 finished, 28 cancelled", by state."""
+        counts: dict[str, int] = {}
+        for row in self.batch.values():
+            counts[row[3]] = counts.get(row[3], 0) + 1
+        order = [s for s in STATES if s in counts]
+        return ", ".join(f"{counts[s]} {s}" for s in order) or "nothing run"
 
     def on_runs_done(self, message: RunsDone) -> None:
         self.running = False
-        word = "cancelled" if message.cancelled else "finished"
-        self.query_one("#runs-progress", Static).update(f"{message.count} run(s) {word}")
-        self.notify(f"runs {word}", timeout=3)
+        summary = self.batch_summary()
+        self.query_one("#runs-progress", Static).update(f"{summary} ({message.count} queued)")
+        self.notify(f"runs {'cancelled' if message.cancelled else 'done'}: {summary}", timeout=5)
         self.action_reload()
 
     def action_cancel(self) -> None:

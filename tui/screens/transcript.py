@@ -57,14 +57,14 @@ class TranscriptScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="transcript.back"),
         Binding("enter,space", "toggle_fold", "Fold", id="transcript.fold"),
-        Binding("e", "expand_all", "Expand all", id="transcript.expand"),
+        Binding("e", "expand_all", "Expand", id="transcript.expand"),
         Binding("slash", "search", "Search", id="transcript.search"),
-        Binding("n", "next_hit(1)", "Next hit", id="transcript.next_hit"),
+        Binding("n", "next_hit(1)", "Hit", id="transcript.next_hit"),
         Binding("N", "next_hit(-1)", "Prev hit", id="transcript.prev_hit", show=False),
-        Binding("right_square_bracket", "next_turn(1)", "Next turn", id="transcript.next_turn"),
+        Binding("right_square_bracket", "next_turn(1)", "Turn", id="transcript.next_turn"),
         Binding("left_square_bracket", "next_turn(-1)", "Prev turn", id="transcript.prev_turn", show=False),
         Binding("f", "cycle_filter", "Filter", id="transcript.filter"),
-        Binding("b", "branches", "Branches", id="transcript.branches"),
+        Binding("b", "branches", "Branch", id="transcript.branches"),
     ]
 
     class Parsed(Message):
@@ -119,7 +119,8 @@ class TranscriptScreen(GuardedScreen):
     def on_transcript_screen_parsed(self, message: Parsed) -> None:
         header = self.query_one("#transcript-header", Static)
         if message.error:
-            header.update(Text(f"{self.relpath}: {message.error}", style="bold red"))
+            said = message.error if message.error.startswith(f"{Path(self.relpath).name}:") else f"{self.relpath}: {message.error}"
+            header.update(Text(f"{self.model} / {self.challenge} / {said}", style="bold red"))
             self.app.notify(message.error, severity="error")
             return
         self.transcript = message.transcript
@@ -145,14 +146,27 @@ class TranscriptScreen(GuardedScreen):
         same place on the screen, even when folds open or close above it."""
         view = self.query_one(TranscriptView)
         anchor = self._anchor(view) if keep else None
-        width = max((view.scrollable_content_region.width or self.app.size.width) - 2, 40)
+        # The width left once the vertical scrollbar is there, whether or not it is yet: the
+        # first build comes before it appears, and wrapping to the wider width put one
+        # character of every wrapped line under the scrollbar (lost until a rebuild).
+        full = view.content_region.width or self.app.size.width
+        width = max(full - view.styles.scrollbar_size_vertical - 2, 40)
         self._width = width
         warnings = warnings_by_line(self.transcript.warnings)
         view.set_rows(build_rows(self.entries, width, self.expanded, self.filter_mode, warnings), keep_cursor=keep)
         if anchor is not None:
             self._restore(view, anchor)
+        self.find_hits()
+        self.show_state()
+
+    def show_state(self, hit: int | None = None) -> None:
+        """The header's subtitle: the filter in force and the search hits of the rows shown
+        (a filter changes the rows, so an old "hit 76/76" would lie)."""
+        parts = [f"filter: {self.filter_mode}"]
         if self.query_text:
-            self.find_hits()
+            found = len(self.hits)
+            parts.append(f"/{self.query_text}: " + (f"hit {hit}/{found}" if hit else f"{found} hit(s)"))
+        self.sub_title = " · ".join(parts)
 
     @staticmethod
     def _anchor(view: TranscriptView) -> tuple | None:
@@ -275,7 +289,7 @@ class TranscriptScreen(GuardedScreen):
         else:
             target = next((h for h in reversed(self.hits) if h < view.cursor), self.hits[-1])
         view.move_to(target)
-        self.sub_title = f"hit {self.hits.index(target) + 1}/{len(self.hits)}"
+        self.show_state(self.hits.index(target) + 1)
 
     # -- branches ----------------------------------------------------------------------
     def action_branches(self) -> None:

@@ -1,0 +1,67 @@
+"""What the damaged-store check costs every command and the dashboard's start
+(issue 19: SQLite's quick_check before anything writes). Prints JSON.
+
+    python bench/store_check.py [STORE.db ...] [--grow-mb 50]
+
+Times `Store(path, check=True)` against `Store(path)` (best of 5) on each store
+given, and on a synthetic store grown to --grow-mb MB of transcript entries.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from engine.store import Store  # noqa: E402
+
+
+def best(fn, n: int = 5) -> float:
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def measure(path: Path) -> dict:
+    plain = best(lambda: Store(path).close())
+    checked = best(lambda: Store(path, check=True).close())
+    return {"store": str(path), "mib": round(path.stat().st_size / 2**20, 1), "open_s": round(plain, 4),
+            "open_checked_s": round(checked, 4), "check_cost_s": round(checked - plain, 4)}
+
+
+def grown(folder: Path, mb: int) -> Path:
+    path = folder / "grown.db"
+    with Store(path) as store:
+        blob = "x" * 4000
+        with store.conn:
+            store.conn.executemany("insert into meta (key, value) values (?, ?)",
+                                   ((f"k{i}", blob) for i in range(mb * 2**20 // 4000)))
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("stores", nargs="*", type=Path)
+    ap.add_argument("--grow-mb", type=int, default=50)
+    args = ap.parse_args()
+    out = []
+    with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
+        for path in args.stores:
+            copy = Path(tmp) / f"{len(out)}.db"
+            shutil.copyfile(path, copy)  # never touch the store measured
+            out.append(measure(copy) | {"store": str(path)})
+        out.append(measure(grown(Path(tmp), args.grow_mb)) | {"store": f"synthetic {args.grow_mb} MB"})
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+"""Notice what other processes write to the store (a `benchtui run` in another
+terminal) without ctrl+r: SQLite's ``data_version`` changes when another
+connection commits; reading it costs microseconds, so a screen polls it."""
+from __future__ import annotations
+
+from typing import Callable
+
+WATCH_S = 2.0  # seconds between polls; tests lower it
+
+
+def data_version(app) -> int | None:
+    try:
+        return app.store.conn.execute("PRAGMA data_version").fetchone()[0]
+    except Exception:
+        return None  # a closed or damaged store: the screen's own loads report it
+
+
+def watch_store(screen, on_change: Callable[[], None], interval: float | None = None) -> None:
+    """Call ``on_change`` (on the main thread) when the store changed since the
+    last poll and ``screen`` is the one on top (a screen reloads on resume anyway)."""
+    seen = {"version": data_version(screen.app)}
+
+    def poll() -> None:
+        version = data_version(screen.app)
+        if version is None or version == seen["version"]:
+            return
+        if screen.app.screen is not screen:
+            return  # keep the old version: the change is picked up once it is on top again
+        seen["version"] = version
+        on_change()
+
+    screen.set_interval(WATCH_S if interval is None else interval, poll)
