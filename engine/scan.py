@@ -27,7 +27,7 @@ CUDA_EXT = {".cu", ".cuh", ".ptx"}
 DOC_EXT = {".md", ".txt", ".rst", ".markdown"}
 DATA_EXT = {".csv", ".tsv", ".npy", ".npz", ".bin", ".parquet", ".safetensors", ".pt", ".pkl", ".h5"}
 TRANSCRIPT_EXT = {".jsonl", ".json", ".ndjson"}
-WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file")
+WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge")
 
 
 @dataclass
@@ -193,6 +193,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
     result = ScanResult(scan_id=scan_id, git_commit=git.commit)
     stamp = now_iso()
     challenges = workbench.challenges
+    result.warnings.extend(challenge_warnings(workbench))
     challenge_prompts = {cid: sha256_file(c.prompt_path) for cid, c in challenges.items()}
 
     with db.conn:
@@ -296,6 +297,17 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                                  "hashed": result.hashed, "duration_s": round(result.duration_s, 4)})
     store.set_meta("last_scan_id", str(scan_id))
     return result
+
+
+def challenge_warnings(workbench: Workbench) -> list[Warning]:
+    """What the workbench's own challenges/ changed in the bundled set, and
+    what in it could not be read (engine/challenge_set.py)."""
+    found = workbench.challenge_set
+    out = [Warning("challenge_override", None, o.id, f"challenges/{o.own.name}", o.describe()) for o in found.overrides]
+    for folder, message in found.problems:
+        out.append(Warning("bad_challenge", None, folder.name, f"challenges/{folder.name}",
+                           f"left out: {message}"))
+    return out
 
 
 def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, dict], git, folder: Path) -> None:

@@ -57,6 +57,7 @@ class Check:
     verdict: str | None = None
     message: str = ""
     details: dict = field(default_factory=dict)
+    requires: tuple[str, ...] = ()  # ids of the [requirements] in challenge.toml this check tests
 
     def fail(self, message: str, value: Any = None) -> None:
         if value is not None:
@@ -70,7 +71,7 @@ class Check:
     def as_dict(self) -> dict:
         return {"name": self.name, "verdict": self.verdict, "value": jsonable(self.value),
                 "threshold": jsonable(self.threshold), "message": self.message,
-                "details": jsonable(self.details)}
+                "details": jsonable(self.details), "requires": list(self.requires)}
 
 
 def jsonable(x: Any) -> Any:
@@ -209,11 +210,12 @@ class Suite:
 
     # -- checks ---------------------------------------------------------------
     @contextlib.contextmanager
-    def check(self, name: str, threshold: Any = None, timeout_s: float | None = None) -> Iterator[Check]:
+    def check(self, name: str, threshold: Any = None, timeout_s: float | None = None,
+              requires: tuple[str, ...] = ()) -> Iterator[Check]:
         """Record one check. Exceptions map to verdicts: CheckFailed -> fail,
         SkipCheck -> skipped, CheckTimeout -> timeout, anything else -> error.
         Leaving the block normally is a pass unless ``c.verdict`` was set."""
-        c = Check(name, threshold)
+        c = Check(name, threshold, requires=tuple(requires))
         limit = timeout_s or self.check_timeout_s
         if self.peer is not None:
             self.peer.deadline = time.monotonic() + limit if limit else None
@@ -245,15 +247,15 @@ class Suite:
             self._record(c)
 
     def record(self, name: str, verdict: str, value: Any = None, threshold: Any = None,
-               message: str = "", details: dict | None = None) -> Check:
+               message: str = "", details: dict | None = None, requires: tuple[str, ...] = ()) -> Check:
         if verdict not in V.CHECK_VERDICTS:
             raise ValueError(f"unknown verdict {verdict!r}")
-        c = Check(name, threshold, value, verdict, message, details or {})
+        c = Check(name, threshold, value, verdict, message, details or {}, tuple(requires))
         self._record(c)
         return c
 
-    def skip(self, name: str, reason: str) -> Check:
-        return self.record(name, V.SKIPPED, message=reason)
+    def skip(self, name: str, reason: str, requires: tuple[str, ...] = ()) -> Check:
+        return self.record(name, V.SKIPPED, message=reason, requires=requires)
 
     def info(self, name: str, value: Any = None, message: str = "", details: dict | None = None) -> Check:
         """A figure shown with the checks that never changes the verdict."""
