@@ -3,7 +3,8 @@
 A workbench may bring challenges of its own in ``WORKBENCH/challenges/<id>/``
 (the same plugin format as the bundled ones). They are added to the bundled
 set; one whose id is a bundled id replaces that bundled challenge, and the
-scan says so (``challenge_override``). A folder whose ``challenge.toml``
+scan says so (``challenge_override``; a verbatim copy of the bundled folder
+is not reported: it changes nothing). A folder whose ``challenge.toml``
 cannot be read is left out and reported (``bad_challenge``), never fatal.
 
 A bundled-folder challenge with ``bundled = false`` in its ``challenge.toml``
@@ -60,6 +61,23 @@ def _load_all(root: Path | None, problems: list) -> dict[str, Challenge]:
 def same_folder(a: Path | None, b: Path | None) -> bool:
     try:
         return a is not None and b is not None and a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _files(folder: Path) -> dict[str, Path]:
+    return {f.relative_to(folder).as_posix(): f for f in folder.rglob("*")
+            if f.is_file() and "__pycache__" not in f.parts}
+
+
+def same_content(a: Path, b: Path) -> bool:
+    """Two challenge folders with the same files, byte for byte (a workbench
+    holding a verbatim copy of a bundled challenge overrides nothing)."""
+    try:
+        fa, fb = _files(a), _files(b)
+        if fa.keys() != fb.keys() or any(fa[k].stat().st_size != fb[k].stat().st_size for k in fa):
+            return False
+        return all(fa[k].read_bytes() == fb[k].read_bytes() for k in fa)
     except OSError:
         return False
 

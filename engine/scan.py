@@ -302,8 +302,11 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
 def challenge_warnings(workbench: Workbench) -> list[Warning]:
     """What the workbench's own challenges/ changed in the bundled set, and
     what in it could not be read (engine/challenge_set.py)."""
+    from engine.challenge_set import same_content
+
     found = workbench.challenge_set
-    out = [Warning("challenge_override", None, o.id, f"challenges/{o.own.name}", o.describe()) for o in found.overrides]
+    out = [Warning("challenge_override", None, o.id, f"challenges/{o.own.name}", o.describe())
+           for o in found.overrides if not same_content(o.own, o.bundled)]
     for folder, message in found.problems:
         out.append(Warning("bad_challenge", None, folder.name, f"challenges/{folder.name}",
                            f"left out: {message}"))

@@ -81,3 +81,15 @@ def test_published_layout_finds_models_of_an_own_challenge_only(tmp_path):
     (root / "glm" / "mine").mkdir(parents=True)
     wb = find_workbench(str(root), None, tmp_path)
     assert wb.layout == "published" and list(wb.model_dirs()) == ["glm"]
+
+
+def test_a_verbatim_copy_of_the_bundled_challenges_is_not_reported(tmp_path):
+    root = models_wb(tmp_path, "kv")
+    shutil.copytree(BUNDLED_CHALLENGES / "kv", root / "challenges" / "kv")
+    shutil.copytree(BUNDLED_CHALLENGES / "fuse", root / "challenges" / "fuse")
+    (root / "challenges" / "fuse" / "PROMPT.md").write_text("changed\n")
+    wb = find_workbench(str(root), None, tmp_path)
+    assert [o.id for o in wb.challenge_set.overrides] == ["fuse", "kv"]
+    with Store(wb.store_path) as store:
+        warned = [w.challenge for w in scan_workbench(wb, store).warnings if w.kind == "challenge_override"]
+    assert warned == ["fuse"]
