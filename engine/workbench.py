@@ -87,11 +87,26 @@ class Workbench:
 
     def answer_dirs(self, model_dir: Path) -> dict[str, Path]:
         """Challenge id -> answer folder, for the known challenges present."""
+        # One listing per model, not a stat and a resolve() per challenge: a
+        # plain sub-folder of a model folder is inside the workbench; only a
+        # link needs the symlink guard.
+        try:
+            with os.scandir(model_dir) as it:
+                entries = {e.name: e for e in it}
+        except OSError:
+            return {}
         out = {}
         for cid in self.challenges:
+            entry = entries.get(cid)
+            if entry is None:
+                continue
             folder = model_dir / cid
-            if folder.is_dir() and self.contains(folder):
-                out[cid] = folder
+            try:
+                linked = entry.is_symlink()
+                if (folder.is_dir() and self.contains(folder)) if linked else entry.is_dir(follow_symlinks=False):
+                    out[cid] = folder
+            except OSError:
+                continue
         return out
 
     def contains(self, path: Path) -> bool:
