@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import operator
 import sqlite3
 import time
 from pathlib import Path
@@ -136,7 +137,8 @@ def _insert_entries(store, rows: list[dict[str, Any]]) -> None:
     columns = list(rows[0])
     sql = (f"insert into transcript_entries ({', '.join(columns)}) "
            f"values ({', '.join('?' * len(columns))})")
-    store.conn.executemany(sql, [tuple(r[c] for c in columns) for r in rows])
+    values = operator.itemgetter(*columns)
+    store.conn.executemany(sql, [values(r) for r in rows])
 
 
 def _store(store, transcript_id: int, sha: str, t: Transcript, parse_s: float, commit: bool = True) -> None:
