@@ -148,8 +148,9 @@ def _number(x) -> float | None:
 
 def check_margins(runs: dict[int, dict], margin: float) -> Item:
     """For each check with a numeric value and threshold that the reference
-    meets from below (a tolerance), the reference's worst value over the seeds
-    must sit ``margin`` times inside the threshold."""
+    meets from below, the threshold must sit outside the reference's noise:
+    ``margin`` times the reference's worst value (an error, whose ideal is 0),
+    or ``margin`` times its spread over the seeds beyond it (a quantity)."""
     values: dict[str, list[float]] = {}
     thresholds: dict[str, float] = {}
     for r in runs.values():
@@ -167,10 +168,18 @@ def check_margins(runs: dict[int, dict], margin: float) -> Item:
             not_tolerance.append(name)
             continue
         ratio = math.inf if worst <= 0 else threshold / worst
+        spread = worst - min(vals)
+        # Outside the noise: an error-like figure far below its threshold, or a
+        # figure that is a real quantity (a ratio near 2) whose threshold sits
+        # many times its seed-to-seed spread away. With no spread measured, only
+        # the first rule can vouch for it.
+        by_spread = len(vals) >= 2 and spread > 0 and threshold - worst >= margin * spread
         rows[name] = {"threshold": threshold, "reference_worst": worst, "reference_best": min(vals),
-                      "margin": "inf" if math.isinf(ratio) else round(ratio, 2)}
-        if ratio < margin:
-            close.append(f"{name} (threshold {threshold:g}, reference up to {worst:.3g}: {ratio:.1f}x)")
+                      "margin": "inf" if math.isinf(ratio) else round(ratio, 2), "spread": spread,
+                      "rule": "ratio" if ratio >= margin else "spread" if by_spread else "none"}
+        if ratio < margin and not by_spread:
+            close.append(f"{name} (threshold {threshold:g}, reference up to {worst:.3g}: {ratio:.1f}x; "
+                         f"spread over seeds {spread:.3g})")
     details = {"margin_wanted": margin, "tolerances": rows, "floors_not_judged": not_tolerance}
     if close:
         return Item("thresholds_outside_noise", False,
@@ -179,8 +188,8 @@ def check_margins(runs: dict[int, dict], margin: float) -> Item:
         return Item("thresholds_outside_noise", True, "no numeric tolerance checks to judge", details)
     worst = min(rows, key=lambda n: math.inf if rows[n]["margin"] == "inf" else rows[n]["margin"])
     return Item("thresholds_outside_noise", True,
-                f"{len(rows)} tolerances sit at least {margin:g}x outside the reference's values over {len(runs)} seeds "
-                f"(closest: {worst}, {rows[worst]['margin']}x)", details)
+                f"{len(rows)} thresholds sit outside the reference's noise over {len(runs)} seeds "
+                f"(closest: {worst}, {rows[worst]['margin']}x its worst value)", details)
 
 
 def check_prompt_version(challenge: Challenge) -> Item:

@@ -168,3 +168,25 @@ def test_deploy_hands_out_data_files_and_takes_models_by_name(capsys, wb):
     assert code == 2 and "unknown challenge" in err
     code, _, err = cli(capsys, "--workbench", str(wb), "deploy", "kv", "-m", "nobody")
     assert code == 2 and "unknown model(s) nobody" in err
+
+
+def test_margins_judge_errors_by_ratio_and_quantities_by_spread():
+    from engine.authoring.soundness import check_margins
+
+    def runs(values_by_seed):
+        return {seed: {"checks": [{"name": n, "verdict": "pass", "value": v, "threshold": t}
+                                  for n, (v, t) in checks.items()]}
+                for seed, checks in values_by_seed.items()}
+
+    # an error 1000x inside its tolerance; a ratio near 2 with threshold 4 and a small spread
+    ok = check_margins(runs({1: {"err": (1e-12, 1e-9), "ratio": (1.95, 4.0)},
+                             2: {"err": (2e-12, 1e-9), "ratio": (1.99, 4.0)}}), 10.0)
+    assert ok.ok and ok.details["tolerances"]["err"]["rule"] == "ratio"
+    assert ok.details["tolerances"]["ratio"]["rule"] == "spread"
+    # the same ratio with no spread measured, and an error 5x inside: neither rule vouches
+    bad = check_margins(runs({1: {"err": (2e-10, 1e-9), "ratio": (1.99, 4.0)},
+                              2: {"err": (2e-10, 1e-9), "ratio": (1.99, 4.0)}}), 10.0)
+    assert not bad.ok and "err (" in bad.message and "ratio (" in bad.message
+    # a floor the reference clears from above is not judged as a tolerance
+    floor = check_margins(runs({1: {"tokens": (0.9, 0.5)}}), 10.0)
+    assert floor.ok and floor.details["floors_not_judged"] == ["tokens"]
