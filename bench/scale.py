@@ -245,6 +245,7 @@ async def _drive(root: Path, repeat: int) -> dict:
             await pilot.pause()
             await app.workers.wait_for_complete()
         settle_s = time.perf_counter() - t
+        print(f"settled in {settle_s:.1f} s", file=sys.stderr, flush=True)
         for _ in range(repeat):
             for label, keys in KEYS:
                 t = time.perf_counter()
@@ -255,6 +256,7 @@ async def _drive(root: Path, repeat: int) -> dict:
                 await pilot.pause()
                 per_key = (time.perf_counter() - t) / len(keys)
                 lat.setdefault(label, []).append(per_key)
+                print(f"{label}: {per_key * 1000:.0f} ms", file=sys.stderr, flush=True)
             while len(app.screen_stack) > 1:
                 await pilot.press("escape")
                 await pilot.pause()
