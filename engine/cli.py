@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "engine.commands.grade_cmds",
     "engine.commands.adapter_cmds",
     "engine.commands.install_cmds",
+    "engine.commands.challenge_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

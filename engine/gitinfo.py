@@ -35,6 +35,29 @@ class GitInfo:
         return "ignored"
 
 
+    def status_in(self, folder: Path):
+        """``status`` for files named relative to ``folder``, resolving the
+        folder once (a rescan asks for every file of every answer)."""
+        if self.top is None:
+            return lambda rel: None
+        try:
+            base = folder.resolve().relative_to(self.top).as_posix()
+        except (ValueError, OSError):
+            return lambda rel: self.status(folder / rel)
+        prefix = "" if base == "." else base + "/"
+
+        def status(rel: str) -> str | None:
+            if (folder / rel).is_symlink():
+                return self.status(folder / rel)  # resolves elsewhere
+            key = prefix + rel
+            if key in self.modified:
+                return "modified"
+            if key in self.untracked:
+                return "untracked"
+            return "committed" if key in self.tracked else "ignored"
+        return status
+
+
 def _split_z(text: str) -> list[str]:
     return [p for p in text.split("\0") if p]
 

@@ -9,6 +9,7 @@ import difflib
 import hashlib
 import json
 import os
+import stat
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ CUDA_EXT = {".cu", ".cuh", ".ptx"}
 DOC_EXT = {".md", ".txt", ".rst", ".markdown"}
 DATA_EXT = {".csv", ".tsv", ".npy", ".npz", ".bin", ".parquet", ".safetensors", ".pt", ".pkl", ".h5"}
 TRANSCRIPT_EXT = {".jsonl", ".json", ".ndjson"}
-WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file")
+WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge")
 
 
 @dataclass
@@ -128,29 +129,54 @@ def examine(path: Path, relpath: str, st: os.stat_result, data_files: set[str]) 
 
 
 def walk_answer(workbench: Workbench, folder: Path):
-    """(relpath, path, stat) for every regular file, never following links out."""
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in {"__pycache__", ".git"} and not d.startswith("."))
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            rel = path.relative_to(folder).as_posix()
-            if path.is_symlink() and not workbench.contains(path):
-                yield rel, path, None
-                continue
+    """(relpath, path, stat) for every regular file, never following links out.
+
+    os.scandir, not pathlib: a rescan stats every file of every answer (60,000
+    at bench/scale.py's size) and pathlib's per-path parsing was most of it."""
+    stack = [("", os.fspath(folder))]
+    while stack:
+        prefix, directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = prefix + entry.name
             try:
-                st = path.stat()
+                is_link = entry.is_symlink()
+                if not is_link and entry.is_dir(follow_symlinks=False):
+                    if entry.name not in {"__pycache__", ".git"} and not entry.name.startswith("."):
+                        subdirs.append((rel + "/", entry.path))
+                    continue
             except OSError:
-                yield rel, path, None
+                yield rel, Path(entry.path), None
                 continue
-            if not path.is_file():
+            if is_link:
+                path = Path(entry.path)
+                if path.is_dir():
+                    continue  # a linked folder: never followed
+                if not workbench.contains(path):
+                    yield rel, path, None
+                    continue
+            try:
+                st = entry.stat()  # follows a link that stays inside the workbench
+            except OSError:
+                yield rel, Path(entry.path), None
+                continue
+            if not stat.S_ISREG(st.st_mode):
                 continue  # fifos, sockets: nothing to index
-            yield rel, path, st
+            yield rel, entry.path, st
+        stack.extend(reversed(subdirs))
 
 
 def _prompt_drift(store: Store, prompts: dict[str, list[tuple[str, str, Path]]], challenge_prompts: dict[str, str]) -> list[Warning]:
     """Compare each answer's PROMPT.md with the one most answers carry."""
     out = []
     for challenge, items in prompts.items():
+        if len({sha for _, sha, _ in items}) < 2:
+            continue  # every answer carries the same bytes: no drift, nothing to read
         # Whitespace-only differences (a trailing newline, re-wrapped lines) are
         # the same prompt: compare hashes of the normalised text (engine/prompts.py).
         items = [(model, file_prompt_sha256(path) or sha, path) for model, sha, path in items]
@@ -200,6 +226,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
     result = ScanResult(scan_id=scan_id, git_commit=git.commit)
     stamp = now_iso()
     challenges = workbench.challenges
+    result.warnings.extend(challenge_warnings(workbench))
     challenge_prompts = {cid: sha256_file(c.prompt_path) for cid, c in challenges.items()}
 
     with db.conn:
@@ -242,7 +269,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                 facts: list[FileFacts] = []
                 for rel, path, st in walk_answer(workbench, folder):
                     if st is None:
-                        why = "symlink leaves the workbench (not followed)" if path.is_symlink() else "cannot stat"
+                        why = "symlink leaves the workbench (not followed)" if Path(path).is_symlink() else "cannot stat"
                         result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", why))
                         continue
                     prev = old.get(rel)
@@ -253,13 +280,13 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                         f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev["sha256"], kind, prev["readable"],
                                       prev["problem"], prev["lines"])
                     else:
-                        f = examine(path, rel, st, data_files)
+                        f = examine(Path(path), rel, st, data_files)
                         result.hashed += 1
                     facts.append(f)
                     if f.problem:
                         result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
                     if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
-                        prompts[cid].append((model, f.sha256, path))
+                        prompts[cid].append((model, f.sha256, Path(path)))
                     elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
                         by_sha[f.sha256].append((model, cid, rel))
 
@@ -310,15 +337,30 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
     return result
 
 
+def challenge_warnings(workbench: Workbench) -> list[Warning]:
+    """What the workbench's own challenges/ changed in the bundled set, and
+    what in it could not be read (engine/challenge_set.py)."""
+    from engine.challenge_set import same_content
+
+    found = workbench.challenge_set
+    out = [Warning("challenge_override", None, o.id, f"challenges/{o.own.name}", o.describe())
+           for o in found.overrides if not same_content(o.own, o.bundled)]
+    for folder, message in found.problems:
+        out.append(Warning("bad_challenge", None, folder.name, f"challenges/{folder.name}",
+                           f"left out: {message}"))
+    return out
+
+
 def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, dict], git, folder: Path) -> None:
     keep = {f.relpath for f in facts}
     gone = [r["id"] for rel, r in old.items() if rel not in keep]
     if gone:
         db.execute(f"delete from files where id in ({','.join('?' * len(gone))})", gone)
     rows = []
+    status_of = git.status_in(folder)
     for f in facts:
         prev = old.get(f.relpath)
-        status = git.status(folder / f.relpath)
+        status = status_of(f.relpath)
         row = {"answer_id": answer_id, "relpath": f.relpath, "size": f.size, "mtime_ns": f.mtime_ns, "sha256": f.sha256,
                "kind": f.kind, "readable": f.readable, "problem": f.problem, "git_status": status, "lines": f.lines}
         if prev and all(prev[k] == row[k] for k in row):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from engine.resources import bundled_challenges, default_store_path
 
 if TYPE_CHECKING:
+    from engine.challenge_set import ChallengeSet
     from engine.challenges import Challenge
 
 # engine.challenges (and tomllib) load on first use: the dashboard's first
@@ -36,20 +37,38 @@ class Workbench:
     root: Path
     layout: str  # "models" or "published"
     store_path: Path
-    challenges_dir: Path
+    challenges_dir: Path  # the workbench's own challenges/, else the bundled folder
     _challenges: dict[str, Challenge] | None = field(default=None, repr=False)
+    _challenge_set: ChallengeSet | None = field(default=None, repr=False)
 
     @property
     def models_dir(self) -> Path:
         return self.root / "models" if self.layout == "models" else self.root
 
     @property
+    def own_challenges_dir(self) -> Path:
+        """Where this workbench's own challenges live (engine/challenge_set.py)."""
+        return self.root / "challenges"
+
+    @property
+    def challenge_set(self) -> ChallengeSet:
+        """The bundled challenges with the workbench's own over them, and what
+        replaced what (the scan reports it)."""
+        if self._challenge_set is None:
+            from engine.challenge_set import load_challenge_set
+
+            self._challenge_set = load_challenge_set(self.own_challenges_dir, BUNDLED_CHALLENGES)
+        return self._challenge_set
+
+    @property
     def challenges(self) -> dict[str, Challenge]:
         if self._challenges is None:
-            from engine.challenges import load_challenges
-
-            self._challenges = load_challenges(self.challenges_dir)
+            self._challenges = self.challenge_set.challenges
         return self._challenges
+
+    def forget_challenges(self) -> None:
+        """Read challenges/ again on next use (after `challenge new`)."""
+        self._challenges = self._challenge_set = None
 
     def model_dirs(self) -> dict[str, Path]:
         """Model name -> folder. Symlinks leaving the workbench are ignored."""
@@ -69,11 +88,26 @@ class Workbench:
 
     def answer_dirs(self, model_dir: Path) -> dict[str, Path]:
         """Challenge id -> answer folder, for the known challenges present."""
+        # One listing per model, not a stat and a resolve() per challenge: a
+        # plain sub-folder of a model folder is inside the workbench; only a
+        # link needs the symlink guard.
+        try:
+            with os.scandir(model_dir) as it:
+                entries = {e.name: e for e in it}
+        except OSError:
+            return {}
         out = {}
         for cid in self.challenges:
+            entry = entries.get(cid)
+            if entry is None:
+                continue
             folder = model_dir / cid
-            if folder.is_dir() and self.contains(folder):
-                out[cid] = folder
+            try:
+                linked = entry.is_symlink()
+                if (folder.is_dir() and self.contains(folder)) if linked else entry.is_dir(follow_symlinks=False):
+                    out[cid] = folder
+            except OSError:
+                continue
         return out
 
     def contains(self, path: Path) -> bool:
@@ -115,11 +149,13 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
     # Challenge folders are named by their ids, so the names find the layout
     # without reading any challenge.toml (start-up); only when they do not is
     # each challenge's own id read.
-    layout = detect_layout(root, challenge_folder_names(challenges_dir))
-    if layout is None and challenges_dir.is_dir():
-        from engine.challenges import load_challenges
+    # The workbench's own challenges come on top of the bundled ones
+    # (engine/challenge_set.py): either's folder names may name a model's folders.
+    layout = detect_layout(root, challenge_folder_names(root / "challenges") | challenge_folder_names(BUNDLED_CHALLENGES))
+    if layout is None and (root / "challenges").is_dir():
+        from engine.challenge_set import load_challenge_set
 
-        layout = detect_layout(root, set(load_challenges(challenges_dir)))
+        layout = detect_layout(root, set(load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges))
     if layout is None:
         raise WorkbenchError(
             f"{root} (from {source}) is not a workbench: no models/ folder and no model folders "

@@ -6,7 +6,8 @@ import os
 import shlex
 from pathlib import Path
 
-from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name, load_challenges
+from engine.challenge_set import load_challenge_set
+from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
 from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.scaffold import ScaffoldError, new_model
@@ -183,7 +184,7 @@ def cmd_new_model(args, ctx) -> int:
         if not root.is_dir():
             raise
         root_models = root / "models"
-        challenges = load_challenges(root / "challenges") or load_challenges(BUNDLED_CHALLENGES)
+        challenges = load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges
     try:
         created = new_model(root_models, args.name, challenges)
     except ScaffoldError as exc:

@@ -6,8 +6,10 @@ index over all stored entries.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import operator
 import sqlite3
 import time
 from pathlib import Path
@@ -21,6 +23,9 @@ from engine.transcripts.render import call_summary
 PARSER_VERSION = 1
 STORED_TEXT_CHARS = 100_000   # per column; the viewer reads the file for more
 TOOL_ARGS_CHARS = 2_000
+# Transcripts parsed per transaction by index_pending: one commit per
+# transcript was a third of a cold scan's indexing (bench/scale.py).
+COMMIT_EVERY = 50
 
 
 def _now() -> str:
@@ -41,38 +46,43 @@ def pending_rows(store) -> list[dict]:
 
 def index_pending(store, root: Path) -> int:
     """(Re)parse every stale transcript row; returns how many were parsed (ok or error)."""
-    done = 0
-    for row in pending_rows(store):
-        index_one(store, Path(root) / (row["answer_path"] or "") / row["relpath"], row)
-        done += 1
-    return done
+    rows = pending_rows(store)
+    for start in range(0, len(rows), COMMIT_EVERY):
+        with store.conn:  # a crash loses at most this batch, which stays pending
+            for row in rows[start:start + COMMIT_EVERY]:
+                index_one(store, Path(root) / (row["answer_path"] or "") / row["relpath"], row, commit=False)
+    return len(rows)
 
 
-def index_one(store, path: Path, row: dict) -> None:
+def index_one(store, path: Path, row: dict, *, commit: bool = True) -> None:
     from engine import caps
 
     started = time.perf_counter()
     try:
         size = path.stat().st_size
         if size > caps.TEXT_CAP_BYTES:  # never read whole: memory stays bounded by the cap
-            _failed(store, row["id"], row.get("sha256"), f"{path.name}: {caps.over_cap(size)}")
+            _failed(store, row["id"], row.get("sha256"), f"{path.name}: {caps.over_cap(size)}", commit)
             return
         data = path.read_bytes()
     except OSError as exc:
-        _failed(store, row["id"], row.get("sha256"), f"{path.name}: cannot read ({exc.strerror or exc})")
+        _failed(store, row["id"], row.get("sha256"), f"{path.name}: cannot read ({exc.strerror or exc})", commit)
         return
     sha = hashlib.sha256(data).hexdigest()
     fmt = row.get("format") if row.get("format") in FORMATS else None
     try:
         transcript = parse_text(decode(data, path.name), fmt, str(path))
     except TranscriptError as exc:
-        _failed(store, row["id"], sha, str(exc))
+        _failed(store, row["id"], sha, str(exc), commit)
         return
-    _store(store, row["id"], sha, transcript, time.perf_counter() - started)
+    _store(store, row["id"], sha, transcript, time.perf_counter() - started, commit)
 
 
-def _failed(store, transcript_id: int, sha: str | None, problem: str) -> None:
-    with store.conn:
+def _transaction(store, commit: bool):
+    return store.conn if commit else contextlib.nullcontext()
+
+
+def _failed(store, transcript_id: int, sha: str | None, problem: str, commit: bool = True) -> None:
+    with _transaction(store, commit):
         store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
         store.db["transcripts"].update(transcript_id, {
             "status": "error", "problem": problem, "parsed_sha256": sha,
@@ -125,16 +135,28 @@ def entry_rows(transcript_id: int, t: Transcript) -> list[dict[str, Any]]:
     return rows
 
 
-def _store(store, transcript_id: int, sha: str, t: Transcript, parse_s: float) -> None:
+def _insert_entries(store, rows: list[dict[str, Any]]) -> None:
+    """Plain executemany (every row has the same keys): sqlite-utils' per-value
+    checks cost more than the inserts at bench/scale.py's size."""
+    if not rows:
+        return
+    columns = list(rows[0])
+    sql = (f"insert into transcript_entries ({', '.join(columns)}) "
+           f"values ({', '.join('?' * len(columns))})")
+    values = operator.itemgetter(*columns)
+    store.conn.executemany(sql, [values(r) for r in rows])
+
+
+def _store(store, transcript_id: int, sha: str, t: Transcript, parse_s: float, commit: bool = True) -> None:
     h, tot = t.header, t.totals
     problem = None
     if t.warnings:
         w = t.warnings[0]
         more = f" (+{len(t.warnings) - 1} more)" if len(t.warnings) > 1 else ""
         problem = f"line {w.line}: {w.kind}: {w.detail}{more}"
-    with store.conn:
+    with _transaction(store, commit):
         store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
-        store.db["transcript_entries"].insert_all(entry_rows(transcript_id, t), batch_size=500)
+        _insert_entries(store, entry_rows(transcript_id, t))
         store.db["transcripts"].update(transcript_id, {
             "status": "ok", "problem": problem, "format": h.format, "harness": h.harness,
             "version": h.version, "model": h.model, "provider": h.provider, "session_id": h.session_id,

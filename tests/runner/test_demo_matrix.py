@@ -37,6 +37,10 @@ EXPECTED = {
     ("demo-quitter", "fuse"): ("compile_error", {"nvcc_compile:kernel.cu"}),
     ("demo-quitter", "kv"): ("no_answer", set()),
     ("demo-quitter", "dflash_verify"): ("unbound", {"bind_verify_and_accept"}),
+    # the demo workbench's own challenge (README: "Adding your own challenge"), deployed to every model
+    ("demo-careful", "top_p"): ("pass", set()),
+    ("demo-hasty", "top_p"): ("fail", {"fixed_crossing_token", "fixed_tiny_p"}),
+    ("demo-quitter", "top_p"): ("no_answer", set()),
 }
 
 

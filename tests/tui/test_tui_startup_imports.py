@@ -91,7 +91,8 @@ def test_layout_found_without_reading_challenge_files_matches_the_ids(tmp_path):
     toml.write_text('id = "kv"\n' + "\n".join(line for line in toml.read_text().splitlines() if not line.startswith("id ")))
     (root / "m1" / "kv").mkdir(parents=True)
     found = workbench.find_workbench(str(root), None, root)
-    assert (found.layout, set(found.challenges)) == ("published", {"kv"})
+    # the workbench's kv replaces the bundled one; the other bundled seven stay
+    assert (found.layout, len(found.challenges), found.challenges["kv"].path.name) == ("published", 8, "kv_folder")
 
 
 async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(demo_wb):

@@ -1,0 +1,217 @@
+"""``benchtui challenge check ID``: is a challenge plugin sound?
+
+- the reference passes its own suite, on several seeds;
+- every check names the prompt requirement(s) it tests (``requires=``), every
+  requirement is tested by some check, and each requirement's words are the
+  prompt's own;
+- every tolerance sits well outside the reference's noise: the reference's
+  worst value over the seeds is at least ``margin`` times inside the threshold;
+- PROMPT.md's hash is a known prompt version (or every answer's prompt reads
+  as unknown);
+- the suite's mutation score on the reference: not available until
+  ``benchtui audit`` exists (issue 17), and said so.
+
+The reference runs as the answer through ``engine.verify.local`` (no
+sandbox): it and the suite are the author's own trusted code.
+"""
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.challenges import Challenge
+from engine.prompts import file_prompt_sha256, prompt_versions
+from engine.verify import verdicts as V
+
+# Checks the engine records around every suite: they test the plugin, not a requirement.
+ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter"}
+PLUGIN_FILES = ("challenge.toml", "PROMPT.md", "reference.py", "conformance.py", "ADAPTER.md")
+MUTATION_NOTE = "not available yet: it needs `benchtui audit` (issue 17, not built)"
+
+
+@dataclass
+class Item:
+    name: str
+    ok: bool
+    message: str
+    details: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "ok": self.ok, "message": self.message, "details": self.details}
+
+
+@dataclass
+class Report:
+    challenge: str
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def sound(self) -> bool:
+        return all(i.ok for i in self.items)
+
+    def as_dict(self) -> dict:
+        return {"challenge": self.challenge, "sound": self.sound, "items": [i.as_dict() for i in self.items],
+                "mutation_score": None, "mutation_score_note": MUTATION_NOTE}
+
+
+def words(text: str) -> str:
+    """Lowercase, markup-free, whitespace-collapsed: how requirement words are found in a prompt."""
+    return " ".join(re.sub(r"[`*_]", "", text).lower().split())
+
+
+def requirement_table(challenge: Challenge) -> dict[str, str]:
+    table = challenge.raw.get("requirements")
+    return {str(k): str(v) for k, v in table.items()} if isinstance(table, dict) else {}
+
+
+def run_reference(challenge: Challenge, seed: int) -> dict:
+    """The suite's checks with the challenge's reference as the answer (its
+    ``adapters/reference.py`` binds it where its API is not the contract)."""
+    from engine.verify.local import run_local
+
+    with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
+        answer = Path(tmp) / "reference-as-answer"
+        answer.mkdir()
+        shutil.copyfile(challenge.reference_path, answer / "reference.py")
+        return run_local(challenge.path.name, answer, model="reference", seed=seed,
+                         challenges_dir=challenge.path.parent, copy=False)
+
+
+def check_files(challenge: Challenge) -> Item:
+    missing = [f for f in PLUGIN_FILES if not (challenge.path / f).is_file()]
+    if missing:
+        return Item("files", False, f"missing {', '.join(missing)}", {"missing": missing})
+    return Item("files", True, "challenge.toml, PROMPT.md, reference.py, conformance.py, ADAPTER.md present")
+
+
+def check_reference(runs: dict[int, dict]) -> Item:
+    bad = {seed: [f"{c['name']}: {c['verdict']} {c['message'][:120]}".rstrip() for c in r["checks"]
+                  if c["verdict"] not in (V.PASS, V.INFO)]
+           for seed, r in runs.items()}
+    bad = {seed: lines for seed, lines in bad.items() if lines}
+    seeds = ", ".join(map(str, runs))
+    if bad:
+        seed, lines = next(iter(bad.items()))
+        return Item("reference_passes", False,
+                    f"the reference does not pass its own suite on seed(s) {', '.join(map(str, bad))}: "
+                    + "; ".join(lines[:3]), {"failing": {str(s): v for s, v in bad.items()}})
+    n = sum(1 for c in next(iter(runs.values()))["checks"] if c["verdict"] == V.PASS)
+    return Item("reference_passes", True, f"the reference passes all {n} checks on seeds {seeds}")
+
+
+def check_requirements(challenge: Challenge, checks: list[dict]) -> list[Item]:
+    table = requirement_table(challenge)
+    if not table:
+        return [Item("requirements", False, "challenge.toml has no [requirements] table: id = \"the prompt's own words\"")]
+    items = []
+    graded = [c for c in checks if c["verdict"] != V.INFO and c["name"].split("::")[-1] not in ENGINE_CHECKS]
+    unnamed = [c["name"] for c in graded if not c.get("requires")]
+    unknown = sorted({f"{c['name']} -> {r}" for c in graded for r in c.get("requires") or [] if r not in table})
+    named = {r for c in graded for r in c.get("requires") or []}
+    untested = [r for r in table if r not in named]
+    problems = []
+    if unnamed:
+        problems.append(f"checks naming no requirement: {', '.join(unnamed)}")
+    if unknown:
+        problems.append(f"requirements not in [requirements]: {', '.join(unknown)}")
+    if untested:
+        problems.append(f"requirements no check tests: {', '.join(untested)}")
+    items.append(Item("checks_name_requirements", not problems,
+                      "; ".join(problems) or f"each of {len(graded)} checks names its requirement(s); "
+                                              f"all {len(table)} requirements are tested",
+                      {"checks": {c["name"]: c.get("requires") or [] for c in graded}, "untested": untested}))
+    try:
+        prompt = words(challenge.prompt_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return [*items, Item("requirements_quote_prompt", False, f"cannot read PROMPT.md: {exc}")]
+    not_quoted = [k for k, v in table.items() if words(v) not in prompt]
+    items.append(Item("requirements_quote_prompt", not not_quoted,
+                      f"not the prompt's own words: {', '.join(not_quoted)} (quote PROMPT.md)" if not_quoted
+                      else f"all {len(table)} requirements quote PROMPT.md", {"not_quoted": not_quoted}))
+    versions = challenge.raw.get("prompts") or {}
+    stray = sorted({f"{v}: {r}" for v, spec in versions.items() if isinstance(spec, dict)
+                    for r in spec.get("requirements") or [] if r not in table})
+    if stray:
+        items.append(Item("version_requirements", False, f"prompt versions name unknown requirements: {', '.join(stray)}"))
+    return items
+
+
+def _number(x) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x)
+
+
+def check_margins(runs: dict[int, dict], margin: float) -> Item:
+    """For each check with a numeric value and threshold that the reference
+    meets from below, the threshold must sit outside the reference's noise:
+    ``margin`` times the reference's worst value (an error, whose ideal is 0),
+    or ``margin`` times its spread over the seeds beyond it (a quantity)."""
+    values: dict[str, list[float]] = {}
+    thresholds: dict[str, float] = {}
+    for r in runs.values():
+        for c in r["checks"]:
+            value, threshold = _number(c.get("value")), _number(c.get("threshold"))
+            if c["name"].split("::")[-1] in ENGINE_CHECKS:
+                continue
+            if c["verdict"] == V.PASS and value is not None and threshold is not None:
+                values.setdefault(c["name"], []).append(value)
+                thresholds[c["name"]] = threshold
+    rows, close, not_tolerance = {}, [], []
+    for name, vals in values.items():
+        threshold, worst = thresholds[name], max(vals)
+        if worst > threshold:  # passes from above (a floor, e.g. a fraction of tokens): no tolerance to judge
+            not_tolerance.append(name)
+            continue
+        ratio = math.inf if worst <= 0 else threshold / worst
+        spread = worst - min(vals)
+        # Outside the noise: an error-like figure far below its threshold, or a
+        # figure that is a real quantity (a ratio near 2) whose threshold sits
+        # many times its seed-to-seed spread away. With no spread measured, only
+        # the first rule can vouch for it.
+        by_spread = len(vals) >= 2 and spread > 0 and threshold - worst >= margin * spread
+        rows[name] = {"threshold": threshold, "reference_worst": worst, "reference_best": min(vals),
+                      "margin": "inf" if math.isinf(ratio) else round(ratio, 2), "spread": spread,
+                      "rule": "ratio" if ratio >= margin else "spread" if by_spread else "none"}
+        if ratio < margin and not by_spread:
+            close.append(f"{name} (threshold {threshold:g}, reference up to {worst:.3g}: {ratio:.1f}x; "
+                         f"spread over seeds {spread:.3g})")
+    details = {"margin_wanted": margin, "tolerances": rows, "floors_not_judged": not_tolerance}
+    if close:
+        return Item("thresholds_outside_noise", False,
+                    f"thresholds within {margin:g}x of the reference's own values: {'; '.join(close)}", details)
+    if not rows:
+        return Item("thresholds_outside_noise", True, "no numeric tolerance checks to judge", details)
+    worst = min(rows, key=lambda n: math.inf if rows[n]["margin"] == "inf" else rows[n]["margin"])
+    return Item("thresholds_outside_noise", True,
+                f"{len(rows)} thresholds sit outside the reference's noise over {len(runs)} seeds "
+                f"(closest: {worst}, {rows[worst]['margin']}x its worst value)", details)
+
+
+def check_prompt_version(challenge: Challenge) -> Item:
+    sha = file_prompt_sha256(challenge.prompt_path)
+    known = {v: spec["sha256"] for v, spec in prompt_versions(challenge).items()}
+    hit = [v for v, hashes in known.items() if sha in hashes]
+    if hit:
+        return Item("prompt_version", True, f"PROMPT.md is prompt version {hit[0]}")
+    return Item("prompt_version", False,
+                f"PROMPT.md's hash is under no [prompts.<version>]: add sha256 = [\"{sha}\"] "
+                "(else every answer's prompt reads as unknown)", {"sha256": sha})
+
+
+def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3), margin: float = 10.0) -> Report:
+    report = Report(challenge.id)
+    files = check_files(challenge)
+    report.items.append(files)
+    if not files.ok:
+        return report
+    runs = {seed: run_reference(challenge, seed) for seed in seeds}
+    report.items.append(check_reference(runs))
+    report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
+    report.items.append(check_margins(runs, margin))
+    report.items.append(check_prompt_version(challenge))
+    return report

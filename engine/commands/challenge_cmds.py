@@ -1,0 +1,121 @@
+"""challenge new, challenge check, deploy (issue 20): challenges of one's own."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from engine.cli import CommandError, UsageError, print_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("challenge", help="write or check a challenge of this workbench (WORKBENCH/challenges/ID)")
+    csub = p.add_subparsers(dest="challenge_command", metavar="ACTION", parser_class=type(p))
+    csub.required = True
+
+    n = csub.add_parser("new", help="scaffold a working plugin: metadata, prompt, reference, suite, adapter contract")
+    n.add_argument("id", help="the new challenge's id (lowercase letters, digits, _)")
+    n.add_argument("--from", dest="prompt", metavar="PROMPT.md", help="the prompt to use (default: a placeholder task)")
+    n.set_defaults(func=cmd_new)
+
+    c = csub.add_parser("check", help="prove a plugin sound: reference passes, checks name requirements, thresholds clear the noise")
+    c.add_argument("id", help="challenge id or display name")
+    c.add_argument("--seeds", type=int, default=3, metavar="N", help="seeds the reference is run on (default 3)")
+    c.add_argument("--margin", type=float, default=10.0, metavar="X",
+                   help="how far inside a tolerance the reference's worst value must sit (default 10x)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_check)
+
+    d = sub.add_parser("deploy", help="write a challenge's PROMPT.md and data files into every model folder lacking them")
+    d.add_argument("id", help="challenge id or display name")
+    d.add_argument("-m", "--model", action="append", default=[], metavar="MODEL", help="only these models (repeatable)")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(func=cmd_deploy)
+
+
+def _root(args, ctx) -> Path:
+    """The workbench root; a folder that is not a workbench yet may still get challenges/."""
+    try:
+        return ctx.workbench.root
+    except UsageError:
+        root = Path(args.workbench or os.environ.get("BENCHTUI_WORKBENCH") or Path.cwd()).expanduser().resolve()
+        if not root.is_dir():
+            raise
+        return root
+
+
+def _challenge(ctx, name: str):
+    from engine.challenges import challenge_for_name
+
+    challenge = challenge_for_name(name, ctx.workbench.challenges)
+    if challenge is None:
+        raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
+    return challenge
+
+
+def cmd_new(args, ctx) -> int:
+    from engine.authoring.scaffold import ScaffoldError, scaffold_challenge
+
+    prompt = None
+    if args.prompt:
+        try:
+            prompt = Path(args.prompt).expanduser().read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read --from {args.prompt}: {getattr(exc, 'strerror', None) or exc}") from exc
+    root = _root(args, ctx)
+    try:
+        folder = scaffold_challenge(root / "challenges", args.id, prompt)
+    except ScaffoldError as exc:
+        raise UsageError(str(exc)) from exc
+    except OSError as exc:
+        raise CommandError(f"cannot write {root / 'challenges' / args.id}: {exc.strerror or exc}") from exc
+    print(f"wrote {folder}")
+    print(f"edit PROMPT.md, [requirements], reference.py and conformance.py, then: benchtui challenge check {args.id}")
+    return 0
+
+
+def cmd_check(args, ctx) -> int:
+    from engine.authoring.soundness import MUTATION_NOTE, check_challenge
+
+    if args.seeds < 1 or args.margin <= 0:
+        raise UsageError("--seeds must be at least 1 and --margin positive")
+    challenge = _challenge(ctx, args.id)
+    report = check_challenge(challenge, seeds=tuple(range(1, args.seeds + 1)), margin=args.margin)
+    if args.json:
+        print_json(report.as_dict())
+    else:
+        print(f"{challenge.id} ({challenge.path}):")
+        for item in report.items:
+            print(f"  {'ok  ' if item.ok else 'FAIL'} {item.name:<26} {item.message}")
+        print(f"  --   {'mutation_score':<26} {MUTATION_NOTE}")
+        print("sound" if report.sound else "not sound: see FAIL above")
+    return 0 if report.sound else 1
+
+
+def cmd_deploy(args, ctx) -> int:
+    from engine.authoring.deploy import deploy
+
+    challenge = _challenge(ctx, args.id)
+    models = ctx.workbench.model_dirs()
+    if args.model:
+        unknown = [m for m in args.model if m not in models]
+        if unknown:
+            raise UsageError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(models) or 'none'} "
+                             "(`benchtui new-model NAME` starts one)")
+        models = {m: models[m] for m in args.model}
+    if not models:
+        raise UsageError("no model folders in this workbench (`benchtui new-model NAME` starts one)")
+    try:
+        results = deploy(ctx.workbench, challenge, models)
+    except (OSError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from exc
+    if args.json:
+        print_json({"challenge": challenge.id, "models": [r.as_dict() for r in results]})
+        return 0
+    for r in results:
+        what = ", ".join(r.written) if r.written else ""
+        line = {"written": f"wrote {what}", "up_to_date": "already has what deploy hands out",
+                "skipped": "not touched"}[r.action]
+        print(f"  {r.action:<10} {r.folder}: {line}" + (f" ({r.reason})" if r.reason else ""))
+    written = sum(r.action == "written" for r in results)
+    print(f"{challenge.id}: written to {written} of {len(results)} model folders")
+    return 0

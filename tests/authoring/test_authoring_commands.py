@@ -1,0 +1,192 @@
+"""challenge new / challenge check / deploy (issue 20)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.runner.orchestrate import tree_digest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def cli(capsys, *argv) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def wb(tmp_path) -> Path:
+    root = tmp_path / "wb"
+    for model in ("alpha", "beta", "gamma"):
+        (root / "models" / model / "kv").mkdir(parents=True)
+    (root / "models" / "alpha" / "kv" / "cache.py").write_text("x = 1\n")
+    return root
+
+
+def check_json(capsys, root: Path, cid: str, *extra) -> tuple[int, dict]:
+    code, out, err = cli(capsys, "--workbench", str(root), "challenge", "check", cid, "--json", "--seeds", "2", *extra)
+    return code, json.loads(out)
+
+
+def items(report: dict) -> dict:
+    return {i["name"]: i for i in report["items"]}
+
+
+def test_new_scaffolds_a_plugin_that_check_proves_sound(capsys, wb):
+    code, out, _ = cli(capsys, "--workbench", str(wb), "challenge", "new", "my_task")
+    assert code == 0 and "wrote" in out
+    folder = wb / "challenges" / "my_task"
+    assert {p.name for p in folder.iterdir()} >= {"challenge.toml", "PROMPT.md", "reference.py", "conformance.py",
+                                                  "ADAPTER.md", "adapters"}
+    code, report = check_json(capsys, wb, "my_task")
+    assert code == 0 and report["sound"], report
+    got = items(report)
+    assert set(got) == {"files", "reference_passes", "checks_name_requirements", "requirements_quote_prompt",
+                        "thresholds_outside_noise", "prompt_version"}
+    assert got["checks_name_requirements"]["details"]["checks"] == {
+        "fixed_large_inputs": ["large_inputs"], "random_cases": ["softmax_rows"]}
+    assert report["mutation_score"] is None and "benchtui audit" in report["mutation_score_note"]
+    # The text form says the same, and names the missing mutation score.
+    code, out, _ = cli(capsys, "--workbench", str(wb), "challenge", "check", "my_task", "--seeds", "1")
+    assert code == 0 and out.rstrip().endswith("sound") and "mutation_score" in out and "not available yet" in out
+
+
+def test_new_refuses_a_bad_id_and_an_existing_folder(capsys, wb):
+    assert cli(capsys, "--workbench", str(wb), "challenge", "new", "Bad-Id")[0] == 2
+    assert cli(capsys, "--workbench", str(wb), "challenge", "new", "ok_id")[0] == 0
+    code, _, err = cli(capsys, "--workbench", str(wb), "challenge", "new", "ok_id")
+    assert code == 2 and "already exists" in err and len(err.strip().splitlines()) == 1
+
+
+def test_new_from_a_prompt_uses_it_and_check_asks_for_its_requirements(capsys, wb, tmp_path):
+    prompt = tmp_path / "PROMPT.md"
+    prompt.write_text("# Row max in NumPy\n\nReturn the max of each row.\n")
+    assert cli(capsys, "--workbench", str(wb), "challenge", "new", "rowmax", "--from", str(prompt))[0] == 0
+    folder = wb / "challenges" / "rowmax"
+    assert (folder / "PROMPT.md").read_text() == prompt.read_text()
+    assert 'title = "Row max in NumPy"' in (folder / "challenge.toml").read_text()
+    code, report = check_json(capsys, wb, "rowmax")
+    got = items(report)
+    assert code == 1 and not report["sound"]
+    assert not got["requirements_quote_prompt"]["ok"]
+    assert got["requirements_quote_prompt"]["details"]["not_quoted"] == ["softmax_rows", "large_inputs"]
+    assert got["reference_passes"]["ok"] and got["prompt_version"]["ok"]
+
+
+def copy_top_p(root: Path) -> Path:
+    folder = root / "challenges" / "top_p"
+    shutil.copytree(REPO / "challenges" / "top_p", folder)
+    return folder
+
+
+def test_check_fails_a_check_that_names_no_requirement(capsys, wb):
+    folder = copy_top_p(wb)
+    suite = folder / "conformance.py"
+    text = suite.read_text()
+    suite.write_text(text.replace(', requires=("batched",)', "", 1))
+    code, report = check_json(capsys, wb, "top_p")
+    item = items(report)["checks_name_requirements"]
+    assert code == 1 and not item["ok"]
+    assert "checks naming no requirement: rows_independent" in item["message"]
+    assert "requirements no check tests: batched" in item["message"]
+
+
+def test_check_fails_a_reference_that_fails_its_suite(capsys, wb):
+    folder = copy_top_p(wb)
+    ref = folder / "reference.py"
+    # Dropping the crossing token empties the set for a tiny p: NaN rows. (The
+    # reference is also the oracle, so only what a check tests beyond the
+    # oracle, such as finiteness or row sums, can catch a wrong reference.)
+    ref.write_text(ref.read_text().replace("before < p", "before + ranked <= p"))
+    code, report = check_json(capsys, wb, "top_p")
+    item = items(report)["reference_passes"]
+    assert code == 1 and not item["ok"] and "fixed_tiny_p: fail" in item["message"]
+
+
+def test_check_fails_a_threshold_inside_the_reference_noise(capsys, wb):
+    # The reference's rows sum to 1 within about 2e-16: a tolerance of 1e-15 sits
+    # within 10x of that noise, so an answer as good as the reference could fail.
+    folder = copy_top_p(wb)
+    toml = folder / "challenge.toml"
+    toml.write_text(re.sub(r"(?m)^tol = .*$", "tol = 1e-15", toml.read_text()))
+    code, report = check_json(capsys, wb, "top_p")
+    item = items(report)["thresholds_outside_noise"]
+    assert code == 1 and not item["ok"] and "rows_sum_to_one" in item["message"]
+    assert item["details"]["tolerances"]["rows_sum_to_one"]["reference_worst"] > 0
+    # Loosened again, the same check passes: the margin is what failed.
+    toml.write_text(re.sub(r"(?m)^tol = .*$", "tol = 1e-9", toml.read_text()))
+    assert items(check_json(capsys, wb, "top_p")[1])["thresholds_outside_noise"]["ok"]
+
+
+def test_check_fails_a_prompt_edited_without_its_hash(capsys, wb):
+    folder = copy_top_p(wb)
+    (folder / "PROMPT.md").write_text((folder / "PROMPT.md").read_text() + "\nOne more sentence.\n")
+    code, report = check_json(capsys, wb, "top_p", "--seeds", "1")
+    item = items(report)["prompt_version"]
+    assert code == 1 and not item["ok"] and re.fullmatch(r"[0-9a-f]{64}", item["details"]["sha256"])
+
+
+def test_deploy_writes_missing_prompts_and_never_touches_an_answer(capsys, wb):
+    folder = copy_top_p(wb)
+    models = wb / "models"
+    (models / "beta" / "top_p").mkdir()
+    (models / "beta" / "top_p" / "PROMPT.md").write_text("an older prompt\n")
+    (models / "alpha" / "top_p").mkdir()
+    (models / "alpha" / "top_p" / "answer.py").write_text("def top_p_filter(l, p):\n    return l\n")
+    before = tree_digest(models / "alpha" / "top_p")
+    code, out, _ = cli(capsys, "--workbench", str(wb), "deploy", "top_p", "--json")
+    got = {r["model"]: r for r in json.loads(out)["models"]}
+    assert code == 0
+    assert got["alpha"]["action"] == "skipped" and "holds an answer (answer.py)" in got["alpha"]["reason"]
+    assert tree_digest(models / "alpha" / "top_p") == before and not (models / "alpha" / "top_p" / "PROMPT.md").exists()
+    assert got["beta"]["action"] == "up_to_date" and "differs" in got["beta"]["reason"]
+    assert (models / "beta" / "top_p" / "PROMPT.md").read_text() == "an older prompt\n"
+    assert got["gamma"] == {"model": "gamma", "folder": "models/gamma/top_p", "action": "written",
+                            "written": ["PROMPT.md"], "reason": ""}
+    assert (models / "gamma" / "top_p" / "PROMPT.md").read_bytes() == (folder / "PROMPT.md").read_bytes()
+    # Again: nothing left to write.
+    code, out, _ = cli(capsys, "--workbench", str(wb), "deploy", "top_p", "--json")
+    assert [r["action"] for r in json.loads(out)["models"]] == ["skipped", "up_to_date", "up_to_date"]
+
+
+def test_deploy_hands_out_data_files_and_takes_models_by_name(capsys, wb):
+    code, out, _ = cli(capsys, "--workbench", str(wb), "deploy", "Ternary Training", "-m", "gamma")
+    target = wb / "models" / "gamma" / "ternary_training"
+    assert code == 0 and "written to 1 of 1" in out
+    assert sorted(p.name for p in target.iterdir()) == ["PROMPT.md", "train_data.txt"]
+    assert not (wb / "models" / "beta" / "ternary_training").exists()
+    code, _, err = cli(capsys, "--workbench", str(wb), "deploy", "top_q")
+    assert code == 2 and "unknown challenge" in err
+    code, _, err = cli(capsys, "--workbench", str(wb), "deploy", "kv", "-m", "nobody")
+    assert code == 2 and "unknown model(s) nobody" in err
+
+
+def test_margins_judge_errors_by_ratio_and_quantities_by_spread():
+    from engine.authoring.soundness import check_margins
+
+    def runs(values_by_seed):
+        return {seed: {"checks": [{"name": n, "verdict": "pass", "value": v, "threshold": t}
+                                  for n, (v, t) in checks.items()]}
+                for seed, checks in values_by_seed.items()}
+
+    # an error 1000x inside its tolerance; a ratio near 2 with threshold 4 and a small spread
+    ok = check_margins(runs({1: {"err": (1e-12, 1e-9), "ratio": (1.95, 4.0)},
+                             2: {"err": (2e-12, 1e-9), "ratio": (1.99, 4.0)}}), 10.0)
+    assert ok.ok and ok.details["tolerances"]["err"]["rule"] == "ratio"
+    assert ok.details["tolerances"]["ratio"]["rule"] == "spread"
+    # the same ratio with no spread measured, and an error 5x inside: neither rule vouches
+    bad = check_margins(runs({1: {"err": (2e-10, 1e-9), "ratio": (1.99, 4.0)},
+                              2: {"err": (2e-10, 1e-9), "ratio": (1.99, 4.0)}}), 10.0)
+    assert not bad.ok and "err (" in bad.message and "ratio (" in bad.message
+    # a floor the reference clears from above is not judged as a tolerance
+    floor = check_margins(runs({1: {"tokens": (0.9, 0.5)}}), 10.0)
+    assert floor.ok and floor.details["floors_not_judged"] == ["tokens"]
