@@ -29,6 +29,7 @@ COMMAND_MODULES = [
     "engine.commands.run_cmds",
     "engine.commands.grade_cmds",
     "engine.commands.adapter_cmds",
+    "engine.commands.audit_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
