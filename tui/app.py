@@ -18,7 +18,7 @@ from tui.config import load_key_config
 
 
 # Binding ids are "<area>.<name>"; an id in keys.toml outside these areas is a typo.
-BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help")
+BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "audit")
 
 
 def jump_provider():
@@ -186,6 +186,11 @@ class BenchApp(App[int]):
         from tui.screens.leaderboard import LeaderboardScreen
 
         self.push_screen(LeaderboardScreen())
+
+    def open_audit(self) -> None:
+        from tui.screens.audit import AuditScreen
+
+        self.push_screen(AuditScreen())
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

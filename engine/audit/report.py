@@ -82,3 +82,49 @@ def mark(store: Store, model: str, challenge: str, mutant_sha: str, equivalent: 
 def export_section(store: Store) -> list[dict]:
     """The export's `audit` section: per challenge, scores and survivors (diffs included)."""
     return challenge_reports(store)
+
+
+def apply_diff(original: str, diff: str) -> str | None:
+    """The mutant's text rebuilt from the original and its stored unified diff;
+    None when the original no longer matches (the answer changed since)."""
+    import re
+
+    src = original.splitlines(keepends=True)
+    out, pos = [], 0
+    lines = diff.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        head = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", lines[i])
+        i += 1
+        if not head:
+            continue
+        start = int(head.group(1)) - (0 if head.group(2) == "0" else 1)
+        out.extend(src[pos:start])
+        pos = start
+        while i < len(lines) and not lines[i].startswith("@@"):
+            tag, text = lines[i][:1], lines[i][1:]
+            if tag in (" ", "-"):
+                if pos >= len(src) or src[pos].rstrip("\r\n") != text.rstrip("\r\n"):
+                    return None
+                pos += 1
+            if tag in (" ", "+"):
+                out.append(text)
+            i += 1
+    out.extend(src[pos:])
+    return "".join(out)
+
+
+def original_text(store: Store, workbench, model: str, challenge: str, file: str) -> str | None:
+    """The audited file as it is on disk now (the reference, or the answer's file)."""
+    from engine.audit.core import REFERENCE
+
+    if model == REFERENCE:
+        ch = workbench.challenges.get(challenge)
+        path = ch.reference_path if ch else None
+    else:
+        row = store.query("select path from answers where model = ? and challenge = ?", (model, challenge))
+        path = workbench.root / row[0]["path"] / file if row else None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace") if path else None
+    except OSError:
+        return None
