@@ -216,7 +216,9 @@ class Auditor:
             plans = [self.plan(t) for t in targets if not self.cancel.is_set()]
             work = [(p, m) for p in plans for m in p["mutants"]]
             self.total = len(work)
-            self.emit(AuditEvent("planned", total=self.total, message=f"{len(plans)} answers, {self.total} mutants"))
+            available = sum(p["available"] for p in plans)
+            self.emit(AuditEvent("planned", total=self.total, message=f"{len(plans)} answers, {self.total} mutants "
+                                 f"(of {available} made from the lines the checks reached)"))
             jobs = max(1, self.options.jobs)
             with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="benchtui-audit") as pool:
                 list(pool.map(lambda pm: self.mutant(*pm), work))
@@ -226,6 +228,7 @@ class Auditor:
                                                   "challenge": p["target"].challenge.id, "status": p["status"],
                                                   "message": p["message"], "baseline_key": p["baseline_key"],
                                                   "mutant_keys": json.dumps([k for _, k in p["keys"]]),
+                                                  "available": p["available"],
                                                   **summarise(store, p["target"].model, p["target"].challenge.id,
                                                               [k for _, k in p["keys"]])})
             store.db["audits"].update(audit_id, {"finished_at": now_iso(), "wall_s": round(time.perf_counter() - started, 2),
@@ -246,6 +249,7 @@ class Auditor:
                    "checker": self.checker}
         key = _sha("baseline", context)
         plan = {"target": target, "suite": suite, "context": context, "baseline_key": key, "mutants": [], "keys": [],
+                "available": 0,
                 "status": "audited", "message": ""}
         with Store(self.workbench.store_path) as store:
             row = None if self.options.fresh else store.query("select * from audit_baselines where key = ?", (key,))
@@ -282,6 +286,7 @@ class Auditor:
             plan["message"] = ("no Python line of the answer was reached by the checks" if not lines else
                                "no mutable line reached") + (" (CUDA sources are not mutated yet)"
                                                              if any(p.suffix in (".cu", ".cuh") for p in target.folder.rglob("*")) else "")
+        plan["available"] = len(mutants)
         plan["mutants"] = pick(mutants, self.options.mutants)
         plan["keys"] = [(m, _sha("mutant", m.sha, context)) for m in plan["mutants"]]
         plan["key_of"] = {m.sha: k for m, k in plan["keys"]}

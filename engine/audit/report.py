@@ -32,7 +32,7 @@ def answer_report(store: Store, row: dict) -> dict:
             (survivors if status == "survived" else equivalent).append(item)
     counted = counts["killed"] + counts["survived"]
     return {"model": row["model"], "challenge": row["challenge"], "status": row["status"], "message": row["message"],
-            "audit_id": row["audit_id"], "mutants": len(keys), **counts,
+            "audit_id": row["audit_id"], "mutants": len(keys), "available": row.get("available"), **counts,
             "score": round(counts["killed"] / counted, 4) if counted else None,
             "survivors": survivors, "likely_equivalent": equivalent}
 

@@ -16,7 +16,7 @@ def apply(db: sqlite_utils.Database) -> None:
                                 "status": str, "killed_by": str, "checks": str, "message": str, "wall_s": float,
                                 "audited_at": str}, pk="key", if_not_exists=True)
     db["audit_answers"].create({"id": int, "audit_id": int, "model": str, "challenge": str, "status": str,
-                                "message": str, "baseline_key": str, "mutant_keys": str, "generated": int,
+                                "message": str, "baseline_key": str, "mutant_keys": str, "available": int, "generated": int,
                                 "killed": int, "survived": int, "equivalent": int, "score": float},
                                pk="id", foreign_keys=[("audit_id", "audits", "id")], if_not_exists=True)
     db["audit_marks"].create({"id": int, "model": str, "challenge": str, "file": str, "mutant_sha256": str,
