@@ -213,14 +213,15 @@ class Auditor:
                 dataclasses.asdict(self.options))}).last_pk
         with tempfile.TemporaryDirectory(prefix="benchtui-audit-refs-") as tmp:
             targets = self.targets(Path(tmp))
-            plans = [self.plan(t) for t in targets if not self.cancel.is_set()]
-            work = [(p, m) for p in plans for m in p["mutants"]]
-            self.total = len(work)
-            available = sum(p["available"] for p in plans)
-            self.emit(AuditEvent("planned", total=self.total, message=f"{len(plans)} answers, {self.total} mutants "
-                                 f"(of {available} made from the lines the checks reached)"))
             jobs = max(1, self.options.jobs)
             with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="benchtui-audit") as pool:
+                # Baselines in parallel too; each answer's mutants wait for its baseline (the lines, the trace).
+                plans = [p for p in pool.map(self.plan, targets) if p is not None]
+                work = [(p, m) for p in plans for m in p["mutants"]]
+                self.total = len(work)
+                available = sum(p["available"] for p in plans)
+                self.emit(AuditEvent("planned", total=self.total, message=f"{len(plans)} answers, {self.total} mutants "
+                                     f"(of {available} made from the lines the checks reached)"))
                 list(pool.map(lambda pm: self.mutant(*pm), work))
         with Store(self.workbench.store_path) as store, store.conn:
             for p in plans:
@@ -237,8 +238,10 @@ class Auditor:
         self.emit(AuditEvent("done", done=self.done, total=self.total))
         return audit_id
 
-    def plan(self, target: Target) -> dict:
+    def plan(self, target: Target) -> dict | None:
         """Baseline (cached), then the mutants of the lines its checks reached."""
+        if self.cancel.is_set():
+            return None
         challenge = target.challenge
         suite = suite_sha256(challenge)
         res = adapters.resolve(self.workbench.root if target.model != REFERENCE else None, challenge, target.model,
