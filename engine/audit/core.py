@@ -157,7 +157,12 @@ class Auditor:
         return out
 
     # -- one copy through the two sandboxed processes -----------------------------------
-    def execute(self, target: Target, mutant: Mutant | None, *, baseline: bool, timeout_s: float) -> dict:
+    def execute(self, target: Target, mutant: Mutant | None, *, baseline: bool, timeout_s: float,
+                lines: bool | None = None) -> dict:
+        """One copy through the pipeline. ``baseline``: run every check (a mutant
+        stops at the first failing one); ``lines``: trace the lines reached
+        (default: on for a baseline)."""
+        lines = baseline if lines is None else lines
         challenge = target.challenge
         limits = dataclasses.replace(challenge.limits, timeout_s=timeout_s)
         backend, _ = choose_backend("auto", challenge.backends)
@@ -185,7 +190,7 @@ class Auditor:
             started = time.perf_counter()
             checks, done, res = self.runner._two_processes(
                 job, work, out, adapter, challenge, limits, backend == "cuda", checker="engine.audit.checker",
-                answer_server="engine.audit.answer_lines" if baseline else "engine.runner.answer_server")
+                answer_server="engine.audit.answer_lines" if lines else "engine.runner.answer_server")
             wall = time.perf_counter() - started
             trace = None
             for line in read_capped(results, 64 * 1024 * 1024).splitlines():
@@ -196,13 +201,13 @@ class Auditor:
             elif done is None:
                 checks.append({"name": "run", "verdict": "error", "message": "the checker stopped early "
                                + (read_capped(out / "stderr.txt").strip().splitlines() or [""])[-1][:200]})
-            lines = {}
-            if baseline and (work / LINES_FILE).is_file():
+            reached = {}
+            if lines and (work / LINES_FILE).is_file():
                 try:
-                    lines = json.loads((work / LINES_FILE).read_text(encoding="utf-8"))
+                    reached = json.loads((work / LINES_FILE).read_text(encoding="utf-8"))
                 except ValueError:
-                    lines = {}
-            return {"checks": checks, "trace": trace, "lines": lines, "wall_s": wall}
+                    reached = {}
+            return {"checks": checks, "trace": trace, "lines": reached, "wall_s": wall}
 
     # -- the audit ----------------------------------------------------------------------
     def run(self) -> int:
@@ -260,18 +265,24 @@ class Auditor:
         if row:
             row = row[0]
             checks, trace, lines = json.loads(row["checks"]), json.loads(row["trace"] or "null"), json.loads(row["lines"])
+            unstable = json.loads(row.get("unstable") or "null")
         else:
             got = self.execute(target, None, baseline=True, timeout_s=challenge.limits.timeout_s)
             checks, trace, lines = got["checks"], got["trace"], got["lines"]
             verdict = "pass" if not any(c["verdict"] in KILLING for c in checks) else "fail"
+            unstable = None
+            if verdict == "pass":  # a second run: values that differ from run to run never decide equivalence
+                again = self.execute(target, None, baseline=True, lines=False, timeout_s=challenge.limits.timeout_s)
+                unstable = unstable_positions(trace, again["trace"])
             with Store(self.workbench.store_path) as store, store.conn:
                 store.db["audit_baselines"].insert({
                     "key": key, "model": target.model, "challenge": challenge.id, "answer_sha256": answer_sha,
                     "suite_sha256": suite, "seed": self.options.seed, "verdict": verdict, "trace": json.dumps(trace),
-                    "lines": json.dumps(lines), "checks": json.dumps(checks), "message": "", "wall_s": round(got["wall_s"], 3),
+                    "lines": json.dumps(lines), "checks": json.dumps(checks), "unstable": json.dumps(unstable),
+                    "message": "", "wall_s": round(got["wall_s"], 3),
                     "created_at": now_iso()}, replace=True)
                 row = {"wall_s": got["wall_s"]}
-        plan["trace"], plan["wall_s"] = trace, row["wall_s"]
+        plan["trace"], plan["unstable"], plan["wall_s"] = trace, unstable, row["wall_s"]
         bad = [c for c in checks if c["verdict"] in KILLING]
         self.emit(AuditEvent("baseline", target.model, challenge.id, "fail" if bad else "pass", cached=cached))
         if bad:
@@ -318,7 +329,7 @@ class Auditor:
             if killer is not None:
                 status = "killed"
             else:
-                status = "equivalent" if got["trace"] is not None and got["trace"] == plan["trace"] else "survived"
+                status = "equivalent" if same_values(got["trace"], plan["trace"], plan["unstable"]) else "survived"
             with Store(self.workbench.store_path) as store, store.conn:
                 store.db["audit_mutants"].insert({
                     "key": key, "model": target.model, "challenge": target.challenge.id, "file": m.file, "line": m.line,
@@ -333,6 +344,22 @@ class Auditor:
             done = self.done
         self.emit(AuditEvent("mutant", target.model, target.challenge.id, status,
                              f"{m.file}:{m.line} {m.description}", done=done, total=self.total, cached=cached))
+
+
+def unstable_positions(first: list | None, second: list | None) -> list[int] | None:
+    """Where two runs of the same original returned different values (random
+    initialisation, timing-dependent code); None when they do not line up at all."""
+    if first is None or second is None or len(first) != len(second):
+        return None
+    return [i for i, (a, b) in enumerate(zip(first, second)) if a != b]
+
+
+def same_values(trace: list | None, baseline: list | None, unstable: list[int] | None) -> bool:
+    """A survivor returned the original's values everywhere the original itself is stable."""
+    if trace is None or baseline is None or unstable is None or len(trace) != len(baseline):
+        return False
+    skip = set(unstable)
+    return all(a == b for i, (a, b) in enumerate(zip(trace, baseline)) if i not in skip)
 
 
 def marks(store: Store, model: str, challenge: str) -> dict[str, bool]:

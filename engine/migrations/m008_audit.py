@@ -9,7 +9,8 @@ def apply(db: sqlite_utils.Database) -> None:
     db["audits"].create({"id": int, "started_at": str, "finished_at": str, "status": str, "options": str,
                          "mutants": int, "reused": int, "wall_s": float}, pk="id", if_not_exists=True)
     db["audit_baselines"].create({"key": str, "model": str, "challenge": str, "answer_sha256": str, "suite_sha256": str,
-                                  "seed": int, "verdict": str, "trace": str, "lines": str, "checks": str, "message": str,
+                                  "seed": int, "verdict": str, "trace": str, "unstable": str, "lines": str, "checks": str,
+                                  "message": str,
                                   "wall_s": float, "created_at": str}, pk="key", if_not_exists=True)
     db["audit_mutants"].create({"key": str, "model": str, "challenge": str, "file": str, "line": int, "operator": str,
                                 "description": str, "diff": str, "mutant_sha256": str, "suite_sha256": str, "seed": int,

@@ -237,3 +237,38 @@ def test_cli_json_and_export(toy, capsys):
     exported = json.loads(capsys.readouterr().out)
     assert exported["audit"][0]["survived"] == toy_report["survived"]
     assert main(["--workbench", str(root), "audit-mark", REFERENCE, "toy", "nope"]) == 2
+
+
+def test_an_interrupted_audit_resumes_from_its_cache(toy):
+    import threading
+
+    root = toy(WEAK)
+    wb = find_workbench(str(root), None, Path.cwd())
+    cancel = threading.Event()
+
+    def stop_after_two(e):
+        if e.kind == "mutant" and e.done >= 2:
+            cancel.set()
+
+    first = Auditor(wb, AuditOptions(jobs=1), on_event=stop_after_two, cancel=cancel)
+    first.run()
+    assert first.done == 2 < first.total
+    with Store(wb.store_path) as store:
+        assert store.query("select status from audits order by id desc limit 1")[0]["status"] == "cancelled"
+    events = []
+    second = Auditor(wb, AuditOptions(jobs=1), on_event=events.append)
+    second.run()
+    cached = [e for e in events if e.kind == "mutant" and e.cached]
+    assert second.reused == len(cached) == 2 and second.done == second.total == first.total
+
+
+def test_values_that_vary_between_two_runs_of_the_original_never_decide_equivalence():
+    from engine.audit.core import same_values, unstable_positions
+
+    first, second = ["a", "r1", "c"], ["a", "r2", "c"]
+    unstable = unstable_positions(first, second)
+    assert unstable == [1]
+    assert same_values(["a", "r9", "c"], first, unstable)  # differs only where the original varies
+    assert not same_values(["a", "r1", "X"], first, unstable)
+    assert not same_values(["a", "r1"], first, unstable)
+    assert unstable_positions(first, ["a"]) is None and not same_values(first, first, None)
