@@ -30,7 +30,7 @@ from typing import Callable
 from engine import adapters
 from engine.audit.answer_lines import LINES_FILE
 from engine.audit.checker import KILLING
-from engine.audit.mutate import Mutant, mutants_of
+from engine.audit.mutate import Mutant, Source
 from engine.backends import choose_backend
 from engine.challenges import Challenge
 from engine.runner.orchestrate import RunOptions, Runner, _open_up, answer_prompt_facts, copy_answer, tree_digest
@@ -98,19 +98,23 @@ def _sha(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def pick(mutants: list[Mutant], n: int | None) -> list[Mutant]:
-    """At most ``n`` mutants, spread over the operators, stable across audits
-    (each operator's mutants in hash order, taken in turn)."""
-    if n is None or len(mutants) <= n:
-        return mutants
+def pick(sources: list[Source], n: int | None) -> list[Mutant]:
+    """At most ``n`` mutants over an answer's files, spread over the operators
+    and stable across audits (each operator's sites in key order, taken in
+    turn); only the picked ones are built."""
     groups = defaultdict(list)
-    for m in sorted(mutants, key=lambda m: m.sha):
-        groups[m.operator].append(m)
-    out, queues = [], [groups[k] for k in sorted(groups)]
-    while len(out) < n:
+    for src in sources:
+        for site in src.sites:
+            groups[site.operator].append((site.key, src, site))
+    queues = [sorted(groups[k], key=lambda t: t[0]) for k in sorted(groups)]
+    out = []
+    while any(queues) and (n is None or len(out) < n):
         for q in queues:
-            if q and len(out) < n:
-                out.append(q.pop(0))
+            if q and (n is None or len(out) < n):
+                _, src, site = q.pop(0)
+                m = src.build(site)
+                if m is not None:
+                    out.append(m)
     return sorted(out, key=lambda m: (m.file, m.line))
 
 
@@ -145,7 +149,8 @@ class Auditor:
         for cid, challenge in self.workbench.challenges.items():
             if chosen and cid not in chosen:
                 continue
-            if self.options.references and (not models or REFERENCE in models):
+            # A CUDA challenge's reference is NumPy, which its suite cannot bind (it compiles .cu files).
+            if self.options.references and (not models or REFERENCE in models) and challenge.language != "cuda":
                 folder = tmp / "references" / cid
                 folder.mkdir(parents=True)
                 shutil.copyfile(challenge.reference_path, folder / "reference.py")
@@ -289,19 +294,19 @@ class Auditor:
             plan["status"] = "baseline_failed"
             plan["message"] = f"the original does not pass on the audit's path: {bad[0]['name']}: {bad[0].get('message', '')[:200]}"
             return plan
-        mutants = []
+        sources = []
         for rel, reached in sorted(lines.items()):
             path = target.folder / rel
-            if path.suffix != ".py" or not path.is_file():
-                continue
-            mutants.extend(mutants_of(path.read_text(encoding="utf-8", errors="replace"), rel, set(reached)))
+            if path.suffix == ".py" and path.is_file():
+                sources.append(Source(path.read_text(encoding="utf-8", errors="replace"), rel, set(reached)))
+        mutants = pick(sources, self.options.mutants)
         if not mutants:
             plan["status"] = "no_mutants"
             plan["message"] = ("no Python line of the answer was reached by the checks" if not lines else
                                "no mutable line reached") + (" (CUDA sources are not mutated yet)"
                                                              if any(p.suffix in (".cu", ".cuh") for p in target.folder.rglob("*")) else "")
-        plan["available"] = len(mutants)
-        plan["mutants"] = pick(mutants, self.options.mutants)
+        plan["available"] = sum(len(src.sites) for src in sources)  # sites, before compiling
+        plan["mutants"] = mutants
         plan["keys"] = [(m, _sha("mutant", m.sha, context)) for m in plan["mutants"]]
         plan["key_of"] = {m.sha: k for m, k in plan["keys"]}
         return plan

@@ -241,30 +241,63 @@ class _Apply(cst.CSTTransformer):
         return self.replacement if original_node is self.target else updated_node
 
 
+@dataclass
+class Site:
+    """A place a mutant can be made, before it is built (building costs a
+    codegen and a compile: an audit capped at N builds only what it picks)."""
+    file: str
+    line: int
+    operator: str
+    description: str
+    key: str  # stable while the file is unchanged: orders the pick
+    index: int
+
+
+class Source:
+    """One file parsed once; its sites on the reached lines; mutants built on demand."""
+
+    def __init__(self, source: str, file: str, lines: set[int] | None = None):
+        self.text, self.file = source, file
+        self.sites: list[Site] = []
+        self._raw: list[tuple] = []
+        self._seen: set[str] = set()
+        try:
+            wrapper = MetadataWrapper(cst.parse_module(source))
+        except cst.ParserSyntaxError:
+            return
+        collector = _Collector()
+        wrapper.visit(collector)
+        self.module = wrapper.module
+        self._starts = _offsets(source)
+        self._original = source.splitlines(keepends=True)
+        count: dict[tuple, int] = {}
+        for node, replacement, operator, description, line, where in collector.sites:
+            if lines is not None and line not in lines:
+                continue
+            ident = (file, line, operator, description)
+            count[ident] = count.get(ident, 0) + 1
+            key = hashlib.sha256(repr((*ident, count[ident])).encode()).hexdigest()
+            self.sites.append(Site(file, line, operator, description, key, len(self._raw)))
+            self._raw.append((node, replacement, where))
+
+    def build(self, site: Site) -> Mutant | None:
+        """The mutant at ``site``; None when it does not compile or repeats one already built."""
+        node, replacement, where = self._raw[site.index]
+        try:
+            code = _splice(self.module, self.text, self._starts, node, replacement, where)
+            compile(code, self.file, "exec")
+        except Exception:  # a mutant that does not build or compile is no mutant
+            return None
+        if code == self.text or code in self._seen:
+            return None
+        self._seen.add(code)
+        diff = "".join(difflib.unified_diff(self._original, code.splitlines(keepends=True), f"a/{self.file}",
+                                            f"b/{self.file}", n=1))
+        return Mutant(self.file, site.line, site.operator, site.description, code, diff)
+
+
 def mutants_of(source: str, file: str, lines: set[int] | None = None) -> list[Mutant]:
     """Every single-point mutant of ``source`` that compiles and differs from
     it; with ``lines`` (the lines the checks reached), only mutants there."""
-    try:
-        wrapper = MetadataWrapper(cst.parse_module(source))
-    except cst.ParserSyntaxError:
-        return []
-    collector = _Collector()
-    wrapper.visit(collector)
-    module = wrapper.module
-    out, seen = [], set()
-    original = source.splitlines(keepends=True)
-    starts = _offsets(source)
-    for node, replacement, operator, description, line, where in collector.sites:
-        if lines is not None and line not in lines:
-            continue
-        try:
-            code = _splice(module, source, starts, node, replacement, where)
-            compile(code, file, "exec")
-        except Exception:  # a mutant that does not build or compile is no mutant
-            continue
-        if code == source or code in seen:
-            continue
-        seen.add(code)
-        diff = "".join(difflib.unified_diff(original, code.splitlines(keepends=True), f"a/{file}", f"b/{file}", n=1))
-        out.append(Mutant(file, line, operator, description, code, diff))
-    return out
+    src = Source(source, file, lines)
+    return [m for m in (src.build(s) for s in src.sites) if m is not None]
