@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "engine.commands.adapter_cmds",
     "engine.commands.install_cmds",
     "engine.commands.challenge_cmds",
+    "engine.commands.audit_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

@@ -52,6 +52,7 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
     out += _table(["Model", "Opponent", "Record (W-L-T)", "Shared"],
                   [[lb.display_names[h.model_a], lb.display_names[h.model_b], h.text, str(len(h.challenges))]
                    for h in lb.head_to_head])
+    out += _audit_markdown(store)
     return "\n".join(out) + "\n"
 
 
@@ -113,7 +114,25 @@ def json_data(store: Store) -> dict:
         "verdicts": verdicts,
         "notes": [n.to_dict() for n in all_notes(store)],
         "leaderboard": leaderboard(store).to_dict(),
+        "audit": _audit(store),  # issue 17: suite strength per challenge, survivors with diffs
     }
+
+
+def _audit(store: Store) -> list[dict]:
+    from engine.audit.report import export_section
+
+    return export_section(store)
+
+
+def _audit_markdown(store: Store) -> list[str]:
+    audit = _audit(store)
+    if not audit:
+        return []
+    out = ["", "## Suite strength (mutation score)", ""]
+    out += _table(["Challenge", "Score", "Killed", "Survived", "Likely equivalent", "Mutants"],
+                  [[c["challenge"], _pct(c["score"]), str(c["killed"]), str(c["survived"]), str(c["equivalent"]),
+                    str(c["mutants"])] for c in audit])
+    return out
 
 
 def export(store: Store, fmt: str, *, grader: str | None = None) -> str:

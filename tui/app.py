@@ -18,7 +18,7 @@ from tui.config import load_key_config
 
 
 # Binding ids are "<area>.<name>"; an id in keys.toml outside these areas is a typo.
-BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm")
+BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm", "audit")
 
 
 def jump_provider():
@@ -231,6 +231,11 @@ class BenchApp(App[int]):
         self.push_screen(ConfirmScreen("Runs are in progress. Quit and cancel them?",
                                        f"{left} answer(s) not finished; the ones running now are stopped "
                                        "and recorded as interrupted."), answered)
+
+    def open_audit(self) -> None:
+        from tui.screens.audit import AuditScreen
+
+        self.push_screen(AuditScreen())
 
     def action_help(self) -> None:
         from tui.screens.help import HelpScreen

@@ -325,9 +325,11 @@ class Runner:
                 resources.bundled_challenges(), *resources.install_folders()]
 
     def _two_processes(self, job: dict, work: Path, out: Path, adapter: Path | None, challenge: Challenge,
-                       limits, gpu: bool):
+                       limits, gpu: bool, checker: str = "engine.runner.child",
+                       answer_server: str = "engine.runner.answer_server"):
         """The checker and the answer, each in its own sandbox, joined by a
-        socket; the checker also gets a socket to a memory monitor run here."""
+        socket; the checker also gets a socket to a memory monitor run here.
+        ``checker``/``answer_server`` name the entry modules (an audit's differ)."""
         checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno()}
@@ -344,12 +346,12 @@ class Runner:
         def answer_pid() -> int | None:
             if not answer_proc:
                 return None
-            return sandbox.find_process(answer_proc[0].pid, f"{sys.executable}\0-m\0engine.runner.answer_server\0".encode())
+            return sandbox.find_process(answer_proc[0].pid, f"{sys.executable}\0-m\0{answer_server}\0".encode())
 
         def run_answer():
             try:
                 sandbox.run_sandboxed(
-                    [sys.executable, "-m", "engine.runner.answer_server", str(answer_end.fileno()), str(work),
+                    [sys.executable, "-m", answer_server, str(answer_end.fileno()), str(work),
                      str(adapter or "")],
                     workdir=work, ro_paths=[REPO_ROOT / "engine"] + ([adapter.parent] if adapter else []),
                     hide_paths=self._hidden_from_answers(challenge), limits=answer_box, layer=self.layer, env=env, gpu=gpu,
@@ -363,7 +365,7 @@ class Runner:
         thread.start()
         try:
             res = sandbox.run_sandboxed(
-                [sys.executable, "-m", "engine.runner.child", str(out / "job.json")],
+                [sys.executable, "-m", checker, str(out / "job.json")],
                 workdir=out, rw_paths=[], ro_paths=[challenge.path, REPO_ROOT, work], limits=box,
                 layer=self.layer, env=env, gpu=gpu, stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt",
                 pass_fds=[checker_end.fileno(), monitor_there.fileno()])

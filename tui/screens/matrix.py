@@ -48,6 +48,7 @@ class MatrixScreen(GuardedScreen):
         Binding("t", "transcript", "Transcript", id="matrix.transcript", show=False),
         Binding("r", "runs", "Run", id="matrix.runs"),
         Binding("l", "leaderboard", "Leaders", id="matrix.leaderboard"),
+        Binding("a", "audit", "Suites", id="matrix.audit", show=False),
         Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh", show=False),
     ]
 
@@ -303,6 +304,9 @@ class MatrixScreen(GuardedScreen):
 
     def action_leaderboard(self) -> None:
         self.app.open_leaderboard()
+
+    def action_audit(self) -> None:
+        self.app.open_audit()
 
     def action_cycle_sort(self) -> None:
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]

@@ -1,0 +1,406 @@
+"""`benchtui audit`: how strong is each challenge's suite? (issue 17)
+
+For every answer whose latest verdict is ``pass`` (and each challenge's
+reference): a baseline run on the audit's cheap path records which lines the
+checks reached and what the answer returned; then single-point mutants of
+the reached Python files run, one scratch copy each, through the same two
+sandboxed processes as a run (``Runner._two_processes``), stopping at the
+first failing check. A mutant no check kills is compared with the baseline on
+the values returned: identical everywhere means "likely equivalent".
+
+Every outcome is stored as soon as it is known, keyed by the mutant's content,
+the rest of the answer, the adapter and the suite's hash, so an interrupted
+audit resumes and a re-audit reruns only what a change can affect.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from engine import adapters
+from engine.audit.answer_lines import LINES_FILE
+from engine.audit.checker import KILLING
+from engine.audit.mutate import Mutant, Source
+from engine.backends import choose_backend
+from engine.challenges import Challenge
+from engine.runner.orchestrate import RunOptions, Runner, _open_up, answer_prompt_facts, copy_answer, tree_digest
+from engine.runner.selfcheck import read_capped
+from engine.store import Store, now_iso
+from engine.workbench import Workbench
+
+REFERENCE = "(reference)"
+DEFAULT_SEED = 1717  # fixed: a mutant and its baseline must see the same inputs (and the cache needs it)
+
+
+@dataclass
+class AuditOptions:
+    models: list[str] = field(default_factory=list)
+    challenges: list[str] = field(default_factory=list)
+    mutants: int | None = None  # per answer; None: all
+    jobs: int = 1
+    fresh: bool = False
+    seed: int = DEFAULT_SEED
+    allow_unsafe: bool = False
+    references: bool = True
+
+
+@dataclass
+class AuditEvent:
+    kind: str  # baseline | mutant | answer | done
+    model: str = ""
+    challenge: str = ""
+    status: str = ""
+    message: str = ""
+    done: int = 0
+    total: int = 0
+    cached: bool = False
+
+
+@dataclass
+class Target:
+    model: str
+    challenge: Challenge
+    folder: Path
+
+
+def suite_sha256(challenge: Challenge) -> str:
+    """Everything of the challenge the checker reads: its folder minus adapters
+    (an adapter is keyed separately, per answer)."""
+    h = hashlib.sha256()
+    for path in sorted(challenge.path.rglob("*")):
+        rel = path.relative_to(challenge.path)
+        if path.is_file() and rel.parts[0] != "adapters" and "__pycache__" not in rel.parts:
+            h.update(rel.as_posix().encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def checker_sha256() -> str:
+    """The checker's own code (the Suite API, the wire, the audit's checker):
+    a change there can change any verdict, so it is part of every cache key."""
+    root = Path(__file__).resolve().parent.parent
+    h = hashlib.sha256()
+    for path in sorted([*(root / "verify").glob("*.py"), root / "audit" / "checker.py", root / "audit" / "answer_lines.py"]):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def _sha(*parts) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def pick(sources: list[Source], n: int | None) -> list[Mutant]:
+    """At most ``n`` mutants over an answer's files, spread over the operators
+    and stable across audits (each operator's sites in key order, taken in
+    turn); only the picked ones are built."""
+    groups = defaultdict(list)
+    for src in sources:
+        for site in src.sites:
+            groups[site.operator].append((site.key, src, site))
+    queues = [sorted(groups[k], key=lambda t: t[0]) for k in sorted(groups)]
+    out = []
+    while any(queues) and (n is None or len(out) < n):
+        for q in queues:
+            if q and (n is None or len(out) < n):
+                _, src, site = q.pop(0)
+                m = src.build(site)
+                if m is not None:
+                    out.append(m)
+    return sorted(out, key=lambda m: (m.file, m.line))
+
+
+class Auditor:
+    def __init__(self, workbench: Workbench, options: AuditOptions,
+                 on_event: Callable[[AuditEvent], None] | None = None, cancel: threading.Event | None = None):
+        self.workbench = workbench
+        self.options = options
+        self.on_event = on_event or (lambda e: None)
+        self.cancel = cancel or threading.Event()
+        self.runner = Runner(workbench, RunOptions(jobs=options.jobs, self_check=False, allow_unsafe=options.allow_unsafe))
+        self._lock = threading.Lock()
+        self.done = self.total = 0
+        self.reused = 0
+        self.checker = checker_sha256()
+
+    def emit(self, event: AuditEvent) -> None:
+        try:
+            self.on_event(event)
+        except Exception:  # a broken listener must not break the audit
+            pass
+
+    # -- what to audit ------------------------------------------------------------------
+    def targets(self, tmp: Path) -> list[Target]:
+        chosen = set(self.options.challenges)
+        models = set(self.options.models)
+        out = []
+        with Store(self.workbench.store_path) as store:
+            latest = store.query("select model, challenge, verdict from runs where id in (select max(id) from runs "
+                                 "where status = 'done' group by model, challenge) order by challenge, model")
+            paths = {(a["model"], a["challenge"]): a["path"] for a in store.answers()}
+        for cid, challenge in self.workbench.challenges.items():
+            if chosen and cid not in chosen:
+                continue
+            # A CUDA challenge's reference is NumPy, which its suite cannot bind (it compiles .cu files).
+            if self.options.references and (not models or REFERENCE in models) and challenge.language != "cuda":
+                folder = tmp / "references" / cid
+                folder.mkdir(parents=True)
+                shutil.copyfile(challenge.reference_path, folder / "reference.py")
+                out.append(Target(REFERENCE, challenge, folder))
+            for r in latest:
+                if r["challenge"] == cid and r["verdict"] == "pass" and (not models or r["model"] in models) \
+                        and (r["model"], cid) in paths:
+                    out.append(Target(r["model"], challenge, self.workbench.root / paths[(r["model"], cid)]))
+        return out
+
+    # -- one copy through the two sandboxed processes -----------------------------------
+    def execute(self, target: Target, mutant: Mutant | None, *, baseline: bool, timeout_s: float,
+                lines: bool | None = None) -> dict:
+        """One copy through the pipeline. ``baseline``: run every check (a mutant
+        stops at the first failing one); ``lines``: trace the lines reached
+        (default: on for a baseline)."""
+        lines = baseline if lines is None else lines
+        challenge = target.challenge
+        limits = dataclasses.replace(challenge.limits, timeout_s=timeout_s)
+        backend, _ = choose_backend("auto", challenge.backends)
+        with tempfile.TemporaryDirectory(prefix="benchtui-audit-") as tmp:
+            tmp = Path(tmp)
+            work, out = tmp / "answer", tmp / "out"
+            copy_answer(self.workbench, target.folder, work, challenge)
+            if mutant is not None:
+                (work / mutant.file).write_text(mutant.source, encoding="utf-8")
+            out.mkdir()
+            _open_up(out)
+            results = out / "results.jsonl"
+            # The adapter's key is checked against the original the mutant came from: it follows the mutant.
+            adapter = adapters.prepare_for_run(self.workbench.root if target.model != REFERENCE else None,
+                                               challenge, target.model, target.folder, tmp, results)
+            with Store(self.workbench.store_path) as store:
+                prompt = answer_prompt_facts(store, challenge, target.folder, target.model)
+            job = {"challenge_id": challenge.id, "challenge_dir": str(challenge.path), "answer_dir": str(work),
+                   "model": target.model, "seed": self.options.seed, "backend": backend,
+                   "thresholds": {**challenge.thresholds, **(prompt.get("thresholds") or {})},
+                   "forbidden_imports": list(challenge.forbidden_imports),
+                   "adapter_path": str(adapter) if adapter else None, "results_path": str(results),
+                   "prompt_version": prompt["prompt_version"], "version_checks": prompt["version_checks"],
+                   "audit": {"stop_first": not baseline}}
+            started = time.perf_counter()
+            checks, done, res = self.runner._two_processes(
+                job, work, out, adapter, challenge, limits, backend == "cuda", checker="engine.audit.checker",
+                answer_server="engine.audit.answer_lines" if lines else "engine.runner.answer_server")
+            wall = time.perf_counter() - started
+            trace = None
+            for line in read_capped(results, 64 * 1024 * 1024).splitlines():
+                if line.startswith('{"trace"'):
+                    trace = json.loads(line)["trace"]
+            if res.timed_out:
+                checks.append({"name": "run", "verdict": "timeout", "message": f"killed after {res.wall_s:.1f} s"})
+            elif done is None:
+                checks.append({"name": "run", "verdict": "error", "message": "the checker stopped early "
+                               + (read_capped(out / "stderr.txt").strip().splitlines() or [""])[-1][:200]})
+            reached = {}
+            if lines and (work / LINES_FILE).is_file():
+                try:
+                    reached = json.loads((work / LINES_FILE).read_text(encoding="utf-8"))
+                except ValueError:
+                    reached = {}
+            return {"checks": checks, "trace": trace, "lines": reached, "wall_s": wall}
+
+    # -- the audit ----------------------------------------------------------------------
+    def run(self) -> int:
+        started = time.perf_counter()
+        with Store(self.workbench.store_path) as store, store.conn:
+            store.execute("update audits set status = 'interrupted' where status = 'running'")
+            audit_id = store.db["audits"].insert({"started_at": now_iso(), "status": "running", "options": json.dumps(
+                dataclasses.asdict(self.options))}).last_pk
+        with tempfile.TemporaryDirectory(prefix="benchtui-audit-refs-") as tmp:
+            targets = self.targets(Path(tmp))
+            jobs = max(1, self.options.jobs)
+            with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="benchtui-audit") as pool:
+                # Baselines in parallel too; each answer's mutants wait for its baseline (the lines, the trace).
+                plans = [p for p in pool.map(self.plan, targets) if p is not None]
+                work = [(p, m) for p in plans for m in p["mutants"]]
+                self.total = len(work)
+                available = sum(p["available"] for p in plans)
+                self.emit(AuditEvent("planned", total=self.total, message=f"{len(plans)} answers, {self.total} mutants "
+                                     f"(of {available} made from the lines the checks reached)"))
+                list(pool.map(lambda pm: self.mutant(*pm), work))
+        with Store(self.workbench.store_path) as store, store.conn:
+            for p in plans:
+                store.db["audit_answers"].insert({"audit_id": audit_id, "model": p["target"].model,
+                                                  "challenge": p["target"].challenge.id, "status": p["status"],
+                                                  "message": p["message"], "baseline_key": p["baseline_key"],
+                                                  "mutant_keys": json.dumps([k for _, k in p["keys"]]),
+                                                  "available": p["available"],
+                                                  **summarise(store, p["target"].model, p["target"].challenge.id,
+                                                              [k for _, k in p["keys"]])})
+            store.db["audits"].update(audit_id, {"finished_at": now_iso(), "wall_s": round(time.perf_counter() - started, 2),
+                                                 "status": "cancelled" if self.cancel.is_set() else "done",
+                                                 "mutants": self.total, "reused": self.reused})
+        self.emit(AuditEvent("done", done=self.done, total=self.total))
+        return audit_id
+
+    def plan(self, target: Target) -> dict | None:
+        """Baseline (cached), then the mutants of the lines its checks reached."""
+        if self.cancel.is_set():
+            return None
+        challenge = target.challenge
+        suite = suite_sha256(challenge)
+        res = adapters.resolve(self.workbench.root if target.model != REFERENCE else None, challenge, target.model,
+                               target.folder)
+        adapter_sha = hashlib.sha256(res.path.read_bytes()).hexdigest() if res.usable and res.path else None
+        answer_sha, _ = tree_digest(target.folder)
+        context = {"answer": answer_sha, "suite": suite, "seed": self.options.seed, "adapter": adapter_sha,
+                   "checker": self.checker}
+        key = _sha("baseline", context)
+        plan = {"target": target, "suite": suite, "context": context, "baseline_key": key, "mutants": [], "keys": [],
+                "available": 0,
+                "status": "audited", "message": ""}
+        with Store(self.workbench.store_path) as store:
+            row = None if self.options.fresh else store.query("select * from audit_baselines where key = ?", (key,))
+        cached = bool(row)
+        if row:
+            row = row[0]
+            checks, trace, lines = json.loads(row["checks"]), json.loads(row["trace"] or "null"), json.loads(row["lines"])
+            unstable = json.loads(row.get("unstable") or "null")
+        else:
+            got = self.execute(target, None, baseline=True, timeout_s=challenge.limits.timeout_s)
+            checks, trace, lines = got["checks"], got["trace"], got["lines"]
+            verdict = "pass" if not any(c["verdict"] in KILLING for c in checks) else "fail"
+            unstable = None
+            if verdict == "pass":  # a second run: values that differ from run to run never decide equivalence
+                again = self.execute(target, None, baseline=True, lines=False, timeout_s=challenge.limits.timeout_s)
+                unstable = unstable_positions(trace, again["trace"])
+            with Store(self.workbench.store_path) as store, store.conn:
+                store.db["audit_baselines"].insert({
+                    "key": key, "model": target.model, "challenge": challenge.id, "answer_sha256": answer_sha,
+                    "suite_sha256": suite, "seed": self.options.seed, "verdict": verdict, "trace": json.dumps(trace),
+                    "lines": json.dumps(lines), "checks": json.dumps(checks), "unstable": json.dumps(unstable),
+                    "message": "", "wall_s": round(got["wall_s"], 3),
+                    "created_at": now_iso()}, replace=True)
+                row = {"wall_s": got["wall_s"]}
+        plan["trace"], plan["unstable"], plan["wall_s"] = trace, unstable, row["wall_s"]
+        bad = [c for c in checks if c["verdict"] in KILLING]
+        self.emit(AuditEvent("baseline", target.model, challenge.id, "fail" if bad else "pass", cached=cached))
+        if bad:
+            plan["status"] = "baseline_failed"
+            plan["message"] = f"the original does not pass on the audit's path: {bad[0]['name']}: {bad[0].get('message', '')[:200]}"
+            return plan
+        sources = []
+        for rel, reached in sorted(lines.items()):
+            path = target.folder / rel
+            if path.suffix == ".py" and path.is_file():
+                sources.append(Source(path.read_text(encoding="utf-8", errors="replace"), rel, set(reached)))
+        mutants = pick(sources, self.options.mutants)
+        if not mutants:
+            plan["status"] = "no_mutants"
+            plan["message"] = ("no Python line of the answer was reached by the checks" if not lines else
+                               "no mutable line reached") + (" (CUDA sources are not mutated yet)"
+                                                             if any(p.suffix in (".cu", ".cuh") for p in target.folder.rglob("*")) else "")
+        plan["available"] = sum(len(src.sites) for src in sources)  # sites, before compiling
+        plan["mutants"] = mutants
+        plan["keys"] = [(m, _sha("mutant", m.sha, context)) for m in plan["mutants"]]
+        plan["key_of"] = {m.sha: k for m, k in plan["keys"]}
+        return plan
+
+    def mutant(self, plan: dict, m: Mutant) -> None:
+        target = plan["target"]
+        key = plan["key_of"][m.sha]
+        if self.cancel.is_set():
+            return
+        with Store(self.workbench.store_path) as store:
+            row = None if self.options.fresh else store.query("select status from audit_mutants where key = ?", (key,))
+        cached = bool(row)
+        if row:
+            status = row[0]["status"]
+            with self._lock:
+                self.reused += 1
+        else:
+            timeout = min(target.challenge.limits.timeout_s, max(30.0, 5 * float(plan["wall_s"] or 0)))
+            try:
+                got = self.execute(target, m, baseline=False, timeout_s=timeout)
+            except Exception as exc:  # benchtui's own failure: recorded, the audit goes on
+                got = {"checks": [{"name": "audit", "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}],
+                       "trace": None, "wall_s": 0.0}
+            killer = next((c for c in got["checks"] if c["verdict"] in KILLING), None)
+            if killer is not None:
+                status = "killed"
+            else:
+                status = "equivalent" if same_values(got["trace"], plan["trace"], plan["unstable"]) else "survived"
+            with Store(self.workbench.store_path) as store, store.conn:
+                store.db["audit_mutants"].insert({
+                    "key": key, "model": target.model, "challenge": target.challenge.id, "file": m.file, "line": m.line,
+                    "operator": m.operator, "description": m.description, "diff": m.diff, "mutant_sha256": m.sha,
+                    "suite_sha256": plan["suite"], "seed": self.options.seed, "status": status,
+                    "killed_by": killer["name"] if killer else None,
+                    "checks": json.dumps([{"name": c["name"], "verdict": c["verdict"]} for c in got["checks"]]),
+                    "message": (killer or {}).get("message", "")[:500], "wall_s": round(got["wall_s"], 3),
+                    "audited_at": now_iso()}, replace=True)
+        with self._lock:
+            self.done += 1
+            done = self.done
+        self.emit(AuditEvent("mutant", target.model, target.challenge.id, status,
+                             f"{m.file}:{m.line} {m.description}", done=done, total=self.total, cached=cached))
+
+
+def unstable_positions(first: list | None, second: list | None) -> list[int] | None:
+    """Where two runs of the same original returned different values (random
+    initialisation, timing-dependent code); None when they do not line up at all."""
+    if first is None or second is None or len(first) != len(second):
+        return None
+    return [i for i, (a, b) in enumerate(zip(first, second)) if a != b]
+
+
+def same_values(trace: list | None, baseline: list | None, unstable: list[int] | None) -> bool:
+    """A survivor returned the original's values everywhere the original itself is stable."""
+    if trace is None or baseline is None or unstable is None or len(trace) != len(baseline):
+        return False
+    skip = set(unstable)
+    return all(a == b for i, (a, b) in enumerate(zip(trace, baseline)) if i not in skip)
+
+
+def marks(store: Store, model: str, challenge: str) -> dict[str, bool]:
+    """mutant sha -> a person's latest word on it (True: equivalent)."""
+    out = {}
+    for r in store.query("select mutant_sha256, equivalent from audit_marks where model = ? and challenge = ? order by id",
+                         (model, challenge)):
+        out[r["mutant_sha256"]] = bool(r["equivalent"])
+    return out
+
+
+def effective_status(row: dict, marked: dict[str, bool]) -> str:
+    """A person's mark outranks the trace comparison; a killed mutant stays killed."""
+    if row["status"] in ("survived", "equivalent") and row["mutant_sha256"] in marked:
+        return "equivalent" if marked[row["mutant_sha256"]] else "survived"
+    return row["status"]
+
+
+def summarise(store: Store, model: str, challenge: str, keys: list[str]) -> dict:
+    rows = mutant_rows(store, keys)
+    marked = marks(store, model, challenge)
+    counts = defaultdict(int)
+    for r in rows:
+        counts[effective_status(r, marked)] += 1
+    counted = counts["killed"] + counts["survived"]
+    return {"generated": len(keys), "killed": counts["killed"], "survived": counts["survived"],
+            "equivalent": counts["equivalent"], "score": round(counts["killed"] / counted, 4) if counted else None}
+
+
+def mutant_rows(store: Store, keys: list[str]) -> list[dict]:
+    rows = []
+    for i in range(0, len(keys), 500):
+        chunk = keys[i:i + 500]
+        rows.extend(store.query(f"select * from audit_mutants where key in ({','.join('?' * len(chunk))})", tuple(chunk)))
+    return rows
+
+
+def run_audit(workbench: Workbench, options: AuditOptions, on_event=None, cancel=None) -> int:
+    return Auditor(workbench, options, on_event, cancel).run()

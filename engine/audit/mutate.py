@@ -1,0 +1,303 @@
+"""Single-point mutants of a Python source, built on libcst.
+
+libcst keeps every byte of the file (comments, spacing, quotes), so a mutant
+differs from the original only where the operator struck and its diff is one
+line: ``ast.unparse`` would rewrite the whole file. The operator catalogue
+follows mutmut's and cosmic-ray's (see the README's Audit section for why
+neither package is used directly).
+
+Each site is found once by ``_Collector``; ``_Apply`` rebuilds the tree with
+only that node replaced (libcst trees are immutable, so one parse serves
+every mutant).
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
+
+
+@dataclass
+class Mutant:
+    file: str  # path relative to the answer folder
+    line: int
+    operator: str  # comparison | boolean | arithmetic | constant | range_bound | slice_bound | arguments | statement | return
+    description: str
+    source: str  # the whole mutated file
+    diff: str
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(f"{self.file}\0{self.source}".encode()).hexdigest()
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "operator": self.operator, "description": self.description,
+                "diff": self.diff, "sha": self.sha}
+
+
+_COMPARE = {cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan, cst.GreaterThan: cst.GreaterThanEqual,
+            cst.GreaterThanEqual: cst.GreaterThan, cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal,
+            cst.Is: cst.IsNot, cst.IsNot: cst.Is, cst.In: cst.NotIn, cst.NotIn: cst.In}
+_ARITH = {cst.Add: cst.Subtract, cst.Subtract: cst.Add, cst.Multiply: cst.Divide, cst.Divide: cst.Multiply,
+          cst.FloorDivide: cst.Multiply, cst.Power: cst.Multiply, cst.Modulo: cst.FloorDivide,
+          cst.BitAnd: cst.BitOr, cst.BitOr: cst.BitAnd, cst.LeftShift: cst.RightShift, cst.RightShift: cst.LeftShift}
+_AUG = {cst.AddAssign: cst.SubtractAssign, cst.SubtractAssign: cst.AddAssign,
+        cst.MultiplyAssign: cst.DivideAssign, cst.DivideAssign: cst.MultiplyAssign}
+_SKIP_FUNCS = ("test_", "main", "demo", "bench", "benchmark", "_test", "example", "selftest", "self_test")
+_QUIET_CALLS = {"print", "pprint", "warn", "debug", "info", "warning", "log", "error", "exception", "write", "flush"}
+
+
+def _op_text(op) -> str:
+    return cst.Module([]).code_for_node(op).strip()
+
+
+def _swap_op(op, new_cls):
+    kw = {}
+    for name in ("whitespace_before", "whitespace_after"):
+        if hasattr(op, name) and hasattr(new_cls, "__dataclass_fields__") and name in new_cls.__dataclass_fields__:
+            kw[name] = getattr(op, name)
+    return new_cls(**kw)
+
+
+def _call_name(call: cst.Call) -> str:
+    f = call.func
+    if isinstance(f, cst.Name):
+        return f.value
+    if isinstance(f, cst.Attribute):
+        return f.attr.value
+    return ""
+
+
+def _plus(expr: cst.BaseExpression, delta: int) -> cst.BaseExpression:
+    op = cst.Add() if delta > 0 else cst.Subtract()
+    return cst.BinaryOperation(left=expr, operator=op, right=cst.Integer(str(abs(delta))),
+                               lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+class _Collector(cst.CSTVisitor):
+    METADATA_DEPENDENCIES = (PositionProvider, WhitespaceInclusivePositionProvider)
+
+    def __init__(self):
+        super().__init__()
+        self.sites: list[tuple] = []
+        self._skip = 0
+
+    # -- places no mutant goes: tests, demos, main guards, prints, annotations, f-strings, decorators
+    def _skipping(self, node) -> bool:
+        if isinstance(node, cst.FunctionDef):
+            name = node.name.value.lower()
+            return name.startswith(_SKIP_FUNCS) or name.endswith("_test")
+        if isinstance(node, cst.ClassDef):
+            return node.name.value.startswith("Test")
+        if isinstance(node, cst.If):
+            return "__name__" in cst.Module([]).code_for_node(node.test)
+        if isinstance(node, cst.Call):
+            return _call_name(node) in _QUIET_CALLS
+        return isinstance(node, (cst.Annotation, cst.FormattedString, cst.Decorator, cst.Import, cst.ImportFrom,
+                                 cst.Assert, cst.Raise, cst.Global, cst.Nonlocal))
+
+    def on_visit(self, node) -> bool:
+        if self._skipping(node):
+            self._skip += 1
+        elif not self._skip:
+            self._sites_of(node)
+        return True
+
+    def on_leave(self, original_node) -> None:
+        if self._skipping(original_node):
+            self._skip -= 1
+
+    def _add(self, node, replacement, operator: str, description: str) -> None:
+        line = self.get_metadata(PositionProvider, node).start.line
+        span = self.get_metadata(WhitespaceInclusivePositionProvider, node)
+        where = ((span.start.line, span.start.column), (span.end.line, span.end.column))
+        self.sites.append((node, replacement, operator, description, line, where))
+
+    def _sites_of(self, node) -> None:
+        if isinstance(node, cst.Comparison):
+            for i, target in enumerate(node.comparisons):
+                new = _COMPARE.get(type(target.operator))
+                if new:
+                    comps = list(node.comparisons)
+                    comps[i] = target.with_changes(operator=_swap_op(target.operator, new))
+                    self._add(node, node.with_changes(comparisons=comps), "comparison",
+                              f"{_op_text(target.operator)} -> {_op_text(comps[i].operator)}")
+        elif isinstance(node, cst.BooleanOperation):
+            new = cst.Or if isinstance(node.operator, cst.And) else cst.And
+            self._add(node, node.with_changes(operator=_swap_op(node.operator, new)), "boolean",
+                      f"{_op_text(node.operator)} -> {_op_text(new())}")
+        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Not, cst.Minus)):
+            if isinstance(node.operator, cst.Minus) and isinstance(node.expression, (cst.Integer, cst.Float)):
+                pass  # -1 is a constant: the constant operator changes it
+            else:
+                what = "boolean" if isinstance(node.operator, cst.Not) else "arithmetic"
+                inner = node.expression.with_changes(lpar=node.lpar or node.expression.lpar,
+                                                     rpar=node.rpar or node.expression.rpar)
+                self._add(node, inner, what, f"drop unary {_op_text(node.operator)}")
+        elif isinstance(node, cst.BinaryOperation):
+            new = _ARITH.get(type(node.operator))
+            if new:
+                self._add(node, node.with_changes(operator=_swap_op(node.operator, new)), "arithmetic",
+                          f"{_op_text(node.operator)} -> {_op_text(new())}")
+        elif isinstance(node, cst.AugAssign):
+            new = _AUG.get(type(node.operator))
+            if new:
+                self._add(node, node.with_changes(operator=_swap_op(node.operator, new)), "arithmetic",
+                          f"{_op_text(node.operator)} -> {_op_text(new())}")
+        elif isinstance(node, cst.Integer):
+            try:
+                n = int(node.value.replace("_", ""), 0)
+            except ValueError:
+                return
+            for m in ([n + 1, n - 1] if n > 0 else [n + 1]):
+                self._add(node, node.with_changes(value=str(m)), "constant", f"{node.value} -> {m}")
+        elif isinstance(node, cst.Float):
+            try:
+                x = float(node.value.replace("_", ""))
+            except ValueError:
+                return
+            self._add(node, node.with_changes(value=repr(x + 1.0)), "constant", f"{node.value} -> {x + 1.0!r}")
+        elif isinstance(node, cst.Name) and node.value in ("True", "False"):
+            flip = "False" if node.value == "True" else "True"
+            self._add(node, node.with_changes(value=flip), "constant", f"{node.value} -> {flip}")
+        elif isinstance(node, cst.Call):
+            self._call_sites(node)
+        elif isinstance(node, cst.Slice):
+            for part in ("lower", "upper"):
+                bound = getattr(node, part)
+                if bound is not None and not isinstance(bound, (cst.Integer, cst.UnaryOperation)):
+                    for d in (1, -1):
+                        self._add(node, node.with_changes(**{part: _plus(bound, d)}), "slice_bound",
+                                  f"slice {part} bound {'+' if d > 0 else '-'} 1")
+        elif isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
+            self._statement_sites(node)
+
+    def _call_sites(self, node: cst.Call) -> None:
+        args = list(node.args)
+        positional = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
+        if _call_name(node) == "range" and positional:
+            i = positional[-1] if len(positional) <= 2 else positional[1]
+            stop = args[i].value
+            if not isinstance(stop, cst.Integer):  # an integer stop is the constant operator's
+                for d in (1, -1):
+                    new = list(args)
+                    new[i] = args[i].with_changes(value=_plus(stop, d))
+                    self._add(node, node.with_changes(args=new), "range_bound", f"range stop {'+' if d > 0 else '-'} 1")
+        if len(positional) >= 2:
+            a, b = positional[0], positional[1]
+            new = list(args)
+            new[a] = args[a].with_changes(value=args[b].value)
+            new[b] = args[b].with_changes(value=args[a].value)
+            self._add(node, node.with_changes(args=new), "arguments", "swap the first two arguments")
+        for i, arg in enumerate(args):
+            if arg.keyword is not None:
+                new = args[:i] + args[i + 1:]
+                if new and i == len(args) - 1:  # the new last argument keeps no dangling comma
+                    new[-1] = new[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                self._add(node, node.with_changes(args=new), "arguments", f"drop argument {arg.keyword.value}=")
+        if len(positional) >= 2 and positional[-1] == len(args) - 1:
+            new = args[:-1]
+            new[-1] = new[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            self._add(node, node.with_changes(args=new), "arguments", "drop the last argument")
+
+    def _statement_sites(self, node: cst.SimpleStatementLine) -> None:
+        stmt = node.body[0]
+        if isinstance(stmt, cst.Return):
+            if stmt.value is not None and not (isinstance(stmt.value, cst.Name) and stmt.value.value == "None"):
+                self._add(stmt, stmt.with_changes(value=cst.Name("None")), "return", "return None instead")
+        elif isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)) or (
+                isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and _call_name(stmt.value) not in _QUIET_CALLS):
+            self._add(stmt, cst.Pass(), "statement", "remove the statement")
+
+
+def _offsets(source: str) -> list[int]:
+    starts, pos = [0], 0
+    for line in source.splitlines(keepends=True):
+        pos += len(line)
+        starts.append(pos)
+    return starts
+
+
+def _splice(module: cst.Module, source: str, starts: list[int], node, replacement, where) -> str:
+    """The mutant's text: the node's own span replaced by the replacement's
+    code (fast); the whole tree rebuilt when the span does not match."""
+    (l0, c0), (l1, c1) = where
+    a, b = starts[l0 - 1] + c0, starts[l1 - 1] + c1
+    code = module.code_for_node(node)
+    if source[a:b] == code:
+        return source[:a] + module.code_for_node(replacement) + source[b:]
+    return module.visit(_Apply(node, replacement)).code
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, target, replacement):
+        super().__init__()
+        self.target, self.replacement = target, replacement
+
+    def on_leave(self, original_node, updated_node):
+        return self.replacement if original_node is self.target else updated_node
+
+
+@dataclass
+class Site:
+    """A place a mutant can be made, before it is built (building costs a
+    codegen and a compile: an audit capped at N builds only what it picks)."""
+    file: str
+    line: int
+    operator: str
+    description: str
+    key: str  # stable while the file is unchanged: orders the pick
+    index: int
+
+
+class Source:
+    """One file parsed once; its sites on the reached lines; mutants built on demand."""
+
+    def __init__(self, source: str, file: str, lines: set[int] | None = None):
+        self.text, self.file = source, file
+        self.sites: list[Site] = []
+        self._raw: list[tuple] = []
+        self._seen: set[str] = set()
+        try:
+            wrapper = MetadataWrapper(cst.parse_module(source))
+        except cst.ParserSyntaxError:
+            return
+        collector = _Collector()
+        wrapper.visit(collector)
+        self.module = wrapper.module
+        self._starts = _offsets(source)
+        self._original = source.splitlines(keepends=True)
+        count: dict[tuple, int] = {}
+        for node, replacement, operator, description, line, where in collector.sites:
+            if lines is not None and line not in lines:
+                continue
+            ident = (file, line, operator, description)
+            count[ident] = count.get(ident, 0) + 1
+            key = hashlib.sha256(repr((*ident, count[ident])).encode()).hexdigest()
+            self.sites.append(Site(file, line, operator, description, key, len(self._raw)))
+            self._raw.append((node, replacement, where))
+
+    def build(self, site: Site) -> Mutant | None:
+        """The mutant at ``site``; None when it does not compile or repeats one already built."""
+        node, replacement, where = self._raw[site.index]
+        try:
+            code = _splice(self.module, self.text, self._starts, node, replacement, where)
+            compile(code, self.file, "exec")
+        except Exception:  # a mutant that does not build or compile is no mutant
+            return None
+        if code == self.text or code in self._seen:
+            return None
+        self._seen.add(code)
+        diff = "".join(difflib.unified_diff(self._original, code.splitlines(keepends=True), f"a/{self.file}",
+                                            f"b/{self.file}", n=1))
+        return Mutant(self.file, site.line, site.operator, site.description, code, diff)
+
+
+def mutants_of(source: str, file: str, lines: set[int] | None = None) -> list[Mutant]:
+    """Every single-point mutant of ``source`` that compiles and differs from
+    it; with ``lines`` (the lines the checks reached), only mutants there."""
+    src = Source(source, file, lines)
+    return [m for m in (src.build(s) for s in src.sites) if m is not None]

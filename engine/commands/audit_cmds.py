@@ -1,0 +1,122 @@
+"""audit, audit show, audit mark (issue 17): how strong each challenge's suite is."""
+from __future__ import annotations
+
+import sys
+
+from engine.challenges import challenge_for_name
+from engine.cli import CommandError, UsageError, print_json
+from engine.scan import scan_workbench
+
+
+def register(sub) -> None:
+    p = sub.add_parser("audit", help="mutation-test the suites: break passing answers one line at a time, count what the checks catch")
+    p.add_argument("-m", "--model", action="append", default=[],
+                   help="model to audit (repeatable; default: every passing answer; '(reference)' for the references)")
+    p.add_argument("-c", "--challenge", action="append", default=[], help="challenge id or display name (repeatable)")
+    p.add_argument("--mutants", type=int, metavar="N", help="at most N mutants per answer, spread over the operators (default: all)")
+    p.add_argument("--jobs", type=int, default=1, help="mutants run in parallel (default 1)")
+    p.add_argument("--fresh", action="store_true", help="rerun every mutant, ignoring the cache")
+    p.add_argument("--no-reference", action="store_true", help="leave the challenges' references out")
+    p.add_argument("--show", action="store_true", help="print the stored report without running anything")
+    p.add_argument("--unsafe-no-isolation", action="store_true", help="allow running with rlimits alone")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_audit)
+
+    p = sub.add_parser("audit-mark", help="mark an audit survivor as equivalent (or not); kept across audits")
+    p.add_argument("model")
+    p.add_argument("challenge", help="challenge id or display name")
+    p.add_argument("mutant", help="the survivor's sha256 (a unique prefix will do)")
+    p.add_argument("--not-equivalent", action="store_true", help="undo: count it as a survivor again")
+    p.add_argument("--note", default="")
+    p.add_argument("--grader", help="who marks (default: $BENCHTUI_GRADER, else your login name)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_mark)
+
+
+def _challenge_ids(ctx, names: list[str]) -> list[str]:
+    ids = []
+    for name in names:
+        found = challenge_for_name(name, ctx.workbench.challenges)
+        if found is None:
+            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
+        ids.append(found.id)
+    return ids
+
+
+def cmd_audit(args, ctx) -> int:
+    from engine.audit.core import REFERENCE, AuditOptions, run_audit
+    from engine.audit.report import challenge_reports
+    from engine.runner import sandbox
+
+    if args.jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    if args.mutants is not None and args.mutants < 1:
+        raise UsageError("--mutants must be at least 1")
+    ids = _challenge_ids(ctx, args.challenge)
+    if not args.show:
+        scan_workbench(ctx.workbench, ctx.store)
+        known = set(ctx.store.model_names()) | {REFERENCE}
+        for m in args.model:
+            if m not in known:
+                raise UsageError(f"unknown model {m!r}; known: {', '.join(sorted(known))}")
+        options = AuditOptions(models=args.model, challenges=ids, mutants=args.mutants, jobs=args.jobs, fresh=args.fresh,
+                               allow_unsafe=args.unsafe_no_isolation, references=not args.no_reference)
+        try:
+            run_audit(ctx.workbench, options, on_event=_progress)
+        except sandbox.SandboxUnavailable as exc:
+            raise CommandError(str(exc)) from exc
+    reports = [c for c in challenge_reports(ctx.store) if not ids or c["challenge"] in ids]
+    if args.model:
+        for c in reports:
+            c["answers"] = [a for a in c["answers"] if a["model"] in args.model]
+    if args.json:
+        print_json({"challenges": reports})
+        return 0
+    if not reports:
+        print("nothing audited yet: run `benchtui run` first (only passing answers are audited)")
+    for c in reports:
+        print(f"{c['challenge']}: {_score(c['score'])}  ({c['killed']} killed, {c['survived']} survived, "
+              f"{c['equivalent']} likely equivalent, of {c['mutants']})")
+        for a in c["answers"]:
+            line = f"    {a['model']:<16} {_score(a['score'])}  {a['killed']}/{a['killed'] + a['survived']}"
+            print(line + (f"  [{a['status']}: {a['message']}]" if a["status"] != "audited" else ""))
+            for s in a["survivors"]:
+                print(f"        survived {s['file']}:{s['line']} {s['description']}  ({s['mutant_sha256'][:12]})")
+            for s in a["likely_equivalent"]:
+                how = "marked equivalent" if s["marked"] else "likely equivalent"
+                print(f"        {how} {s['file']}:{s['line']} {s['description']}  ({s['mutant_sha256'][:12]})")
+    return 0
+
+
+def _score(score) -> str:
+    return "  -  " if score is None else f"{score:.0%}".rjust(5)
+
+
+def _progress(event) -> None:
+    """One line per step on stderr: the audit can take minutes."""
+    if event.kind == "planned":
+        print(f"audit: {event.message}", file=sys.stderr, flush=True)
+    elif event.kind == "baseline":
+        print(f"audit: baseline {event.model}/{event.challenge}: {event.status}{' (cached)' if event.cached else ''}",
+              file=sys.stderr, flush=True)
+    elif event.kind == "mutant":
+        print(f"[{event.done}/{event.total}] {event.status:<10} {event.model}/{event.challenge} {event.message}"
+              f"{' (cached)' if event.cached else ''}", file=sys.stderr, flush=True)
+
+
+def cmd_mark(args, ctx) -> int:
+    from engine.audit.report import mark
+    from engine.grades import default_grader_name
+
+    cid = _challenge_ids(ctx, [args.challenge])[0]
+    try:
+        out = mark(ctx.store, args.model, cid, args.mutant, not args.not_equivalent, args.grader or default_grader_name(),
+                   args.note)
+    except LookupError as exc:
+        raise UsageError(str(exc)) from exc
+    if args.json:
+        print_json(out)
+    else:
+        print(f"marked {out['mutant_sha256'][:12]} of {args.model}/{cid} as "
+              f"{'equivalent' if out['equivalent'] else 'not equivalent'}")
+    return 0
