@@ -307,7 +307,10 @@ def startup(root: Path, rounds: int) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="benchtui-scale-demo-"))
     try:
         demo = build_demo(tmp / "demo")
-        return bench_tui.bench_startup({"demo": demo, "scale": root}, rounds=rounds)
+        out = bench_tui.bench_startup({"demo": demo, "scale": root}, rounds=rounds)
+        out["what"] += ("; here every workbench's markers are the status line, the first model, the first "
+                        "challenge and the footer's last key (the last column and row do not fit at scale)")
+        return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
