@@ -34,9 +34,20 @@ def place_demo(target: Path) -> tuple[Path, bool]:
     try:
         target.mkdir(parents=True, exist_ok=True)
         shutil.copytree(source, target / "models", ignore=SKIP)
+        for folder in demo_own_challenges():
+            shutil.copytree(folder, target / "challenges" / folder.name, ignore=SKIP)
     except OSError as exc:
         raise CommandError(f"cannot write the demo workbench to {target}: {exc.strerror or exc}") from exc
     return target, True
+
+
+def demo_own_challenges() -> list[Path]:
+    """Bundled-folder challenges marked ``bundled = false``: the demo
+    workbench's own (its worked example), which travel with the demo."""
+    from engine.challenges import load_challenges
+
+    return [c.path for c in load_challenges(resources.bundled_challenges()).values()
+            if c.raw.get("bundled", True) is False]
 
 
 def cmd_demo(args, ctx) -> int:

@@ -104,6 +104,9 @@ def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_th
     assert listing.returncode == 0, listing.stderr
     assert {"demo-careful", "demo-hasty", "demo-quitter"} <= {m["name"] if isinstance(m, dict) else m
                                                               for m in json.loads(listing.stdout)["models"]}
+    # the demo's own worked example (bundled = false) travels with it, and only there
+    assert [p.name for p in (placed / "challenges").iterdir()] == ["top_p"]
+    assert "top_p" in json.loads(listing.stdout)["challenges"]
     assert (placed / "store.db").is_file()
 
     # What an answer's process must not see: benchtui's folders in site-packages, never
