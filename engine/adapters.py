@@ -407,7 +407,11 @@ def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = Fa
 
     Unless ``force``, raises :class:`AlreadyBinds` when the answer binds today
     (``store``, when given, supplies its latest run)."""
+    from engine.resources import refuse_install_write
+
     challenge, folder = locate(workbench, model, challenge_name)
+    if refusal := refuse_install_write(workbench.root):  # before any other reason: nothing is written there, forced or not
+        raise ValueError(refusal)
     if not force:
         latest, checks = None, None
         if store is not None:

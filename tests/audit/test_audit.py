@@ -143,7 +143,7 @@ def toy(tmp_path):
 def audit(root: Path, **kw):
     wb = find_workbench(str(root), None, Path.cwd())
     events = []
-    auditor = Auditor(wb, AuditOptions(jobs=2, **kw), on_event=events.append)
+    auditor = Auditor(wb, AuditOptions(jobs=2, **{"challenges": ["toy"], **kw}), on_event=events.append)
     auditor.run()
     with Store(wb.store_path) as store:
         return {c["challenge"]: c for c in challenge_reports(store)}, events, auditor
@@ -229,7 +229,7 @@ def test_adapter_follows_the_mutants_of_a_keyed_answer(toy):
 
 def test_cli_json_and_export(toy, capsys):
     root = toy(WEAK)
-    assert main(["--workbench", str(root), "audit", "--jobs", "2", "--json"]) == 0
+    assert main(["--workbench", str(root), "audit", "-c", "toy", "--jobs", "2", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     [toy_report] = out["challenges"]
     assert toy_report["challenge"] == "toy" and toy_report["score"] < 0.5
@@ -250,13 +250,13 @@ def test_an_interrupted_audit_resumes_from_its_cache(toy):
         if e.kind == "mutant" and e.done >= 2:
             cancel.set()
 
-    first = Auditor(wb, AuditOptions(jobs=1), on_event=stop_after_two, cancel=cancel)
+    first = Auditor(wb, AuditOptions(jobs=1, challenges=["toy"]), on_event=stop_after_two, cancel=cancel)
     first.run()
     assert first.done == 2 < first.total
     with Store(wb.store_path) as store:
         assert store.query("select status from audits order by id desc limit 1")[0]["status"] == "cancelled"
     events = []
-    second = Auditor(wb, AuditOptions(jobs=1), on_event=events.append)
+    second = Auditor(wb, AuditOptions(jobs=1, challenges=["toy"]), on_event=events.append)
     second.run()
     cached = [e for e in events if e.kind == "mutant" and e.cached]
     assert second.reused == len(cached) == 2 and second.done == second.total == first.total

@@ -132,7 +132,10 @@ def test_doctor_names_cupy_once_when_it_has_no_device(monkeypatch):
     report = {"python": {"version": "3.11", "executable": "python"}, "numpy": "2", "textual": "8", "sqlite": "3",
               "sqlite_utils": "3", "git": "2", "sandbox": {"active": "unshare", "layers": []},
               "cuda": {"cupy": "14.2.0", "available": False, "devices": "", "detail": status.detail, "nvcc": None},
-              "mlx": {"version": None, "available": False, "device": "", "detail": "MLX not importable"}}
+              "mlx": {"version": None, "available": False, "device": "", "detail": "MLX not importable"},
+              "paths": {"installed": False, "engine": "engine", "challenges": "challenges", "demo": "models",
+                        "user_data": "data", "workbench": None, "workbench_error": "not a workbench", "store": None},
+              "extras": []}
     line = next(x for x in doctor.render(report).splitlines() if "cuda" in x)
     assert line.count("14.2.0") == 1 and "no usable device: cudaErrorInsufficientDriver" in line
 
