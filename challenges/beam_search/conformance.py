@@ -167,7 +167,8 @@ def run(suite) -> None:
 
     eos = int(suite.rng("eos").integers(vocab))
 
-    with suite.check("greedy_k1", threshold="K=1, alpha=0 equals greedy", timeout_s=timeout) as c:
+    with suite.check("greedy_k1", threshold="K=1, alpha=0 equals greedy", timeout_s=timeout,
+                     requires=("expand_top_2k",)) as c:
         n = int(suite.threshold("greedy_max_new", 10))
         cr, ps = core("greedy"), prompts("greedy", (4, 6, 2))
         got = answer(cr, ps, 1, n, 0.0, eos)
@@ -176,7 +177,8 @@ def run(suite) -> None:
         c.value = f"{len(ps) - len(wrong)}/{len(ps)} items greedy"
         c.expect(not wrong, f"item {wrong[0]}: got {seqs(got[wrong[0]])[:1]}, greedy gives {want[wrong[0]]}" if wrong else "")
 
-    with suite.check("batch_independence", threshold="batch == each prompt alone", timeout_s=timeout) as c:
+    with suite.check("batch_independence", threshold="batch == each prompt alone", timeout_s=timeout,
+                     requires=("independent_items",)) as c:
         cr, ps = core("indep"), prompts("indep", (3, 5))
         k, n, alpha = 3, 6, float(suite.threshold("ranking_alpha", 0.6))
         together = answer(cr, ps, k, n, alpha, eos)
@@ -185,7 +187,8 @@ def run(suite) -> None:
         c.value = f"{2 - len(diff)}/2 items identical"
         c.expect(not diff, f"item {diff[0]} (prompt length {len(ps[diff[0]])}) differs when batched" if diff else "")
 
-    with suite.check("eos_retention", threshold="EOS beam at -3.0 beats -5.0", timeout_s=timeout) as c:
+    with suite.check("eos_retention", threshold="EOS beam at -3.0 beats -5.0", timeout_s=timeout,
+                     requires=("finished_beams_compete", "stopping")) as c:
         rng = suite.rng("eos-scenario")
         p = prompts("eos", (4,))[0]
         x1, y1, z, w = (int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=4, replace=False))
@@ -216,7 +219,8 @@ def run(suite) -> None:
                 raise
         return ranking
 
-    with suite.check("ranking_alpha", threshold=f"alpha={suite.threshold('ranking_alpha', 0.6)}, equals reference", timeout_s=timeout) as c:
+    with suite.check("ranking_alpha", threshold=f"alpha={suite.threshold('ranking_alpha', 0.6)}, equals reference",
+                     timeout_s=timeout, requires=("expand_top_2k", "penalty_for_ranking_only", "new_tokens_only")) as c:
         r = ranking_run()
         ok, want = matches_reference(r["core"], r["prompts"], r["got"], r["k"], r["n"], r["alpha"])
         counts = [len(item) for item in r["got"]]
@@ -225,13 +229,14 @@ def run(suite) -> None:
         bad = next((i for i, (g, w) in enumerate(zip(r["got"], want)) if seqs(g) != w), 0)
         c.expect(ok, f"item {bad}: got {seqs(r['got'][bad])}, reference {want[bad]}")
 
-    with suite.check("prompt_not_in_output", threshold="no prompt tokens in new tokens", timeout_s=timeout) as c:
+    with suite.check("prompt_not_in_output", threshold="no prompt tokens in new tokens", timeout_s=timeout,
+                     requires=("new_tokens_only",)) as c:
         r = ranking_run()
         echoed = sum(1 for p, item in zip(r["prompts"], r["got"]) for b in item if b.tokens[: len(p)] == p)
         c.value = echoed
         c.expect(echoed == 0, f"{echoed} returned sequences start with their prompt")
 
-    with suite.check("scores_recomputed", threshold=tol, timeout_s=timeout) as c:
+    with suite.check("scores_recomputed", threshold=tol, timeout_s=timeout, requires=("penalty_for_ranking_only",)) as c:
         r = ranking_run()
         scored = [(p, b) for p, item in zip(r["prompts"], r["got"]) for b in item if b.score is not None]
         if not scored:
@@ -252,7 +257,8 @@ def run(suite) -> None:
         c.value = worst
         c.expect(worst <= tol, f"a reported score is {worst:.3g} (relative) away from logprob / len**alpha")
 
-    with suite.check("max_new_tokens_unfinished", threshold="K beams of exactly max_new_tokens", timeout_s=timeout) as c:
+    with suite.check("max_new_tokens_unfinished", threshold="K beams of exactly max_new_tokens", timeout_s=timeout,
+                     requires=("stopping", "expand_top_2k")) as c:
         cr, ps = core("maxnew", eos_mean=-60.0), prompts("maxnew", (3, 4))
         k, n = 3, 5
         got = answer(cr, ps, k, n, 0.6, eos)
@@ -261,6 +267,20 @@ def run(suite) -> None:
         c.expect(lengths == [n] and all(len(item) == k for item in got), f"expected {k} beams of {n} tokens, lengths {lengths}")
         ok, want = matches_reference(cr, ps, got, k, n, 0.6)
         c.expect(ok, f"got {[seqs(i) for i in got]}, reference {want}")
+
+    with suite.check("long_beams_log_space", threshold="equals reference past exp underflow", timeout_s=timeout,
+                     requires=("log_space", "penalty_for_ranking_only")) as c:
+        # a near-uniform model: about -6.9 per token, so after ~110 tokens a
+        # beam's probability is below float64's smallest (exp(-745) == 0); a
+        # search that multiplies probabilities ranks every beam as a tie there
+        n = int(suite.threshold("log_space_max_new", 140))
+        cr, ps = core("logspace", eos_mean=-60.0, spread=0.05), prompts("logspace", (3,))
+        got = answer(cr, ps, 2, n, 0.6, eos)
+        ok, want = matches_reference(cr, ps, got, 2, n, 0.6)
+        c.value = f"{sum(seqs(g) == w for g, w in zip(got, want))}/{len(want)} items match after {n} tokens"
+        bad = next((i for i, (g, w) in enumerate(zip(got, want)) if seqs(g) != w), 0)
+        c.expect(ok, f"item {bad}: beams {[b[:8] for b in seqs(got[bad])] if bad < len(got) else None}... differ from "
+                 "the reference once their log-probability passes -745, where exp() underflows to 0 in float64")
 
     def make_inputs(trial):
         return core(f"time{trial}"), prompts(f"time{trial}", (4, 6, 3, 5))

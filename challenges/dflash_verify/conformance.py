@@ -37,7 +37,7 @@ def run(suite) -> None:
         return mock.TreeTarget(suite.rng(f"target/{label}"), vocab, buckets)
 
     if mask_fn is not None:
-        with suite.check("mask_random_trees", threshold=max_bad) as c:
+        with suite.check("mask_random_trees", threshold=max_bad, requires=("tree_mask",)) as c:
             check_masks(suite, c, mask_fn, ref, mock)
     if verify_fn is None:
         return
@@ -48,7 +48,7 @@ def run(suite) -> None:
     target = new_target("golden")
     rng = suite.rng("golden")
     results = []
-    with suite.check("golden_rule", threshold=max_bad) as c:
+    with suite.check("golden_rule", threshold=max_bad, requires=("greedy_exact", "inputs_unchanged")) as c:
         bad = []
         for k in range(int(T("golden_trees", 300))):
             prompt, tokens, parents = random_case(rng, target, SHAPES[k % len(SHAPES)], T)
@@ -66,7 +66,7 @@ def run(suite) -> None:
             c.fail(f"{len(bad)} of {len(results)} cycles appended something that is not a prefix of the "
                    f"target's greedy continuation (first: {short(bad[0])})")
 
-    with suite.check("random_trees_match_reference", threshold=max_bad) as c:
+    with suite.check("random_trees_match_reference", threshold=max_bad, requires=("longest_path_and_bonus",)) as c:
         c.expect(bool(results), "no tree was verified (see golden_rule)")
         diff = []
         for prompt, tokens, parents, got in results:
@@ -82,7 +82,7 @@ def run(suite) -> None:
     tokens_per_cycle(suite, results, ref, target)
     crafted_checks(suite, call, new_target)
 
-    with suite.check("three_cycles") as c:
+    with suite.check("three_cycles", requires=("greedy_exact", "multi_cycle")) as c:
         target = new_target("cycles")
         rng = suite.rng("cycles")
         prompt = [int(t) for t in rng.integers(0, vocab, size=4)]
@@ -304,10 +304,10 @@ def crafted_checks(suite, call, new_target) -> None:
         c.expect(got == want, f"{what}: appended {got}, expected {want} "
                               f"(tree_tokens={tokens}, tree_parents={parents})")
 
-    with suite.check("all_correct_chain") as c:
+    with suite.check("all_correct_chain", requires=("longest_path_and_bonus",)) as c:
         expect(c, g[:4], [-1, 0, 1, 2], g[:5], "a fully correct chain must be accepted plus the bonus token")
 
-    with suite.check("all_correct_chain_accepted") as c:
+    with suite.check("all_correct_chain_accepted", requires=("greedy_exact",)) as c:
         # Universal: every prompt accepts a fully correct chain whole; whether a
         # bonus token follows is left open by some prompts (tokens_per_cycle).
         got = call(prompt, g[:4], [-1, 0, 1, 2], target)
@@ -316,11 +316,11 @@ def crafted_checks(suite, call, new_target) -> None:
         c.expect(got[:4] == g[:4] and got == g[:len(got)],
                  f"a fully correct chain must be accepted whole: appended {got}, the chain is {g[:4]}")
 
-    with suite.check("wrong_root") as c:
+    with suite.check("wrong_root", requires=("greedy_exact",)) as c:
         w = other(g[0])
         expect(c, [w, g[1]], [-1, 0], g[:1], "a wrong single root appends only the target's own token")
 
-    with suite.check("rejected_node_children_skipped") as c:
+    with suite.check("rejected_node_children_skipped", requires=("subtree_invalidation",)) as c:
         w = other(g[0])
         after_w = target.next_token(prompt + [w])  # matches its parent's prediction, but its parent is rejected
         second = g[1] if g[1] != after_w else other(after_w)
@@ -329,13 +329,13 @@ def crafted_checks(suite, call, new_target) -> None:
         after_x = target.next_token(prompt + [g[0], x])
         expect(c, [g[0], x, after_x], [-1, 0, 1], g[:2], "children of a rejected inner node must be skipped")
 
-    with suite.check("wrong_sibling_no_replacement") as c:
+    with suite.check("wrong_sibling_no_replacement", requires=("longest_path_and_bonus",)) as c:
         x = other(g[1])
         expect(c, [g[0], x, g[1], g[2]], [-1, 0, 0, 2], g[:4],
                "a wrong sibling before the right one must not end the cycle with a replacement")
         expect(c, [g[0], g[1], x, g[2]], [-1, 0, 0, 1], g[:4],
                "a wrong sibling after the right one must not end the cycle with a replacement")
 
-    with suite.check("second_root_path") as c:
+    with suite.check("second_root_path", requires=("longest_path_and_bonus",)) as c:
         x = other(g[0])
         expect(c, [x, g[0], g[1], g[1]], [-1, -1, 0, 1], g[:3], "the right path may start at the second root")

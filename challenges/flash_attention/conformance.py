@@ -74,9 +74,10 @@ def inputs(rng, shape, dtype=np.float64, q_scale=1.0):
     return (q * q_scale).astype(dtype), k.astype(dtype), v.astype(dtype)
 
 
-def accuracy_check(suite, ans, ref, name, cases, tol, label=None) -> None:
+def accuracy_check(suite, ans, ref, name, cases, tol, requires=()) -> None:
     """cases: (shape, tile, causal, dtype, q_scale); value is the worst error."""
-    with suite.check(name, threshold=tol) as c:
+    causal = ("causal",) if any(case[2] for case in cases) else ()
+    with suite.check(name, threshold=tol, requires=("matches_naive", "inputs_unchanged", *causal, *requires)) as c:
         worst, where, dtypes = -1.0, "", set()
         for i, (shape, tile, causal, dtype, q_scale) in enumerate(cases):
             Q, K, V = inputs(suite.rng(f"{name}{i}"), shape, dtype, q_scale)
@@ -101,19 +102,20 @@ def run(suite) -> None:
 
     accuracy_check(suite, ans, ref, "causal_256_tile64", [((1, 1, 256, 64), 64, True, f64, 1.0)], tol)
     accuracy_check(suite, ans, ref, "uneven_tiles", [((2, 3, 300, 32), 97, True, f64, 1.0),
-                                                     ((1, 2, 300, 32), 97, False, f64, 1.0)], tol)
-    accuracy_check(suite, ans, ref, "non_causal", [((2, 2, 200, 32), 64, False, f64, 1.0)], tol)
+                                                     ((1, 2, 300, 32), 97, False, f64, 1.0)], tol, ("any_n", "non_causal"))
+    accuracy_check(suite, ans, ref, "non_causal", [((2, 2, 200, 32), 64, False, f64, 1.0)], tol, ("non_causal",))
     accuracy_check(suite, ans, ref, "n_equals_1", [((1, 2, 1, 16), 64, True, f64, 1.0),
-                                                   ((1, 2, 1, 16), 64, False, f64, 1.0)], tol)
+                                                   ((1, 2, 1, 16), 64, False, f64, 1.0)], tol, ("any_n",))
     accuracy_check(suite, ans, ref, "n_smaller_than_tile", [((1, 2, 40, 16), 128, True, f64, 1.0),
-                                                            ((1, 2, 40, 16), 128, False, f64, 1.0)], tol)
+                                                            ((1, 2, 40, 16), 128, False, f64, 1.0)], tol, ("any_n",))
     # scores ~100x larger: exp overflows in float32 without the running max
     accuracy_check(suite, ans, ref, "large_scores", [((1, 2, 256, 64), 64, True, f64, scale),
-                                                     ((1, 2, 256, 64), 64, False, f64, scale)], tol)
+                                                     ((1, 2, 256, 64), 64, False, f64, scale)], tol,
+                   ("large_scores_float32",))
     # float32 scores of ~300 carry ~1e-5 rounding; exp overflows there without the running max
     accuracy_check(suite, ans, ref, "large_scores_float32", [((1, 2, 256, 64), 64, True, f32, scale)],
-                   float(suite.threshold("float32_large_tol", 1e-3)))
-    accuracy_check(suite, ans, ref, "float32", [((2, 2, 256, 64), 64, True, f32, 1.0)], tol)
+                   float(suite.threshold("float32_large_tol", 1e-3)), ("large_scores_float32",))
+    accuracy_check(suite, ans, ref, "float32", [((2, 2, 256, 64), 64, True, f32, 1.0)], tol, ("large_scores_float32",))
     memory(suite, ans)
     speed(suite, ans, ref)
 
@@ -122,7 +124,7 @@ def memory(suite, ans) -> None:
     n, d = int(suite.threshold("memory_n", 4096)), int(suite.threshold("memory_head_dim", 64))
     tile = int(suite.threshold("memory_tile", 128))
     limit = float(suite.threshold("memory_fraction", 0.2)) * n * n * 8
-    with suite.check(f"memory_{n}_tile{tile}", threshold=int(limit)) as c:
+    with suite.check(f"memory_{n}_tile{tile}", threshold=int(limit), requires=("no_nxn",)) as c:
         Q, K, V = inputs(suite.rng("memory"), (1, 1, n, d))
         # called directly: inputs are throwaway, and copies would count as peak
         result, peak = suite.peak_memory(ans, Q, K, V, tile, True)

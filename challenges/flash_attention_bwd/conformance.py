@@ -57,7 +57,7 @@ def run(suite) -> None:
                     c.fail(f"{name} off by {err:.3g} (relative, trial {trial}) at {shape} tile {tile} causal={causal}")
 
     grad_shape, grad_tile = tuple(T("grad_shape", [2, 4, 256, 64])), int(T("grad_tile", 64))
-    with suite.check("forward_matches_reference", threshold=rel_tol) as c:
+    with suite.check("forward_matches_reference", threshold=rel_tol, requires=("forward", "causal_masking", "batching", "inputs_unchanged")) as c:
         Q, K, V, _ = inputs(suite.rng("forward"), grad_shape)
         O, _ = forward(Q, K, V, grad_tile, True)
         want, _ = ref.naive_attention_fwd(Q, K, V, True)
@@ -66,24 +66,24 @@ def run(suite) -> None:
         c.expect(c.value < rel_tol, f"O off by {c.value:.3g} (relative) at {grad_shape} causal")
 
     # Two trials on fresh inputs of the same shape: a memoised answer fails the second.
-    with suite.check("gradients_vs_reference", threshold=rel_tol) as c:
+    with suite.check("gradients_vs_reference", threshold=rel_tol, requires=("gradients", "causal_masking", "batching", "inputs_unchanged")) as c:
         against_naive(c, "grad", grad_shape, grad_tile, True, trials=2)
 
-    with suite.check("finite_differences", threshold=float(T("fd_tol", 1e-5))) as c:
+    with suite.check("finite_differences", threshold=float(T("fd_tol", 1e-5)), requires=("finite_differences", "gradients")) as c:
         finite_differences(suite, c, forward, backward)
 
-    with suite.check("uneven_n", threshold=rel_tol) as c:
+    with suite.check("uneven_n", threshold=rel_tol, requires=("any_n", "gradients")) as c:
         against_naive(c, "uneven", tuple(T("uneven_shape", [1, 2, 300, 32])), int(T("uneven_tile", 97)), True)
 
-    with suite.check("non_causal", threshold=rel_tol) as c:
+    with suite.check("non_causal", threshold=rel_tol, requires=("non_causal", "gradients")) as c:
         against_naive(c, "noncausal", tuple(T("noncausal_shape", [1, 2, 256, 64])),
                       int(T("noncausal_tile", 64)), False)
 
-    with suite.check("small_n", threshold=rel_tol) as c:
+    with suite.check("small_n", threshold=rel_tol, requires=("any_n", "gradients")) as c:
         for n in T("small_ns", [1, 7]):
             against_naive(c, f"small{n}", (1, 2, int(n), 16), int(T("small_tile", 16)), True)
 
-    with suite.check("cache_has_no_nxn") as c:
+    with suite.check("cache_has_no_nxn", requires=("cache_contents",)) as c:
         shape = tuple(T("cache_shape", [1, 2, 512, 32]))
         n = shape[2]
         c.threshold = n * n
@@ -96,7 +96,7 @@ def run(suite) -> None:
         big = [f"{path} {a.shape}" for path, a in arrays if a.size >= n * n]
         c.expect(not big, f"cache holds N x N sized data: {', '.join(big)}")
 
-    with suite.check("memory_peak", threshold=float(T("memory_fraction", 0.2))) as c:
+    with suite.check("memory_peak", threshold=float(T("memory_fraction", 0.2)), requires=("no_nxn",)) as c:
         memory_peak(suite, c, fwd, bwd)
 
     shape, tile = tuple(T("speed_shape", [1, 4, 512, 64])), int(T("speed_tile", 64))

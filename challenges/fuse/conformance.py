@@ -48,11 +48,13 @@ def compile_answer(suite) -> None:
     folder = suite.answer_dir
     sources = answer_sources(folder)
     if not sources:
-        suite.record("nvcc_compile", V.UNBOUND, message="no .cu or .cuh file in the answer (looked for *.cu, *.cuh)")
+        suite.record("nvcc_compile", V.UNBOUND, message="no .cu or .cuh file in the answer (looked for *.cu, *.cuh)",
+                     requires=("compiles",))
         return
     nvcc = cuda_build.find_nvcc()
     if nvcc is None:
-        suite.skip("nvcc_compile", "nvcc not found (PATH, $CUDA_HOME, /usr/local/cuda/bin): cannot compile")
+        suite.skip("nvcc_compile", "nvcc not found (PATH, $CUDA_HOME, /usr/local/cuda/bin): cannot compile",
+                   requires=("compiles",))
         return
     arch = suite.threshold("nvcc_arch", "sm_90")
     limit = float(suite.threshold("compile_timeout_s", 120.0))
@@ -63,16 +65,31 @@ def compile_answer(suite) -> None:
         details = {"command": " ".join(result.command[1:]), "output": result.output, "cached": result.cached}
         if result.timed_out:
             suite.record(name, V.TIMEOUT, value=round(result.seconds, 3), threshold=limit,
-                         message=result.summary(), details=details)
+                         message=result.summary(), details=details, requires=("compiles",))
         elif result.ok:
             suite.record(name, V.PASS, value=round(result.seconds, 3), threshold="0 errors",
-                         message=f"nvcc -std=c++17 -c: {result.summary()}", details=details)
+                         message=f"nvcc -std=c++17 -c: {result.summary()}", details=details, requires=("compiles",))
         else:
-            suite.record(name, V.COMPILE_ERROR, value=result.error_count, threshold="0 errors",
+            suite.record(name, V.COMPILE_ERROR, value=result.error_count, threshold="0 errors", requires=("compiles",),
                          message=result.summary(), details={**details, "errors": result.errors[:20]})
 
 
 # -- with a GPU: bind through the shim, then check ---------------------------------
+
+# the prompt's requirements (challenge.toml) each check tests; no check yet
+# watches the kernel's global writes, so no_full_softmax is never exercised
+REQUIRES = {"build_library": ("compiles",), "ties": ("accuracy", "topk_softmax"),
+            "neg_inf": ("numerically_stable",), "magnitude_1e4": ("numerically_stable",)}
+
+
+def requires_of(name: str) -> tuple:
+    if name.startswith("nvcc_compile"):
+        return ("compiles",)
+    if name.startswith("topk["):
+        big = int(name.split("V=")[1].split(",")[0]) >= 50_000
+        return ("topk_softmax", "many_rows", "accuracy") + (("large_vocab",) if big else ())
+    return REQUIRES.get(name, ())
+
 
 def gpu_check_names(th: dict) -> list[str]:
     cases = [f"topk[V={v},k={k}]" for v in th.get("V", [1000, 50257, 151936]) for k in th.get("k", [1, 5, 32])]
@@ -81,7 +98,7 @@ def gpu_check_names(th: dict) -> list[str]:
 
 def skip_gpu(suite, names: list[str], reason: str) -> None:
     for name in names:
-        suite.skip(name, reason)
+        suite.skip(name, reason, requires=requires_of(name))
 
 
 def gpu_checks(suite) -> None:
@@ -99,7 +116,7 @@ def gpu_checks(suite) -> None:
                   f"exposing {SIGNATURE}")
         for name in names:
             suite.record(name, V.UNBOUND, message=f"no adapter: looked for {looked}",
-                         details={"looked_for": [looked]})
+                         details={"looked_for": [looked]}, requires=requires_of(name))
         return
     if cuda_build.find_nvcc() is None:
         skip_gpu(suite, names, "nvcc not found: cannot build the answer")
@@ -125,18 +142,19 @@ def build_and_load(suite, adapter: Path, tmp: Path):
     if not result.ok:
         verdict = V.TIMEOUT if result.timed_out else V.COMPILE_ERROR
         suite.record("build_library", verdict, value=result.error_count, threshold="0 errors",
-                     message=result.summary(), details=details)
+                     message=result.summary(), details=details, requires=("compiles",))
         return None
     try:
         lib = ctypes.CDLL(str(output))
         fn = getattr(lib, SYMBOL)
     except (OSError, AttributeError) as exc:
-        suite.record("build_library", V.UNBOUND, message=f"built, but {SYMBOL} not loadable: {exc}", details=details)
+        suite.record("build_library", V.UNBOUND, message=f"built, but {SYMBOL} not loadable: {exc}", details=details,
+                     requires=("compiles",))
         return None
     fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
     fn.restype = ctypes.c_int
     suite.record("build_library", V.PASS, value=round(result.seconds, 3), message=f"built in {result.seconds:.1f} s",
-                 details=details)
+                 details=details, requires=("compiles",))
     return fn
 
 
@@ -194,16 +212,17 @@ class FuseChecks:
         s = self.suite
         for vocab in s.threshold("V", [1000, 50257, 151936]):
             for k in s.threshold("k", [1, 5, 32]):
-                with s.check(f"topk[V={vocab},k={k}]", threshold=self.rtol) as c:
+                name = f"topk[V={vocab},k={k}]"
+                with s.check(name, threshold=self.rtol, requires=requires_of(name)) as c:
                     rng = s.rng(f"topk-{vocab}-{k}")
                     logits = (rng.standard_normal((self.rows, vocab)) * 2.0).astype(np.float32)
                     self.compare(c, logits, k)
         vocab = int(s.threshold("adversarial_V", 50257))
-        with s.check("ties", threshold=self.rtol) as c:
+        with s.check("ties", threshold=self.rtol, requires=requires_of("ties")) as c:
             self.compare(c, tie_logits(s.rng("ties"), self.rows, vocab), 32)
-        with s.check("neg_inf", threshold=self.rtol) as c:
+        with s.check("neg_inf", threshold=self.rtol, requires=requires_of("neg_inf")) as c:
             self.compare(c, neg_inf_logits(s.rng("neg_inf"), self.rows, vocab, 32), 32)
-        with s.check("magnitude_1e4", threshold=self.rtol) as c:
+        with s.check("magnitude_1e4", threshold=self.rtol, requires=requires_of("magnitude_1e4")) as c:
             self.compare(c, huge_logits(s.rng("huge"), self.rows, vocab), 5)
 
     def speed_and_bandwidth(self) -> None:

@@ -43,7 +43,7 @@ def test_reference_passes_every_check(tmp_path):
     assert result["verdict"] == "pass", result
     checks = checks_of(result)
     for name in ("greedy_k1", "batch_independence", "eos_retention", "ranking_alpha",
-                 "prompt_not_in_output", "scores_recomputed", "max_new_tokens_unfinished"):
+                 "prompt_not_in_output", "scores_recomputed", "max_new_tokens_unfinished", "long_beams_log_space"):
         assert checks[name]["verdict"] == "pass", checks[name]
     assert checks["speed"]["verdict"] == "info"
     assert "all-position" in checks["model_convention"]["message"]
@@ -80,6 +80,9 @@ MUTANTS = {
         "[beam_search_one(model, p,",
         "[beam_search_one(model, [0] * (max(map(len, prompts)) - len(p)) + list(p),", "batch_independence"),
     "expands_top2_not_top2k": ("[: 2 * k]", "[: 2]", "ranking_alpha"),
+    # right to rounding on short beams; a beam's probability underflows to 0 past ~110 tokens
+    "accumulates_probabilities": (
+        "logp + float(lp[tok])", "float(np.log(np.exp(logp) * np.exp(lp[tok])))", "long_beams_log_space"),
     "returns_zeros": (
         "return [(b[0], score(b)) for b in beams]",
         "return [([0] * max_new_tokens, 0.0) for b in beams]", "greedy_k1"),
