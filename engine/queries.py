@@ -136,6 +136,22 @@ def load_matrix(store: Store) -> Matrix:
     return matrix
 
 
+def run_covers(store: Store, run_id: int | None) -> str:
+    """What a run's verdict covers ("4 of 5 requirements", engine/coverage.py);
+    read per highlighted cell, so loading the matrix stays one pass over runs."""
+    if run_id is None or "coverage" not in store.db["runs"].columns_dict:
+        return ""
+    import json
+
+    from engine.coverage import summary
+
+    row = next(iter(store.query("select coverage from runs where id = ?", (run_id,))), None)
+    try:
+        return summary(json.loads(row["coverage"])) if row and row["coverage"] else ""
+    except ValueError:
+        return ""
+
+
 # -- one answer -----------------------------------------------------------------
 
 def answer_row(store: Store, model: str, challenge: str) -> dict | None:

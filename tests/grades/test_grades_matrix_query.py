@@ -47,3 +47,19 @@ def test_matrix_grades_after_the_judge_is_invalidated(store):
     assert shown(store) == expected(store) == ({}, {("demo-careful", "kv"): "B"})
     invalidate_grade(store, old.id, "judge withdrawn")
     assert shown(store) == expected(store) == ({}, {})
+
+
+def test_a_cells_coverage_is_read_for_its_run(store):
+    """The matrix's detail line says what the highlighted verdict covers."""
+    import json
+
+    from engine.queries import load_matrix, run_covers
+
+    cov = [{"id": "a", "status": "pass", "checkable": True}, {"id": "b", "status": "not_exercised", "checkable": True},
+           {"id": "c", "status": "not_exercised", "checkable": False}]
+    run_id = store.db["runs"].insert({"model": "m", "challenge": "c", "status": "done", "verdict": "partial",
+                                      "coverage": json.dumps(cov)}, alter=True).last_pk
+    assert run_covers(store, run_id) == "1 of 2 requirements"
+    older = next(c for c in load_matrix(store).cells.values() if c.run_id is not None and c.run_id != run_id)
+    assert run_covers(store, older.run_id) == ""  # a run recorded before coverage
+    assert run_covers(store, None) == ""

@@ -249,6 +249,14 @@ class MatrixScreen(GuardedScreen):
     def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
         self.action_open()
 
+    def _covers(self, run_id: int | None) -> str:
+        from engine.queries import run_covers
+
+        try:
+            return run_covers(self.app.store, run_id)
+        except Exception:  # a store being written or damaged: the detail line goes without it
+            return ""
+
     def update_detail(self) -> None:
         model, challenge = self.current()
         detail = self.query_one("#matrix-detail", Static)
@@ -257,8 +265,11 @@ class MatrixScreen(GuardedScreen):
             return
         cell = self.matrix.cell(model, challenge)
         _, style, label = VERDICTS.get(cell.verdict, ("?", "", cell.verdict))
-        text = Text.assemble((f"{model} / {challenge}  ", "bold"), (label, style),
-                             f"   human {cell.human or '—'}   judge {cell.judge or '—'}")
+        text = Text.assemble((f"{model} / {challenge}  ", "bold"), (label, style))
+        covers = self._covers(cell.run_id)
+        if covers:
+            text.append(f": {covers}", style=style)
+        text.append(f"   human {cell.human or '—'}   judge {cell.judge or '—'}")
         if cell.warnings:
             text.append(f"   ⚠ {cell.warnings} warning(s)", style="yellow")
         detail.update(text)
