@@ -36,7 +36,8 @@ class Answer:
     def __init__(self, suite, fn, h, cls=None):
         self.suite, self.fn, self.h, self.cls = suite, fn, h, cls
         self.module = suite.answer_side("module_of", cls or fn)
-        self.conv, self.holders = h.detect_convention(suite, self.module, int(suite.threshold("vocab", 1000)))
+        with suite.probing():  # the suite's own model replaces the one probed
+            self.conv, self.holders = h.detect_convention(suite, self.module, int(suite.threshold("vocab", 1000)))
         self.ctor_plan: list[tuple[str, str]] = []
         self.ctor_model = None
         taken: set[str] = set()

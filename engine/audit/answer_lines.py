@@ -7,7 +7,8 @@ files, so the audit mutates only lines some check reached.
 The lines are written to ``ANSWER_DIR/.benchtui-audit-lines.json`` (the
 scratch copy; the answer folder itself is never written). They only choose
 which mutants to make: what an answer could fake here is fewer mutants of
-its own code, never a verdict.
+its own code, never a verdict. Lines run while the harness probes the answer
+(``Suite.probing``) are left out: the suite replaces what it probed.
 """
 from __future__ import annotations
 
@@ -25,16 +26,21 @@ def main(argv: list[str]) -> int:
 
     folder = str(Path(argv[2]).resolve()) + os.sep
     seen: dict[str, set[int]] = {}
+    # while the harness probes the answer to shape its own stand-ins (beam
+    # search's model class), lines run for binding, not for any check
+    probing = [False]
+    answer_server.PROBE_HOOKS.append(lambda on: probing.__setitem__(0, on))
 
     def local(frame, event, arg):
-        if event == "line":
+        if event == "line" and not probing[0]:
             seen.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
         return local
 
     def tracer(frame, event, arg):
         if not frame.f_code.co_filename.startswith(folder):
             return None  # library code: no line events, almost no cost
-        seen.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
+        if not probing[0]:
+            seen.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
         return local
 
     threading.settrace(tracer)

@@ -81,9 +81,11 @@ class TracingPeer(wire.Peer):
         try:
             value = super()._result(msg, mm)
         except Exception as exc:
-            self.trace.append(f"raise:{getattr(exc, 'remote_type', type(exc).__name__)}")
+            if not self.probing:
+                self.trace.append(f"raise:{getattr(exc, 'remote_type', type(exc).__name__)}")
             raise
-        self.trace.append(digest(value))
+        if not self.probing:  # Suite.probing: binding, not an answer's result
+            self.trace.append(digest(value))
         return value
 
 

@@ -48,11 +48,22 @@ def main(argv: list[str]) -> int:
            "module_of": _module_of, "source": _source,
            "instances": _instances, "mlx_vjp": _mlx_vjp,
            "to_mlx": _to_mlx, "forget": lambda _: _forget(folder),
-           "reach_start": lambda _: reach.start(folder, adapter), "reach_stop": lambda _: reach.stop()}
+           "reach_start": lambda _: reach.start(folder, adapter), "reach_stop": lambda _: reach.stop(),
+           "probe_start": lambda _: _probing(True), "probe_end": lambda _: _probing(False)}
     peer = wire.Peer(wire.Connection(wire.socket_from_fd(fd)), trusting=True, ops=ops)
     peer.finish = _evaluate_mlx
     peer.serve_forever()
     return 0
+
+
+# Called with True / False around a harness's probing of the answer (the
+# suite's ``probing()``); the audit's line tracer listens (engine.audit.answer_lines).
+PROBE_HOOKS: list = []
+
+
+def _probing(on: bool) -> None:
+    for hook in PROBE_HOOKS:
+        hook(on)
 
 
 def _evaluate_mlx(result) -> None:

@@ -204,6 +204,24 @@ class Suite:
             raise RuntimeError("no answer process")
         return self.peer.call_op(op, value)
 
+    @contextlib.contextmanager
+    def probing(self):
+        """Around a harness's look at the answer that only shapes what the suite
+        injects (beam search probes the answer's model class, then replaces the
+        model with its own): an audit neither mutates the lines this reaches
+        nor compares the values it returns."""
+        if self.peer is None:
+            yield
+            return
+        self.peer.call_op("probe_start")
+        self.peer.probing = True
+        try:
+            yield
+        finally:
+            self.peer.probing = False
+            with contextlib.suppress(Exception):
+                self.peer.call_op("probe_end")
+
     def reference(self):
         """The challenge's trusted ``reference.py``, imported under a private name
         (an answer may ship its own ``reference.py``)."""

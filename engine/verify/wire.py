@@ -339,6 +339,7 @@ class Peer:
         self.objects: dict[int, Any] = {}
         self._proxies: weakref.WeakValueDictionary[int, Proxy] = weakref.WeakValueDictionary()
         self.watch = False  # keep sent arrays mapped and log the ones changed in place
+        self.probing = False  # Suite.probing: an audit leaves what this returns out of its trace
         self.mutated_log: list[str] = []
         self._ids = itertools.count(1)
         self._req = itertools.count(1)

@@ -74,6 +74,11 @@ MUTANTS = {
     "scale_one_over_d": (mutate("1.0 / np.sqrt(d)", "1.0 / d"), "causal_256_tile64", ""),
     "no_running_max": (mutate("p = np.exp(s - m_new)", "p = np.exp(s)").replace(
         "alpha = np.exp(m - m_new)", "alpha = 1.0"), "large_scores_float32", "non-finite"),
+    # a stale running max is exact in exact arithmetic (it cancels in acc / l):
+    # only scores past float64's exp range show it, on every run
+    "running_max_not_the_max": (mutate("m_new = np.maximum(m, s.max(axis=-1, keepdims=True))",
+                                       "m_new = np.where(np.isinf(m), s.max(axis=-1, keepdims=True), m)"),
+                                "large_scores", "non-finite"),
     "materialises_n_by_n": (REFERENCE + (
         "\n\ndef flash_attention_fwd(Q, K, V, tile_size, causal):\n"
         "    return naive_attention(Q, K, V, causal).astype(Q.dtype)\n"), "memory_1024_tile128", "materialises"),
