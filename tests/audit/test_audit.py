@@ -272,3 +272,25 @@ def test_values_that_vary_between_two_runs_of_the_original_never_decide_equivale
     assert not same_values(["a", "r1", "X"], first, unstable)
     assert not same_values(["a", "r1"], first, unstable)
     assert unstable_positions(first, ["a"]) is None and not same_values(first, first, None)
+
+
+PROBED = '''with suite.probing():  # shapes what the suite injects: not a check
+        suite.call(suite.bind("probe_me"), 3)
+    ''' + STRONG
+
+
+def test_lines_reached_only_while_the_harness_probes_get_no_mutants(toy):
+    """``Suite.probing``: beam search probes the answer's own model class, then
+    replaces it; a mutant there could never be killed, so none is made."""
+    probe = "\n\ndef probe_me(n):\n    width = n * 4\n    return width + 1\n"
+    root = toy(PROBED, answers={"m": {"total.py": ANSWER + probe}})
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+    run_answers(wb, [("m", "toy")], jobs=1, self_check=False, seed=3)
+    reports, _, _ = audit(root, models=["m"], references=False)
+    answer = next(a for a in reports["toy"]["answers"] if a["model"] == "m")
+    assert answer["killed"] >= 6 and answer["score"] == 1.0, answer
+    with Store(wb.store_path) as store:
+        lines = {r["line"] for r in store.query("select line from audit_mutants where model = 'm'")}
+    assert lines and max(lines) <= 6, lines  # total() is lines 1-6; probe_me's body (9-10) is not mutated
