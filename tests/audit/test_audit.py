@@ -293,4 +293,4 @@ def test_lines_reached_only_while_the_harness_probes_get_no_mutants(toy):
     assert answer["killed"] >= 6 and answer["score"] == 1.0, answer
     with Store(wb.store_path) as store:
         lines = {r["line"] for r in store.query("select line from audit_mutants where model = 'm'")}
-    assert lines and max(lines) <= 6, lines  # total() is lines 1-6; probe_me's body (9-10) is not mutated
+    assert lines and max(lines) <= 6, lines  # total() is lines 1-6; probe_me's body (10-11) is not mutated
