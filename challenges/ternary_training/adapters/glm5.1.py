@@ -22,7 +22,8 @@ model to itself. What the adapter supplies:
 - prepare_dataset reads ./train_data.txt: it runs in a temporary folder
   holding the checker's text;
 - train's arguments: num_steps, batch_size=4, seq_len 64, warmup_steps N/10
-  (its default is 20 of 200), its default lr (3e-4), eval_every=0.
+  (its default is 20 of 200), lr=1e-3 (the smoke learning rate every
+  adapter uses; its own default is 3e-4), eval_every=0.
 steps=0 returns the converted model without calling train.
 """
 from __future__ import annotations
@@ -41,7 +42,7 @@ ANSWER_SHA256 = {
 }
 SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
              num_key_value_heads=1, head_dim=64, vocab_size=256)
-BATCH, SEQ_LEN = 4, 64
+BATCH, SEQ_LEN, LR = 4, 64, 1e-3
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -122,7 +123,7 @@ def smoke_run(text, steps, seed):
                 train_inputs, train_targets = train.prepare_dataset(tokenizer, seq_len=SEQ_LEN, split="train")
                 val_inputs, val_targets = train.prepare_dataset(tokenizer, seq_len=SEQ_LEN, split="validation")
                 train.train(model, tokenizer, args, train_inputs, train_targets, val_inputs, val_targets,
-                            num_steps=steps, batch_size=BATCH, warmup_steps=max(1, steps // 10), eval_every=0)
+                            num_steps=steps, batch_size=BATCH, lr=LR, warmup_steps=max(1, steps // 10), eval_every=0)
     finally:
         mlx_lm.load = saved
         os.chdir(here)

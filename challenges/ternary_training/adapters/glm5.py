@@ -13,8 +13,11 @@ rerun prompt), unchanged: its own conversion, AdamW, schedule, gradient
 clipping, loss, verification and save. What the adapter supplies, as
 arguments and stand-ins only:
 - its command line: --steps N, --batch-size 4, --seq-len 64, --warmup N/10
-  (its default is 25 of 250 steps), no mid-run evaluation, --data-path a file
-  holding the checker's text, --save-path a temporary folder;
+  (its default is 25 of 250 steps), --lr 1e-3 (the smoke learning rate every
+  adapter uses: its 1e-4, chosen for fine-tuning Qwen3-0.6B, moves a random
+  tiny model too little in 30 steps to tell a working loop from a broken
+  one), no mid-run evaluation, --data-path a file holding the checker's
+  text, --save-path a temporary folder;
 - mlx_lm.load("Qwen/Qwen3-0.6B"), which the sandbox cannot reach, answers with
   mlx_lm's own Qwen3 at the smoke size (hidden 128, 2 blocks, 256 byte ids)
   with mlx_lm's random initialisation (no pretrained weights) and a byte
@@ -43,7 +46,7 @@ ANSWER_SHA256 = {
 }
 SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
              num_key_value_heads=1, head_dim=64, vocab_size=256)
-BATCH, SEQ_LEN = 4, 64
+BATCH, SEQ_LEN, LR = 4, 64, 1e-3
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -139,7 +142,7 @@ def smoke_run(text, steps, seed):
     np.random.seed(seed)  # its batch order: np.random.permutation
     folder = Path(tempfile.mkdtemp(prefix="glm5-smoke-"))
     (folder / "train_data.txt").write_text(text, encoding="utf-8")
-    argv = ["run_rerun.py", "--steps", str(steps), "--batch-size", str(BATCH), "--seq-len", str(SEQ_LEN),
+    argv = ["run_rerun.py", "--steps", str(steps), "--batch-size", str(BATCH), "--seq-len", str(SEQ_LEN), "--lr", str(LR),
             "--warmup", str(max(1, steps // 10)), "--eval-every", str(10**9), "--log-every", "10",
             "--data-path", str(folder / "train_data.txt"), "--save-path", str(folder / "trained")]
     saved = mlx_lm.load, run_rerun.generate_text, sys.argv

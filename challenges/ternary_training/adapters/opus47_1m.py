@@ -17,7 +17,8 @@ smoke_run drives its main() unchanged: its conversion
 decay, loss, verification and validation. Its configuration is module
 constants read from the environment at import (NUM_STEPS, SEQ_LEN,
 BATCH_SIZE, WARMUP_STEPS, SEED, DATA_PATH): the adapter sets them for the run
-(steps N, 64, 4, N/10 (its default is 30 of 250), the checker's seed, a file
+(steps N, 64, 4, N/10 (its default is 30 of 250), LR 1e-3 (the smoke learning
+rate every adapter uses; its own is 5e-4), the checker's seed, a file
 holding the checker's text) and puts them back after. Stand-ins:
 - load("Qwen/Qwen3-0.6B"), which the sandbox cannot reach, answers with
   mlx_lm's own Qwen3 at the smoke size (hidden 128, 2 blocks, 256 byte ids)
@@ -82,7 +83,7 @@ from ternary_train import TernaryLinear, replace_linear_with_ternary  # noqa: E4
 
 SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
              num_key_value_heads=1, head_dim=64, vocab_size=256)
-BATCH, SEQ_LEN = 4, 64
+BATCH, SEQ_LEN, LR = 4, 64, 1e-3
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -160,7 +161,7 @@ def smoke_run(text, steps, seed):
         return built[-1]
 
     run = {"load": load, "generate": lambda *a, **k: "", "NUM_STEPS": steps, "SEQ_LEN": SEQ_LEN, "BATCH_SIZE": BATCH,
-           "WARMUP_STEPS": max(1, steps // 10), "SEED": seed, "DATA_PATH": folder / "train_data.txt",
+           "WARMUP_STEPS": max(1, steps // 10), "LR": LR, "SEED": seed, "DATA_PATH": folder / "train_data.txt",
            "__file__": str(folder / "ternary_train.py")}
     saved = {k: getattr(ternary_train, k) for k in run}
     for k, v in run.items():

@@ -9,9 +9,9 @@ smoke_run drives its main() unchanged: load_qwen3_ternary (its conversion of
 the loaded checkpoint), prepare_batches, AdamW with warm-up, train_step
 (loss and STE), its verification and its save. What the adapter supplies:
 - its command line: --steps N, --batch-size 4, --seq-len 64, --warmup-steps
-  N/10 (its default is 50 of 300), its default lr (5e-5), --data-file a file
-  holding the checker's text, --output-dir a temporary folder, no mid-run
-  checkpoints;
+  N/10 (its default is 50 of 300), --lr 1e-3 (the smoke learning rate every
+  adapter uses; its own default is 5e-5), --data-file a file holding the
+  checker's text, --output-dir a temporary folder, no mid-run checkpoints;
 - load("Qwen/Qwen3-0.6B"), which the sandbox cannot reach, answers with
   mlx_lm's own Qwen3 at the smoke size (hidden 128, 2 blocks, 256 byte ids)
   with mlx_lm's random initialisation (no pretrained weights) and a byte
@@ -73,7 +73,7 @@ from train_ternary import ternarize, ternarize_ste  # noqa: E402
 
 SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
              num_key_value_heads=1, head_dim=64, vocab_size=256)
-BATCH, SEQ_LEN = 4, 64
+BATCH, SEQ_LEN, LR = 4, 64, 1e-3
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
@@ -156,7 +156,7 @@ def smoke_run(text, steps, seed):
             if steps == 0:  # main's first step, and no training
                 return train_ternary.load_qwen3_ternary("Qwen/Qwen3-0.6B")[0]
             sys.argv = ["train_ternary.py", "--steps", str(steps), "--batch-size", str(BATCH), "--seq-len", str(SEQ_LEN),
-                        "--warmup-steps", str(max(1, steps // 10)), "--data-file", str(folder / "train_data.txt"),
+                        "--warmup-steps", str(max(1, steps // 10)), "--lr", str(LR), "--data-file", str(folder / "train_data.txt"),
                         "--output-dir", str(folder / "output"), "--save-every", str(10**9)]
             train_ternary.main()
             model = train_ternary.load_qwen3_ternary("Qwen/Qwen3-0.6B")[0]
