@@ -249,22 +249,25 @@ def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
 SMOKE_VOCAB = 256  # token ids are UTF-8 bytes: the checker's own tokenisation
 
 
-def smoke_slices(suite, text: str) -> tuple[str, np.ndarray]:
+def smoke_slices(suite, text: str) -> tuple[str, np.ndarray, dict]:
     """The training text handed to the answer's loop and held-out windows of
-    UTF-8 bytes (window + 1 each) drawn from outside it, never trained on."""
+    UTF-8 bytes (window + 1 each) drawn from outside it, never trained on;
+    and where both came from (character offsets in ``text``)."""
     n = int(suite.threshold("smoke_text_chars", 20_000))
     windows, length = int(suite.threshold("smoke_heldout_windows", 16)), int(suite.threshold("smoke_window", 64))
     rng = suite.rng("smoke-slice")
     start = int(rng.integers(0, max(1, len(text) - n)))
     outside = [s for s in range(0, len(text) - length - 1, length + 1) if s + length + 1 <= start or s >= start + n]
     picks = rng.choice(len(outside), size=min(windows, len(outside)), replace=False)
-    held = [text[outside[i]:outside[i] + length + 1].encode("utf-8")[:length + 1] for i in sorted(picks)]
-    return text[start:start + n], np.array([list(b) for b in held], dtype=np.int32)
+    starts = [outside[i] for i in sorted(picks)]
+    held = [text[s:s + length + 1].encode("utf-8")[:length + 1] for s in starts]
+    where = {"train_chars": [start, start + n], "heldout_starts": starts}
+    return text[start:start + n], np.array([list(b) for b in held], dtype=np.int32), where
 
 
-def heldout_loss(suite, model, held: np.ndarray, is_mlx: bool) -> float:
-    """Mean next-token cross-entropy (nats) on held-out bytes, from logits the
-    answer's model computes in its process; the loss itself is computed here."""
+def heldout_logp(suite, model, held: np.ndarray, is_mlx: bool) -> np.ndarray:
+    """Log-probabilities (windows, tokens, 256) over the held-out bytes, from
+    logits the answer's model computes in its process; normalised here."""
     ids = held[:, :-1]
     x = suite.answer_side("to_mlx", ids) if is_mlx else ids
     logits = np.asarray(suite.fetch(suite.call(model, x)), dtype=np.float64)
@@ -274,8 +277,12 @@ def heldout_loss(suite, model, held: np.ndarray, is_mlx: bool) -> float:
     if not np.isfinite(logits).all():
         raise CheckFailed("the model returned non-finite logits")
     z = logits - logits.max(axis=-1, keepdims=True)
-    logp = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
-    return float(-np.take_along_axis(logp, held[:, 1:, None], axis=-1).mean())
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def target_loss(logp: np.ndarray, targets: np.ndarray) -> float:
+    """Mean cross-entropy (nats) of ``logp`` (windows, n, V) against ``targets`` (windows, n)."""
+    return float(-np.take_along_axis(logp, targets[..., None], axis=-1).mean())
 
 
 def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
@@ -293,21 +300,22 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
     steps = int(suite.threshold("smoke_steps", 30))
     margin = float(suite.threshold("smoke_min_loss_drop", 0.5))
     text = (Path(suite.data_dir) / "train_data.txt").read_text(encoding="utf-8")
-    train_text, held = smoke_slices(suite, text)
+    train_text, held, where = smoke_slices(suite, text)
     seed = int(suite.rng("smoke").integers(2**31))
     uniform = float(np.log(SMOKE_VOCAB))
     trained = []
     with suite.check("smoke_loss_falls", requires=("training_loop",), reach=True,
                      threshold=f"held-out loss <= min(untrained, ln {SMOKE_VOCAB}) - {margin} nats",
                      timeout_s=float(suite.threshold("smoke_timeout_s", 60))) as c:
-        c.details.update({"steps": steps, "train_chars": len(train_text), "heldout_tokens": int(held[:, 1:].size),
+        c.details.update({"steps": steps, "train_text": where["train_chars"], "heldout_tokens": int(held[:, 1:].size),
                           "uniform_loss": round(uniform, 4), "evidence_from": "logits of the answer's model; "
                           "the loss is computed by the checker on bytes the loop never saw"})
-        before = heldout_loss(suite, suite.call(smoke, train_text, 0, seed), held, is_mlx)
+        before = target_loss(heldout_logp(suite, suite.call(smoke, train_text, 0, seed), held, is_mlx), held[:, 1:])
         c.details["untrained_loss"] = round(before, 4)
         model = suite.call(smoke, train_text, steps, seed)
-        trained.append(model)
-        after = heldout_loss(suite, model, held, is_mlx)
+        logp = heldout_logp(suite, model, held, is_mlx)
+        trained.append((model, logp))
+        after = target_loss(logp, held[:, 1:])
         c.details["trained_loss"] = round(after, 4)
         c.value = f"{before:.3f} -> {after:.3f} nats after {steps} steps"
         bar = min(before, uniform) - margin
@@ -315,12 +323,22 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
                  f"steps (needs <= {bar:.3f}: {margin} below the untrained model and below uniform {uniform:.3f})")
     if not trained:
         return
+    model, logp = trained[0]
+    with suite.check("smoke_learns_next_token", requires=("training_loop",),
+                     threshold="held-out loss of the next token < of the token before") as c:
+        # a language model's cross-entropy is on the token that comes next; a loop that
+        # pairs inputs with the wrong labels (the token before) teaches a copy of its input
+        nxt, prev = target_loss(logp[:, 1:], held[:, 2:]), target_loss(logp[:, 1:], held[:, :-2])
+        c.details.update({"next_token_loss": round(nxt, 4), "previous_token_loss": round(prev, 4)})
+        c.value = f"next {nxt:.3f} vs previous {prev:.3f} nats"
+        c.expect(nxt < prev, f"the trained model predicts the token before each position ({prev:.3f} nats) better than "
+                 f"the next one ({nxt:.3f}): its loop teaches the wrong target")
     with suite.check("smoke_weights_ternary", threshold="-s, 0, +s per group; s = mean |latent|",
                      requires=("training_loop",)) as c:
         layers_of = (getattr(adapter, "smoke_layers", None) if adapter else None) or suite.find("smoke_layers", kind="function")
         if layers_of is None:
             raise CheckFailed("nothing names the trained model's ternary layers (smoke_layers(model))")
-        layers = suite.call(layers_of, trained[0])
+        layers = suite.call(layers_of, model)
         c.expect(bool(layers), "smoke_layers returned no layers")
         bad = judge_layers(suite, ref, layers, g, is_mlx)
         c.details.update({"layers": sorted(layers), "not_ternary": bad})

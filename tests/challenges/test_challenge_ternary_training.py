@@ -52,7 +52,7 @@ def test_reference_passes_with_smoke_run(tmp_path):
     assert cov["training_loop"]["status"] == "pass" and cov["quantizer"]["status"] == "pass"
     assert cov["embeddings_and_head_ternary"]["checkable"] is True  # no prompt: every requirement applies
     for name in ("quantize_levels", "quantize_group_scale", "quantize_rounding", "ste_gradient",
-                 "smoke_loss_falls", "smoke_weights_ternary"):
+                 "smoke_loss_falls", "smoke_learns_next_token", "smoke_weights_ternary"):
         assert checks[name]["verdict"] == "pass", checks[name]
     assert checks["answer_framework"]["value"] == "numpy"
     # measured here: a held-out next-token loss before (steps=0) and after the answer's own loop
@@ -114,6 +114,9 @@ MUTANTS = {
         "    q, s = ternary_codes(w, group_size)\n    return (",
         "    q, s = ternary_codes(w, group_size)\n    w[...] = 0\n    return (", "quantize_levels"),
     "training_does_not_learn": ("lr, b1, b2 = 3e-3, 0.9, 0.999", "lr, b1, b2 = 0.0, 0.9, 0.999", "smoke_loss_falls"),
+    # labels shifted the wrong way: each position is taught the byte before it (qwen36's loop)
+    "smoke_learns_the_previous_token": ("yield chunk[:, :-1], chunk[:, -1]", "yield chunk[:, 1:], chunk[:, -2]",
+                                        "smoke_learns_next_token"),
 }
 APPENDED = {
     # groups of 128 along the output axis instead of the input axis
@@ -193,10 +196,11 @@ def test_heldout_windows_come_from_outside_the_training_text():
             return np.random.default_rng([self.seed, len(label)])
 
     for seed in range(5):
-        train, held = module.smoke_slices(FakeSuite(seed), text)
-        assert len(train) == 20_000 and held.shape == (16, 65)
-        for row in held:
-            assert bytes(int(b) for b in row[:40]).decode("utf-8", errors="ignore")[:20] not in train
+        train, held, where = module.smoke_slices(FakeSuite(seed), text)
+        (a, b), starts = where["train_chars"], where["heldout_starts"]
+        assert len(train) == 20_000 and text[a:b] == train and held.shape == (16, 65)
+        assert all(s + 65 <= a or s >= b for s in starts), (a, b, starts)
+        assert [bytes(int(x) for x in row) for row in held] == [text[s:s + 65].encode()[:65] for s in starts]
 
 
 def test_adapter_reason_names_why_a_loop_cannot_run(tmp_path, fast_challenges):
