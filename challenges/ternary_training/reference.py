@@ -52,6 +52,41 @@ def ternary_linear_backward(dy: np.ndarray, x: np.ndarray, w: np.ndarray, group_
 
 # -- a tiny training loop: byte-level MLP LM with two ternary layers ----------
 
+class TernaryLayer:
+    """y = x @ Q(weight).T: the latent weight is projected on every call."""
+
+    def __init__(self, weight: np.ndarray, group_size: int = 128):
+        self.weight, self.group_size = weight, group_size
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return ternary_linear_forward(np.asarray(x, dtype=np.float64), self.weight, self.group_size)
+
+
+class ByteMLP:
+    """Next-byte logits from the previous ``context`` bytes (zeros before the start)."""
+
+    context, vocab = 4, 256
+
+    def __init__(self, rng: np.random.Generator, d_emb: int = 32, hidden: int = 256, group_size: int = 128):
+        self.emb = rng.normal(0, 0.5, (self.vocab, d_emb))
+        self.w1 = TernaryLayer(rng.normal(0, (self.context * d_emb) ** -0.5, (hidden, self.context * d_emb)), group_size)
+        self.w2 = TernaryLayer(rng.normal(0, hidden ** -0.5, (self.vocab, hidden)), group_size)
+
+    def windows(self, ids: np.ndarray) -> np.ndarray:
+        """(B, L) ids -> (B, L, context): the bytes up to and including each position."""
+        ids = np.asarray(ids, dtype=np.int64)
+        padded = np.concatenate([np.zeros(ids.shape[:-1] + (self.context - 1,), np.int64), ids], axis=-1)
+        return np.stack([padded[..., i:i + ids.shape[-1]] for i in range(self.context)], axis=-1)
+
+    def hidden(self, ctx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        e = self.emb[ctx].reshape(ctx.shape[:-1] + (-1,))
+        h_pre = self.w1(e)
+        return e, h_pre, np.maximum(h_pre, 0)
+
+    def __call__(self, ids: np.ndarray) -> np.ndarray:
+        return self.w2(self.hidden(self.windows(ids))[2])
+
+
 def _batches(data: np.ndarray, context: int, batch: int, rng: np.random.Generator):
     while True:
         starts = rng.integers(0, len(data) - context - 1, size=batch)
@@ -60,53 +95,53 @@ def _batches(data: np.ndarray, context: int, batch: int, rng: np.random.Generato
         yield chunk[:, :-1], chunk[:, -1]
 
 
-def smoke_run(text: str, steps: int = 30, seed: int = 0, group_size: int = 128) -> dict:
-    """Train a tiny ternary MLP LM for ``steps`` Adam steps on ``text``.
-
-    Returns the loss per step and (latent, projected) for each ternary layer.
-    """
+def smoke_run(text: str, steps: int = 30, seed: int = 0, group_size: int = 128) -> ByteMLP:
+    """Train a tiny ternary byte-level MLP LM for ``steps`` Adam steps on
+    ``text`` (UTF-8 bytes) from scratch and return it (``steps=0``: untrained)."""
     rng = np.random.default_rng(seed)
     data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.int64)
-    vocab, context, d_emb, hidden = 256, 4, 32, 256
-    params = {
-        "emb": rng.normal(0, 0.5, (vocab, d_emb)),
-        "w1": rng.normal(0, (context * d_emb) ** -0.5, (hidden, context * d_emb)),
-        "w2": rng.normal(0, hidden ** -0.5, (vocab, hidden)),
-    }
+    model = ByteMLP(rng, group_size=group_size)
+    params = {"emb": model.emb, "w1": model.w1.weight, "w2": model.w2.weight}
     m = {k: np.zeros_like(v) for k, v in params.items()}
     v2 = {k: np.zeros_like(v) for k, v in params.items()}
     lr, b1, b2 = 3e-3, 0.9, 0.999
-    losses = []
-    batches = _batches(data, context, 64, rng)
+    batches = _batches(data, model.context, 64, rng)
     for step in range(1, steps + 1):
         xb, yb = next(batches)
-        e = params["emb"][xb].reshape(len(xb), -1)
-        h_pre = ternary_linear_forward(e, params["w1"], group_size)
-        h = np.maximum(h_pre, 0)
-        logits = ternary_linear_forward(h, params["w2"], group_size)
+        e, h_pre, h = model.hidden(xb)
+        logits = model.w2(h)
         z = logits - logits.max(-1, keepdims=True)
         p = np.exp(z) / np.exp(z).sum(-1, keepdims=True)
-        losses.append(float(-np.log(p[np.arange(len(yb)), yb] + 1e-12).mean()))
         dlogits = p
         dlogits[np.arange(len(yb)), yb] -= 1
         dlogits /= len(yb)
         dh, dw2 = ternary_linear_backward(dlogits, h, params["w2"], group_size)
         de, dw1 = ternary_linear_backward(dh * (h_pre > 0), e, params["w1"], group_size)
         demb = np.zeros_like(params["emb"])
-        np.add.at(demb, xb, de.reshape(len(xb), context, d_emb))
+        np.add.at(demb, xb, de.reshape(xb.shape + (-1,)))
         grads = {"emb": demb, "w1": dw1, "w2": dw2}
-        for k in params:  # Adam on the latent full-precision weights
+        for k in params:  # Adam on the latent full-precision weights, in place
             m[k] = b1 * m[k] + (1 - b1) * grads[k]
             v2[k] = b2 * v2[k] + (1 - b2) * grads[k] ** 2
             mh, vh = m[k] / (1 - b1 ** step), v2[k] / (1 - b2 ** step)
             params[k] -= lr * mh / (np.sqrt(vh) + 1e-8)
-    weights = [(params[k].copy(), ternary_quantize(params[k], group_size)) for k in ("w1", "w2")]
-    return {"losses": losses, "weights": weights}
+    return model
+
+
+def smoke_layers(model: ByteMLP) -> dict:
+    """{name: (kind, layer, holder of its latent weight)} of the model's ternary layers."""
+    return {"w1": ("linear", model.w1, model.w1), "w2": ("linear", model.w2, model.w2)}
 
 
 if __name__ == "__main__":
     from pathlib import Path
 
-    text = (Path(__file__).parent / "data" / "train_data.txt").read_text()[:40_000]
-    out = smoke_run(text, 30, seed=0)
-    print("loss", [round(x, 3) for x in out["losses"][:3]], "->", [round(x, 3) for x in out["losses"][-3:]])
+    text = (Path(__file__).parent / "data" / "train_data.txt").read_text()
+    held = np.frombuffer(text[-2_000:].encode("utf-8"), np.uint8)[None, :1_025].astype(np.int64)
+
+    def loss(model):
+        z = model(held[:, :-1])
+        z = z - z.max(-1, keepdims=True)
+        return float(-(z - np.log(np.exp(z).sum(-1, keepdims=True)))[0, np.arange(1_024), held[0, 1:]].mean())
+
+    print("held-out loss", round(loss(smoke_run(text[:20_000], 0)), 3), "->", round(loss(smoke_run(text[:20_000], 30)), 3))

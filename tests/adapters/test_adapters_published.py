@@ -34,12 +34,12 @@ EXPECTED = {
     ("opus47_1m", "kv"): "pass",
     ("qwen36", "kv"): "fail",  # its variable-length mask lets a decode step see only position 0
     ("minimax-m2.7", "kv"): "fail",  # its own engine and stack keep only the newest K / V
-    # their loops load Qwen/Qwen3-0.6B from the hub, which the sandbox cannot reach: partial at best
-    ("glm5", "ternary_training"): "partial",
-    ("glm5.1", "ternary_training"): "partial",
+    # their own loops run from a stand-in for the hub checkpoint; the checker measures what they taught
+    ("glm5", "ternary_training"): "pass",
+    ("glm5.1", "ternary_training"): "pass",
     ("kimi-k2.6", "ternary_training"): "fail",  # its embedding stays full precision (the prompt: ALL layers)
     ("opus47_1m", "ternary_training"): "fail",  # its embedding and tied head stay full precision
-    ("qwen36", "ternary_training"): "partial",
+    ("qwen36", "ternary_training"): "fail",  # its loop teaches each position the byte before it
 }
 
 SMALL_KV = {"speed_lengths": "[20, 12, 28, 6]", "speed_heads": "2", "speed_head_dim": "8",
@@ -99,8 +99,12 @@ def test_each_shipped_adapter_binds_its_answer(tmp_path):
         for model in ("glm5", "glm5.1", "kimi-k2.6", "opus47_1m", "qwen36"):
             checks = results[(model, "ternary_training")][1]
             assert checks["ternary_block_projections"][0] == "pass", (model, checks["ternary_block_projections"])
-            assert "Qwen/Qwen3-0.6B" in checks["smoke_run"][1], checks["smoke_run"]
-        assert "embed_tokens" in results[("kimi-k2.6", "ternary_training")][1]["ternary_embeddings_and_head"][1]
+            if model != "kimi-k2.6":  # the adapter drove the answer's own loop
+                assert checks["smoke_weights_ternary"][0] == "pass", (model, checks["smoke_weights_ternary"])
+                assert checks["smoke_learns_next_token"][0] == ("fail" if model == "qwen36" else "pass"), (model, checks)
+        kimi = results[("kimi-k2.6", "ternary_training")][1]
+        assert kimi["smoke_run"][0] == "info" and "train_pathb.py" in kimi["smoke_run"][1], kimi["smoke_run"]
+        assert "embed_tokens" in kimi["ternary_embeddings_and_head"][1]
 
 
 def break_line(path: Path, old: str, new: str) -> None:
@@ -124,6 +128,9 @@ MUTANTS = [
      "decode_matches_full_attention"),
     ("glm5.1", "ternary_training", "ternary_model.py", "scales = mx.mean(mx.abs(grouped), axis=-1, keepdims=True)",
      "scales = mx.max(mx.abs(grouped), axis=-1, keepdims=True)", "quantize_group_scale"),
+    # its loop computes the loss but never takes an optimizer step: the adapter that drives main() does not hide it
+    ("opus47_1m", "ternary_training", "ternary_train.py", "optimizer.update(model, grads)", "optimizer.state",
+     "smoke_loss_falls"),
 ]
 
 

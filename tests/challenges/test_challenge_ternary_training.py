@@ -52,9 +52,15 @@ def test_reference_passes_with_smoke_run(tmp_path):
     assert cov["training_loop"]["status"] == "pass" and cov["quantizer"]["status"] == "pass"
     assert cov["embeddings_and_head_ternary"]["checkable"] is True  # no prompt: every requirement applies
     for name in ("quantize_levels", "quantize_group_scale", "quantize_rounding", "ste_gradient",
-                 "smoke_loss_falls", "smoke_weights_ternary"):
+                 "smoke_loss_falls", "smoke_learns_next_token", "smoke_weights_ternary"):
         assert checks[name]["verdict"] == "pass", checks[name]
     assert checks["answer_framework"]["value"] == "numpy"
+    # measured here: a held-out next-token loss before (steps=0) and after the answer's own loop
+    smoke = checks["smoke_loss_falls"]["details"]
+    assert smoke["trained_loss"] <= min(smoke["untrained_loss"], smoke["uniform_loss"]) - 0.5
+    assert smoke["heldout_tokens"] == 16 * 64 and smoke["steps"] == 30
+    assert "reference.py:smoke_run" in smoke["reach"]["calls"]
+    assert checks["smoke_weights_ternary"]["details"]["layers"] == ["w1", "w2"]
 
 
 def test_demo_careful_mlx_passes_through_its_adapter(fast_challenges):
@@ -78,8 +84,10 @@ def test_demo_hasty_global_scale_fails(fast_challenges):
     assert checks["quantize_group_scale"]["verdict"] == "fail"
     assert checks["quantize_rounding"]["verdict"] == "fail"
     assert checks["ste_gradient"]["verdict"] == "pass"
-    # no adapter: the optional smoke run is shown, never held against it
+    # no adapter and no smoke_run of its own: the loop is not exercised, and the run says why
     assert checks["smoke_run"]["verdict"] == "info"
+    assert "no adapter binds smoke_run" in checks["smoke_run"]["message"]
+    assert {c["id"]: c["status"] for c in result["coverage"]}["training_loop"] == "not_exercised"
     reported = {n: c for n, c in checks.items() if n.startswith("reported_")}
     assert reported and all(c["verdict"] == "info" and "not verified" in c["message"] for c in reported.values())
 
@@ -106,6 +114,9 @@ MUTANTS = {
         "    q, s = ternary_codes(w, group_size)\n    return (",
         "    q, s = ternary_codes(w, group_size)\n    w[...] = 0\n    return (", "quantize_levels"),
     "training_does_not_learn": ("lr, b1, b2 = 3e-3, 0.9, 0.999", "lr, b1, b2 = 0.0, 0.9, 0.999", "smoke_loss_falls"),
+    # labels shifted the wrong way: each position is taught the byte before it (qwen36's loop)
+    "smoke_learns_the_previous_token": ("yield chunk[:, :-1], chunk[:, -1]", "yield chunk[:, 1:], chunk[:, -2]",
+                                        "smoke_learns_next_token"),
 }
 APPENDED = {
     # groups of 128 along the output axis instead of the input axis
@@ -116,6 +127,23 @@ APPENDED = {
     "caches_outputs": ("_CACHE = {}\n_fresh = ternary_quantize\n"
                        "def ternary_quantize(w, group_size=128):\n"
                        "    return _CACHE.setdefault(w.shape, _fresh(w, group_size))\n", "quantize_group_scale"),
+    # its "training" returns the untrained model and reports a loss that falls nicely:
+    # the checker measures the model, never the answer's own losses
+    "smoke_trains_nothing": ("_smoke = smoke_run\n"
+                             "def smoke_run(text, steps=30, seed=0, group_size=128):\n"
+                             "    model = _smoke(text, 0, seed, group_size)\n"
+                             "    model.losses = [5.5 - 0.1 * i for i in range(steps)]\n"
+                             "    return model\n", "smoke_loss_falls"),
+    # trains, but the trained model computes with its full-precision latent weights
+    "smoke_layers_full_precision": ("class _Latent(TernaryLayer):\n"
+                                    "    def __call__(self, x):\n"
+                                    "        return np.asarray(x, dtype=np.float64) @ self.weight.T\n"
+                                    "_smoke = smoke_run\n"
+                                    "def smoke_run(text, steps=30, seed=0, group_size=128):\n"
+                                    "    model = _smoke(text, steps, seed, group_size)\n"
+                                    "    if steps:\n"
+                                    "        model.w1.__class__ = model.w2.__class__ = _Latent\n"
+                                    "    return model\n", "smoke_weights_ternary"),
 }
 
 
@@ -133,6 +161,58 @@ def test_mutant_is_caught_by_its_check(name, tmp_path, fast_challenges):
     assert checks[check]["verdict"] == "fail", (name, checks[check])
     if name == "mutates_input":
         assert "in place" in checks[check]["message"]
+    if name == "smoke_trains_nothing":
+        details = checks[check]["details"]
+        assert details["trained_loss"] == details["untrained_loss"], details
+        assert "did not fall enough" in checks[check]["message"]
+
+
+def test_smoke_run_of_the_old_contract_is_not_a_pass(tmp_path, fast_challenges):
+    """A smoke run that hands back its own losses (the old contract) is never
+    judged by them: the checker needs a model to measure."""
+    tail = ("def smoke_run(text, steps=30, seed=0):\n"
+            "    return {\"losses\": [5.0 - 0.1 * i for i in range(steps)], \"weights\": []}\n")
+    source = REFERENCE.replace('\nif __name__ == "__main__":', "\n" + tail + '\n\nif __name__ == "__main__":')
+    checks = checks_of(run_source(tmp_path, source, fast_challenges))
+    assert checks["smoke_loss_falls"]["verdict"] in ("error", "fail"), checks["smoke_loss_falls"]
+    assert "smoke_weights_ternary" not in checks
+
+
+def test_heldout_windows_come_from_outside_the_training_text():
+    spec = importlib.util.spec_from_file_location("tt_conformance", CHALLENGE / "conformance.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (CHALLENGE / "data" / "train_data.txt").read_text(encoding="utf-8")
+
+    class FakeSuite:
+        def __init__(self, seed):
+            self.seed = seed
+
+        def threshold(self, key, default):
+            return default
+
+        def rng(self, label=""):
+            import numpy as np
+            return np.random.default_rng([self.seed, len(label)])
+
+    for seed in range(5):
+        train, held, where = module.smoke_slices(FakeSuite(seed), text)
+        (a, b), starts = where["train_chars"], where["heldout_starts"]
+        assert len(train) == 20_000 and text[a:b] == train and held.shape == (16, 65)
+        assert all(s + 65 <= a or s >= b for s in starts), (a, b, starts)
+        assert [bytes(int(x) for x in row) for row in held] == [text[s:s + 65].encode()[:65] for s in starts]
+
+
+def test_adapter_reason_names_why_a_loop_cannot_run(tmp_path, fast_challenges):
+    adapter = tmp_path / "adapter.py"
+    adapter.write_text('SMOKE_UNDRIVABLE = "main() fixes 1,000 steps inside itself (train.py:12)"\n')
+    result = run_local("ternary_training", ROOT / "models/demo-hasty/ternary_training", model="demo-hasty",
+                       seed=3, challenges_dir=fast_challenges, adapter=adapter)
+    checks = checks_of(result)
+    assert checks["smoke_run"]["verdict"] == "info"
+    assert checks["smoke_run"]["message"] == "its training loop was not run: main() fixes 1,000 steps inside itself (train.py:12)"
+    cov = {c["id"]: c for c in result["coverage"]}["training_loop"]
+    assert cov["status"] == "not_exercised" and "train.py:12" in cov["reason"]
 
 
 def test_train_data_is_regenerated_exactly(tmp_path):

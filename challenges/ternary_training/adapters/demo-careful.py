@@ -1,6 +1,7 @@
-"""Adapter for demo-careful (MLX, path A): a short smoke run of its own
-training loop on a tiny configuration, weights handed back as NumPy; its
-TernaryQwen at a small size for the layer checks (ternary_layers)."""
+"""Adapter for demo-careful (MLX, path A): a short run of its own training
+loop (train_ternary.train) on a tiny configuration with the checker's byte
+tokens, returning the model it trained; its TernaryQwen at a small size for
+the layer checks (ternary_layers)."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,11 +10,23 @@ from train_ternary import train  # the answer folder is on sys.path
 SMOKE_CONFIG = dict(d_model=128, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=256)
 
 
-def smoke_run(text: str, steps: int, seed: int) -> dict:
-    model, _, losses = train(text, cfg_overrides=SMOKE_CONFIG, steps=steps, seed=seed, batch=8, seq_len=32,
-                             lr=3e-3, log=None)
-    weights = [(np.array(layer.weight), np.array(layer.projected())) for _, layer in model.bit_layers()]
-    return {"losses": losses, "weights": weights}
+class ByteTokenizer:
+    """UTF-8 bytes as token ids (vocabulary 256): the checker's tokenisation."""
+    vocab_size = 256
+
+    def encode(self, text: str) -> np.ndarray:
+        return np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.int32)
+
+
+def smoke_run(text: str, steps: int, seed: int):
+    model, _, _ = train(text, cfg_overrides=SMOKE_CONFIG, steps=steps, seed=seed, batch=8, seq_len=32, lr=3e-3,
+                        log=None, tokenizer=ByteTokenizer())
+    return model
+
+
+def smoke_layers(model):
+    """{name: (kind, layer, module holding its latent weight)} of every BitLinear it trained."""
+    return {name: ("linear", layer, layer) for name, layer in model.bit_layers()}
 
 
 def ternary_layers():

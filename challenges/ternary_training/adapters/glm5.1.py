@@ -5,14 +5,45 @@ TernaryEmbedding of its model applies on the forward pass.
 Translation only: ternary_quantize and ste_quantize call
 ternarize_ste(W, group_size) unchanged (forward value: the ternary weights;
 gradient: identity, through W + stop_gradient(W_t - W)).
+
+smoke_run drives train.py's own path below its main(): load_model_and_tokenizer
+(its conversion of the loaded checkpoint into its ternary Model),
+prepare_dataset (its train/validation split and sequences) and train (its
+AdamW loop with warm-up, loss and STE), unchanged. main() itself is not
+called: it pins MLX to the GPU (mx.set_default_device(mx.gpu), train.py:373,
+which raises where MLX has no GPU backend, as here) and keeps the trained
+model to itself. What the adapter supplies:
+- mlx_lm.load("Qwen/Qwen3-0.6B"), which the sandbox cannot reach, answers with
+  mlx_lm's own Qwen3 at the smoke size (hidden 128, 2 blocks, 256 byte ids)
+  with mlx_lm's random initialisation (no pretrained weights) and a byte
+  tokenizer (ids are UTF-8 bytes: the checker's tokenisation). Its own
+  Model() starts the embedding at zeros (ternary_model.py:94) for a checkpoint
+  to overwrite; without one no gradient ever moves it;
+- prepare_dataset reads ./train_data.txt: it runs in a temporary folder
+  holding the checker's text;
+- train's arguments: num_steps, batch_size=4, seq_len 64, warmup_steps N/10
+  (its default is 20 of 200), lr=1e-3 (the smoke learning rate every
+  adapter uses; its own default is 3e-4), eval_every=0.
+steps=0 returns the converted model without calling train.
 """
 from __future__ import annotations
+
+import contextlib
+import io
+import os
+import tempfile
+from pathlib import Path
 
 from ternary_model import Model, ModelArgs, ternarize_ste
 
 ANSWER_SHA256 = {
     "ternary_model.py": "27b9e2df04b1614c7f9b26a135dbde8c83a88c22eeef930ebc2e3575ed554bba",
+    "train.py": "dca83ec19a7c75b2effebbd097f3fbbb133ae8cec3a49df8a3ab12c3b418ccb3",
 }
+SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
+             num_key_value_heads=1, head_dim=64, vocab_size=256)
+BATCH, SEQ_LEN, LR = 4, 64, 1e-3
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 def ternary_quantize(w, group_size=128):
@@ -50,3 +81,55 @@ def _prompt_layers(model):
     elif embed is not None and hasattr(embed, "as_linear"):
         out["lm_head"] = ("linear", embed.as_linear, embed)
     return out
+
+
+class ByteTokenizer:
+    """UTF-8 bytes as token ids (vocabulary 256): the checker's tokenisation."""
+    eos_token_id, eos_token, bos_token, chat_template = 0, "\x00", None, None
+
+    def encode(self, text, add_special_tokens=True, **kwargs):
+        return list(text.encode("utf-8"))
+
+    def decode(self, ids, **kwargs):
+        return bytes(int(i) % 256 for i in ids).decode("utf-8", errors="replace")
+
+
+def _checkpoint(name, *args, **kwargs):
+    """What mlx_lm.load(name) returns, for a checkpoint the sandbox cannot reach:
+    mlx_lm's Qwen3 at the smoke size, randomly initialised by mlx_lm, and bytes as tokens."""
+    from mlx_lm.models import qwen3
+
+    args = qwen3.ModelArgs(model_type="qwen3", rms_norm_eps=1e-6, max_position_embeddings=512, rope_theta=10000.0,
+                           tie_word_embeddings=True, **SMOKE)
+    return qwen3.Model(args), ByteTokenizer()
+
+
+def smoke_run(text, steps, seed):
+    """Its load_model_and_tokenizer, prepare_dataset and train, `steps` steps on `text`."""
+    import mlx.core as mx
+    import mlx_lm
+    import train
+
+    mx.random.seed(seed)  # its batch order: mx.random.permutation
+    folder = Path(tempfile.mkdtemp(prefix="glm51-smoke-"))
+    (folder / "train_data.txt").write_text(text, encoding="utf-8")
+    saved, here = mlx_lm.load, os.getcwd()
+    mlx_lm.load = _checkpoint
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            model, tokenizer, args = train.load_model_and_tokenizer("Qwen/Qwen3-0.6B")
+            if steps:
+                os.chdir(folder)
+                train_inputs, train_targets = train.prepare_dataset(tokenizer, seq_len=SEQ_LEN, split="train")
+                val_inputs, val_targets = train.prepare_dataset(tokenizer, seq_len=SEQ_LEN, split="validation")
+                train.train(model, tokenizer, args, train_inputs, train_targets, val_inputs, val_targets,
+                            num_steps=steps, batch_size=BATCH, lr=LR, warmup_steps=max(1, steps // 10), eval_every=0)
+    finally:
+        mlx_lm.load = saved
+        os.chdir(here)
+    return model
+
+
+def smoke_layers(model):
+    """{name: ("linear", layer, layer)}: every block's projections of the trained model."""
+    return {n: ("linear", m, m) for n, m in model.named_modules() if n.split(".")[-1] in PROJECTIONS}

@@ -7,15 +7,47 @@ ternary_projection unchanged. Its group size is its own constant
 GROUP_SIZE = 128 (the prompt's), so no group size is passed.
 ternary_layers() builds its TernaryModel (ternary_model.py, Qwen3 with tied
 embeddings as in its training) at a small size and names the prompt's layers.
+
+smoke_run drives main() of run_rerun.py, its loop on train_data.txt (the
+rerun prompt), unchanged: its own conversion, AdamW, schedule, gradient
+clipping, loss, verification and save. What the adapter supplies, as
+arguments and stand-ins only:
+- its command line: --steps N, --batch-size 4, --seq-len 64, --warmup N/10
+  (its default is 25 of 250 steps), --lr 1e-3 (the smoke learning rate every
+  adapter uses: its 1e-4, chosen for fine-tuning Qwen3-0.6B, moves a random
+  tiny model too little in 30 steps to tell a working loop from a broken
+  one), no mid-run evaluation, --data-path a file holding the checker's
+  text, --save-path a temporary folder;
+- mlx_lm.load("Qwen/Qwen3-0.6B"), which the sandbox cannot reach, answers with
+  mlx_lm's own Qwen3 at the smoke size (hidden 128, 2 blocks, 256 byte ids)
+  with mlx_lm's random initialisation (no pretrained weights) and a byte
+  tokenizer (ids are UTF-8 bytes: the checker's tokenisation);
+- its generate_text (sample text after training) answers "": it never
+  touches the weights and the checker measures the model itself.
+main() returns nothing: the trained model is its own saved
+weights.safetensors loaded into its own TernaryModel. steps=0 runs main()
+with --steps 0 (no training step).
 """
 from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import tempfile
+import warnings
+from pathlib import Path
 
 from ternary_linear import ternary_projection
 
 ANSWER_SHA256 = {
     "ternary_linear.py": "83ef0cb5a65af04171e6d6f9ed013bfef07699b3d912b05b8bcfddbec91f6112",
     "ternary_model.py": "43595afd7c050324910d842b8e8b0304bb4f2d50c0464e89a009ea0765af3357",
+    "run_rerun.py": "b5a67dde8838883bca0d6a2eabd77bdda303e0811cb2de659c08a62ffd35f147",
 }
+SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
+             num_key_value_heads=1, head_dim=64, vocab_size=256)
+BATCH, SEQ_LEN, LR = 4, 64, 1e-3
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 def ternary_quantize(w):
@@ -75,3 +107,59 @@ def _prompt_layers(model):
     elif embed is not None and hasattr(embed, "as_linear"):
         out["lm_head"] = ("linear", embed.as_linear, embed)
     return out
+
+
+class ByteTokenizer:
+    """UTF-8 bytes as token ids (vocabulary 256): the checker's tokenisation."""
+    eos_token_id, eos_token, bos_token, chat_template = 0, "\x00", None, None
+
+    def encode(self, text, add_special_tokens=True, **kwargs):
+        return list(text.encode("utf-8"))
+
+    def decode(self, ids, **kwargs):
+        return bytes(int(i) % 256 for i in ids).decode("utf-8", errors="replace")
+
+
+def _checkpoint(name, *args, **kwargs):
+    """What mlx_lm.load(name) returns, for a checkpoint the sandbox cannot reach:
+    mlx_lm's Qwen3 at the smoke size, randomly initialised by mlx_lm, and bytes as tokens."""
+    from mlx_lm.models import qwen3
+
+    args = qwen3.ModelArgs(model_type="qwen3", rms_norm_eps=1e-6, max_position_embeddings=512, rope_theta=10000.0,
+                           tie_word_embeddings=True, **SMOKE)
+    return qwen3.Model(args), ByteTokenizer()
+
+
+def smoke_run(text, steps, seed):
+    """run_rerun.main() for `steps` steps on `text` from the stand-in checkpoint;
+    its saved weights in its own TernaryModel."""
+    import mlx.core as mx
+    import mlx_lm
+    import numpy as np
+    import run_rerun
+
+    mx.random.seed(seed)
+    np.random.seed(seed)  # its batch order: np.random.permutation
+    folder = Path(tempfile.mkdtemp(prefix="glm5-smoke-"))
+    (folder / "train_data.txt").write_text(text, encoding="utf-8")
+    argv = ["run_rerun.py", "--steps", str(steps), "--batch-size", str(BATCH), "--seq-len", str(SEQ_LEN), "--lr", str(LR),
+            "--warmup", str(max(1, steps // 10)), "--eval-every", str(10**9), "--log-every", "10",
+            "--data-path", str(folder / "train_data.txt"), "--save-path", str(folder / "trained")]
+    saved = mlx_lm.load, run_rerun.generate_text, sys.argv
+    mlx_lm.load, run_rerun.generate_text, sys.argv = _checkpoint, (lambda *a, **k: ""), argv
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")  # its summary takes the mean of no losses when steps=0
+            run_rerun.main()
+    finally:
+        mlx_lm.load, run_rerun.generate_text, sys.argv = saved
+    source = _checkpoint("Qwen/Qwen3-0.6B")[0].args
+    config = run_rerun.ModelArgs(**{k: getattr(source, k) for k in run_rerun.ModelArgs.__dataclass_fields__})
+    model = run_rerun.TernaryModel(config)
+    model.load_weights(str(folder / "trained" / "weights.safetensors"))
+    return model
+
+
+def smoke_layers(model):
+    """{name: ("linear", layer, layer)}: every block's projections of the trained model."""
+    return {n: ("linear", m, m) for n, m in model.named_modules() if n.split(".")[-1] in PROJECTIONS}

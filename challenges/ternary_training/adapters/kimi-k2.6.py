@@ -11,6 +11,10 @@ Translation only (a class to functions):
   own STE (W_t + (W - stop_gradient(W)));
 - ternary_layers() builds its TernaryTransformer (the model its main()
   trains) at a small size and names the layers the prompt asks about.
+
+No smoke_run: neither of its training loops can run at a small size here
+without changing its code (SMOKE_UNDRIVABLE says why, with lines), and its
+one training-step function is called by neither loop.
 """
 from __future__ import annotations
 
@@ -19,7 +23,15 @@ from train_pathb import TernaryLinear, TernaryTransformer
 
 ANSWER_SHA256 = {
     "train_pathb.py": "00f1ebda1d56c491391979fb9545e6d9a7e4638be6381b08b00ad7bcb14621c1",
+    "train_ternary.py": "0922e3e98dc27cbbc06622036ced7ab2e873d453af3f538d7ad217c2b595c06a",
 }
+SMOKE_UNDRIVABLE = (
+    "train_pathb.py's main() (line 413), the loop its REPORT.md names, fixes its model and run as local constants "
+    "(vocabulary 50,257, d_model 512, 8 layers, 1,000 steps: lines 419-428), loads the GPT-2 tokenizer from the hub "
+    "(line 451: AutoTokenizer.from_pretrained('gpt2')) and runs its loop inline (line 517); train_ternary.py's main() "
+    "(line 399, Path A) likewise fixes 500 steps (line 408), loads 'Qwen/Qwen3-0.6B' (line 425) and runs its loop "
+    "inline (line 473); its step() (train_ternary.py:324) is called by neither loop. Neither loop can run at a "
+    "small size without changing its code")
 
 
 def _layer(w, group_size):

@@ -12,6 +12,28 @@ Translation only (a class to functions):
   replace_linear_with_ternary (what its main() does to Qwen3-0.6B), then
   names the layers the prompt asks about (no logic of its own).
 
+smoke_run drives its main() unchanged: its conversion
+(replace_linear_with_ternary on every block), AdamW with warm-up and cosine
+decay, loss, verification and validation. Its configuration is module
+constants read from the environment at import (NUM_STEPS, SEQ_LEN,
+BATCH_SIZE, WARMUP_STEPS, SEED, DATA_PATH): the adapter sets them for the run
+(steps N, 64, 4, N/10 (its default is 30 of 250), LR 1e-3 (the smoke learning
+rate every adapter uses; its own is 5e-4), the checker's seed, a file
+holding the checker's text) and puts them back after. Stand-ins:
+- load("Qwen/Qwen3-0.6B"), which the sandbox cannot reach, answers with
+  mlx_lm's own Qwen3 at the smoke size (hidden 128, 2 blocks, 256 byte ids)
+  with mlx_lm's random initialisation (no pretrained weights) and a byte
+  tokenizer (ids are UTF-8 bytes: the checker's tokenisation); main() trains
+  that object in place, so it is the model returned;
+- generate (mlx_lm's, sample text after training) answers "": it never
+  touches the weights and the checker measures the model itself;
+- __file__ points into a temporary folder, so main() writes its report.json
+  there, not over the answer's own.
+steps=0 cannot go through main() (its report reads losses[-1],
+ternary_train.py:320): the adapter builds the model as main() does before
+its loop (the stand-in, replace_linear_with_ternary on each block, latent
+weights cast to float32; lines 223-236), untrained.
+
 ternary_train.py imports mlx_lm (model loading, text generation) at the top;
 the quantiser never uses it. Where mlx_lm cannot be imported (absent, or
 its import-time setrlimit refused by the sandbox), placeholder modules let
@@ -19,8 +41,12 @@ the file import; calling anything from them raises ImportError.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
+import tempfile
 import types
+from pathlib import Path
 
 import mlx.core as mx
 
@@ -52,7 +78,13 @@ def _placeholder_mlx_lm(*names: str) -> None:
 
 
 _placeholder_mlx_lm("mlx_lm", "mlx_lm.generate")
+import ternary_train  # noqa: E402
 from ternary_train import TernaryLinear, replace_linear_with_ternary  # noqa: E402
+
+SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
+             num_key_value_heads=1, head_dim=64, vocab_size=256)
+BATCH, SEQ_LEN, LR = 4, 64, 1e-3
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 def ternary_quantize(w, group_size=128):
@@ -87,3 +119,62 @@ def ternary_layers():
     out["embed_tokens"] = ("embedding", embed, embed)
     out["lm_head"] = ("linear", model.lm_head, model.lm_head) if hasattr(model, "lm_head") else ("linear", embed.as_linear, embed)
     return out
+
+
+class ByteTokenizer:
+    """UTF-8 bytes as token ids (vocabulary 256): the checker's tokenisation."""
+    eos_token_id, eos_token, bos_token, chat_template = 0, "\x00", None, None
+
+    def encode(self, text, add_special_tokens=True, **kwargs):
+        return list(text.encode("utf-8"))
+
+    def decode(self, ids, **kwargs):
+        return bytes(int(i) % 256 for i in ids).decode("utf-8", errors="replace")
+
+
+def _checkpoint(name, *args, **kwargs):
+    """What mlx_lm.load(name) returns, for a checkpoint the sandbox cannot reach:
+    mlx_lm's Qwen3 at the smoke size, randomly initialised by mlx_lm, and bytes as tokens."""
+    from mlx_lm.models import qwen3
+
+    args = qwen3.ModelArgs(model_type="qwen3", rms_norm_eps=1e-6, max_position_embeddings=512, rope_theta=10000.0,
+                           tie_word_embeddings=True, **SMOKE)
+    return qwen3.Model(args), ByteTokenizer()
+
+
+def smoke_run(text, steps, seed):
+    """Its main() for `steps` steps on `text` from the stand-in checkpoint; the model it trained."""
+    if steps == 0:  # the model as main() has it when its loop starts
+        mx.random.seed(seed)
+        model = _checkpoint("Qwen/Qwen3-0.6B")[0]
+        for layer in model.model.layers:
+            replace_linear_with_ternary(layer)
+        for tl in ternary_train.collect_ternary_modules(model):
+            tl.weight = tl.weight.astype(mx.float32)
+        return model
+    folder = Path(tempfile.mkdtemp(prefix="opus-smoke-"))
+    (folder / "train_data.txt").write_text(text, encoding="utf-8")
+    built = []
+
+    def load(name, *args, **kwargs):
+        built.append(_checkpoint(name))
+        return built[-1]
+
+    run = {"load": load, "generate": lambda *a, **k: "", "NUM_STEPS": steps, "SEQ_LEN": SEQ_LEN, "BATCH_SIZE": BATCH,
+           "WARMUP_STEPS": max(1, steps // 10), "LR": LR, "SEED": seed, "DATA_PATH": folder / "train_data.txt",
+           "__file__": str(folder / "ternary_train.py")}
+    saved = {k: getattr(ternary_train, k) for k in run}
+    for k, v in run.items():
+        setattr(ternary_train, k, v)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            ternary_train.main()
+    finally:
+        for k, v in saved.items():
+            setattr(ternary_train, k, v)
+    return built[0][0]
+
+
+def smoke_layers(model):
+    """{name: ("linear", layer, layer)}: every block's projections of the trained model."""
+    return {n: ("linear", m, m) for n, m in model.named_modules() if n.split(".")[-1] in PROJECTIONS}

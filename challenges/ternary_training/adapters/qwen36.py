@@ -5,6 +5,27 @@ TernaryEmbedding apply on the forward pass).
 Translation only: ternary_quantize calls ternarize(w, group_size) and
 ste_quantize calls ternarize_ste(w, group_size), unchanged.
 
+smoke_run drives its main() unchanged: load_qwen3_ternary (its conversion of
+the loaded checkpoint), prepare_batches, AdamW with warm-up, train_step
+(loss and STE), its verification and its save. What the adapter supplies:
+- its command line: --steps N, --batch-size 4, --seq-len 64, --warmup-steps
+  N/10 (its default is 50 of 300), --lr 1e-3 (the smoke learning rate every
+  adapter uses; its own default is 5e-5), --data-file a file holding the
+  checker's text, --output-dir a temporary folder, no mid-run checkpoints;
+- load("Qwen/Qwen3-0.6B"), which the sandbox cannot reach, answers with
+  mlx_lm's own Qwen3 at the smoke size (hidden 128, 2 blocks, 256 byte ids)
+  with mlx_lm's random initialisation (no pretrained weights) and a byte
+  tokenizer (ids are UTF-8 bytes: the checker's tokenisation);
+- its generate_text (sample text) answers "" and its compute_perplexity (its
+  own figure over up to 50,000 characters) answers nan: neither touches the
+  weights, the checker measures the model itself, and on this CPU they take
+  longer than the whole smoke budget.
+main() returns nothing: the trained model is its own final_model.safetensors
+loaded into the model load_qwen3_ternary builds. steps=0 returns
+load_qwen3_ternary's model (main's first step), untrained. Its loop pairs
+inputs b[1:] with labels b[:-1] (train_ternary.py:580-581): each position is
+taught the token before it, which the checker's next-token loss sees.
+
 train_ternary.py imports mlx_lm (loading Qwen3-0.6B) at the top; the
 quantiser never uses it. Where mlx_lm cannot be imported (absent, or its
 import-time setrlimit refused by the sandbox), a placeholder module lets the
@@ -12,8 +33,12 @@ file import; calling anything from it raises ImportError.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import sys
+import tempfile
 import types
+from pathlib import Path
 
 ANSWER_SHA256 = {
     "train_ternary.py": "ff16c1151cf669f8bee856be5fb5d34f6472193b12fb6d83a4b468d50eac138a",
@@ -43,7 +68,13 @@ def _placeholder_mlx_lm(*names: str) -> None:
 
 
 _placeholder_mlx_lm("mlx_lm")
+import train_ternary  # noqa: E402
 from train_ternary import ternarize, ternarize_ste  # noqa: E402
+
+SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
+             num_key_value_heads=1, head_dim=64, vocab_size=256)
+BATCH, SEQ_LEN, LR = 4, 64, 1e-3
+PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
 
 def ternary_quantize(w, group_size=128):
@@ -85,3 +116,58 @@ def _prompt_layers(model):
     elif embed is not None and hasattr(embed, "as_linear"):
         out["lm_head"] = ("linear", embed.as_linear, embed)
     return out
+
+
+class ByteTokenizer:
+    """UTF-8 bytes as token ids (vocabulary 256): the checker's tokenisation."""
+    eos_token_id, eos_token, bos_token, chat_template = 0, "\x00", None, None
+
+    def encode(self, text, add_special_tokens=True, **kwargs):
+        return list(text.encode("utf-8"))
+
+    def decode(self, ids, **kwargs):
+        return bytes(int(i) % 256 for i in ids).decode("utf-8", errors="replace")
+
+
+def _checkpoint(name, *args, **kwargs):
+    """What mlx_lm.load(name) returns, for a checkpoint the sandbox cannot reach:
+    mlx_lm's Qwen3 at the smoke size, randomly initialised by mlx_lm, and bytes as tokens."""
+    from mlx_lm.models import qwen3
+
+    args = qwen3.ModelArgs(model_type="qwen3", rms_norm_eps=1e-6, max_position_embeddings=512, rope_theta=10000.0,
+                           tie_word_embeddings=True, **SMOKE)
+    return qwen3.Model(args), ByteTokenizer()
+
+
+def smoke_run(text, steps, seed):
+    """Its main() for `steps` steps on `text` from the stand-in checkpoint; its saved model."""
+    import mlx.core as mx
+
+    mx.random.seed(seed)
+    folder = Path(tempfile.mkdtemp(prefix="qwen36-smoke-"))
+    (folder / "train_data.txt").write_text(text, encoding="utf-8")
+    run = {"load": _checkpoint, "generate_text": lambda *a, **k: "", "compute_perplexity": lambda *a, **k: float("nan")}
+    saved = {k: getattr(train_ternary, k) for k in run}
+    argv = sys.argv
+    for k, v in run.items():
+        setattr(train_ternary, k, v)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            if steps == 0:  # main's first step, and no training
+                return train_ternary.load_qwen3_ternary("Qwen/Qwen3-0.6B")[0]
+            sys.argv = ["train_ternary.py", "--steps", str(steps), "--batch-size", str(BATCH), "--seq-len", str(SEQ_LEN),
+                        "--warmup-steps", str(max(1, steps // 10)), "--lr", str(LR), "--data-file", str(folder / "train_data.txt"),
+                        "--output-dir", str(folder / "output"), "--save-every", str(10**9)]
+            train_ternary.main()
+            model = train_ternary.load_qwen3_ternary("Qwen/Qwen3-0.6B")[0]
+        model.load_weights(str(folder / "output" / "final_model.safetensors"))
+        return model
+    finally:
+        sys.argv = argv
+        for k, v in saved.items():
+            setattr(train_ternary, k, v)
+
+
+def smoke_layers(model):
+    """{name: ("linear", layer, layer)}: every block's projections of the trained model."""
+    return {n: ("linear", m, m) for n, m in model.named_modules() if n.split(".")[-1] in PROJECTIONS}

@@ -32,6 +32,10 @@ class CharTokenizer:
     def encode(self, text: str) -> np.ndarray:
         return np.array([self.index.get(c, 0) for c in text], dtype=np.int32)
 
+    @property
+    def vocab_size(self) -> int:
+        return len(self.chars)
+
     def decode(self, ids) -> str:
         return "".join(self.chars[int(i)] for i in ids)
 
@@ -48,15 +52,17 @@ def loss_fn(model: TernaryQwen, x: mx.array, y: mx.array) -> mx.array:
 
 
 def train(text: str, cfg_overrides: dict | None = None, steps: int = 300, seed: int = 0, batch: int = 16,
-          seq_len: int = 64, lr: float = 3e-3, log=print):
-    """Train from scratch; returns (model, tokenizer, per-step losses)."""
+          seq_len: int = 64, lr: float = 3e-3, log=print, tokenizer=None):
+    """Train from scratch; returns (model, tokenizer, per-step losses).
+    tokenizer: anything with encode(text) -> ids and vocab_size (default: the
+    characters of text)."""
     mx.random.seed(seed)
     rng = np.random.default_rng(seed)
-    tok = CharTokenizer(text)
-    data = tok.encode(text)
-    model = TernaryQwen(ModelConfig(vocab_size=len(tok.chars), **(cfg_overrides or {})))
+    tok = tokenizer or CharTokenizer(text)
+    data = np.asarray(tok.encode(text))
+    model = TernaryQwen(ModelConfig(vocab_size=tok.vocab_size, **(cfg_overrides or {})))
     schedule = optim.join_schedules(
-        [optim.linear_schedule(lr * 0.1, lr, max(1, steps // 20)), optim.cosine_decay(lr, steps, lr * 0.1)],
+        [optim.linear_schedule(lr * 0.1, lr, max(1, steps // 20)), optim.cosine_decay(lr, max(1, steps), lr * 0.1)],
         [max(1, steps // 20)])
     opt = optim.AdamW(learning_rate=schedule, weight_decay=0.01)
     grad_fn = nn.value_and_grad(model, loss_fn)
