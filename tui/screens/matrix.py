@@ -80,6 +80,7 @@ class MatrixScreen(GuardedScreen):
         self.filter_mode = "all"
         self._wanted: tuple[str | None, str | None] = (None, None)
         self._note = ""
+        self._rescanning = False  # the worker is rescanning the workbench
         self._facts_for = None  # the matrix _facts_cache was computed from
         self._facts_cache: dict | None = None
 
@@ -93,13 +94,24 @@ class MatrixScreen(GuardedScreen):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        # The first load is a few indexed reads (~1 ms), done here so the first
-        # frame already shows the matrix instead of a "loading" frame; rescans
-        # and later reloads run in the worker.
+        # The first load is a few indexed reads (~1 ms on the demo, ~0.1 s at
+        # 10,000 answers), done here so the first frame already shows the
+        # matrix instead of a "loading" frame; `benchtui` starts it in a thread
+        # before importing Textual (engine.queries.MatrixPrefetch). Rescans and
+        # later reloads run in the worker.
         try:
-            from engine.queries import load_matrix
+            prefetch, self.app.prefetched_matrix = getattr(self.app, "prefetched_matrix", None), None
+            matrix = None
+            if prefetch is not None:
+                try:
+                    matrix = prefetch.result()
+                except Exception:
+                    matrix = None  # read it again below: its error, if any, is reported there
+            if matrix is None:
+                from engine.queries import load_matrix
 
-            self.on_matrix_screen_loaded(self.Loaded(load_matrix(self.app.store)))
+                matrix = load_matrix(self.app.store)
+            self.on_matrix_screen_loaded(self.Loaded(matrix))
         except Exception as exc:
             self.app.report_error("loading the matrix", exc)
             self.reload()
@@ -109,7 +121,15 @@ class MatrixScreen(GuardedScreen):
     def _start_watching(self) -> None:
         from tui.store_watch import watch_store
 
-        watch_store(self, self.reload)
+        watch_store(self, self._store_changed)
+
+    def _store_changed(self) -> None:
+        """Another connection wrote to the store. During this screen's own rescan
+        that is the rescan itself (its worker has its own connection), and a
+        reload then would cancel it (one exclusive worker group): the rescan
+        shows its result when it ends."""
+        if not self._rescanning:
+            self.reload()
 
     def on_screen_suspend(self) -> None:
         self._left = True
@@ -138,6 +158,7 @@ class MatrixScreen(GuardedScreen):
                 from engine.scan import scan_workbench
                 from engine.store import damage_message
 
+                self._rescanning = True
                 problem = store.damage()  # a big store is checked here, not before the first frame
                 if problem:
                     self.app.call_from_thread(self.app.mark_store_damaged, damage_message(store.path, problem))
@@ -152,6 +173,9 @@ class MatrixScreen(GuardedScreen):
                 palette_index(self.app, store)  # ctrl+p then opens on a built index
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
+        finally:
+            if rescan:
+                self._rescanning = False
 
     def action_reload(self) -> None:
         self.reload(rescan=True)
