@@ -44,14 +44,63 @@ def pending_rows(store) -> list[dict]:
     )
 
 
+# Full-text indexing in bulk: with at least this many transcripts pending, and
+# at least a third of all transcripts, the FTS triggers are dropped while the
+# entries are inserted and the index is rebuilt once at the end. Row by row,
+# the triggers were ~40% of a cold scan's CPU (bench/scale.py); a rebuild
+# reads every stored entry once, so small rescans keep the triggers.
+BULK_FTS_MIN = 200
+FTS_TABLE = "transcript_entries_fts"
+FTS_SUSPENDED = "fts_suspended"  # meta key: the dropped triggers' SQL while a bulk load runs
+
+
 def index_pending(store, root: Path) -> int:
     """(Re)parse every stale transcript row; returns how many were parsed (ok or error)."""
+    resume_fts(store)  # a bulk load that did not finish (a crash): rebuild its index first
     rows = pending_rows(store)
+    bulk = len(rows) >= BULK_FTS_MIN and 3 * len(rows) >= _count(store, "transcripts")
+    if bulk:
+        suspend_fts(store)
     for start in range(0, len(rows), COMMIT_EVERY):
         with store.conn:  # a crash loses at most this batch, which stays pending
             for row in rows[start:start + COMMIT_EVERY]:
                 index_one(store, Path(root) / (row["answer_path"] or "") / row["relpath"], row, commit=False)
+    if bulk:
+        resume_fts(store)
     return len(rows)
+
+
+def _count(store, table: str) -> int:
+    return store.conn.execute(f"select count(*) from [{table}]").fetchone()[0]
+
+
+def suspend_fts(store) -> None:
+    """Drop the triggers that keep the FTS index in step with transcript_entries,
+    recording their SQL (and that the index is stale) in one transaction."""
+    triggers = store.conn.execute(
+        "select name, sql from sqlite_master where type = 'trigger' and tbl_name = 'transcript_entries' "
+        "and sql like ? order by name", (f"%{FTS_TABLE}%",)).fetchall()
+    if not triggers:
+        return  # already suspended, or no FTS here
+    with store.conn:
+        store.conn.execute("insert into meta (key, value) values (?, ?) on conflict(key) do update set "
+                           "value = excluded.value", (FTS_SUSPENDED, json.dumps([sql for _, sql in triggers])))
+        for name, _ in triggers:
+            store.conn.execute(f"drop trigger [{name}]")
+
+
+def resume_fts(store) -> bool:
+    """Rebuild the FTS index from every stored entry and put its triggers back,
+    in one transaction; False when nothing was suspended."""
+    row = store.conn.execute("select value from meta where key = ?", (FTS_SUSPENDED,)).fetchone()
+    if row is None:
+        return False
+    with store.conn:
+        store.conn.execute(f"insert into {FTS_TABLE}({FTS_TABLE}) values('rebuild')")
+        for sql in json.loads(row[0]):
+            store.conn.execute(sql)
+        store.conn.execute("delete from meta where key = ?", (FTS_SUSPENDED,))
+    return True
 
 
 def index_one(store, path: Path, row: dict, *, commit: bool = True) -> None:
@@ -81,10 +130,17 @@ def _transaction(store, commit: bool):
     return store.conn if commit else contextlib.nullcontext()
 
 
+def _update(store, transcript_id: int, values: dict[str, Any]) -> None:
+    """A plain UPDATE: sqlite-utils' ``update`` introspects the table's columns
+    and keys on every call (a fifth of indexing at bench/scale.py's size)."""
+    store.conn.execute(f"update transcripts set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
+                       [*values.values(), transcript_id])
+
+
 def _failed(store, transcript_id: int, sha: str | None, problem: str, commit: bool = True) -> None:
     with _transaction(store, commit):
         store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
-        store.db["transcripts"].update(transcript_id, {
+        _update(store, transcript_id, {
             "status": "error", "problem": problem, "parsed_sha256": sha,
             "parser_version": PARSER_VERSION, "parsed_at": _now(), "entries": 0,
         })
@@ -157,7 +213,7 @@ def _store(store, transcript_id: int, sha: str, t: Transcript, parse_s: float, c
     with _transaction(store, commit):
         store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
         _insert_entries(store, entry_rows(transcript_id, t))
-        store.db["transcripts"].update(transcript_id, {
+        _update(store, transcript_id, {
             "status": "ok", "problem": problem, "format": h.format, "harness": h.harness,
             "version": h.version, "model": h.model, "provider": h.provider, "session_id": h.session_id,
             "started_at": h.started_at, "cwd": h.cwd, "title": h.title,
