@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import operator
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -61,13 +62,69 @@ def index_pending(store, root: Path) -> int:
     bulk = len(rows) >= BULK_FTS_MIN and 3 * len(rows) >= _count(store, "transcripts")
     if bulk:
         suspend_fts(store)
-    for start in range(0, len(rows), COMMIT_EVERY):
-        with store.conn:  # a crash loses at most this batch, which stays pending
-            for row in rows[start:start + COMMIT_EVERY]:
-                index_one(store, Path(root) / (row["answer_path"] or "") / row["relpath"], row, commit=False)
+    jobs = [(Path(root) / (row["answer_path"] or "") / row["relpath"], row.get("sha256"), row.get("format"))
+            for row in rows]
+    workers = index_workers(len(rows))
+    prepared = _prepared_in_pool(jobs, workers) if workers > 1 else (prepare(*job) for job in jobs)
+    try:
+        for start in range(0, len(rows), COMMIT_EVERY):
+            with store.conn:  # a crash loses at most this batch, which stays pending
+                for row in rows[start:start + COMMIT_EVERY]:
+                    write_prepared(store, row["id"], next(prepared), commit=False)
+    finally:
+        prepared.close()
     if bulk:
         resume_fts(store)
     return len(rows)
+
+
+# Parsing runs in worker processes when there is a lot of it: at bench/scale.py's
+# size parsing is about half of indexing, and this process keeps writing while
+# the workers parse. BENCHTUI_INDEX_WORKERS=1 parses here.
+INDEX_WORKERS = int(os.environ.get("BENCHTUI_INDEX_WORKERS", "0") or 0) or min(4, os.cpu_count() or 1)
+POOL_MIN = 200  # fewer transcripts than this are parsed here
+
+
+def index_workers(pending: int) -> int:
+    """Worker processes for ``pending`` transcripts: 1 (none) for a few, and
+    whenever this process runs other threads (the dashboard scans from a
+    worker thread). The workers are forked (no re-import of the caller's
+    __main__, which spawning needs and a script without a main guard would
+    re-run), and forking a process with threads can deadlock its children."""
+    import multiprocessing
+    import threading
+
+    if pending < POOL_MIN or INDEX_WORKERS < 2 or threading.active_count() > 1:
+        return 1
+    return INDEX_WORKERS if "fork" in multiprocessing.get_all_start_methods() else 1
+
+
+def _prepared_in_pool(jobs: list[tuple], workers: int):
+    """prepare(*job) for each job, in order, from ``workers`` forked processes
+    (they only read and parse files: never the store), at most a few jobs
+    ahead of the writer so memory stays bounded."""
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import ProcessPoolExecutor
+
+    ahead = 8 * workers
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        queue: deque = deque()
+        pending = iter(jobs)
+        try:
+            for job in pending:
+                queue.append(pool.submit(prepare, *job))
+                if len(queue) >= ahead:
+                    break
+            while queue:
+                done = queue.popleft()
+                for job in pending:  # keep the pool fed
+                    queue.append(pool.submit(prepare, *job))
+                    break
+                yield done.result()
+        finally:
+            for future in queue:
+                future.cancel()
 
 
 def _count(store, table: str) -> int:
@@ -104,26 +161,46 @@ def resume_fts(store) -> bool:
 
 
 def index_one(store, path: Path, row: dict, *, commit: bool = True) -> None:
+    write_prepared(store, row["id"], prepare(path, row.get("sha256"), row.get("format")), commit=commit)
+
+
+def prepare(path: Path, stored_sha: str | None, fmt: str | None) -> tuple:
+    """Read and parse one transcript, touching no store (a worker process may
+    run it): ("error", sha, problem) or ("ok", sha, values for the transcripts
+    row, entry rows as tuples of ENTRY_COLUMNS, seconds it took)."""
     from engine import caps
 
     started = time.perf_counter()
+    path = Path(path)
     try:
         size = path.stat().st_size
         if size > caps.TEXT_CAP_BYTES:  # never read whole: memory stays bounded by the cap
-            _failed(store, row["id"], row.get("sha256"), f"{path.name}: {caps.over_cap(size)}", commit)
-            return
+            return ("error", stored_sha, f"{path.name}: {caps.over_cap(size)}")
         data = path.read_bytes()
     except OSError as exc:
-        _failed(store, row["id"], row.get("sha256"), f"{path.name}: cannot read ({exc.strerror or exc})", commit)
-        return
+        return ("error", stored_sha, f"{path.name}: cannot read ({exc.strerror or exc})")
     sha = hashlib.sha256(data).hexdigest()
-    fmt = row.get("format") if row.get("format") in FORMATS else None
+    fmt = fmt if fmt in FORMATS else None
     try:
         transcript = parse_text(decode(data, path.name), fmt, str(path))
     except TranscriptError as exc:
-        _failed(store, row["id"], sha, str(exc), commit)
+        return ("error", sha, str(exc))
+    values = _row_values(transcript)
+    entries = entry_tuples(transcript)
+    return ("ok", sha, values, entries, time.perf_counter() - started)
+
+
+def write_prepared(store, transcript_id: int, prepared: tuple, *, commit: bool = True) -> None:
+    if prepared[0] == "error":
+        _failed(store, transcript_id, prepared[1], prepared[2], commit)
         return
-    _store(store, row["id"], sha, transcript, time.perf_counter() - started, commit)
+    _, sha, values, entries, parse_s = prepared
+    with _transaction(store, commit):
+        store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
+        if entries:
+            store.conn.executemany(_INSERT_ENTRY, [(transcript_id, *e) for e in entries])
+        _update(store, transcript_id, {**values, "parsed_sha256": sha, "parser_version": PARSER_VERSION,
+                                       "parsed_at": _now(), "parse_s": round(parse_s, 4)})
 
 
 def _transaction(store, commit: bool):
@@ -191,44 +268,45 @@ def entry_rows(transcript_id: int, t: Transcript) -> list[dict[str, Any]]:
     return rows
 
 
-def _insert_entries(store, rows: list[dict[str, Any]]) -> None:
-    """Plain executemany (every row has the same keys): sqlite-utils' per-value
-    checks cost more than the inserts at bench/scale.py's size."""
-    if not rows:
-        return
-    columns = list(rows[0])
-    sql = (f"insert into transcript_entries ({', '.join(columns)}) "
-           f"values ({', '.join('?' * len(columns))})")
-    values = operator.itemgetter(*columns)
-    store.conn.executemany(sql, [values(r) for r in rows])
+# entry_rows' keys after transcript_id, in order: what prepare() hands over
+ENTRY_COLUMNS = ("branch", "position", "turn", "line", "role", "kind", "entry_id", "parent_id", "timestamp",
+                 "text", "thinking", "tool_text", "tool_names", "tool_calls", "is_error", "repaired",
+                 "tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
+                 "cost", "latency_s", "duration_s")
+_INSERT_ENTRY = (f"insert into transcript_entries (transcript_id, {', '.join(ENTRY_COLUMNS)}) "
+                 f"values ({', '.join('?' * (len(ENTRY_COLUMNS) + 1))})")
 
 
-def _store(store, transcript_id: int, sha: str, t: Transcript, parse_s: float, commit: bool = True) -> None:
+def entry_tuples(t: Transcript) -> list[tuple]:
+    """entry_rows without the transcript's id, as tuples of ENTRY_COLUMNS
+    (cheaper to hand from a worker process than dicts)."""
+    values = operator.itemgetter(*ENTRY_COLUMNS)
+    return [values(r) for r in entry_rows(0, t)]
+
+
+def _row_values(t: Transcript) -> dict[str, Any]:
+    """The transcripts row's columns for a parsed transcript (the parse's
+    hash, version and time are added when it is written)."""
     h, tot = t.header, t.totals
     problem = None
     if t.warnings:
         w = t.warnings[0]
         more = f" (+{len(t.warnings) - 1} more)" if len(t.warnings) > 1 else ""
         problem = f"line {w.line}: {w.kind}: {w.detail}{more}"
-    with _transaction(store, commit):
-        store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
-        _insert_entries(store, entry_rows(transcript_id, t))
-        _update(store, transcript_id, {
-            "status": "ok", "problem": problem, "format": h.format, "harness": h.harness,
-            "version": h.version, "model": h.model, "provider": h.provider, "session_id": h.session_id,
-            "started_at": h.started_at, "cwd": h.cwd, "title": h.title,
-            "entries": len(t.entries), "branches": len(t.branches), "warnings": len(t.warnings),
-            "repaired": sum(1 for e in t.entries if e.repaired),
-            "tool_calls": tot.tool_calls, "tool_errors": tot.tool_errors,
-            "tokens_input": tot.tokens.input, "tokens_output": tot.tokens.output,
-            "tokens_cache_read": tot.tokens.cache_read, "tokens_cache_write": tot.tokens.cache_write,
-            "tokens_reasoning": tot.tokens.reasoning, "cost": round(tot.cost, 6),
-            "duration_s": tot.duration_s, "model_latency_s": tot.model_latency_s,
-            "tool_time_s": tot.tool_time_s, "totals_json": json.dumps(tot.as_dict()),
-            "warnings_json": json.dumps([w.as_dict() for w in t.warnings]),
-            "parsed_sha256": sha, "parser_version": PARSER_VERSION, "parsed_at": _now(),
-            "parse_s": round(parse_s, 4),
-        })
+    return {
+        "status": "ok", "problem": problem, "format": h.format, "harness": h.harness,
+        "version": h.version, "model": h.model, "provider": h.provider, "session_id": h.session_id,
+        "started_at": h.started_at, "cwd": h.cwd, "title": h.title,
+        "entries": len(t.entries), "branches": len(t.branches), "warnings": len(t.warnings),
+        "repaired": sum(1 for e in t.entries if e.repaired),
+        "tool_calls": tot.tool_calls, "tool_errors": tot.tool_errors,
+        "tokens_input": tot.tokens.input, "tokens_output": tot.tokens.output,
+        "tokens_cache_read": tot.tokens.cache_read, "tokens_cache_write": tot.tokens.cache_write,
+        "tokens_reasoning": tot.tokens.reasoning, "cost": round(tot.cost, 6),
+        "duration_s": tot.duration_s, "model_latency_s": tot.model_latency_s,
+        "tool_time_s": tot.tool_time_s, "totals_json": json.dumps(tot.as_dict()),
+        "warnings_json": json.dumps([w.as_dict() for w in t.warnings]),
+    }
 
 
 def _fts_query(query: str) -> str:

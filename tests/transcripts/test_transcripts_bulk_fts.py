@@ -84,3 +84,34 @@ def test_a_bulk_load_cut_short_is_rebuilt_by_the_next_index(pair, monkeypatch):
     assert _triggers(bulk) == _triggers(row_by_row)
     assert _hits(bulk) == _hits(row_by_row)
     assert resume_fts(bulk) is False  # nothing left suspended
+
+
+def _without_time(prepared: tuple) -> tuple:
+    return prepared[:4] if prepared[0] == "ok" else prepared
+
+
+def test_parsing_in_worker_processes_hands_over_what_parsing_here_does(tmp_path, samples):
+    names = ["pi_v1.jsonl", "pi_v3_branches.jsonl", "claude_code.jsonl", "codex.jsonl", "opencode_export.json"]
+    jobs = [(samples / n, None, None) for n in names]
+    (tmp_path / "broken.jsonl").write_text("not json at all\n")
+    jobs += [(tmp_path / "broken.jsonl", "old", None), (tmp_path / "gone.jsonl", "old", None)]
+    here = [_without_time(index_mod.prepare(*job)) for job in jobs]
+    pooled = [_without_time(p) for p in index_mod._prepared_in_pool(jobs, 2)]
+    assert pooled == here
+    assert [p[0] for p in here] == ["ok"] * 5 + ["error", "error"]
+    # the tuples follow ENTRY_COLUMNS: entry_rows' keys, less the transcript's id
+    from engine.transcripts import parse_text
+
+    rows = index_mod.entry_rows(7, parse_text((samples / "pi_v1.jsonl").read_text(), None, "x"))
+    assert tuple(k for k in rows[0] if k != "transcript_id") == index_mod.ENTRY_COLUMNS
+
+
+def test_no_worker_processes_for_a_few_transcripts_or_beside_other_threads(monkeypatch):
+    import threading
+
+    monkeypatch.setattr(index_mod, "INDEX_WORKERS", 4)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    assert index_mod.index_workers(index_mod.POOL_MIN - 1) == 1
+    assert index_mod.index_workers(index_mod.POOL_MIN) == 4
+    monkeypatch.setattr(threading, "active_count", lambda: 2)  # the dashboard scans from a worker thread
+    assert index_mod.index_workers(10_000) == 1
