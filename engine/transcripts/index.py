@@ -102,29 +102,50 @@ def index_workers(pending: int) -> int:
 def _prepared_in_pool(jobs: list[tuple], workers: int):
     """prepare(*job) for each job, in order, from ``workers`` forked processes
     (they only read and parse files: never the store), at most a few jobs
-    ahead of the writer so memory stays bounded."""
+    ahead of the writer so memory stays bounded. A pool that breaks (a worker
+    killed) leaves the rest to this process."""
     import multiprocessing
     from collections import deque
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import BrokenExecutor, ProcessPoolExecutor
 
     ahead = 8 * workers
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        queue: deque = deque()
-        pending = iter(jobs)
-        try:
+    pending = iter(jobs)
+    queue: deque = deque()  # (job, future), oldest first
+    broken = False
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        def feed(n: int) -> None:
+            nonlocal broken
             for job in pending:
-                queue.append(pool.submit(prepare, *job))
-                if len(queue) >= ahead:
-                    break
-            while queue:
-                done = queue.popleft()
-                for job in pending:  # keep the pool fed
-                    queue.append(pool.submit(prepare, *job))
-                    break
-                yield done.result()
-        finally:
-            for future in queue:
+                try:
+                    queue.append((job, pool.submit(prepare, *job)))
+                except BrokenExecutor:
+                    broken = True
+                    queue.append((job, None))
+                    return
+                n -= 1
+                if n <= 0:
+                    return
+
+        feed(ahead)
+        while queue:
+            job, future = queue.popleft()
+            if not broken:
+                feed(1)  # keep the pool fed
+            try:
+                result = future.result() if future is not None else prepare(*job)
+            except BrokenExecutor:
+                broken = True
+                result = prepare(*job)
+            yield result
+            if broken and not queue:
+                for job in pending:
+                    yield prepare(*job)
+    finally:
+        for _, future in queue:
+            if future is not None:
                 future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _count(store, table: str) -> int:

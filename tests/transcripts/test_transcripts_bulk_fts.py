@@ -115,3 +115,28 @@ def test_no_worker_processes_for_a_few_transcripts_or_beside_other_threads(monke
     assert index_mod.index_workers(index_mod.POOL_MIN) == 4
     monkeypatch.setattr(threading, "active_count", lambda: 2)  # the dashboard scans from a worker thread
     assert index_mod.index_workers(10_000) == 1
+
+
+_PARENT = [0]
+_REAL_PREPARE = index_mod.prepare
+
+
+def _dies_in_a_worker(path, sha, fmt):
+    """prepare, but a worker given codex.jsonl is killed (out of memory, a signal)."""
+    import os
+
+    if os.getpid() != _PARENT[0] and str(path).endswith("codex.jsonl"):
+        os._exit(1)
+    return _REAL_PREPARE(path, sha, fmt)
+
+
+def test_a_broken_pool_leaves_the_rest_to_this_process(samples, monkeypatch):
+    import os
+
+    names = ["pi_v1.jsonl", "pi_v3_branches.jsonl", "claude_code.jsonl", "codex.jsonl", "opencode_run.jsonl"] * 6
+    jobs = [(samples / n, None, None) for n in names]
+    here = [_without_time(index_mod.prepare(*job)) for job in jobs]
+    _PARENT[0] = os.getpid()
+    monkeypatch.setattr(index_mod, "prepare", _dies_in_a_worker)  # a module's function: the pool can send it
+    pooled = [_without_time(p) for p in index_mod._prepared_in_pool(jobs, 2)]
+    assert pooled == here

@@ -183,9 +183,12 @@ class MatrixScreen(GuardedScreen):
                 mark_interrupted(store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
                 self.post_message(self.Loaded(load_matrix(store), note))
-                from tui.palette_index import palette_index
+                try:
+                    from tui.palette_index import palette_index
 
-                palette_index(self.app, store)  # ctrl+p then opens on a built index
+                    palette_index(self.app, store)  # ctrl+p then opens on a built index
+                except Exception:
+                    pass  # the palette builds it when it opens, and reports its own errors
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
         finally:
