@@ -177,9 +177,12 @@ def open_dashboard(ctx: Context) -> int:
     # back on then), or until the app returns.
     gc.disable()
     try:
+        from engine.queries import MatrixPrefetch
+
+        prefetch = MatrixPrefetch(path)  # reads the matrix while Textual is imported
         from tui.app import run_app  # imported late: engine stays free of textual
 
-        return run_app(ctx.workbench) or 0
+        return run_app(ctx.workbench, prefetch=prefetch) or 0
     finally:
         gc.enable()
 

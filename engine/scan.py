@@ -6,6 +6,7 @@ stored hash and kind (no re-read). Answer folders are only ever read.
 from __future__ import annotations
 
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -92,6 +93,11 @@ def classify(relpath: str, data_files: set[str]) -> str:
     return "artifact"
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _classify_cached(relpath: str, data_files: frozenset[str]) -> str:
+    return classify(relpath, set(data_files))
+
+
 def examine(path: Path, relpath: str, st: os.stat_result, data_files: set[str]) -> FileFacts:
     """Hash a file and decide its kind and readability (one read)."""
     kind = classify(relpath, data_files)
@@ -171,12 +177,14 @@ def walk_answer(workbench: Workbench, folder: Path):
         stack.extend(reversed(subdirs))
 
 
-def _prompt_drift(store: Store, prompts: dict[str, list[tuple[str, str, Path]]], challenge_prompts: dict[str, str]) -> list[Warning]:
+def _prompt_drift(store: Store, prompts: dict[str, list[tuple[str, str, str]]], challenges: dict) -> list[Warning]:
     """Compare each answer's PROMPT.md with the one most answers carry."""
     out = []
     for challenge, items in prompts.items():
         if len({sha for _, sha, _ in items}) < 2:
             continue  # every answer carries the same bytes: no drift, nothing to read
+        items = [(model, sha, Path(path)) for model, sha, path in items]
+        official = file_prompt_sha256(challenges[challenge].prompt_path) if challenge in challenges else None
         # Whitespace-only differences (a trailing newline, re-wrapped lines) are
         # the same prompt: compare hashes of the normalised text (engine/prompts.py).
         items = [(model, file_prompt_sha256(path) or sha, path) for model, sha, path in items]
@@ -185,7 +193,6 @@ def _prompt_drift(store: Store, prompts: dict[str, list[tuple[str, str, Path]]],
             continue
         best = max(counts.values())
         leaders = sorted(sha for sha, n in counts.items() if n == best)
-        official = challenge_prompts.get(challenge)
         canon = official if official in leaders else leaders[0]
         canon_path = next(p for _, sha, p in items if sha == canon)
         canon_lines = _read_lines(canon_path)
@@ -228,42 +235,51 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
     challenges = workbench.challenges
     result.warnings.extend(challenge_warnings(workbench))
     challenge_prompts = {cid: sha256_file(c.prompt_path) for cid, c in challenges.items()}
+    conn = store.conn
 
     with db.conn:
-        for pos, (cid, c) in enumerate(challenges.items()):
-            db["challenges"].upsert({
-                "id": cid, "position": c.position if c.position != 99 else pos + 1, "title": c.title,
-                "difficulty": c.difficulty, "language": c.language, "backends": json.dumps(list(c.backends)),
-                "display_names": json.dumps(list(c.display_names)), "forbidden_imports": json.dumps(list(c.forbidden_imports)),
-                "path": str(c.path), "prompt_sha256": challenge_prompts.get(cid)}, pk="id")
+        _store_challenges(conn, challenges, challenge_prompts)
 
-        existing_answers = {(r["model"], r["challenge"]): r for r in db.query("select * from answers")}
-        existing_files: dict[int, dict[str, dict]] = defaultdict(dict)
-        for r in db.query("select * from files"):
-            existing_files[r["answer_id"]][r["relpath"]] = r
+        # The previous index in three reads, as tuples: a rescan that finds
+        # nothing changed compares each file's stat with these and writes
+        # nothing (bench/scale.py: 60,000 files; reading them as dicts was ~1 s).
+        existing_answers = {(m, c): (i, path, status, files, transcripts, size, present)
+                            for i, m, c, path, status, files, transcripts, size, present in conn.execute(
+                                "select id, model, challenge, path, status, files, transcripts, bytes, present "
+                                "from answers")}
+        existing_files: dict[int, dict[str, tuple]] = defaultdict(dict)
+        for row in conn.execute(f"select answer_id, {', '.join(_FILE_COLUMNS)} from files"):
+            existing_files[row[0]][row[2]] = row[1:]
         existing_transcripts: dict[int, dict[str, dict]] = defaultdict(dict)
-        for r in db.query("select id, answer_id, relpath, sha256, status, problem from transcripts"):
-            existing_transcripts[r["answer_id"]][r["relpath"]] = r
+        for i, answer_id, relpath, sha, status, problem in conn.execute(
+                "select id, answer_id, relpath, sha256, status, problem from transcripts"):
+            existing_transcripts[answer_id][relpath] = {"id": i, "answer_id": answer_id, "relpath": relpath,
+                                                        "sha256": sha, "status": status, "problem": problem}
 
         seen_models, seen_answers = set(), set()
         by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-        prompts: dict[str, list[tuple[str, str, Path]]] = defaultdict(list)
+        prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        answer_updates: list[tuple] = []
 
         for model, model_dir in workbench.model_dirs().items():
             seen_models.add(model)
+            rel_model = model_dir.relative_to(workbench.root).as_posix()
             db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
                        "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
-                       (model, model, model_dir.relative_to(workbench.root).as_posix(), stamp, stamp))
+                       (model, model, rel_model, stamp, stamp))
             for cid, folder in workbench.answer_dirs(model_dir).items():
                 challenge = challenges[cid]
                 data_files = set(challenge.data_files)
+                frozen_data = frozenset(data_files)
                 row = existing_answers.get((model, cid))
-                rel_folder = folder.relative_to(workbench.root).as_posix()
+                # answer_dirs names each folder model_dir / cid: no relative_to per answer
+                rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
                 if row is None:
-                    answer_id = db["answers"].insert({"model": model, "challenge": cid, "path": rel_folder, "status": "answer",
-                                                      "present": 1, "first_seen": stamp, "last_seen": stamp}).last_pk
+                    answer_id = conn.execute(
+                        "insert into answers (model, challenge, path, status, present, first_seen, last_seen) "
+                        "values (?, ?, ?, 'answer', 1, ?, ?)", (model, cid, rel_folder, stamp, stamp)).lastrowid
                 else:
-                    answer_id = row["id"]
+                    answer_id = row[0]
                 seen_answers.add(answer_id)
                 old = existing_files.get(answer_id, {})
                 facts: list[FileFacts] = []
@@ -273,12 +289,12 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                         result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", why))
                         continue
                     prev = old.get(rel)
-                    if prev and prev["size"] == st.st_size and prev["mtime_ns"] == st.st_mtime_ns and prev["sha256"]:
-                        kind = prev["kind"]
+                    # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
+                    if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
+                        kind = prev[5]
                         if kind in ("doc", "prompt"):  # name-based: follow the current rules
-                            kind = classify(rel, data_files)
-                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev["sha256"], kind, prev["readable"],
-                                      prev["problem"], prev["lines"])
+                            kind = _classify_cached(rel, frozen_data)
+                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6], prev[7], prev[9])
                     else:
                         f = examine(Path(path), rel, st, data_files)
                         result.hashed += 1
@@ -286,7 +302,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     if f.problem:
                         result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
                     if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
-                        prompts[cid].append((model, f.sha256, Path(path)))
+                        prompts[cid].append((model, f.sha256, os.fspath(path)))
                     elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
                         by_sha[f.sha256].append((model, cid, rel))
 
@@ -303,14 +319,19 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     if not facts:
                         detail = "the folder is empty"
                     result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
-                db.execute("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, present = 1, last_seen = ? where id = ?",
-                           (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), stamp, answer_id))
+                values = (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), 1)
+                if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
+                    answer_updates.append((*values, stamp, answer_id))
                 result.files += len(facts)
                 result.transcripts += len(transcripts)
 
+        if answer_updates:
+            conn.executemany("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, "
+                             "present = ?, last_seen = ? where id = ?", answer_updates)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
         db.execute(f"update models set present = 0 where name not in ({','.join('?' * len(seen_models)) or 'null'})", list(seen_models))
         db.execute(f"update answers set present = 0 where id not in ({','.join('?' * len(seen_answers)) or 'null'})", list(seen_answers))
+        conn.execute("update answers set last_seen = ? where present = 1", (stamp,))
 
         for sha, places in by_sha.items():
             if len({m for m, _, _ in places}) < 2:
@@ -318,8 +339,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
             for model, cid, rel in places:
                 others = ", ".join(f"{m}/{c}/{r}" for m, c, r in places if m != model)
                 result.warnings.append(Warning("duplicate_file", model, cid, f"{model}/{cid}/{rel}", f"same content (sha256 {sha[:12]}) as {others}"))
-        result.warnings.extend(_prompt_drift(store, prompts, {cid: file_prompt_sha256(c.prompt_path)
-                                                              for cid, c in challenges.items()}))
+        result.warnings.extend(_prompt_drift(store, prompts, challenges))
 
         result.models = len(seen_models)
         result.answers = len(seen_answers)
@@ -351,29 +371,50 @@ def challenge_warnings(workbench: Workbench) -> list[Warning]:
     return out
 
 
-def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, dict], git, folder: Path) -> None:
+_FILE_COLUMNS = ("id", "relpath", "size", "mtime_ns", "sha256", "kind", "readable", "problem", "git_status", "lines")
+
+
+def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, tuple], git, folder: Path) -> None:
+    """Write the answer's files that changed; ``old``: relpath -> the stored row,
+    a tuple of _FILE_COLUMNS."""
     keep = {f.relpath for f in facts}
-    gone = [r["id"] for rel, r in old.items() if rel not in keep]
+    gone = [r[0] for rel, r in old.items() if rel not in keep]
     if gone:
         db.execute(f"delete from files where id in ({','.join('?' * len(gone))})", gone)
-    rows = []
+    updates, fresh = [], []
     status_of = git.status_in(folder)
     for f in facts:
         prev = old.get(f.relpath)
-        status = status_of(f.relpath)
-        row = {"answer_id": answer_id, "relpath": f.relpath, "size": f.size, "mtime_ns": f.mtime_ns, "sha256": f.sha256,
-               "kind": f.kind, "readable": f.readable, "problem": f.problem, "git_status": status, "lines": f.lines}
-        if prev and all(prev[k] == row[k] for k in row):
-            continue  # unchanged: no write (keeps warm rescans cheap)
-        if prev:
-            row["id"] = prev["id"]
-        rows.append(row)
-    updates = [r for r in rows if "id" in r]
-    fresh = [r for r in rows if "id" not in r]
+        values = (f.relpath, f.size, f.mtime_ns, f.sha256, f.kind, f.readable, f.problem, status_of(f.relpath), f.lines)
+        if prev is None:
+            fresh.append((answer_id, *values))
+        elif prev[1:] != values:
+            updates.append((*values, prev[0]))
+        # unchanged: no write (keeps warm rescans cheap)
     if updates:
-        db["files"].upsert_all(updates, pk="id")
+        db.conn.executemany("update files set relpath = ?, size = ?, mtime_ns = ?, sha256 = ?, kind = ?, readable = ?, "
+                            "problem = ?, git_status = ?, lines = ? where id = ?", updates)
     if fresh:
-        db["files"].insert_all(fresh)
+        db.conn.executemany("insert into files (answer_id, relpath, size, mtime_ns, sha256, kind, readable, problem, "
+                            "git_status, lines) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", fresh)
+
+
+def _store_challenges(conn, challenges: dict, prompts: dict[str, str | None]) -> None:
+    """Upsert the challenges' rows; unchanged rows are not written."""
+    cols = ("position", "title", "difficulty", "language", "backends", "display_names", "forbidden_imports",
+            "path", "prompt_sha256")
+    stored = {r[0]: tuple(r[1:]) for r in conn.execute(f"select id, {', '.join(cols)} from challenges")}
+    rows = []
+    for pos, (cid, c) in enumerate(challenges.items()):
+        values = (c.position if c.position != 99 else pos + 1, c.title, c.difficulty, c.language,
+                  json.dumps(list(c.backends)), json.dumps(list(c.display_names)),
+                  json.dumps(list(c.forbidden_imports)), str(c.path), prompts.get(cid))
+        if stored.get(cid) != values:
+            rows.append((cid, *values))
+    if rows:
+        conn.executemany(
+            f"insert into challenges (id, {', '.join(cols)}) values ({', '.join('?' * (len(cols) + 1))}) "
+            f"on conflict(id) do update set {', '.join(f'{c} = excluded.{c}' for c in cols)}", rows)
 
 
 def _store_transcripts(db, answer_id: int, transcripts: list[FileFacts], old: dict[str, dict], folder: Path) -> None:

@@ -50,6 +50,7 @@ class BenchApp(App[int]):
         self.errors: list[str] = []  # every error shown as a notification; tests read it
         self.store_damaged = ""  # the damage message once the store is found damaged (engine.store)
         self._after_first_frame: list | None = []  # None once the first screen is out whole
+        self.prefetched_matrix = None  # an engine.queries.MatrixPrefetch (run_app), taken by the matrix
         self._frames = 0
 
     # -- lifecycle --------------------------------------------------------------
@@ -244,10 +245,12 @@ class BenchApp(App[int]):
             self.push_screen(HelpScreen(self.screen))
 
 
-def run_app(workbench: Any) -> int:
+def run_app(workbench: Any, prefetch: Any = None) -> int:
+    """``prefetch``: an engine.queries.MatrixPrefetch already loading the matrix."""
     import gc
 
     app = BenchApp(workbench, scan_on_start=True)
+    app.prefetched_matrix = prefetch
     app.after_first_frame(gc.enable)  # `benchtui` turns the collector off for start-up (engine/cli.py)
     result = app.run()
     return int(result or app.return_code or 0)

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import operator
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -44,47 +45,200 @@ def pending_rows(store) -> list[dict]:
     )
 
 
+# Full-text indexing in bulk: with at least this many transcripts pending, and
+# at least a third of all transcripts, the FTS triggers are dropped while the
+# entries are inserted and the index is rebuilt once at the end. Row by row,
+# the triggers were ~40% of a cold scan's CPU (bench/scale.py); a rebuild
+# reads every stored entry once, so small rescans keep the triggers.
+BULK_FTS_MIN = 200
+FTS_TABLE = "transcript_entries_fts"
+FTS_SUSPENDED = "fts_suspended"  # meta key: the dropped triggers' SQL while a bulk load runs
+
+
 def index_pending(store, root: Path) -> int:
     """(Re)parse every stale transcript row; returns how many were parsed (ok or error)."""
+    resume_fts(store)  # a bulk load that did not finish (a crash): rebuild its index first
     rows = pending_rows(store)
-    for start in range(0, len(rows), COMMIT_EVERY):
-        with store.conn:  # a crash loses at most this batch, which stays pending
-            for row in rows[start:start + COMMIT_EVERY]:
-                index_one(store, Path(root) / (row["answer_path"] or "") / row["relpath"], row, commit=False)
+    bulk = len(rows) >= BULK_FTS_MIN and 3 * len(rows) >= _count(store, "transcripts")
+    if bulk:
+        suspend_fts(store)
+    jobs = [(Path(root) / (row["answer_path"] or "") / row["relpath"], row.get("sha256"), row.get("format"))
+            for row in rows]
+    workers = index_workers(len(rows))
+    prepared = _prepared_in_pool(jobs, workers) if workers > 1 else (prepare(*job) for job in jobs)
+    try:
+        for start in range(0, len(rows), COMMIT_EVERY):
+            with store.conn:  # a crash loses at most this batch, which stays pending
+                for row in rows[start:start + COMMIT_EVERY]:
+                    write_prepared(store, row["id"], next(prepared), commit=False)
+    finally:
+        prepared.close()
+    if bulk:
+        resume_fts(store)
     return len(rows)
 
 
+# Parsing runs in worker processes when there is a lot of it: at bench/scale.py's
+# size parsing is about half of indexing, and this process keeps writing while
+# the workers parse. BENCHTUI_INDEX_WORKERS=1 parses here.
+INDEX_WORKERS = int(os.environ.get("BENCHTUI_INDEX_WORKERS", "0") or 0) or min(4, os.cpu_count() or 1)
+POOL_MIN = 200  # fewer transcripts than this are parsed here
+
+
+def index_workers(pending: int) -> int:
+    """Worker processes for ``pending`` transcripts: 1 (none) for a few, and
+    whenever this process runs other threads (the dashboard scans from a
+    worker thread). The workers are forked (no re-import of the caller's
+    __main__, which spawning needs and a script without a main guard would
+    re-run), and forking a process with threads can deadlock its children."""
+    import multiprocessing
+    import threading
+
+    if pending < POOL_MIN or INDEX_WORKERS < 2 or threading.active_count() > 1:
+        return 1
+    return INDEX_WORKERS if "fork" in multiprocessing.get_all_start_methods() else 1
+
+
+def _prepared_in_pool(jobs: list[tuple], workers: int):
+    """prepare(*job) for each job, in order, from ``workers`` forked processes
+    (they only read and parse files: never the store), at most a few jobs
+    ahead of the writer so memory stays bounded. A pool that breaks (a worker
+    killed) leaves the rest to this process."""
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import BrokenExecutor, ProcessPoolExecutor
+
+    ahead = 8 * workers
+    pending = iter(jobs)
+    queue: deque = deque()  # (job, future), oldest first
+    broken = False
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    try:
+        def feed(n: int) -> None:
+            nonlocal broken
+            for job in pending:
+                try:
+                    queue.append((job, pool.submit(prepare, *job)))
+                except BrokenExecutor:
+                    broken = True
+                    queue.append((job, None))
+                    return
+                n -= 1
+                if n <= 0:
+                    return
+
+        feed(ahead)
+        while queue:
+            job, future = queue.popleft()
+            if not broken:
+                feed(1)  # keep the pool fed
+            try:
+                result = future.result() if future is not None else prepare(*job)
+            except BrokenExecutor:
+                broken = True
+                result = prepare(*job)
+            yield result
+            if broken and not queue:
+                for job in pending:
+                    yield prepare(*job)
+    finally:
+        for _, future in queue:
+            if future is not None:
+                future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _count(store, table: str) -> int:
+    return store.conn.execute(f"select count(*) from [{table}]").fetchone()[0]
+
+
+def suspend_fts(store) -> None:
+    """Drop the triggers that keep the FTS index in step with transcript_entries,
+    recording their SQL (and that the index is stale) in one transaction."""
+    triggers = store.conn.execute(
+        "select name, sql from sqlite_master where type = 'trigger' and tbl_name = 'transcript_entries' "
+        "and sql like ? order by name", (f"%{FTS_TABLE}%",)).fetchall()
+    if not triggers:
+        return  # already suspended, or no FTS here
+    with store.conn:
+        store.conn.execute("insert into meta (key, value) values (?, ?) on conflict(key) do update set "
+                           "value = excluded.value", (FTS_SUSPENDED, json.dumps([sql for _, sql in triggers])))
+        for name, _ in triggers:
+            store.conn.execute(f"drop trigger [{name}]")
+
+
+def resume_fts(store) -> bool:
+    """Rebuild the FTS index from every stored entry and put its triggers back,
+    in one transaction; False when nothing was suspended."""
+    row = store.conn.execute("select value from meta where key = ?", (FTS_SUSPENDED,)).fetchone()
+    if row is None:
+        return False
+    with store.conn:
+        store.conn.execute(f"insert into {FTS_TABLE}({FTS_TABLE}) values('rebuild')")
+        for sql in json.loads(row[0]):
+            store.conn.execute(sql)
+        store.conn.execute("delete from meta where key = ?", (FTS_SUSPENDED,))
+    return True
+
+
 def index_one(store, path: Path, row: dict, *, commit: bool = True) -> None:
+    write_prepared(store, row["id"], prepare(path, row.get("sha256"), row.get("format")), commit=commit)
+
+
+def prepare(path: Path, stored_sha: str | None, fmt: str | None) -> tuple:
+    """Read and parse one transcript, touching no store (a worker process may
+    run it): ("error", sha, problem) or ("ok", sha, values for the transcripts
+    row, entry rows as tuples of ENTRY_COLUMNS, seconds it took)."""
     from engine import caps
 
     started = time.perf_counter()
+    path = Path(path)
     try:
         size = path.stat().st_size
         if size > caps.TEXT_CAP_BYTES:  # never read whole: memory stays bounded by the cap
-            _failed(store, row["id"], row.get("sha256"), f"{path.name}: {caps.over_cap(size)}", commit)
-            return
+            return ("error", stored_sha, f"{path.name}: {caps.over_cap(size)}")
         data = path.read_bytes()
     except OSError as exc:
-        _failed(store, row["id"], row.get("sha256"), f"{path.name}: cannot read ({exc.strerror or exc})", commit)
-        return
+        return ("error", stored_sha, f"{path.name}: cannot read ({exc.strerror or exc})")
     sha = hashlib.sha256(data).hexdigest()
-    fmt = row.get("format") if row.get("format") in FORMATS else None
+    fmt = fmt if fmt in FORMATS else None
     try:
         transcript = parse_text(decode(data, path.name), fmt, str(path))
     except TranscriptError as exc:
-        _failed(store, row["id"], sha, str(exc), commit)
+        return ("error", sha, str(exc))
+    values = _row_values(transcript)
+    entries = entry_tuples(transcript)
+    return ("ok", sha, values, entries, time.perf_counter() - started)
+
+
+def write_prepared(store, transcript_id: int, prepared: tuple, *, commit: bool = True) -> None:
+    if prepared[0] == "error":
+        _failed(store, transcript_id, prepared[1], prepared[2], commit)
         return
-    _store(store, row["id"], sha, transcript, time.perf_counter() - started, commit)
+    _, sha, values, entries, parse_s = prepared
+    with _transaction(store, commit):
+        store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
+        if entries:
+            store.conn.executemany(_INSERT_ENTRY, [(transcript_id, *e) for e in entries])
+        _update(store, transcript_id, {**values, "parsed_sha256": sha, "parser_version": PARSER_VERSION,
+                                       "parsed_at": _now(), "parse_s": round(parse_s, 4)})
 
 
 def _transaction(store, commit: bool):
     return store.conn if commit else contextlib.nullcontext()
 
 
+def _update(store, transcript_id: int, values: dict[str, Any]) -> None:
+    """A plain UPDATE: sqlite-utils' ``update`` introspects the table's columns
+    and keys on every call (a fifth of indexing at bench/scale.py's size)."""
+    store.conn.execute(f"update transcripts set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
+                       [*values.values(), transcript_id])
+
+
 def _failed(store, transcript_id: int, sha: str | None, problem: str, commit: bool = True) -> None:
     with _transaction(store, commit):
         store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
-        store.db["transcripts"].update(transcript_id, {
+        _update(store, transcript_id, {
             "status": "error", "problem": problem, "parsed_sha256": sha,
             "parser_version": PARSER_VERSION, "parsed_at": _now(), "entries": 0,
         })
@@ -135,44 +289,45 @@ def entry_rows(transcript_id: int, t: Transcript) -> list[dict[str, Any]]:
     return rows
 
 
-def _insert_entries(store, rows: list[dict[str, Any]]) -> None:
-    """Plain executemany (every row has the same keys): sqlite-utils' per-value
-    checks cost more than the inserts at bench/scale.py's size."""
-    if not rows:
-        return
-    columns = list(rows[0])
-    sql = (f"insert into transcript_entries ({', '.join(columns)}) "
-           f"values ({', '.join('?' * len(columns))})")
-    values = operator.itemgetter(*columns)
-    store.conn.executemany(sql, [values(r) for r in rows])
+# entry_rows' keys after transcript_id, in order: what prepare() hands over
+ENTRY_COLUMNS = ("branch", "position", "turn", "line", "role", "kind", "entry_id", "parent_id", "timestamp",
+                 "text", "thinking", "tool_text", "tool_names", "tool_calls", "is_error", "repaired",
+                 "tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
+                 "cost", "latency_s", "duration_s")
+_INSERT_ENTRY = (f"insert into transcript_entries (transcript_id, {', '.join(ENTRY_COLUMNS)}) "
+                 f"values ({', '.join('?' * (len(ENTRY_COLUMNS) + 1))})")
 
 
-def _store(store, transcript_id: int, sha: str, t: Transcript, parse_s: float, commit: bool = True) -> None:
+def entry_tuples(t: Transcript) -> list[tuple]:
+    """entry_rows without the transcript's id, as tuples of ENTRY_COLUMNS
+    (cheaper to hand from a worker process than dicts)."""
+    values = operator.itemgetter(*ENTRY_COLUMNS)
+    return [values(r) for r in entry_rows(0, t)]
+
+
+def _row_values(t: Transcript) -> dict[str, Any]:
+    """The transcripts row's columns for a parsed transcript (the parse's
+    hash, version and time are added when it is written)."""
     h, tot = t.header, t.totals
     problem = None
     if t.warnings:
         w = t.warnings[0]
         more = f" (+{len(t.warnings) - 1} more)" if len(t.warnings) > 1 else ""
         problem = f"line {w.line}: {w.kind}: {w.detail}{more}"
-    with _transaction(store, commit):
-        store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
-        _insert_entries(store, entry_rows(transcript_id, t))
-        store.db["transcripts"].update(transcript_id, {
-            "status": "ok", "problem": problem, "format": h.format, "harness": h.harness,
-            "version": h.version, "model": h.model, "provider": h.provider, "session_id": h.session_id,
-            "started_at": h.started_at, "cwd": h.cwd, "title": h.title,
-            "entries": len(t.entries), "branches": len(t.branches), "warnings": len(t.warnings),
-            "repaired": sum(1 for e in t.entries if e.repaired),
-            "tool_calls": tot.tool_calls, "tool_errors": tot.tool_errors,
-            "tokens_input": tot.tokens.input, "tokens_output": tot.tokens.output,
-            "tokens_cache_read": tot.tokens.cache_read, "tokens_cache_write": tot.tokens.cache_write,
-            "tokens_reasoning": tot.tokens.reasoning, "cost": round(tot.cost, 6),
-            "duration_s": tot.duration_s, "model_latency_s": tot.model_latency_s,
-            "tool_time_s": tot.tool_time_s, "totals_json": json.dumps(tot.as_dict()),
-            "warnings_json": json.dumps([w.as_dict() for w in t.warnings]),
-            "parsed_sha256": sha, "parser_version": PARSER_VERSION, "parsed_at": _now(),
-            "parse_s": round(parse_s, 4),
-        })
+    return {
+        "status": "ok", "problem": problem, "format": h.format, "harness": h.harness,
+        "version": h.version, "model": h.model, "provider": h.provider, "session_id": h.session_id,
+        "started_at": h.started_at, "cwd": h.cwd, "title": h.title,
+        "entries": len(t.entries), "branches": len(t.branches), "warnings": len(t.warnings),
+        "repaired": sum(1 for e in t.entries if e.repaired),
+        "tool_calls": tot.tool_calls, "tool_errors": tot.tool_errors,
+        "tokens_input": tot.tokens.input, "tokens_output": tot.tokens.output,
+        "tokens_cache_read": tot.tokens.cache_read, "tokens_cache_write": tot.tokens.cache_write,
+        "tokens_reasoning": tot.tokens.reasoning, "cost": round(tot.cost, 6),
+        "duration_s": tot.duration_s, "model_latency_s": tot.model_latency_s,
+        "tool_time_s": tot.tool_time_s, "totals_json": json.dumps(tot.as_dict()),
+        "warnings_json": json.dumps([w.as_dict() for w in t.warnings]),
+    }
 
 
 def _fts_query(query: str) -> str:

@@ -9,6 +9,8 @@ from textual.message import Message
 from tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Header, Static
 
+from tui.widgets.matrix_table import MatrixTable
+
 from tui.widgets.footer import KeysFooter
 from tui.glyphs import grade_style, legend, verdict_glyph, VERDICTS
 
@@ -17,15 +19,28 @@ FILTERS = ("all", "not passing", "ungraded")
 
 
 def cell_text(cell) -> Text:
-    text = verdict_glyph(cell.verdict)
-    text.append(" ")
-    text.append(f"{cell.human or '':<2}", style="bold " + grade_style(cell.human))
-    if cell.judge:
+    """A cell's text: its verdict glyph, the human's grade, the judge's grade
+    and a warning mark. Cells that read the same share one Text (never
+    modified): a 200 x 50 matrix has a few hundred distinct texts, so
+    building, measuring and rendering them is paid per text, not per cell."""
+    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings))
+    text = _CELL_TEXTS.get(key)
+    if text is None:
+        text = verdict_glyph(cell.verdict)
         text.append(" ")
-        text.append(cell.judge, style="italic dim")
-    if cell.warnings:
-        text.append("⚠", style="yellow")
+        text.append(f"{cell.human or '':<2}", style="bold " + grade_style(cell.human))
+        if cell.judge:
+            text.append(" ")
+            text.append(cell.judge, style="italic dim")
+        if cell.warnings:
+            text.append("⚠", style="yellow")
+        if len(_CELL_TEXTS) > 4096:  # odd letters from imports: keep the table bounded
+            _CELL_TEXTS.clear()
+        _CELL_TEXTS[key] = text
     return text
+
+
+_CELL_TEXTS: dict[tuple, Text] = {}
 
 
 def not_passing(cell) -> bool:
@@ -65,24 +80,38 @@ class MatrixScreen(GuardedScreen):
         self.filter_mode = "all"
         self._wanted: tuple[str | None, str | None] = (None, None)
         self._note = ""
+        self._rescanning = False  # the worker is rescanning the workbench
+        self._facts_for = None  # the matrix _facts_cache was computed from
+        self._facts_cache: dict | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("loading the store…", id="matrix-status")
         # fixed_columns: the challenge column stays when a narrow terminal scrolls the models
-        yield DataTable(id="matrix", cursor_type="cell", zebra_stripes=True, fixed_columns=1)
+        yield MatrixTable(id="matrix", cursor_type="cell", zebra_stripes=True, fixed_columns=1)
         yield Static(id="matrix-detail")
         yield Static(legend(), id="legend")
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        # The first load is a few indexed reads (~1 ms), done here so the first
-        # frame already shows the matrix instead of a "loading" frame; rescans
-        # and later reloads run in the worker.
+        # The first load is a few indexed reads (~1 ms on the demo, ~0.1 s at
+        # 10,000 answers), done here so the first frame already shows the
+        # matrix instead of a "loading" frame; `benchtui` starts it in a thread
+        # before importing Textual (engine.queries.MatrixPrefetch). Rescans and
+        # later reloads run in the worker.
         try:
-            from engine.queries import load_matrix
+            prefetch, self.app.prefetched_matrix = getattr(self.app, "prefetched_matrix", None), None
+            matrix = None
+            if prefetch is not None:
+                try:
+                    matrix = prefetch.result()
+                except Exception:
+                    matrix = None  # read it again below: its error, if any, is reported there
+            if matrix is None:
+                from engine.queries import load_matrix
 
-            self.on_matrix_screen_loaded(self.Loaded(load_matrix(self.app.store)))
+                matrix = load_matrix(self.app.store)
+            self.on_matrix_screen_loaded(self.Loaded(matrix))
         except Exception as exc:
             self.app.report_error("loading the matrix", exc)
             self.reload()
@@ -92,17 +121,40 @@ class MatrixScreen(GuardedScreen):
     def _start_watching(self) -> None:
         from tui.store_watch import watch_store
 
-        watch_store(self, self.reload)
+        watch_store(self, self._store_changed)
+
+    def _store_changed(self) -> None:
+        """Another connection wrote to the store. During this screen's own rescan
+        that is the rescan itself (its worker has its own connection), and a
+        reload then would cancel it (one exclusive worker group): the rescan
+        shows its result when it ends."""
+        if not self._rescanning:
+            self.reload()
 
     def on_screen_suspend(self) -> None:
         self._left = True
+        self._left_at = self._store_fingerprint()
 
     def on_screen_resume(self) -> None:
         # Back from another screen: grades or runs may have changed underneath.
         # (Not on the first resume: on_mount has just loaded the matrix, and a
-        # reload then would compete with the first frame.)
+        # reload then would compete with the first frame.) Nothing written
+        # since this screen was left (the palette, help, a look at an answer):
+        # no reload, which costs ~0.2 s of CPU at 10,000 answers.
         if self.matrix is not None and getattr(self, "_left", False):
-            self.reload()
+            left_at = getattr(self, "_left_at", None)
+            if left_at is None or self._store_fingerprint() != left_at:
+                self.reload()
+
+    def _store_fingerprint(self) -> tuple | None:
+        """Changes whenever anything is written to the store: SQLite's
+        data_version moves with every other connection's commit (workers and
+        other processes), total_changes with every write through the app's own."""
+        try:
+            conn = self.app.store.conn
+            return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+        except Exception:
+            return None  # a closed or damaged store: reload, and let the load report it
 
     # -- data ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="matrix")
@@ -121,6 +173,7 @@ class MatrixScreen(GuardedScreen):
                 from engine.scan import scan_workbench
                 from engine.store import damage_message
 
+                self._rescanning = True
                 problem = store.damage()  # a big store is checked here, not before the first frame
                 if problem:
                     self.app.call_from_thread(self.app.mark_store_damaged, damage_message(store.path, problem))
@@ -130,8 +183,17 @@ class MatrixScreen(GuardedScreen):
                 mark_interrupted(store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
                 self.post_message(self.Loaded(load_matrix(store), note))
+                try:
+                    from tui.palette_index import palette_index
+
+                    palette_index(self.app, store)  # ctrl+p then opens on a built index
+                except Exception:
+                    pass  # the palette builds it when it opens, and reports its own errors
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
+        finally:
+            if rescan:
+                self._rescanning = False
 
     def action_reload(self) -> None:
         self.reload(rescan=True)
@@ -158,31 +220,71 @@ class MatrixScreen(GuardedScreen):
     def ordered(self) -> tuple[list[str], list]:
         m = self.matrix
         assert m is not None
+        facts = self._facts()
         models = list(m.models)
         if self.sort_mode == "passes":
-            models.sort(key=lambda x: -sum(m.cell(x, c.id).verdict == "pass" for c in m.challenges))
+            models.sort(key=lambda x: -facts["passes"][x])
         elif self.sort_mode == "grade":
-            from engine.grades import POINTS  # here: the first frame does without engine.grades
-
-            def mean(model: str) -> float:
-                # the leaderboard's rule: a person's grade, else a judge's
-                pts = [POINTS[g] for c in m.challenges
-                       if (g := m.cell(model, c.id).human or m.cell(model, c.id).judge) in POINTS]
-                return -(sum(pts) / len(pts)) if pts else 1.0
-            models.sort(key=mean)
+            models.sort(key=self._grade_keys().__getitem__)
         challenges = list(m.challenges)
         if self.sort_mode == "name":
             challenges.sort(key=lambda c: c.label.lower())
         if self.filter_mode == "not passing":
-            challenges = [c for c in challenges if any(not_passing(m.cell(x, c.id)) for x in models)]
+            challenges = [c for c in challenges if c.id in facts["not passing"]]
         elif self.filter_mode == "ungraded":
-            challenges = [c for c in challenges
-                          if any(m.cell(x, c.id).status == "answer" and not m.cell(x, c.id).human for x in models)]
+            challenges = [c for c in challenges if c.id in facts["ungraded"]]
         return models, challenges
 
+    def _facts(self) -> dict:
+        """What sorting and filtering need, computed once per loaded matrix (one
+        pass over its cells) instead of once per key: each model's passes and
+        letters, the challenges each filter keeps, each cell's text and row label."""
+        m = self.matrix
+        if self._facts_for is m and self._facts_cache is not None:
+            return self._facts_cache
+        models, ids = set(m.models), {c.id for c in m.challenges}
+        passes = dict.fromkeys(m.models, 0)
+        letters: dict[str, list] = {x: [] for x in m.models}
+        failing, ungraded = set(), set()
+        texts = {}
+        for (model, cid), cell in m.cells.items():
+            if model not in models or cid not in ids:
+                continue
+            texts[model, cid] = cell_text(cell)
+            if cell.verdict == "pass":
+                passes[model] += 1
+            # the leaderboard's rule: a person's grade, else a judge's
+            if g := cell.human or cell.judge:
+                letters[model].append(g)
+            if not_passing(cell):
+                failing.add(cid)
+            if cell.status == "answer" and not cell.human:
+                ungraded.add(cid)
+        self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
+                             "texts": texts, "labels": {c.id: Text(c.label[:22]) for c in m.challenges}}
+        self._facts_for = m
+        return self._facts_cache
+
+    def _grade_keys(self) -> dict[str, float]:
+        """Each model's sort key for "grade": minus its mean grade points (best
+        first), 1.0 with none; once per loaded matrix."""
+        facts = self._facts()
+        if "grade" not in facts:
+            from engine.grades import POINTS  # here: the first frame does without engine.grades
+
+            grade = {}
+            for model, letters in facts["letters"].items():
+                pts = [POINTS[g] for g in letters if g in POINTS]
+                grade[model] = -(sum(pts) / len(pts)) if pts else 1.0
+            facts["grade"] = grade
+        return facts["grade"]
+
     def render_table(self, keep: tuple[str | None, str | None]) -> None:
-        table = self.query_one(DataTable)
+        table = self.query_one(MatrixTable)
         models, challenges = self.ordered()
+        facts = self._facts()
+        texts, labels = facts["texts"], facts["labels"]
+        missing = cell_text(self.matrix.cell("", ""))  # a model with no folder for the challenge
         table.clear(columns=True)
         # Text labels: a str label goes through Rich markup (and loads its emoji
         # table, ~2 ms of start-up); a model name is not markup anyway.
@@ -192,18 +294,36 @@ class MatrixScreen(GuardedScreen):
         # (often, on a terminal, when the matrix is rebuilt after another
         # screen) caches rows cut to the label's width ("glm5" -> no grade,
         # "A-" -> "A"), and Textual keeps those cached rows after widening.
-        rows = [[cell_text(self.matrix.cell(model, ch.id)) for model in models] for ch in challenges]
+        # (Cells share their texts, so each distinct text is measured once.)
+        rows = [[texts.get((model, ch.id), missing) for model in models] for ch in challenges]
+        widths = self._widths(models, challenges, rows)
         table.add_column(Text("challenge"), key="__challenge__", width=22)
-        for i, model in enumerate(models):
-            label = Text(model)
-            width = max([label.cell_len, *(cells[i].cell_len for cells in rows)])
-            table.add_column(label, key=model, width=width)
-        for ch, cells in zip(challenges, rows):
-            table.add_row(Text(ch.label[:22]), *cells, key=ch.id)
+        for model in models:
+            table.add_column(Text(model), key=model, width=widths[model])
+        table.add_rows_at_once([(ch.id, [labels[ch.id], *cells]) for ch, cells in zip(challenges, rows)])
         self.update_status(models, challenges)
         self.focus_cell(*keep)
         table.focus()
         self.update_detail()
+
+    def _widths(self, models: list[str], challenges: list, rows: list[list[Text]]) -> dict[str, int]:
+        """Each model's column width: its name or its widest shown cell. Kept per
+        filter for the loaded matrix (a sort shows the same cells)."""
+        cache = self._facts().setdefault("widths", {})
+        if self.filter_mode in cache:
+            return cache[self.filter_mode]
+        lengths: dict[int, int] = {}
+
+        def cell_len(text: Text) -> int:
+            n = lengths.get(id(text))
+            if n is None:
+                n = lengths[id(text)] = text.cell_len
+            return n
+
+        widths = {model: max([Text(model).cell_len, *(cell_len(cells[i]) for cells in rows)])
+                  for i, model in enumerate(models)}
+        cache[self.filter_mode] = widths
+        return widths
 
     def update_status(self, models: list[str], challenges: list) -> None:
         sort = "grade (human, else judge)" if self.sort_mode == "grade" else self.sort_mode

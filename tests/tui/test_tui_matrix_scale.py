@@ -1,0 +1,215 @@
+"""The matrix's faster paths (issue 20, scale) show what the plain ones did:
+cells rendered without Rich's layout passes, rows cut to the visible columns,
+filters and sorts from facts computed once per load, and the palette's index."""
+from __future__ import annotations
+
+import itertools
+import random
+
+from rich.text import Text
+from textual.widgets import DataTable
+
+from engine.queries import Cell, ChallengeInfo, Matrix
+from tui.app import BenchApp
+from tui.glyphs import VERDICTS
+from tui.screens.matrix import FILTERS, SORTS, MatrixScreen, cell_text, not_passing
+from tui.widgets.matrix_table import MatrixTable
+
+
+async def settle(app, pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def synthetic_matrix(n_models: int = 12, n_challenges: int = 30, seed: int = 3) -> Matrix:
+    rng = random.Random(seed)
+    models = [f"model-{i:02d}" for i in range(n_models)]
+    challenges = [ChallengeInfo(f"c{i:03d}", f"Challenge {rng.choice('zyxabc')}{i}", "", i) for i in range(n_challenges)]
+    m = Matrix(models, challenges)
+    letters = [None, "A", "A-", "B+", "B", "C", "D", "F"]
+    for model, ch in itertools.product(models, challenges):
+        if rng.random() < 0.1:
+            continue  # no folder
+        status = "no_answer" if rng.random() < 0.05 else "answer"
+        verdict = "no_answer" if status == "no_answer" else rng.choice(list(VERDICTS) + ["not_run"])
+        m.cells[model, ch.id] = Cell(model, ch.id, 1, status, verdict, None, rng.choice(letters),
+                                     rng.choice(letters), rng.choice([0, 0, 0, 2]))
+    return m
+
+
+def naive_ordered(m: Matrix, sort_mode: str, filter_mode: str):
+    """The matrix's ordering as it was computed before (per key, cell by cell)."""
+    from engine.grades import POINTS
+
+    models = list(m.models)
+    if sort_mode == "passes":
+        models.sort(key=lambda x: -sum(m.cell(x, c.id).verdict == "pass" for c in m.challenges))
+    elif sort_mode == "grade":
+        def mean(model):
+            pts = [POINTS[g] for c in m.challenges
+                   if (g := m.cell(model, c.id).human or m.cell(model, c.id).judge) in POINTS]
+            return -(sum(pts) / len(pts)) if pts else 1.0
+        models.sort(key=mean)
+    challenges = list(m.challenges)
+    if sort_mode == "name":
+        challenges.sort(key=lambda c: c.label.lower())
+    if filter_mode == "not passing":
+        challenges = [c for c in challenges if any(not_passing(m.cell(x, c.id)) for x in models)]
+    elif filter_mode == "ungraded":
+        challenges = [c for c in challenges
+                      if any(m.cell(x, c.id).status == "answer" and not m.cell(x, c.id).human for x in models)]
+    return models, challenges
+
+
+def test_facts_order_and_filter_as_the_cell_by_cell_rules_did():
+    m = synthetic_matrix()
+    screen = MatrixScreen()
+    screen.matrix = m
+    for sort_mode, filter_mode in itertools.product(SORTS, FILTERS):
+        screen.sort_mode, screen.filter_mode = sort_mode, filter_mode
+        assert screen.ordered() == naive_ordered(m, sort_mode, filter_mode), (sort_mode, filter_mode)
+
+
+def test_cells_that_read_the_same_share_one_text():
+    a = Cell("m1", "c1", 1, "answer", "pass", 3, "A", "B", 0)
+    b = Cell("m2", "c9", 2, "answer", "pass", 4, "A", "B", 0)
+    c = Cell("m2", "c9", 2, "answer", "pass", 4, "A", "B", 5)
+    assert cell_text(a) is cell_text(b)
+    assert cell_text(c) is not cell_text(a) and str(cell_text(c)) == str(cell_text(a)) + "⚠"
+
+
+async def test_fast_cell_rendering_is_richs_segment_for_segment(demo_wb):
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(MatrixTable)
+        texts = {str(cell_text(Cell("m", "c", 1, "answer", v, None, h, j, w))): cell_text(
+            Cell("m", "c", 1, "answer", v, None, h, j, w))
+            for v in list(VERDICTS) + ["not_run"] for h in (None, "A", "B-") for j in (None, "C+") for w in (0, 1)}
+        cells = list(texts.values()) + [Text("Flash Attn Forward"), Text("")]
+        compared = 0
+        for cell, row in itertools.product(cells, (0, 1)):
+            for cursor, hover in ((False, False), (True, False), (False, True)):
+                for column in (0, 1):  # the fixed column and a model's
+                    key = next(iter(table.rows))
+                    col = table.ordered_columns[column].key
+                    table._data[key][col] = cell
+                    width = max(cell.cell_len, 3) + 2 * table.cell_padding + 1
+                    base = table._get_row_style(row, table.rich_style)
+                    fixed = column < table.fixed_columns
+                    comp, post = table._get_styles_to_render_cell(
+                        False, False, fixed, hover, cursor, table.show_cursor, table._show_hover_cursor,
+                        table.cursor_foreground_priority == "css", table.cursor_background_priority == "css")
+                    fast = table._render_fast(cell, width, base + comp, post)
+                    from rich.padding import Padding
+                    from textual.renderables.styled import Styled
+
+                    options = app.console_options.update_dimensions(width, 1).update(no_wrap=True)
+                    rich = app.console.render_lines(Styled(Padding(cell, (0, table.cell_padding)),
+                                                           pre_style=base + comp, post_style=post), options)
+                    assert fast == rich, (str(cell), row, cursor, hover, column)
+                    compared += 1
+        assert compared > 100
+    assert app.errors == []
+
+
+async def _painted(workbench, steps) -> list:
+    """Each line of the matrix (text and styles) after each step of keys."""
+    app = BenchApp(workbench)
+    out = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(MatrixTable)
+        for keys in steps:
+            for key in keys:
+                await pilot.press(key)
+            await settle(app, pilot)
+            out.append([[(seg.text, seg.style) for seg in table.render_line(y)] for y in range(table.size.height)])
+            out.append((table.cursor_coordinate, [r.key.value for r in table.ordered_rows],
+                        [(c.key.value, c.width) for c in table.ordered_columns], app.screen.current()))
+    assert app.errors == []
+    return out
+
+
+async def test_matrix_paints_what_textuals_own_datatable_paints(demo_wb, monkeypatch):
+    """Every line of the matrix, styles included, after sorts, filters, cursor
+    moves and scrolls sideways, is the line Textual's own DataTable code paints."""
+    from engine.scan import scan_workbench
+    from engine.store import Store
+
+    for model in [f"a-long-model-name-{i}" for i in range(8)]:
+        (demo_wb.models_dir / model / "fuse").mkdir(parents=True)
+        (demo_wb.models_dir / model / "fuse" / "a.py").write_text("x = 1\n")
+    with Store(demo_wb.store_path) as store:
+        scan_workbench(demo_wb, store)
+    steps = [[], ["s"], ["s", "f"], ["down", "down", "right"], ["right"] * 12, ["end", "left"], ["f", "s", "home"]]
+    fast = await _painted(demo_wb, steps)
+    for name in ("_render_cell", "_update_dimensions", "_render_line_in_row"):
+        monkeypatch.setattr(MatrixTable, name, getattr(DataTable, name))
+
+    def add_rows_one_by_one(table, rows):
+        for key, cells in rows:
+            table.add_row(*cells, key=key)
+
+    monkeypatch.setattr(MatrixTable, "add_rows_at_once", add_rows_one_by_one)
+    plain = await _painted(demo_wb, steps)
+    assert len(fast) == 2 * len(steps) and all(lines for lines in fast)
+    for i, (ours, theirs) in enumerate(zip(fast, plain)):
+        assert ours == theirs, steps[i // 2]
+
+
+def test_palette_index_finds_every_word_in_any_order_then_fuzzily_capped_in_priority_order():
+    from tui.palette_index import PaletteIndex
+
+    rows = [("model", f"model-{m:02d}", None, None) for m in range(50)]
+    rows += [("challenge", None, f"task_{c:03d}", None) for c in range(200)]
+    rows += [("answer", f"model-{m:02d}", f"task_{c:03d}", None) for m in range(50) for c in range(200)]
+    rows += [("transcript" if rel.endswith(".jsonl") else "file", f"model-{m:02d}", f"task_{c:03d}", rel)
+             for m in range(50) for c in range(200) for rel in ("NOTES.md", "session.jsonl", "solution.py")]
+    index = PaletteIndex(rows)
+    texts = index.texts
+
+    def naive(query: str, limit: int = 50) -> list[str]:
+        words = query.lower().split()
+        hits = [t for t in texts if all(w in t.lower() for w in words)]
+        if not hits:
+            import re
+            pats = [re.compile(".*?".join(map(re.escape, w))) for w in words]
+            hits = [t for t in texts if all(p.search(t.lower()) for p in pats)]
+        return hits[:limit]
+
+    for query in ["model-4 task_19", "task_19 MODEL-4", "notes model-07 task_123", "session", "m", "task_1999",
+                  "mdl07tsk123", "zzz", "model-49 solution task_199", "challenge task_00"]:
+        assert [t.text for t in index.search(query)] == naive(query), query
+    assert len(index.search("model")) == 50  # capped
+    assert index.search("model-07/task_123 ")[0].text == "answer model-07/task_123"
+    hit = index.search("model-07 task_123 session")[0]
+    assert (hit.action, hit.model, hit.challenge, hit.relpath) == ("transcript", "model-07", "task_123", "session.jsonl")
+    assert index.search("   ") == []
+
+
+async def test_back_on_the_matrix_reloads_only_when_the_store_changed(demo_wb):
+    from engine.grades import set_grade
+
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        matrix = app.screen
+        loads = []
+        real = matrix.reload
+        matrix.reload = lambda *a, **k: (loads.append(a), real(*a, **k))
+        await pilot.press("question_mark")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert loads == []  # help came and went: nothing written, nothing reloaded
+        app.open_answer("demo-hasty", "backwards")
+        await settle(app, pilot)
+        with app.open_store() as store:  # another connection writes a grade meanwhile
+            set_grade(store, "demo-hasty", "backwards", "D", grader="reviewer")
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert loads and matrix.matrix.cell("demo-hasty", "backwards").human == "D"
+    assert app.errors == []

@@ -1,0 +1,209 @@
+"""The matrix's DataTable, made cheap to rebuild at 200 challenges x 50 models.
+
+Textual's DataTable measured every new cell when rows were added (10,400
+``measure`` calls per filter or sort at bench/scale.py's size) and rendered
+each cell through Rich's Padding/Styled pipeline again after every rebuild
+(its caches are keyed by the table's update count). The matrix gives every
+column an explicit width and its cells are one line of a few hundred distinct
+texts (a verdict glyph and two grades, shared between cells: see
+``tui.screens.matrix.cell_text``), so:
+
+- rows added with explicit column widths, no labels and height 1 need no
+  measuring: only the virtual size is recomputed;
+- a cell's rendering is cached by its content object and style, across
+  rebuilds, and only the per-cell metadata (row and column, which mouse
+  clicks read) is added on each use;
+- a row is rendered only where it can be seen: Textual renders every column
+  of a visible row and crops the line to the window, so a 140-column
+  terminal paid for all 51 columns; columns outside the window (plus a
+  margin) render as blanks, and the rendered rows are forgotten when the
+  window moves sideways or changes width.
+
+What the table shows, its keys, its cursor and its API are Textual's own.
+"""
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.widgets import DataTable
+
+
+class MatrixTable(DataTable):
+    """A DataTable whose rebuilds and repaints do not re-measure or re-render
+    unchanged cells."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # (id(cell), style, width, flags) -> (cell, lines): the cell object is
+        # kept in the value, so its id cannot be reused while the entry lives.
+        self._content_cache: LRUCache = LRUCache(4096)
+        self._window: tuple | None = None  # (scroll_x, width) the cached rows were rendered for
+        self._visible: tuple | None = None  # (window, update count, columns) -> visible column indices
+        self._shown: set[int] | None = None  # the visible columns of the row being rendered
+
+    def _visible_columns(self, window: tuple[int, int]) -> set[int]:
+        """Indices of the columns that overlap the window, one either side, and the fixed ones."""
+        key = (window, self._update_count, len(self.columns))
+        if self._visible is None or self._visible[0] != key:
+            columns = self.ordered_columns
+            fixed = sum(c.get_render_width(self) for c in columns[:self.fixed_columns])
+            # Textual crops each full row to [scroll_x + fixed width, scroll_x + width)
+            left, right = window[0] + fixed, window[0] + window[1]
+            shown, x = set(range(self.fixed_columns)), 0
+            for i, column in enumerate(columns):
+                w = column.get_render_width(self)
+                if x + w > left and x < right:
+                    shown.add(i)
+                x += w
+            if shown:
+                inside = [i for i in shown if i >= self.fixed_columns]
+                if inside:
+                    shown.update((min(inside) - 1, max(inside) + 1))
+            self._visible = (key, shown)
+        return self._visible[1]
+
+    def _render_line_in_row(self, row_key, line_no, base_style, cursor_location, hover_location):
+        # Textual's row cache does not know the window; rows rendered for another
+        # window hold blanks where columns now show.
+        window = (self.scroll_offset.x, self.size.width)
+        if window != self._window:
+            self._row_render_cache.clear()
+            self._window = window
+        self._shown = self._visible_columns(window)  # read by _render_cell for this row
+        return super()._render_line_in_row(row_key, line_no, base_style, cursor_location, hover_location)
+
+    # -- adding rows -----------------------------------------------------------------
+    def add_rows_at_once(self, rows: list[tuple[str, list]]) -> None:
+        """``add_row(*cells, key=key)`` for each (key, cells), one line high and
+        unlabelled, with the per-row bookkeeping (ordering the columns, the
+        cursor's revalidation, an idle check) done once for all of them: 200
+        rows cost ~50 ms one by one at bench/scale.py's size."""
+        from itertools import zip_longest
+
+        from textual.widgets._data_table import DuplicateKey, Row, RowKey
+
+        columns = [column.key for column in self.ordered_columns]
+        start = self.row_count
+        for offset, (key, cells) in enumerate(rows):
+            row_key = RowKey(key)
+            if row_key in self._row_locations:
+                raise DuplicateKey(f"The row key {row_key!r} already exists.")
+            if len(cells) > len(columns):
+                raise ValueError("More values provided than there are columns.")
+            self._row_locations[row_key] = start + offset
+            self._data[row_key] = {column: cell for column, cell in zip_longest(columns, cells)}
+            self.rows[row_key] = Row(row_key, 1, None, False)
+            self._new_rows.add(row_key)
+        if not rows:
+            return
+        self._require_update_dimensions = True
+        self.cursor_coordinate = self.cursor_coordinate
+        if start == 0 and len(self.columns) > 0 and self.show_cursor and self.cursor_type != "none":
+            self._highlight_cursor()  # what add_row does for the first row
+        self._update_count += 1
+        self.check_idle()
+
+    # -- measuring -------------------------------------------------------------------
+    def _measure_free(self) -> bool:
+        return (not self._labelled_row_exists and all(not c.auto_width for c in self.columns.values())
+                and not any(row.auto_height for row in self.rows.values()))
+
+    def _update_dimensions(self, new_rows) -> None:
+        if not self._measure_free():
+            super()._update_dimensions(new_rows)
+            return
+        if any(self.rows[k].label is not None for k in new_rows if k in self.rows):
+            super()._update_dimensions(new_rows)
+            return
+        data_cells_width = sum(column.get_render_width(self) for column in self.columns.values())
+        header_height = self.header_height if self.show_header else 0
+        self.virtual_size = Size(data_cells_width + self._row_label_column_width,
+                                 self._total_row_height + header_height)
+
+    # -- rendering -------------------------------------------------------------------
+    def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
+                     cursor: bool = False, hover: bool = False):
+        if column_index >= 0 and self._shown is not None and column_index not in self._shown:
+            return [[Segment(" " * width, base_style)]]  # cropped away: never seen
+        if row_index < 0 or column_index < 0:  # the header and row labels: Textual's own path
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        row_key = self._row_locations.get_key(row_index)
+        column_key = self._column_locations.get_key(column_index)
+        row = self.rows.get(row_key)
+        if row is None or row.height != 1:
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        cell = self._data.get(row_key, {}).get(column_key)
+        fixed = row_index < self.fixed_rows or column_index < self.fixed_columns
+        key = (id(cell), base_style, width, fixed, cursor, hover, self.show_cursor, self._show_hover_cursor,
+               self.cursor_foreground_priority, self.cursor_background_priority, self._pseudo_class_state,
+               self.cell_padding)
+        hit = self._content_cache.get(key)
+        if hit is None or hit[0] is not cell:
+            # Textual's own rendering of the cell, without the row/column metadata
+            lines = self._render_plain(row_key, column_key, row_index, column_index, base_style, width,
+                                       cursor, hover)
+            hit = (cell, lines)
+            self._content_cache[key] = hit
+        meta = Style.from_meta({"row": row_index, "column": column_index})
+        return [[Segment(text, style + meta if style is not None else meta, control)
+                 for text, style, control in line] for line in hit[1]]
+
+    def _render_plain(self, row_key, column_key, row_index: int, column_index: int, base_style: Style,
+                      width: int, cursor: bool, hover: bool):
+        """``DataTable._render_cell`` for one cell with no metadata in its base style.
+        Its own cache would keep it under the table's update count, which every
+        rebuild bumps; this result is kept here instead."""
+        from rich.padding import Padding
+        from textual.renderables.styled import Styled
+        from textual.widgets._data_table import _EMPTY_TEXT, default_cell_formatter
+
+        datum = self._data.get(row_key, {}).get(column_key)
+        cell = _EMPTY_TEXT if datum is None else (default_cell_formatter(datum, wrap=False, height=1) or _EMPTY_TEXT)
+        fixed = row_index < self.fixed_rows or column_index < self.fixed_columns
+        component_style, post_style = self._get_styles_to_render_cell(
+            False, False, fixed, hover, cursor, self.show_cursor, self._show_hover_cursor,
+            self.cursor_foreground_priority == "css", self.cursor_background_priority == "css")
+        pre_style = base_style + component_style
+        fast = self._render_fast(cell, width, pre_style, post_style)
+        if fast is not None:
+            return fast
+        options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
+        return self.app.console.render_lines(
+            Styled(Padding(cell, (0, self.cell_padding)), pre_style=pre_style, post_style=post_style), options)
+
+    def _render_fast(self, cell, width: int, pre_style: Style, post_style: Style):
+        """What Rich makes of ``Styled(Padding(cell, (0, padding)), pre, post)`` on
+        one line of ``width`` for a one-line Text that fits (tests hold the two
+        equal, segment by segment), without Rich's layout passes: the text's
+        own segments, padded with unstyled blanks, each styled pre + own + post.
+        ~5x cheaper, which is most of a first frame at 200 x 50. None for any
+        other cell (Rich's path then)."""
+        from rich.text import Text
+
+        pad = self.cell_padding
+        inner = width - 2 * pad
+        if (type(cell) is not Text or cell.justify not in (None, "default", "left") or inner < 0
+                or cell.cell_len > inner or "\n" in cell.plain or "\t" in cell.plain):
+            return None
+        null = Style.null()
+        segments = []
+        if pad:
+            segments.append(Segment(" " * pad, null))
+        segments.extend(cell.render(self.app.console, end=""))
+        if cell.cell_len < inner:
+            segments.append(Segment(" " * (inner - cell.cell_len), null))
+        if pad:
+            segments.append(Segment(" " * pad, null))
+        out = []
+        for text, style, control in segments:
+            if control:
+                out.append(Segment(text, None, control))
+                continue
+            if pre_style:
+                style = pre_style + style
+            if post_style:
+                style = style + post_style if style else post_style
+            out.append(Segment(text, style))
+        return [out]
