@@ -148,16 +148,17 @@ def load_matrix(store: Store) -> Matrix:
 def run_covers(store: Store, run_id: int | None) -> str:
     """What a run's verdict covers ("4 of 5 requirements", engine/coverage.py);
     read per highlighted cell, so loading the matrix stays one pass over runs."""
-    if run_id is None or "coverage" not in store.db["runs"].columns_dict:
+    if run_id is None:
         return ""
     import json
+    import sqlite3
 
     from engine.coverage import summary
 
-    row = next(iter(store.query("select coverage from runs where id = ?", (run_id,))), None)
-    try:
+    try:  # plain SQL: the first frame must not wait for sqlite_utils (and the numpy it imports)
+        row = next(iter(store.query("select coverage from runs where id = ?", (run_id,))), None)
         return summary(json.loads(row["coverage"])) if row and row["coverage"] else ""
-    except ValueError:
+    except (sqlite3.OperationalError, ValueError):  # a store from before coverage; a damaged value
         return ""
 
 
