@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
+import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -103,8 +105,11 @@ class Cluster:
                 # Ask for loopback. Ray 2.x resolves a loopback node address to the machine's
                 # routable one and its gRPC servers listen on every interface: the README says
                 # what that means (Ray's token authentication, a firewall).
+                extra = {}
+                if not os.environ.get("RAY_TMPDIR") and len(tempfile.gettempdir()) > 40:
+                    extra["_temp_dir"] = "/tmp/ray"  # Ray's sockets live there: a path over 107 bytes fails
                 ray.init(num_cpus=num_cpus, num_gpus=num_gpus, _node_ip_address="127.0.0.1", dashboard_host="127.0.0.1",
-                         object_store_memory=LOCAL_OBJECT_STORE_BYTES, **common)
+                         object_store_memory=LOCAL_OBJECT_STORE_BYTES, **common, **extra)
             else:
                 ray.init(address=address, **common)
         except Exception as exc:

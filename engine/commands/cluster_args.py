@@ -43,10 +43,14 @@ def connected(address: str | None):
             raise UsageError(str(exc)) from None
         raise CommandError(str(exc)) from None
     print(f"cluster: {cluster.describe()}", file=sys.stderr, flush=True)
+    # Ray prints what it hears from the cluster ("(raylet) Raylet is terminated ...") on
+    # stdout: while connected, that goes to stderr, so `--json` keeps stdout JSON.
     try:
-        yield cluster
+        with contextlib.redirect_stdout(sys.stderr):
+            yield cluster
     finally:
-        cluster.close()
+        with contextlib.redirect_stdout(sys.stderr):
+            cluster.close()
 
 
 @contextlib.contextmanager

@@ -130,7 +130,7 @@ def cmd_run(args, ctx) -> int:
     if args.json:
         print_json({"runs": records, "busy": [{"model": e.model, "challenge": e.challenge, "run_id": e.run_id,
                                                "message": e.message} for e in busy]})
-        return 0
+        return 130 if caught else 0
     for r in records:
         print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
         for req in r.get("coverage") or ():

@@ -315,15 +315,16 @@ class Runner:
                    "forbidden_imports": list(challenge.forbidden_imports),
                    **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")},
                    **(job_extra or {})}
-            return JobBundle(
-                key=key or f"{model}/{challenge.id}", model=model, challenge_id=challenge.id, answer_tar=pack_tree(stage),
-                job=job, limits=limits or self._limits(challenge), gpu=backend == "cuda", challenge_dir=str(challenge.path),
-                adapter_name=adapter.name if adapter else None, adapter_bytes=adapter.read_bytes() if adapter else None,
-                results_preamble=preamble.read_text(encoding="utf-8") if preamble.is_file() else "",
-                self_check=self.options.self_check, layer=self.options.layer if self.cluster else self.layer,
-                allow_unsafe=self.options.allow_unsafe,
-                hide=[str(p) for p in (challenge.path.parent, self.workbench.root, self.workbench.store_path.parent)],
-                engine_fingerprint=engine_fingerprint(), **fields)
+            return JobBundle(**{
+                "key": key or f"{model}/{challenge.id}", "model": model, "challenge_id": challenge.id,
+                "answer_tar": pack_tree(stage), "job": job, "limits": limits or self._limits(challenge), "gpu": backend == "cuda",
+                "challenge_dir": str(challenge.path), "adapter_name": adapter.name if adapter else None,
+                "adapter_bytes": adapter.read_bytes() if adapter else None,
+                "results_preamble": preamble.read_text(encoding="utf-8") if preamble.is_file() else "",
+                "self_check": self.options.self_check, "layer": self.options.layer if self.cluster else self.layer,
+                "allow_unsafe": self.options.allow_unsafe,
+                "hide": [str(p) for p in (challenge.path.parent, self.workbench.root, self.workbench.store_path.parent)],
+                "engine_fingerprint": engine_fingerprint(), **fields})
 
     def dispatch(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[[str], None] | None = None) -> dict:
         """Run a bundle here, or as a Ray task on the cluster (engine/cluster.py)."""
