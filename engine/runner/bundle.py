@@ -232,6 +232,16 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         return got
 
 
+def sandbox_env(gpu: bool) -> dict:
+    """What the sandboxed processes get on top of the sandbox's own clean environment:
+    benchtui's engine, and for a GPU run the devices this process was given (a Ray task
+    asking for one GPU gets CUDA_VISIBLE_DEVICES: the answer sees only that one)."""
+    env = {"PYTHONPATH": str(REPO_ROOT)}
+    if gpu and os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
+
+
 def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
                   layer: str, hide: list[Path], checker: str = "engine.runner.child",
                   answer_server: str = "engine.runner.answer_server"):
@@ -247,7 +257,7 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     # stops the checker (which names the check in flight), never the answer first:
     # it ends anyway when the checker goes
     answer_box = dataclasses.replace(box, wall_s=limits.timeout_s + ANSWER_GRACE_S)
-    env = {"PYTHONPATH": str(REPO_ROOT)}
+    env = sandbox_env(gpu)
     answer_proc: list = []
     stop = threading.Event()
 
@@ -309,7 +319,7 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
             log = Path(tmp) / "self.log"
             res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else limits.memory_mb),
                                         layer=layer, hide_paths=hide,
-                                        ro_paths=[REPO_ROOT / "engine"], env={"PYTHONPATH": str(REPO_ROOT)}, gpu=gpu,
+                                        ro_paths=[REPO_ROOT / "engine"], env=sandbox_env(gpu), gpu=gpu,
                                         stdout_path=log, stderr_path=log)
             text = read_capped(log, 16 * 1024)
             code = res.exit_code if res.exit_code is not None else -(res.signal or 9)
