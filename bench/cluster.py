@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -37,13 +38,17 @@ def benchtui(workbench: Path, *args: str, env: dict | None = None) -> tuple[subp
     proc = subprocess.Popen([sys.executable, "-m", "engine", "--workbench", str(workbench), *args], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     connected = None
-    err_lines = []
+    err_lines: list[str] = []
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)  # both pipes drained at once
+    reader.start()
     for line in proc.stderr:
         if connected is None and line.startswith("cluster: "):
             connected = time.perf_counter() - started
         err_lines.append(line)
-    out = proc.stdout.read()
     proc.wait()
+    reader.join()
+    out = out[0] if out else ""
     wall = time.perf_counter() - started
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, "".join(err_lines)), wall, connected
 
@@ -95,6 +100,9 @@ def main() -> None:
     p.add_argument("--challenges", help="comma-separated challenge ids: run only these (default: all)")
     p.add_argument("--no-self-check", action="store_true")
     p.add_argument("--writes", type=int, default=400, help="runs to record for the store figure")
+    p.add_argument("--rounds", type=int, default=1,
+                   help="alternate here / cluster this many times (fresh copies each): on a shared machine, "
+                        "the load drifts; the overhead is taken from the medians")
     a = p.parse_args()
     if not a.source.is_dir():
         print(json.dumps({"error": f"no published benchmark at {a.source}"}))
@@ -103,26 +111,35 @@ def main() -> None:
     for c in (a.challenges or "").split(","):
         if c.strip():
             base += ["-c", c.strip()]
-    with tempfile.TemporaryDirectory(prefix="benchtui-cluster-bench-") as tmp:
-        tmp = Path(tmp)
-        local = one_run(a.source, tmp, "local", base + ["--no-cluster"])
-        cluster = one_run(a.source, tmp, "cluster", base + ["--cluster", "local"])
+    locals_, clusters = [], []
+    for i in range(a.rounds):
+        with tempfile.TemporaryDirectory(prefix="benchtui-cluster-bench-") as tmp:
+            tmp = Path(tmp)
+            locals_.append(one_run(a.source, tmp, "local", base + ["--no-cluster"]))
+            clusters.append(one_run(a.source, tmp, "cluster", base + ["--cluster", "local"]))
+    median = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    local = min(locals_, key=lambda r: abs(r["wall_s"] - median([x["wall_s"] for x in locals_])))
+    cluster = min(clusters, key=lambda r: abs(r["wall_s"] - median([x["wall_s"] for x in clusters])))
     startup = cluster["connected_s"] or 0.0
-    same = local["verdicts"] == cluster["verdicts"]
+    same = all(r["verdicts"] == locals_[0]["verdicts"] for r in locals_ + clusters)
     print(json.dumps({
         "what": "benchtui run over the published benchmark: --jobs %d here vs --cluster local (Ray on this machine)" % a.jobs,
         "challenges": a.challenges or "all",
         "self_check": not a.no_self_check,
         "cpus": os.cpu_count(),
         "load_avg_1m_at_end": round(os.getloadavg()[0], 2),
+        "rounds": a.rounds,
+        "local_walls_s": [r["wall_s"] for r in locals_],
+        "cluster_walls_s": [r["wall_s"] for r in clusters],
+        "cluster_startup_s": [r["connected_s"] for r in clusters],
         "local": {k: v for k, v in local.items() if k != "verdicts"},
         "cluster": {k: v for k, v in cluster.items() if k != "verdicts"},
         "overhead_fraction": round((cluster["wall_s"] - local["wall_s"]) / local["wall_s"], 3),
         "overhead_fraction_after_startup": round((cluster["wall_s"] - startup - local["wall_s"]) / local["wall_s"], 3),
         "same_verdicts": same,
-        "verdict_differences": {} if same else {k: [local["verdicts"].get(k), cluster["verdicts"].get(k)]
-                                                for k in sorted(set(local["verdicts"]) | set(cluster["verdicts"]))
-                                                if local["verdicts"].get(k) != cluster["verdicts"].get(k)},
+        "verdict_differences": {} if same else {k: [r["verdicts"].get(k) for r in locals_ + clusters]
+                                                for k in sorted(set().union(*(r["verdicts"] for r in locals_ + clusters)))
+                                                if len({r["verdicts"].get(k) for r in locals_ + clusters}) > 1},
         "store": store_writes(a.writes),
     }, indent=2))
 

@@ -129,6 +129,8 @@ class Auditor:
         self.runner = Runner(workbench, RunOptions(jobs=options.jobs, self_check=False, allow_unsafe=options.allow_unsafe),
                              cancel=self.cancel, cluster=cluster)
         self.cluster = cluster
+        if cluster is not None:
+            cluster.watch(self.cancel)  # a cancelled audit cancels its Ray tasks
         self._lock = threading.Lock()
         self.done = self.total = 0
         self.reused = 0
