@@ -106,6 +106,7 @@ def _sandbox() -> dict:
 
 def render(report: dict) -> str:
     cuda, mlx, sb = report["cuda"], report["mlx"], report["sandbox"]
+    cluster = report.get("cluster") or {}  # Ray and the default cluster (issue 18)
     ok = lambda flag: "ok " if flag else "-- "  # noqa: E731
     lines = [
         f"{ok(True)}python   {report['python']['version']} ({report['python']['executable']})",
@@ -116,8 +117,8 @@ def render(report: dict) -> str:
         f"{ok(cuda['available'])}cuda     CuPy {cuda['cupy'] or 'not installed'}; "
         + (f"devices: {cuda['devices']}" if cuda["available"] else cuda["detail"]) + f"; nvcc {cuda['nvcc'] or 'not found'}",
         f"{ok(mlx['available'])}mlx      {mlx['version'] or 'not installed'}; " + (mlx["device"] if mlx["available"] else mlx["detail"]),
-        f"{ok(True)}cluster  Ray {report['cluster']['ray'] or 'not installed'}; default "
-        + (repr(report["cluster"]["default"]) if report["cluster"]["default"] else "none (runs stay on this machine)"),
+        f"{ok(True)}cluster  Ray {cluster.get('ray') or 'not installed'}; default "
+        + (repr(cluster["default"]) if cluster.get("default") else "none (runs stay on this machine)"),
         f"{ok(sb['active'])}sandbox  active layer: {sb['active'] or 'none (runs refused without --unsafe-no-isolation)'}",
     ]
     for layer in sb["layers"]:
