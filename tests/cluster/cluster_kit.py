@@ -102,3 +102,31 @@ def _start(argv: list[str], env: dict, log: Path) -> Node:
     with open(log, "wb") as fh:
         proc = subprocess.Popen(argv, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
     return Node(proc, log)
+
+
+def kill_cluster_of(env: dict, *dirs: Path | str) -> None:
+    """Every process of a test's Ray: its token in their environment, or a file open (or the
+    command line) under its temp dirs. Ray's agents rename themselves over their environment
+    and outlive a killed raylet in a group of their own: neither name nor group says whose they are."""
+    needle = f"RAY_AUTH_TOKEN={env['RAY_AUTH_TOKEN']}".encode()
+    roots = [str(d) for d in (env.get("RAY_TMPDIR"), *dirs) if d]
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            ours = needle in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            ours = ours or any(r in cmd for r in roots)
+            if not ours:
+                for fd in os.listdir(f"/proc/{pid}/fd"):
+                    try:
+                        target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    except OSError:
+                        continue
+                    if any(target.startswith(r) for r in roots):
+                        ours = True
+                        break
+            if ours:
+                os.kill(int(pid), signal.SIGKILL)
+        except (OSError, ProcessLookupError):
+            pass

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_kit import TwoNodes, _start, free_port, ray_env, require_ray
+from cluster_kit import TwoNodes, _start, free_port, kill_cluster_of, ray_env, require_ray
 
 
 @pytest.fixture
@@ -38,5 +38,6 @@ def two_nodes(tmp_path):
     finally:
         for node in nodes:
             node.kill_group()
+        kill_cluster_of(env, ray_tmp)
         shutil.rmtree(ray_tmp, ignore_errors=True)
         shutil.rmtree(env["RAY_TMPDIR"], ignore_errors=True)

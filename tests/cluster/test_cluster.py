@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.runner.sandbox import _descendants
-from cluster_kit import REPO, leftovers, ray_env, require_ray
+from cluster_kit import REPO, kill_cluster_of, leftovers, ray_env, require_ray
 
 pytestmark = pytest.mark.sandbox
 
@@ -106,6 +106,7 @@ def test_local_ray_gets_the_local_verdicts(demo_workbench, tmp_path):
     assert {k: here[k] for k in ("killed", "survived", "equivalent")} == \
         {k: on_cluster[k] for k in ("killed", "survived", "equivalent")}
     assert leftovers(str(scratch)) == []
+    kill_cluster_of(env)
     shutil.rmtree(env["RAY_TMPDIR"], ignore_errors=True)
 
 
@@ -230,10 +231,6 @@ def test_a_stopped_driver_leaves_no_sandbox(demo_workbench, sig):
         while leftovers(str(scratch)) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert leftovers(str(scratch)) == []
-    finally:  # whatever of this test's Ray is still up (its GCS and raylet, after a SIGKILL)
-        for line in leftovers(env["RAY_TMPDIR"]):
-            try:
-                os.kill(int(line.split(":")[0]), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+    finally:  # whatever of this test's Ray is still up (its GCS, raylet and agents, after a SIGKILL)
+        kill_cluster_of(env)
         shutil.rmtree(env["RAY_TMPDIR"], ignore_errors=True)
