@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from engine.config import default_cluster
 from engine import __version__, resources
 from engine.backends import nvcc_version, probe_all
 
@@ -36,14 +37,17 @@ def _nvidia_gpu() -> bool:
 
 
 def recommend_extras(*, nvidia_gpu: bool, cupy: str | None, mlx_lm: str | None, platform_ok_for_mlx_lm: bool,
-                     from_clone: bool) -> list[dict]:
+                     from_clone: bool, cluster: str | None = None, ray: str | None = None) -> list[dict]:
     """The optional extras worth installing on this machine, each with why
-    and the command. (No cluster extra exists yet: cluster runs are not built.)"""
+    and the command. ``cluster``: the default cluster address configured here
+    (engine/config.py), which needs Ray."""
     out = []
     if nvidia_gpu and not cupy:
         out.append({"extra": "cuda", "why": "an NVIDIA GPU is present but CuPy is not installed: CUDA answers would be skipped"})
     if platform_ok_for_mlx_lm and not mlx_lm:
         out.append({"extra": "ternary", "why": "mlx-lm is not installed: ternary_training answers importing mlx_lm get missing_dependency"})
+    if cluster and not ray:
+        out.append({"extra": "cluster", "why": f"runs default to the cluster {cluster!r} but Ray is not installed"})
     for r in out:
         r["command"] = (f'python3 -m pip install -e ".[{r["extra"]}]"' if from_clone
                         else f'python3 -m pip install "benchtui[{r["extra"]}]"  (pipx: pipx install --force "benchtui[{r["extra"]}]")')
@@ -83,11 +87,12 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
                 "detail": backends["mlx"].detail},
         "sandbox": _sandbox(),
         "paths": paths(workbench_arg, store_arg),
+        "cluster": {"ray": _version("ray"), "default": default_cluster()},  # issue 18: run --cluster
     }
     report["extras"] = recommend_extras(
         nvidia_gpu=_nvidia_gpu(), cupy=report["cuda"]["cupy"], mlx_lm=_version("mlx-lm"),
         platform_ok_for_mlx_lm=sys.platform == "linux" or (sys.platform == "darwin" and platform.machine() == "arm64"),
-        from_clone=not resources.is_installed())
+        from_clone=not resources.is_installed(), cluster=report["cluster"]["default"], ray=report["cluster"]["ray"])
     return report
 
 
@@ -101,6 +106,7 @@ def _sandbox() -> dict:
 
 def render(report: dict) -> str:
     cuda, mlx, sb = report["cuda"], report["mlx"], report["sandbox"]
+    cluster = report.get("cluster") or {}  # Ray and the default cluster (issue 18)
     ok = lambda flag: "ok " if flag else "-- "  # noqa: E731
     lines = [
         f"{ok(True)}python   {report['python']['version']} ({report['python']['executable']})",
@@ -111,6 +117,8 @@ def render(report: dict) -> str:
         f"{ok(cuda['available'])}cuda     CuPy {cuda['cupy'] or 'not installed'}; "
         + (f"devices: {cuda['devices']}" if cuda["available"] else cuda["detail"]) + f"; nvcc {cuda['nvcc'] or 'not found'}",
         f"{ok(mlx['available'])}mlx      {mlx['version'] or 'not installed'}; " + (mlx["device"] if mlx["available"] else mlx["detail"]),
+        f"{ok(True)}cluster  Ray {cluster.get('ray') or 'not installed'}; default "
+        + (repr(cluster["default"]) if cluster.get("default") else "none (runs stay on this machine)"),
         f"{ok(sb['active'])}sandbox  active layer: {sb['active'] or 'none (runs refused without --unsafe-no-isolation)'}",
     ]
     for layer in sb["layers"]:

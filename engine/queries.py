@@ -260,6 +260,6 @@ def run_checks(store: Store, run_id: int) -> list[dict]:
 def recent_runs(store: Store, limit: int = 200) -> list[dict]:
     return store.query(
         """select id, model, challenge, status, verdict, backend, device, started_at,
-                  duration_s, message from runs order by id desc limit ?""",
+                  duration_s, message, node from runs order by id desc limit ?""",
         (limit,),
     )

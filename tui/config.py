@@ -59,7 +59,8 @@ def load_key_config(path: Path | None = None, known_prefixes: tuple[str, ...] | 
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         config.problems.append(f"key config {path}: {exc}")
         return config
-    table = data.get("keys", data)
+    # [keys], or the whole file when it has no [keys]; other tables ([cluster]) are the engine's (engine/config.py)
+    table = data.get("keys", {k: v for k, v in data.items() if not isinstance(v, dict)})
     if not isinstance(table, dict):
         config.problems.append(f"key config {path}: [keys] must be a table")
         return config

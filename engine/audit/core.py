@@ -33,8 +33,8 @@ from engine.audit.checker import KILLING
 from engine.audit.mutate import Mutant, Source
 from engine.backends import choose_backend
 from engine.challenges import Challenge
-from engine.runner.orchestrate import RunOptions, Runner, _open_up, answer_prompt_facts, copy_answer, tree_digest
-from engine.runner.selfcheck import read_capped
+from engine.runner.bundle import RunLimits
+from engine.runner.orchestrate import RunInterrupted, RunOptions, Runner, answer_prompt_facts, tree_digest
 from engine.store import Store, now_iso
 from engine.workbench import Workbench
 
@@ -120,12 +120,17 @@ def pick(sources: list[Source], n: int | None) -> list[Mutant]:
 
 class Auditor:
     def __init__(self, workbench: Workbench, options: AuditOptions,
-                 on_event: Callable[[AuditEvent], None] | None = None, cancel: threading.Event | None = None):
+                 on_event: Callable[[AuditEvent], None] | None = None, cancel: threading.Event | None = None, cluster=None):
         self.workbench = workbench
         self.options = options
         self.on_event = on_event or (lambda e: None)
         self.cancel = cancel or threading.Event()
-        self.runner = Runner(workbench, RunOptions(jobs=options.jobs, self_check=False, allow_unsafe=options.allow_unsafe))
+        # On a cluster (engine/cluster.py) each baseline and mutant is one Ray task, as a run is.
+        self.runner = Runner(workbench, RunOptions(jobs=options.jobs, self_check=False, allow_unsafe=options.allow_unsafe),
+                             cancel=self.cancel, cluster=cluster)
+        self.cluster = cluster
+        if cluster is not None:
+            cluster.watch(self.cancel)  # a cancelled audit cancels its Ray tasks
         self._lock = threading.Lock()
         self.done = self.total = 0
         self.reused = 0
@@ -169,50 +174,34 @@ class Auditor:
         (default: on for a baseline)."""
         lines = baseline if lines is None else lines
         challenge = target.challenge
-        limits = dataclasses.replace(challenge.limits, timeout_s=timeout_s)
-        backend, _ = choose_backend("auto", challenge.backends)
-        with tempfile.TemporaryDirectory(prefix="benchtui-audit-") as tmp:
-            tmp = Path(tmp)
-            work, out = tmp / "answer", tmp / "out"
-            copy_answer(self.workbench, target.folder, work, challenge)
-            if mutant is not None:
-                (work / mutant.file).write_text(mutant.source, encoding="utf-8")
-            out.mkdir()
-            _open_up(out)
-            results = out / "results.jsonl"
-            # The adapter's key is checked against the original the mutant came from: it follows the mutant.
-            adapter = adapters.prepare_for_run(self.workbench.root if target.model != REFERENCE else None,
-                                               challenge, target.model, target.folder, tmp, results)
-            with Store(self.workbench.store_path) as store:
-                prompt = answer_prompt_facts(store, challenge, target.folder, target.model)
-            job = {"challenge_id": challenge.id, "challenge_dir": str(challenge.path), "answer_dir": str(work),
-                   "model": target.model, "seed": self.options.seed, "backend": backend,
-                   "thresholds": {**challenge.thresholds, **(prompt.get("thresholds") or {})},
-                   "forbidden_imports": list(challenge.forbidden_imports),
-                   "adapter_path": str(adapter) if adapter else None, "results_path": str(results),
-                   "prompt_version": prompt["prompt_version"], "version_checks": prompt["version_checks"],
-                   "audit": {"stop_first": not baseline}}
-            started = time.perf_counter()
-            checks, done, res = self.runner._two_processes(
-                job, work, out, adapter, challenge, limits, backend == "cuda", checker="engine.audit.checker",
-                answer_server="engine.audit.answer_lines" if lines else "engine.runner.answer_server")
-            wall = time.perf_counter() - started
-            trace = None
-            for line in read_capped(results, 64 * 1024 * 1024).splitlines():
-                if line.startswith('{"trace"'):
-                    trace = json.loads(line)["trace"]
-            if res.timed_out:
-                checks.append({"name": "run", "verdict": "timeout", "message": f"killed after {res.wall_s:.1f} s"})
-            elif done is None:
-                checks.append({"name": "run", "verdict": "error", "message": "the checker stopped early "
-                               + (read_capped(out / "stderr.txt").strip().splitlines() or [""])[-1][:200]})
-            reached = {}
-            if lines and (work / LINES_FILE).is_file():
-                try:
-                    reached = json.loads((work / LINES_FILE).read_text(encoding="utf-8"))
-                except ValueError:
-                    reached = {}
-            return {"checks": checks, "trace": trace, "lines": reached, "wall_s": wall}
+        limits = challenge.limits
+        backend, _ = (self.cluster.choose_backend("auto", challenge.backends) if self.cluster is not None
+                      else choose_backend("auto", challenge.backends))
+        with Store(self.workbench.store_path) as store:
+            prompt = answer_prompt_facts(store, challenge, target.folder, target.model)
+        # The adapter's key is checked against the original the mutant came from: it follows the mutant.
+        bundle = self.runner.make_bundle(
+            target.folder, challenge, target.model, backend, self.options.seed,
+            {k: prompt.get(k) for k in ("prompt_version", "version_checks", "thresholds")},
+            key=f"{target.model}/{challenge.id}/{mutant.sha[:12] if mutant is not None else 'baseline'}",
+            limits=RunLimits(timeout_s=timeout_s, cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
+                             self_check_timeout_s=limits.self_check_timeout_s),
+            adapter_root=self.workbench.root if target.model != REFERENCE else None,
+            job_extra={"audit": {"stop_first": not baseline}},
+            overlay={mutant.file: mutant.source} if mutant is not None else {},
+            self_check=False, checker="engine.audit.checker",
+            answer_server="engine.audit.answer_lines" if lines else "engine.runner.answer_server",
+            collect_trace=True, collect_lines=LINES_FILE if lines else None)
+        started = time.perf_counter()
+        got = self.runner.dispatch(bundle, challenge)
+        wall = time.perf_counter() - started
+        checks = got["checks"]
+        if got["timed_out"]:
+            checks.append({"name": "run", "verdict": "timeout", "message": f"killed after {got['wall_s']:.1f} s"})
+        elif got["done"] is None:
+            checks.append({"name": "run", "verdict": "error", "message": "the checker stopped early "
+                           + (got["checker_stderr"].strip().splitlines() or [""])[-1][:200]})
+        return {"checks": checks, "trace": got.get("trace"), "lines": got.get("lines") or {}, "wall_s": wall}
 
     # -- the audit ----------------------------------------------------------------------
     def run(self) -> int:
@@ -272,13 +261,18 @@ class Auditor:
             checks, trace, lines = json.loads(row["checks"]), json.loads(row["trace"] or "null"), json.loads(row["lines"])
             unstable = json.loads(row.get("unstable") or "null")
         else:
-            got = self.execute(target, None, baseline=True, timeout_s=challenge.limits.timeout_s)
-            checks, trace, lines = got["checks"], got["trace"], got["lines"]
-            verdict = "pass" if not any(c["verdict"] in KILLING for c in checks) else "fail"
-            unstable = None
-            if verdict == "pass":  # a second run: values that differ from run to run never decide equivalence
-                again = self.execute(target, None, baseline=True, lines=False, timeout_s=challenge.limits.timeout_s)
-                unstable = unstable_positions(trace, again["trace"])
+            try:
+                got = self.execute(target, None, baseline=True, timeout_s=challenge.limits.timeout_s)
+                checks, trace, lines = got["checks"], got["trace"], got["lines"]
+                verdict = "pass" if not any(c["verdict"] in KILLING for c in checks) else "fail"
+                unstable = None
+                if verdict == "pass":  # a second run: values that differ from run to run never decide equivalence
+                    again = self.execute(target, None, baseline=True, lines=False, timeout_s=challenge.limits.timeout_s)
+                    unstable = unstable_positions(trace, again["trace"])
+            except RunInterrupted as exc:  # not cached: the next audit runs it again
+                plan.update(status="interrupted", message=f"the baseline was interrupted: {exc}")
+                self.emit(AuditEvent("baseline", target.model, challenge.id, "interrupted"))
+                return plan
             with Store(self.workbench.store_path) as store, store.conn:
                 store.db["audit_baselines"].insert({
                     "key": key, "model": target.model, "challenge": challenge.id, "answer_sha256": answer_sha,
@@ -327,6 +321,13 @@ class Auditor:
             timeout = min(target.challenge.limits.timeout_s, max(30.0, 5 * float(plan["wall_s"] or 0)))
             try:
                 got = self.execute(target, m, baseline=False, timeout_s=timeout)
+            except RunInterrupted as exc:  # its cluster node died (twice) or the audit was cancelled: not an outcome
+                with self._lock:
+                    self.done += 1
+                    done = self.done
+                self.emit(AuditEvent("mutant", target.model, target.challenge.id, "interrupted",
+                                     f"{m.file}:{m.line} {m.description}: {exc}", done=done, total=self.total))
+                return
             except Exception as exc:  # benchtui's own failure: recorded, the audit goes on
                 got = {"checks": [{"name": "audit", "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}],
                        "trace": None, "wall_s": 0.0}
@@ -402,5 +403,6 @@ def mutant_rows(store: Store, keys: list[str]) -> list[dict]:
     return rows
 
 
-def run_audit(workbench: Workbench, options: AuditOptions, on_event=None, cancel=None) -> int:
-    return Auditor(workbench, options, on_event, cancel).run()
+def run_audit(workbench: Workbench, options: AuditOptions, on_event=None, cancel=None, cluster=None) -> int:
+    """``cluster`` (engine/cluster.py): baselines and mutants run as Ray tasks there."""
+    return Auditor(workbench, options, on_event, cancel, cluster=cluster).run()

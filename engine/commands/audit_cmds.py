@@ -5,6 +5,7 @@ import sys
 
 from engine.challenges import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
+from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from engine.scan import scan_workbench
 
 
@@ -14,11 +15,12 @@ def register(sub) -> None:
                    help="model to audit (repeatable; default: every passing answer; '(reference)' for the references)")
     p.add_argument("-c", "--challenge", action="append", default=[], help="challenge id or display name (repeatable)")
     p.add_argument("--mutants", type=int, metavar="N", help="at most N mutants per answer, spread over the operators (default: all)")
-    p.add_argument("--jobs", type=int, default=1, help="mutants run in parallel (default 1)")
+    p.add_argument("--jobs", type=int, help="mutants run in parallel (default 1; on a cluster, one per CPU it has)")
     p.add_argument("--fresh", action="store_true", help="rerun every mutant, ignoring the cache")
     p.add_argument("--no-reference", action="store_true", help="leave the challenges' references out")
     p.add_argument("--show", action="store_true", help="print the stored report without running anything")
     p.add_argument("--unsafe-no-isolation", action="store_true", help="allow running with rlimits alone")
+    add_cluster_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)
 
@@ -48,7 +50,7 @@ def cmd_audit(args, ctx) -> int:
     from engine.audit.report import challenge_reports
     from engine.runner import sandbox
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.mutants is not None and args.mutants < 1:
         raise UsageError("--mutants must be at least 1")
@@ -59,12 +61,28 @@ def cmd_audit(args, ctx) -> int:
         for m in args.model:
             if m not in known:
                 raise UsageError(f"unknown model {m!r}; known: {', '.join(sorted(known))}")
-        options = AuditOptions(models=args.model, challenges=ids, mutants=args.mutants, jobs=args.jobs, fresh=args.fresh,
-                               allow_unsafe=args.unsafe_no_isolation, references=not args.no_reference)
-        try:
-            run_audit(ctx.workbench, options, on_event=_progress)
-        except sandbox.SandboxUnavailable as exc:
-            raise CommandError(str(exc)) from exc
+        address = cluster_address(args)
+        if address is not None:
+            from engine.cluster import ClusterUnavailable, ray_module
+
+            try:
+                ray_module()
+            except ClusterUnavailable as exc:
+                raise UsageError(str(exc)) from None
+        import threading
+
+        cancel = threading.Event()
+        with connected(address) as cluster, driver_signals(cancel, cluster) as caught:
+            jobs = args.jobs or (cluster.slots() if cluster is not None else 1)
+            options = AuditOptions(models=args.model, challenges=ids, mutants=args.mutants, jobs=jobs, fresh=args.fresh,
+                                   allow_unsafe=args.unsafe_no_isolation, references=not args.no_reference)
+            try:
+                run_audit(ctx.workbench, options, on_event=_progress, cancel=cancel, cluster=cluster)
+            except sandbox.SandboxUnavailable as exc:
+                raise CommandError(str(exc)) from exc
+        if caught:
+            print(f"benchtui: interrupted ({caught[0]}): outcomes stored so far are kept; a new audit resumes", file=sys.stderr)
+            return 130
     reports = [c for c in challenge_reports(ctx.store) if not ids or c["challenge"] in ids]
     if args.model:
         for c in reports:

@@ -6,6 +6,7 @@ import sys
 
 from engine.challenges import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
+from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from engine.scan import scan_workbench
 
 
@@ -14,11 +15,12 @@ def register(sub) -> None:
     p.add_argument("-m", "--model", action="append", default=[], help="model to run (repeatable; default all)")
     p.add_argument("-c", "--challenge", action="append", default=[], help="challenge id or display name (repeatable; default all)")
     p.add_argument("--backend", choices=["auto", "cpu", "cuda", "mlx"], default="auto")
-    p.add_argument("--jobs", type=int, default=1, help="answers run in parallel (default 1)")
+    p.add_argument("--jobs", type=int, help="answers run in parallel (default 1; on a cluster, one per CPU it has)")
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock limit per answer (default: the challenge's own)")
     p.add_argument("--no-self-check", action="store_true", help="skip the answer's own tests and demos")
     p.add_argument("--unsafe-no-isolation", action="store_true",
                    help="allow running with rlimits alone when no namespace sandbox works (network stays open)")
+    add_cluster_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
 
@@ -51,6 +53,7 @@ def run_record(store, run_id: int) -> dict:
     checks = store.query("select name, verdict, value, threshold, message from checks where run_id = ? order by position, id", (run_id,))
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
+            "node": r.get("node") or None,  # the cluster node it ran on (--cluster); None on this machine
             "prompt_version": r.get("prompt_version"),  # engine/prompts.py; None: unknown or missing prompt
             **run_coverage(r),
             "checks": [{**c, "value": _loads(c["value"]), "threshold": _loads(c["threshold"])} for c in checks],
@@ -82,29 +85,44 @@ def cmd_run(args, ctx) -> int:
     from engine.runner import sandbox
     from engine.runner.orchestrate import run_answers
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")
+    import threading
+
     from engine.backends import BackendUnavailable, require_backend
 
-    try:
-        require_backend(args.backend)
-    except BackendUnavailable as exc:
-        raise UsageError(str(exc)) from exc
+    address = cluster_address(args)
+    if address is None:
+        try:
+            require_backend(args.backend)
+        except BackendUnavailable as exc:
+            raise UsageError(str(exc)) from exc
+    else:
+        from engine.cluster import ray_module, ClusterUnavailable
+
+        try:  # before the scan: without Ray, say so at once
+            ray_module()
+        except ClusterUnavailable as exc:
+            raise UsageError(str(exc)) from None
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
-    # Progress always goes to stderr (stdout stays the report, or JSON): a bar on
-    # a terminal, else one line per answer as it ends.
-    progress = _progress(len(pairs)) if sys.stderr.isatty() else _progress_lines()
-    try:
-        events = run_answers(ctx.workbench, pairs, backend=args.backend, jobs=args.jobs,
-                             allow_unsafe=args.unsafe_no_isolation, self_check=not args.no_self_check, timeout_s=args.timeout,
-                             on_event=progress.on_event)
-    except sandbox.SandboxUnavailable as exc:
-        raise CommandError(str(exc)) from exc
-    finally:
-        progress.stop()
+    cancel = threading.Event()
+    with connected(address) as cluster, driver_signals(cancel, cluster) as caught:
+        # Progress always goes to stderr (stdout stays the report, or JSON): a bar on
+        # a terminal, else one line per answer as it ends (and, on a cluster, as a node takes it).
+        progress = _progress(len(pairs)) if sys.stderr.isatty() else _progress_lines()
+        try:
+            events = run_answers(ctx.workbench, pairs, backend=args.backend, jobs=args.jobs if cluster else (args.jobs or 1),
+                                 allow_unsafe=args.unsafe_no_isolation, self_check=not args.no_self_check, timeout_s=args.timeout,
+                                 on_event=progress.on_event, cancel=cancel, cluster=cluster)
+        except sandbox.SandboxUnavailable as exc:
+            raise CommandError(str(exc)) from exc
+        except BackendUnavailable as exc:
+            raise UsageError(str(exc)) from exc
+        finally:
+            progress.stop()
     records = [run_record(ctx.store, e.run_id) for e in events if e.run_id is not None and e.kind != "busy"]
     busy = [e for e in events if e.kind == "busy"]
     for e in busy:  # stderr, so stdout stays JSON
@@ -112,7 +130,7 @@ def cmd_run(args, ctx) -> int:
     if args.json:
         print_json({"runs": records, "busy": [{"model": e.model, "challenge": e.challenge, "run_id": e.run_id,
                                                "message": e.message} for e in busy]})
-        return 0
+        return 130 if caught else 0
     for r in records:
         print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
         for req in r.get("coverage") or ():
@@ -124,6 +142,9 @@ def cmd_run(args, ctx) -> int:
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
+    if caught:
+        print(f"benchtui: interrupted ({caught[0]}): the runs it stopped are recorded as interrupted", file=sys.stderr)
+        return 130
     return 1 if errors else 0
 
 
@@ -131,10 +152,14 @@ class _progress_lines:
     """One line on stderr per answer that ends: ``[3/35] glm5/kv: pass (12.3 s)``."""
 
     def on_event(self, event) -> None:
+        if event.kind in ("running", "retrying"):  # a cluster node took it (or lost it)
+            said = f"running on node {event.node}" if event.kind == "running" else event.message
+            print(f"[run] {event.model}/{event.challenge}: {said}", file=sys.stderr, flush=True)
         if event.kind in ("finished", "error", "cancelled", "busy"):
             took = f" ({event.duration_s:.1f} s)" if event.duration_s is not None else ""
             said = event.verdict or event.kind
-            extra = f": {event.message}" if event.kind in ("error", "busy") and event.message else ""
+            extra = f": {event.message}" if (event.kind in ("error", "busy") or said == "interrupted") and event.message else ""
+            extra += f" [node {event.node}]" if event.node else ""
             print(f"[{event.done}/{event.total}] {event.model}/{event.challenge}: {said}{took}{extra}", file=sys.stderr, flush=True)
 
     def stop(self) -> None:
@@ -156,6 +181,9 @@ class _progress:
     def on_event(self, event) -> None:
         if event.kind == "started":
             self.bar.update(self.task, description=f"{event.model}/{event.challenge}")
+        elif event.kind in ("running", "retrying"):
+            self.bar.update(self.task, description=f"{event.model}/{event.challenge} on {event.node}"
+                                                   + (" (retrying)" if event.kind == "retrying" else ""))
         elif event.kind in ("finished", "error", "cancelled", "busy"):
             self.bar.update(self.task, completed=event.done, description=f"{event.model}/{event.challenge}: {event.verdict or event.kind}")
 

@@ -12,8 +12,6 @@ import os
 import platform
 import secrets
 import shutil
-import socket
-import sys
 import tempfile
 import threading
 import time
@@ -27,19 +25,17 @@ from engine import adapters, coverage, resources
 from engine.backends import choose_backend, probe_all, require_backend
 from engine.challenges import Challenge
 from engine.gitinfo import read_git
-from engine.runner import monitor, sandbox
-from engine.runner.selfcheck import plan_self_check, read_capped
+from engine.runner import sandbox
+from engine.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
+                                  in_flight, pack_tree, parse_results, two_processes)
 from engine.store import Store, now_iso
 from engine.verify import verdicts as V
 from engine.workbench import Workbench
 
-REPO_ROOT = resources.PACKAGE_ROOT  # holds engine: the clone, or site-packages once installed
-ANSWER_GRACE_S = 5.0
-
 
 @dataclass
 class RunEvent:
-    kind: str  # queued | started | finished | error | cancelled | busy (another process runs it)
+    kind: str  # queued | started | running (on a cluster node) | retrying | finished | error | cancelled | busy (another process runs it)
     model: str
     challenge: str
     run_id: int | None = None
@@ -48,6 +44,7 @@ class RunEvent:
     done: int = 0
     total: int = 0
     duration_s: float | None = None
+    node: str = ""  # the cluster node it runs or ran on (``benchtui run --cluster``); "" for a run on this machine
 
 
 @dataclass
@@ -59,6 +56,15 @@ class RunOptions:
     layer: str = "auto"
     seed: int | None = None  # fixed only for reproducing a run; secret otherwise
     timeout_s: float | None = None  # overrides the challenge's own wall-clock limit
+
+
+class RunInterrupted(Exception):
+    """A run that did not finish through no fault of the answer: its cluster node died
+    (after the one retry), or the batch was cancelled while it ran. ``node`` names where."""
+
+    def __init__(self, message: str, node: str = ""):
+        super().__init__(message)
+        self.node = node
 
 
 def mark_interrupted(store: Store) -> int:
@@ -162,12 +168,14 @@ class Runner:
     """One configured run session: a workbench, options and a cancel flag."""
 
     def __init__(self, workbench: Workbench, options: RunOptions, on_event: Callable[[RunEvent], None] | None = None,
-                 cancel: threading.Event | None = None):
+                 cancel: threading.Event | None = None, cluster=None):
         self.workbench = workbench
         self.options = options
         self.on_event = on_event or (lambda e: None)
         self.cancel = cancel or threading.Event()
-        self.layer = sandbox.choose_layer(options.layer, allow_unsafe=options.allow_unsafe)
+        self.cluster = cluster  # engine.cluster.Cluster: each run is a Ray task there
+        # On a cluster each worker picks its own layer (recorded per run); the driver runs nothing itself.
+        self.layer = sandbox.choose_layer(options.layer, allow_unsafe=options.allow_unsafe) if cluster is None else "cluster"
         self.git_commit = read_git(workbench.root).commit
         self._lock = threading.Lock()
         self._done = 0
@@ -188,6 +196,8 @@ class Runner:
         for model, challenge in pairs:
             self.emit(RunEvent("queued", model, challenge, total=self._total))
         jobs = max(1, self.options.jobs)
+        if self.cluster is not None:
+            self.cluster.watch(self.cancel)  # a cancel cancels the remote tasks too
         if jobs == 1:
             return [self.run_one(m, c) for m, c in pairs]
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="benchtui-run") as pool:
@@ -210,8 +220,11 @@ class Runner:
                 return self._finish(RunEvent("error", model, challenge_id, message="no such answer in the store; scan first"))
             answer = answer[0]
             folder = self.workbench.root / answer["path"]
-            backend, degraded = choose_backend(self.options.backend, challenge.backends)
-            status = probe_all().get(backend)
+            if self.cluster is not None:
+                backend, degraded = self.cluster.choose_backend(self.options.backend, challenge.backends)
+            else:
+                backend, degraded = choose_backend(self.options.backend, challenge.backends)
+            status = probe_all().get(backend) if self.cluster is None else None
             seed = self.options.seed if self.options.seed is not None else secrets.randbits(31)
             digest, files = tree_digest(folder) if folder.is_dir() else ("", {})
             prompt = answer_prompt_facts(store, challenge, folder, model)  # issue 9: prompt versions
@@ -227,16 +240,33 @@ class Runner:
             return self._finish(RunEvent("busy", model, challenge_id, run_id=busy["id"], message=f"{said}: not run twice"))
         self.emit(RunEvent("started", model, challenge_id, run_id=run_id, total=self._total))
         started = time.perf_counter()
+
+        ended = threading.Event()
+
+        def on_running(node: str, retry: str = "") -> None:  # a cluster node took the task (or it is retried)
+            if ended.is_set():
+                return  # heard after the run ended: its row is final
+            with Store(self.workbench.store_path) as store, store.conn:
+                store.db["runs"].update(run_id, {"node": node})
+            self.emit(RunEvent("retrying" if retry else "running", model, challenge_id, run_id=run_id, total=self._total,
+                               node=node, message=retry))
+
+        node = ""
         try:
             if answer["status"] == "no_answer":
                 checks, verdict, extra = [], V.NO_ANSWER, {"message": "the folder holds no answer files"}
             else:
-                checks, verdict, extra = self._execute(folder, challenge, model, backend, seed, digest, prompt)
+                checks, verdict, extra = self._execute(folder, challenge, model, backend, seed, digest, prompt, on_running)
+                node = extra.get("node", "")
         except sandbox.SandboxUnavailable:
             raise
+        except RunInterrupted as exc:  # a cluster node died under it (twice), or the batch was cancelled
+            checks, verdict, extra = [], V.INTERRUPTED, {"message": str(exc), "node": exc.node}
+            node = exc.node
         except Exception as exc:  # benchtui's own failure: record it, never lose the row
             checks, verdict, extra = [], V.ERROR, {"message": f"benchtui could not run it: {type(exc).__name__}: {exc}"}
         duration = time.perf_counter() - started
+        ended.set()
         if self.cancel.is_set() and verdict == V.TIMEOUT:
             verdict, extra["message"] = V.INTERRUPTED, "cancelled by the user"
         with Store(self.workbench.store_path) as store:
@@ -255,67 +285,93 @@ class Runner:
                     # what decided the verdict first (the compiler's error, ...), the backend note after
                     "message": "; ".join(m for m in (message, prior) if m), **extra})
         return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
-                                     message=message, duration_s=duration))
+                                     message=message, duration_s=duration, node=node))
 
-    def _execute(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int, digest: str,
-                 prompt: dict | None = None):
+    def _limits(self, challenge: Challenge) -> RunLimits:
         limits = challenge.limits
         if self.options.timeout_s:
             limits = dataclasses.replace(limits, timeout_s=self.options.timeout_s,
                                          self_check_timeout_s=min(limits.self_check_timeout_s, self.options.timeout_s))
-        gpu = backend == "cuda"
-        with tempfile.TemporaryDirectory(prefix="benchtui-run-") as tmp:
+        return RunLimits(timeout_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
+                         self_check_timeout_s=limits.self_check_timeout_s)
+
+    def make_bundle(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int,
+                    prompt: dict | None = None, *, key: str | None = None, limits: RunLimits | None = None,
+                    adapter_root: Path | None | bool = True, job_extra: dict | None = None, **fields) -> JobBundle:
+        """Everything the run needs from this machine's disk, by value (engine/runner/bundle.py):
+        the answer's scratch copy, the adapter (workbench .benchtui/adapters first, then the
+        plugin's; a stale one is not used and its `adapter` check goes into the results
+        preamble), the job and the limits. ``adapter_root``: the workbench to look adapters up
+        in (True: this one; None: the plugin's only)."""
+        with tempfile.TemporaryDirectory(prefix="benchtui-stage-") as tmp:
             tmp = Path(tmp)
-            work, out = tmp / "answer", tmp / "out"
-            copy_answer(self.workbench, folder, work, challenge)
-            out.mkdir()
-            _open_up(out)
-            results = out / "results.jsonl"
-            # Workbench .benchtui/adapters first, then the plugin's; a stale one is not used and an
-            # `adapter` check (unbound when stale, info otherwise) goes into the results file. The copy
-            # lands in tmp/adapter: the answer's process reads it there and sees nothing of `out`.
-            adapter = adapters.prepare_for_run(self.workbench.root, challenge, model, folder, tmp, results)
-            job = {"challenge_id": challenge.id, "challenge_dir": str(challenge.path), "answer_dir": str(work), "model": model,
-                   "seed": seed, "backend": backend,
+            stage = tmp / "answer"
+            copy_answer(self.workbench, folder, stage, challenge)
+            preamble = tmp / "preamble.jsonl"
+            root = self.workbench.root if adapter_root is True else adapter_root
+            adapter = adapters.prepare_for_run(root, challenge, model, folder, tmp, preamble)
+            job = {"challenge_id": challenge.id, "model": model, "seed": seed, "backend": backend,
                    "thresholds": {**challenge.thresholds, **((prompt or {}).get("thresholds") or {})},
                    "forbidden_imports": list(challenge.forbidden_imports),
-                   "adapter_path": str(adapter) if adapter else None, "results_path": str(results),
-                   **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")}}
-            checks, done, res = self._two_processes(job, work, out, adapter, challenge, limits, gpu)
-            stderr = read_capped(out / "stderr.txt")
-            if res.timed_out:
-                # the checks that finished stay; the one in flight says the time limit stopped it
-                finished = len(checks)
-                flight = in_flight(out / "results.jsonl")
-                if flight:
-                    checks.append({"name": flight, "verdict": V.TIMEOUT, "value": None, "threshold": limits.timeout_s,
-                                   "message": f"stopped by the run's time limit ({limits.timeout_s:g} s) while it ran"})
-                checks.append({"name": "run", "verdict": V.TIMEOUT, "value": round(res.wall_s, 2), "threshold": limits.timeout_s,
-                               "message": f"killed after {res.wall_s:.1f} s (limit {limits.timeout_s:g} s); {finished} checks had finished"
-                                          + (f", {flight} was running" if flight else "")})
-            elif done is None:
-                last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
-                why = f"signal {res.signal}" if res.signal else f"exit code {res.exit_code}"
-                checks.append({"name": "run", "verdict": V.ERROR, "value": res.exit_code, "threshold": None,
-                               "message": f"the checker stopped early ({why})" + (f": {last[0][:300]}" if last else "")})
-            after, _ = tree_digest(folder)
-            if after != digest:
-                checks.append({"name": "answer_folder_unchanged", "verdict": V.ERROR, "value": after, "threshold": digest,
-                               "message": "the answer folder changed during the run (it is never written to by benchtui)"})
-            # What the answer printed is its own output; the checker's stderr only matters when it failed.
-            answer_err = read_capped(out / "answer_stderr.txt")
-            extra = {"stdout": read_capped(out / "answer_stdout.txt"),
-                     "stderr": answer_err + (f"\n[checker]\n{stderr}" if stderr.strip() and done is None else ""),
-                     "work_s": round(done["duration_s"], 4) if done else None}
-            if self.options.self_check and not self.cancel.is_set():
-                extra.update(self._self_check(folder, challenge, limits, gpu))
-            verdict = V.worst(c["verdict"] for c in checks)
-            if res.timed_out and any(c["verdict"] == V.FAIL for c in checks):
-                verdict = V.FAIL  # a check it finished found a wrong result: the timeout stands beside it
-            # what the verdict covers: a pass leaving a requirement not exercised is `partial`
-            verdict, cov = coverage.for_run(challenge, (prompt or {}).get("prompt_version"), checks, verdict)
-            extra["coverage"] = json.dumps(cov)
-            return checks, verdict, extra
+                   **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")},
+                   **(job_extra or {})}
+            return JobBundle(**{
+                "key": key or f"{model}/{challenge.id}", "model": model, "challenge_id": challenge.id,
+                "answer_tar": pack_tree(stage), "job": job, "limits": limits or self._limits(challenge), "gpu": backend == "cuda",
+                "challenge_dir": str(challenge.path), "adapter_name": adapter.name if adapter else None,
+                "adapter_bytes": adapter.read_bytes() if adapter else None,
+                "results_preamble": preamble.read_text(encoding="utf-8") if preamble.is_file() else "",
+                "self_check": self.options.self_check, "layer": self.options.layer if self.cluster else self.layer,
+                "allow_unsafe": self.options.allow_unsafe,
+                "hide": [str(p) for p in (challenge.path.parent, self.workbench.root, self.workbench.store_path.parent)],
+                "engine_fingerprint": engine_fingerprint(), **fields})
+
+    def dispatch(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[[str], None] | None = None) -> dict:
+        """Run a bundle here, or as a Ray task on the cluster (engine/cluster.py)."""
+        if self.cluster is None:
+            return execute_bundle(bundle, layer=self.layer, stop=self.cancel)
+        return self.cluster.run(bundle, challenge, on_running=on_running)
+
+    def _execute(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int, digest: str,
+                 prompt: dict | None = None, on_running: Callable[[str], None] | None = None):
+        limits = self._limits(challenge)
+        bundle = self.make_bundle(folder, challenge, model, backend, seed, prompt, limits=limits)
+        got = self.dispatch(bundle, challenge, on_running)
+        checks, done, stderr = got["checks"], got["done"], got["checker_stderr"]
+        if got["timed_out"]:
+            # the checks that finished stay; the one in flight says the time limit stopped it
+            finished = len(checks)
+            flight = got["in_flight"]
+            if flight:
+                checks.append({"name": flight, "verdict": V.TIMEOUT, "value": None, "threshold": limits.timeout_s,
+                               "message": f"stopped by the run's time limit ({limits.timeout_s:g} s) while it ran"})
+            checks.append({"name": "run", "verdict": V.TIMEOUT, "value": round(got["wall_s"], 2), "threshold": limits.timeout_s,
+                           "message": f"killed after {got['wall_s']:.1f} s (limit {limits.timeout_s:g} s); {finished} checks had finished"
+                                      + (f", {flight} was running" if flight else "")})
+        elif done is None:
+            last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
+            why = f"signal {got['signal']}" if got["signal"] else f"exit code {got['exit_code']}"
+            checks.append({"name": "run", "verdict": V.ERROR, "value": got["exit_code"], "threshold": None,
+                           "message": f"the checker stopped early ({why})" + (f": {last[0][:300]}" if last else "")})
+        after, _ = tree_digest(folder)
+        if after != digest:
+            checks.append({"name": "answer_folder_unchanged", "verdict": V.ERROR, "value": after, "threshold": digest,
+                           "message": "the answer folder changed during the run (it is never written to by benchtui)"})
+        # What the answer printed is its own output; the checker's stderr only matters when it failed.
+        extra = {"stdout": got["answer_stdout"],
+                 "stderr": got["answer_stderr"] + (f"\n[checker]\n{stderr}" if stderr.strip() and done is None else ""),
+                 "work_s": round(done["duration_s"], 4) if done else None}
+        extra.update(got.get("self_check") or {})
+        if self.cluster is not None:  # where it ran: the worker's own sandbox layer, device and versions
+            extra.update({"sandbox": got["layer"], "node": got.get("node", ""), "device": got["facts"]["device"],
+                          "versions": json.dumps(got["facts"]["versions"])})
+        verdict = V.worst(c["verdict"] for c in checks)
+        if got["timed_out"] and any(c["verdict"] == V.FAIL for c in checks):
+            verdict = V.FAIL  # a check it finished found a wrong result: the timeout stands beside it
+        # what the verdict covers: a pass leaving a requirement not exercised is `partial`
+        verdict, cov = coverage.for_run(challenge, (prompt or {}).get("prompt_version"), checks, verdict)
+        extra["coverage"] = json.dumps(cov)
+        return checks, verdict, extra
 
     def _hidden_from_answers(self, challenge: Challenge) -> list[Path]:
         """What an answer's process must not see: the checks and references,
@@ -327,91 +383,9 @@ class Runner:
     def _two_processes(self, job: dict, work: Path, out: Path, adapter: Path | None, challenge: Challenge,
                        limits, gpu: bool, checker: str = "engine.runner.child",
                        answer_server: str = "engine.runner.answer_server"):
-        """The checker and the answer, each in its own sandbox, joined by a
-        socket; the checker also gets a socket to a memory monitor run here.
-        ``checker``/``answer_server`` name the entry modules (an audit's differ)."""
-        checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno()}
-        (out / "job.json").write_text(json.dumps(job))
-        box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb)
-        # the answer's process outlives the checker's limit a little, so the time limit
-        # stops the checker (which names the check in flight), never the answer first:
-        # it ends anyway when the checker goes
-        answer_box = dataclasses.replace(box, wall_s=limits.timeout_s + ANSWER_GRACE_S)
-        env = {"PYTHONPATH": str(REPO_ROOT)}
-        answer_proc: list = []
-        stop = threading.Event()
-
-        def answer_pid() -> int | None:
-            if not answer_proc:
-                return None
-            return sandbox.find_process(answer_proc[0].pid, f"{sys.executable}\0-m\0{answer_server}\0".encode())
-
-        def run_answer():
-            try:
-                sandbox.run_sandboxed(
-                    [sys.executable, "-m", answer_server, str(answer_end.fileno()), str(work),
-                     str(adapter or "")],
-                    workdir=work, ro_paths=[REPO_ROOT / "engine"] + ([adapter.parent] if adapter else []),
-                    hide_paths=self._hidden_from_answers(challenge), limits=answer_box, layer=self.layer, env=env, gpu=gpu,
-                    stdout_path=out / "answer_stdout.txt", stderr_path=out / "answer_stderr.txt",
-                    pass_fds=[answer_end.fileno()], started=answer_proc.append, stop=stop)
-            finally:
-                answer_end.close()
-
-        monitor.serve(monitor_here, answer_pid)
-        thread = threading.Thread(target=run_answer, name="benchtui-answer", daemon=True)
-        thread.start()
-        try:
-            res = sandbox.run_sandboxed(
-                [sys.executable, "-m", checker, str(out / "job.json")],
-                workdir=out, rw_paths=[], ro_paths=[challenge.path, REPO_ROOT, work], limits=box,
-                layer=self.layer, env=env, gpu=gpu, stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt",
-                pass_fds=[checker_end.fileno(), monitor_there.fileno()])
-        finally:
-            checker_end.close()
-            monitor_there.close()
-            thread.join(timeout=2.0)  # the answer's process ends on the checker's goodbye or EOF
-            if thread.is_alive():
-                stop.set()
-                thread.join()
-        checks, done = parse_results(out / "results.jsonl")
-        return checks, done, res
-
-    def _self_check(self, folder: Path, challenge: Challenge, limits, gpu: bool) -> dict:
-        """Run the answer's own tests/demos on a fresh scratch copy."""
-        with tempfile.TemporaryDirectory(prefix="benchtui-self-") as tmp:
-            work = Path(tmp) / "answer"
-            copy_answer(self.workbench, folder, work, challenge)
-            plan = plan_self_check(work, sys.executable, gpu=gpu)
-            if not plan.commands:
-                return {"self_status": "none", "self_command": "", "self_output": "; ".join(plan.skipped) or "no tests or demos found"}
-            budget = limits.self_check_timeout_s
-            outputs, exit_code, started = [], 0, time.perf_counter()
-            status = "pass"
-            for cmd, label in zip(plan.commands, plan.labels):
-                left = budget - (time.perf_counter() - started)
-                if left <= 0:
-                    outputs.append(f"$ {label}\n[not run: the self-check budget of {budget:g} s is spent]")
-                    status = "timeout"
-                    break
-                log = Path(tmp) / "self.log"
-                res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else limits.memory_mb),
-                                            layer=self.layer, hide_paths=self._hidden_from_answers(challenge),
-                                            ro_paths=[REPO_ROOT / "engine"], env={"PYTHONPATH": str(REPO_ROOT)}, gpu=gpu,
-                                            stdout_path=log, stderr_path=log)
-                text = read_capped(log, 16 * 1024)
-                code = res.exit_code if res.exit_code is not None else -(res.signal or 9)
-                outputs.append(f"$ {label}\n{text}\n[exit {code}{', timed out' if res.timed_out else ''}, {res.wall_s:.2f} s]")
-                if res.timed_out:
-                    status = "timeout"
-                if code != 0 and exit_code == 0:
-                    exit_code = code
-                    status = "timeout" if res.timed_out else "fail"
-            outputs.extend(f"[skipped] {s}" for s in plan.skipped)
-            return {"self_exit_code": exit_code, "self_duration_s": round(time.perf_counter() - started, 3),
-                    "self_command": " && ".join(plan.labels), "self_output": "\n\n".join(outputs), "self_status": status}
+        """The two sandboxed processes on this machine (engine.runner.bundle.two_processes)."""
+        return two_processes(job, work, out, adapter, challenge.path, limits, gpu, self.layer,
+                             self._hidden_from_answers(challenge), checker=checker, answer_server=answer_server)
 
 
 # -- issue 9: the prompt an answer was given, and its copied files ------------------
@@ -432,25 +406,6 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
             "thresholds": prompts.version_thresholds(challenge, version), "duplicates": duplicates}
 
 
-def in_flight(path: Path) -> str | None:
-    """The check that had started but not finished when the checker stopped."""
-    started, finished = [], set()
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    for line in lines:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(obj.get("started"), str):
-            started.append(obj["started"])
-        elif isinstance(obj.get("check"), dict):
-            finished.add(obj["check"].get("name"))
-    return started[-1] if started and started[-1] not in finished else None
-
-
 def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
     """The message of the first check that decided ``verdict`` (none for a pass)."""
     if verdict in (V.PASS, V.INFO):
@@ -462,36 +417,21 @@ def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
     return ""
 
 
-def parse_results(path: Path) -> tuple[list[dict], dict | None]:
-    """Checks and the final 'done' record from the child's results file.
-    A torn last line (the child was killed mid-write) is ignored."""
-    checks, done = [], None
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return checks, None
-    for line in lines:
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            continue
-        if "check" in obj and isinstance(obj["check"], dict):
-            c = obj["check"]
-            if c.get("verdict") in V.CHECK_VERDICTS and isinstance(c.get("name"), str):
-                checks.append(c)
-        elif obj.get("done"):
-            done = obj
-    return checks, done
-
-
-def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int = 1,
+def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int | None = 1,
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
                 allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
-                timeout_s: float | None = None) -> list[RunEvent]:
-    require_backend(backend)  # an absent backend asked for by name: refused, not an `error` per answer
+                timeout_s: float | None = None, cluster=None) -> list[RunEvent]:
+    """Run ``pairs``; ``cluster`` (an engine.cluster.Cluster) runs each as a Ray task there,
+    ``jobs`` (None: as many as the cluster has CPUs, else 1) at a time."""
+    if cluster is None:
+        require_backend(backend)  # an absent backend asked for by name: refused, not an `error` per answer
+    else:
+        cluster.require_backend(backend)
+    if jobs is None:
+        jobs = cluster.slots() if cluster is not None else 1
     options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed,
                          timeout_s=timeout_s)
-    return Runner(workbench, options, on_event, cancel).run_all(pairs)
+    return Runner(workbench, options, on_event, cancel, cluster=cluster).run_all(pairs)
 
 
 def event_dict(event: RunEvent) -> dict:

@@ -479,6 +479,10 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
         home = SANDBOX_HOME
         inner = _payload_chain(argv, workdir, limits, uid)
         cmd = (_bwrap_argv if layer == "bwrap" else _unshare_argv)(inner, binds, gpu, extra)
+    # The whole tree dies with the thread that started it (a Ray worker killed by a cancel,
+    # a driver killed outright): the outer helper gets SIGKILL from the kernel, and its
+    # namespace (unshare --kill-child, bwrap --die-with-parent) or session goes with it.
+    cmd = _pdeathsig_prefix() + cmd
     owned = [workdir, *rw] + ([scratch_home] if scratch_home else [])
     if drop:
         for p in owned:
@@ -518,6 +522,24 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
     return SandboxResult(exit_code=code, signal=sig, timed_out=timed_out, wall_s=wall,
                          stdout_path=stdout_path, stderr_path=stderr_path, layer=layer,
                          leftovers_killed=leftovers, uid=uid if uid is not None else os.getuid())
+
+
+_pdeathsig: list[str] | None = None
+
+
+def _pdeathsig_prefix() -> list[str]:
+    """``setpriv --pdeathsig KILL --`` where this util-linux has it (2.33+), else nothing."""
+    global _pdeathsig
+    if _pdeathsig is None:
+        tool = _tool("setpriv")
+        ok = False
+        if tool:
+            try:
+                ok = subprocess.run([tool, "--pdeathsig", "KILL", "--", "/bin/true"], capture_output=True, timeout=10).returncode == 0
+            except (OSError, subprocess.SubprocessError):
+                ok = False
+        _pdeathsig = [tool, "--pdeathsig", "KILL", "--"] if ok else []
+    return list(_pdeathsig)
 
 
 def _wait_exit(proc: subprocess.Popen, timeout: float, stop: threading.Event | None = None) -> bool:

@@ -29,7 +29,8 @@ from tui.messages import RunProgress, RunsDone
 SCOPES = (("this answer", "answer"), ("this model", "column"), ("this challenge", "row"), ("every answer", "all"))
 BACKENDS = (("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda"), ("mlx", "mlx"))
 COLUMNS = ("run", "model", "challenge", "state", "verdict", "message")
-STATES = ("queued", "started", "finished", "error", "cancelled", "busy", "running", "done", "interrupted")
+NODE = "node"  # a seventh column, shown once some row ran on a cluster node (benchtui run --cluster, issue 18)
+STATES = ("queued", "started", "finished", "error", "cancelled", "busy", "running", "done", "interrupted", "retrying")
 ENDED = ("finished", "error", "cancelled", "busy")  # a batch row that will not change again
 MESSAGE_WIDTH = 60  # longer messages end in "…"; the log shows them whole
 
@@ -43,13 +44,20 @@ def cell_len(value) -> int:
     return value.cell_len if isinstance(value, Text) else Text(str(value)).cell_len
 
 
-def set_columns(table: DataTable, rows: list[tuple], floor: dict[str, int] | None = None) -> None:
-    """(Re)create the columns, each as wide as its widest cell, label or floor."""
+def columns_for(rows: list[tuple]) -> tuple[str, ...]:
+    """The six columns, and ``node`` when some row ran on a cluster node."""
+    return COLUMNS + ((NODE,) if any(len(r) > len(COLUMNS) and r[len(COLUMNS)] for r in rows) else ())
+
+
+def set_columns(table: DataTable, rows: list[tuple], floor: dict[str, int] | None = None) -> tuple[str, ...]:
+    """(Re)create the columns, each as wide as its widest cell, label or floor; returns them."""
     floor = floor or {}
     table.clear(columns=True)
-    for i, key in enumerate(COLUMNS):
+    columns = columns_for(rows)
+    for i, key in enumerate(columns):
         width = max([len(key), floor.get(key, 0), *(cell_len(r[i]) for r in rows)])
         table.add_column(Text(key), key=key, width=width)
+    return columns
 
 
 class RunsScreen(GuardedScreen):
@@ -107,11 +115,11 @@ class RunsScreen(GuardedScreen):
             except Exception:
                 keep = None
         rows = [(str(r["id"]), r["model"], r["challenge"], r["status"] or "",
-                 verdict_text(r["verdict"] or r["status"]), clip(r["message"]), f"run:{r['id']}")
+                 verdict_text(r["verdict"] or r["status"]), clip(r["message"]), r.get("node") or "", f"run:{r['id']}")
                 for r in queries.recent_runs(self.app.store, 100)]
-        set_columns(table, [r[:-1] for r in rows])
+        columns = set_columns(table, [r[:-1] for r in rows])
         for r in rows:
-            table.add_row(*r[:-1], key=r[-1])
+            table.add_row(*r[:len(columns)], key=r[-1])
         if keep is not None:
             try:
                 table.move_cursor(row=table.get_row_index(keep), scroll=True)
@@ -149,23 +157,37 @@ class RunsScreen(GuardedScreen):
             self.notify("nothing to run in this selection (no answers)", severity="warning")
             return
         backend = str(self.query_one("#runs-backend", Select).value)
-        self.batch = {f"q:{model}/{challenge}": ["", model, challenge, "queued", "", ""] for model, challenge in pairs}
+        self.batch = {f"q:{model}/{challenge}": ["", model, challenge, "queued", "", "", ""] for model, challenge in pairs}
         self.render_live()
         self.query_one("#runs-live", DataTable).display = True
         if not isinstance(self.focused, DataTable):
             self.query_one("#runs-table", DataTable).focus()
         self.running = True
         self.cancel_event = threading.Event()
-        self.query_one("#runs-progress", Static).update(f"starting {len(pairs)} run(s) on {backend}…")
+        from engine.config import default_cluster
+
+        cluster = default_cluster()
+        self.query_one("#runs-progress", Static).update(f"starting {len(pairs)} run(s) on {backend}"
+                                                         + (f", on the cluster {cluster}" if cluster else "") + "…")
         self.run_batch(pairs, backend, self.cancel_event)
 
     @work(thread=True, exclusive=True, group="runs")
     def run_batch(self, pairs: list[tuple[str, str]], backend: str, cancel: threading.Event) -> None:
         try:
+            from engine.config import default_cluster
             from engine.runner.orchestrate import run_answers
 
-            run_answers(self.app.workbench, pairs, backend=backend, cancel=cancel,
-                        on_event=lambda e: self.post_message(RunProgress(e)))
+            address = default_cluster()  # [cluster] address in the config file, or $BENCHTUI_CLUSTER
+            if address is None:
+                run_answers(self.app.workbench, pairs, backend=backend, cancel=cancel,
+                            on_event=lambda e: self.post_message(RunProgress(e)))
+            else:
+                from engine.cluster import open_cluster
+
+                # x cancels the Ray tasks too (force: their workers and sandboxes go)
+                with open_cluster(address) as cluster:
+                    run_answers(self.app.workbench, pairs, backend=backend, cancel=cancel, cluster=cluster, jobs=None,
+                                on_event=lambda e: self.post_message(RunProgress(e)))
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "runs stopped", exc)
         self.post_message(RunsDone(len(pairs), cancel.is_set()))
@@ -177,10 +199,10 @@ class RunsScreen(GuardedScreen):
         cursor = table.cursor_row if table.row_count else 0
         rows = [tuple(r) for r in self.batch.values()]
         newest = max((int(r["id"]) for r in queries.recent_runs(self.app.store, 1)), default=0)
-        set_columns(table, rows, {"run": len(str(newest + len(rows))), "state": max(map(len, STATES)),
-                                  "verdict": max(cell_len(verdict_text(v)) for v in VERDICTS)})
+        columns = set_columns(table, rows, {"run": len(str(newest + len(rows))), "state": max(map(len, STATES)),
+                                            "verdict": max(cell_len(verdict_text(v)) for v in VERDICTS)})
         for key, row in self.batch.items():
-            table.add_row(*row, key=key)
+            table.add_row(*row[:len(columns)], key=key)
         table.move_cursor(row=min(cursor, table.row_count - 1), scroll=False)
 
     def on_run_progress(self, message: RunProgress) -> None:
@@ -193,11 +215,14 @@ class RunsScreen(GuardedScreen):
             if e.verdict:
                 row[4] = verdict_text(e.verdict)
             row[5] = clip(e.message)
+            if getattr(e, "node", ""):
+                row[6] = e.node
             self.render_live()
         # Counted here from the rows: a `started` event carries no count of the runs already done.
         done = sum(1 for r in self.batch.values() if r[3] in ENDED)
+        where = f" on node {e.node}" if getattr(e, "node", "") and e.kind in ("running", "retrying") else ""
         self.query_one("#runs-progress", Static).update(f"{done}/{len(self.batch) or e.total} done · "
-                                                         f"{e.model}/{e.challenge}: {e.kind}")
+                                                         f"{e.model}/{e.challenge}: {e.kind}{where}")
         if e.kind in ENDED:
             # "cancelled before it started", not "cancelled cancelled before it started"
             kind = "" if e.message.startswith(e.kind) else e.kind
@@ -243,7 +268,8 @@ class RunsScreen(GuardedScreen):
             return
         where = " ".join(p for p in (run["backend"], f"({run['device']})" if run["device"] else "") if p)
         log.write_line(" ".join(p for p in (f"run #{run['id']}", f"{run['model']}/{run['challenge']}", run["status"],
-                                            run["verdict"], f"on {where}" if where else "") if p))
+                                            run["verdict"], f"on {where}" if where else "",
+                                            f"node {run['node']}" if run.get("node") else "") if p))
         if run["message"]:
             log.write_line(run["message"])
         for title, key in (("stdout", "stdout"), ("stderr", "stderr"), ("self-check", "self_output")):

@@ -1,0 +1,388 @@
+"""One answer run as a self-contained job bundle, and the function that runs it.
+
+A bundle holds everything a run needs from the driver's disk, by value: the
+answer's scratch copy (a tar: links leaving the workbench already dropped,
+the challenge's data files already added), the adapter's bytes and the lines
+the driver already wrote to the results file (the ``adapter`` check), the
+challenge plugin (a tar, or its local path when the run stays on this
+machine), the job (seed, backend, thresholds, prompt facts) and the limits.
+
+:func:`execute_bundle` is the part of a run that needs only files: scratch
+folder -> the two sandboxed processes -> the results file parsed -> the
+self-check. It runs the same on the driver (``benchtui run``) and inside a
+Ray task on a worker node (``benchtui run --cluster``): answer code only ever
+runs inside the sandbox it starts, never in the process calling it. What it
+returns is plain data; the driver judges it (verdict, coverage) and writes
+the store. Nothing here touches the store or the workbench.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import os
+import platform
+import socket
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import engine
+from engine import resources
+from engine.runner import monitor, sandbox
+from engine.runner.selfcheck import plan_self_check, read_capped
+
+REPO_ROOT = resources.PACKAGE_ROOT  # holds engine: the clone, or site-packages once installed
+ANSWER_GRACE_S = 5.0
+
+
+@dataclass
+class RunLimits:
+    timeout_s: float
+    cpu_s: int
+    memory_mb: int
+    self_check_timeout_s: float
+
+
+@dataclass
+class JobBundle:
+    """Everything one run needs, by value (picklable: it travels through Ray's object store)."""
+    key: str  # "model/challenge" (a run) or the mutant's cache key (an audit)
+    model: str
+    challenge_id: str
+    answer_tar: bytes  # the scratch copy, ready to run
+    job: dict  # engine.verify.execute.Job fields, minus the paths and fds filled in where it runs
+    limits: RunLimits
+    gpu: bool = False
+    challenge_dir: str | None = None  # the plugin's folder, when it runs on the driver's machine
+    challenge_tar: bytes | None = None  # the plugin itself, when it travels (a Ray task)
+    adapter_name: str | None = None
+    adapter_bytes: bytes | None = None
+    results_preamble: str = ""  # results lines the driver wrote before the run (the `adapter` check)
+    overlay: dict = field(default_factory=dict)  # relpath -> text written over the copy (an audit's mutant)
+    self_check: bool = True
+    layer: str = "auto"  # the sandbox layer; "auto": the strongest that works where it runs
+    allow_unsafe: bool = False
+    checker: str = "engine.runner.child"
+    answer_server: str = "engine.runner.answer_server"
+    collect_trace: bool = False  # an audit's baseline: the {"trace"} line of the results
+    collect_lines: str | None = None  # an audit's baseline: this file of the answer's copy (lines reached)
+    hide: list[str] = field(default_factory=list)  # the driver's folders an answer must not see, where they exist
+    engine_version: str = engine.__version__
+    engine_fingerprint: str = ""
+
+    def without_challenge_path(self, challenge_path: Path) -> "JobBundle":
+        """This bundle with the challenge plugin carried by value (for another machine)."""
+        return dataclasses.replace(self, challenge_dir=None, challenge_tar=pack_tree(challenge_path, skip_adapters=False))
+
+
+# -- trees as bytes --------------------------------------------------------------------
+
+def pack_tree(folder: Path, skip_adapters: bool = False) -> bytes:
+    """A tar of ``folder``'s regular files and folders (no links, no caches), in name order."""
+    buf = io.BytesIO()
+    folder = Path(folder)
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for path in sorted(folder.rglob("*")):
+            rel = path.relative_to(folder)
+            if "__pycache__" in rel.parts or path.is_symlink():
+                continue
+            if path.is_dir():
+                info = tarfile.TarInfo(rel.as_posix())
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+            elif path.is_file():
+                data = path.read_bytes()
+                info = tarfile.TarInfo(rel.as_posix())
+                info.size, info.mode = len(data), 0o644 | (path.stat().st_mode & 0o111)
+                tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def unpack_tree(data: bytes, dst: Path) -> None:
+    """Unpack a :func:`pack_tree` tar into ``dst``; nothing may land outside it."""
+    dst = Path(dst)
+    dst.mkdir(parents=True, exist_ok=True)
+    root = dst.resolve()
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as tar:
+        for member in tar.getmembers():
+            target = (root / member.name).resolve()
+            if not (member.isfile() or member.isdir()) or (target != root and root not in target.parents):
+                raise ValueError(f"refusing a tar member outside the folder or not a plain file: {member.name!r}")
+            if member.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with tar.extractfile(member) as src:
+                    target.write_bytes(src.read())
+                if member.mode & 0o111:
+                    target.chmod(0o755)
+
+
+def open_up(folder: Path) -> None:
+    """The sandbox may run as an unprivileged uid: make the scratch tree writable for it."""
+    for path in [folder, *folder.rglob("*")]:
+        try:
+            path.chmod(0o777 if path.is_dir() else 0o666)
+        except OSError:
+            pass
+
+
+_fingerprint: str | None = None
+
+
+def engine_fingerprint() -> str:
+    """sha256 over engine's own Python files: a worker running other code than the driver is refused."""
+    global _fingerprint
+    if _fingerprint is None:
+        root = Path(engine.__file__).resolve().parent
+        h = hashlib.sha256()
+        for path in sorted(root.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+        _fingerprint = h.hexdigest()
+    return _fingerprint
+
+
+class EngineMismatch(RuntimeError):
+    """The worker's benchtui is not the driver's: install the same version on every node."""
+
+
+def check_engine(bundle: JobBundle) -> None:
+    if bundle.engine_version != engine.__version__ or (bundle.engine_fingerprint and bundle.engine_fingerprint != engine_fingerprint()):
+        raise EngineMismatch(
+            f"benchtui on node {platform.node()} ({engine.__version__}, {engine_fingerprint()[:12]}, {Path(engine.__file__).parent}) "
+            f"is not the driver's ({bundle.engine_version}, {bundle.engine_fingerprint[:12]}): install the same benchtui on every node")
+
+
+# -- running it ------------------------------------------------------------------------
+
+def hidden_here(bundle: JobBundle, challenge_path: Path) -> list[Path]:
+    """What an answer's process must not see on this machine: the challenges,
+    the driver's workbench and store where this machine has them, and
+    benchtui's own files (the checkout, or the installed challenges, demo
+    and dashboard)."""
+    return [challenge_path.parent, *(Path(p) for p in bundle.hide), resources.bundled_challenges(), *resources.install_folders()]
+
+
+def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.Event | None = None) -> dict:
+    """Run one bundle: scratch copy -> checker and answer, each in its own
+    sandbox -> results parsed -> the self-check on a fresh copy. ``layer``:
+    a sandbox layer already chosen here (else the bundle's request is
+    resolved on this machine). Returns plain data (see the end)."""
+    if layer is None:
+        layer = sandbox.choose_layer(bundle.layer, allow_unsafe=bundle.allow_unsafe)
+    limits = bundle.limits
+    with tempfile.TemporaryDirectory(prefix="benchtui-run-") as tmp:
+        tmp = Path(tmp)
+        work, out = tmp / "answer", tmp / "out"
+        unpack_tree(bundle.answer_tar, work)
+        for rel, text in bundle.overlay.items():
+            (work / rel).write_text(text, encoding="utf-8")
+        open_up(work)
+        if bundle.challenge_tar is not None:
+            challenge_path = tmp / "challenges" / bundle.challenge_id
+            unpack_tree(bundle.challenge_tar, challenge_path)
+        else:
+            challenge_path = Path(bundle.challenge_dir or "")
+        out.mkdir()
+        open_up(out)
+        results = out / "results.jsonl"
+        if bundle.results_preamble:
+            results.write_text(bundle.results_preamble, encoding="utf-8")
+            results.chmod(0o666)
+        adapter = None
+        if bundle.adapter_name and bundle.adapter_bytes is not None:
+            adapter = tmp / "adapter" / bundle.adapter_name
+            adapter.parent.mkdir()
+            adapter.write_bytes(bundle.adapter_bytes)
+            adapter.parent.chmod(0o777)
+            adapter.chmod(0o666)
+        job = {**bundle.job, "challenge_dir": str(challenge_path), "answer_dir": str(work),
+               "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
+        hide = hidden_here(bundle, challenge_path)
+        checks, done, res = two_processes(job, work, out, adapter, challenge_path, limits, bundle.gpu, layer, hide,
+                                          checker=bundle.checker, answer_server=bundle.answer_server)
+        got = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
+               "exit_code": res.exit_code, "signal": res.signal, "layer": layer,
+               "in_flight": in_flight(results) if res.timed_out else None,
+               "checker_stderr": read_capped(out / "stderr.txt"),
+               "answer_stdout": read_capped(out / "answer_stdout.txt"),
+               "answer_stderr": read_capped(out / "answer_stderr.txt"),
+               "host": platform.node()}
+        if bundle.collect_trace:
+            got["trace"] = None
+            for line in read_capped(results, 64 * 1024 * 1024).splitlines():
+                if line.startswith('{"trace"'):
+                    got["trace"] = json.loads(line)["trace"]
+        if bundle.collect_lines:
+            got["lines"] = {}
+            if (work / bundle.collect_lines).is_file():
+                try:
+                    got["lines"] = json.loads((work / bundle.collect_lines).read_text(encoding="utf-8"))
+                except ValueError:
+                    pass
+        if bundle.self_check and not (stop is not None and stop.is_set()):
+            got["self_check"] = self_check(bundle, layer, hide)
+        return got
+
+
+def sandbox_env(gpu: bool) -> dict:
+    """What the sandboxed processes get on top of the sandbox's own clean environment:
+    benchtui's engine, and for a GPU run the devices this process was given (a Ray task
+    asking for one GPU gets CUDA_VISIBLE_DEVICES: the answer sees only that one)."""
+    env = {"PYTHONPATH": str(REPO_ROOT)}
+    if gpu and os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
+
+
+def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
+                  layer: str, hide: list[Path], checker: str = "engine.runner.child",
+                  answer_server: str = "engine.runner.answer_server"):
+    """The checker and the answer, each in its own sandbox, joined by a
+    socket; the checker also gets a socket to a memory monitor run here.
+    ``checker``/``answer_server`` name the entry modules (an audit's differ)."""
+    checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno()}
+    (out / "job.json").write_text(json.dumps(job))
+    box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb)
+    # the answer's process outlives the checker's limit a little, so the time limit
+    # stops the checker (which names the check in flight), never the answer first:
+    # it ends anyway when the checker goes
+    answer_box = dataclasses.replace(box, wall_s=limits.timeout_s + ANSWER_GRACE_S)
+    env = sandbox_env(gpu)
+    answer_proc: list = []
+    stop = threading.Event()
+
+    def answer_pid() -> int | None:
+        if not answer_proc:
+            return None
+        return sandbox.find_process(answer_proc[0].pid, f"{sys.executable}\0-m\0{answer_server}\0".encode())
+
+    def run_answer():
+        try:
+            sandbox.run_sandboxed(
+                [sys.executable, "-m", answer_server, str(answer_end.fileno()), str(work), str(adapter or "")],
+                workdir=work, ro_paths=[REPO_ROOT / "engine"] + ([adapter.parent] if adapter else []),
+                hide_paths=hide, limits=answer_box, layer=layer, env=env, gpu=gpu,
+                stdout_path=out / "answer_stdout.txt", stderr_path=out / "answer_stderr.txt",
+                pass_fds=[answer_end.fileno()], started=answer_proc.append, stop=stop)
+        finally:
+            answer_end.close()
+
+    monitor.serve(monitor_here, answer_pid)
+    thread = threading.Thread(target=run_answer, name="benchtui-answer", daemon=True)
+    thread.start()
+    try:
+        res = sandbox.run_sandboxed(
+            [sys.executable, "-m", checker, str(out / "job.json")],
+            workdir=out, rw_paths=[], ro_paths=[challenge_path, REPO_ROOT, work], limits=box,
+            layer=layer, env=env, gpu=gpu, stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt",
+            pass_fds=[checker_end.fileno(), monitor_there.fileno()])
+    finally:
+        checker_end.close()
+        monitor_there.close()
+        thread.join(timeout=2.0)  # the answer's process ends on the checker's goodbye or EOF
+        if thread.is_alive():
+            stop.set()
+            thread.join()
+    checks, done = parse_results(out / "results.jsonl")
+    return checks, done, res
+
+
+def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
+    """Run the answer's own tests/demos on a fresh scratch copy."""
+    limits, gpu = bundle.limits, bundle.gpu
+    with tempfile.TemporaryDirectory(prefix="benchtui-self-") as tmp:
+        work = Path(tmp) / "answer"
+        unpack_tree(bundle.answer_tar, work)
+        open_up(work)
+        plan = plan_self_check(work, sys.executable, gpu=gpu)
+        if not plan.commands:
+            return {"self_status": "none", "self_command": "", "self_output": "; ".join(plan.skipped) or "no tests or demos found"}
+        budget = limits.self_check_timeout_s
+        outputs, exit_code, started = [], 0, time.perf_counter()
+        status = "pass"
+        for cmd, label in zip(plan.commands, plan.labels):
+            left = budget - (time.perf_counter() - started)
+            if left <= 0:
+                outputs.append(f"$ {label}\n[not run: the self-check budget of {budget:g} s is spent]")
+                status = "timeout"
+                break
+            log = Path(tmp) / "self.log"
+            res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else limits.memory_mb),
+                                        layer=layer, hide_paths=hide,
+                                        ro_paths=[REPO_ROOT / "engine"], env=sandbox_env(gpu), gpu=gpu,
+                                        stdout_path=log, stderr_path=log)
+            text = read_capped(log, 16 * 1024)
+            code = res.exit_code if res.exit_code is not None else -(res.signal or 9)
+            outputs.append(f"$ {label}\n{text}\n[exit {code}{', timed out' if res.timed_out else ''}, {res.wall_s:.2f} s]")
+            if res.timed_out:
+                status = "timeout"
+            if code != 0 and exit_code == 0:
+                exit_code = code
+                status = "timeout" if res.timed_out else "fail"
+        outputs.extend(f"[skipped] {s}" for s in plan.skipped)
+        return {"self_exit_code": exit_code, "self_duration_s": round(time.perf_counter() - started, 3),
+                "self_command": " && ".join(plan.labels), "self_output": "\n\n".join(outputs), "self_status": status}
+
+
+def in_flight(path: Path) -> str | None:
+    """The check that had started but not finished when the checker stopped."""
+    started, finished = [], set()
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj.get("started"), str):
+            started.append(obj["started"])
+        elif isinstance(obj.get("check"), dict):
+            finished.add(obj["check"].get("name"))
+    return started[-1] if started and started[-1] not in finished else None
+
+
+def parse_results(path: Path) -> tuple[list[dict], dict | None]:
+    """Checks and the final 'done' record from the child's results file.
+    A torn last line (the child was killed mid-write) is ignored."""
+    from engine.verify import verdicts as V
+
+    checks, done = [], None
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return checks, None
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if "check" in obj and isinstance(obj["check"], dict):
+            c = obj["check"]
+            if c.get("verdict") in V.CHECK_VERDICTS and isinstance(c.get("name"), str):
+                checks.append(c)
+        elif obj.get("done"):
+            done = obj
+    return checks, done
+
+
+def worker_facts(backend: str) -> dict:
+    """Where it ran: versions and the device, as the run row records them."""
+    from engine.backends import probe_all
+
+    out = {"python": platform.python_version(), "benchtui": engine.__version__}
+    for st in probe_all().values():
+        out.update(st.versions)
+    status = probe_all().get(backend)
+    return {"versions": out, "device": status.device if status and status.available else "", "pid": os.getpid()}
