@@ -8,8 +8,9 @@
   worst value over the seeds is at least ``margin`` times inside the threshold;
 - PROMPT.md's hash is a known prompt version (or every answer's prompt reads
   as unknown);
-- the suite's mutation score on the reference: not available until
-  ``benchtui audit`` exists (issue 17), and said so.
+- beside the verdict, the suite's mutation score on the reference: an audit
+  of the reference alone (``reference_mutation_score``, sandboxed like every
+  audit), a figure that never makes a plugin unsound.
 
 The reference runs as the answer through ``engine.verify.local`` (no
 sandbox): it and the suite are the author's own trusted code.
@@ -30,7 +31,7 @@ from engine.verify import verdicts as V
 # Checks the engine records around every suite: they test the plugin, not a requirement.
 ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter"}
 PLUGIN_FILES = ("challenge.toml", "PROMPT.md", "reference.py", "conformance.py", "ADAPTER.md")
-MUTATION_NOTE = "not available yet: it needs `benchtui audit` (issue 17, not built)"
+MUTATION_NOTE = "not measured: the plugin is not sound (see FAIL above), or --mutants 0"
 
 
 @dataclass
@@ -53,9 +54,21 @@ class Report:
     def sound(self) -> bool:
         return all(i.ok for i in self.items)
 
+    mutation: dict | None = None  # reference_mutation_score(): a figure beside the verdict, never part of it
+
+    def mutation_text(self) -> str:
+        m = self.mutation
+        if not m:
+            return MUTATION_NOTE
+        if m.get("score") is None:
+            return m.get("note") or "no mutant of the reference survived the likely-equivalent filter"
+        return (f"{m['score']:.0%} of the reference's mutants killed ({m['killed']} killed, {m['survived']} survived, "
+                f"{m['equivalent']} likely equivalent; benchtui audit -c {self.challenge} --show lists them)")
+
     def as_dict(self) -> dict:
+        m = self.mutation or {}
         return {"challenge": self.challenge, "sound": self.sound, "items": [i.as_dict() for i in self.items],
-                "mutation_score": None, "mutation_score_note": MUTATION_NOTE}
+                "mutation_score": m.get("score"), "mutation": m or None, "mutation_score_note": self.mutation_text()}
 
 
 def words(text: str) -> str:
@@ -215,3 +228,30 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
     report.items.append(check_margins(runs, margin))
     report.items.append(check_prompt_version(challenge))
     return report
+
+
+def reference_mutation_score(workbench, challenge: Challenge, mutants: int) -> dict | None:
+    """The suite's strength on its own reference: ``benchtui audit`` of the
+    reference only (sandboxed, cached in the workbench's store like any audit).
+    ``None`` with ``mutants`` 0; a note instead of a score where it cannot run."""
+    if mutants <= 0:
+        return None
+    from engine.audit.core import REFERENCE, AuditOptions, Auditor
+    from engine.audit.report import challenge_reports
+    from engine.runner import sandbox
+    from engine.store import Store
+
+    if challenge.language == "cuda":
+        return {"score": None, "note": "not measured: CUDA sources are not mutated yet"}
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        return {"score": None, "note": f"not measured: {exc}"}
+    Auditor(workbench, AuditOptions(models=[REFERENCE], challenges=[challenge.id], mutants=mutants, jobs=2)).run()
+    with Store(workbench.store_path) as store:
+        report = next((c for c in challenge_reports(store) if c["challenge"] == challenge.id), None)
+    ref = next((a for a in (report or {}).get("answers", []) if a["model"] == REFERENCE), None)
+    if ref is None:
+        return {"score": None, "note": "not measured: the audit made no mutants of the reference"}
+    return {"score": ref["score"], "killed": ref["killed"], "survived": ref["survived"],
+            "equivalent": ref["equivalent"], "mutants": ref["mutants"]}
