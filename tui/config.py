@@ -10,17 +10,12 @@ Unknown ids and unreadable files are reported (as notifications), never fatal.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engine.config import config_path  # one file: the engine's tables and the keys
 
-def config_path() -> Path:
-    env = os.environ.get("BENCHTUI_CONFIG")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or "~/.config"
-    return Path(base).expanduser() / "benchtui" / "keys.toml"
+
 
 
 @dataclass

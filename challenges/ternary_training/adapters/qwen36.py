@@ -70,9 +70,8 @@ def _placeholder_mlx_lm(*names: str) -> None:
 _placeholder_mlx_lm("mlx_lm")
 import train_ternary  # noqa: E402
 from train_ternary import ternarize, ternarize_ste  # noqa: E402
+from engine.verify.smoke_stand_ins import checkpoint
 
-SMOKE = dict(hidden_size=128, num_hidden_layers=2, intermediate_size=256, num_attention_heads=2,
-             num_key_value_heads=1, head_dim=64, vocab_size=256)
 BATCH, SEQ_LEN, LR = 4, 64, 1e-3
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 
@@ -118,25 +117,7 @@ def _prompt_layers(model):
     return out
 
 
-class ByteTokenizer:
-    """UTF-8 bytes as token ids (vocabulary 256): the checker's tokenisation."""
-    eos_token_id, eos_token, bos_token, chat_template = 0, "\x00", None, None
-
-    def encode(self, text, add_special_tokens=True, **kwargs):
-        return list(text.encode("utf-8"))
-
-    def decode(self, ids, **kwargs):
-        return bytes(int(i) % 256 for i in ids).decode("utf-8", errors="replace")
-
-
-def _checkpoint(name, *args, **kwargs):
-    """What mlx_lm.load(name) returns, for a checkpoint the sandbox cannot reach:
-    mlx_lm's Qwen3 at the smoke size, randomly initialised by mlx_lm, and bytes as tokens."""
-    from mlx_lm.models import qwen3
-
-    args = qwen3.ModelArgs(model_type="qwen3", rms_norm_eps=1e-6, max_position_embeddings=512, rope_theta=10000.0,
-                           tie_word_embeddings=True, **SMOKE)
-    return qwen3.Model(args), ByteTokenizer()
+_checkpoint = checkpoint  # the stand-in for mlx_lm.load (engine/verify/smoke_stand_ins.py)
 
 
 def smoke_run(text, steps, seed):
