@@ -99,12 +99,17 @@ class Cluster:
         ray = ray_module()
         self.ray = ray
         self.address = address
+        self.unisolated: str | None = None  # `local` only: why it shares this machine's network, if it does
         common = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR"}
         try:
             if address == LOCAL:
-                # Ask for loopback. Ray 2.x resolves a loopback node address to the machine's
-                # routable one and its gRPC servers listen on every interface: the README says
-                # what that means (Ray's token authentication, a firewall).
+                # Ray's gRPC servers listen on every interface and it rewrites a loopback node
+                # address to the routable one: the local instance gets a network namespace of
+                # its own, where loopback is the only interface (engine/netns.py).
+                from engine.netns import enter_private_network
+
+                self.unisolated = enter_private_network()
+                os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")  # not "no external connectivity" warnings
                 extra = {}
                 if not os.environ.get("RAY_TMPDIR") and len(tempfile.gettempdir()) > 40:
                     extra["_temp_dir"] = "/tmp/ray"  # Ray's sockets live there: a path over 107 bytes fails
@@ -149,8 +154,12 @@ class Cluster:
     def describe(self) -> str:
         res = self.resources()
         gpus = int(res.get("GPU", 0))
+        where = ""
+        if self.address == LOCAL:
+            where = (f"; NOT isolated from the network ({self.unisolated}): Ray's ports listen on every interface"
+                     if self.unisolated else "; a private network: loopback only")
         return (f"{self.address}: {len(self.nodes())} node(s), {int(res.get('CPU', 0))} CPUs"
-                + (f", {gpus} GPUs" if gpus else ""))
+                + (f", {gpus} GPUs" if gpus else "") + where)
 
     def choose_backend(self, requested: str, supported) -> tuple[str, str | None]:
         """The backend for a challenge on this cluster: CUDA where the cluster has a

@@ -21,11 +21,8 @@ from cluster_kit import REPO, kill_cluster_of, leftovers, ray_env, require_ray
 
 pytestmark = pytest.mark.sandbox
 
-# A subset of the demo that reaches every kind of verdict it has (pass, fail, skipped,
-# compile_error, unbound, no_answer) in about a minute on 2 cores; the whole demo
-# is run locally by tests/runner/test_demo_matrix.py, whose EXPECTED table (what a
-# local run gets, pinned) is the reference here.
-SUBSET = ("backwards", "kv", "dflash_verify", "top_p", "fuse")
+# The whole demo (3 models x 9 challenges, about a minute on 2 cores): its verdicts must be
+# the ones a local run gets, pinned in tests/runner/test_demo_matrix.py's EXPECTED table.
 
 
 def _expected() -> dict:
@@ -68,14 +65,12 @@ def test_local_ray_gets_the_local_verdicts(demo_workbench, tmp_path):
     _sandbox_or_skip()
     from engine.runner.orchestrate import tree_digest
 
-    expected = {k: v for k, v in _expected().items() if k[1] in SUBSET}
+    expected = _expected()
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = ray_env(scratch, os.urandom(32).hex())
     before = tree_digest(demo_workbench / "models")
     args = ["--workbench", str(demo_workbench), "run", "--backend", "cpu", "--cluster", "local", "--json"]
-    for c in SUBSET:
-        args += ["-c", c]
     p = _benchtui(args, env)
     out, err = p.communicate(timeout=600)
     assert p.returncode == 0, err[-3000:]
@@ -232,5 +227,47 @@ def test_a_stopped_driver_leaves_no_sandbox(demo_workbench, sig):
             time.sleep(0.5)
         assert leftovers(str(scratch)) == []
     finally:  # whatever of this test's Ray is still up (its GCS, raylet and agents, after a SIGKILL)
+        kill_cluster_of(env)
+        shutil.rmtree(env["RAY_TMPDIR"], ignore_errors=True)
+
+
+HOLD_LOCAL = """
+import json, os, sys
+from engine.cluster import Cluster, LOCAL
+import ray
+with Cluster(LOCAL, num_cpus=1) as c:
+    node = ray._private.worker.global_worker.node
+    print(json.dumps({"describe": c.describe(), "gcs": node.gcs_address, "raylet": node.all_processes["raylet"][0].process.pid}),
+          flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_local_ray_listens_on_a_private_loopback(tmp_path):
+    """`--cluster local`: Ray's servers live in a network namespace of their own, so its
+    ports cannot be reached from this machine's network, loopback included."""
+    require_ray()
+    import socket
+
+    from engine.netns import enter_private_network  # noqa: F401 (Linux only)
+
+    env = ray_env(tmp_path, os.urandom(32).hex())
+    p = subprocess.Popen([sys.executable, "-c", HOLD_LOCAL], cwd=REPO, env=env, text=True,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        line = p.stdout.readline()
+        assert line, p.stderr.read()[-3000:]
+        got = json.loads(line)
+        if "NOT isolated" in got["describe"]:
+            pytest.skip(got["describe"])
+        assert got["describe"].endswith("a private network: loopback only")
+        host, port = got["gcs"].rsplit(":", 1)
+        assert host == "127.0.0.1"
+        assert os.stat(f"/proc/{got['raylet']}/ns/net").st_ino != os.stat("/proc/self/ns/net").st_ino
+        for addr in ("127.0.0.1", socket.gethostbyname(socket.gethostname())):
+            with pytest.raises(OSError):
+                socket.create_connection((addr, int(port)), timeout=2).close()
+    finally:
+        p.communicate("\n", timeout=120)
         kill_cluster_of(env)
         shutil.rmtree(env["RAY_TMPDIR"], ignore_errors=True)

@@ -1,0 +1,71 @@
+"""engine/netns.py: a thread moved into a network namespace of its own sees loopback
+only, up; as root (CLONE_NEWNET alone) and as an ordinary user (a user namespace too)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PROBE = """
+import json, os, socket
+from engine.netns import enter_private_network, interfaces
+before = os.stat('/proc/thread-self/ns/net').st_ino
+why = enter_private_network()
+s = socket.socket(); s.bind(('0.0.0.0', 0)); s.listen(); port = s.getsockname()[1]
+c = socket.create_connection(('127.0.0.1', port), timeout=5)  # loopback is up
+print(json.dumps({'why': why, 'interfaces': interfaces(), 'uid': os.getuid(),
+                  'moved': os.stat('/proc/thread-self/ns/net').st_ino != before}))
+"""
+
+
+def _probe(prefix: list[str]) -> dict:
+    p = subprocess.run([*prefix, sys.executable, "-c", PROBE], cwd=REPO, capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(p.stdout)
+
+
+def _can_unshare_net() -> str | None:
+    p = subprocess.run(["unshare", "--user", "--net", "true"], capture_output=True, text=True) \
+        if shutil.which("unshare") else None
+    if p is None or p.returncode != 0:
+        return "this machine allows no unprivileged network namespace" + (f": {p.stderr.strip()}" if p else "")
+    return None
+
+
+def test_private_network_has_loopback_only():
+    if (why := _can_unshare_net()) and os.getuid() != 0:
+        pytest.skip(why)
+    got = _probe([])
+    assert got["why"] is None and got["moved"]
+    assert got["interfaces"] == ["lo"]
+
+
+def test_private_network_as_an_ordinary_user():
+    """Not root: CLONE_NEWNET alone is refused, so a user namespace comes with it, same uid."""
+    if os.getuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root to become an ordinary user (setpriv)")
+    if why := _can_unshare_net():
+        pytest.skip(why)
+    got = _probe(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+    assert got["why"] is None and got["moved"], got
+    assert got["interfaces"] == ["lo"] and got["uid"] == 65534
+
+
+def test_threads_started_before_keep_a_user_from_isolating():
+    """An ordinary user's process that has started a thread cannot make a user namespace:
+    the reason comes back as one line, nothing raised."""
+    if os.getuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root to become an ordinary user (setpriv)")
+    code = ("import threading, time, json; from engine.netns import enter_private_network as e; "
+            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); print(json.dumps(e()))")
+    p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c", code],
+                       cwd=REPO, capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert p.returncode == 0, p.stderr
+    assert "single-threaded" in json.loads(p.stdout)
