@@ -146,7 +146,8 @@ async def test_matrix_paints_what_textuals_own_datatable_paints(demo_wb, monkeyp
         scan_workbench(demo_wb, store)
     steps = [[], ["s"], ["s", "f"], ["down", "down", "right"], ["right"] * 12, ["end", "left"], ["f", "s", "home"]]
     fast = await _painted(demo_wb, steps)
-    for name in ("_render_cell", "_update_dimensions", "_render_line_in_row"):
+    for name in ("_render_cell", "_update_dimensions", "_render_line_in_row", "_get_row_style", "render_lines",
+                 "ordered_columns"):
         monkeypatch.setattr(MatrixTable, name, getattr(DataTable, name))
 
     def add_rows_one_by_one(table, rows):

@@ -26,6 +26,7 @@ from __future__ import annotations
 from rich.segment import Segment
 from rich.style import Style
 from textual.cache import LRUCache
+from textual.color import Color
 from textual.geometry import Size
 from textual.widgets import DataTable
 
@@ -42,6 +43,8 @@ class MatrixTable(DataTable):
         self._window: tuple | None = None  # (scroll_x, width) the cached rows were rendered for
         self._visible: tuple | None = None  # (window, update count, columns) -> visible column indices
         self._shown: set[int] | None = None  # the visible columns of the row being rendered
+        self._ordered: tuple | None = None  # ((column locations, update count, columns), ordered columns)
+        self._component_memo: dict = {}
 
     def _visible_columns(self, window: tuple[int, int]) -> set[int]:
         """Indices of the columns that overlap the window, one either side, and the fixed ones."""
@@ -64,6 +67,32 @@ class MatrixTable(DataTable):
             self._visible = (key, shown)
         return self._visible[1]
 
+    @property
+    def ordered_columns(self) -> list:
+        """Textual's, kept until the columns change (it is rebuilt on every call,
+        several times per painted row)."""
+        key = (self._column_locations, self._update_count, len(self.columns))
+        hit = self._ordered
+        if hit is None or hit[0][0] is not key[0] or hit[0][1:] != key[1:]:
+            hit = self._ordered = (key, DataTable.ordered_columns.fget(self))
+        return hit[1]
+
+    def render_lines(self, crop):
+        self._component_memo = {}  # component styles cannot change while one frame is painted
+        return super().render_lines(crop)
+
+    def _component_style(self, name: str) -> Style:
+        memo = self._component_memo
+        style = memo.get(name)
+        if style is None:
+            style = memo[name] = self.get_component_styles(name).rich_style
+        return style
+
+    def _get_row_style(self, row_index: int, base_style: Style) -> Style:
+        if row_index >= self.fixed_rows and self.zebra_stripes:
+            return self._component_style("datatable--odd-row" if row_index % 2 else "datatable--even-row")
+        return super()._get_row_style(row_index, base_style)
+
     def _render_line_in_row(self, row_key, line_no, base_style, cursor_location, hover_location):
         # Textual's row cache does not know the window; rows rendered for another
         # window hold blanks where columns now show.
@@ -72,7 +101,65 @@ class MatrixTable(DataTable):
             self._row_render_cache.clear()
             self._window = window
         self._shown = self._visible_columns(window)  # read by _render_cell for this row
-        return super()._render_line_in_row(row_key, line_no, base_style, cursor_location, hover_location)
+        if (row_key is self._header_row_key or self._labelled_row_exists or self.cursor_type != "cell"
+                or line_no != 0):
+            return super()._render_line_in_row(row_key, line_no, base_style, cursor_location, hover_location)
+        return self._render_body_row(row_key, base_style, cursor_location, hover_location)
+
+    def _render_body_row(self, row_key, base_style, cursor_location, hover_location):
+        """Textual's ``_render_line_in_row`` for a one-line body row under a cell
+        cursor, except that each run of columns outside the window is one blank
+        segment (Textual renders every cell, and crops them away), and the
+        component styles are looked up once per frame, not once per row."""
+        cache_key = (row_key, 0, base_style, cursor_location, hover_location, self.cursor_type, self.show_cursor,
+                     self._show_hover_cursor, self._update_count, self._pseudo_class_state)
+        hit = self._row_render_cache.get(cache_key)
+        if hit is not None:
+            return hit
+        row_index = self._row_locations.get(row_key)
+        row_index = -1 if row_index is None else row_index
+        columns = self.ordered_columns
+        shown = self._shown
+        fixed_style = self._component_memo.get("fixed+meta")
+        if fixed_style is None:
+            fixed_style = self._component_memo["fixed+meta"] = (self._component_style("datatable--fixed")
+                                                                + Style.from_meta({"fixed": True}))
+        cursor_cell = (cursor_location.row, cursor_location.column) if cursor_location.row == row_index else None
+        hover_cell = (hover_location.row, hover_location.column) if hover_location.row == row_index else None
+        fixed_row = []
+        for column_index, column in enumerate(columns[:self.fixed_columns]):
+            at = (row_index, column_index)
+            fixed_row.append(self._render_cell(row_index, column_index, fixed_style, column.get_render_width(self),
+                                               cursor=at == cursor_cell, hover=at == hover_cell)[0])
+        row_style = self._get_row_style(row_index, base_style)
+        scrollable_row = []
+        blank = 0  # width of the run of columns outside the window, not yet emitted
+        for column_index, column in enumerate(columns):
+            width = column.get_render_width(self)
+            if shown is not None and column_index not in shown:
+                blank += width
+                continue
+            if blank:
+                scrollable_row.append([Segment(" " * blank, row_style)])
+                blank = 0
+            at = (row_index, column_index)
+            scrollable_row.append(self._render_cell(row_index, column_index, row_style, width,
+                                                    cursor=at == cursor_cell, hover=at == hover_cell)[0])
+        if blank:
+            scrollable_row.append([Segment(" " * blank, row_style)])
+        # what Textual puts after the last column (cell cursor: the row style, faded)
+        table_width = sum(c.get_render_width(self) for c in columns[self.fixed_columns:]) + self._row_label_column_width
+        remaining = max(0, self.size.width - table_width)
+        if row_style.bgcolor is not None:
+            faded = Color.from_rich_color(row_style.bgcolor).blend(self.background_colors[1], factor=0.25)
+            extend_style = Style.from_color(color=row_style.color, bgcolor=faded.rich_color)
+        else:
+            extend_style = Style.from_color(row_style.color, row_style.bgcolor)
+        extend_style += Style.from_meta({"row": row_index, "column": 0, "out_of_bounds": True})
+        scrollable_row.append([Segment(" " * remaining, extend_style)])
+        pair = (fixed_row, scrollable_row)
+        self._row_render_cache[cache_key] = pair
+        return pair
 
     # -- adding rows -----------------------------------------------------------------
     def add_rows_at_once(self, rows: list[tuple[str, list]]) -> None:
@@ -98,7 +185,15 @@ class MatrixTable(DataTable):
             self._new_rows.add(row_key)
         if not rows:
             return
-        self._require_update_dimensions = True
+        if self._measure_free() and not self._updated_cells:
+            # Cheap here (no cell is measured): done now rather than on idle, so a
+            # cursor moved next scrolls at once, before the first frame, instead
+            # of after it (which painted every row twice).
+            new_rows, self._new_rows = self._new_rows, set()
+            self._require_update_dimensions = False
+            self._update_dimensions(new_rows)
+        else:
+            self._require_update_dimensions = True
         self.cursor_coordinate = self.cursor_coordinate
         if start == 0 and len(self.columns) > 0 and self.show_cursor and self.cursor_type != "none":
             self._highlight_cursor()  # what add_row does for the first row
@@ -144,7 +239,8 @@ class MatrixTable(DataTable):
             # Textual's own rendering of the cell, without the row/column metadata
             lines = self._render_plain(row_key, column_key, row_index, column_index, base_style, width,
                                        cursor, hover)
-            hit = (cell, lines)
+            # adjacent segments of one style merged: fewer to copy with the metadata on each use
+            hit = (cell, [list(Segment.simplify(line)) for line in lines])
             self._content_cache[key] = hit
         meta = Style.from_meta({"row": row_index, "column": column_index})
         return [[Segment(text, style + meta if style is not None else meta, control)
