@@ -4,6 +4,7 @@ filters and sorts from facts computed once per load, and the palette's index."""
 from __future__ import annotations
 
 import itertools
+import os
 import random
 
 from rich.text import Text
@@ -214,3 +215,29 @@ async def test_back_on_the_matrix_reloads_only_when_the_store_changed(demo_wb):
         await settle(app, pilot)
         assert loads and matrix.matrix.cell("demo-hasty", "backwards").human == "D"
     assert app.errors == []
+
+
+async def test_leaderboard_panes_are_their_tables_rendered_once_at_their_width(demo_wb):
+    """The leaderboard's panes hold their tables' lines, rendered off the UI thread at
+    the pane's width: what a Static would paint, without re-rendering per layout pass."""
+    from rich.console import Console
+
+    from tui.screens.leaderboard import RenderedPane
+
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(app, pilot)
+        app.open_leaderboard()
+        await settle(app, pilot)
+        screen = app.screen
+        for pane in screen.query(RenderedPane):
+            assert pane._strips is not None and pane.size.width == screen._shown_width
+            console = Console(width=pane.size.width, color_system=None, file=open(os.devnull, "w"))
+            want = [segments_text(line) for line in console.render_lines(pane.shown, pad=True, new_lines=False)]
+            assert [strip.text for strip in pane._strips] == want
+            assert pane.size.height == len(want)  # its height is its line count
+    assert app.errors == []
+
+
+def segments_text(line) -> str:
+    return "".join(seg.text for seg in line)

@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from collections import Counter
 
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from textual import work
+from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.strip import Strip
 from tui.screens.base import GuardedScreen
 from textual.widgets import Footer, Header, Static
 
@@ -95,41 +98,94 @@ def grade_histogram(lb, width: int = 40) -> Text:
     return out
 
 
+class RenderedPane(Static):
+    """A Static that shows its renderable as lines rendered once, off the UI
+    thread, at a known width. Textual measures a Static's height by rendering
+    it, on every layout pass: at 50 models the head-to-head table has 1,225
+    rows and a pass cost ~0.7 s; here a pass reads ``len(lines)``, and a frame
+    copies only the visible lines. ``render()`` still returns the renderable."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._strips: list[Strip] | None = None
+        self.shown = None  # the renderable the lines came from
+
+    def show(self, renderable, lines: list[list[Segment]] | None) -> None:
+        """``lines``: the renderable rendered at this pane's width (None: render it the usual way)."""
+        self._strips = None if lines is None else [Strip(line) for line in lines]
+        self.shown = renderable
+        self.update(renderable)
+
+    def get_content_height(self, container, viewport, width: int) -> int:
+        if self._strips is not None:
+            return len(self._strips)
+        return super().get_content_height(container, viewport, width)
+
+    def render_line(self, y: int) -> Strip:
+        if self._strips is None:
+            return super().render_line(y)
+        return self._strips[y] if y < len(self._strips) else Strip.blank(self.size.width, self.rich_style)
+
+
+def render_board(lb, console, width: int):
+    """(pane id, renderable, its lines at ``width``) for each pane, top first; plain
+    Rich work, safe off the UI thread. A generator: the rankings can be shown while
+    the long tables below them (1,225 head-to-head rows at 50 models) still render."""
+    options = console.options.update(width=width, max_width=width, min_width=width)
+    panes = [("#leader-rank", lambda: rankings_table(lb, width=width)),
+             ("#leader-plot", lambda: grade_histogram(lb, width=max(10, width // 3))),
+             ("#leader-winners", lambda: winners_table(lb)), ("#leader-h2h", lambda: h2h_table(lb))]
+    for pane, make in panes:
+        renderable = make()
+        yield pane, renderable, console.render_lines(renderable, options, pad=True, new_lines=False)
+
+
 class LeaderboardScreen(GuardedScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="leaderboard.back"),
                 Binding("ctrl+r", "reload", "Refresh", id="leaderboard.refresh")]
 
     class Loaded(Message):
-        def __init__(self, board, error: str | None = None) -> None:
+        def __init__(self, board, error: str | None = None, panes=None, width: int = 0) -> None:
             super().__init__()
-            self.board, self.error = board, error
+            self.board, self.error, self.panes, self.width = board, error, panes, width
 
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="leader-body"):
-            yield Static("computing…", id="leader-rank", classes="leader-pane")
-            yield Static(id="leader-plot", classes="leader-pane")
-            yield Static(id="leader-winners", classes="leader-pane")
-            yield Static(id="leader-h2h", classes="leader-pane")
+            yield RenderedPane("computing…", id="leader-rank", classes="leader-pane")
+            yield RenderedPane(id="leader-plot", classes="leader-pane")
+            yield RenderedPane(id="leader-winners", classes="leader-pane")
+            yield RenderedPane(id="leader-h2h", classes="leader-pane")
         yield Footer()
 
     def on_mount(self) -> None:
+        self.board = None
+        self._shown_width = 0
         self.action_reload()
 
+    def pane_width(self) -> int:
+        """The panes' width once the body's vertical scrollbar shows (it does as soon as the board is long)."""
+        body = self.query_one("#leader-body", VerticalScroll)
+        return max(20, (body.size.width or self.size.width) - body.styles.scrollbar_size_vertical)
+
     def action_reload(self) -> None:
-        self.compute()
+        self.compute(None, self.pane_width())
 
     @work(thread=True, exclusive=True, group="leaderboard")
-    def compute(self) -> None:
+    def compute(self, board, width: int) -> None:
+        """The leaderboard (unless given) and its panes' lines at ``width``, both off the UI thread."""
         try:
-            from engine.aggregates import leaderboard
+            if board is None:
+                from engine.aggregates import leaderboard
 
-            with self.app.open_store() as store:
-                board = leaderboard(store)
+                with self.app.open_store() as store:
+                    board = leaderboard(store)
+            for pane in render_board(board, self.app.console, width):
+                if get_current_worker().is_cancelled:
+                    return
+                self.post_message(self.Loaded(board, panes=[pane], width=width))
         except Exception as exc:
             self.post_message(self.Loaded(None, f"{type(exc).__name__}: {exc}"))
-            return
-        self.post_message(self.Loaded(board))
 
     def on_leaderboard_screen_loaded(self, message: Loaded) -> None:
         if message.error:
@@ -137,15 +193,10 @@ class LeaderboardScreen(GuardedScreen):
             self.app.report_error("leaderboard", message.error)
             return
         self.board = message.board
-        self.show_board()
+        self._shown_width = message.width
+        for pane, renderable, lines in message.panes:
+            self.query_one(pane, RenderedPane).show(renderable, lines)
 
     def on_resize(self) -> None:
-        if getattr(self, "board", None) is not None:
-            self.show_board()
-
-    def show_board(self) -> None:
-        lb = self.board
-        self.query_one("#leader-rank", Static).update(rankings_table(lb, width=self.size.width - 2))
-        self.query_one("#leader-plot", Static).update(grade_histogram(lb, width=max(10, self.size.width // 3)))
-        self.query_one("#leader-winners", Static).update(winners_table(lb))
-        self.query_one("#leader-h2h", Static).update(h2h_table(lb))
+        if self.board is not None and self.pane_width() != self._shown_width:
+            self.compute(self.board, self.pane_width())
