@@ -116,6 +116,15 @@ async def test_fast_cell_rendering_is_richs_segment_for_segment(demo_wb):
     assert app.errors == []
 
 
+def without_meta(strip) -> list[tuple]:
+    """A painted line as (text, style) runs, the styles without metadata, adjacent
+    runs of one style merged (without metadata, neighbouring cells may share one)."""
+    from rich.segment import Segment
+
+    plain = [Segment(seg.text, seg.style.clear_meta_and_links() if seg.style else None) for seg in strip]
+    return [(seg.text, seg.style) for seg in Segment.simplify(plain)]
+
+
 async def _painted(workbench, steps) -> list:
     """Each line of the matrix (text and styles) after each step of keys."""
     app = BenchApp(workbench)
@@ -127,11 +136,58 @@ async def _painted(workbench, steps) -> list:
             for key in keys:
                 await pilot.press(key)
             await settle(app, pilot)
-            out.append([[(seg.text, seg.style) for seg in table.render_line(y)] for y in range(table.size.height)])
+            # styles without their metadata: Textual puts the cell's row and column on
+            # each segment, the matrix finds them from the mouse's position (compared below)
+            out.append([without_meta(table.render_line(y)) for y in range(table.size.height)])
             out.append((table.cursor_coordinate, [r.key.value for r in table.ordered_rows],
                         [(c.key.value, c.width) for c in table.ordered_columns], app.screen.current()))
     assert app.errors == []
     return out
+
+
+async def _clicked(workbench, clicks) -> list:
+    """The cursor, hover and selections after each click (content offsets in the table)."""
+    app = BenchApp(workbench)
+    out, selected = [], []
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(MatrixTable)
+        app.open_answer = lambda model, challenge: selected.append((model, challenge))  # a second click on a cell
+        for step in clicks:
+            if isinstance(step, str):
+                await pilot.press(step)
+            else:
+                await pilot.hover(MatrixTable, offset=step)
+                await pilot.click(MatrixTable, offset=step)
+            await settle(app, pilot)
+            out.append((step, table.cursor_coordinate, table.hover_coordinate, table._show_hover_cursor,
+                        tuple(selected), table.scroll_offset))
+    assert app.errors == []
+    return out
+
+
+async def test_matrix_mouse_lands_where_textuals_metadata_says(demo_wb, monkeypatch):
+    """Clicks and hovers find the cell from the mouse's position: the same cell as
+    Textual's per-segment metadata finds, sideways scrolled, fixed column and
+    the space after the last column included; a second click opens the cell."""
+    from engine.scan import scan_workbench
+    from engine.store import Store
+
+    for model in [f"a-long-model-name-{i}" for i in range(8)]:
+        (demo_wb.models_dir / model / "fuse").mkdir(parents=True)
+        (demo_wb.models_dir / model / "fuse" / "a.py").write_text("x = 1\n")
+    with Store(demo_wb.store_path) as store:
+        scan_workbench(demo_wb, store)
+    clicks = [(30, 3), (30, 3), (2, 5), (25, 2), (79, 4), "end", (40, 6), (40, 6), "right", "right", "right",
+              "right", (45, 4), (10, 4), (5, 0), (60, 1)]
+    fast = await _clicked(demo_wb, clicks)
+    for name in ("_render_cell", "_render_line_in_row"):
+        monkeypatch.setattr(MatrixTable, name, getattr(DataTable, name))
+    for name in ("_on_click", "_on_mouse_move"):  # handlers: Textual calls each class's own
+        monkeypatch.delattr(MatrixTable, name)
+    plain = await _clicked(demo_wb, clicks)
+    assert any(step[4] for step in fast), "no click opened a cell"
+    assert fast == plain
 
 
 async def test_matrix_paints_what_textuals_own_datatable_paints(demo_wb, monkeypatch):

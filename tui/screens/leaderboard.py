@@ -109,10 +109,13 @@ class RenderedPane(Static):
         super().__init__(*args, **kwargs)
         self._strips: list[Strip] | None = None
         self.shown = None  # the renderable the lines came from
+        self._styled: dict[int, Strip] = {}
+        self._styled_for = None
 
     def show(self, renderable, lines: list[list[Segment]] | None) -> None:
         """``lines``: the renderable rendered at this pane's width (None: render it the usual way)."""
         self._strips = None if lines is None else [Strip(line) for line in lines]
+        self._styled, self._styled_for = {}, None
         self.shown = renderable
         self.update(renderable)
 
@@ -124,7 +127,15 @@ class RenderedPane(Static):
     def render_line(self, y: int) -> Strip:
         if self._strips is None:
             return super().render_line(y)
-        return self._strips[y] if y < len(self._strips) else Strip.blank(self.size.width, self.rich_style)
+        style = self.rich_style  # the pane's own colours under the table's, as a Static paints them
+        if y >= len(self._strips):
+            return Strip.blank(self.size.width, style)
+        if self._styled_for != style:
+            self._styled, self._styled_for = {}, style
+        strip = self._styled.get(y)
+        if strip is None:
+            strip = self._styled[y] = self._strips[y].apply_style(style)
+        return strip
 
 
 def render_board(lb, console, width: int):

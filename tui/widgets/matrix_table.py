@@ -11,13 +11,18 @@ texts (a verdict glyph and two grades, shared between cells: see
 - rows added with explicit column widths, no labels and height 1 need no
   measuring: only the virtual size is recomputed;
 - a cell's rendering is cached by its content object and style, across
-  rebuilds, and only the per-cell metadata (row and column, which mouse
-  clicks read) is added on each use;
+  rebuilds, and used as it is: body cells carry no row/column metadata
+  (Textual puts it on every segment, which made every style unique, so
+  neither Rich's style cache nor Textual's colour filter could reuse
+  anything); clicks and hovers find their cell from the mouse's position;
 - a row is rendered only where it can be seen: Textual renders every column
   of a visible row and crops the line to the window, so a 140-column
-  terminal paid for all 51 columns; columns outside the window (plus a
-  margin) render as blanks, and the rendered rows are forgotten when the
-  window moves sideways or changes width.
+  terminal paid for all 51 columns; each run of columns outside the window
+  (plus a margin) is one blank, and the rendered rows are forgotten when the
+  window moves sideways or changes width;
+- component styles are looked up once per frame, the ordered columns once
+  per change, and rows added all at once get their dimensions at once (a
+  cursor moved next scrolls before the first frame, not after it).
 
 What the table shows, its keys, its cursor and its API are Textual's own.
 """
@@ -27,6 +32,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.cache import LRUCache
 from textual.color import Color
+from textual.coordinate import Coordinate
 from textual.geometry import Size
 from textual.widgets import DataTable
 
@@ -161,6 +167,62 @@ class MatrixTable(DataTable):
         self._row_render_cache[cache_key] = pair
         return pair
 
+    # -- the mouse -------------------------------------------------------------------
+    def cell_at(self, x: int, y: int) -> tuple[int, int, bool] | None:
+        """(row index, column index, out of bounds) of the body cell at content offset
+        (x, y), as the segment metadata Textual's own cells carry would say; None
+        over the header or outside the rows."""
+        header = self.header_height if self.show_header else 0
+        if y < header or self.fixed_rows or self._labelled_row_exists:
+            return None
+        row = int(self.scroll_y) + y - header
+        if not 0 <= row < self.row_count:
+            return None
+        columns = self.ordered_columns
+        fixed = sum(c.get_render_width(self) for c in columns[:self.fixed_columns])
+        position = x if x < fixed else x + int(self.scroll_x)  # the scrollable row starts with the fixed columns
+        start = 0
+        for index, column in enumerate(columns):
+            width = column.get_render_width(self)
+            if start <= position < start + width:
+                return row, index, False
+            start += width
+        return row, 0, True
+
+    def _event_cell(self, event) -> tuple[int, int, bool] | None:
+        meta = event.style.meta
+        if "row" in meta and "column" in meta:
+            return None  # the header or the space after the last column: Textual's metadata says
+        offset = event.get_content_offset(self)
+        return None if offset is None else self.cell_at(offset.x, offset.y)
+
+    # Textual calls the handler of every class in the MRO: these say when theirs is
+    # not to run (prevent_default), and leave the header to it.
+    def _on_mouse_move(self, event) -> None:
+        got = self._event_cell(event)
+        if got is None:
+            return  # DataTable's own handler reads the metadata
+        event.prevent_default()
+        self._set_hover_cursor(not got[2])
+        if not got[2] and self.show_cursor and self.cursor_type != "none":
+            self.hover_coordinate = Coordinate(got[0], got[1])
+
+    async def _on_click(self, event) -> None:
+        got = self._event_cell(event)
+        if got is None:
+            return
+        event.prevent_default()
+        self._set_hover_cursor(True)
+        if got[2] or not (self.show_cursor and self.cursor_type != "none"):
+            return
+        coordinate = Coordinate(got[0], got[1])
+        again = coordinate == self.cursor_coordinate
+        self.cursor_coordinate = coordinate
+        if again:
+            self._post_selected_message()
+        self._scroll_cursor_into_view(animate=True)
+        event.stop()
+
     # -- adding rows -----------------------------------------------------------------
     def add_rows_at_once(self, rows: list[tuple[str, list]]) -> None:
         """``add_row(*cells, key=key)`` for each (key, cells), one line high and
@@ -242,9 +304,10 @@ class MatrixTable(DataTable):
             # adjacent segments of one style merged: fewer to copy with the metadata on each use
             hit = (cell, [list(Segment.simplify(line)) for line in lines])
             self._content_cache[key] = hit
-        meta = Style.from_meta({"row": row_index, "column": column_index})
-        return [[Segment(text, style + meta if style is not None else meta, control)
-                 for text, style, control in line] for line in hit[1]]
+        # No row/column metadata on body cells (Textual puts it on every segment, which
+        # made each one's style unique: nothing downstream could cache it); mouse
+        # events find the cell from their position instead (``cell_at``).
+        return hit[1]
 
     def _render_plain(self, row_key, column_key, row_index: int, column_index: int, base_style: Style,
                       width: int, cursor: bool, hover: bool):
