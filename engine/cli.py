@@ -12,6 +12,7 @@ import gc
 import importlib
 import json
 import os
+import shutil
 import sqlite3
 import sys
 from pathlib import Path
@@ -179,7 +180,9 @@ def open_dashboard(ctx: Context) -> int:
     try:
         from engine.queries import MatrixPrefetch
 
-        prefetch = MatrixPrefetch(path)  # reads the matrix while Textual is imported
+        # reads the matrix while Textual is imported: the rows a first frame can show
+        # and a page more (the rest comes in the matrix's worker after that frame)
+        prefetch = MatrixPrefetch(path, first=shutil.get_terminal_size().lines + 40)
         from tui.app import run_app  # imported late: engine stays free of textual
 
         return run_app(ctx.workbench, prefetch=prefetch) or 0

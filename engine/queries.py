@@ -57,6 +57,9 @@ class Matrix:
     models: list[str]
     challenges: list[ChallengeInfo]
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    # only the first challenges' cells were read (``load_matrix(first=N)``): what a
+    # first frame shows; the rest of the cells are not known yet
+    partial: bool = False
 
     def cell(self, model: str, challenge: str) -> Cell:
         found = self.cells.get((model, challenge))
@@ -91,17 +94,23 @@ where dimension = ? and invalidated_at is null group by model, challenge, grader
 """
 
 
-def _current_overall_rows(store: Store) -> list[tuple]:
+def _current_overall_rows(store: Store, where: str = "", params: tuple = ()) -> list[tuple]:
     kinds = dict(store.conn.execute("select id, kind from graders").fetchall())
+    sql = _CURRENT_OVERALL.replace("group by", f"{where} group by") if where else _CURRENT_OVERALL
     rows = [(i, m, c, letter, kinds.get(g) or "human")
-            for i, m, c, letter, g in store.conn.execute(_CURRENT_OVERALL, (OVERALL,))]
+            for i, m, c, letter, g in store.conn.execute(sql, (OVERALL, *params))]
     rows.sort()
     return rows
 
 
-def load_matrix(store: Store) -> Matrix:
+def load_matrix(store: Store, first: int | None = None) -> Matrix:
     """Every cell of the matrix: five reads, each from an index (m009), as
-    tuples (dicts cost a third of the time at 10,000 answers)."""
+    tuples (dicts cost a third of the time at 10,000 answers).
+
+    ``first``: every model and challenge, but only the first ``first``
+    challenges' cells (the matrix is then ``partial``, unless that is all of
+    them): the dashboard's first frame shows a screenful, and must not take
+    longer on a bigger workbench."""
     conn = store.conn
     models = store.model_names()
     challenges = [
@@ -109,25 +118,32 @@ def load_matrix(store: Store) -> Matrix:
         for i, title, difficulty, position, names in conn.execute(
             "select id, title, difficulty, position, display_names from challenges order by position, id")
     ]
+    only, params = "", ()
+    if first is not None and len(challenges) > first:
+        params = tuple(c.id for c in challenges[:first])
+        only = f"challenge in ({', '.join('?' * len(params))})"
     # the newest run per answer (bare columns come from the max(id) row)
     runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict in conn.execute(
-        "select model, challenge, max(id), status, verdict from runs group by model, challenge")}
+        "select model, challenge, max(id), status, verdict from runs" + (f" where {only}" if only else "")
+        + " group by model, challenge", params)}
     human: dict[tuple[str, str], str] = {}
     judge: dict[tuple[str, str], str] = {}
     # Newest valid overall grade per grader; the latest human and latest judge win.
-    for _, m, c, letter, kind in _current_overall_rows(store):
+    for _, m, c, letter, kind in _current_overall_rows(store, f"and {only}" if only else "", params):
         if kind == "human":
             human[m, c] = letter
         elif is_judge(kind):
             judge[m, c] = letter
     warn_counts = {
         (m, c): n for m, c, n in conn.execute(
-            """select model, challenge, count(*) as n from scan_warnings
-               where scan_id = (select max(id) from scans) group by model, challenge""")
+            "select model, challenge, count(*) as n from scan_warnings where scan_id = (select max(id) from scans)"
+            + (f" and {only}" if only else "") + " group by model, challenge", params)
     }
-    matrix = Matrix(models, challenges)
+    matrix = Matrix(models, challenges, partial=bool(only))
     cells = matrix.cells
-    for answer_id, m, c, status in conn.execute("select id, model, challenge, status from answers where present = 1"):
+    for answer_id, m, c, status in conn.execute(
+            "select id, model, challenge, status from answers where present = 1" + (f" and {only}" if only else ""),
+            params):
         key = (m, c)
         run = runs.get(key)
         if status == "no_answer":
@@ -168,7 +184,8 @@ class MatrixPrefetch:
     answers (~0.1 s of reads) the matrix is mostly loaded by the time the app
     mounts its first screen, which takes it with ``result()``."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, first: int | None = None) -> None:
+        self._first = first  # load_matrix(first=): a screenful of rows for the first frame
         self._matrix: Matrix | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._load, args=(path,), name="matrix-prefetch", daemon=True)
@@ -177,7 +194,7 @@ class MatrixPrefetch:
     def _load(self, path: Path | str) -> None:
         try:
             with Store(path, migrate=False) as store:
-                self._matrix = load_matrix(store)
+                self._matrix = load_matrix(store, first=self._first)
         except BaseException as exc:  # handed to whoever asks for the result
             self._error = exc
 

@@ -297,3 +297,58 @@ async def test_leaderboard_panes_are_their_tables_rendered_once_at_their_width(d
 
 def segments_text(line) -> str:
     return "".join(seg.text for seg in line)
+
+
+def test_a_first_frames_matrix_holds_the_first_challenges_cells_exactly(demo_wb):
+    """load_matrix(first=k): every model and challenge, the first k challenges' cells
+    exactly as the whole read has them, and nothing else; partial only when cut."""
+    from engine.queries import load_matrix
+    from engine.store import Store
+
+    with Store(demo_wb.store_path) as store:
+        whole = load_matrix(store)
+        part = load_matrix(store, first=3)
+        assert load_matrix(store, first=len(whole.challenges)) == whole  # nothing cut: not partial
+    first = {c.id for c in whole.challenges[:3]}
+    assert part.partial and not whole.partial
+    assert part.models == whole.models and part.challenges == whole.challenges
+    assert part.cells == {k: v for k, v in whole.cells.items() if k[1] in first}
+    assert any(k[1] not in first for k in whole.cells)  # something was left out
+
+
+async def test_a_partial_first_matrix_is_read_whole_before_sorting_or_filtering(demo_wb, monkeypatch):
+    """The first frame may show a screenful of rows (the rest as "…"); a sort or a
+    filter before the worker has read the rest reads it first, so it never sorts
+    or filters on part of the matrix. Without the key, the worker completes it."""
+    from engine.queries import MatrixPrefetch
+
+    async def first_frame(reload_works: bool, keys: list[str]):
+        app = BenchApp(demo_wb, scan_on_start=False)
+        app.prefetched_matrix = MatrixPrefetch(demo_wb.store_path, first=2)
+        with monkeypatch.context() as patch:
+            if not reload_works:  # the worker never brings the rest
+                patch.setattr(MatrixScreen, "reload", lambda self, rescan=False: None)
+            return await _drive(app, keys)
+
+    async def _drive(app, keys):
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(app, pilot)
+            screen = app.screen
+            table = screen.query_one(MatrixTable)
+            shown_partial = screen.matrix.partial
+            pending = sum(1 for row in table.ordered_rows for c in table.get_row(row.key)[1:] if c.plain == "…")
+            for key in keys:
+                await pilot.press(key)
+            await settle(app, pilot)
+            order = [r.key.value for r in table.ordered_rows]
+            cols = [c.key.value for c in table.ordered_columns]
+            return shown_partial, pending, screen.matrix, order, cols, app.errors
+
+    partial, pending, matrix, _, _, errors = await first_frame(False, [])
+    assert partial and pending > 0 and matrix.partial and errors == []  # "…" where cells are not read yet
+    _, _, matrix, order, cols, errors = await first_frame(False, ["s", "f"])
+    assert not matrix.partial and errors == []
+    whole = await first_frame(True, ["s", "f"])
+    assert (order, cols) == (whole[3], whole[4]) and not whole[2].partial
+    _, _, matrix, *_ = await first_frame(True, [])
+    assert not matrix.partial  # the worker read the rest after the first frame

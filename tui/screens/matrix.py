@@ -41,6 +41,7 @@ def cell_text(cell) -> Text:
 
 
 _CELL_TEXTS: dict[tuple, Text] = {}
+_PENDING = Text("…", style="dim")  # a cell not read yet (the first frame reads a screenful)
 
 
 def not_passing(cell) -> bool:
@@ -207,15 +208,26 @@ class MatrixScreen(GuardedScreen):
         if self.app.consume_scan_request():
             # Rescan only once the first frame is on the terminal: the scan's
             # imports (sqlite_utils, git, numpy) would otherwise hold the GIL
-            # while that frame is rendered.
+            # while that frame is rendered. (Its worker reads the whole matrix first.)
             self._note = "indexing the workbench…"
             self.app.after_first_frame(lambda: self.reload(rescan=True))
+        elif message.matrix.partial:
+            self.app.after_first_frame(self.reload)  # the rest of the cells
         if self._wanted != (None, None):
             keep, self._wanted = self._wanted, (None, None)
         elif unchanged:  # the same cells (a rescan found nothing new): keep the table, update the status line
             self.update_status(*self.ordered())
             return
         self.render_table(keep)
+
+    def ensure_whole(self) -> None:
+        """Sorting, filtering and opening need every cell: a first frame's partial
+        matrix is read whole here, if its worker has not brought it yet (~0.1 s at
+        10,000 answers)."""
+        if self.matrix is not None and self.matrix.partial:
+            from engine.queries import load_matrix
+
+            self.matrix = load_matrix(self.app.store)
 
     def ordered(self) -> tuple[list[str], list]:
         m = self.matrix
@@ -285,6 +297,8 @@ class MatrixScreen(GuardedScreen):
         facts = self._facts()
         texts, labels = facts["texts"], facts["labels"]
         missing = cell_text(self.matrix.cell("", ""))  # a model with no folder for the challenge
+        # rows whose cells are still being read (a first frame's partial matrix) show "…", not "no folder"
+        loaded = {cid for _, cid in self.matrix.cells} if self.matrix.partial else None
         table.clear(columns=True)
         # Text labels: a str label goes through Rich markup (and loads its emoji
         # table, ~2 ms of start-up); a model name is not markup anyway.
@@ -295,7 +309,8 @@ class MatrixScreen(GuardedScreen):
         # screen) caches rows cut to the label's width ("glm5" -> no grade,
         # "A-" -> "A"), and Textual keeps those cached rows after widening.
         # (Cells share their texts, so each distinct text is measured once.)
-        rows = [[texts.get((model, ch.id), missing) for model in models] for ch in challenges]
+        rows = [[texts.get((model, ch.id), missing if loaded is None or ch.id in loaded else _PENDING)
+                 for model in models] for ch in challenges]
         widths = self._widths(models, challenges, rows)
         table.add_column(Text("challenge"), key="__challenge__", width=22)
         for model in models:
@@ -384,6 +399,9 @@ class MatrixScreen(GuardedScreen):
             detail.update("")
             return
         cell = self.matrix.cell(model, challenge)
+        if self.matrix.partial and cell.status == "missing":
+            detail.update(Text.assemble((f"{model} / {challenge}  ", "bold"), ("reading…", "dim")))
+            return
         _, style, label = VERDICTS.get(cell.verdict, ("?", "", cell.verdict))
         text = Text.assemble((f"{model} / {challenge}  ", "bold"), (label, style))
         covers = self._covers(cell.run_id)
@@ -396,6 +414,7 @@ class MatrixScreen(GuardedScreen):
 
     # -- actions ---------------------------------------------------------------------
     def _selected(self) -> tuple[str, str] | None:
+        self.ensure_whole()
         model, challenge = self.current()
         if not model or not challenge:
             self.notify("move the cursor onto a model's cell first", severity="warning")
@@ -440,11 +459,13 @@ class MatrixScreen(GuardedScreen):
         self.app.open_audit()
 
     def action_cycle_sort(self) -> None:
+        self.ensure_whole()
         self.sort_mode = SORTS[(SORTS.index(self.sort_mode) + 1) % len(SORTS)]
         if self.matrix:
             self.render_table(self.current())
 
     def action_cycle_filter(self) -> None:
+        self.ensure_whole()
         self.filter_mode = FILTERS[(FILTERS.index(self.filter_mode) + 1) % len(FILTERS)]
         if self.filter_mode == "not passing":
             self.notify("not passing: challenges with an answer whose latest run did not pass "
