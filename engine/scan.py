@@ -20,7 +20,7 @@ from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from engine.gitinfo import read_git
 from engine.prompts import file_prompt_sha256
 from engine.store import Store, now_iso
-from engine.transcripts.sniff import sniff_format
+from engine.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
 from engine.workbench import Workbench
 
 MAX_TEXT_BYTES = TEXT_CAP_BYTES  # larger text files are flagged, never parsed or displayed (engine/caps.py)
@@ -98,24 +98,27 @@ def _classify_cached(relpath: str, data_files: frozenset[str]) -> str:
     return classify(relpath, set(data_files))
 
 
-def examine(path: Path, relpath: str, st: os.stat_result, data_files: set[str]) -> FileFacts:
+def examine(path: Path | str, relpath: str, st: os.stat_result, data_files: set[str] | frozenset[str]) -> FileFacts:
     """Hash a file and decide its kind and readability (one read)."""
-    kind = classify(relpath, data_files)
+    kind = _classify_cached(relpath, frozenset(data_files))
     problem = None
     lines = None
-    digest = hashlib.sha256()
     try:
         with open(path, "rb") as fh:
-            head = fh.read(MAX_TEXT_BYTES + 1)
-            digest.update(head)
+            # The head as large as the file (capped), not the cap: asking for
+            # MAX_TEXT_BYTES + 1 bytes allocated 10 MB per file, a third of a
+            # cold scan's reading. At least HEAD_BYTES + 1: sniffing needs to
+            # know whether its head is the whole file.
+            head = fh.read(max(min(st.st_size, MAX_TEXT_BYTES), HEAD_BYTES) + 1)
+            digest = hashlib.sha256(head)
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(chunk)
     except OSError as exc:
         return FileFacts(relpath, st.st_size, st.st_mtime_ns, "", kind, 0, f"unreadable: {exc.strerror or exc}", None)
     fmt = None
     binary = b"\x00" in head[:65536]
-    if Path(relpath).suffix.lower() in TRANSCRIPT_EXT and kind != "data":
-        fmt = sniff_format(path)
+    if os.path.splitext(relpath)[1].lower() in TRANSCRIPT_EXT and kind != "data":  # Path().suffix's answer
+        fmt = sniff_head(head, complete=len(head) <= HEAD_BYTES)  # the bytes just read: no second open
         if fmt or binary:
             # A binary session.jsonl is still the answer's transcript: listed as one, and
             # flagged in the words `benchtui transcript` uses, not filed away as an artifact.
@@ -126,12 +129,73 @@ def examine(path: Path, relpath: str, st: os.stat_result, data_files: set[str]) 
         elif binary:
             problem = BINARY_TRANSCRIPT if kind == "transcript" else BINARY_TEXT
         else:
+            head = head[:MAX_TEXT_BYTES + 1]
             try:
                 text = head.decode("utf-8")
                 lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
             except UnicodeDecodeError as exc:
                 problem = f"not UTF-8 (byte {exc.start}: {head[exc.start:exc.start + 1]!r})"
     return FileFacts(relpath, st.st_size, st.st_mtime_ns, digest.hexdigest(), kind, 0 if problem else 1, problem, lines, fmt)
+
+
+def _examine_job(path: str, rel: str, st: os.stat_result, data_files: frozenset[str]) -> FileFacts:
+    return examine(path, rel, st, data_files)
+
+
+def _examine_chunk(jobs: list[tuple]) -> list[FileFacts]:
+    return [_examine_job(*job) for job in jobs]
+
+
+# Files hashed per job sent to a worker process: one job per file cost more
+# in hand-overs than hashing most of them.
+EXAMINE_CHUNK = 100
+
+
+class _Examiner:
+    """examine() for many files, in order: in forked worker processes (the
+    transcript indexer's: engine/transcripts/index.py decides how many, and
+    none beside other threads) when a model brings at least POOL_MIN files to
+    hash, else here. A pool that breaks leaves the rest to this process."""
+
+    def __init__(self):
+        self.pool = None
+        self.broken = False
+
+    def examine_all(self, jobs: list[tuple]) -> list[FileFacts]:
+        from engine.transcripts.index import POOL_MIN, index_workers
+
+        if self.pool is None and not self.broken and len(jobs) >= POOL_MIN:
+            workers = index_workers(len(jobs))
+            if workers > 1:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        if self.pool is None or self.broken or len(jobs) < 2 * EXAMINE_CHUNK:
+            return _examine_chunk(jobs)
+        from concurrent.futures import BrokenExecutor
+
+        chunks = [jobs[i:i + EXAMINE_CHUNK] for i in range(0, len(jobs), EXAMINE_CHUNK)]
+        futures = []
+        for chunk in chunks:
+            try:
+                futures.append(self.pool.submit(_examine_chunk, chunk))
+            except BrokenExecutor:
+                self.broken = True
+                futures.append(None)
+        out: list[FileFacts] = []
+        for chunk, future in zip(chunks, futures):
+            try:
+                out.extend(future.result() if future is not None and not self.broken else _examine_chunk(chunk))
+            except BrokenExecutor:
+                self.broken = True
+                out.extend(_examine_chunk(chunk))
+        return out
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
 
 def walk_answer(workbench: Workbench, folder: Path):
@@ -261,69 +325,88 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         answer_updates: list[tuple] = []
 
-        for model, model_dir in workbench.model_dirs().items():
-            seen_models.add(model)
-            rel_model = model_dir.relative_to(workbench.root).as_posix()
-            db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
-                       "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
-                       (model, model, rel_model, stamp, stamp))
-            for cid, folder in workbench.answer_dirs(model_dir).items():
-                challenge = challenges[cid]
-                data_files = set(challenge.data_files)
-                frozen_data = frozenset(data_files)
-                row = existing_answers.get((model, cid))
-                # answer_dirs names each folder model_dir / cid: no relative_to per answer
-                rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
-                if row is None:
-                    answer_id = conn.execute(
-                        "insert into answers (model, challenge, path, status, present, first_seen, last_seen) "
-                        "values (?, ?, ?, 'answer', 1, ?, ?)", (model, cid, rel_folder, stamp, stamp)).lastrowid
-                else:
-                    answer_id = row[0]
-                seen_answers.add(answer_id)
-                old = existing_files.get(answer_id, {})
-                facts: list[FileFacts] = []
-                for rel, path, st in walk_answer(workbench, folder):
-                    if st is None:
-                        why = "symlink leaves the workbench (not followed)" if Path(path).is_symlink() else "cannot stat"
-                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", why))
-                        continue
-                    prev = old.get(rel)
-                    # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
-                    if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
-                        kind = prev[5]
-                        if kind in ("doc", "prompt"):  # name-based: follow the current rules
-                            kind = _classify_cached(rel, frozen_data)
-                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6], prev[7], prev[9])
-                    else:
-                        f = examine(Path(path), rel, st, data_files)
-                        result.hashed += 1
-                    facts.append(f)
-                    if f.problem:
-                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
-                    if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
-                        prompts[cid].append((model, f.sha256, os.fspath(path)))
-                    elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
-                        by_sha[f.sha256].append((model, cid, rel))
+        examiner = _Examiner()
+        try:
+            for model, model_dir in workbench.model_dirs().items():
+                seen_models.add(model)
+                rel_model = model_dir.relative_to(workbench.root).as_posix()
+                db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
+                           "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
+                           (model, model, rel_model, stamp, stamp))
+                # A model's answers in two passes: walk them all and keep each
+                # unchanged file's stored facts, then hash every new or changed
+                # file in one go (in worker processes when there are many:
+                # a cold scan reads and hashes 1.5 GB at bench/scale.py's size).
+                answers, jobs = [], []
+                for cid, folder in workbench.answer_dirs(model_dir).items():
+                    challenge = challenges[cid]
+                    data_files = set(challenge.data_files)
+                    frozen_data = frozenset(data_files)
+                    old = existing_files.get(existing_answers[(model, cid)][0], {}) if (model, cid) in existing_answers else {}
+                    listed = []
+                    for rel, path, st in walk_answer(workbench, folder):
+                        if st is None:
+                            why = "symlink leaves the workbench (not followed)" if Path(path).is_symlink() else "cannot stat"
+                            result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", why))
+                            continue
+                        prev = old.get(rel)
+                        # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
+                        if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
+                            kind = prev[5]
+                            if kind in ("doc", "prompt"):  # name-based: follow the current rules
+                                kind = _classify_cached(rel, frozen_data)
+                            listed.append((rel, path, FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6],
+                                                                prev[7], prev[9])))
+                        else:
+                            listed.append((rel, path, len(jobs)))
+                            jobs.append((path, rel, st, frozen_data))
+                    answers.append((cid, folder, data_files, old, listed))
+                examined = examiner.examine_all(jobs)
+                result.hashed += len(jobs)
 
-                _store_files(db, answer_id, facts, old, git, folder)
-                transcripts = [f for f in facts if f.kind == "transcript"]
-                _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
-                # The prompt, transcripts and the data the challenge hands out are not an answer.
-                substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
-                status = "answer" if substantive else "no_answer"
-                if status == "no_answer":
-                    detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
-                    if any(f.relpath in data_files for f in facts):
-                        detail += " (and the challenge's data files)"
-                    if not facts:
-                        detail = "the folder is empty"
-                    result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
-                values = (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), 1)
-                if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
-                    answer_updates.append((*values, stamp, answer_id))
-                result.files += len(facts)
-                result.transcripts += len(transcripts)
+                for cid, folder, data_files, old, listed in answers:
+                    row = existing_answers.get((model, cid))
+                    # answer_dirs names each folder model_dir / cid: no relative_to per answer
+                    rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
+                    if row is None:
+                        answer_id = conn.execute(
+                            "insert into answers (model, challenge, path, status, present, first_seen, last_seen) "
+                            "values (?, ?, ?, 'answer', 1, ?, ?)", (model, cid, rel_folder, stamp, stamp)).lastrowid
+                    else:
+                        answer_id = row[0]
+                    seen_answers.add(answer_id)
+                    facts: list[FileFacts] = []
+                    for rel, path, f in listed:
+                        if isinstance(f, int):
+                            f = examined[f]
+                        facts.append(f)
+                        if f.problem:
+                            result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
+                        if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
+                            prompts[cid].append((model, f.sha256, os.fspath(path)))
+                        elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
+                            by_sha[f.sha256].append((model, cid, rel))
+
+                    _store_files(db, answer_id, facts, old, git, folder)
+                    transcripts = [f for f in facts if f.kind == "transcript"]
+                    _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
+                    # The prompt, transcripts and the data the challenge hands out are not an answer.
+                    substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
+                    status = "answer" if substantive else "no_answer"
+                    if status == "no_answer":
+                        detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
+                        if any(f.relpath in data_files for f in facts):
+                            detail += " (and the challenge's data files)"
+                        if not facts:
+                            detail = "the folder is empty"
+                        result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
+                    values = (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), 1)
+                    if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
+                        answer_updates.append((*values, stamp, answer_id))
+                    result.files += len(facts)
+                    result.transcripts += len(transcripts)
+        finally:
+            examiner.close()
 
         if answer_updates:
             conn.executemany("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, "
@@ -431,10 +514,14 @@ def _store_transcripts(db, answer_id: int, transcripts: list[FileFacts], old: di
                   "format": fmt, "status": "found" if f.readable else "error", "problem": f.problem}
         if f.problem:
             values["parsed_sha256"] = None  # the indexer records why it is not parsed (without reading it whole)
+        # plain SQL: sqlite-utils' insert/update introspect the table on every call
+        # (a tenth of a cold scan's own CPU at bench/scale.py's 10,000 transcripts)
         if prev:
-            db["transcripts"].update(prev["id"], values)
+            db.conn.execute(f"update transcripts set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
+                            [*values.values(), prev["id"]])
         else:
-            db["transcripts"].insert(values)
+            db.conn.execute(f"insert into transcripts ({', '.join(f'[{k}]' for k in values)}) "
+                            f"values ({', '.join('?' * len(values))})", list(values.values()))
 
 
 def _delete_transcript(db, transcript_id: int) -> None:
