@@ -162,6 +162,10 @@ class _Examiner:
         self.broken = False
 
     def examine_all(self, jobs: list[tuple]) -> list[FileFacts]:
+        return self.results(self.submit(jobs))
+
+    def submit(self, jobs: list[tuple]) -> tuple:
+        """Hand ``jobs`` to the workers (when they are used); results() waits for them."""
         from engine.transcripts.index import POOL_MIN, index_workers
 
         if self.pool is None and not self.broken and len(jobs) >= POOL_MIN:
@@ -172,17 +176,25 @@ class _Examiner:
 
                 self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
         if self.pool is None or self.broken or len(jobs) < 2 * EXAMINE_CHUNK:
-            return _examine_chunk(jobs)
+            return None, jobs  # examined here, when asked for
         from concurrent.futures import BrokenExecutor
 
         chunks = [jobs[i:i + EXAMINE_CHUNK] for i in range(0, len(jobs), EXAMINE_CHUNK)]
         futures = []
         for chunk in chunks:
             try:
-                futures.append(self.pool.submit(_examine_chunk, chunk))
+                futures.append(None if self.broken else self.pool.submit(_examine_chunk, chunk))
             except BrokenExecutor:
                 self.broken = True
                 futures.append(None)
+        return chunks, futures
+
+    def results(self, handle: tuple) -> list[FileFacts]:
+        from concurrent.futures import BrokenExecutor
+
+        chunks, futures = handle
+        if chunks is None:
+            return _examine_chunk(futures)
         out: list[FileFacts] = []
         for chunk, future in zip(chunks, futures):
             try:
@@ -325,86 +337,103 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         answer_updates: list[tuple] = []
 
+        def walk_model(model: str, model_dir: Path) -> tuple:
+            """Walk a model's answers: each unchanged file keeps its stored facts;
+            the new or changed ones go to the examiner in one batch (worker
+            processes hash them while this process writes the previous model)."""
+            seen_models.add(model)
+            rel_model = model_dir.relative_to(workbench.root).as_posix()
+            db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
+                       "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
+                       (model, model, rel_model, stamp, stamp))
+            answers, jobs = [], []
+            for cid, folder in workbench.answer_dirs(model_dir).items():
+                challenge = challenges[cid]
+                data_files = set(challenge.data_files)
+                frozen_data = frozenset(data_files)
+                old = existing_files.get(existing_answers[(model, cid)][0], {}) if (model, cid) in existing_answers else {}
+                listed = []  # (rel, path, FileFacts | index into jobs | why it could not be read), in walk order
+                for rel, path, st in walk_answer(workbench, folder):
+                    if st is None:
+                        listed.append((rel, path, "symlink leaves the workbench (not followed)"
+                                       if Path(path).is_symlink() else "cannot stat"))
+                        continue
+                    prev = old.get(rel)
+                    # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
+                    if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
+                        kind = prev[5]
+                        if kind in ("doc", "prompt"):  # name-based: follow the current rules
+                            kind = _classify_cached(rel, frozen_data)
+                        listed.append((rel, path, FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6],
+                                                            prev[7], prev[9])))
+                    else:
+                        listed.append((rel, path, len(jobs)))
+                        jobs.append((path, rel, st, frozen_data))
+                answers.append((cid, folder, data_files, old, listed))
+            result.hashed += len(jobs)
+            return model, rel_model, answers, examiner.submit(jobs)
+
+        def store_model(model: str, rel_model: str, answers: list, handle: tuple) -> None:
+            examined = examiner.results(handle)
+            for cid, folder, data_files, old, listed in answers:
+                row = existing_answers.get((model, cid))
+                # answer_dirs names each folder model_dir / cid: no relative_to per answer
+                rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
+                if row is None:
+                    answer_id = conn.execute(
+                        "insert into answers (model, challenge, path, status, present, first_seen, last_seen) "
+                        "values (?, ?, ?, 'answer', 1, ?, ?)", (model, cid, rel_folder, stamp, stamp)).lastrowid
+                else:
+                    answer_id = row[0]
+                seen_answers.add(answer_id)
+                facts: list[FileFacts] = []
+                for rel, path, f in listed:
+                    if isinstance(f, str):
+                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f))
+                        continue
+                    if isinstance(f, int):
+                        f = examined[f]
+                    facts.append(f)
+                    if f.problem:
+                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
+                    if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
+                        prompts[cid].append((model, f.sha256, os.fspath(path)))
+                    elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
+                        by_sha[f.sha256].append((model, cid, rel))
+
+                _store_files(db, answer_id, facts, old, git, folder)
+                transcripts = [f for f in facts if f.kind == "transcript"]
+                _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
+                # The prompt, transcripts and the data the challenge hands out are not an answer.
+                substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
+                status = "answer" if substantive else "no_answer"
+                if status == "no_answer":
+                    detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
+                    if any(f.relpath in data_files for f in facts):
+                        detail += " (and the challenge's data files)"
+                    if not facts:
+                        detail = "the folder is empty"
+                    result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
+                values = (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), 1)
+                if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
+                    answer_updates.append((*values, stamp, answer_id))
+                result.files += len(facts)
+                result.transcripts += len(transcripts)
+
+        # A model's answers in two steps, walk (and hand the hashing out) then
+        # store, one model behind: the workers hash model k while this process
+        # stores model k - 1 and walks model k + 1. Rows are written in the
+        # same order as ever.
         examiner = _Examiner()
         try:
+            walked = None
             for model, model_dir in workbench.model_dirs().items():
-                seen_models.add(model)
-                rel_model = model_dir.relative_to(workbench.root).as_posix()
-                db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
-                           "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
-                           (model, model, rel_model, stamp, stamp))
-                # A model's answers in two passes: walk them all and keep each
-                # unchanged file's stored facts, then hash every new or changed
-                # file in one go (in worker processes when there are many:
-                # a cold scan reads and hashes 1.5 GB at bench/scale.py's size).
-                answers, jobs = [], []
-                for cid, folder in workbench.answer_dirs(model_dir).items():
-                    challenge = challenges[cid]
-                    data_files = set(challenge.data_files)
-                    frozen_data = frozenset(data_files)
-                    old = existing_files.get(existing_answers[(model, cid)][0], {}) if (model, cid) in existing_answers else {}
-                    listed = []
-                    for rel, path, st in walk_answer(workbench, folder):
-                        if st is None:
-                            why = "symlink leaves the workbench (not followed)" if Path(path).is_symlink() else "cannot stat"
-                            result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", why))
-                            continue
-                        prev = old.get(rel)
-                        # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
-                        if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
-                            kind = prev[5]
-                            if kind in ("doc", "prompt"):  # name-based: follow the current rules
-                                kind = _classify_cached(rel, frozen_data)
-                            listed.append((rel, path, FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6],
-                                                                prev[7], prev[9])))
-                        else:
-                            listed.append((rel, path, len(jobs)))
-                            jobs.append((path, rel, st, frozen_data))
-                    answers.append((cid, folder, data_files, old, listed))
-                examined = examiner.examine_all(jobs)
-                result.hashed += len(jobs)
-
-                for cid, folder, data_files, old, listed in answers:
-                    row = existing_answers.get((model, cid))
-                    # answer_dirs names each folder model_dir / cid: no relative_to per answer
-                    rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
-                    if row is None:
-                        answer_id = conn.execute(
-                            "insert into answers (model, challenge, path, status, present, first_seen, last_seen) "
-                            "values (?, ?, ?, 'answer', 1, ?, ?)", (model, cid, rel_folder, stamp, stamp)).lastrowid
-                    else:
-                        answer_id = row[0]
-                    seen_answers.add(answer_id)
-                    facts: list[FileFacts] = []
-                    for rel, path, f in listed:
-                        if isinstance(f, int):
-                            f = examined[f]
-                        facts.append(f)
-                        if f.problem:
-                            result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
-                        if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
-                            prompts[cid].append((model, f.sha256, os.fspath(path)))
-                        elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
-                            by_sha[f.sha256].append((model, cid, rel))
-
-                    _store_files(db, answer_id, facts, old, git, folder)
-                    transcripts = [f for f in facts if f.kind == "transcript"]
-                    _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
-                    # The prompt, transcripts and the data the challenge hands out are not an answer.
-                    substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
-                    status = "answer" if substantive else "no_answer"
-                    if status == "no_answer":
-                        detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
-                        if any(f.relpath in data_files for f in facts):
-                            detail += " (and the challenge's data files)"
-                        if not facts:
-                            detail = "the folder is empty"
-                        result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
-                    values = (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), 1)
-                    if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
-                        answer_updates.append((*values, stamp, answer_id))
-                    result.files += len(facts)
-                    result.transcripts += len(transcripts)
+                ahead = walk_model(model, model_dir)
+                if walked is not None:
+                    store_model(*walked)
+                walked = ahead
+            if walked is not None:
+                store_model(*walked)
         finally:
             examiner.close()
 

@@ -24,6 +24,7 @@ TRANSCRIPTS = ["pi_v1.jsonl", "pi_v3_branches.jsonl", "claude_code.jsonl", "code
 
 
 def _workbench(root: Path) -> None:
+    (root.parent / "outside.txt").write_text("secret\n")
     for m in range(3):
         for c, cid in enumerate(("kv", "fuse")):
             folder = root / "models" / f"m{m}" / cid
@@ -41,6 +42,7 @@ def _workbench(root: Path) -> None:
             name = TRANSCRIPTS[(m * 2 + c) % len(TRANSCRIPTS)]
             shutil.copy(SAMPLES / name, folder / name)
             (folder / "broken.jsonl").write_bytes(b"\x00\x01 not a session")  # a binary transcript
+            os.symlink(root.parent / "outside.txt", folder / "leak.txt")  # leaves the workbench: warned, not read
         (root / "models" / f"m{m}" / "empty_answer").mkdir(parents=True)
 
 
@@ -93,6 +95,10 @@ def test_hashing_in_worker_processes_stores_what_hashing_here_stores(tmp_path, p
     kinds = {r[2]: (r[5], r[7]) for r in expected["files"]}
     assert kinds["broken.jsonl"][0] == "transcript" and kinds["latin.txt"][1].startswith("not UTF-8")
     assert {r[5] for r in expected["transcripts"]} == {"ok", "error"}
+    # an answer's warnings in the order its files are walked, whichever way each was found
+    walked = [rel for rel, _, _ in scan_mod.walk_answer(find_workbench(str(root), None, root), root / "models" / "m0" / "kv")]
+    warned = [w[3].split("/", 2)[2] for w in expected["warnings"] if w[0] == "unreadable_file" and w[3].startswith("m0/kv/")]
+    assert warned == [rel for rel in walked if rel in warned] and "leak.txt" in warned and "latin.txt" in warned
     # a rescan with nothing changed hashes nothing and writes the same
     wb = find_workbench(str(root), None, root)
     with Store(tmp_path / "pooled.db") as store:
