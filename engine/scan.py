@@ -152,17 +152,15 @@ EXAMINE_CHUNK = 100
 
 
 class _Examiner:
-    """examine() for many files, in order: in forked worker processes (the
-    transcript indexer's: engine/transcripts/index.py decides how many, and
-    none beside other threads) when a model brings at least POOL_MIN files to
-    hash, else here. A pool that breaks leaves the rest to this process."""
+    """examine() for many files, in order: submit() a batch, results() later.
+    In forked worker processes (as many as engine/transcripts/index.py gives
+    its parsing, and none beside other threads: the dashboard scans from a
+    worker thread) once a batch brings at least POOL_MIN files to hash, else
+    here. A pool that breaks leaves the rest to this process."""
 
     def __init__(self):
         self.pool = None
         self.broken = False
-
-    def examine_all(self, jobs: list[tuple]) -> list[FileFacts]:
-        return self.results(self.submit(jobs))
 
     def submit(self, jobs: list[tuple]) -> tuple:
         """Hand ``jobs`` to the workers (when they are used); results() waits for them."""
