@@ -20,7 +20,7 @@ from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from engine.gitinfo import read_git
 from engine.prompts import file_prompt_sha256
 from engine.store import Store, now_iso
-from engine.transcripts.sniff import sniff_format
+from engine.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
 from engine.workbench import Workbench
 
 MAX_TEXT_BYTES = TEXT_CAP_BYTES  # larger text files are flagged, never parsed or displayed (engine/caps.py)
@@ -98,24 +98,27 @@ def _classify_cached(relpath: str, data_files: frozenset[str]) -> str:
     return classify(relpath, set(data_files))
 
 
-def examine(path: Path, relpath: str, st: os.stat_result, data_files: set[str]) -> FileFacts:
+def examine(path: Path | str, relpath: str, st: os.stat_result, data_files: set[str] | frozenset[str]) -> FileFacts:
     """Hash a file and decide its kind and readability (one read)."""
-    kind = classify(relpath, data_files)
+    kind = _classify_cached(relpath, frozenset(data_files))
     problem = None
     lines = None
-    digest = hashlib.sha256()
     try:
         with open(path, "rb") as fh:
-            head = fh.read(MAX_TEXT_BYTES + 1)
-            digest.update(head)
+            # The head as large as the file (capped), not the cap: asking for
+            # MAX_TEXT_BYTES + 1 bytes allocated 10 MB per file, a third of a
+            # cold scan's reading. At least HEAD_BYTES + 1: sniffing needs to
+            # know whether its head is the whole file.
+            head = fh.read(max(min(st.st_size, MAX_TEXT_BYTES), HEAD_BYTES) + 1)
+            digest = hashlib.sha256(head)
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 digest.update(chunk)
     except OSError as exc:
         return FileFacts(relpath, st.st_size, st.st_mtime_ns, "", kind, 0, f"unreadable: {exc.strerror or exc}", None)
     fmt = None
     binary = b"\x00" in head[:65536]
-    if Path(relpath).suffix.lower() in TRANSCRIPT_EXT and kind != "data":
-        fmt = sniff_format(path)
+    if os.path.splitext(relpath)[1].lower() in TRANSCRIPT_EXT and kind != "data":  # Path().suffix's answer
+        fmt = sniff_head(head, complete=len(head) <= HEAD_BYTES)  # the bytes just read: no second open
         if fmt or binary:
             # A binary session.jsonl is still the answer's transcript: listed as one, and
             # flagged in the words `benchtui transcript` uses, not filed away as an artifact.
@@ -126,12 +129,83 @@ def examine(path: Path, relpath: str, st: os.stat_result, data_files: set[str]) 
         elif binary:
             problem = BINARY_TRANSCRIPT if kind == "transcript" else BINARY_TEXT
         else:
+            head = head[:MAX_TEXT_BYTES + 1]
             try:
                 text = head.decode("utf-8")
                 lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
             except UnicodeDecodeError as exc:
                 problem = f"not UTF-8 (byte {exc.start}: {head[exc.start:exc.start + 1]!r})"
     return FileFacts(relpath, st.st_size, st.st_mtime_ns, digest.hexdigest(), kind, 0 if problem else 1, problem, lines, fmt)
+
+
+def _examine_job(path: str, rel: str, st: os.stat_result, data_files: frozenset[str]) -> FileFacts:
+    return examine(path, rel, st, data_files)
+
+
+def _examine_chunk(jobs: list[tuple]) -> list[FileFacts]:
+    return [_examine_job(*job) for job in jobs]
+
+
+# Files hashed per job sent to a worker process: one job per file cost more
+# in hand-overs than hashing most of them.
+EXAMINE_CHUNK = 100
+
+
+class _Examiner:
+    """examine() for many files, in order: submit() a batch, results() later.
+    In forked worker processes (as many as engine/transcripts/index.py gives
+    its parsing, and none beside other threads: the dashboard scans from a
+    worker thread) once a batch brings at least POOL_MIN files to hash, else
+    here. A pool that breaks leaves the rest to this process."""
+
+    def __init__(self):
+        self.pool = None
+        self.broken = False
+
+    def submit(self, jobs: list[tuple]) -> tuple:
+        """Hand ``jobs`` to the workers (when they are used); results() waits for them."""
+        from engine.transcripts.index import POOL_MIN, index_workers
+
+        if self.pool is None and not self.broken and len(jobs) >= POOL_MIN:
+            workers = index_workers(len(jobs))
+            if workers > 1:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        if self.pool is None or self.broken or len(jobs) < 2 * EXAMINE_CHUNK:
+            return None, jobs  # examined here, when asked for
+        from concurrent.futures import BrokenExecutor
+
+        chunks = [jobs[i:i + EXAMINE_CHUNK] for i in range(0, len(jobs), EXAMINE_CHUNK)]
+        futures = []
+        for chunk in chunks:
+            try:
+                futures.append(None if self.broken else self.pool.submit(_examine_chunk, chunk))
+            except BrokenExecutor:
+                self.broken = True
+                futures.append(None)
+        return chunks, futures
+
+    def results(self, handle: tuple) -> list[FileFacts]:
+        from concurrent.futures import BrokenExecutor
+
+        chunks, futures = handle
+        if chunks is None:
+            return _examine_chunk(futures)
+        out: list[FileFacts] = []
+        for chunk, future in zip(chunks, futures):
+            try:
+                out.extend(future.result() if future is not None and not self.broken else _examine_chunk(chunk))
+            except BrokenExecutor:
+                self.broken = True
+                out.extend(_examine_chunk(chunk))
+        return out
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
 
 def walk_answer(workbench: Workbench, folder: Path):
@@ -261,16 +335,45 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         answer_updates: list[tuple] = []
 
-        for model, model_dir in workbench.model_dirs().items():
+        def walk_model(model: str, model_dir: Path) -> tuple:
+            """Walk a model's answers: each unchanged file keeps its stored facts;
+            the new or changed ones go to the examiner in one batch (worker
+            processes hash them while this process writes the previous model)."""
             seen_models.add(model)
             rel_model = model_dir.relative_to(workbench.root).as_posix()
             db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
                        "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
                        (model, model, rel_model, stamp, stamp))
+            answers, jobs = [], []
             for cid, folder in workbench.answer_dirs(model_dir).items():
                 challenge = challenges[cid]
                 data_files = set(challenge.data_files)
                 frozen_data = frozenset(data_files)
+                old = existing_files.get(existing_answers[(model, cid)][0], {}) if (model, cid) in existing_answers else {}
+                listed = []  # (rel, path, FileFacts | index into jobs | why it could not be read), in walk order
+                for rel, path, st in walk_answer(workbench, folder):
+                    if st is None:
+                        listed.append((rel, path, "symlink leaves the workbench (not followed)"
+                                       if Path(path).is_symlink() else "cannot stat"))
+                        continue
+                    prev = old.get(rel)
+                    # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
+                    if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
+                        kind = prev[5]
+                        if kind in ("doc", "prompt"):  # name-based: follow the current rules
+                            kind = _classify_cached(rel, frozen_data)
+                        listed.append((rel, path, FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6],
+                                                            prev[7], prev[9])))
+                    else:
+                        listed.append((rel, path, len(jobs)))
+                        jobs.append((path, rel, st, frozen_data))
+                answers.append((cid, folder, data_files, old, listed))
+            result.hashed += len(jobs)
+            return model, rel_model, answers, examiner.submit(jobs)
+
+        def store_model(model: str, rel_model: str, answers: list, handle: tuple) -> None:
+            examined = examiner.results(handle)
+            for cid, folder, data_files, old, listed in answers:
                 row = existing_answers.get((model, cid))
                 # answer_dirs names each folder model_dir / cid: no relative_to per answer
                 rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
@@ -281,23 +384,13 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                 else:
                     answer_id = row[0]
                 seen_answers.add(answer_id)
-                old = existing_files.get(answer_id, {})
                 facts: list[FileFacts] = []
-                for rel, path, st in walk_answer(workbench, folder):
-                    if st is None:
-                        why = "symlink leaves the workbench (not followed)" if Path(path).is_symlink() else "cannot stat"
-                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", why))
+                for rel, path, f in listed:
+                    if isinstance(f, str):
+                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f))
                         continue
-                    prev = old.get(rel)
-                    # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
-                    if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
-                        kind = prev[5]
-                        if kind in ("doc", "prompt"):  # name-based: follow the current rules
-                            kind = _classify_cached(rel, frozen_data)
-                        f = FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6], prev[7], prev[9])
-                    else:
-                        f = examine(Path(path), rel, st, data_files)
-                        result.hashed += 1
+                    if isinstance(f, int):
+                        f = examined[f]
                     facts.append(f)
                     if f.problem:
                         result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
@@ -324,6 +417,23 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     answer_updates.append((*values, stamp, answer_id))
                 result.files += len(facts)
                 result.transcripts += len(transcripts)
+
+        # A model's answers in two steps, walk (and hand the hashing out) then
+        # store, one model behind: the workers hash model k while this process
+        # stores model k - 1 and walks model k + 1. Rows are written in the
+        # same order as ever.
+        examiner = _Examiner()
+        try:
+            walked = None
+            for model, model_dir in workbench.model_dirs().items():
+                ahead = walk_model(model, model_dir)
+                if walked is not None:
+                    store_model(*walked)
+                walked = ahead
+            if walked is not None:
+                store_model(*walked)
+        finally:
+            examiner.close()
 
         if answer_updates:
             conn.executemany("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, "
@@ -431,10 +541,14 @@ def _store_transcripts(db, answer_id: int, transcripts: list[FileFacts], old: di
                   "format": fmt, "status": "found" if f.readable else "error", "problem": f.problem}
         if f.problem:
             values["parsed_sha256"] = None  # the indexer records why it is not parsed (without reading it whole)
+        # plain SQL: sqlite-utils' insert/update introspect the table on every call
+        # (a tenth of a cold scan's own CPU at bench/scale.py's 10,000 transcripts)
         if prev:
-            db["transcripts"].update(prev["id"], values)
+            db.conn.execute(f"update transcripts set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
+                            [*values.values(), prev["id"]])
         else:
-            db["transcripts"].insert(values)
+            db.conn.execute(f"insert into transcripts ({', '.join(f'[{k}]' for k in values)}) "
+                            f"values ({', '.join('?' * len(values))})", list(values.values()))
 
 
 def _delete_transcript(db, transcript_id: int) -> None:

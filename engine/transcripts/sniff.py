@@ -19,6 +19,14 @@ def sniff_format(path: Path) -> str | None:
             complete = len(head) < HEAD_BYTES or not fh.read(1)
     except OSError:
         return None
+    return sniff_head(head, complete)
+
+
+def sniff_head(head: bytes, complete: bool) -> str | None:
+    """sniff_format on bytes already read: the file's first HEAD_BYTES (or all
+    of it), ``complete`` when that is the whole file. The scanner hashes every
+    file whole and hands its head here rather than opening it again."""
+    head = head[:HEAD_BYTES]
     if b"\x00" in head:
         return None
     text = head.decode("utf-8", errors="replace")

@@ -140,3 +140,60 @@ def test_a_broken_pool_leaves_the_rest_to_this_process(samples, monkeypatch):
     monkeypatch.setattr(index_mod, "prepare", _dies_in_a_worker)  # a module's function: the pool can send it
     pooled = [_without_time(p) for p in index_mod._prepared_in_pool(jobs, 2)]
     assert pooled == here
+
+
+def test_entry_tuples_built_directly_are_entry_rows_values(samples):
+    """entry_tuples skips entry_rows' dicts (issue 20, scale): the same values,
+    in ENTRY_COLUMNS order, for every sample (branches, tool results, errors,
+    text past the stored cap)."""
+    from engine.transcripts import decode, parse_text
+
+    checked = 0
+    long_entry = ('{"type":"message","id":"big","parentId":null,"message":{"role":"user","content":"'
+                  + "x" * (index_mod.STORED_TEXT_CHARS + 10) + '"}}\n')
+    texts = [(p.name, decode(p.read_bytes(), p.name)) for p in sorted(samples.iterdir()) if p.is_file()]
+    texts.append(("long.jsonl", (samples / "pi_v1.jsonl").read_text() + long_entry))
+    for name, text in texts:
+        try:
+            t = parse_text(text, None, name)
+        except Exception:
+            continue  # not a transcript (a broken sample): nothing to store
+        direct = index_mod.entry_tuples(t)
+        assert direct == index_mod._entry_tuples_via_rows(t), name
+        checked += bool(direct)
+    assert checked >= 5
+
+
+def test_tool_text_cuts_long_arguments_before_dumping_them_to_the_same_text():
+    """A tool call's arguments are dumped with their long strings cut first
+    (issue 20, scale): the stored and searched text is the one dumping them
+    whole and cutting after gave."""
+    import json
+    import random
+
+    from engine.transcripts.model import ASSISTANT, Entry, ToolCall
+    from engine.transcripts.render import call_summary
+
+    def whole(e: Entry) -> str | None:  # tool_text before the change
+        parts = []
+        for c in e.tool_calls:
+            args = c.arguments if isinstance(c.arguments, str) else json.dumps(c.arguments, ensure_ascii=False, default=str)
+            parts.append(f"{call_summary(c.name, c.arguments)} {args[:index_mod.TOOL_ARGS_CHARS]}")
+        return index_mod._cut("\n".join(p for p in parts if p))
+
+    rng = random.Random(20)
+    alphabet = ['a', ' ', '\n', '"', '\\', '\t', '\x01', 'é', '漢', '\U0001f600', '\ud800', '/', '<']
+    n = index_mod.TOOL_ARGS_CHARS
+
+    def text(size: int) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(size))
+
+    argsets = [{"path": "a.py", "content": text(5000)}, {"content": text(n - 1), "path": text(3)},
+               {"content": text(n), "x": 1}, {"content": text(n + 1), "more": [text(3000)]},
+               {"a": text(700), "b": text(700), "c": text(700)}, {"nested": {"deep": text(4000)}, "k": text(2500)},
+               {1: text(2100), "n": None, "f": 1.5, "t": True}, {}, ["list", text(3000)], "raw string args", 42,
+               {"command": "ls\n" + text(2500)}, {"pattern": text(10)}]
+    argsets += [{text(5): text(rng.randint(0, 3 * n)) for _ in range(rng.randint(1, 4))} for _ in range(200)]
+    for args in argsets:
+        e = Entry(index=0, line=1, role=ASSISTANT, kind="assistant", tool_calls=[ToolCall(id="1", name="write", arguments=args)])
+        assert index_mod.tool_text(e) == whole(e), args if not isinstance(args, dict) else list(args)
