@@ -285,6 +285,17 @@ def target_loss(logp: np.ndarray, targets: np.ndarray) -> float:
     return float(-np.take_along_axis(logp, targets[..., None], axis=-1).mean())
 
 
+def next_vs_previous(logp: np.ndarray, held: np.ndarray) -> tuple[float, float, float, float, int]:
+    """The held-out loss (nats) of each position's next byte and of the byte before
+    it, their paired per-byte difference (next - previous; positive: the byte before
+    is predicted better), its standard error, and how many bytes were compared."""
+    on_next = -np.take_along_axis(logp[:, 1:], held[:, 2:, None], axis=-1)[..., 0]
+    on_prev = -np.take_along_axis(logp[:, 1:], held[:, :-2, None], axis=-1)[..., 0]
+    diff = (on_next - on_prev).ravel()
+    return (float(on_next.mean()), float(on_prev.mean()), float(diff.mean()),
+            float(diff.std(ddof=1) / np.sqrt(diff.size)), int(diff.size))
+
+
 def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
     """The answer's own training loop, run briefly from scratch on a tiny model,
     judged by the checker: a next-token loss on held-out bytes, computed here
@@ -324,15 +335,26 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
     if not trained:
         return
     model, logp = trained[0]
+    floor = float(suite.threshold("smoke_label_shift_floor_nats", 0.1))
+    sigmas = float(suite.threshold("smoke_label_shift_sigmas", 4))
     with suite.check("smoke_learns_next_token", requires=("training_loop",),
-                     threshold="held-out loss of the next token < of the token before") as c:
-        # a language model's cross-entropy is on the token that comes next; a loop that
-        # pairs inputs with the wrong labels (the token before) teaches a copy of its input
-        nxt, prev = target_loss(logp[:, 1:], held[:, 2:]), target_loss(logp[:, 1:], held[:, :-2])
-        c.details.update({"next_token_loss": round(nxt, 4), "previous_token_loss": round(prev, 4)})
-        c.value = f"next {nxt:.3f} vs previous {prev:.3f} nats"
-        c.expect(nxt < prev, f"the trained model predicts the token before each position ({prev:.3f} nats) better than "
-                 f"the next one ({nxt:.3f}): its loop teaches the wrong target")
+                     threshold=f"fails if the token before is predicted better than the next one by more than "
+                               f"max({sigmas:g} standard errors, {floor:g} nats)") as c:
+        # A language model's cross-entropy is on the token that comes next; a loop that
+        # pairs inputs with the wrong labels (the token before) teaches a copy of its
+        # input, which predicts the token before far better than the next. After 30
+        # steps a sound loop is near the byte frequencies, where the two losses are
+        # equal up to noise (demo-careful: -0.015 to -0.034 nats over 1,008 bytes), so
+        # the verdict rests on the paired per-byte difference clearing its own noise,
+        # never on which side of zero a noisy mean falls.
+        nxt, prev, mean, se, n = next_vs_previous(logp, held)
+        bar = max(sigmas * se, floor)
+        c.details.update({"next_token_loss": round(nxt, 4), "previous_token_loss": round(prev, 4),
+                          "difference": round(mean, 4), "standard_error": round(se, 4), "bytes": n})
+        c.value = f"next {nxt:.3f} vs previous {prev:.3f} nats ({mean:+.3f} ± {se:.3f})"
+        c.expect(mean <= bar, f"the trained model predicts the token before each position ({prev:.3f} nats) better "
+                 f"than the next one ({nxt:.3f}) by {mean:.3f} nats, beyond the noise ({bar:.3f}): its loop teaches the "
+                 f"wrong target")
     with suite.check("smoke_weights_ternary", threshold="-s, 0, +s per group; s = mean |latent|",
                      requires=("training_loop",)) as c:
         layers_of = (getattr(adapter, "smoke_layers", None) if adapter else None) or suite.find("smoke_layers", kind="function")
