@@ -115,7 +115,7 @@ def main() -> None:
     slowest = sorted(durations.items(), key=lambda kv: -max(kv[1]))[:6]
     table = margins(all_runs)
     print(json.dumps({
-        "what": f"{a.runs} runs of benchtui run --jobs {a.jobs} --no-self-check over the published benchmark, fresh seeds",
+        "what": f"{a.runs} runs of benchtui run --jobs {a.jobs} --no-self-check over a scratch copy of {a.source}, fresh seeds",
         "runs": a.runs, "answers": len(cells), "stable": not unstable, "unstable": unstable,
         "verdicts": {cell: {"verdict": v[0] if len(set(v)) == 1 else v, "covers": sorted(set(covers[cell]))}
                      for cell, v in sorted(cells.items())},
