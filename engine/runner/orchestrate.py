@@ -27,7 +27,7 @@ from engine.challenges import Challenge
 from engine.gitinfo import read_git
 from engine.runner import sandbox
 from engine.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
-                                  in_flight, pack_tree, parse_results, two_processes)
+                                  in_flight, open_up, pack_tree, parse_results, two_processes)
 from engine.store import Store, now_iso
 from engine.verify import verdicts as V
 from engine.workbench import Workbench
@@ -145,16 +145,7 @@ def copy_answer(workbench: Workbench, src: Path, dst: Path, challenge: Challenge
         if data.is_file() and not (dst / rel).exists():
             (dst / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(data, dst / rel)
-    _open_up(dst)
-
-
-def _open_up(folder: Path) -> None:
-    """The sandbox may run as an unprivileged uid: make the scratch tree writable for it."""
-    for path in [folder, *folder.rglob("*")]:
-        try:
-            path.chmod(0o777 if path.is_dir() else 0o666)
-        except OSError:
-            pass
+    open_up(dst)
 
 
 def versions(backend: str) -> dict:
