@@ -180,9 +180,11 @@ def open_dashboard(ctx: Context) -> int:
     try:
         from engine.queries import MatrixPrefetch
 
-        # reads the matrix while Textual is imported: the rows a first frame can show
-        # and a page more (the rest comes in the matrix's worker after that frame)
-        prefetch = MatrixPrefetch(path, first=shutil.get_terminal_size().lines + 40)
+        # the cells a first frame can show (a row per terminal line; the models whose
+        # columns fit beside the 24-cell challenge column); the rest are read in the
+        # matrix's worker right after that frame
+        size = shutil.get_terminal_size()
+        prefetch = MatrixPrefetch(path, first=size.lines, width=size.columns - 24)
         from tui.app import run_app  # imported late: engine stays free of textual
 
         return run_app(ctx.workbench, prefetch=prefetch) or 0

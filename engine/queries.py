@@ -7,7 +7,6 @@ here writes, and nothing here imports Textual.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,9 +56,15 @@ class Matrix:
     models: list[str]
     challenges: list[ChallengeInfo]
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
-    # only the first challenges' cells were read (``load_matrix(first=N)``): what a
-    # first frame shows; the rest of the cells are not known yet
+    # only some cells were read (``load_matrix(first=N, width=W)``): what a first
+    # frame shows; the rest are not known yet
     partial: bool = False
+    # when partial: the models and challenges whose cells were read (all others' are unknown)
+    read: tuple[frozenset, frozenset] | None = None
+
+    def is_read(self, model: str, challenge: str) -> bool:
+        """Whether this cell was read (a partial matrix's missing cell may hold an answer)."""
+        return self.read is None or (model in self.read[0] and challenge in self.read[1])
 
     def cell(self, model: str, challenge: str) -> Cell:
         found = self.cells.get((model, challenge))
@@ -103,14 +108,29 @@ def _current_overall_rows(store: Store, where: str = "", params: tuple = ()) -> 
     return rows
 
 
-def load_matrix(store: Store, first: int | None = None) -> Matrix:
+def models_that_fit(models: list[str], width: int) -> list[str]:
+    """The first models whose columns can be on a screen ``width`` cells wide: a
+    column is at least its name and a cell of padding each side, so no model
+    after these can show before a scroll, whatever its cells hold."""
+    shown = []
+    for model in models:
+        width -= len(model) + 2
+        if width < 0 and shown:
+            break
+        shown.append(model)
+    return shown
+
+
+def load_matrix(store: Store, first: int | None = None, width: int | None = None) -> Matrix:
     """Every cell of the matrix: five reads, each from an index (m009), as
     tuples (dicts cost a third of the time at 10,000 answers).
 
     ``first``: every model and challenge, but only the first ``first``
     challenges' cells (the matrix is then ``partial``, unless that is all of
-    them): the dashboard's first frame shows a screenful, and must not take
-    longer on a bigger workbench."""
+    them); ``width``: and only the cells of the models that fit in that many
+    terminal cells (``models_that_fit``). The dashboard's first frame shows a
+    screenful, and must not take longer on a bigger workbench: each read is
+    then an index seek per (model, challenge) shown, not a scan."""
     conn = store.conn
     models = store.model_names()
     challenges = [
@@ -118,10 +138,14 @@ def load_matrix(store: Store, first: int | None = None) -> Matrix:
         for i, title, difficulty, position, names in conn.execute(
             "select id, title, difficulty, position, display_names from challenges order by position, id")
     ]
-    only, params = "", ()
-    if first is not None and len(challenges) > first:
-        params = tuple(c.id for c in challenges[:first])
-        only = f"challenge in ({', '.join('?' * len(params))})"
+    only, params, read = "", (), None
+    read_models = models_that_fit(models, width) if width is not None else models
+    if (first is not None and len(challenges) > first) or len(read_models) < len(models):
+        read_challenges = [c.id for c in challenges[:first]]
+        read = (frozenset(read_models), frozenset(read_challenges))
+        params = (*read_models, *read_challenges)
+        only = (f"model in ({', '.join('?' * len(read_models))}) "
+                f"and challenge in ({', '.join('?' * len(read_challenges))})")
     # the newest run per answer (bare columns come from the max(id) row)
     runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict in conn.execute(
         "select model, challenge, max(id), status, verdict from runs" + (f" where {only}" if only else "")
@@ -139,7 +163,7 @@ def load_matrix(store: Store, first: int | None = None) -> Matrix:
             "select model, challenge, count(*) as n from scan_warnings where scan_id = (select max(id) from scans)"
             + (f" and {only}" if only else "") + " group by model, challenge", params)
     }
-    matrix = Matrix(models, challenges, partial=bool(only))
+    matrix = Matrix(models, challenges, partial=read is not None, read=read)
     cells = matrix.cells
     for answer_id, m, c, status in conn.execute(
             "select id, model, challenge, status from answers where present = 1" + (f" and {only}" if only else ""),
@@ -179,27 +203,25 @@ def run_covers(store: Store, run_id: int | None) -> str:
 
 
 class MatrixPrefetch:
-    """``load_matrix`` in a thread, started by the dashboard's command before it
-    imports Textual: SQLite releases the GIL while it reads, so at 10,000
-    answers (~0.1 s of reads) the matrix is mostly loaded by the time the app
-    mounts its first screen, which takes it with ``result()``."""
+    """``load_matrix`` for the dashboard's first frame, read by its command before
+    it imports Textual, and taken by the first screen with ``result()`` (an error
+    is raised there, where the screen reports it).
 
-    def __init__(self, path: Path | str, first: int | None = None) -> None:
-        self._first = first  # load_matrix(first=): a screenful of rows for the first frame
+    It reads at once, in the calling thread: a screenful of cells is a few
+    milliseconds of index seeks at 10,000 answers. It used to read in a thread
+    beside the imports, but SQLite hands the GIL back and forth for every row,
+    which made the imports ~15 ms slower than the read itself."""
+
+    def __init__(self, path: Path | str, first: int | None = None, width: int | None = None) -> None:
         self._matrix: Matrix | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._load, args=(path,), name="matrix-prefetch", daemon=True)
-        self._thread.start()
-
-    def _load(self, path: Path | str) -> None:
         try:
             with Store(path, migrate=False) as store:
-                self._matrix = load_matrix(store, first=self._first)
+                self._matrix = load_matrix(store, first=first, width=width)
         except BaseException as exc:  # handed to whoever asks for the result
             self._error = exc
 
     def result(self) -> Matrix:
-        self._thread.join()
         if self._error is not None:
             raise self._error
         assert self._matrix is not None

@@ -246,7 +246,7 @@ class BenchApp(App[int]):
 
 
 def run_app(workbench: Any, prefetch: Any = None) -> int:
-    """``prefetch``: an engine.queries.MatrixPrefetch already loading the matrix."""
+    """``prefetch``: an engine.queries.MatrixPrefetch holding the first frame's cells."""
     import gc
 
     app = BenchApp(workbench, scan_on_start=True)

@@ -316,6 +316,34 @@ def test_a_first_frames_matrix_holds_the_first_challenges_cells_exactly(demo_wb)
     assert any(k[1] not in first for k in whole.cells)  # something was left out
 
 
+def test_a_first_frames_matrix_reads_only_the_models_that_can_show(demo_wb):
+    """load_matrix(first=k, width=w): only the cells of the first k challenges and
+    of the models whose columns (name and two cells of padding at least) fit in
+    w cells; every other cell is not read, and says so (is_read)."""
+    from engine.queries import load_matrix, models_that_fit
+    from engine.store import Store
+
+    assert models_that_fit(["ab", "cde", "f"], 9) == ["ab", "cde"]  # 4 + 5 = 9 cells
+    assert models_that_fit(["ab", "cde", "f"], 8) == ["ab"]
+    assert models_that_fit(["a-long-name"], 3) == ["a-long-name"]  # the first column shows, cut
+    assert models_that_fit(["ab", "cde"], 100) == ["ab", "cde"]
+    with Store(demo_wb.store_path) as store:
+        whole = load_matrix(store)
+        first_model = whole.models[0]
+        part = load_matrix(store, width=len(first_model) + 2)  # every challenge, one model
+        window = load_matrix(store, first=3, width=len(first_model) + 2)
+        assert load_matrix(store, width=1000) == whole  # every model fits: not partial
+    assert part.partial and part.models == whole.models and part.challenges == whole.challenges
+    assert part.cells == {k: v for k, v in whole.cells.items() if k[0] == first_model}
+    first = {c.id for c in whole.challenges[:3]}
+    assert window.cells == {k: v for k, v in whole.cells.items() if k[0] == first_model and k[1] in first}
+    for model in whole.models:
+        for ch in whole.challenges:
+            assert window.is_read(model, ch.id) == (model == first_model and ch.id in first)
+            assert whole.is_read(model, ch.id)
+    assert any(k[0] != first_model for k in whole.cells)  # something was left out
+
+
 async def test_a_partial_first_matrix_is_read_whole_before_sorting_or_filtering(demo_wb, monkeypatch):
     """The first frame may show a screenful of rows (the rest as "…"); a sort or a
     filter before the worker has read the rest reads it first, so it never sorts
@@ -352,3 +380,28 @@ async def test_a_partial_first_matrix_is_read_whole_before_sorting_or_filtering(
     assert (order, cols) == (whole[3], whole[4]) and not whole[2].partial
     _, _, matrix, *_ = await first_frame(True, [])
     assert not matrix.partial  # the worker read the rest after the first frame
+
+
+async def test_cells_of_models_not_read_yet_show_pending_not_no_folder(demo_wb, monkeypatch):
+    """A first frame read for a narrow window: the other models' cells say "…"
+    (not read yet), never "no folder", until the worker has read them."""
+    from engine.queries import MatrixPrefetch, load_matrix
+    from engine.store import Store
+
+    with Store(demo_wb.store_path) as store:
+        whole = load_matrix(store)
+    first_model = whole.models[0]
+    app = BenchApp(demo_wb, scan_on_start=False)
+    app.prefetched_matrix = MatrixPrefetch(demo_wb.store_path, width=len(first_model) + 2)
+    monkeypatch.setattr(MatrixScreen, "reload", lambda self, rescan=False: None)  # the rest never comes
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        table = app.screen.query_one(MatrixTable)
+        models = [c.key.value for c in table.ordered_columns][1:]
+        for row in table.ordered_rows:
+            for model, cell in zip(models, table.get_row(row.key)[1:]):
+                if model == first_model:
+                    assert cell.plain != "…"
+                else:
+                    assert cell.plain == "…", (model, row.key.value, cell.plain)
+    assert app.errors == []

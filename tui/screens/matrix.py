@@ -95,11 +95,11 @@ class MatrixScreen(GuardedScreen):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        # The first load is a few indexed reads (~1 ms on the demo, ~0.1 s at
-        # 10,000 answers), done here so the first frame already shows the
-        # matrix instead of a "loading" frame; `benchtui` starts it in a thread
-        # before importing Textual (engine.queries.MatrixPrefetch). Rescans and
-        # later reloads run in the worker.
+        # The first frame shows the matrix, not a "loading" frame: `benchtui` has
+        # read the cells a screen can show before importing Textual
+        # (engine.queries.MatrixPrefetch, a few ms at 10,000 answers); without
+        # it, the whole matrix is read here (~1 ms on the demo, ~0.1 s at 10,000
+        # answers). The rest, rescans and later reloads come from the worker.
         try:
             prefetch, self.app.prefetched_matrix = getattr(self.app, "prefetched_matrix", None), None
             matrix = None
@@ -297,8 +297,6 @@ class MatrixScreen(GuardedScreen):
         facts = self._facts()
         texts, labels = facts["texts"], facts["labels"]
         missing = cell_text(self.matrix.cell("", ""))  # a model with no folder for the challenge
-        # rows whose cells are still being read (a first frame's partial matrix) show "…", not "no folder"
-        loaded = {cid for _, cid in self.matrix.cells} if self.matrix.partial else None
         table.clear(columns=True)
         # Text labels: a str label goes through Rich markup (and loads its emoji
         # table, ~2 ms of start-up); a model name is not markup anyway.
@@ -309,8 +307,7 @@ class MatrixScreen(GuardedScreen):
         # screen) caches rows cut to the label's width ("glm5" -> no grade,
         # "A-" -> "A"), and Textual keeps those cached rows after widening.
         # (Cells share their texts, so each distinct text is measured once.)
-        rows = [[texts.get((model, ch.id), missing if loaded is None or ch.id in loaded else _PENDING)
-                 for model in models] for ch in challenges]
+        rows = self._rows(models, challenges, texts, missing)
         widths = self._widths(models, challenges, rows)
         table.add_column(Text("challenge"), key="__challenge__", width=22)
         for model in models:
@@ -320,6 +317,17 @@ class MatrixScreen(GuardedScreen):
         self.focus_cell(*keep)
         table.focus()
         self.update_detail()
+
+    def _rows(self, models: list[str], challenges: list, texts: dict, missing: Text) -> list[list[Text]]:
+        """Each challenge's cells, in ``models`` order. Cells not read yet (a first
+        frame's partial matrix) show "…", not "no folder"; rows with none read
+        share one list (a first frame at 200 x 50 reads a screenful)."""
+        if self.matrix.read is None:
+            return [[texts.get((model, ch.id), missing) for model in models] for ch in challenges]
+        read_models, read_challenges = self.matrix.read
+        pending = [_PENDING] * len(models)
+        return [[texts.get((model, ch.id), missing) if model in read_models else _PENDING for model in models]
+                if ch.id in read_challenges else pending for ch in challenges]
 
     def _widths(self, models: list[str], challenges: list, rows: list[list[Text]]) -> dict[str, int]:
         """Each model's column width: its name or its widest shown cell. Kept per
@@ -335,6 +343,7 @@ class MatrixScreen(GuardedScreen):
                 n = lengths[id(text)] = text.cell_len
             return n
 
+        rows = list({id(cells): cells for cells in rows}.values())  # rows shared by a partial matrix, once
         widths = {model: max([Text(model).cell_len, *(cell_len(cells[i]) for cells in rows)])
                   for i, model in enumerate(models)}
         cache[self.filter_mode] = widths
@@ -399,7 +408,7 @@ class MatrixScreen(GuardedScreen):
             detail.update("")
             return
         cell = self.matrix.cell(model, challenge)
-        if self.matrix.partial and cell.status == "missing":
+        if not self.matrix.is_read(model, challenge):
             detail.update(Text.assemble((f"{model} / {challenge}  ", "bold"), ("reading…", "dim")))
             return
         _, style, label = VERDICTS.get(cell.verdict, ("?", "", cell.verdict))
