@@ -199,3 +199,16 @@ def test_the_first_frame_is_let_out_before_more_work(demo_wb):
     assert time.monotonic() - start < 0.5  # bounded: a stuck writer does not hold start-up
     app._driver = None
     app._let_the_frame_out()  # no writer thread (headless): just a short nap
+
+
+def test_the_escape_key_waits_25_ms_unless_the_user_says_otherwise():
+    """Textual waits ESCDELAY for the rest of an escape sequence before a lone ESC
+    is the escape key (its default: 100 ms, paid by every `esc back`); the
+    dashboard's package sets 25 ms before Textual is imported, and a user's own
+    ESCDELAY stays."""
+    probe = "import tui.app, textual.constants as c; print(c.ESCAPE_DELAY)"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "ESCDELAY"}
+    ours = subprocess.run([sys.executable, "-c", probe], env=env, cwd=REPO, capture_output=True, text=True, check=True)
+    theirs = subprocess.run([sys.executable, "-c", probe], env={**env, "ESCDELAY": "150"}, cwd=REPO,
+                            capture_output=True, text=True, check=True)
+    assert float(ours.stdout) == 0.025 and float(theirs.stdout) == 0.15
