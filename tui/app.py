@@ -11,6 +11,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 
@@ -51,6 +52,7 @@ class BenchApp(App[int]):
         self.store_damaged = ""  # the damage message once the store is found damaged (engine.store)
         self._after_first_frame: list | None = []  # None once the first screen is out whole
         self.prefetched_matrix = None  # an engine.queries.MatrixPrefetch (run_app), taken by the matrix
+        self.collector = None  # a tui.collector.IdleCollector in `benchtui` (run_app), never in tests
         self._frames = 0
 
     # -- lifecycle --------------------------------------------------------------
@@ -97,6 +99,11 @@ class BenchApp(App[int]):
         while queue is not None and queue.qsize() and time.monotonic() < deadline:
             time.sleep(0.0005)
         time.sleep(0.0005)  # its last write and flush
+
+    async def on_event(self, event) -> None:
+        if self.collector is not None and isinstance(event, events.InputEvent):
+            self.collector.input()
+        await super().on_event(event)
 
     def get_default_screen(self):
         from tui.screens.matrix import MatrixScreen
@@ -247,10 +254,13 @@ class BenchApp(App[int]):
 
 def run_app(workbench: Any, prefetch: Any = None) -> int:
     """``prefetch``: an engine.queries.MatrixPrefetch holding the first frame's cells."""
-    import gc
-
     app = BenchApp(workbench, scan_on_start=True)
     app.prefetched_matrix = prefetch
-    app.after_first_frame(gc.enable)  # `benchtui` turns the collector off for start-up (engine/cli.py)
+    # `benchtui` turns the collector off for start-up (engine/cli.py); from the first
+    # frame on, full collections wait for a pause in the input (tui/collector.py)
+    from tui.collector import IdleCollector
+
+    app.collector = IdleCollector()
+    app.after_first_frame(lambda: app.collector.start(app))
     result = app.run()
     return int(result or app.return_code or 0)
