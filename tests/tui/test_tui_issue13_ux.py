@@ -249,7 +249,8 @@ async def test_matrix_not_passing_filter_drops_rows_whose_answers_all_pass(demo_
         not_run = [(m, c.id) for c in screen.matrix.challenges for m in screen.matrix.models
                    if screen.matrix.cell(m, c.id).verdict == "not_run"]
         assert not_run and all(c in rows for _, c in not_run)
-        assert any("not run counts as not passing" in n.message for n in app._notifications)
+        status = str(screen.query_one("#matrix-status").render())
+        assert "filter: not passing (rows with an answer whose latest run did not pass; not run counts)" in status
     assert app.errors == []
 
 
