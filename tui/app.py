@@ -105,6 +105,18 @@ class BenchApp(App[int]):
             self.collector.input()
         await super().on_event(event)
 
+    def get_driver_class(self):
+        """Textual's, except that on Linux and macOS the escape key is not held
+        back ~100 ms (tui/input_driver.py)."""
+        driver = super().get_driver_class()
+        from textual.drivers.linux_driver import LinuxDriver
+
+        if driver is LinuxDriver:
+            from tui.input_driver import PromptEscapeDriver
+
+            return PromptEscapeDriver
+        return driver
+
     def get_default_screen(self):
         from tui.screens.matrix import MatrixScreen
 
