@@ -1,44 +1,127 @@
-"""A footer whose keys are in the screen's first frame.
+"""The matrix's footer: its keys as one line of text, in the first frame.
 
-Textual's ``Footer`` composes empty, waits for the screen's bindings signal
-(sent once focus settles) and recomposes a refresh later, then again on every
-later signal even when its keys are the same. At start-up that left the
-matrix's first frame without keys, and put them on the terminal a tenth of a
-second later (the recompose mounts a widget per key while the rescan starts).
-This one composes its keys at once, with the screen, and recomposes as soon
-as the signal comes (before the first frame is drawn) and only when the keys
-it would show have changed: none on the matrix, whose keys are the same before
-and after its table takes the focus. It relies on the Footer's
-``_bindings_ready`` switch (Textual 8); tests/tui/test_tui_startup_imports.py
-checks that the first frame has the keys.
+Textual's ``Footer`` is a container of one widget per key, composed empty and
+filled a refresh later (when the screen's bindings signal comes), then composed
+again on every later signal. Ten widgets were a quarter of the dashboard's
+CPU before its first frame at 50 x 200 (~30 ms: styles, layout and a render
+each), and the keys reached the terminal a frame late. This widget draws the
+same keys, in the same colours and spacing (Textual's footer variables and
+its compact rule; the palette key at the right while it fits), as one line
+rendered from the screen's active bindings:
+nothing to compose, and a bindings change is a repaint. A click on a key
+presses it, as on Textual's footer.
 """
 from __future__ import annotations
 
-from textual.widgets import Footer
+from rich.text import Text
+from textual import events
+from textual.reactive import reactive
+from textual.widget import Widget
+
+# Textual's `vkey` border, left edge: what its footer draws before the palette key
+PALETTE_EDGE = "▏"
 
 
-class KeysFooter(Footer):
-    _shown: tuple | None = None
+class KeysFooter(Widget, can_focus=False):
+    ALLOW_SELECT = False
+    COMPONENT_CLASSES = {"keys-footer--key", "keys-footer--description", "keys-footer--edge"}
+    DEFAULT_CSS = """
+    KeysFooter {
+        dock: bottom;
+        height: 1;
+        color: $footer-foreground;
+        background: $footer-background;
+        text-wrap: nowrap;
+        .keys-footer--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        .keys-footer--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        .keys-footer--edge { color: $foreground 20%; }
+    }
+    """
+
+    compact = reactive(False)  # the same rule as Textual's footer (tui/screens/base.py sets both)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.set_reactive(Footer._bindings_ready, True)  # compose the keys with the screen
+        self._spots: list[tuple[int, int, str, bool]] = []  # (start, end, key, enabled) of each drawn key
+        self._shown: tuple | None = None
 
-    def _keys(self) -> tuple:
-        """What the footer would show now: (key, description, enabled) per shown binding."""
-        return tuple((binding.key, binding.description, enabled)
-                     for (_, binding, enabled, _) in self.screen.active_bindings.values() if binding.show)
+    def keys(self) -> list[tuple[str, str, str, bool, bool]]:
+        """(key, how it is shown, description, enabled, is the palette key), left to right;
+        one per action, as Textual's footer lists them."""
+        app = self.app
+        active = self.screen.active_bindings
+        seen, out = set(), []
+        for _, binding, enabled, _ in active.values():
+            if binding.show and binding.action not in seen:
+                seen.add(binding.action)
+                out.append((binding.key, app.get_key_display(binding), binding.description, enabled, False))
+        if app.ENABLE_COMMAND_PALETTE:
+            found = active.get(app.COMMAND_PALETTE_BINDING)
+            if found is not None:
+                _, binding, enabled, _ = found
+                out.append((binding.key, app.get_key_display(binding), binding.description, enabled, True))
+        return out
 
-    def compose(self):
-        if self._bindings_ready:
-            self._shown = self._keys()
-        yield from super().compose()
+    def render(self) -> Text:
+        key_style = self.get_component_rich_style("keys-footer--key")
+        description_style = self.get_component_rich_style("keys-footer--description")
+        line, right, spots = Text(no_wrap=True, overflow="crop"), Text(no_wrap=True), []
+        for key, shown, description, enabled, palette in self.keys():
+            part = right if palette else line
+            if palette:
+                part.append(PALETTE_EDGE, self.get_component_rich_style("keys-footer--edge"))
+            start = part.cell_len
+            if self.compact or palette:  # Textual's palette key is always drawn compact
+                part.append(shown, key_style)
+                if description:
+                    part.append(f" {description}", description_style)
+                part.append(" ")
+            else:
+                part.append(f" {shown} ", key_style)
+                if description:
+                    part.append(f"{description} ", description_style)
+            if not enabled:
+                part.stylize("dim", start)
+            spots.append((start, part.cell_len, key, enabled, palette))
+        width = self.size.width
+        if line.cell_len + right.cell_len > width:  # no room: the palette key goes (ctrl+p still works)
+            right, spots = Text(), [spot for spot in spots if not spot[4]]
+        gap = max(width - line.cell_len - right.cell_len, 0)
+        line.append(" " * gap)
+        offset = line.cell_len
+        line.append_text(right)
+        self._spots = [(s + (offset if palette else 0), e + (offset if palette else 0), key, enabled)
+                       for s, e, key, enabled, palette in spots]
+        return line
 
-    def bindings_changed(self, screen) -> None:
-        self._bindings_ready = True
-        if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
-            return  # as Footer: it catches up when the app or the screen is back
-        keys = self._keys()
-        if keys != self._shown:
+    def on_mount(self) -> None:
+        self._shown = tuple(self.keys())
+        self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def _bindings_changed(self, screen) -> None:
+        keys = tuple(self.keys())
+        if keys != self._shown:  # the matrix's are the same before and after its table takes the focus
             self._shown = keys
-            self.call_later(self.recompose)
+            self.refresh()
+
+    def watch_compact(self) -> None:
+        self.refresh()
+
+    def on_click(self, event: events.Click) -> None:
+        for start, end, key, enabled in self._spots:
+            if start <= event.x < end:
+                if enabled:
+                    self.app.simulate_key(key)
+                else:
+                    self.app.bell()
+                return

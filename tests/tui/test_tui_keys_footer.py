@@ -1,0 +1,64 @@
+"""The matrix's footer (tui/widgets/footer.py): its keys as one line, clickable."""
+from __future__ import annotations
+
+from tui.app import BenchApp
+from tui.widgets.footer import KeysFooter
+
+
+async def settle(app, pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def footer_text(app) -> str:
+    return str(app.screen.query_one(KeysFooter).render())
+
+
+async def test_the_footer_lists_the_matrix_keys_and_a_click_presses_one(demo_wb):
+    app = BenchApp(demo_wb, scan_on_start=False)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await settle(app, pilot)
+        text = footer_text(app)
+        assert text.startswith(" s Sort  f Filter  g Grade  c Compare  r Run  l Leaders  q Quit  ? Help ")
+        assert text.rstrip().endswith("▏^p Jump") and len(text) == 140
+        assert app.screen.sort_mode == "order"
+        footer = app.screen.query_one(KeysFooter)
+        await pilot.click(KeysFooter, offset=(text.index("Sort"), 0))
+        await settle(app, pilot)
+        assert app.screen.sort_mode == "passes"
+        await pilot.click(KeysFooter, offset=(text.index("Filter"), 0))
+        await settle(app, pilot)
+        assert app.screen.filter_mode == "not passing"
+        await pilot.click(KeysFooter, offset=(text.index("   ") + 1, 0))  # the gap: nothing
+        await settle(app, pilot)
+        assert (app.screen.sort_mode, app.screen.filter_mode) == ("passes", "not passing")
+        assert footer.region.y == 29  # docked at the bottom
+    assert app.errors == []
+
+
+async def test_a_narrow_footer_is_compact_and_drops_the_palette_key_only_when_it_does_not_fit(demo_wb):
+    app = BenchApp(demo_wb, scan_on_start=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        text = footer_text(app)
+        assert text.startswith("s Sort f Filter g Grade c Compare r Run l Leaders q Quit ? Help")
+        assert "^p Jump" in text and len(text) == 80
+        await pilot.resize_terminal(66, 24)
+        await settle(app, pilot)
+        text = footer_text(app)
+        assert "^p" not in text and text.startswith("s Sort f Filter") and "? Help" in text
+    assert app.errors == []
+
+
+async def test_a_remapped_key_shows_as_remapped(demo_wb, tmp_path, monkeypatch):
+    config = tmp_path / "keys.toml"
+    config.write_text('[keys]\n"matrix.sort" = "o"\n', encoding="utf-8")
+    monkeypatch.setenv("BENCHTUI_CONFIG", str(config))
+    app = BenchApp(demo_wb, scan_on_start=False, config_path=config)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await settle(app, pilot)
+        text = footer_text(app)
+        assert " o Sort " in text and " s Sort" not in text  # where Textual's active bindings put it
+    assert app.errors == []
