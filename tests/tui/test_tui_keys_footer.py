@@ -62,3 +62,29 @@ async def test_a_remapped_key_shows_as_remapped(demo_wb, tmp_path, monkeypatch):
         text = footer_text(app)
         assert " o Sort " in text and " s Sort" not in text  # where Textual's active bindings put it
     assert app.errors == []
+
+
+async def test_the_title_line_reads_as_textuals_header_and_its_icon_opens_the_palette(demo_wb, monkeypatch):
+    from tui.widgets.title_bar import TitleBar
+
+    opened = []
+
+    async def palette(self) -> None:
+        opened.append(1)
+
+    monkeypatch.setattr(BenchApp, "action_command_palette", palette)
+    app = BenchApp(demo_wb, scan_on_start=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        bar = app.screen.query_one(TitleBar)
+        line = str(bar.render())
+        assert line == " ⭘" + " " * 33 + "benchtui" + " " * 37 and bar.region.y == 0
+        app.sub_title = "scale"
+        await pilot.pause()
+        assert "benchtui — scale" in str(bar.render())
+        await pilot.click(TitleBar, offset=(40, 0))  # the title: nothing
+        assert opened == []
+        await pilot.click(TitleBar, offset=(1, 0))
+        await pilot.pause()
+        assert opened == [1]
+    assert app.errors == []

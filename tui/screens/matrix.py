@@ -7,11 +7,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from tui.screens.base import GuardedScreen
-from textual.widgets import DataTable, Header, Static
+from textual.widgets import DataTable, Static
 
 from tui.widgets.matrix_table import MatrixTable
 
 from tui.widgets.footer import KeysFooter
+from tui.widgets.title_bar import TitleBar
 from tui.glyphs import grade_style, legend, verdict_glyph, VERDICTS
 
 SORTS = ("order", "passes", "grade", "name")
@@ -90,7 +91,7 @@ class MatrixScreen(GuardedScreen):
         self._frozen = False  # the first whole matrix was frozen (tui/collector.py)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static("loading the store…", id="matrix-status")
         # fixed_columns: the challenge column stays when a narrow terminal scrolls the models
         yield MatrixTable(id="matrix", cursor_type="cell", zebra_stripes=True, fixed_columns=1)
