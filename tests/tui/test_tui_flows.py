@@ -259,3 +259,46 @@ async def test_tui_a_handler_bug_becomes_a_notification(demo_wb):
         await pilot.pause()
         assert app.is_running
         assert any("kaboom" in e for e in app.errors)
+
+
+async def test_tui_leaderboard_comes_back_rendered_unless_the_store_changed(demo_wb):
+    """Leaving the leaderboard and coming back shows the board already rendered
+    (no worker: at 50 models it is ~1 s of CPU); a grade written meanwhile, by
+    this app or another connection, makes it compute the board again."""
+    from engine.grades import set_grade
+    from tui.screens.leaderboard import LeaderboardScreen
+
+    computed = []
+    original = LeaderboardScreen.compute
+
+    def counting(self, *args, **kwargs):
+        computed.append(args)
+        return original(self, *args, **kwargs)
+
+    LeaderboardScreen.compute = counting
+    try:
+        app = BenchApp(demo_wb)
+        async with app.run_test(size=(100, 40)) as pilot:
+            await settle(app, pilot)
+
+            async def visit() -> str:
+                await pilot.press("l")
+                await settle(app, pilot)
+                text = str(app.screen.query_one("#leader-plot", Static).render())
+                await pilot.press("escape")
+                await settle(app, pilot)
+                return text
+
+            first = await visit()
+            assert len(computed) == 1
+            assert await visit() == first and len(computed) == 1  # kept: nothing written
+            with Store(demo_wb.store_path) as other:  # another connection writes a grade
+                set_grade(other, "demo-careful", "backwards", "F", grader="someone")
+            third = await visit()
+            assert len(computed) == 2 and third != first  # the new F shows in the distribution
+            set_grade(app.store, "demo-careful", "kv", "F", grader="someone")  # the app's own connection
+            await visit()
+            assert len(computed) == 3
+    finally:
+        LeaderboardScreen.compute = original
+    assert app.errors == []
