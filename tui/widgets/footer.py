@@ -8,7 +8,11 @@ second later (the recompose mounts a widget per key while the rescan starts).
 This one composes its keys at once, with the screen, and recomposes as soon
 as the signal comes (before the first frame is drawn) and only when the keys
 it would show have changed: none on the matrix, whose keys are the same before
-and after its table takes the focus. It relies on the Footer's
+and after its table takes the focus. While the ctrl+p palette is open over the
+screen its input has the focus (printable keys go to it, so the screen's
+letter keys leave the active bindings): the footer keeps the screen's keys, as
+it did under Textual's palette, instead of recomposing on opening and again on
+closing (two layouts and a full repaint each). It relies on the Footer's
 ``_bindings_ready`` switch (Textual 8); tests/tui/test_tui_startup_imports.py
 checks that the first frame has the keys.
 """
@@ -38,6 +42,9 @@ class KeysFooter(Footer):
         self._bindings_ready = True
         if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
             return  # as Footer: it catches up when the app or the screen is back
+        palette = getattr(screen, "_jump_palette", None)
+        if palette is not None and palette.is_open:
+            return  # the screen's keys are back when it closes
         keys = self._keys()
         if keys != self._shown:
             self._shown = keys
