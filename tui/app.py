@@ -174,17 +174,22 @@ class BenchApp(App[int]):
         """ctrl+p: the jump palette, over whatever screen is up (mounted there the first time)."""
         from textual.command import CommandPalette
 
-        from tui.widgets.jump_palette import JumpPalette
-
         screen = self.screen
         if isinstance(screen, CommandPalette):  # Textual's theme picker (the Theme command)
             return
+        palette = await self.mount_palette(screen)
+        if not palette.is_open:
+            palette.open()
+
+    async def mount_palette(self, screen):
+        """``screen``'s jump palette (hidden until it opens), mounted if it has none."""
+        from tui.widgets.jump_palette import JumpPalette
+
         palette = getattr(screen, "_jump_palette", None)
         if palette is None or not palette.is_attached:
             palette = screen._jump_palette = JumpPalette()
             await screen.mount(palette)
-        if not palette.is_open:
-            palette.open()
+        return palette
 
     # -- navigation (used by screens and the jump palette) ----------------------
     def jump_matrix(self, model: str | None = None, challenge: str | None = None) -> None:

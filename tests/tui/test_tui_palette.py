@@ -288,3 +288,16 @@ async def test_opening_typing_and_closing_leave_the_matrix_table_alone(demo_wb):
         assert app.focused is table
         assert calls == [], calls
     assert app.errors == []
+
+
+async def test_the_matrix_mounts_its_palette_hidden_after_the_rescan(demo_wb):
+    """The first ctrl+p then only shows it (mounting it took ~0.2 s at 50 x 200)."""
+    app = BenchApp(demo_wb, scan_on_start=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        palette = palette_of(app)
+        assert not palette.is_open and not palette.visible
+        assert app.focused is app.screen.query_one("#matrix")
+        assert await open_palette(app, pilot) is palette
+    assert app.errors == []
