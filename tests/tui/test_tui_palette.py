@@ -51,6 +51,13 @@ async def test_ctrl_p_opens_the_palette_on_the_first_targets_and_the_system_comm
         assert found[:3] == ["model demo-careful", "model demo-hasty", "model demo-quitter"]
         assert "challenge kv" in found and "answer demo-hasty/kv" in found
         assert {"Theme", "Quit", "Keys", "Screenshot"} <= set(found)  # Textual's system commands
+        assert "Maximize" in found  # about the table underneath, not the palette's input
+        await pilot.press(*"maxi")
+        assert texts(palette)[0] == "Maximize"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.screen.maximized is app.screen.query_one("#matrix")
+        palette = await open_palette(app, pilot)
         assert any(line.startswith("model demo-careful\njump to the model's column") for line in shown(palette))
         assert palette.query_one(JumpList).highlighted == 0
     assert app.errors == []

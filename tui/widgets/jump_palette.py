@@ -69,14 +69,15 @@ def target_action(app, target: Target) -> Callable[[], object]:
     return partial(app.open_answer, target.model, target.challenge)
 
 
-def search(app, index: PaletteIndex, query: str, screen) -> list[Hit]:
+def search(app, index: PaletteIndex, query: str, screen, commands: list | None = None) -> list[Hit]:
     """The palette's list for ``query``: the index's targets holding every word
     (any order, fuzzily if none holds them as they are) and the system commands
     whose title matches, best score first; for an empty query the first
-    targets, then every system command."""
+    targets, then every system command. ``commands``: the screen's system
+    commands (App.get_system_commands), read now if not given."""
     from textual.fuzzy import Matcher
 
-    commands = list(app.get_system_commands(screen))
+    commands = list(app.get_system_commands(screen)) if commands is None else commands
     terms = query.split()
     if not terms:
         hits = [Hit(0.0, Content(t.text), t.help, target_action(app, t), t.text) for t in index.first(DISCOVER)]
@@ -168,6 +169,7 @@ class JumpPalette(Vertical):
         super().__init__(id="jump-palette")
         self.index = PaletteIndex([])
         self.hits: list[Hit] = []
+        self.commands: list = []  # the screen's system commands, read as it opens
         self._return_focus: Widget | None = None
 
     def compose(self) -> ComposeResult:
@@ -194,6 +196,8 @@ class JumpPalette(Vertical):
             self._return_focus = None if self._inside(focused) else focused
             if self._return_focus is not None and hasattr(focused, "held_focus"):
                 focused.held_focus = True  # it keeps its focused look under the palette (MatrixTable)
+            # read before the input takes the focus: "Maximize" is about the widget underneath
+            self.commands = list(app.get_system_commands(self.screen))
         entry = self.query_one(JumpInput)
         entry.value = ""  # (not open yet: no search)
         self.show("")
@@ -216,7 +220,7 @@ class JumpPalette(Vertical):
         self.remove_class("-open")
 
     def show(self, query: str) -> None:
-        self.hits = search(self.app, self.index, query, self.screen)
+        self.hits = search(self.app, self.index, query, self.screen, self.commands)
         listing = self.query_one(JumpList)
         listing.clear_options()
         listing.add_options([Option(Content.assemble(h.prompt, "\n", (h.help, "dim"))) for h in self.hits])
