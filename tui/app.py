@@ -22,22 +22,18 @@ from tui.config import load_key_config
 BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm", "audit")
 
 
-def jump_provider():
-    """The ctrl+p provider, imported when the palette first opens (not at start-up)."""
-    from tui.commands import JumpProvider
-
-    return JumpProvider
-
-
 class BenchApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "benchtui"
-    COMMANDS = App.COMMANDS | {jump_provider}
+    # ctrl+p opens benchtui's own palette (tui/widgets/jump_palette.py, which lists
+    # the system commands too): the binding keeps Textual's action name, so Textual
+    # adds no ctrl+p of its own and its footer still shows the key.
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("question_mark", "help", "Help", id="app.help"),
-        Binding("ctrl+p", "command_palette", "Jump", id="app.palette", show=False),
+        # priority: modal screens (help) cut the app's other bindings off
+        Binding("ctrl+p", "command_palette", "Jump", id="app.palette", show=False, priority=True),
     ]
 
     def __init__(self, workbench: Any, *, config_path: Path | None = None, store_path: Path | None = None,
@@ -188,7 +184,33 @@ class BenchApp(App[int]):
             self.report_error(f"{action_name} failed: {type(error).__name__}", error)
             return True
 
-    # -- navigation (used by screens and the command palette) ----------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "command_palette" and type(self.screen).__name__ == "ConfirmScreen":
+            return False  # a question waits for its answer: no jumping away from it
+        return True
+
+    async def action_command_palette(self) -> None:
+        """ctrl+p: the jump palette, over whatever screen is up (mounted there the first time)."""
+        from textual.command import CommandPalette
+
+        screen = self.screen
+        if isinstance(screen, CommandPalette):  # Textual's theme picker (the Theme command)
+            return
+        palette = await self.mount_palette(screen)
+        if not palette.is_open:
+            palette.open()
+
+    async def mount_palette(self, screen):
+        """``screen``'s jump palette (hidden until it opens), mounted if it has none."""
+        from tui.widgets.jump_palette import JumpPalette
+
+        palette = getattr(screen, "_jump_palette", None)
+        if palette is None or not palette.is_attached:
+            palette = screen._jump_palette = JumpPalette()
+            await screen.mount(palette)
+        return palette
+
+    # -- navigation (used by screens and the jump palette) ----------------------
     def jump_matrix(self, model: str | None = None, challenge: str | None = None) -> None:
         from tui.screens.matrix import MatrixScreen
 

@@ -303,21 +303,25 @@ async def test_leaderboard_explains_head_to_head_level(demo_wb):
     assert app.errors == []
 
 
-async def test_palette_matches_space_separated_terms(demo_wb):
-    from tui.commands import JumpProvider
+def palette_search(app, query: str) -> list[str]:
+    """What ctrl+p's palette lists for ``query`` (tui/widgets/jump_palette.py)."""
+    from tui.palette_index import palette_index
+    from tui.widgets.jump_palette import search
 
+    return [hit.text for hit in search(app, palette_index(app), query, app.screen)]
+
+
+async def test_palette_matches_space_separated_terms(demo_wb):
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
-        provider = JumpProvider(app.screen)
-        await provider.startup()
-        spaced = [str(h.text) async for h in provider.search("demo-hasty kv")]
-        slashed = [str(h.text) async for h in provider.search("demo-hasty/kv")]
+        spaced = palette_search(app, "demo-hasty kv")
+        slashed = palette_search(app, "demo-hasty/kv")
         assert slashed and spaced
         assert all("demo-hasty/kv" in t for t in spaced), spaced
         assert set(slashed) <= set(spaced)
-        assert [str(h.text) async for h in provider.search("kv demo-hasty")]  # any order
-        assert not [str(h.text) async for h in provider.search("demo-hasty zzz")]
+        assert palette_search(app, "kv demo-hasty")  # any order
+        assert not palette_search(app, "demo-hasty zzz")
     assert app.errors == []
 
 
@@ -378,7 +382,6 @@ async def test_published_copy_answer_transcript_grades_palette(tmp_path, monkeyp
     from engine.answer_files import is_helper
     from engine.grade_import import import_markdown
     from engine.queries import answer_files
-    from tui.commands import JumpProvider
 
     wb = published_copy(tmp_path)
     monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))
@@ -416,8 +419,6 @@ async def test_published_copy_answer_transcript_grades_palette(tmp_path, monkeyp
         await settle(app, pilot)
         shown = "\n".join(widget_lines(app.screen.query_one("#grades-dims", DataTable)))
         assert "A- (DeepSeek V4 Pro)" in shown, shown
-        provider = JumpProvider(app.screen)
-        await provider.startup()
-        hits = [str(h.text) async for h in provider.search("qwen36 kv")]
+        hits = palette_search(app, "qwen36 kv")
         assert "answer qwen36/kv" in hits and all("qwen36/kv" in h for h in hits)
     assert app.errors == []

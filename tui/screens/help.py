@@ -10,7 +10,8 @@ from textual.widgets import Static
 
 # Below the screen's own keys: what holds everywhere (not another screen's keys: `?` on the
 # answer screen used to open on the matrix's).
-GENERAL = ("Everywhere: ctrl+p jump to a model, challenge, file or transcript · ? help · q quit · esc back\n"
+GENERAL = ("Everywhere: ctrl+p jump to a model, challenge, answer, file or transcript, or run a command (theme, keys, "
+           "screenshot, quit): words in any order, ↑↓ pgup pgdn pick, enter go, esc close · ? help · q quit · esc back\n"
            "Keys are remappable by Binding id in ~/.config/benchtui/keys.toml ($BENCHTUI_CONFIG).")
 
 

@@ -109,6 +109,11 @@ class KeysFooter(Widget, can_focus=False):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def _bindings_changed(self, screen) -> None:
+        palette = getattr(screen, "_jump_palette", None)
+        if palette is not None and palette.is_open:
+            # its input has the focus, so the screen's letter keys leave the active
+            # bindings: the footer keeps showing them, as under Textual's palette
+            return  # (and the palette's opening and closing repaint nothing here)
         keys = tuple(self.keys())
         if keys != self._shown:  # the matrix's are the same before and after its table takes the focus
             self._shown = keys

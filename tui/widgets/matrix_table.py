@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.cache import LRUCache
 from textual.color import Color
 from textual.coordinate import Coordinate
@@ -52,6 +53,72 @@ class MatrixTable(DataTable):
         self._shown: set[int] | None = None  # the visible columns of the row being rendered
         self._ordered: tuple | None = None  # ((column locations, update count, columns), ordered columns)
         self._component_memo: dict = {}
+
+    # -- under the ctrl+p palette ------------------------------------------------
+    # The palette (tui/widgets/jump_palette.py) takes the focus for its input.
+    # Blurred, the table changed its look (DataTable's :focus tint and cursor
+    # colours), so every visible row was rendered again on opening and again on
+    # closing: 20-70 ms each at 140x45. While ``held_focus`` is set (by the
+    # palette, from opening until the focus is back here) the table keeps its
+    # focused look and its rendered rows, and losing or getting back the focus
+    # repaints nothing (Textual's Widget._on_blur/_on_focus, less their
+    # refresh: tests/tui/test_tui_palette.py pins them).
+    held_focus = False
+
+    _PSEUDO_CLASSES = {**DataTable._PSEUDO_CLASSES,
+                       "focus": lambda widget: widget.has_focus or widget.held_focus,
+                       "blur": lambda widget: not (widget.has_focus or widget.held_focus)}
+
+    def get_pseudo_class_state(self):
+        state = super().get_pseudo_class_state()
+        return state._replace(focus=True) if self.held_focus else state
+
+    @property
+    def _pseudo_classes_cache_key(self) -> tuple:
+        return (self.mouse_hover, self.has_focus or self.held_focus, self.is_disabled)
+
+    def watch_has_focus(self, has_focus: bool) -> None:
+        if self.held_focus:
+            # Its look does not change, and Textual's restyle would make DataTable
+            # drop every cache (notify_style_update) and render every row again.
+            self.held_focus = not has_focus
+            return
+        super().watch_has_focus(has_focus)
+
+    _sized_for: tuple | None = None
+
+    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:
+        # ScrollView compares the compositor's virtual size (the region's, never
+        # the table's own) with its own, so every layout of the screen, even one
+        # for another widget (each key typed into the ctrl+p palette), repainted
+        # both scrollbars, a frame later. Nothing to do when neither the size nor
+        # the table's own virtual size has changed since the last time.
+        key = (size, container_size, self.virtual_size)
+        if key == self._sized_for:
+            return False
+        self._sized_for = key
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+    def _on_blur(self, event) -> None:
+        if self.held_focus:
+            event.prevent_default()
+            self.has_focus = False
+            if self.parent is not None:
+                self.parent.post_message(events.DescendantBlur(self))
+
+    def _on_focus(self, event) -> None:
+        if self.held_focus:
+            event.prevent_default()
+            self.has_focus = True  # (the watcher clears held_focus)
+            if self.parent is not None:
+                self.parent.post_message(events.DescendantFocus(self))
+
+    def release_focus(self) -> None:
+        """The palette closed without giving the focus back here: look blurred."""
+        if self.held_focus:
+            self.held_focus = False
+            self.update_node_styles()
+            self.refresh()
 
     def _visible_columns(self, window: tuple[int, int]) -> set[int]:
         """Indices of the columns that overlap the window, one either side, and the fixed ones."""
