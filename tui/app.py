@@ -51,6 +51,7 @@ class BenchApp(App[int]):
         self.store_damaged = ""  # the damage message once the store is found damaged (engine.store)
         self._after_first_frame: list | None = []  # None once the first screen is out whole
         self.prefetched_matrix = None  # an engine.queries.MatrixPrefetch (run_app), taken by the matrix
+        self._answer_screen = None  # the kept AnswerScreen (open_answer)
         self._frames = 0
 
     # -- lifecycle --------------------------------------------------------------
@@ -179,9 +180,53 @@ class BenchApp(App[int]):
             self.screen.focus_cell(model=model, challenge=challenge)
 
     def open_answer(self, model: str, challenge: str, relpath: str | None = None) -> None:
+        """The answer screen is built once and kept (issue 20): building it is most of
+        what opening an answer cost. A kept screen not on the stack is filled first and
+        shows itself once its data is in (AnswerScreen.open); otherwise a new one."""
         from tui.screens.answer import AnswerScreen
 
-        self.push_screen(AnswerScreen(model, challenge, relpath))
+        kept = self._answer_screen
+        if kept is not None and kept.is_mounted and kept not in self.screen_stack:
+            kept.open(model, challenge, relpath)
+            return
+        screen = AnswerScreen(model, challenge, relpath)
+        if kept is None:
+            self.keep_answer_screen(screen)
+        self.push_screen(screen)
+
+    def keep_answer_screen(self, screen=None) -> None:
+        """Keep ``screen`` (by default a new, empty one, composed now off screen) for
+        open_answer to reuse."""
+        from tui.screens.answer import AnswerScreen
+
+        if self._answer_screen is not None:
+            return
+        self._answer_screen = screen or AnswerScreen()
+        self.install_screen(self._answer_screen, "answer")  # not removed when popped
+        if screen is None:
+            self._get_screen(self._answer_screen)  # Textual's: registers it, so it composes and mounts
+
+    def warm_up(self) -> None:
+        """In a worker thread, once the start-up rescan is over: import what the screens
+        the matrix opens with one key need, compile Python's highlight query, and build
+        the answer screen, so that the first of each opens as fast as the later ones."""
+        try:
+            import tui.screens.answer  # noqa: F401  (rich.syntax, TabbedContent, TextArea, engine.grades…)
+            import tui.screens.compare  # noqa: F401
+            import tui.screens.grades  # noqa: F401
+            import tui.screens.transcript  # noqa: F401
+            from tui.widgets.code_view import highlight_query
+
+            highlight_query("python")
+            self.call_from_thread(self.keep_answer_screen)
+            # What start-up built stays for the whole session (the matrix, its index,
+            # Textual, these screens): out of the collector's sight, a full collection
+            # scans only what came after (it took ~0.1 s, at random keys, over it all).
+            import gc
+
+            gc.freeze()
+        except Exception as exc:  # only a head start: opening works without it
+            self.log.warning(f"warm-up: {exc!r}")
 
     def open_transcript(self, model: str, challenge: str, relpath: str) -> None:
         from tui.screens.transcript import TranscriptScreen

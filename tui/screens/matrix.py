@@ -190,6 +190,7 @@ class MatrixScreen(GuardedScreen):
                     palette_index(self.app, store)  # ctrl+p then opens on a built index
                 except Exception:
                     pass  # the palette builds it when it opens, and reports its own errors
+                self.app.warm_up()  # the screens one key opens, built before that key (issue 20)
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
         finally:
