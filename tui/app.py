@@ -52,6 +52,8 @@ class BenchApp(App[int]):
         self._after_first_frame: list | None = []  # None once the first screen is out whole
         self.prefetched_matrix = None  # an engine.queries.MatrixPrefetch (run_app), taken by the matrix
         self._answer_screen = None  # the kept AnswerScreen (open_answer)
+        self._gc_timer = None  # collect_when_idle's
+        self._last_input = 0.0  # time.monotonic() of the last key or mouse event
         self._frames = 0
 
     # -- lifecycle --------------------------------------------------------------
@@ -141,6 +143,7 @@ class BenchApp(App[int]):
     def on_unmount(self) -> None:
         if self._store is not None:
             self._store.close()
+        self._restore_gc()
 
     def open_store(self):
         """A fresh connection for a worker thread."""
@@ -206,6 +209,65 @@ class BenchApp(App[int]):
         if screen is None:
             self._get_screen(self._answer_screen)  # Textual's: registers it, so it composes and mounts
 
+    # -- the cyclic garbage collector ----------------------------------------------
+    # Textual makes cyclic garbage as it draws (every Strip that caches itself), so
+    # Python's collector runs often, at whatever allocation tips it over: the middle
+    # of a key. A full collection over the dashboard's heap took 60-160 ms at 50 x
+    # 200 (half the opens of an answer paid one). Once start-up is over the collector
+    # is driven from here instead: what start-up built is frozen out of its sight;
+    # the young objects (where that garbage is) are collected in the pauses between
+    # keys, when no key or click came for GC_IDLE_S (a few ms), or at once past
+    # GC_MAX_PENDING new objects (holding a key down must not grow the heap without
+    # bound); a full collection (tens of ms) waits for a longer pause, GC_FULL_IDLE_S.
+    GC_IDLE_S = 0.25
+    GC_FULL_IDLE_S = 2.0
+    GC_CHECK_S = 0.1
+    GC_MIN_PENDING = 2_000  # fewer new objects than this: nothing worth a collection
+    GC_MAX_PENDING = 100_000
+
+    def collect_when_idle(self) -> None:
+        """Take the collector over (once, after the start-up rescan: warm_up)."""
+        import gc
+
+        if self._gc_timer is not None:
+            return
+        gc.collect()
+        gc.freeze()  # the session's long-lived objects (the matrix, Textual, the kept screens)
+        gc.disable()
+        self._gc_timer = self.set_interval(self.GC_CHECK_S, self._collect_if_idle)
+
+    def _collect_if_idle(self) -> int | None:
+        """The generation collected now, if any."""
+        import gc
+        import time
+
+        young, _, older = gc.get_count()  # new tracked objects (net); young collections since a full one
+        idle = time.monotonic() - self._last_input
+        if idle >= self.GC_FULL_IDLE_S and older >= 10:
+            gc.collect(2)
+            return 2
+        if young >= self.GC_MAX_PENDING or (idle >= self.GC_IDLE_S and young >= self.GC_MIN_PENDING):
+            gc.collect(1)
+            return 1
+        return None
+
+    async def on_event(self, event) -> None:
+        from textual import events
+
+        if isinstance(event, events.InputEvent):
+            import time
+
+            self._last_input = time.monotonic()
+        await super().on_event(event)
+
+    def _restore_gc(self) -> None:
+        """The collector back as it was (the app is done; `benchtui` enables it too)."""
+        import gc
+
+        if self._gc_timer is not None:
+            gc.unfreeze()
+            gc.enable()
+
     def warm_up(self) -> None:
         """In a worker thread, once the start-up rescan is over: import what the screens
         the matrix opens with one key need, compile Python's highlight query, and build
@@ -219,12 +281,7 @@ class BenchApp(App[int]):
 
             highlight_query("python")
             self.call_from_thread(self.keep_answer_screen)
-            # What start-up built stays for the whole session (the matrix, its index,
-            # Textual, these screens): out of the collector's sight, a full collection
-            # scans only what came after (it took ~0.1 s, at random keys, over it all).
-            import gc
-
-            gc.freeze()
+            self.call_from_thread(self.collect_when_idle)
         except Exception as exc:  # only a head start: opening works without it
             self.log.warning(f"warm-up: {exc!r}")
 

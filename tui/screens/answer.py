@@ -10,7 +10,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import ScreenResume
 from textual.message import Message
+from textual.widget import Widget
 from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane, Tree
 
@@ -18,7 +20,7 @@ from engine import queries
 from engine.answer_files import main_source
 from engine.grades import current_grades
 from tui.glyphs import verdict_text
-from tui.widgets.code_view import CodeView, PreparedCode, prepare_code
+from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
 from tui.widgets.footer import KeysFooter
 
 MAX_VIEW_BYTES = 2 * 1024 * 1024  # bigger files are summarised, not rendered
@@ -124,13 +126,14 @@ def file_error_text(relpath: str, error: BaseException) -> str:
     return str(error)
 
 
-def prepare_view(relpath: str, text: str, highlight: bool = True) -> "PreparedCode | str":
+def prepare_view(relpath: str, text: str, highlight: bool = True, first_rows: int | None = None) -> "PreparedCode | str":
     """What the file pane shows for ``text`` (in a worker): Python, and big files of other
-    kinds, as a prepared code view (highlighted unless ``highlight`` is False); other
-    files as their text, which rich's Syntax highlights when drawn (as before)."""
+    kinds, as a prepared code view (highlighted unless ``highlight`` is False; with
+    ``first_rows``, only those rows yet); other files as their text, which rich's Syntax
+    highlights when drawn (as before)."""
     suffix = Path(relpath).suffix.lower()
     if suffix == ".py":
-        return prepare_code(text, "python" if highlight else None)
+        return prepare_code(text, "python" if highlight else None, first_rows)
     if len(text) > SYNTAX_MAX_BYTES:
         return prepare_code(text, TREE_SITTER_LANGUAGES.get(LEXERS.get(suffix, "")) if highlight else None)
     return text
@@ -185,6 +188,15 @@ class AnswerScreen(GuardedScreen):
         def text(self) -> str | None:
             return self.view.text if isinstance(self.view, PreparedCode) else self.view
 
+    class Highlighted(Message):
+        """The whole highlight map of a file shown with its first rows highlighted."""
+
+        def __init__(self, view: PreparedCode, highlights: dict, opening: int) -> None:
+            super().__init__()
+            self.view = view
+            self.highlights = highlights
+            self.opening = opening
+
     class Loaded(Message):
         """The answer's data, with its first file when that was quick to prepare;
         ``opening``: which opening of this screen it is for (a reused screen ignores
@@ -211,6 +223,7 @@ class AnswerScreen(GuardedScreen):
         self._push_when_loaded = False  # open(): the app shows this screen once its data is in
         self._loaded_before_shown = False  # on the next resume, the data is fresh: no reload
         self._check_shown: tuple | None = None  # (row, checks) the check detail shows
+        self._styled_for: tuple | None = None  # (CSS generation, theme) of the last full restyle
 
     def open(self, model: str, challenge: str, relpath: str | None = None) -> None:
         """Show another answer in this (composed, not shown) screen: issue 20. Building
@@ -238,6 +251,12 @@ class AnswerScreen(GuardedScreen):
             return
         self._push_when_loaded = False
         if self not in self.app.screen_stack:
+            # The widgets filled while hidden ask for their layout on their next idle,
+            # which comes after the layout showing the screen does: a second layout
+            # (~15 ms) for nothing. Asked now, both are one.
+            self.query_one("#file-tree", Tree)._tree_lines  # noqa: B018  (the tree builds its lines on idle, too)
+            for widget in self.walk_children(Widget):
+                widget._check_refresh()
             self.app.push_screen(self)
 
     def compose(self) -> ComposeResult:
@@ -274,7 +293,15 @@ class AnswerScreen(GuardedScreen):
         if self.model:
             self.load(first=True)
 
-    def on_screen_resume(self) -> None:
+    def _on_screen_resume(self, event: ScreenResume) -> None:
+        # (Textual's Screen._on_screen_resume runs after this one: it draws the screen.)
+        # A kept screen shown again with the CSS and theme it was styled with keeps its
+        # styles: Textual would restyle every widget of it (~20 ms on a slow core).
+        styled_for = (self.app._css_update_count, self.app.theme)
+        if self._loaded_before_shown and self._styled_for == styled_for:
+            event.refresh_styles = False
+        elif event.refresh_styles:
+            self._styled_for = styled_for
         if self._loaded_before_shown:
             self._loaded_before_shown = False  # open() has just read it
         elif self.data:
@@ -309,6 +336,14 @@ class AnswerScreen(GuardedScreen):
         relpath = (self.want_file or main_file_of(data, self.challenge)) if first and data["answer"] else None
         file = self.read_file(data["answer"], relpath, opening, quick_only=True) if relpath else None
         self.post_message(self.Loaded(data, file, opening, first))
+        self.complete(file)
+
+    def complete(self, file: "AnswerScreen.FileLoaded | None") -> None:
+        """(In the worker that read ``file``) the rest of its highlighting, if it was
+        read with its first rows highlighted only."""
+        view = file.view if file is not None else None
+        if isinstance(view, PreparedCode) and view.highlighted_rows is not None:
+            self.post_message(self.Highlighted(view, complete_highlights(view), file.opening))
 
     def read_file(self, answer: dict, relpath: str, opening: int,
                   quick_only: bool = False) -> "AnswerScreen.FileLoaded | None":
@@ -323,7 +358,9 @@ class AnswerScreen(GuardedScreen):
         except Exception as exc:
             return self.FileLoaded(relpath, None, file_error_text(relpath, exc), opening=opening)
         if len(text) <= HIGHLIGHT_FIRST_BYTES:
-            return self.FileLoaded(relpath, prepare_view(relpath, text), note=note, opening=opening)
+            # the rows a first frame can show (the view starts at the top): the rest after
+            rows = self.app.size.height + 10
+            return self.FileLoaded(relpath, prepare_view(relpath, text, first_rows=rows), note=note, opening=opening)
         plain = prepare_view(relpath, text, highlight=False)
         if not isinstance(plain, PreparedCode):
             return self.FileLoaded(relpath, plain, note=note, opening=opening)
@@ -539,7 +576,9 @@ class AnswerScreen(GuardedScreen):
         answer = self.data.get("answer")
         if not answer:
             return
-        self.post_message(self.read_file(answer, relpath, opening))
+        file = self.read_file(answer, relpath, opening)
+        self.post_message(file)
+        self.complete(file)
 
     async def show_warning(self, w: dict) -> None:
         """A scan warning in full, wrapped (the tree has room for its kind only)."""
@@ -571,6 +610,10 @@ class AnswerScreen(GuardedScreen):
         lexer = LEXERS.get(Path(message.relpath).suffix.lower(), "text")
         syntax = Syntax(message.view, lexer, line_numbers=True, word_wrap=False, theme="monokai")
         return [header, VerticalScroll(Static(syntax, expand=True), classes="code", id="file-view")]
+
+    def on_answer_screen_highlighted(self, message: Highlighted) -> None:
+        for view in self.query(CodeView):
+            view.complete(message.view, message.highlights)  # (it checks that it shows that file)
 
     async def on_answer_screen_file_loaded(self, message: FileLoaded) -> None:
         if message.relpath != self.current_file or message.opening != self.opening:

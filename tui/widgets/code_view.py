@@ -85,19 +85,36 @@ class PreparedCode:
     wrapped: WrappedDocument
     query: object = None
     highlights: dict = field(default_factory=lambda: defaultdict(list))
+    highlighted_rows: int | None = None  # only the first rows are highlighted yet (see complete_highlights)
 
 
-def prepare_code(text: str, language: str | None) -> PreparedCode:
+def prepare_code(text: str, language: str | None, first_rows: int | None = None) -> PreparedCode:
     """Parse, highlight and wrap ``text`` as TextArea would (safe in any thread).
-    ``language=None``, or one without a highlight query: plain text."""
+    ``language=None``, or one without a highlight query: plain text. ``first_rows``:
+    highlight only the rows a first frame shows (a query over 60 rows of an 11 KB
+    file takes a quarter of the time of the whole): complete_highlights does the rest."""
     query = highlight_query(language) if language else None
     if query is None:
         document = Document(text)
         return PreparedCode(text, None, document, WrappedDocument(document, tab_width=TAB_WIDTH))
     document = _parsed_document(text, language)
+    rows = first_rows if first_rows and document.line_count > first_rows else None
+    highlights = highlight_map(document, query, rows)
+    return PreparedCode(text, language, document, WrappedDocument(document, tab_width=TAB_WIDTH), query,
+                        highlights, rows)
+
+
+def complete_highlights(prepared: PreparedCode) -> dict:
+    """The whole highlight map of a PreparedCode made with ``first_rows`` (in a worker)."""
+    return highlight_map(prepared.document, prepared.query)
+
+
+def highlight_map(document, query, rows: int | None = None) -> dict:
+    """TextArea._build_highlight_map, on this thread; ``rows``: for the first rows only
+    (each the same highlights as the whole file's map gives it)."""
     highlights: dict = defaultdict(list)
-    # TextArea._build_highlight_map, on this thread
-    for name, nodes in document.query_syntax_tree(query).items():
+    captures = document.query_syntax_tree(query) if rows is None else document.query_syntax_tree(query, (0, 0), (rows, 0))
+    for name, nodes in captures.items():
         for node in nodes:
             start_row, start_column = node.start_point
             end_row, end_column = node.end_point
@@ -108,7 +125,7 @@ def prepare_code(text: str, language: str | None) -> PreparedCode:
                 for row in range(start_row + 1, end_row):
                     highlights[row].append((0, None, name))
                 highlights[end_row].append((0, end_column, name))
-    return PreparedCode(text, language, document, WrappedDocument(document, tab_width=TAB_WIDTH), query, highlights)
+    return highlights
 
 
 class CodeView(TextArea):
@@ -122,6 +139,7 @@ class CodeView(TextArea):
         kwargs.setdefault("read_only", True)
         super().__init__("", language=None, **kwargs)  # an empty document: nothing to parse or wrap here
         self._wrapped_for: tuple | None = None  # (document, indent) the wrapping was made for (width 0)
+        self.highlighted_rows: int | None = None  # only these first rows are highlighted yet
         if prepared is not None:
             self.show(prepared)
 
@@ -138,6 +156,7 @@ class CodeView(TextArea):
 
             self.navigator = DocumentNavigator(self.wrapped_document)
             self._highlights = prepared.highlights
+            self.highlighted_rows = prepared.highlighted_rows
             self._wrapped_for = (prepared.document, TAB_WIDTH)
             self._line_cache.clear()
         except Exception:  # Textual's internals moved: let TextArea do it (same result, on this thread)
@@ -153,6 +172,19 @@ class CodeView(TextArea):
             selection, (x, y) = place
             self.selection = selection
             self.scroll_to(x, y, animate=False, immediate=True)
+
+    def complete(self, prepared: PreparedCode, highlights: dict) -> None:
+        """The whole highlight map of ``prepared`` (shown with its first rows highlighted).
+        The rows drawn so far had the same highlights: no redraw, unless the view
+        was scrolled past them meanwhile."""
+        prepared.highlights, prepared.highlighted_rows = highlights, None
+        if self.document is not prepared.document:
+            return  # another file since
+        rows, self.highlighted_rows = self.highlighted_rows, None
+        self._highlights = highlights
+        if rows is None or self.scroll_offset.y + self.size.height > rows:
+            self._line_cache.clear()
+            self.refresh()
 
     def _rewrap_and_refresh_virtual_size(self) -> None:
         # Without soft wrap the wrapping does not depend on the width (it is width 0):
