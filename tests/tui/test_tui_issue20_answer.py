@@ -290,3 +290,35 @@ async def test_the_collector_runs_between_keys_and_is_given_back(demo_wb):
         assert app._collect_if_idle() == 1
         assert gc.get_count()[0] < app.GC_MIN_PENDING
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+async def test_a_kept_answer_screen_shows_in_one_whole_frame(demo_wb):
+    # Textual draws a pushed screen three times over (its layout, the repaint its resume
+    # asks for, the repaint the covered screen forwards), each written whole: the kept
+    # answer screen draws once (and small updates after, if any)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_answer("demo-careful", "backwards")
+        await settle(app, pilot)
+        await pilot.press("escape")
+        await settle(app, pilot)
+        frames = []
+        display = app._display
+
+        def counting(screen, renderable):
+            if isinstance(screen, AnswerScreen) and renderable is not None:
+                chops = getattr(renderable, "chops", None)  # a ChopsUpdate: what changed, per line
+                frames.append(30 if chops is None else sum(1 for line in chops if any(line.values())))
+            return display(screen, renderable)
+
+        app._display = counting
+        app.open_answer("demo-careful", "beam_search")
+        await settle(app, pilot)
+        await asyncio.sleep(0.3)
+        await settle(app, pilot)
+        app._display = display
+        assert isinstance(app.screen, AnswerScreen) and app.screen.challenge == "beam_search"
+        whole = [n for n in frames if n >= 30]  # frames that rewrite every line of the 30-line terminal
+        assert len(whole) == 1, frames
+    assert app.errors == []
