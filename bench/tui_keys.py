@@ -61,6 +61,9 @@ MATRIX_KEYS = [
     ("scroll: end", [("end", b"\x1b[F")]),
     ("scroll: home", [("home", b"\x1b[H")]),
     ("scroll: right", [("right", b"\x1b[C")]),
+    # the cursor is on a model's cell (the first model, the row "scroll: home" left it on): open its answer
+    ("answer: enter", [("enter", b"\r")]),
+    ("answer: back", [("escape", b"\x1b")]),
     ("filter: f", [("f", b"f")]),
     ("filter: f again", [("f", b"f")]),
     ("filter: back to all", [("f", b"f")]),

@@ -11,7 +11,6 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from textual import events
 from textual.app import App
 from textual.binding import Binding
 
@@ -48,7 +47,9 @@ class BenchApp(App[int]):
         self.store_damaged = ""  # the damage message once the store is found damaged (engine.store)
         self._after_first_frame: list | None = []  # None once the first screen is out whole
         self.prefetched_matrix = None  # an engine.queries.MatrixPrefetch (run_app), taken by the matrix
-        self.collector = None  # a tui.collector.IdleCollector in `benchtui` (run_app), never in tests
+        self._answer_screen = None  # the kept AnswerScreen (open_answer)
+        self._gc_timer = None  # collect_when_idle's
+        self._last_input = 0.0  # time.monotonic() of the last key or mouse event
         self._frames = 0
 
     # -- lifecycle --------------------------------------------------------------
@@ -95,11 +96,6 @@ class BenchApp(App[int]):
         while queue is not None and queue.qsize() and time.monotonic() < deadline:
             time.sleep(0.0005)
         time.sleep(0.0005)  # its last write and flush
-
-    async def on_event(self, event) -> None:
-        if self.collector is not None and isinstance(event, events.InputEvent):
-            self.collector.input()
-        await super().on_event(event)
 
     def get_driver_class(self):
         """Textual's, except that on Linux and macOS the escape key is not held
@@ -155,6 +151,7 @@ class BenchApp(App[int]):
     def on_unmount(self) -> None:
         if self._store is not None:
             self._store.close()
+        self._restore_gc()
 
     def open_store(self):
         """A fresh connection for a worker thread."""
@@ -220,9 +217,107 @@ class BenchApp(App[int]):
             self.screen.focus_cell(model=model, challenge=challenge)
 
     def open_answer(self, model: str, challenge: str, relpath: str | None = None) -> None:
+        """The answer screen is built once and kept (issue 20): building it is most of
+        what opening an answer cost. A kept screen not on the stack is filled first and
+        shows itself once its data is in (AnswerScreen.open); otherwise a new one."""
         from tui.screens.answer import AnswerScreen
 
-        self.push_screen(AnswerScreen(model, challenge, relpath))
+        kept = self._answer_screen
+        if kept is not None and kept.is_mounted and kept not in self.screen_stack:
+            kept.open(model, challenge, relpath)
+            return
+        screen = AnswerScreen(model, challenge, relpath)
+        if kept is None:
+            self.keep_answer_screen(screen)
+        self.push_screen(screen)
+
+    def keep_answer_screen(self, screen=None) -> None:
+        """Keep ``screen`` (by default a new, empty one, composed now off screen) for
+        open_answer to reuse."""
+        from tui.screens.answer import AnswerScreen
+
+        if self._answer_screen is not None:
+            return
+        self._answer_screen = screen or AnswerScreen()
+        self.install_screen(self._answer_screen, "answer")  # not removed when popped
+        if screen is None:
+            self._get_screen(self._answer_screen)  # Textual's: registers it, so it composes and mounts
+
+    # -- the cyclic garbage collector ----------------------------------------------
+    # Textual makes cyclic garbage as it draws (every Strip that caches itself), so
+    # Python's collector runs often, at whatever allocation tips it over: the middle
+    # of a key. A full collection over the dashboard's heap took 60-160 ms at 50 x
+    # 200 (half the opens of an answer paid one). Once start-up is over the collector
+    # is driven from here instead: what start-up built is frozen out of its sight;
+    # the young objects (where that garbage is) are collected in the pauses between
+    # keys, when no key or click came for GC_IDLE_S (a few ms), or at once past
+    # GC_MAX_PENDING new objects (holding a key down must not grow the heap without
+    # bound); a full collection (tens of ms) waits for a longer pause, GC_FULL_IDLE_S.
+    GC_IDLE_S = 0.25
+    GC_FULL_IDLE_S = 2.0
+    GC_CHECK_S = 0.1
+    GC_MIN_PENDING = 2_000  # fewer new objects than this: nothing worth a collection
+    GC_MAX_PENDING = 100_000
+
+    def collect_when_idle(self) -> None:
+        """Take the collector over (once, after the start-up rescan: warm_up)."""
+        import gc
+
+        if self._gc_timer is not None:
+            return
+        gc.collect()
+        gc.freeze()  # the session's long-lived objects (the matrix, Textual, the kept screens)
+        gc.disable()
+        self._gc_timer = self.set_interval(self.GC_CHECK_S, self._collect_if_idle)
+
+    def _collect_if_idle(self) -> int | None:
+        """The generation collected now, if any."""
+        import gc
+        import time
+
+        young, _, older = gc.get_count()  # new tracked objects (net); young collections since a full one
+        idle = time.monotonic() - self._last_input
+        if idle >= self.GC_FULL_IDLE_S and older >= 10:
+            gc.collect(2)
+            return 2
+        if young >= self.GC_MAX_PENDING or (idle >= self.GC_IDLE_S and young >= self.GC_MIN_PENDING):
+            gc.collect(1)
+            return 1
+        return None
+
+    async def on_event(self, event) -> None:
+        from textual import events
+
+        if isinstance(event, events.InputEvent):
+            import time
+
+            self._last_input = time.monotonic()
+        await super().on_event(event)
+
+    def _restore_gc(self) -> None:
+        """The collector back as it was (the app is done; `benchtui` enables it too)."""
+        import gc
+
+        if self._gc_timer is not None:
+            gc.unfreeze()
+            gc.enable()
+
+    def warm_up(self) -> None:
+        """In a worker thread, once the start-up rescan is over: import what the screens
+        the matrix opens with one key need, compile Python's highlight query, and build
+        the answer screen, so that the first of each opens as fast as the later ones."""
+        try:
+            import tui.screens.answer  # noqa: F401  (rich.syntax, TabbedContent, TextArea, engine.grades…)
+            import tui.screens.compare  # noqa: F401
+            import tui.screens.grades  # noqa: F401
+            import tui.screens.transcript  # noqa: F401
+            from tui.widgets.code_view import highlight_query
+
+            highlight_query("python")
+            self.call_from_thread(self.keep_answer_screen)
+            self.call_from_thread(self.collect_when_idle)
+        except Exception as exc:  # only a head start: opening works without it
+            self.log.warning(f"warm-up: {exc!r}")
 
     def open_transcript(self, model: str, challenge: str, relpath: str) -> None:
         from tui.screens.transcript import TranscriptScreen
@@ -290,11 +385,10 @@ def run_app(workbench: Any, prefetch: Any = None) -> int:
     """``prefetch``: an engine.queries.MatrixPrefetch holding the first frame's cells."""
     app = BenchApp(workbench, scan_on_start=True)
     app.prefetched_matrix = prefetch
-    # `benchtui` turns the collector off for start-up (engine/cli.py); from the first
-    # frame on, full collections wait for a pause in the input (tui/collector.py)
-    from tui.collector import IdleCollector
+    # `benchtui` turns the collector off for start-up (engine/cli.py); back on after the
+    # first frame, until the app takes it over after the start-up rescan (collect_when_idle)
+    import gc
 
-    app.collector = IdleCollector()
-    app.after_first_frame(lambda: app.collector.start(app))
+    app.after_first_frame(gc.enable)
     result = app.run()
     return int(result or app.return_code or 0)

@@ -1,6 +1,7 @@
 """One answer: file tree, file view, checks, self-check, run history, grade panel."""
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from rich.syntax import Syntax
@@ -9,16 +10,30 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.events import ScreenResume
 from textual.message import Message
-from tui.screens.base import GuardedScreen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane, TextArea, Tree
+from textual.widget import Widget
+from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane, Tree
 
 from engine import queries
 from engine.answer_files import main_source
 from engine.grades import current_grades
 from tui.glyphs import verdict_text
+from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
+from tui.widgets.footer import KeysFooter
 
 MAX_VIEW_BYTES = 2 * 1024 * 1024  # bigger files are summarised, not rendered
+# Above this a file is shown as plain text first and highlighted after (in the
+# worker): tree-sitter takes ~2 s over 1 MB of Python. Below it the worker
+# highlights before anything is shown (~15 ms for a 10 KB file), so the screen
+# draws its file once, highlighted.
+HIGHLIGHT_FIRST_BYTES = 128 * 1024
+# Files rich's Syntax highlights (everything but Python) are lexed whole each
+# time they are drawn, on the UI thread: above this, they are shown in the code
+# view instead, highlighted by tree-sitter where Textual has the language.
+SYNTAX_MAX_BYTES = 256 * 1024
+TREE_SITTER_LANGUAGES = {"markdown": "markdown", "toml": "toml", "json": "json", "yaml": "yaml", "bash": "bash"}
 GROUPS = (("source", "Sources"), ("cuda", "Sources"), ("doc", "Docs"), ("prompt", "Docs"),
           ("transcript", "Transcripts"), ("data", "Artifacts"), ("artifact", "Artifacts"))
 LEXERS = {".cu": "cuda", ".cuh": "cuda", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "cpp", ".hpp": "cpp",
@@ -69,13 +84,72 @@ def file_label(relpath: str, size: int | None, warned: bool, width: int) -> Text
 
 def read_text_file(path: Path) -> str:
     """The head of a file as text; ValueError for binary content (raw bytes would break the layout)."""
+    return read_answer_file(path)[0]
+
+
+def read_answer_file(path: Path) -> tuple[str, str]:
+    """The head of a file as text, and a note for the reader ("" when none): the file
+    is cut, or is not UTF-8 (its undecodable bytes are shown as �). ValueError for
+    binary content (raw bytes would break the layout)."""
     from engine.caps import BINARY_TEXT
 
     with open(path, "rb") as fh:
-        data = fh.read(MAX_VIEW_BYTES)
+        data = fh.read(MAX_VIEW_BYTES + 1)
     if b"\x00" in data[:65536]:
         raise ValueError(BINARY_TEXT)
-    return data.decode("utf-8", errors="replace")
+    notes = []
+    cut = len(data) > MAX_VIEW_BYTES
+    if cut:
+        data = data[:MAX_VIEW_BYTES]
+        notes.append(f"shown: the first {size_text(MAX_VIEW_BYTES)} only")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if cut and exc.start >= len(data) - 3:  # only a character cut in two at the end of the head
+            data = data[:exc.start]
+        text = data.decode("utf-8", errors="replace")
+        if "\ufffd" in text:
+            notes.append("not UTF-8: the bytes that are not are shown as �")
+    return text, "; ".join(notes)
+
+
+def file_error_text(relpath: str, error: BaseException) -> str:
+    """Why a file of an answer cannot be shown, in a reader's words (never a traceback)."""
+    if isinstance(error, FileNotFoundError):
+        return f"{relpath} is no longer on disk (the index is older than the folder: ctrl+r on the matrix rescans)"
+    if isinstance(error, IsADirectoryError):
+        return f"{relpath} is a folder now, not a file (ctrl+r on the matrix rescans)"
+    if isinstance(error, PermissionError):
+        return f"{relpath} cannot be read: permission denied"
+    if isinstance(error, OSError):
+        return f"{relpath} cannot be read: {error.strerror or error}"
+    return str(error)
+
+
+def prepare_view(relpath: str, text: str, highlight: bool = True, first_rows: int | None = None) -> "PreparedCode | str":
+    """What the file pane shows for ``text`` (in a worker): Python, and big files of other
+    kinds, as a prepared code view (highlighted unless ``highlight`` is False; with
+    ``first_rows``, only those rows yet); other files as their text, which rich's Syntax
+    highlights when drawn (as before)."""
+    suffix = Path(relpath).suffix.lower()
+    if suffix == ".py":
+        return prepare_code(text, "python" if highlight else None, first_rows)
+    if len(text) > SYNTAX_MAX_BYTES:
+        return prepare_code(text, TREE_SITTER_LANGUAGES.get(LEXERS.get(suffix, "")) if highlight else None)
+    return text
+
+
+def main_file_of(data: dict, challenge: str) -> str | None:
+    """The answer's main source (not the alphabetically first file: see engine.answer_files)."""
+    import json
+
+    ch = data.get("challenge") or {}
+    names = [challenge, ch.get("title") or ""]
+    try:
+        names += list(json.loads(ch.get("display_names") or "[]"))
+    except ValueError:
+        pass
+    return main_source(data.get("files") or [], names, ch.get("language"))
 
 
 ANSWER_TABS = ("tab-file", "tab-checks", "tab-self", "tab-runs", "tab-grade")
@@ -95,25 +169,114 @@ class AnswerScreen(GuardedScreen):
         Binding("a", "adapter", "Adapter", show=False, id="answer.adapter"),  # issue 9: scaffold an adapter
     ]
 
+    class FileLoaded(Message):
+        """A file read (and prepared) by a worker: ``view`` is a PreparedCode or the text
+        for rich's Syntax; ``error`` says why there is none; ``final`` is False while a big
+        file's plain text comes first and its highlighting follows."""
+
+        def __init__(self, relpath: str, view: "PreparedCode | str | None", error: str | None = None,
+                     note: str = "", final: bool = True, opening: int = 0) -> None:
+            super().__init__()
+            self.opening = opening
+            self.relpath = relpath
+            self.view = view
+            self.error = error
+            self.note = note
+            self.final = final
+
+        @property
+        def text(self) -> str | None:
+            return self.view.text if isinstance(self.view, PreparedCode) else self.view
+
+    class Highlighted(Message):
+        """The whole highlight map of a file shown with its first rows highlighted."""
+
+        def __init__(self, view: PreparedCode, highlights: dict, opening: int) -> None:
+            super().__init__()
+            self.view = view
+            self.highlights = highlights
+            self.opening = opening
+
     class Loaded(Message):
-        def __init__(self, data: dict) -> None:
+        """The answer's data, with its first file when that was quick to prepare;
+        ``opening``: which opening of this screen it is for (a reused screen ignores
+        what an earlier answer's worker sends late)."""
+
+        def __init__(self, data: dict, file: "AnswerScreen.FileLoaded | None" = None, opening: int = 0,
+                     first: bool = False) -> None:
             super().__init__()
             self.data = data
+            self.file = file
+            self.opening = opening
+            self.first = first  # the screen's first load for this answer (not a reload on resume)
 
-    class FileLoaded(Message):
-        def __init__(self, relpath: str, text: str | None, error: str | None = None) -> None:
-            super().__init__()
-            self.relpath = relpath
-            self.text = text
-            self.error = error
+    PUSH_ANYWAY_S = 0.3  # a reused screen waits this long for its data before it shows anyway
 
-    def __init__(self, model: str, challenge: str, relpath: str | None = None) -> None:
+    def __init__(self, model: str = "", challenge: str = "", relpath: str | None = None) -> None:
         super().__init__()
         self.model = model
         self.challenge = challenge
         self.want_file = relpath
         self.data: dict = {}
         self.current_file: str | None = None
+        self.opening = 0  # counts open() calls: a reused screen's later answers
+        self._push_when_loaded = False  # open(): the app shows this screen once its data is in
+        self._loaded_before_shown = False  # on the next resume, the data is fresh: no reload
+        self._check_shown: tuple | None = None  # (row, checks) the check detail shows
+        self._styled_for: tuple | None = None  # (CSS generation, theme) of the last full restyle
+
+    def open(self, model: str, challenge: str, relpath: str | None = None) -> None:
+        """Show another answer in this (composed, not shown) screen: issue 20. Building
+        the screen is most of what opening an answer costs (its widgets, their styles,
+        two layouts: ~0.25 s at 140x45 on a slow core), so the app keeps one and fills it
+        before it shows it: the answer's first frame is drawn once, complete."""
+        self.model, self.challenge, self.want_file = model, challenge, relpath
+        self.data, self.current_file = {}, None
+        self.opening += 1
+        self.query_one("#answer-title", Static).update(f"{model} / {challenge}")
+        tree = self.query_one("#file-tree", Tree)
+        tree.clear()
+        tree.scroll_home(animate=False, immediate=True)
+        self.query_one(TabbedContent).active = "tab-file"
+        self.set_focus(tree)
+        for scroller in self.query("#answer-tabs VerticalScroll"):
+            scroller.scroll_home(animate=False, immediate=True)
+        self._push_when_loaded = True
+        self.load(first=True, opening=self.opening)
+        self.set_timer(self.PUSH_ANYWAY_S, partial(self._show, self.opening))
+
+    def _show(self, opening: int) -> None:
+        """Put this screen on top, once, for ``opening`` (from open())."""
+        if not self._push_when_loaded or opening != self.opening:
+            return
+        self._push_when_loaded = False
+        if self not in self.app.screen_stack:
+            # The widgets filled while hidden ask for their layout on their next idle,
+            # which comes after the layout showing the screen does: a second layout
+            # (~15 ms) for nothing. Asked now, both are one.
+            self.query_one("#file-tree", Tree)._tree_lines  # noqa: B018  (the tree builds its lines on idle, too)
+            for widget in self.walk_children(Widget):
+                widget._check_refresh()
+            self.app.push_screen(self)
+
+    # Showing a kept screen is one full frame, not three. Textual draws a screen pushed
+    # on top in three passes, each written whole to the terminal: the layout (its
+    # widgets changed), then the repaint its resume asked for, then the repaint the
+    # screen beneath forwards (push_screen repaints the screen it covers, and a covered
+    # screen passes its repaints up, for screens that let it show through). The last
+    # byte of opening an answer came ~35 ms after the first.
+    def _refresh_layout(self, size=None, scroll: bool = False) -> None:
+        whole = self._repaint_required
+        if whole:
+            self._dirty_widgets.add(self)  # the layout's frame is the whole screen ...
+        super()._refresh_layout(size, scroll)
+        if whole and self.is_current and not self.app._batch_count:
+            self._repaint_required = False  # ... so the repaint after it has nothing to add
+
+    def refresh(self, *regions, **kwargs):
+        if regions and not kwargs and self.styles.background.a == 1:
+            return self  # a covered screen's repaint, forwarded: nothing of it shows through this one
+        return super().refresh(*regions, **kwargs)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -133,17 +296,42 @@ class AnswerScreen(GuardedScreen):
                     yield DataTable(id="history-table", cursor_type="row")
                 with TabPane("Grade", id="tab-grade"):
                     yield VerticalScroll(Static(id="grade-panel", classes="panel-text"))
-        yield Footer()
+        narrow = self.app.size.width < COMPACT_FOOTER_BELOW  # as fit_footer sets them, from the start
+        # its keys in the screen's first frame (Footer adds them a refresh later: one more layout)
+        yield KeysFooter(compact=narrow, show_command_palette=not narrow)
 
-    def on_mount(self) -> None:
-        self.load()
+    def fit_footer(self) -> None:
+        footers = list(self.query(KeysFooter))
+        before = [f.show_command_palette for f in footers]
+        super().fit_footer()
+        for footer, was in zip(footers, before):
+            if footer.show_command_palette != was:
+                footer.call_later(footer.recompose)  # KeysFooter recomposes for its keys only
 
-    def on_screen_resume(self) -> None:
-        if self.data:
-            self.load()
+    def on_mount(self) -> None:  # (GuardedScreen's on_mount runs too: Textual calls each class's)
+        if self.model:
+            self.load(first=True)
+
+    def _on_screen_resume(self, event: ScreenResume) -> None:
+        # (Textual's Screen._on_screen_resume runs after this one: it draws the screen.)
+        # A kept screen shown again with the CSS and theme it was styled with keeps its
+        # styles: Textual would restyle every widget of it (~20 ms on a slow core).
+        styled_for = (self.app._css_update_count, self.app.theme)
+        if self._loaded_before_shown and self._styled_for == styled_for:
+            event.refresh_styles = False
+        elif event.refresh_styles:
+            self._styled_for = styled_for
+        if self._loaded_before_shown:
+            self._loaded_before_shown = False  # open() has just read it
+        elif self.data:
+            self.load(opening=self.opening)
 
     @work(thread=True, exclusive=True, group="answer")
-    def load(self) -> None:
+    def load(self, first: bool = False, opening: int = 0) -> None:
+        """The answer's data from the store; on opening, its first file too (the one
+        asked for, or the main source), read and highlighted here, so the screen draws
+        it once, highlighted. A big file follows in its own messages: plain, then
+        highlighted."""
         try:
             with self.app.open_store() as store:
                 answer = queries.answer_row(store, self.model, self.challenge)
@@ -164,13 +352,57 @@ class AnswerScreen(GuardedScreen):
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading the answer", exc)
             return
-        self.post_message(self.Loaded(data))
+        relpath = (self.want_file or main_file_of(data, self.challenge)) if first and data["answer"] else None
+        file = self.read_file(data["answer"], relpath, opening, quick_only=True) if relpath else None
+        self.post_message(self.Loaded(data, file, opening, first))
+        self.complete(file)
 
-    def on_answer_screen_loaded(self, message: Loaded) -> None:
+    def complete(self, file: "AnswerScreen.FileLoaded | None") -> None:
+        """(In the worker that read ``file``) the rest of its highlighting, if it was
+        read with its first rows highlighted only."""
+        view = file.view if file is not None else None
+        if isinstance(view, PreparedCode) and view.highlighted_rows is not None:
+            self.post_message(self.Highlighted(view, complete_highlights(view), file.opening))
+
+    def read_file(self, answer: dict, relpath: str, opening: int,
+                  quick_only: bool = False) -> "AnswerScreen.FileLoaded | None":
+        """Read and prepare one file of the answer (in a worker). A big file: its plain
+        text is posted at once and its highlighting follows, here, unless ``quick_only``,
+        where None is returned and the rest is left to ``load_file``."""
+        try:
+            path = Path(self.app.workbench.root) / answer["path"] / relpath
+            if quick_only and path.stat().st_size > HIGHLIGHT_FIRST_BYTES:
+                return None
+            text, note = read_answer_file(path)
+        except Exception as exc:
+            return self.FileLoaded(relpath, None, file_error_text(relpath, exc), opening=opening)
+        if len(text) <= HIGHLIGHT_FIRST_BYTES:
+            # the rows a first frame can show (the view starts at the top): the rest after
+            rows = self.app.size.height + 10
+            return self.FileLoaded(relpath, prepare_view(relpath, text, first_rows=rows), note=note, opening=opening)
+        plain = prepare_view(relpath, text, highlight=False)
+        if not isinstance(plain, PreparedCode):
+            return self.FileLoaded(relpath, plain, note=note, opening=opening)
+        self.post_message(self.FileLoaded(relpath, plain, note=note, final=False, opening=opening))
+        return self.FileLoaded(relpath, prepare_view(relpath, text), note=note, opening=opening)
+
+    async def on_answer_screen_loaded(self, message: Loaded) -> None:
+        if message.opening != self.opening:
+            return  # an earlier answer's data, late
+        try:
+            await self.fill(message)
+        finally:
+            if self._push_when_loaded:
+                self._loaded_before_shown = True
+                self._show(self.opening)
+
+    async def fill(self, message: Loaded) -> None:
         self.data = data = message.data
         answer = data["answer"]
         if answer is None:
             self.query_one("#answer-title", Static).update(f"{self.model} / {self.challenge}: not in the store")
+            if message.first:
+                await self.reset_file_pane(None)
             return
         run = data["run"]
         title = Text.assemble((f"{self.model} / {self.challenge}  ", "bold"))
@@ -182,7 +414,13 @@ class AnswerScreen(GuardedScreen):
         self.fill_checks()
         self.fill_history()
         self.fill_grades()
-        if self.want_file:
+        file = message.file
+        if message.first:
+            await self.reset_file_pane(file)
+        if file is not None:
+            self.want_file = None
+            self.current_file = file.relpath
+        elif self.want_file:  # a big one: load() left it to load_file (its plain text first)
             self.show_file(self.want_file)
             self.want_file = None
         elif self.current_file is None:
@@ -190,17 +428,30 @@ class AnswerScreen(GuardedScreen):
             if main:
                 self.show_file(main)
 
+    async def reset_file_pane(self, file: "FileLoaded | None") -> None:
+        """The file pane of a first load: the file (or the placeholder), in place of
+        whatever a reused screen showed last."""
+        pane = self.query_one("#file-view-pane", Vertical)
+        shown = pane.query(CodeView)
+        if file is not None and isinstance(file.view, PreparedCode) and shown:
+            # a reused screen showing code: the same widgets show this file (no mount,
+            # no new widget's first resize and layout)
+            pane.query_one("#file-title", Static).update(self.file_title(file))
+            shown.first().show(file.view)
+            shown.first().relpath = file.relpath
+            return
+        if any(child.id for child in pane.children):  # a reused screen's last file: its ids would clash
+            await pane.remove_children()
+        else:  # removed and mounted in this same refresh (the placeholder has no id)
+            pane.remove_children()
+        if file is None:
+            pane.mount(Static("select a file on the left", classes="panel-text"))
+        else:
+            pane.mount(*self.file_widgets(file))
+
     def main_file(self) -> str | None:
         """The answer's main source (not the alphabetically first file: see engine.answer_files)."""
-        import json
-
-        ch = self.data.get("challenge") or {}
-        names = [self.challenge, ch.get("title") or ""]
-        try:
-            names += list(json.loads(ch.get("display_names") or "[]"))
-        except ValueError:
-            pass
-        return main_source(self.data.get("files") or [], names, ch.get("language"))
+        return main_file_of(self.data, self.challenge)
 
     def file_warnings(self, relpath: str) -> list[dict]:
         """The scan warnings about one file of this answer (warning paths are workbench-relative)."""
@@ -284,6 +535,9 @@ class AnswerScreen(GuardedScreen):
     def show_check(self, index: int) -> None:
         """The highlighted check in full: the table cuts long messages."""
         checks = self.data.get("checks") or []
+        if (index, checks) == self._check_shown:
+            return  # the table's own highlight of the row fill_checks showed: no second layout
+        self._check_shown = (index, checks)
         detail = self.query_one("#check-detail", Static)
         if not 0 <= index < len(checks):
             detail.update("")
@@ -334,18 +588,16 @@ class AnswerScreen(GuardedScreen):
     def show_file(self, relpath: str) -> None:
         self.current_file = relpath
         self.query_one(TabbedContent).active = "tab-file"
-        self.load_file(relpath)
+        self.load_file(relpath, self.opening)
 
     @work(thread=True, exclusive=True, group="answer-file")
-    def load_file(self, relpath: str) -> None:
+    def load_file(self, relpath: str, opening: int) -> None:
         answer = self.data.get("answer")
-        try:
-            path = Path(self.app.workbench.root) / answer["path"] / relpath
-            text = read_text_file(path)
-        except Exception as exc:
-            self.post_message(self.FileLoaded(relpath, None, str(exc)))
+        if not answer:
             return
-        self.post_message(self.FileLoaded(relpath, text))
+        file = self.read_file(answer, relpath, opening)
+        self.post_message(file)
+        self.complete(file)
 
     async def show_warning(self, w: dict) -> None:
         """A scan warning in full, wrapped (the tree has room for its kind only)."""
@@ -355,24 +607,44 @@ class AnswerScreen(GuardedScreen):
         text = Text.assemble((f"⚠ {w['kind']}", "bold yellow"), "\n", (w["path"] or "", "bold"), "\n\n", w["detail"] or "")
         await pane.mount(Static(text, classes="panel-text", id="warning-view"))
 
-    async def on_answer_screen_file_loaded(self, message: FileLoaded) -> None:
-        pane = self.query_one("#file-view-pane", Vertical)
-        await pane.remove_children()
+    def file_title(self, message: FileLoaded) -> Text:
+        """A file's name, the reader's note (cut, not UTF-8) and its scan warnings."""
         title = Text(message.relpath, style="bold")
+        if message.note:
+            title.append(f"  ({message.note})", style="yellow")
         for w in self.file_warnings(message.relpath):
             title.append(f"\n⚠ {w['kind']}: {w['detail'] or ''}", style="yellow")
-        header = Static(title, classes="panel-text")
-        if message.error or message.text is None:
-            await pane.mount(header, Static(f"cannot show this file: {message.error}", classes="panel-text"))
+        return title
+
+    def file_widgets(self, message: FileLoaded) -> list:
+        """The file pane's widgets for a file read by a worker: its name (with its scan
+        warnings and the reader's note) and its view, or why it cannot be shown."""
+        header = Static(self.file_title(message), classes="panel-text", id="file-title")
+        if message.error or message.view is None:
+            return [header, Static(f"cannot show this file: {message.error}", classes="panel-text")]
+        if isinstance(message.view, PreparedCode):
+            view = CodeView(message.view, classes="code", id="file-view")
+            view.relpath = message.relpath
+            return [header, view]
+        lexer = LEXERS.get(Path(message.relpath).suffix.lower(), "text")
+        syntax = Syntax(message.view, lexer, line_numbers=True, word_wrap=False, theme="monokai")
+        return [header, VerticalScroll(Static(syntax, expand=True), classes="code", id="file-view")]
+
+    def on_answer_screen_highlighted(self, message: Highlighted) -> None:
+        for view in self.query(CodeView):
+            view.complete(message.view, message.highlights)  # (it checks that it shows that file)
+
+    async def on_answer_screen_file_loaded(self, message: FileLoaded) -> None:
+        if message.relpath != self.current_file or message.opening != self.opening:
+            return  # another file (or answer) was chosen since
+        pane = self.query_one("#file-view-pane", Vertical)
+        shown = pane.query("#file-view")
+        if (shown and isinstance(shown.first(), CodeView) and isinstance(message.view, PreparedCode)
+                and getattr(shown.first(), "relpath", None) == message.relpath):
+            shown.first().show(message.view, keep_place=True)  # a big file's highlighting, after its plain text
             return
-        suffix = Path(message.relpath).suffix.lower()
-        if suffix == ".py":
-            view = TextArea.code_editor(message.text, language="python", read_only=True, classes="code", id="file-view")
-        else:
-            lexer = LEXERS.get(suffix, "text")
-            syntax = Syntax(message.text, lexer, line_numbers=True, word_wrap=False, theme="monokai")
-            view = VerticalScroll(Static(syntax, expand=True), classes="code", id="file-view")
-        await pane.mount(header, view)
+        await pane.remove_children()
+        await pane.mount(*self.file_widgets(message))
 
     # -- actions ---------------------------------------------------------------------
     def action_transcript(self) -> None:

@@ -88,7 +88,6 @@ class MatrixScreen(GuardedScreen):
         self._rescanning = False  # the worker is rescanning the workbench
         self._facts_for = None  # the matrix _facts_cache was computed from
         self._facts_cache: dict | None = None
-        self._frozen = False  # the first whole matrix was frozen (tui/collector.py)
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -197,6 +196,7 @@ class MatrixScreen(GuardedScreen):
                     self.app.call_from_thread(self.app.mount_palette, self)
                 except Exception:
                     pass  # the palette builds it when it opens, and reports its own errors
+                self.app.warm_up()  # the screens one key opens, built before that key (issue 20)
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
         finally:
@@ -226,10 +226,6 @@ class MatrixScreen(GuardedScreen):
             self.update_status(*self.ordered())
             return
         self.render_table(keep)
-        collector = getattr(self.app, "collector", None)
-        if not message.matrix.partial and not self._frozen and collector is not None:
-            self._frozen = True
-            collector.freeze()  # the first whole matrix and its table live as long as the app
 
     def ensure_whole(self) -> None:
         """Sorting, filtering and opening need every cell: a first frame's partial
