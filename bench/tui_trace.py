@@ -3,7 +3,8 @@
     python bench/tui_trace.py WORKBENCH KEY [KEY ...] [--size 140x45] [--quiet 0.6]
 
 Each KEY is a name from KEYS below or a literal string (typed byte by byte as
-one key each). For every key: each chunk read from the pseudo-terminal, as
+one key each: on the matrix, a letter is a key binding, and `r` then `s`
+starts runs). For every key: each chunk read from the pseudo-terminal, as
 milliseconds after the key's bytes were written and its size in bytes, then
 the dashboard's CPU time for the key. Uses bench/tui_keys.py's Terminal; the
 dashboard is `benchtui` on PATH (PYTHONPATH picks the code it runs).
@@ -24,6 +25,7 @@ tui_keys = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(tui_keys)
 
 KEYS = {"ctrl+p": b"\x10", "enter": b"\r", "escape": b"\x1b", "down": b"\x1b[B", "up": b"\x1b[A",
+        "right": b"\x1b[C", "left": b"\x1b[D", "home": b"\x1b[H", "end": b"\x1b[F",
         "pagedown": b"\x1b[6~", "pageup": b"\x1b[5~", "tab": b"\t", "backspace": b"\x7f"}
 
 

@@ -116,6 +116,12 @@ class JumpInput(Input):
         if isinstance(palette, JumpPalette) and palette.is_open:
             palette.show(value)
 
+    def on_focus(self) -> None:
+        # (after Input's own handler, which starts the blink as the focus comes)
+        palette = self.parent
+        if isinstance(palette, JumpPalette):
+            self.call_after_refresh(palette._blink_from_now)
+
 
 class JumpList(OptionList, can_focus=False):
     """The hits; the focus stays in the input (its keys move this list)."""
@@ -232,8 +238,8 @@ class JumpPalette(Vertical):
 
     def _blink_from_now(self) -> None:
         # The input's cursor blinks 0.5 s after a key or after it takes the focus;
-        # with the list drawn after that, the blink came ~0.4 s after the redraw.
-        # The cursor stays on for 0.5 s from the redraw instead.
+        # with the palette or the list drawn after that, the blink came ~0.4 s
+        # after the redraw. The cursor stays on for 0.5 s from the redraw instead.
         entry = self.query_one(JumpInput)
         restart_blink = getattr(entry, "_restart_blink", None)
         if restart_blink is not None and entry.has_focus:
