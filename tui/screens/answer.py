@@ -296,17 +296,8 @@ class AnswerScreen(GuardedScreen):
                     yield DataTable(id="history-table", cursor_type="row")
                 with TabPane("Grade", id="tab-grade"):
                     yield VerticalScroll(Static(id="grade-panel", classes="panel-text"))
-        narrow = self.app.size.width < COMPACT_FOOTER_BELOW  # as fit_footer sets them, from the start
-        # its keys in the screen's first frame (Footer adds them a refresh later: one more layout)
-        yield KeysFooter(compact=narrow, show_command_palette=not narrow)
-
-    def fit_footer(self) -> None:
-        footers = list(self.query(KeysFooter))
-        before = [f.show_command_palette for f in footers]
-        super().fit_footer()
-        for footer, was in zip(footers, before):
-            if footer.show_command_palette != was:
-                footer.call_later(footer.recompose)  # KeysFooter recomposes for its keys only
+        # its keys in the screen's first frame, compact from the start where fit_footer would make it so
+        yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:  # (GuardedScreen's on_mount runs too: Textual calls each class's)
         if self.model:

@@ -47,8 +47,9 @@ class KeysFooter(Widget, can_focus=False):
 
     compact = reactive(False)  # the same rule as Textual's footer (tui/screens/base.py sets both)
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, compact: bool = False, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.set_reactive(KeysFooter.compact, compact)
         self._spots: list[tuple[int, int, str, bool]] = []  # (start, end, key, enabled) of each drawn key
         self._shown: tuple | None = None
 
