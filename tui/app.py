@@ -7,10 +7,12 @@ ever reaches the screen.
 """
 from __future__ import annotations
 
+import time
 import traceback
 from pathlib import Path
 from typing import Any
 
+from textual import events
 from textual.app import App
 from textual.binding import Binding
 
@@ -88,8 +90,6 @@ class BenchApp(App[int]):
         ~20 ms after it was made. So step aside until the writer's queue is
         empty (a private detail of Textual's drivers; where it is missing, two
         short naps), at most ``limit_s``, once, at start-up."""
-        import time
-
         queue = getattr(getattr(self._driver, "_writer_thread", None), "_queue", None)
         deadline = time.monotonic() + limit_s
         time.sleep(0.0005)
@@ -273,7 +273,6 @@ class BenchApp(App[int]):
     def _collect_if_idle(self) -> int | None:
         """The generation collected now, if any."""
         import gc
-        import time
 
         young, _, older = gc.get_count()  # new tracked objects (net); young collections since a full one
         idle = time.monotonic() - self._last_input
@@ -285,12 +284,8 @@ class BenchApp(App[int]):
             return 1
         return None
 
-    async def on_event(self, event) -> None:
-        from textual import events
-
+    async def on_event(self, event) -> None:  # every event the app gets: nothing imported here
         if isinstance(event, events.InputEvent):
-            import time
-
             self._last_input = time.monotonic()
         await super().on_event(event)
 

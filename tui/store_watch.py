@@ -15,6 +15,18 @@ def data_version(app) -> int | None:
         return None  # a closed or damaged store: the screen's own loads report it
 
 
+def store_fingerprint(app) -> tuple | None:
+    """Changes whenever anything is written to the store: SQLite's data_version
+    moves with every other connection's commit (workers and other processes),
+    total_changes with every write through the app's own. None for a closed or
+    damaged store (the screen's own loads report it)."""
+    try:
+        conn = app.store.conn
+        return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+    except Exception:
+        return None
+
+
 def watch_store(screen, on_change: Callable[[], None], interval: float | None = None) -> None:
     """Call ``on_change`` (on the main thread) when the store changed since the
     last poll and ``screen`` is the one on top (a screen reloads on resume anyway)."""

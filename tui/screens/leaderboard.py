@@ -18,6 +18,7 @@ from textual.widgets import Footer, Header, Static
 
 from engine.grades import LETTERS
 from tui.glyphs import grade_style
+from tui.store_watch import store_fingerprint
 
 
 def _best_worst(letter: str | None, challenge: str | None) -> Text:
@@ -183,20 +184,12 @@ class LeaderboardScreen(GuardedScreen):
         """The board as the store holds it now: the one this app rendered last,
         if nothing was written since at this width (~1 s of CPU at 50 models,
         which a worker thread takes from the UI while it runs), else anew."""
-        width, fingerprint = self.pane_width(), self._fingerprint()
+        width, fingerprint = self.pane_width(), store_fingerprint(self.app)
         kept = getattr(self.app, "leaderboard_kept", None)
         if cached and kept is not None and fingerprint is not None and kept[:2] == (fingerprint, width):
             self.on_leaderboard_screen_loaded(self.Loaded(kept[2], panes=kept[3], width=width))
             return
         self.compute(None, width, fingerprint)
-
-    def _fingerprint(self) -> tuple | None:
-        """Changes whenever anything is written to the store (see MatrixScreen._store_fingerprint)."""
-        try:
-            conn = self.app.store.conn
-            return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
-        except Exception:
-            return None
 
     @work(thread=True, exclusive=True, group="leaderboard")
     def compute(self, board, width: int, fingerprint: tuple | None = None) -> None:

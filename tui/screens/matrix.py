@@ -152,14 +152,9 @@ class MatrixScreen(GuardedScreen):
                 self.reload()
 
     def _store_fingerprint(self) -> tuple | None:
-        """Changes whenever anything is written to the store: SQLite's
-        data_version moves with every other connection's commit (workers and
-        other processes), total_changes with every write through the app's own."""
-        try:
-            conn = self.app.store.conn
-            return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
-        except Exception:
-            return None  # a closed or damaged store: reload, and let the load report it
+        from tui.store_watch import store_fingerprint
+
+        return store_fingerprint(self.app)
 
     # -- data ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="matrix")
