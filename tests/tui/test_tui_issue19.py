@@ -250,6 +250,11 @@ async def test_tui_grade_steps_make_one_row_and_a_note_is_on_top(demo_wb):
         hist = app.screen.query_one("#grade-history", DataTable)
         assert str(hist.get_row_at(0)[-1]) == "reads the cache twice"  # newest first: the note is in view
         assert hist.size.height >= 20  # the table takes the room below, not 8 rows above empty space
+        # A read that began before the note was written, arriving last, must not hide it.
+        app.screen.post_message(app.screen.Loaded([], [], [], seq=0))
+        await settle(app, pilot)
+        hist = app.screen.query_one("#grade-history", DataTable)
+        assert str(hist.get_row_at(0)[-1]) == "reads the cache twice"
         await pilot.press("escape")
         await settle(app, pilot)
     with Store(demo_wb.store_path) as store:

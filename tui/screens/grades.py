@@ -2,6 +2,8 @@
 history, judge grades beside yours, and a blind mode."""
 from __future__ import annotations
 
+import itertools
+
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -43,9 +45,10 @@ class GradesScreen(GuardedScreen):
     ]
 
     class Loaded(Message):
-        def __init__(self, current: list, history: list, notes: list) -> None:
+        def __init__(self, current: list, history: list, notes: list, seq: int) -> None:
             super().__init__()
             self.current, self.history, self.notes = current, history, notes
+            self.seq = seq  # when the read began: a later read saw at least as much
 
     def __init__(self, model: str, challenge: str, *, blind: bool = False) -> None:
         super().__init__()
@@ -57,6 +60,10 @@ class GradesScreen(GuardedScreen):
         self._pending: dict[str, str] = {}  # dimension -> letter stepped to, not yet written
         self._stored: dict[str, str] = {}   # dimension -> my letter as the store holds it
         self._step_timer = None
+        # Loads run in threads and may finish out of order; an older read arriving
+        # last would hide a note just saved, so each read is numbered as it starts.
+        self._load_seq = itertools.count(1)
+        self._shown_seq = 0
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -84,6 +91,7 @@ class GradesScreen(GuardedScreen):
 
     @work(thread=True, exclusive=True, group="grades-load")
     def load(self) -> None:
+        seq = next(self._load_seq)
         try:
             with self.app.open_store() as store:
                 current = G.current_grades(store, dimension=None, model=self.model, challenge=self.challenge)
@@ -92,9 +100,12 @@ class GradesScreen(GuardedScreen):
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading grades", exc)
             return
-        self.post_message(self.Loaded(current, history, notes))
+        self.post_message(self.Loaded(current, history, notes, seq))
 
     def on_grades_screen_loaded(self, message: Loaded) -> None:
+        if message.seq < self._shown_seq:
+            return  # a read that began before the one already shown: stale
+        self._shown_seq = message.seq
         self._stored = {g.dimension: g.letter for g in message.current if g.grader == self.grader}
         self.mine = {**self._stored, **self._pending}  # steps not yet written stay shown
         self.judges = {}
