@@ -1,6 +1,8 @@
 """The first screen: challenges (rows) x models (columns), like a README grade matrix."""
 from __future__ import annotations
 
+import itertools
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -73,14 +75,19 @@ class MatrixScreen(GuardedScreen):
     ]
 
     class Loaded(Message):
-        def __init__(self, matrix, note: str = "") -> None:
+        def __init__(self, matrix, note: str = "", seq: int = 0) -> None:
             super().__init__()
             self.matrix = matrix
             self.note = note  # e.g. "indexing the workbench…" while a scan runs
+            self.seq = seq  # when its read began (see _read_seq)
 
     def __init__(self) -> None:
         super().__init__()
         self.matrix = None  # engine.queries.Matrix once loaded
+        # Reloads run in threads (a plain one can overlap a rescan) and may post out
+        # of order; each read is numbered as it starts and an older one is dropped.
+        self._read_seq = itertools.count(1)
+        self._shown_seq = 0
         self.sort_mode = "order"
         self.filter_mode = "all"
         self._wanted: tuple[str | None, str | None] = (None, None)
@@ -165,8 +172,9 @@ class MatrixScreen(GuardedScreen):
             from engine.queries import load_matrix  # imported here: keeps start-up off the main thread
 
             with self.app.open_store() as store:
+                seq = next(self._read_seq)
                 loaded = load_matrix(store)
-                self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else ""))
+                self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else "", seq))
                 if not rescan:
                     return
                 from engine.runner.orchestrate import mark_interrupted
@@ -177,12 +185,13 @@ class MatrixScreen(GuardedScreen):
                 problem = store.damage()  # a big store is checked here, not before the first frame
                 if problem:
                     self.app.call_from_thread(self.app.mark_store_damaged, damage_message(store.path, problem))
-                    self.post_message(self.Loaded(loaded, "the store is damaged: not rescanned, nothing written"))
+                    self.post_message(self.Loaded(loaded, "the store is damaged: not rescanned, nothing written", seq))
                     return
                 result = scan_workbench(self.app.workbench, store)
                 mark_interrupted(store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
-                self.post_message(self.Loaded(load_matrix(store), note))
+                seq = next(self._read_seq)
+                self.post_message(self.Loaded(load_matrix(store), note, seq))
                 try:
                     from tui.palette_index import palette_index
 
@@ -202,6 +211,9 @@ class MatrixScreen(GuardedScreen):
         self.reload(rescan=True)
 
     def on_matrix_screen_loaded(self, message: Loaded) -> None:
+        if message.seq < self._shown_seq:
+            return  # its read began before the one on screen: it would show older cells
+        self._shown_seq = message.seq
         unchanged = self.matrix is not None and message.matrix == self.matrix
         keep = self.current() if self.matrix else (None, None)
         if message.note:  # a plain reload keeps the last scan's note ("indexed … warning(s)")
