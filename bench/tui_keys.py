@@ -1,6 +1,6 @@
 """Per-key latency of the dashboard on a real pseudo-terminal. Prints JSON.
 
-    python bench/tui_keys.py WORKBENCH [--rounds 5] [--size 140x45]
+    python bench/tui_keys.py WORKBENCH [--rounds 5] [--size 140x45] [--only grades,compare]
 
 What a person sees: ``benchtui --workbench WORKBENCH`` runs in a fresh
 pseudo-terminal (a tmux pane's TERM); once the matrix is up and the start-up
@@ -64,6 +64,12 @@ MATRIX_KEYS = [
     # the cursor is on a model's cell (the first model, the row "scroll: home" left it on): open its answer
     ("answer: enter", [("enter", b"\r")]),
     ("answer: back", [("escape", b"\x1b")]),
+    ("grades: g", [("g", b"g")]),
+    ("grades: back", [("escape", b"\x1b")]),
+    ("transcript: t", [("t", b"t")]),
+    ("transcript: back", [("escape", b"\x1b")]),
+    ("compare: c", [("c", b"c")]),
+    ("compare: back", [("escape", b"\x1b")]),
     ("filter: f", [("f", b"f")]),
     ("filter: f again", [("f", b"f")]),
     ("filter: back to all", [("f", b"f")]),
@@ -186,7 +192,7 @@ def _summary(samples: list[dict]) -> dict:
             "samples": len(samples), "no_redraw": len(samples) - len(lasts)}
 
 
-def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45)) -> dict:
+def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str] | None = None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="benchtui-keys-"))
     env = _env(tmp)
     benchtui = shutil.which("benchtui")
@@ -214,8 +220,10 @@ def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45)) -> dict:
             term.wait_for("indexed ")  # the start-up rescan is over
             term.read_until_quiet(SETTLE_S)
             out["settled_s"] = round(time.perf_counter() - started, 2)
+            rows = [(label, keys) for label, keys in MATRIX_KEYS
+                    if not only or any(label.startswith(prefix) for prefix in only)]
             for _ in range(rounds):
-                for label, keys in MATRIX_KEYS:
+                for label, keys in rows:
                     for _name, data in keys:
                         per_key.setdefault(label, []).append(term.key(data))
         finally:
@@ -235,10 +243,12 @@ def main() -> None:
     p.add_argument("workbench", type=Path)
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--size", default="140x45")
+    p.add_argument("--only", default="", help="comma-separated label prefixes, e.g. 'grades,compare'")
     args = p.parse_args()
     cols, rows = (int(x) for x in args.size.split("x"))
     result = {"machine": {"cpus": os.cpu_count(), "loadavg_at_start": os.getloadavg()}}
-    result.update(bench_keys(args.workbench.resolve(), args.rounds, (cols, rows)))
+    result.update(bench_keys(args.workbench.resolve(), args.rounds, (cols, rows),
+                             [x.strip() for x in args.only.split(",") if x.strip()]))
     result["machine"]["loadavg_at_end"] = os.getloadavg()
     print(json.dumps(result, indent=2))
 

@@ -52,14 +52,11 @@ class BenchApp(App[int]):
         self._answer_screen = None  # the kept AnswerScreen (open_answer)
         self._gc_timer = None  # collect_when_idle's
         self._last_input = 0.0  # time.monotonic() of the last key or mouse event
-        self._frames = 0
 
     # -- lifecycle --------------------------------------------------------------
     def after_first_frame(self, callback) -> None:
         """Call ``callback`` once the first screen is on the terminal whole (at
-        once if it has been): the first frame written in which every footer
-        lists its keys (Textual's own Footer adds them a refresh late; the
-        matrix's KeysFooter has them in its first frame). ``call_after_refresh``
+        once if it has been): the first frame written. ``call_after_refresh``
         is too early at start-up: Textual renders the first screen inside its
         start-up batch, where nothing reaches the terminal, and runs those
         callbacks before the frame that does. The rescan waits for this: its
@@ -73,14 +70,12 @@ class BenchApp(App[int]):
         super()._display(screen, renderable)
         if self._after_first_frame is None or renderable is None or self._batch_count:
             return
-        self._frames += 1
-        from textual.widgets import Footer
-
-        if self._frames >= 4 or all(footer.children for footer in screen.query(Footer)):
-            self._let_the_frame_out()
-            callbacks, self._after_first_frame = self._after_first_frame, None
-            for callback in callbacks:
-                self.call_later(callback)
+        # The first frame written is whole: every screen's KeysFooter has its keys in
+        # it (Textual's Footer added them a refresh late).
+        self._let_the_frame_out()
+        callbacks, self._after_first_frame = self._after_first_frame, None
+        for callback in callbacks:
+            self.call_later(callback)
 
     def _let_the_frame_out(self, limit_s: float = 0.02) -> None:
         """Textual hands each frame to a writer thread, which needs the GIL for

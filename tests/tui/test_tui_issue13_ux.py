@@ -88,7 +88,7 @@ async def test_transcript_repaired_tool_result_is_shown_found_and_filtered(demo_
 
 
 async def test_transcript_expand_all_keeps_the_reading_position_and_is_in_the_footer(demo_wb):
-    from textual.widgets._footer import FooterKey
+    from tui.widgets.footer import KeysFooter
 
     path = Path(demo_wb.root) / "models" / "demo-careful" / "backwards" / "long-session.jsonl"
     path.write_text(pi_session(turns=6, bad_line=False), encoding="utf-8")
@@ -99,8 +99,10 @@ async def test_transcript_expand_all_keeps_the_reading_position_and_is_in_the_fo
         await settle(app, pilot)
         screen = app.screen
         view = screen.query_one("#transcript-view")
-        descriptions = [k.description for k in screen.query(FooterKey)]
+        footer = screen.query_one(KeysFooter)
+        descriptions = [description for _key, _shown, description, _on, _palette in footer.keys()]
         assert any("xpand" in d for d in descriptions), descriptions
+        assert "xpand" in str(footer.render())  # drawn, not only bound
         # read down to the 4th user turn
         for _ in range(4):
             await pilot.press("right_square_bracket")

@@ -14,7 +14,8 @@ from textual.events import ScreenResume
 from textual.message import Message
 from textual.widget import Widget
 from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane, Tree
+from tui.widgets.title_bar import TitleBar
+from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
 from engine import queries
 from engine.answer_files import main_source
@@ -279,7 +280,7 @@ class AnswerScreen(GuardedScreen):
         return super().refresh(*regions, **kwargs)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(f"{self.model} / {self.challenge}", id="answer-title", classes="title-bar")
         with Horizontal(id="answer-body"):
             yield Tree("files", id="file-tree")

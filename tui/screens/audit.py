@@ -11,10 +11,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Static
 
 from tui.diffing import diff_texts
-from tui.screens.base import GuardedScreen
+from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.widgets.title_bar import TitleBar
+from tui.widgets.footer import KeysFooter
 from tui.widgets.diff_view import DiffView
 
 
@@ -61,12 +63,12 @@ class AuditScreen(GuardedScreen):
         self.running = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static("loading the stored audits…", id="audit-status")
         yield DataTable(id="audit-challenges", cursor_type="row")
         yield DataTable(id="audit-survivors", cursor_type="row")
         yield DiffView(id="audit-diff")
-        yield Footer()
+        yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
         t = self.query_one("#audit-challenges", DataTable)

@@ -27,16 +27,11 @@ class GuardedScreen(Screen):
         self.fit_footer()
 
     def fit_footer(self) -> None:
-        from textual.widgets import Footer
-
         from tui.widgets.footer import KeysFooter
 
         narrow = self.app.size.width < COMPACT_FOOTER_BELOW
         for footer in self.query(KeysFooter):  # it shows the palette key while it fits
             footer.compact = narrow
-        for footer in self.query(Footer):
-            footer.compact = narrow
-            footer.show_command_palette = not narrow  # ctrl+p still works; `?` lists it
 
     async def _on_message(self, message: Message) -> None:
         try:

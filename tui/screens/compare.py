@@ -9,8 +9,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from tui.screens.base import GuardedScreen
-from textual.widgets import Footer, Header, OptionList, Static
+from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.widgets.title_bar import TitleBar
+from tui.widgets.footer import KeysFooter
+from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine import queries
@@ -51,12 +53,12 @@ class CompareScreen(GuardedScreen):
         self.label = ""  # the shown pair's file names, kept in the bar in both views
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(f"{self.model} vs …  ({self.challenge})", id="compare-bar")
         yield OptionList(id="compare-pick", classes="hidden")
         yield OptionList(id="compare-files")
         yield DiffView(id="diff-view")
-        yield Footer()
+        yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
         self.query_one("#compare-pick").display = False

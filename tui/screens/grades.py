@@ -10,8 +10,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from tui.screens.base import GuardedScreen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.widgets.title_bar import TitleBar
+from tui.widgets.footer import KeysFooter
+from textual.widgets import DataTable, Input, Static
 
 from engine import grades as G
 from tui.glyphs import grade_style
@@ -66,7 +68,7 @@ class GradesScreen(GuardedScreen):
         self._shown_seq = 0
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(id="grades-title", classes="title-bar")
         with Horizontal(id="grades-body"):
             with Vertical(id="grades-table"):
@@ -75,7 +77,7 @@ class GradesScreen(GuardedScreen):
                 yield DataTable(id="grade-history", cursor_type="row")
             yield Static(id="rubric")
         yield Input(placeholder="note on this answer (enter saves, esc cancels)", id="grade-note")
-        yield Footer()
+        yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
         self.query_one("#grade-note").display = False

@@ -13,8 +13,10 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.strip import Strip
-from tui.screens.base import GuardedScreen
-from textual.widgets import Footer, Header, Static
+from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.widgets.title_bar import TitleBar
+from tui.widgets.footer import KeysFooter
+from textual.widgets import Static
 
 from engine.grades import LETTERS
 from tui.glyphs import grade_style
@@ -162,13 +164,13 @@ class LeaderboardScreen(GuardedScreen):
             self.board, self.error, self.panes, self.width = board, error, panes, width
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         with VerticalScroll(id="leader-body"):
             yield RenderedPane("computing…", id="leader-rank", classes="leader-pane")
             yield RenderedPane(id="leader-plot", classes="leader-pane")
             yield RenderedPane(id="leader-winners", classes="leader-pane")
             yield RenderedPane(id="leader-h2h", classes="leader-pane")
-        yield Footer()
+        yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
         self.board = None

@@ -18,8 +18,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from tui.screens.base import GuardedScreen
-from textual.widgets import DataTable, Footer, Header, Label, Log, Select, Static
+from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.widgets.title_bar import TitleBar
+from tui.widgets.footer import KeysFooter
+from textual.widgets import DataTable, Label, Log, Select, Static
 
 from engine import queries
 from tui.glyphs import VERDICTS, check_value, verdict_text
@@ -81,7 +83,7 @@ class RunsScreen(GuardedScreen):
         self.batch: dict[str, list] = {}  # the live table's rows by key: run, model, challenge, state, verdict, message
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         where = f"{self.anchor[0]} / {self.anchor[1]}" if self.anchor else "no cell selected"
         yield Static(Text.assemble(("Runs", "bold"), f"  from {where}"), classes="title-bar")
         with Horizontal(id="runs-controls"):
@@ -93,7 +95,7 @@ class RunsScreen(GuardedScreen):
         yield DataTable(id="runs-live", cursor_type="row")
         yield DataTable(id="runs-table", cursor_type="row")
         yield Log(id="runs-log", highlight=False)
-        yield Footer()
+        yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
         self.query_one("#runs-live", DataTable).display = False

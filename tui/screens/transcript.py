@@ -9,8 +9,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from tui.screens.base import GuardedScreen
-from textual.widgets import Footer, Header, Input, OptionList, Static
+from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.widgets.title_bar import TitleBar
+from tui.widgets.footer import KeysFooter
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.transcript_rows import FILTERS, branch_entries, build_rows
@@ -88,12 +90,12 @@ class TranscriptScreen(GuardedScreen):
         self._width = 0
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TitleBar()
         yield Static(f"{self.model} / {self.challenge} / {self.relpath}: parsing…", id="transcript-header")
         yield OptionList(id="transcript-branches")
         yield TranscriptView(id="transcript-view")
         yield Input(placeholder="search (enter: find, esc: close)", id="transcript-search")
-        yield Footer()
+        yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
         self.parse()
