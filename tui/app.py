@@ -50,6 +50,7 @@ class BenchApp(App[int]):
         self._after_first_frame: list | None = []  # None once the first screen is out whole
         self.prefetched_matrix = None  # an engine.queries.MatrixPrefetch (run_app), taken by the matrix
         self._answer_screen = None  # the kept AnswerScreen (open_answer)
+        self._read_ahead_token = None  # open_read_ahead's latest
         self._gc_timer = None  # collect_when_idle's
         self._last_input = 0.0  # time.monotonic() of the last key or mouse event
 
@@ -309,20 +310,59 @@ class BenchApp(App[int]):
         except Exception as exc:  # only a head start: opening works without it
             self.log.warning(f"warm-up: {exc!r}")
 
+    # How long a key that opens a screen waits for the screen's data before showing it
+    # anyway (it fills in when the data comes): a frame drawn once, whole, if the read
+    # is quick, and no key that seems to do nothing if it is not.
+    READ_AHEAD_WAIT_S = 0.25
+
+    def open_read_ahead(self, screen) -> None:
+        """Push ``screen`` (a ReadAheadScreen) once its data is read, in a worker; the
+        latest screen asked for wins (a second key before the first shows drops it)."""
+        from functools import partial
+
+        token = self._read_ahead_token = object()
+        state = {"shown": False}
+        screen.waiting_for_read_ahead = True
+
+        def show(messages, from_reader: bool) -> None:
+            if state["shown"]:
+                if from_reader:  # the app stopped waiting for them
+                    screen.deliver_read_ahead(messages)
+                return
+            if self._read_ahead_token is not token:
+                return  # another screen was asked for since, before this one showed
+            state["shown"] = True
+            if from_reader:  # read in time (None: failed; the screen reads for itself)
+                screen.read_ahead_messages, screen.waiting_for_read_ahead = messages, False
+            self.push_screen(screen)
+
+        def read() -> None:
+            try:
+                messages = screen.read_ahead(self)
+            except Exception:
+                messages = None  # the screen reads for itself, and reports what went wrong
+            try:
+                self.call_from_thread(show, messages, True)
+            except RuntimeError:
+                pass  # the app is closing
+
+        self.run_worker(read, thread=True, group="read-ahead", exit_on_error=False)
+        self.set_timer(self.READ_AHEAD_WAIT_S, partial(show, None, False))
+
     def open_transcript(self, model: str, challenge: str, relpath: str) -> None:
         from tui.screens.transcript import TranscriptScreen
 
-        self.push_screen(TranscriptScreen(model, challenge, relpath))
+        self.open_read_ahead(TranscriptScreen(model, challenge, relpath))
 
     def open_compare(self, model: str, challenge: str, other: str | None = None) -> None:
         from tui.screens.compare import CompareScreen
 
-        self.push_screen(CompareScreen(model, challenge, other))
+        self.open_read_ahead(CompareScreen(model, challenge, other))
 
     def open_grades(self, model: str, challenge: str) -> None:
         from tui.screens.grades import GradesScreen
 
-        self.push_screen(GradesScreen(model, challenge))
+        self.open_read_ahead(GradesScreen(model, challenge))
 
     def open_runs(self, pairs: list[tuple[str, str]] | None = None, scope: str = "") -> None:
         from tui.screens.runs import RunsScreen

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import ScreenResume
 from textual.message import Message
 from textual.widget import Widget
-from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.screens.base import COMPACT_FOOTER_BELOW, WholeFrameScreen
 from tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
@@ -156,7 +156,7 @@ def main_file_of(data: dict, challenge: str) -> str | None:
 ANSWER_TABS = ("tab-file", "tab-checks", "tab-self", "tab-runs", "tab-grade")
 
 
-class AnswerScreen(GuardedScreen):
+class AnswerScreen(WholeFrameScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="answer.back"),
         Binding("t", "transcript", "Transcript", id="answer.transcript"),
@@ -259,25 +259,6 @@ class AnswerScreen(GuardedScreen):
             for widget in self.walk_children(Widget):
                 widget._check_refresh()
             self.app.push_screen(self)
-
-    # Showing a kept screen is one full frame, not three. Textual draws a screen pushed
-    # on top in three passes, each written whole to the terminal: the layout (its
-    # widgets changed), then the repaint its resume asked for, then the repaint the
-    # screen beneath forwards (push_screen repaints the screen it covers, and a covered
-    # screen passes its repaints up, for screens that let it show through). The last
-    # byte of opening an answer came ~35 ms after the first.
-    def _refresh_layout(self, size=None, scroll: bool = False) -> None:
-        whole = self._repaint_required
-        if whole:
-            self._dirty_widgets.add(self)  # the layout's frame is the whole screen ...
-        super()._refresh_layout(size, scroll)
-        if whole and self.is_current and not self.app._batch_count:
-            self._repaint_required = False  # ... so the repaint after it has nothing to add
-
-    def refresh(self, *regions, **kwargs):
-        if regions and not kwargs and self.styles.background.a == 1:
-            return self  # a covered screen's repaint, forwarded: nothing of it shows through this one
-        return super().refresh(*regions, **kwargs)
 
     def compose(self) -> ComposeResult:
         yield TitleBar()

@@ -9,7 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.screens.base import COMPACT_FOOTER_BELOW, ReadAheadScreen
 from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import OptionList, Static
@@ -23,7 +23,7 @@ from tui.widgets.diff_view import DiffView
 NO_FILE = "— (no related file)"
 
 
-class CompareScreen(GuardedScreen):
+class CompareScreen(ReadAheadScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="compare.back"),
         Binding("u", "toggle_unified", "Unified", id="compare.unified"),
@@ -34,14 +34,19 @@ class CompareScreen(GuardedScreen):
     ]
 
     class Paired(Message):
-        def __init__(self, other: str | None, pairs: list, others: list[str], roots: tuple[str, str]) -> None:
+        def __init__(self, other: str | None, pairs: list, others: list[str], roots: tuple[str, str],
+                     first: "CompareScreen.Diffed | None" = None) -> None:
             super().__init__()
             self.other, self.pairs, self.others, self.roots = other, pairs, others, roots
+            self.first = first  # the first pair's diff, made with the pairing: one frame, not two
 
     class Diffed(Message):
-        def __init__(self, diff: Diff | None, label: str, seconds: float, error: str | None = None) -> None:
+        def __init__(self, diff: Diff | None, label: str, seconds: float, error: str | None = None,
+                     index: int = 0, other: str | None = None) -> None:
             super().__init__()
             self.diff, self.label, self.seconds, self.error = diff, label, seconds, error
+            # which pair, against which model: a diff made for a pair no longer shown is dropped
+            self.index, self.other = index, other
 
     def __init__(self, model: str, challenge: str, other: str | None = None) -> None:
         super().__init__()
@@ -51,6 +56,7 @@ class CompareScreen(GuardedScreen):
         self.roots = ("", "")
         self.diff_seconds: float | None = None
         self.label = ""  # the shown pair's file names, kept in the bar in both views
+        self.diff_index: int | None = None  # the pair whose diff is shown or being made
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -62,41 +68,58 @@ class CompareScreen(GuardedScreen):
 
     def on_mount(self) -> None:
         self.query_one("#compare-pick").display = False
+        self.fill_or_load()
+
+    def read_ahead(self, app) -> list:
+        return [self.pair(app, self.other)]
+
+    def load_self(self) -> None:
         self.load_pairs(self.other)
+
+    def pair(self, app, other: str | None) -> Paired:
+        """Pair this answer's files with ``other``'s (by default the first other
+        model's) and diff the first pair."""
+        with app.open_store() as store:
+            rows = store.query("select model, path, id from answers where challenge = ? and present = 1 "
+                               "and status = 'answer' order by model", (self.challenge,))
+            by_model = {r["model"]: r for r in rows}
+            others = [m for m in by_model if m != self.model]
+            if other is None or other not in by_model:
+                other = others[0] if others else None
+            mine = by_model.get(self.model)
+            if mine is None or other is None:
+                return self.Paired(None, [], others, ("", ""))
+            left = [f for f in queries.answer_files(store, mine["id"]) if f["kind"] not in ("data", "artifact")]
+            right = [f for f in queries.answer_files(store, by_model[other]["id"]) if f["kind"] not in ("data", "artifact")]
+        roots = (mine["path"], by_model[other]["path"])
+        pairs = pair_files(left, right)
+        first = self.diff(app, 0, pairs[0], roots, other) if pairs else None
+        return self.Paired(other, pairs, others, roots, first)
 
     @work(thread=True, exclusive=True, group="compare-pairs")
     def load_pairs(self, other: str | None) -> None:
         try:
-            with self.app.open_store() as store:
-                rows = store.query("select model, path, id from answers where challenge = ? and present = 1 "
-                                   "and status = 'answer' order by model", (self.challenge,))
-                by_model = {r["model"]: r for r in rows}
-                others = [m for m in by_model if m != self.model]
-                if other is None or other not in by_model:
-                    other = others[0] if others else None
-                mine = by_model.get(self.model)
-                if mine is None or other is None:
-                    self.post_message(self.Paired(None, [], others, ("", "")))
-                    return
-                left = [f for f in queries.answer_files(store, mine["id"]) if f["kind"] not in ("data", "artifact")]
-                right = [f for f in queries.answer_files(store, by_model[other]["id"]) if f["kind"] not in ("data", "artifact")]
-            self.post_message(self.Paired(other, pair_files(left, right), others, (mine["path"], by_model[other]["path"])))
+            self.post_message(self.pair(self.app, other))
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "pairing files", exc)
 
     def on_compare_screen_paired(self, message: Paired) -> None:
         self.other, self.pairs, self.others, self.roots = message.other, message.pairs, message.others, message.roots
+        self.diff_index = None
         files = self.query_one("#compare-files", OptionList)
         files.clear_options()
         if self.other is None:
             self.query_one("#compare-bar", Static).update(f"no other answer to {self.challenge} to compare with")
             return
-        for i, (a, b) in enumerate(self.pairs):
-            label = f"{a['relpath'] if a else '—'}  ↔  {b['relpath'] if b else '—'}"
-            files.add_option(Option(label, id=str(i)))
-        files.highlighted = 0
+        files.add_options(Option(f"{a['relpath'] if a else '—'}  ↔  {b['relpath'] if b else '—'}", id=str(i))
+                          for i, (a, b) in enumerate(self.pairs))
         if self.pairs:
-            self.start_diff(0)
+            self.diff_index = 0  # its highlight (posted) finds it made or being made
+            files.highlighted = 0
+            if message.first is not None:
+                self.on_compare_screen_diffed(message.first)
+            else:
+                self.start_diff(0, again=True)
 
     @on(OptionList.OptionHighlighted, "#compare-files")
     def file_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -107,24 +130,31 @@ class CompareScreen(GuardedScreen):
     def file_selected(self, event: OptionList.OptionSelected) -> None:
         self.query_one(DiffView).focus()
 
-    def start_diff(self, index: int) -> None:
-        a, b = self.pairs[index]
-        self.compute_diff(a["relpath"] if a else None, b["relpath"] if b else None)
+    def start_diff(self, index: int, again: bool = False) -> None:
+        if index == self.diff_index and not again:
+            return  # shown, or being made
+        self.diff_index = index
+        self.compute_diff(index, self.pairs[index], self.roots, self.other)
 
-    @work(thread=True, exclusive=True, group="compare-diff")
-    def compute_diff(self, left: str | None, right: str | None) -> None:
-        root = Path(self.app.workbench.root)
+    def diff(self, app, index: int, pair: tuple, roots: tuple[str, str], other: str | None) -> Diffed:
+        left, right = (f["relpath"] if f else None for f in pair)
+        root = Path(app.workbench.root)
         started = time.perf_counter()
         try:
-            ta = read_text_file(root / self.roots[0] / left) if left else ""
-            tb = read_text_file(root / self.roots[1] / right) if right else ""
-            diff = diff_texts(ta, tb, f"{self.model}/{left or NO_FILE}", f"{self.other}/{right or NO_FILE}")
+            ta = read_text_file(root / roots[0] / left) if left else ""
+            tb = read_text_file(root / roots[1] / right) if right else ""
+            diff = diff_texts(ta, tb, f"{self.model}/{left or NO_FILE}", f"{other}/{right or NO_FILE}")
         except Exception as exc:
-            self.post_message(self.Diffed(None, "", 0.0, str(exc)))
-            return
-        self.post_message(self.Diffed(diff, f"{left or '—'} ↔ {right or '—'}", time.perf_counter() - started))
+            return self.Diffed(None, "", 0.0, str(exc), index, other)
+        return self.Diffed(diff, f"{left or '—'} ↔ {right or '—'}", time.perf_counter() - started, None, index, other)
+
+    @work(thread=True, exclusive=True, group="compare-diff")
+    def compute_diff(self, index: int, pair: tuple, roots: tuple[str, str], other: str | None) -> None:
+        self.post_message(self.diff(self.app, index, pair, roots, other))
 
     def on_compare_screen_diffed(self, message: Diffed) -> None:
+        if (message.index, message.other) != (self.diff_index, self.other):
+            return  # made for a pair shown before the one now
         if message.error:
             self.app.report_error("diff", message.error)
             return

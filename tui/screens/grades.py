@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.screens.base import COMPACT_FOOTER_BELOW, ReadAheadScreen
 from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Input, Static
@@ -27,7 +27,7 @@ def step_letter(letter: str | None, step: int) -> str | None:
     return G.LETTERS[max(0, min(i, len(G.LETTERS) - 1))]
 
 
-class GradesScreen(GuardedScreen):
+class GradesScreen(ReadAheadScreen):
     # Below 100 columns the rubric goes under the table, so grades and judge names keep their width.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
@@ -89,20 +89,30 @@ class GradesScreen(GuardedScreen):
             table.add_row(d.title, "", "", key=d.id)
         table.move_cursor(row=len(G.DIMENSIONS) - 1)  # overall first: it is the one the matrix shows
         table.focus()
+        self.fill_or_load()
+
+    def read(self, app) -> Loaded:
+        seq = next(self._load_seq)
+        with app.open_store() as store:
+            current = G.current_grades(store, dimension=None, model=self.model, challenge=self.challenge)
+            history = G.grade_history(store, self.model, self.challenge)
+            notes = G.notes_for(store, self.model, self.challenge)
+        return self.Loaded(current, history, notes, seq)
+
+    def read_ahead(self, app) -> list:
+        return [self.read(app)]
+
+    def load_self(self) -> None:
         self.load()
 
     @work(thread=True, exclusive=True, group="grades-load")
     def load(self) -> None:
-        seq = next(self._load_seq)
         try:
-            with self.app.open_store() as store:
-                current = G.current_grades(store, dimension=None, model=self.model, challenge=self.challenge)
-                history = G.grade_history(store, self.model, self.challenge)
-                notes = G.notes_for(store, self.model, self.challenge)
+            loaded = self.read(self.app)
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading grades", exc)
             return
-        self.post_message(self.Loaded(current, history, notes, seq))
+        self.post_message(loaded)
 
     def on_grades_screen_loaded(self, message: Loaded) -> None:
         if message.seq < self._shown_seq:

@@ -9,7 +9,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.screens.base import COMPACT_FOOTER_BELOW, ReadAheadScreen
 from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import Input, OptionList, Static
@@ -55,7 +55,7 @@ def warnings_by_line(warnings) -> dict[int, str]:
     return {line: f"line {line}: " + "; ".join(texts) for line, texts in out.items()}
 
 
-class TranscriptScreen(GuardedScreen):
+class TranscriptScreen(ReadAheadScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="transcript.back"),
         Binding("enter,space", "toggle_fold", "Fold", id="transcript.fold"),
@@ -98,25 +98,33 @@ class TranscriptScreen(GuardedScreen):
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
-        self.parse()
+        self.fill_or_load()
 
-    @work(thread=True, exclusive=True, group="transcript")
-    def parse(self) -> None:
+    def read(self, app) -> Parsed:
+        """The transcript, parsed; a parse error is a message, not an exception."""
         from engine.transcripts import TranscriptError, load_transcript
 
         started = time.perf_counter()
         try:
-            with self.app.open_store() as store:
+            with app.open_store() as store:
                 rows = store.query("select path from answers where model = ? and challenge = ?", (self.model, self.challenge))
-            path = Path(self.app.workbench.root) / rows[0]["path"] / self.relpath
+            path = Path(app.workbench.root) / rows[0]["path"] / self.relpath
             transcript = load_transcript(path)
         except TranscriptError as exc:
-            self.post_message(self.Parsed(None, str(exc), time.perf_counter() - started))
-            return
+            return self.Parsed(None, str(exc), time.perf_counter() - started)
         except Exception as exc:
-            self.post_message(self.Parsed(None, f"{type(exc).__name__}: {exc}", time.perf_counter() - started))
-            return
-        self.post_message(self.Parsed(transcript, None, time.perf_counter() - started))
+            return self.Parsed(None, f"{type(exc).__name__}: {exc}", time.perf_counter() - started)
+        return self.Parsed(transcript, None, time.perf_counter() - started)
+
+    def read_ahead(self, app) -> list:
+        return [self.read(app)]
+
+    def load_self(self) -> None:
+        self.parse()
+
+    @work(thread=True, exclusive=True, group="transcript")
+    def parse(self) -> None:
+        self.post_message(self.read(self.app))
 
     def on_transcript_screen_parsed(self, message: Parsed) -> None:
         header = self.query_one("#transcript-header", Static)

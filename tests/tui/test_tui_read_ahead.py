@@ -1,0 +1,160 @@
+"""Issue 20: the grades, transcript and compare screens read their data before
+they are shown (BenchApp.open_read_ahead), so a key draws one whole frame.
+
+These check that each screen is filled before its first frame without reading
+again for itself; that a slow read shows the screen at once and fills it when
+the data comes; that a failed read falls back to the screen's own reading;
+that the last key asked wins; and that a stale diff never replaces the one
+shown.
+"""
+from __future__ import annotations
+
+import threading
+
+from textual.widgets import DataTable, OptionList
+
+from tui.app import BenchApp
+from tui.screens.base import ReadAheadScreen
+from tui.screens.compare import CompareScreen
+from tui.screens.grades import GradesScreen
+from tui.screens.transcript import TranscriptScreen
+from tui.widgets.diff_view import DiffView
+
+
+async def settle(app, pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def count_own_loads(monkeypatch) -> list[str]:
+    """Record every time a read-ahead screen starts reading for itself."""
+    calls: list[str] = []
+    for cls in (GradesScreen, TranscriptScreen, CompareScreen):
+        original = cls.load_self
+
+        def spy(self, _original=original, _name=cls.__name__):
+            calls.append(_name)
+            return _original(self)
+
+        monkeypatch.setattr(cls, "load_self", spy)
+    return calls
+
+
+def filled_when_mounted(monkeypatch) -> dict:
+    """What each screen held at the end of its on_mount, before its first frame."""
+    seen: dict = {}
+    original = ReadAheadScreen.fill_or_load
+
+    def spy(self):
+        original(self)
+        if isinstance(self, GradesScreen):
+            seen["grades"] = self.query_one("#grade-history", DataTable).row_count
+        elif isinstance(self, TranscriptScreen):
+            seen["transcript"] = len(self.entries)
+        elif isinstance(self, CompareScreen):
+            seen["compare"] = (self.other, self.query_one(DiffView).diff is not None)
+
+    monkeypatch.setattr(ReadAheadScreen, "fill_or_load", spy)
+    return seen
+
+
+async def test_each_screen_is_filled_before_its_first_frame(demo_wb, monkeypatch):
+    own = count_own_loads(monkeypatch)
+    seen = filled_when_mounted(monkeypatch)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        for open_screen in (lambda: app.open_grades("demo-careful", "backwards"),
+                            lambda: app.open_transcript("demo-careful", "backwards", "review-session.jsonl"),
+                            lambda: app.open_compare("demo-careful", "backwards")):
+            open_screen()
+            await settle(app, pilot)
+            assert isinstance(app.screen, ReadAheadScreen)
+            app.pop_screen()
+            await settle(app, pilot)
+    assert own == []  # none read again for itself
+    assert seen["grades"] > 0  # demo-careful/backwards has grades: its history was in the first frame
+    assert seen["transcript"] > 0
+    assert seen["compare"][0] is not None and seen["compare"][1]  # the first pair's diff too
+    assert app.errors == []
+
+
+async def test_a_slow_read_shows_the_screen_then_fills_it(demo_wb, monkeypatch):
+    own = count_own_loads(monkeypatch)
+    release = threading.Event()
+    original = GradesScreen.read_ahead
+
+    def slow(self, app):
+        release.wait(10)
+        return original(self, app)
+
+    monkeypatch.setattr(GradesScreen, "read_ahead", slow)
+    app = BenchApp(demo_wb)
+    app.READ_AHEAD_WAIT_S = 0.05
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        app.open_grades("demo-careful", "backwards")
+        for _ in range(20):
+            await pilot.pause(0.02)
+            if isinstance(app.screen, GradesScreen):
+                break
+        screen = app.screen
+        assert isinstance(screen, GradesScreen)  # shown before its data came
+        assert screen.query_one("#grade-history", DataTable).row_count == 0
+        release.set()
+        await settle(app, pilot)
+        assert screen.query_one("#grade-history", DataTable).row_count > 0  # filled when it came
+    assert own == []
+    assert app.errors == []
+
+
+async def test_a_failed_read_falls_back_to_the_screens_own(demo_wb, monkeypatch):
+    own = count_own_loads(monkeypatch)
+
+    def broken(self, app):
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(TranscriptScreen, "read_ahead", broken)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        app.open_transcript("demo-careful", "backwards", "review-session.jsonl")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        assert app.screen.entries  # it read for itself
+    assert own == ["TranscriptScreen"]
+    assert app.errors == []
+
+
+async def test_the_last_screen_asked_for_wins(demo_wb):
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        app.open_grades("demo-careful", "backwards")
+        app.open_compare("demo-careful", "backwards")  # a second key before the first showed
+        await settle(app, pilot)
+        assert [type(s).__name__ for s in app.screen_stack] == ["MatrixScreen", "CompareScreen"]
+    assert app.errors == []
+
+
+async def test_compare_drops_a_diff_made_for_a_pair_no_longer_shown(demo_wb):
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        app.open_compare("demo-careful", "backwards")
+        await settle(app, pilot)
+        screen = app.screen
+        files = screen.query_one("#compare-files", OptionList)
+        assert files.option_count >= 2, "the demo pair needs two files to pair"
+        shown = screen.query_one(DiffView).diff
+        stale = screen.diff(app, 1, screen.pairs[1], screen.roots, screen.other)  # made for pair 1 ...
+        assert stale.diff is not None and stale.diff != shown
+        screen.post_message(stale)  # ... arriving while pair 0 is shown
+        await settle(app, pilot)
+        assert screen.query_one(DiffView).diff is shown
+        files.highlighted = 1  # highlighting pair 1 makes and shows its diff
+        await settle(app, pilot)
+        assert screen.query_one(DiffView).diff == stale.diff
+    assert app.errors == []
