@@ -158,3 +158,56 @@ async def test_compare_drops_a_diff_made_for_a_pair_no_longer_shown(demo_wb):
         await settle(app, pilot)
         assert screen.query_one(DiffView).diff == stale.diff
     assert app.errors == []
+
+
+async def test_a_new_screen_is_styled_once_and_drawn_as_it_stays(demo_wb, monkeypatch):
+    """WholeFrameScreen: the breakpoint class and the hidden toast rack are in place
+    at mount, and neither the first resume nor the first resize restyles the screen
+    (each would draw another frame after the first)."""
+    from textual.widgets._toast import ToastRack
+
+    restyled: list[str] = []
+    at_mount: dict = {}
+    original_update = GradesScreen.update_node_styles
+    original_fill = ReadAheadScreen.fill_or_load
+
+    def update_node_styles(self, animate: bool = True):
+        if self.is_mounted:
+            restyled.append(type(self).__name__)
+        return original_update(self, animate)
+
+    def fill(self):
+        at_mount["classes"] = set(self.classes)
+        at_mount["racks"] = len(self.query(ToastRack))
+        at_mount["filled"] = True
+        original_fill(self)
+
+    rack_layouts: list[bool] = []
+    original_show = ToastRack.show
+
+    def show(self, notifications):  # Textual's, as the screen resumes
+        before = dict(self.styles.inline.get_rules())
+        original_show(self, notifications)
+        changed = dict(self.styles.inline.get_rules()) != before
+        if at_mount.get("filled") and isinstance(self.screen, GradesScreen) and changed:
+            rack_layouts.append(True)  # its style changed after the first frame: another layout
+    monkeypatch.setattr(ToastRack, "show", show)
+
+    monkeypatch.setattr(GradesScreen, "update_node_styles", update_node_styles)
+    monkeypatch.setattr(ReadAheadScreen, "fill_or_load", fill)
+    for size, expected in (((140, 45), "-wide"), ((80, 24), "-narrow")):
+        app = BenchApp(demo_wb)
+        async with app.run_test(size=size, notifications=True) as pilot:  # (off by default in tests)
+            await settle(app, pilot)
+            restyled.clear()
+            at_mount.clear()
+            rack_layouts.clear()
+            app.open_grades("demo-careful", "backwards")
+            await settle(app, pilot)
+            assert isinstance(app.screen, GradesScreen)
+            assert expected in at_mount["classes"], at_mount
+            assert at_mount["racks"] == 1 and rack_layouts == []
+            assert restyled == []
+            app.pop_screen()
+            await settle(app, pilot)
+        assert app.errors == []

@@ -52,6 +52,42 @@ class WholeFrameScreen(GuardedScreen):
     first; a screen whose first frame is also a layout is drawn once here.
     """
 
+    async def _compose(self) -> None:
+        # Screen sets its breakpoint classes (-narrow, -wide) on its first Resize, after
+        # the first frame, and restyles every widget for them: another frame. Set from
+        # the app's size before the widgets are styled, they are already right then.
+        width, height = self.app.size
+        classes = {}
+        for dimension, own, apps in ((width, self.HORIZONTAL_BREAKPOINTS, self.app.HORIZONTAL_BREAKPOINTS),
+                                     (height, self.VERTICAL_BREAKPOINTS, self.app.VERTICAL_BREAKPOINTS)):
+            breakpoints = own if own is not None else apps  # Screen._on_resize's rule
+            if breakpoints:
+                classes |= {name: False for _, name in breakpoints}
+                classes |= dict.fromkeys(self._get_breakpoint_classes(dimension, breakpoints), True)
+        if classes:
+            self.update_classes(classes, update=False)
+        await super()._compose()
+
+    def _extend_compose(self, widgets: list) -> None:
+        super()._extend_compose(widgets)  # Textual's own: the toast rack and the tooltip
+        # The toast rack has no display rule of its own until the screen resumes, when it
+        # is set (none, without notifications): a layout and a frame after the first.
+        # Set before it mounts, it is what it will stay.
+        from textual.widgets._toast import ToastRack
+
+        for rack in widgets:
+            if isinstance(rack, ToastRack):
+                rack.display = bool(self.app._notifications)
+
+    def _on_screen_resume(self, event) -> None:
+        # Runs before Screen's own handler (Textual calls each class's, subclass first).
+        # push_screen asks the screen to restyle every widget as it resumes; on the
+        # first resume they were styled as they mounted, a frame ago, and restyling
+        # a DataTable drops its render cache: the tables drawn a third time.
+        if not getattr(self, "_resumed_before", False):
+            self._resumed_before = True
+            event.refresh_styles = False
+
     def _refresh_layout(self, size=None, scroll: bool = False) -> None:
         whole = self._repaint_required
         if whole:

@@ -187,6 +187,9 @@ class GradesScreen(ReadAheadScreen):
         if not self.hidden:
             for judge in self.judges.get(d.id, []):
                 text.append(f"   judge: {judge}", style="italic dim")
+        if text == getattr(self, "_rubric_shown", None):
+            return  # the cursor's own highlight events, after the first frame: no layout for nothing
+        self._rubric_shown = text
         self.query_one("#rubric", Static).update(text)
 
     # -- grading -------------------------------------------------------------------
