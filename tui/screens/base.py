@@ -84,9 +84,22 @@ class WholeFrameScreen(GuardedScreen):
         # push_screen asks the screen to restyle every widget as it resumes; on the
         # first resume they were styled as they mounted, a frame ago, and restyling
         # a DataTable drops its render cache: the tables drawn a third time.
+        # Its handler then repaints the whole screen, for a screen uncovered again; on
+        # the first resume the screen's first frame is whole (or about to be): that
+        # repaint was a second frame, the same as the first.
         if not getattr(self, "_resumed_before", False):
             self._resumed_before = True
             event.refresh_styles = False
+            self._skip_bare_refresh = True
+            self.call_next(setattr, self, "_skip_bare_refresh", False)  # only within this handler
+
+    def _screen_resized(self, size) -> None:
+        # The screen's first Resize comes after its first frame, at the size that frame
+        # was laid out for; laying out again then is a whole frame for nothing (a layout
+        # asked for since is done on the screen's next update, as always).
+        if size == self._compositor.size:
+            return
+        super()._screen_resized(size)
 
     def _refresh_layout(self, size=None, scroll: bool = False) -> None:
         whole = self._repaint_required
@@ -97,6 +110,9 @@ class WholeFrameScreen(GuardedScreen):
             self._repaint_required = False  # ... so the repaint after it has nothing to add
 
     def refresh(self, *regions, **kwargs):
+        if not regions and not kwargs and getattr(self, "_skip_bare_refresh", False):
+            self._skip_bare_refresh = False
+            return self
         if regions and not kwargs and self.styles.background.a == 1:
             return self  # a covered screen's repaint, forwarded: nothing of it shows through this one
         return super().refresh(*regions, **kwargs)
