@@ -193,6 +193,38 @@ async def test_a_new_screen_is_styled_once_and_drawn_as_it_stays(demo_wb, monkey
             rack_layouts.append(True)  # its style changed after the first frame: another layout
     monkeypatch.setattr(ToastRack, "show", show)
 
+    from textual.screen import Screen
+
+    relaid: list[str] = []  # whole layouts and repaints after the first frame, for nothing
+    original_resized, original_resume = Screen._screen_resized, Screen._on_screen_resume
+
+    def screen_resized(self, size):
+        if isinstance(self, GradesScreen):
+            relaid.append("resize")
+        return original_resized(self, size)
+
+    from textual.widget import Widget
+
+    in_resume: list[bool] = []
+    original_refresh = Widget.refresh
+
+    def widget_refresh(self, *regions, **kwargs):  # what the screen's own refresh passes on
+        if in_resume and isinstance(self, GradesScreen) and not regions and not kwargs:
+            relaid.append("resume repaint")
+        return original_refresh(self, *regions, **kwargs)
+
+    def on_screen_resume(self, event):
+        in_resume.append(True)
+        try:
+            return original_resume(self, event)
+        finally:
+            in_resume.pop()
+
+    monkeypatch.setattr(Widget, "refresh", widget_refresh)
+
+    monkeypatch.setattr(Screen, "_screen_resized", screen_resized)
+    monkeypatch.setattr(Screen, "_on_screen_resume", on_screen_resume)
+
     monkeypatch.setattr(GradesScreen, "update_node_styles", update_node_styles)
     monkeypatch.setattr(ReadAheadScreen, "fill_or_load", fill)
     for size, expected in (((140, 45), "-wide"), ((80, 24), "-narrow")):
@@ -202,12 +234,14 @@ async def test_a_new_screen_is_styled_once_and_drawn_as_it_stays(demo_wb, monkey
             restyled.clear()
             at_mount.clear()
             rack_layouts.clear()
+            relaid.clear()
             app.open_grades("demo-careful", "backwards")
             await settle(app, pilot)
             assert isinstance(app.screen, GradesScreen)
             assert expected in at_mount["classes"], at_mount
             assert at_mount["racks"] == 1 and rack_layouts == []
             assert restyled == []
+            assert relaid == []
             app.pop_screen()
             await settle(app, pilot)
         assert app.errors == []
