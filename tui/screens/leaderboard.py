@@ -72,19 +72,73 @@ H2H_LEGEND = ("record: the left model's wins-losses-ties against the right one, 
               "level = as many wins as losses (even).")
 
 
-def h2h_table(lb) -> Table:
-    t = Table(title="Head to head (wins-losses-ties)", expand=True, title_justify="left",
-              caption=H2H_LEGEND, caption_justify="left")
-    t.add_column("model")
-    t.add_column("vs")
-    t.add_column("record (W-L-T)")
-    t.add_column("over")
+H2H_HEADERS = ("model", "vs", "record (W-L-T)", "over")
+
+
+def h2h_rows(lb) -> list[tuple]:
+    rows = []
     for h in lb.head_to_head:
         if not h.challenges:  # nothing graded for both: no record to speak of
-            t.add_row(h.model_a, h.model_b, Text("—", style="dim"), Text("no challenge graded for both", style="dim"))
-            continue
-        t.add_row(h.model_a, h.model_b, h.text, f"{len(h.challenges)} challenge(s)")
+            rows.append((h.model_a, h.model_b, Text("—", style="dim"), Text("no challenge graded for both", style="dim")))
+        else:
+            rows.append((h.model_a, h.model_b, h.text, f"{len(h.challenges)} challenge(s)"))
+    return rows
+
+
+def h2h_table(lb, rows: list[tuple] | None = None, *, head: bool = True, tail: bool = True,
+              widths: list[int] | None = None) -> Table:
+    """The head-to-head table, or one slice of its ``rows``: ``head`` with the title
+    and the column headers, ``tail`` with the legend, ``widths`` the whole table's."""
+    t = (Table if widths is None else _FixedWidths)(
+        title="Head to head (wins-losses-ties)" if head else None, expand=True, title_justify="left",
+        caption=H2H_LEGEND if tail else None, caption_justify="left", show_header=head)
+    if widths is not None:
+        t.widths = widths
+    for name in H2H_HEADERS:
+        t.add_column(name)
+    for row in h2h_rows(lb) if rows is None else rows:
+        t.add_row(*row)
     return t
+
+
+class _FixedWidths(Table):
+    """A table laid out with column widths given, not measured from its own rows
+    (Rich's private ``_calculate_column_widths``; tests compare the lines with the
+    whole table's, so a Rich that changes it fails there)."""
+
+    widths: list[int] = []
+
+    def _calculate_column_widths(self, console, options) -> list[int]:
+        return list(self.widths)
+
+
+H2H_CHUNK = 100  # rows rendered between two looks at whether the screen is still wanted
+
+
+def h2h_lines(lb, console, options, cancelled=lambda: False) -> list | None:
+    """The head-to-head table's lines, rendered H2H_CHUNK rows at a time (1,225 rows
+    at 50 models are ~0.5 s of Rich's work; a screen left meanwhile stops it within a
+    slice, so the keys after it do not wait on it). Each slice is laid out with the
+    whole table's column widths and the borders between slices are cut: the lines
+    are the whole table's. None once ``cancelled()``."""
+    rows = h2h_rows(lb)
+    whole = h2h_table(lb, rows)
+    if len(rows) <= H2H_CHUNK:
+        return console.render_lines(whole, options, pad=True, new_lines=False)
+    widths = whole._calculate_column_widths(console, options.update_width(options.max_width - whole._extra_width))
+    lines = []
+    for start in range(0, len(rows), H2H_CHUNK):
+        if cancelled():
+            return None
+        head, tail = start == 0, start + H2H_CHUNK >= len(rows)
+        part = console.render_lines(h2h_table(lb, rows[start:start + H2H_CHUNK], head=head, tail=tail, widths=widths),
+                                    options, pad=True, new_lines=False)
+        if not head:
+            part = part[1:]  # the slice's top border
+        if not tail:
+            part = part[:-1]  # its bottom border
+        lines.extend(part)
+    return lines
 
 
 def grade_histogram(lb, width: int = 40) -> Text:
@@ -141,17 +195,23 @@ class RenderedPane(Static):
         return strip
 
 
-def render_board(lb, console, width: int):
+def render_board(lb, console, width: int, cancelled=lambda: False):
     """(pane id, renderable, its lines at ``width``) for each pane, top first; plain
     Rich work, safe off the UI thread. A generator: the rankings can be shown while
-    the long tables below them (1,225 head-to-head rows at 50 models) still render."""
+    the long tables below them (1,225 head-to-head rows at 50 models) still render.
+    Stops, yielding nothing more, once ``cancelled()``."""
     options = console.options.update(width=width, max_width=width, min_width=width)
     panes = [("#leader-rank", lambda: rankings_table(lb, width=width)),
              ("#leader-plot", lambda: grade_histogram(lb, width=max(10, width // 3))),
-             ("#leader-winners", lambda: winners_table(lb)), ("#leader-h2h", lambda: h2h_table(lb))]
+             ("#leader-winners", lambda: winners_table(lb))]
     for pane, make in panes:
+        if cancelled():
+            return
         renderable = make()
         yield pane, renderable, console.render_lines(renderable, options, pad=True, new_lines=False)
+    lines = h2h_lines(lb, console, options, cancelled)
+    if lines is not None:
+        yield "#leader-h2h", h2h_table(lb), lines
 
 
 class LeaderboardScreen(GuardedScreen):
@@ -203,8 +263,9 @@ class LeaderboardScreen(GuardedScreen):
                 with self.app.open_store() as store:
                     board = leaderboard(store)
             panes = []
-            for pane in render_board(board, self.app.console, width):
-                if get_current_worker().is_cancelled:
+            worker = get_current_worker()
+            for pane in render_board(board, self.app.console, width, lambda: worker.is_cancelled):
+                if worker.is_cancelled:
                     return
                 panes.append(pane)
                 self.post_message(self.Loaded(board, panes=[pane], width=width))

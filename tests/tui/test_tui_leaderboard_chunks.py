@@ -1,0 +1,50 @@
+"""Issue 20: the head-to-head table (1,225 rows at 50 models) is rendered a slice
+at a time, so that leaving the leaderboard stops it; its lines must be those of
+the whole table, whatever the width, wrapping included."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from rich.console import Console
+from rich.text import Text
+
+from tui.screens import leaderboard as L
+
+
+def board(n_models: int, long_names: bool = False):
+    names = [f"model-{i:02d}" + ("-with-a-rather-long-name" * (i % 3) if long_names else "") for i in range(n_models)]
+    pairs = []
+    for i, a in enumerate(names):
+        for j, b in enumerate(names[i + 1:], i + 1):
+            graded = [] if (i + j) % 7 == 0 else [f"task_{k}" for k in range((i * j) % 9 + 1)]
+            text = Text(f"{(i * 3 + j) % 9}-{(i + j * 5) % 9}-{(i * j) % 3}", style="bold green" if i % 2 else "red")
+            pairs.append(SimpleNamespace(model_a=a, model_b=b, challenges=graded, text=text))
+    return SimpleNamespace(head_to_head=pairs)
+
+
+def whole(lb, console, options):
+    return console.render_lines(L.h2h_table(lb), options, pad=True, new_lines=False)
+
+
+def test_the_sliced_head_to_head_is_the_whole_table_line_for_line():
+    console = Console(width=200, color_system="truecolor", force_terminal=True)
+    # 1,225 rows at their natural widths; 136 rows whose long names wrap; 3 rows, not sliced
+    for n_models, long_names, width in ((50, False, 140), (17, True, 60), (17, True, 100), (3, False, 80)):
+        lb = board(n_models, long_names)
+        options = console.options.update(width=width, max_width=width, min_width=width)
+        sliced = L.h2h_lines(lb, console, options)
+        assert sliced == whole(lb, console, options), (n_models, long_names, width)
+    assert len(board(50).head_to_head) > 10 * L.H2H_CHUNK  # the case that matters is sliced
+
+
+def test_a_cancelled_render_stops_between_slices():
+    console = Console(width=140, force_terminal=True)
+    options = console.options.update(width=140, max_width=140, min_width=140)
+    looks = []
+
+    def cancelled():
+        looks.append(True)
+        return len(looks) > 2  # left after two slices
+
+    assert L.h2h_lines(board(50), console, options, cancelled) is None
+    assert len(looks) == 3
