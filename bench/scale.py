@@ -159,6 +159,21 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def put_under_git(root: Path) -> dict:
+    """Commit the workbench (the store ignored), as a user who keeps one in git has it;
+    the scan then asks git for each file's status. Reused if already committed."""
+    if (root / ".git").is_dir():
+        return {"reused": True}
+    (root / ".gitignore").write_text("store.db*\n", encoding="utf-8")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+    t = time.perf_counter()
+    for argv in (["git", "init", "-q"], ["git", "add", "-A"], ["git", "commit", "-q", "-m", "workbench"]):
+        subprocess.run(argv, cwd=root, env=env, check=True, capture_output=True)
+    files = subprocess.run(["git", "ls-files"], cwd=root, check=True, capture_output=True, text=True).stdout.count("\n")
+    return {"committed_files": files, "commit_s": round(time.perf_counter() - t, 1)}
+
+
 def measure_scans(root: Path) -> dict:
     from engine.scan import scan_workbench
     from engine.store import Store
@@ -361,6 +376,8 @@ def main() -> None:
     p.add_argument("--keep", type=Path, help="generate into (or reuse) this folder instead of a scratch one")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--only", default="scan,reports,startup,keys,keys_terminal")
+    p.add_argument("--git", action="store_true",
+                   help="put the workbench under git (one commit of every file but the store) first")
     p.add_argument("--child-keys", type=Path, help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child_keys:
@@ -381,6 +398,8 @@ def main() -> None:
             shutil.rmtree(root)
         root.mkdir(parents=True)
         result["generated"] = generate(root, args.models, args.challenges)
+    if args.git:
+        result["git"] = put_under_git(root)
     stages = [("scan", lambda: measure_scans(root)), ("reports", lambda: measure_reports(root)),
               ("keys", lambda: measure_keys(root, args.rounds)), ("keys_terminal", lambda: keys_terminal(root, args.rounds)),
               ("startup", lambda: startup(root, args.rounds))]

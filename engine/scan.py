@@ -208,8 +208,9 @@ class _Examiner:
             self.pool = None
 
 
-def walk_answer(workbench: Workbench, folder: Path):
-    """(relpath, path, stat) for every regular file, never following links out.
+def walk_answer(workbench: Workbench, folder: Path, links: set[str] | None = None):
+    """(relpath, path, stat) for every regular file, never following links out;
+    the relpaths that are symbolic links are added to ``links``.
 
     os.scandir, not pathlib: a rescan stats every file of every answer (60,000
     at bench/scale.py's size) and pathlib's per-path parsing was most of it."""
@@ -234,6 +235,8 @@ def walk_answer(workbench: Workbench, folder: Path):
                 yield rel, Path(entry.path), None
                 continue
             if is_link:
+                if links is not None:
+                    links.add(rel)
                 path = Path(entry.path)
                 if path.is_dir():
                     continue  # a linked folder: never followed
@@ -351,7 +354,8 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                 frozen_data = frozenset(data_files)
                 old = existing_files.get(existing_answers[(model, cid)][0], {}) if (model, cid) in existing_answers else {}
                 listed = []  # (rel, path, FileFacts | index into jobs | why it could not be read), in walk order
-                for rel, path, st in walk_answer(workbench, folder):
+                links: set[str] = set()
+                for rel, path, st in walk_answer(workbench, folder, links):
                     if st is None:
                         listed.append((rel, path, "symlink leaves the workbench (not followed)"
                                        if Path(path).is_symlink() else "cannot stat"))
@@ -367,13 +371,13 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     else:
                         listed.append((rel, path, len(jobs)))
                         jobs.append((path, rel, st, frozen_data))
-                answers.append((cid, folder, data_files, old, listed))
+                answers.append((cid, folder, data_files, old, listed, links))
             result.hashed += len(jobs)
             return model, rel_model, answers, examiner.submit(jobs)
 
         def store_model(model: str, rel_model: str, answers: list, handle: tuple) -> None:
             examined = examiner.results(handle)
-            for cid, folder, data_files, old, listed in answers:
+            for cid, folder, data_files, old, listed, links in answers:
                 row = existing_answers.get((model, cid))
                 # answer_dirs names each folder model_dir / cid: no relative_to per answer
                 rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
@@ -399,7 +403,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
                         by_sha[f.sha256].append((model, cid, rel))
 
-                _store_files(db, answer_id, facts, old, git, folder)
+                _store_files(db, answer_id, facts, old, git, folder, links)
                 transcripts = [f for f in facts if f.kind == "transcript"]
                 _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
                 # The prompt, transcripts and the data the challenge hands out are not an answer.
@@ -484,7 +488,8 @@ def challenge_warnings(workbench: Workbench) -> list[Warning]:
 _FILE_COLUMNS = ("id", "relpath", "size", "mtime_ns", "sha256", "kind", "readable", "problem", "git_status", "lines")
 
 
-def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, tuple], git, folder: Path) -> None:
+def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, tuple], git, folder: Path,
+                 links: set[str]) -> None:
     """Write the answer's files that changed; ``old``: relpath -> the stored row,
     a tuple of _FILE_COLUMNS."""
     keep = {f.relpath for f in facts}
@@ -492,7 +497,7 @@ def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, tupl
     if gone:
         db.execute(f"delete from files where id in ({','.join('?' * len(gone))})", gone)
     updates, fresh = [], []
-    status_of = git.status_in(folder)
+    status_of = git.status_in(folder, links)
     for f in facts:
         prev = old.get(f.relpath)
         values = (f.relpath, f.size, f.mtime_ns, f.sha256, f.kind, f.readable, f.problem, status_of(f.relpath), f.lines)

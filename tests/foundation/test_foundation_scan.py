@@ -180,6 +180,7 @@ def test_git_status_per_file(tmp_path):
     base = tmp_path / "models" / "m" / "backwards"
     write(base / "committed.py", "a = 1\n")
     write(base / "changed.py", "b = 1\n")
+    os.symlink("changed.py", base / "alias.py")  # a link inside the answer: its target's status
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
     run = lambda *a: subprocess.run(["git", *a], cwd=tmp_path, check=True, capture_output=True, env=env)  # noqa: E731
     run("init", "-q")
@@ -190,7 +191,8 @@ def test_git_status_per_file(tmp_path):
     wb, store = open_wb(tmp_path)
     r = scan_workbench(wb, store)
     status = {row["relpath"]: row["git_status"] for row in store.query("select relpath, git_status from files")}
-    assert status == {"committed.py": "committed", "changed.py": "modified", "new.py": "untracked"}
+    assert status == {"committed.py": "committed", "changed.py": "modified", "new.py": "untracked",
+                      "alias.py": "modified"}
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tmp_path, capture_output=True, text=True).stdout.strip()
     assert r.git_commit == head
     assert store.db["scans"].get(r.scan_id)["git_dirty"] == 1
