@@ -48,3 +48,35 @@ def test_a_cancelled_render_stops_between_slices():
 
     assert L.h2h_lines(board(50), console, options, cancelled) is None
     assert len(looks) == 3
+
+
+async def test_escape_stops_the_render_before_the_screen_goes(demo_wb, monkeypatch):
+    import threading
+
+    from tui.app import BenchApp
+
+    started, seen_cancelled = threading.Event(), threading.Event()
+
+    def slow_board(lb, console, width, cancelled=lambda: False):
+        started.set()
+        for _ in range(500):  # a long render, looking between slices as h2h_lines does
+            if cancelled():
+                seen_cancelled.set()
+                return
+            threading.Event().wait(0.01)
+        yield from ()
+
+    monkeypatch.setattr(L, "render_board", slow_board)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        app.open_leaderboard()
+        await pilot.pause()
+        assert started.wait(5)
+        await pilot.press("escape")
+        assert seen_cancelled.wait(2)  # stopped within a slice, not after 5 s
+        await pilot.pause()
+        assert type(app.screen).__name__ == "MatrixScreen"
+    assert app.errors == []

@@ -112,7 +112,7 @@ class _FixedWidths(Table):
         return list(self.widths)
 
 
-H2H_CHUNK = 100  # rows rendered between two looks at whether the screen is still wanted
+H2H_CHUNK = 25  # rows rendered (~10 ms) between two looks at whether the screen is still wanted
 
 
 def h2h_lines(lb, console, options, cancelled=lambda: False) -> list | None:
@@ -215,7 +215,7 @@ def render_board(lb, console, width: int, cancelled=lambda: False):
 
 
 class LeaderboardScreen(GuardedScreen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back", id="leaderboard.back"),
+    BINDINGS = [Binding("escape", "back", "Back", id="leaderboard.back"),
                 Binding("ctrl+r", "reload", "Refresh", id="leaderboard.refresh")]
 
     class Loaded(Message):
@@ -231,6 +231,12 @@ class LeaderboardScreen(GuardedScreen):
             yield RenderedPane(id="leader-winners", classes="leader-pane")
             yield RenderedPane(id="leader-h2h", classes="leader-pane")
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
+
+    def action_back(self) -> None:
+        # Stop the render now, not when the screen unmounts after the matrix's frame:
+        # it would hold the GIL from the matrix's redraw until its slice ends.
+        self.workers.cancel_node(self)
+        self.app.pop_screen()
 
     def on_mount(self) -> None:
         self.board = None
