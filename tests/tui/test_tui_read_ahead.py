@@ -14,7 +14,7 @@ import threading
 from textual.widgets import DataTable, OptionList
 
 from tui.app import BenchApp
-from tui.screens.base import ReadAheadScreen
+from tui.screens.whole_frame import ReadAheadScreen
 from tui.screens.compare import CompareScreen
 from tui.screens.grades import GradesScreen
 from tui.screens.transcript import TranscriptScreen

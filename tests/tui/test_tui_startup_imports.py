@@ -16,7 +16,8 @@ REPO = Path(__file__).resolve().parents[2]
 # Not before the first frame: each costs start-up milliseconds (sqlite_utils,
 # numpy and git far more) and the matrix needs none of them.
 LATER = ("engine.grades", "engine.challenges", "engine.scan", "engine.runner", "tomllib", "sqlite_utils",
-         "numpy", "git", "pygments", "tui.widgets.jump_palette", "rich._emoji_codes", "argparse")
+         "numpy", "git", "pygments", "tui.widgets.jump_palette", "rich._emoji_codes", "argparse",
+         "tui.screens.whole_frame")
 
 PROBE = r"""
 import asyncio, os, sys

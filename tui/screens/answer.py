@@ -13,7 +13,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import ScreenResume
 from textual.message import Message
 from textual.widget import Widget
-from tui.screens.base import COMPACT_FOOTER_BELOW, WholeFrameScreen
+from tui.screens.base import COMPACT_FOOTER_BELOW
+from tui.screens.whole_frame import WholeFrameScreen
 from tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 

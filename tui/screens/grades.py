@@ -10,7 +10,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from tui.screens.base import COMPACT_FOOTER_BELOW, ReadAheadScreen
+from tui.screens.base import COMPACT_FOOTER_BELOW
+from tui.screens.whole_frame import ReadAheadScreen
 from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Input, Static

@@ -9,7 +9,8 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from tui.screens.base import COMPACT_FOOTER_BELOW, ReadAheadScreen
+from tui.screens.base import COMPACT_FOOTER_BELOW
+from tui.screens.whole_frame import ReadAheadScreen
 from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import Input, OptionList, Static
