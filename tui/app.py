@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -318,8 +319,6 @@ class BenchApp(App[int]):
     def open_read_ahead(self, screen) -> None:
         """Push ``screen`` (a ReadAheadScreen) once its data is read, in a worker; the
         latest screen asked for wins (a second key before the first shows drops it)."""
-        from functools import partial
-
         token = self._read_ahead_token = object()
         state = {"shown": False}
         screen.waiting_for_read_ahead = True

@@ -39,7 +39,7 @@ class CompareScreen(ReadAheadScreen):
                      first: "CompareScreen.Diffed | None" = None) -> None:
             super().__init__()
             self.other, self.pairs, self.others, self.roots = other, pairs, others, roots
-            self.first = first  # the first pair's diff, made with the pairing: one frame, not two
+            self.first = first  # the first pair's diff (None without pairs), made with the pairing: one frame, not two
 
     class Diffed(Message):
         def __init__(self, diff: Diff | None, label: str, seconds: float, error: str | None = None,
@@ -114,13 +114,10 @@ class CompareScreen(ReadAheadScreen):
             return
         files.add_options(Option(f"{a['relpath'] if a else '—'}  ↔  {b['relpath'] if b else '—'}", id=str(i))
                           for i, (a, b) in enumerate(self.pairs))
-        if self.pairs:
-            self.diff_index = 0  # its highlight (posted) finds it made or being made
+        if self.pairs:  # pair() diffed the first pair with the pairing
+            self.diff_index = 0  # its highlight (posted) finds it shown
             files.highlighted = 0
-            if message.first is not None:
-                self.on_compare_screen_diffed(message.first)
-            else:
-                self.start_diff(0, again=True)
+            self.on_compare_screen_diffed(message.first)
 
     @on(OptionList.OptionHighlighted, "#compare-files")
     def file_highlighted(self, event: OptionList.OptionHighlighted) -> None:
@@ -131,8 +128,8 @@ class CompareScreen(ReadAheadScreen):
     def file_selected(self, event: OptionList.OptionSelected) -> None:
         self.query_one(DiffView).focus()
 
-    def start_diff(self, index: int, again: bool = False) -> None:
-        if index == self.diff_index and not again:
+    def start_diff(self, index: int) -> None:
+        if index == self.diff_index:
             return  # shown, or being made
         self.diff_index = index
         self.compute_diff(index, self.pairs[index], self.roots, self.other)

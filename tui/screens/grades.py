@@ -63,6 +63,7 @@ class GradesScreen(ReadAheadScreen):
         self._pending: dict[str, str] = {}  # dimension -> letter stepped to, not yet written
         self._stored: dict[str, str] = {}   # dimension -> my letter as the store holds it
         self._step_timer = None
+        self._rubric_shown: Text | None = None  # show_rubric's last text
         # Loads run in threads and may finish out of order; an older read arriving
         # last would hide a note just saved, so each read is numbered as it starts.
         self._load_seq = itertools.count(1)
@@ -188,7 +189,7 @@ class GradesScreen(ReadAheadScreen):
         if not self.hidden:
             for judge in self.judges.get(d.id, []):
                 text.append(f"   judge: {judge}", style="italic dim")
-        if text == getattr(self, "_rubric_shown", None):
+        if text == self._rubric_shown:
             return  # the cursor's own highlight events, after the first frame: no layout for nothing
         self._rubric_shown = text
         self.query_one("#rubric", Static).update(text)
