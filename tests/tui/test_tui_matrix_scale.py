@@ -239,7 +239,9 @@ def test_palette_index_finds_every_word_in_any_order_then_fuzzily_capped_in_prio
         return hits[:limit]
 
     for query in ["model-4 task_19", "task_19 MODEL-4", "notes model-07 task_123", "session", "m", "task_1999",
-                  "mdl07tsk123", "zzz", "model-49 solution task_199", "challenge task_00"]:
+                  "mdl07tsk123", "zzz", "model-49 solution task_199", "challenge task_00",
+                  # fuzzy with several words (the longest leads), a word nothing holds, regex characters
+                  "tsk123 mdl07", "m07 sltn t12", "mdl07 zq", "zq mdl07", "m.d", "t[1", "a^b", "n\\", "ss ss"]:
         assert [t.text for t in index.search(query)] == naive(query), query
     assert len(index.search("model")) == 50  # capped
     assert index.search("model-07/task_123 ")[0].text == "answer model-07/task_123"
