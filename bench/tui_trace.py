@@ -44,6 +44,8 @@ def trace(term, data: bytes, quiet: float, limit: float) -> list[tuple[float, in
         last = time.perf_counter()
         term.raw += chunk
         chunks.append(((last - t) * 1000, len(chunk)))
+        if os.environ.get("TRACE_RAW") and len(chunk) < 3000:
+            print("  RAW", chunk[:400])
         if os.environ.get("TRACE_TEXT"):
             print(f"  {(last - t) * 1000:.0f} ms {len(chunk)} B: {tui_keys.screen_text(chunk)[:160]!r}")
     return chunks, (term.cpu_s() - c) * 1000

@@ -126,11 +126,42 @@ async def test_enter_on_an_answer_opens_it_and_keys_move_the_highlight(demo_wb):
         assert listing.highlighted == len(palette.hits) - 1
         await pilot.press("pageup")
         assert listing.highlighted == 0
+        matrix = app.screen
+        closed_under: list[str] = []
+        original_close = palette.close
+
+        def close(*args, **kwargs):
+            if palette.is_open:
+                closed_under.append(type(app.screen).__name__)
+            return original_close(*args, **kwargs)
+
+        palette.close = close
         await pilot.press("enter")
         await settle(app, pilot)
+        # it stayed until the answer covered it: the matrix was not drawn without it first
+        assert closed_under == ["AnswerScreen"]
         assert type(app.screen).__name__ == "AnswerScreen"
         assert (app.screen.model, app.screen.challenge) == ("demo-hasty", "kv")
+        assert not palette.is_open  # closed under the answer, as its screen was covered
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.screen is matrix and not palette.is_open
+        assert app.focused is matrix.query_one("#matrix")
     assert app.errors == []
+
+
+async def test_a_jump_that_opens_nothing_still_closes_the_palette(demo_wb, monkeypatch):
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        monkeypatch.setattr(app, "open_answer", lambda *args, **kwargs: app.notify("no such answer"))
+        monkeypatch.setattr(JumpPalette, "COVER_WAIT_S", 0.05)
+        palette = await open_palette(app, pilot)
+        await pilot.press(*"hasty kv", "enter")
+        await pilot.pause(0.2)
+        await settle(app, pilot)
+        assert type(app.screen).__name__ == "MatrixScreen"
+        assert not palette.is_open
 
 
 async def test_a_click_runs_the_option_under_the_mouse(demo_wb):

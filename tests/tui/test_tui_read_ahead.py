@@ -245,3 +245,41 @@ async def test_a_new_screen_is_styled_once_and_drawn_as_it_stays(demo_wb, monkey
             app.pop_screen()
             await settle(app, pilot)
         assert app.errors == []
+
+
+async def test_each_screen_a_key_opens_is_drawn_in_one_frame(demo_wb, monkeypatch):
+    """Grades, transcript and compare (read ahead) and the kept answer screen are
+    written to the terminal once: no second layout or repaint after the first frame
+    (a widget's late layout request, a scrollbar's, an OptionList's Resize, a focus
+    moved after the frame, the mount's own layout request: each was one more frame)."""
+    frames: list[str] = []
+    original = BenchApp._display
+
+    def display(self, screen, renderable):
+        if renderable is not None:
+            frames.append(type(screen).__name__)
+        return original(self, screen, renderable)
+
+    monkeypatch.setattr(BenchApp, "_display", display)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45), notifications=True) as pilot:
+        await settle(app, pilot)
+        transcript = app.store.conn.execute(
+            "select f.relpath from files f join answers a on a.id = f.answer_id where a.model = ? "
+            "and a.challenge = ? and f.kind = 'transcript'", ("demo-careful", "backwards")).fetchone()[0]
+        app.keep_answer_screen()
+        await settle(app, pilot)
+        openers = {"GradesScreen": lambda: app.open_grades("demo-careful", "backwards"),
+                   "TranscriptScreen": lambda: app.open_transcript("demo-careful", "backwards", transcript),
+                   "CompareScreen": lambda: app.open_compare("demo-careful", "backwards"),
+                   "AnswerScreen": lambda: app.open_answer("demo-careful", "backwards")}
+        # the kept answer screen twice: its first showing (sized then) and a later one
+        for name, opener in [*openers.items(), ("AnswerScreen", lambda: app.open_answer("demo-hasty", "backwards"))]:
+            frames.clear()
+            opener()
+            await settle(app, pilot)
+            assert type(app.screen).__name__ == name
+            assert frames == [name], (name, frames)
+            app.pop_screen()
+            await settle(app, pilot)
+    assert app.errors == []

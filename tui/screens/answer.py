@@ -14,7 +14,7 @@ from textual.events import ScreenResume
 from textual.message import Message
 from textual.widget import Widget
 from tui.screens.base import COMPACT_FOOTER_BELOW
-from tui.screens.whole_frame import WholeFrameScreen
+from tui.screens.whole_frame import WholeFrameScreen, measure_tables_now
 from tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
@@ -41,6 +41,43 @@ GROUPS = (("source", "Sources"), ("cuda", "Sources"), ("doc", "Docs"), ("prompt"
 LEXERS = {".cu": "cuda", ".cuh": "cuda", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "cpp", ".hpp": "cpp",
           ".md": "markdown", ".toml": "toml", ".json": "json", ".jsonl": "json", ".sh": "bash",
           ".yaml": "yaml", ".yml": "yaml", ".metal": "cpp", ".txt": "text", ".rst": "rst"}
+
+
+class SteadyTree(Tree):
+    """Textual's Tree rebuilds its lines on every Resize, and the first comes after the
+    screen's first frame: another layout and frame. Its lines do not depend on the
+    width; only the line cache's size depends on the height."""
+
+    _built_for = None
+
+    def _on_resize(self, event) -> None:
+        # (Textual calls each class's handler in turn: prevent_default stops Tree's.)
+        self._line_cache.grow(event.size.height)
+        if self._built_for == self.size:
+            event.prevent_default()
+        self._built_for = self.size
+
+    def render_lines(self, crop):
+        self._built_for = self.size  # the lines it draws are for this size
+        return super().render_lines(crop)
+
+    def relabel(self, labels: list) -> None:
+        """TreeNode.set_label for each (node, label) that changes, drawn with the tree's
+        next frame: set_label repaints each node's line in a callback, after the frame
+        that already showed the new labels (and on every resize, labels or not)."""
+        changed = False
+        for node, label in labels:
+            text = self.process_label(label)
+            if node.label == text:
+                continue
+            try:
+                node._label = text
+                node._updates += 1
+                changed = True
+            except AttributeError:  # Textual's internals moved
+                node.set_label(label)
+        if changed:
+            self._invalidate()
 
 
 def middle_ellipsis(name: str, width: int) -> str:
@@ -257,6 +294,7 @@ class AnswerScreen(WholeFrameScreen):
             # which comes after the layout showing the screen does: a second layout
             # (~15 ms) for nothing. Asked now, both are one.
             self.query_one("#file-tree", Tree)._tree_lines  # noqa: B018  (the tree builds its lines on idle, too)
+            measure_tables_now(self)
             for widget in self.walk_children(Widget):
                 widget._check_refresh()
             self.app.push_screen(self)
@@ -265,10 +303,16 @@ class AnswerScreen(WholeFrameScreen):
         yield TitleBar()
         yield Static(f"{self.model} / {self.challenge}", id="answer-title", classes="title-bar")
         with Horizontal(id="answer-body"):
-            yield Tree("files", id="file-tree")
+            yield SteadyTree("files", id="file-tree")
             with TabbedContent(id="answer-tabs"):
                 with TabPane("File", id="tab-file"):
-                    yield Vertical(Static("select a file on the left", classes="panel-text"), id="file-view-pane")
+                    # the file's title and code view are here, hidden, from the start: the first
+                    # file shown fills them (reset_file_pane) instead of mounting new ones after
+                    # the screen is up, which cost a kept screen's first answer two more frames
+                    title, view = Static(classes="panel-text", id="file-title"), CodeView(classes="code", id="file-view")
+                    title.display = view.display = False
+                    yield Vertical(Static("select a file on the left", classes="panel-text", id="file-placeholder"),
+                                   title, view, id="file-view-pane")
                 with TabPane("Checks", id="tab-checks"):
                     yield Static(id="run-summary", classes="panel-text")
                     yield DataTable(id="checks-table", cursor_type="row")
@@ -410,9 +454,13 @@ class AnswerScreen(WholeFrameScreen):
         if file is not None and isinstance(file.view, PreparedCode) and shown:
             # a reused screen showing code: the same widgets show this file (no mount,
             # no new widget's first resize and layout)
-            pane.query_one("#file-title", Static).update(self.file_title(file))
-            shown.first().show(file.view)
-            shown.first().relpath = file.relpath
+            title, view = pane.query_one("#file-title", Static), shown.first()
+            title.update(self.file_title(file))
+            view.show(file.view)
+            view.relpath = file.relpath
+            title.display = view.display = True
+            for placeholder in pane.query("#file-placeholder"):
+                placeholder.display = False
             return
         if any(child.id for child in pane.children):  # a reused screen's last file: its ids would clash
             await pane.remove_children()
@@ -454,9 +502,10 @@ class AnswerScreen(WholeFrameScreen):
     def fit_tree_labels(self) -> None:
         """Labels sized to the tree's width: a name is cut in its middle (the extension and
         the ⚠ stay), a warning shows its kind and file; its full text opens on enter."""
-        tree = self.query_one("#file-tree", Tree)
+        tree = self.query_one("#file-tree", SteadyTree)
         width = max((tree.scrollable_content_region.width or 28) - 1, 12)
         files = {f["relpath"]: f for f in self.data.get("files", [])}
+        labels: list = []
         for group in tree.root.children:
             room = width - tree.guide_depth  # leaves sit one guide in (the root is hidden)
             for node in group.children:
@@ -464,17 +513,22 @@ class AnswerScreen(WholeFrameScreen):
                 if isinstance(data, str) and data in files:
                     f = files[data]
                     warned = bool(f["problem"] or not f["readable"] or self.file_warnings(data))
-                    node.set_label(file_label(data, f["size"], warned, room))
+                    labels.append((node, file_label(data, f["size"], warned, room)))
                 elif isinstance(data, dict) and "warning" in data:
                     w = data["warning"]
                     where = Path(w["path"]).name if w["path"] else ""
                     text = f"⚠ {w['kind']}"  # the file's name where it fits; enter shows it all
                     if where and len(text) + 1 + len(where) <= room:
                         text += f" {where}"
-                    node.set_label(Text(middle_ellipsis(text, room), style="yellow"))
+                    labels.append((node, Text(middle_ellipsis(text, room), style="yellow")))
+        tree.relabel(labels)
 
     def on_resize(self) -> None:
         if self.data:
+            self.fit_tree_labels()
+
+    def laid_out_once(self) -> None:
+        if self.data:  # the tree's width is known now: its labels fit it in the first frame
             self.fit_tree_labels()
 
     def fill_checks(self) -> None:

@@ -33,6 +33,13 @@ class GuardedScreen(Screen):
         for footer in self.query(KeysFooter):  # it shows the palette key while it fits
             footer.compact = narrow
 
+    def on_screen_suspend(self) -> None:
+        # A screen covered with its jump palette open (an answer chosen in it) closes it,
+        # out of sight: the screen is drawn again when it resumes anyway.
+        palette = getattr(self, "_jump_palette", None)
+        if palette is not None and palette.is_open:
+            palette.close()
+
     async def _on_message(self, message: Message) -> None:
         try:
             await super()._on_message(message)

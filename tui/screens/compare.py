@@ -19,6 +19,7 @@ from textual.widgets.option_list import Option
 from engine import queries
 from tui.diffing import Diff, diff_texts, pair_files
 from tui.screens.answer import read_text_file
+from tui.widgets.option_list import SteadyOptionList
 from tui.widgets.diff_view import DiffView
 
 NO_FILE = "— (no related file)"
@@ -62,8 +63,8 @@ class CompareScreen(ReadAheadScreen):
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield Static(f"{self.model} vs …  ({self.challenge})", id="compare-bar")
-        yield OptionList(id="compare-pick", classes="hidden")
-        yield OptionList(id="compare-files")
+        yield SteadyOptionList(id="compare-pick", classes="hidden")
+        yield SteadyOptionList(id="compare-files")
         yield DiffView(id="diff-view")
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 

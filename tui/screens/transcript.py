@@ -17,6 +17,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from tui.transcript_rows import FILTERS, branch_entries, build_rows
+from tui.widgets.option_list import SteadyOptionList
 from tui.widgets.transcript_view import TranscriptView
 
 
@@ -57,6 +58,9 @@ def warnings_by_line(warnings) -> dict[int, str]:
 
 
 class TranscriptScreen(ReadAheadScreen):
+    # focused as the screen mounts: the first focusable (the branch list) took it, and the
+    # view's own focus() after the first frame redrew both, and the footer, a frame later
+    AUTO_FOCUS = "#transcript-view"
     BINDINGS = [
         Binding("escape", "back", "Back", id="transcript.back"),
         Binding("enter,space", "toggle_fold", "Fold", id="transcript.fold"),
@@ -93,7 +97,7 @@ class TranscriptScreen(ReadAheadScreen):
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield Static(f"{self.model} / {self.challenge} / {self.relpath}: parsing…", id="transcript-header")
-        yield OptionList(id="transcript-branches")
+        yield SteadyOptionList(id="transcript-branches")
         yield TranscriptView(id="transcript-view")
         yield Input(placeholder="search (enter: find, esc: close)", id="transcript-search")
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
@@ -149,20 +153,24 @@ class TranscriptScreen(ReadAheadScreen):
             self.shown_at = time.perf_counter()
 
     def on_resize(self) -> None:
-        if self.transcript is not None:
+        # (The screen's first Resize comes after its first frame: rows built then for the
+        # width they have are not built again, which was a second frame.)
+        if self.transcript is not None and self._row_width(self.query_one(TranscriptView)) != self._width:
             self.rebuild(keep=True)
+
+    def _row_width(self, view) -> int:
+        # The width left once the vertical scrollbar is there, whether or not it is yet: the
+        # first build comes before it appears, and wrapping to the wider width put one
+        # character of every wrapped line under the scrollbar (lost until a rebuild).
+        full = view.content_region.width or self.app.size.width
+        return max(full - view.styles.scrollbar_size_vertical - 2, 40)
 
     def rebuild(self, keep: bool = False) -> None:
         """Rebuild the rows; with ``keep`` the row under the cursor stays under it, at the
         same place on the screen, even when folds open or close above it."""
         view = self.query_one(TranscriptView)
         anchor = self._anchor(view) if keep else None
-        # The width left once the vertical scrollbar is there, whether or not it is yet: the
-        # first build comes before it appears, and wrapping to the wider width put one
-        # character of every wrapped line under the scrollbar (lost until a rebuild).
-        full = view.content_region.width or self.app.size.width
-        width = max(full - view.styles.scrollbar_size_vertical - 2, 40)
-        self._width = width
+        self._width = width = self._row_width(view)
         warnings = warnings_by_line(self.transcript.warnings)
         view.set_rows(build_rows(self.entries, width, self.expanded, self.filter_mode, warnings), keep_cursor=keep)
         if anchor is not None:

@@ -44,6 +44,7 @@ from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
 from tui.palette_index import PaletteIndex, Target, palette_index
+from tui.widgets.option_list import SteadyOptionList
 
 DISCOVER = 40  # targets listed for an empty query
 HIGHLIGHT = "bold underline"
@@ -56,6 +57,7 @@ class Hit:
     help: str
     run: Callable[[], object]
     text: str
+    covers: bool = False  # it opens a screen over this one (an answer, a file, a transcript)
 
 
 def target_action(app, target: Target) -> Callable[[], object]:
@@ -69,6 +71,10 @@ def target_action(app, target: Target) -> Callable[[], object]:
     return partial(app.open_answer, target.model, target.challenge)
 
 
+def covers(target: Target) -> bool:
+    return target.action != "matrix"
+
+
 def search(app, index: PaletteIndex, query: str, screen, commands: list | None = None) -> list[Hit]:
     """The palette's list for ``query``: the index's targets holding every word
     (any order, fuzzily if none holds them as they are) and the system commands
@@ -80,7 +86,8 @@ def search(app, index: PaletteIndex, query: str, screen, commands: list | None =
     commands = list(app.get_system_commands(screen)) if commands is None else commands
     terms = query.split()
     if not terms:
-        hits = [Hit(0.0, Content(t.text), t.help, target_action(app, t), t.text) for t in index.first(DISCOVER)]
+        hits = [Hit(0.0, Content(t.text), t.help, target_action(app, t), t.text, covers=covers(t))
+                for t in index.first(DISCOVER)]
         hits += [Hit(0.0, Content(c.title), c.help, c.callback, c.title)
                  for c in sorted(commands, key=lambda c: c.title) if c.discover]
         return hits
@@ -96,7 +103,7 @@ def search(app, index: PaletteIndex, query: str, screen, commands: list | None =
             for offset in offsets:
                 prompt = prompt.stylize(HIGHLIGHT, offset, offset + 1)
         score = sum(score for score, _ in matches) / len(matches)
-        hits.append(Hit(score, prompt, target.help, target_action(app, target), text))
+        hits.append(Hit(score, prompt, target.help, target_action(app, target), text, covers=covers(target)))
     whole = Matcher(query.strip(), match_style=HIGHLIGHT)
     for command in commands:
         score = whole.match(command.title)
@@ -123,10 +130,8 @@ class JumpInput(Input):
             self.call_after_refresh(palette._blink_from_now)
 
 
-class JumpList(OptionList, can_focus=False):
+class JumpList(SteadyOptionList, can_focus=False):
     """The hits; the focus stays in the input (its keys move this list)."""
-
-    _width: int | None = None
 
     # No scrollbar (overflow-y: hidden): every list change re-laid it out and
     # its scrollbar was painted a frame later (~25 ms). The highlight scrolls
@@ -134,15 +139,6 @@ class JumpList(OptionList, can_focus=False):
     @property
     def allow_vertical_scroll(self) -> bool:
         return self.virtual_size.height > self.scrollable_content_region.height
-
-    def _on_resize(self, event: events.Resize) -> None:
-        # Textual sends a Resize to every widget that appears, and OptionList then
-        # forgets its rendered options: on each opening the list was painted twice.
-        # Only a new width changes how the options wrap.
-        # (Textual calls each class's handler in turn: prevent_default stops OptionList's.)
-        if event.size.width == self._width:
-            event.prevent_default()
-        self._width = event.size.width
 
 
 class JumpPalette(Vertical):
@@ -171,12 +167,15 @@ class JumpPalette(Vertical):
         Binding("pageup", "move('page_up')", show=False),
     ]
 
+    COVER_WAIT_S = 0.6  # longer than a screen waits for its data before it shows anyway
+
     def __init__(self) -> None:
         super().__init__(id="jump-palette")
         self.index = PaletteIndex([])
         self.hits: list[Hit] = []
         self.commands: list = []  # the screen's system commands, read as it opens
         self._return_focus: Widget | None = None
+        self._cover_timer = None  # run_hit's: closes the palette if no screen covered it
 
     def compose(self) -> ComposeResult:
         yield JumpInput(placeholder="Jump to a model, challenge, answer, file or transcript, or a command (theme, quit…)",
@@ -192,6 +191,7 @@ class JumpPalette(Vertical):
         list at its first targets. The index is the app's (rebuilt if a scan has
         run since); a store that cannot be read leaves it empty, with a notice."""
         app = self.app
+        self._stop_cover_timer()
         try:
             self.index = palette_index(app)
         except Exception as exc:  # a broken store must not break the palette
@@ -210,7 +210,13 @@ class JumpPalette(Vertical):
         self.add_class("-open")
         entry.focus(scroll_visible=False)
 
+    def _stop_cover_timer(self) -> None:
+        if self._cover_timer is not None:
+            self._cover_timer.stop()
+            self._cover_timer = None
+
     def close(self, restore_focus: bool = True) -> None:
+        self._stop_cover_timer()
         if not self.is_open:
             return
         back, self._return_focus = self._return_focus, None
@@ -268,7 +274,14 @@ class JumpPalette(Vertical):
         if position is None or not 0 <= position < len(self.hits):
             return
         hit = self.hits[position]
-        self.close()
+        if hit.covers:
+            # The palette stays until the new screen covers it (its screen closes it on
+            # suspend): closed first, the whole matrix under it was drawn again (~30 ms
+            # at 50 x 200) for a frame the answer replaced at once. Not covered within
+            # COVER_WAIT_S (the answer could not be opened: a notice says why), it closes.
+            self._cover_timer = self.set_timer(self.COVER_WAIT_S, self.close)
+        else:
+            self.close()
         self.app.call_later(hit.run)
 
     def action_close(self) -> None:
