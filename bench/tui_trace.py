@@ -8,6 +8,8 @@ starts runs). For every key: each chunk read from the pseudo-terminal, as
 milliseconds after the key's bytes were written and its size in bytes, then
 the dashboard's CPU time for the key. Uses bench/tui_keys.py's Terminal; the
 dashboard is `benchtui` on PATH (PYTHONPATH picks the code it runs).
+TRACE_TEXT=1 also prints each chunk's text; TRACE_RAW=1 each small chunk's
+bytes (which cells a late, small frame redraws).
 """
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from engine.grades import current_grades
 from tui.glyphs import verdict_text
 from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
 from tui.widgets.footer import KeysFooter
+from tui.widgets.steady_tree import SteadyTree
 
 MAX_VIEW_BYTES = 2 * 1024 * 1024  # bigger files are summarised, not rendered
 # Above this a file is shown as plain text first and highlighted after (in the
@@ -41,43 +42,6 @@ GROUPS = (("source", "Sources"), ("cuda", "Sources"), ("doc", "Docs"), ("prompt"
 LEXERS = {".cu": "cuda", ".cuh": "cuda", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "cpp", ".hpp": "cpp",
           ".md": "markdown", ".toml": "toml", ".json": "json", ".jsonl": "json", ".sh": "bash",
           ".yaml": "yaml", ".yml": "yaml", ".metal": "cpp", ".txt": "text", ".rst": "rst"}
-
-
-class SteadyTree(Tree):
-    """Textual's Tree rebuilds its lines on every Resize, and the first comes after the
-    screen's first frame: another layout and frame. Its lines do not depend on the
-    width; only the line cache's size depends on the height."""
-
-    _built_for = None
-
-    def _on_resize(self, event) -> None:
-        # (Textual calls each class's handler in turn: prevent_default stops Tree's.)
-        self._line_cache.grow(event.size.height)
-        if self._built_for == self.size:
-            event.prevent_default()
-        self._built_for = self.size
-
-    def render_lines(self, crop):
-        self._built_for = self.size  # the lines it draws are for this size
-        return super().render_lines(crop)
-
-    def relabel(self, labels: list) -> None:
-        """TreeNode.set_label for each (node, label) that changes, drawn with the tree's
-        next frame: set_label repaints each node's line in a callback, after the frame
-        that already showed the new labels (and on every resize, labels or not)."""
-        changed = False
-        for node, label in labels:
-            text = self.process_label(label)
-            if node.label == text:
-                continue
-            try:
-                node._label = text
-                node._updates += 1
-                changed = True
-            except AttributeError:  # Textual's internals moved
-                node.set_label(label)
-        if changed:
-            self._invalidate()
 
 
 def middle_ellipsis(name: str, width: int) -> str:
