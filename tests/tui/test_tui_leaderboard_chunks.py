@@ -80,3 +80,37 @@ async def test_escape_stops_the_render_before_the_screen_goes(demo_wb, monkeypat
         await pilot.pause()
         assert type(app.screen).__name__ == "MatrixScreen"
     assert app.errors == []
+
+
+async def test_escape_goes_back_before_the_panes_waiting_to_be_shown(demo_wb, monkeypatch):
+    """Escape is handled as it arrives, not after the panes the render posted before it
+    (each drawn first: two leaderboard frames before the matrix came back)."""
+    import asyncio
+    import time
+
+    from textual import events
+
+    from tui.app import BenchApp
+
+    shown = []
+
+    async def slow_show(self, message):  # a pane that takes the screen 0.7 s to take in
+        await asyncio.sleep(0.7)
+        shown.append(message)
+
+    monkeypatch.setattr(L.LeaderboardScreen, "on_leaderboard_screen_loaded", slow_show)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        app.open_leaderboard()
+        await pilot.pause(0.2)
+        assert type(app.screen).__name__ == "LeaderboardScreen" and not shown  # the first pane is being taken in
+        began = time.monotonic()
+        app.post_message(events.Key("escape", None))  # (pilot.press would wait for the screen's queue)
+        while type(app.screen).__name__ != "MatrixScreen" and time.monotonic() - began < 5:
+            await asyncio.sleep(0.01)
+        assert type(app.screen).__name__ == "MatrixScreen"
+        assert time.monotonic() - began < 0.4 and not shown  # not after the pane
+    assert app.errors == []

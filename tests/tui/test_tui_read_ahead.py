@@ -251,7 +251,8 @@ async def test_each_screen_a_key_opens_is_drawn_in_one_frame(demo_wb, monkeypatc
     """Grades, transcript and compare (read ahead) and the kept answer screen are
     written to the terminal once: no second layout or repaint after the first frame
     (a widget's late layout request, a scrollbar's, an OptionList's Resize, a focus
-    moved after the frame, the mount's own layout request: each was one more frame)."""
+    moved after the frame, the mount's own layout request: each was one more frame).
+    So is the matrix on the way back (the removed screen's layout request was one more)."""
     frames: list[str] = []
     original = BenchApp._display
 
@@ -280,6 +281,9 @@ async def test_each_screen_a_key_opens_is_drawn_in_one_frame(demo_wb, monkeypatc
             await settle(app, pilot)
             assert type(app.screen).__name__ == name
             assert frames == [name], (name, frames)
+            frames.clear()
             app.pop_screen()
             await settle(app, pilot)
+            # back: the matrix drawn once as it resumes, not again once the screen left is removed
+            assert frames == ["MatrixScreen"], (name, "back", frames)
     assert app.errors == []

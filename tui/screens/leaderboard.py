@@ -215,7 +215,10 @@ def render_board(lb, console, width: int, cancelled=lambda: False):
 
 
 class LeaderboardScreen(GuardedScreen):
-    BINDINGS = [Binding("escape", "back", "Back", id="leaderboard.back"),
+    # Back is a priority binding: the app runs it as the key arrives. An ordinary one
+    # waited in this screen's queue behind the panes its worker had posted, each drawn
+    # first (two leaderboard frames, ~60 ms, before the matrix came back).
+    BINDINGS = [Binding("escape", "back", "Back", id="leaderboard.back", priority=True),
                 Binding("ctrl+r", "reload", "Refresh", id="leaderboard.refresh")]
 
     class Loaded(Message):
@@ -233,6 +236,10 @@ class LeaderboardScreen(GuardedScreen):
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def action_back(self) -> None:
+        palette = getattr(self, "_jump_palette", None)
+        if palette is not None and palette.is_open:  # (a priority binding comes before the palette's own)
+            palette.close()
+            return
         # Stop the render now, not when the screen unmounts after the matrix's frame:
         # it would hold the GIL from the matrix's redraw until its slice ends.
         self.workers.cancel_node(self)
