@@ -33,6 +33,8 @@ def wb(tmp_path) -> Path:
 
 
 def check_json(capsys, root: Path, cid: str, *extra) -> tuple[int, dict]:
+    # A test of one other item passes --mutants 0: the mutation score is most of a
+    # check's time, and test_new_scaffolds_a_plugin_that_check_proves_sound covers it.
     code, out, err = cli(capsys, "--workbench", str(root), "challenge", "check", cid, "--json", "--seeds", "2", *extra)
     return code, json.loads(out)
 
@@ -98,7 +100,7 @@ def test_check_fails_a_check_that_names_no_requirement(capsys, wb):
     suite = folder / "conformance.py"
     text = suite.read_text()
     suite.write_text(text.replace(', requires=("batched",)', "", 1))
-    code, report = check_json(capsys, wb, "top_p")
+    code, report = check_json(capsys, wb, "top_p", "--mutants", "0")
     item = items(report)["checks_name_requirements"]
     assert code == 1 and not item["ok"]
     assert "checks naming no requirement: rows_independent" in item["message"]
@@ -112,7 +114,7 @@ def test_check_fails_a_reference_that_fails_its_suite(capsys, wb):
     # reference is also the oracle, so only what a check tests beyond the
     # oracle, such as finiteness or row sums, can catch a wrong reference.)
     ref.write_text(ref.read_text().replace("before < p", "before + ranked <= p"))
-    code, report = check_json(capsys, wb, "top_p")
+    code, report = check_json(capsys, wb, "top_p", "--mutants", "0")
     item = items(report)["reference_passes"]
     assert code == 1 and not item["ok"] and "fixed_tiny_p: fail" in item["message"]
 
@@ -123,19 +125,19 @@ def test_check_fails_a_threshold_inside_the_reference_noise(capsys, wb):
     folder = copy_top_p(wb)
     toml = folder / "challenge.toml"
     toml.write_text(re.sub(r"(?m)^tol = .*$", "tol = 1e-15", toml.read_text()))
-    code, report = check_json(capsys, wb, "top_p")
+    code, report = check_json(capsys, wb, "top_p", "--mutants", "0")
     item = items(report)["thresholds_outside_noise"]
     assert code == 1 and not item["ok"] and "rows_sum_to_one" in item["message"]
     assert item["details"]["tolerances"]["rows_sum_to_one"]["reference_worst"] > 0
     # Loosened again, the same check passes: the margin is what failed.
     toml.write_text(re.sub(r"(?m)^tol = .*$", "tol = 1e-9", toml.read_text()))
-    assert items(check_json(capsys, wb, "top_p")[1])["thresholds_outside_noise"]["ok"]
+    assert items(check_json(capsys, wb, "top_p", "--mutants", "0")[1])["thresholds_outside_noise"]["ok"]
 
 
 def test_check_fails_a_prompt_edited_without_its_hash(capsys, wb):
     folder = copy_top_p(wb)
     (folder / "PROMPT.md").write_text((folder / "PROMPT.md").read_text() + "\nOne more sentence.\n")
-    code, report = check_json(capsys, wb, "top_p", "--seeds", "1")
+    code, report = check_json(capsys, wb, "top_p", "--seeds", "1", "--mutants", "0")
     item = items(report)["prompt_version"]
     assert code == 1 and not item["ok"] and re.fullmatch(r"[0-9a-f]{64}", item["details"]["sha256"])
 
