@@ -199,9 +199,14 @@ def head_to_head_records(models: list[str], challenges: list[str], matrix) -> li
     out = []
     for a, b in combinations(models, 2):
         pa, pb = points[a], points[b]
-        shared = [c for c in challenges if c in pa and c in pb]
-        wins = sum(1 for c in shared if pa[c] > pb[c])
-        losses = sum(1 for c in shared if pa[c] < pb[c])
+        shared = [c for c in pa if c in pb]  # (pa holds its challenges in the given order)
+        wins = losses = 0
+        for c in shared:  # one pass: three were a third of the leaderboard at 50 x 200
+            x, y = pa[c], pb[c]
+            if x > y:
+                wins += 1
+            elif x < y:
+                losses += 1
         out.append(HeadToHead(a, b, wins, losses, len(shared) - wins - losses, shared))
     return out
 

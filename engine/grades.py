@@ -313,14 +313,17 @@ class Grade:
         return asdict(self)
 
 
-_GRADE_SELECT = (
-    "select g.*, coalesce(r.name, '?') as grader, coalesce(r.kind, 'human') as grader_kind "
-    "from grades g left join graders r on r.id = g.grader_id"
-)
+# A Grade's fields in order, read as tuples: dicts (and picking a Grade's fields out
+# of each) were two thirds of reading 20,000 grades (the leaderboard at 50 x 200).
+_GRADE_SOURCES = {"grader": "coalesce(r.name, '?')", "grader_kind": "coalesce(r.kind, 'human')"}
+_GRADE_COLUMNS = ", ".join(f"{_GRADE_SOURCES.get(name, 'g.' + name)} as {name}" for name in Grade.__dataclass_fields__)
+_GRADE_FROM = " from grades g left join graders r on r.id = g.grader_id"
+_GRADE_SELECT = f"select {_GRADE_COLUMNS}{_GRADE_FROM}"
 
 
-def _grade(row: dict) -> Grade:
-    return Grade(**_pick(row, Grade))
+def _grades(store: Store, sql: str, params: tuple = ()) -> list[Grade]:
+    """Grades read by ``sql``, which selects a Grade's fields in order (_GRADE_SELECT)."""
+    return [Grade(*row) for row in store.conn.execute(sql, params)]
 
 
 def _pick(row: dict, cls) -> dict:
@@ -382,10 +385,10 @@ def set_grade(
 
 
 def get_grade(store: Store, grade_id: int) -> Grade:
-    rows = store.query(f"{_GRADE_SELECT} where g.id = ?", (grade_id,))
+    rows = _grades(store, f"{_GRADE_SELECT} where g.id = ?", (grade_id,))
     if not rows:
         raise GradeError(f"no grade with id {grade_id}")
-    return _grade(rows[0])
+    return rows[0]
 
 
 def invalidate_grade(store: Store, grade_id: int, reason: str) -> Grade:
@@ -415,12 +418,13 @@ def current_grades(
             where.append(f"{column} = ?")
             params.append(value)
     sql = (
-        f"select * from ({_GRADE_SELECT} where {' and '.join(where)}) x "
+        f"select {', '.join('x.' + name for name in Grade.__dataclass_fields__)} "
+        f"from (select {_GRADE_COLUMNS}, g.grader_id{_GRADE_FROM} where {' and '.join(where)}) x "
         "where not exists (select 1 from grades n where n.model = x.model and n.challenge = x.challenge "
         "and n.dimension = x.dimension and n.grader_id is x.grader_id and n.invalidated_at is null "
         "and n.id > x.id) order by x.model, x.challenge, x.dimension, x.grader"
     )
-    return [_grade(r) for r in store.query(sql, tuple(params))]
+    return _grades(store, sql, tuple(params))
 
 
 def current_grade(
@@ -466,12 +470,12 @@ def grade_history(
     if dimension is not None:
         sql += " and g.dimension = ?"
         params.append(dimension)
-    return [_grade(r) for r in store.query(sql + " order by g.id", tuple(params))]
+    return _grades(store, sql + " order by g.id", tuple(params))
 
 
 def all_grades(store: Store, *, include_invalid: bool = True) -> list[Grade]:
     where = "" if include_invalid else " where g.invalidated_at is null"
-    return [_grade(r) for r in store.query(f"{_GRADE_SELECT}{where} order by g.id")]
+    return _grades(store, f"{_GRADE_SELECT}{where} order by g.id")
 
 
 # -- notes ------------------------------------------------------------------
