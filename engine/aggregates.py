@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field, fields
 from itertools import combinations
 from statistics import mean
+from typing import Callable
 
 from engine.grades import OVERALL, Grade, band, cell_grades
 from engine.store import Store
@@ -190,14 +191,21 @@ def _rank(summaries: list[ModelSummary]) -> list[ModelSummary]:
     return ordered
 
 
-def head_to_head_records(models: list[str], challenges: list[str], matrix) -> list[HeadToHead]:
+def _go_on() -> None:
+    """The checkpoint of a computation nobody may stop."""
+
+
+def head_to_head_records(models: list[str], challenges: list[str], matrix,
+                         checkpoint: Callable[[], None] = _go_on) -> list[HeadToHead]:
     """One record per pair of models (in the given order), over the
-    challenges both have a grade on."""
+    challenges both have a grade on; ``checkpoint()`` every 100 pairs."""
     # Points per model first: 50 models make 1,225 pairs over 200 challenges
     # (bench/scale.py), too many tuple-keyed lookups otherwise.
     points = {m: {c: matrix[(m, c)].points for c in challenges if (m, c) in matrix} for m in models}
     out = []
-    for a, b in combinations(models, 2):
+    for n, (a, b) in enumerate(combinations(models, 2)):
+        if n % 100 == 0:
+            checkpoint()
         pa, pb = points[a], points[b]
         shared = [c for c in pa if c in pb]  # (pa holds its challenges in the given order)
         wins = losses = 0
@@ -211,18 +219,33 @@ def head_to_head_records(models: list[str], challenges: list[str], matrix) -> li
     return out
 
 
-def leaderboard(store: Store, *, grader: str | None = None) -> Leaderboard:
-    """Everything the leaderboard screen and the Markdown export show."""
-    matrix = cell_grades(store, grader=grader, dimension=OVERALL)
+def leaderboard(store: Store, *, grader: str | None = None,
+                checkpoint: Callable[[], None] = _go_on) -> Leaderboard:
+    """Everything the leaderboard screen and the Markdown export show.
+
+    ``checkpoint()`` is called between steps of a few milliseconds each (at 50
+    models x 200 challenges) and may raise to stop the computation: the
+    dashboard's worker does once its screen is left, which it otherwise held
+    the GIL against for the rest of ~0.3 s."""
+    matrix = cell_grades(store, grader=grader, dimension=OVERALL, checkpoint=checkpoint)
     verdicts = current_verdicts(store)
+    checkpoint()
     models, display, challenges, titles = _names(
         store, {m for m, _ in matrix}, {c for _, c in matrix})
     attempted = _attempted(store, matrix)
-    summaries = _rank([model_summary(m, display[m], challenges, matrix, verdicts, attempted) for m in models])
+    checkpoint()
+    summaries = []
+    for n, m in enumerate(models):
+        if n % 10 == 0:
+            checkpoint()
+        summaries.append(model_summary(m, display[m], challenges, matrix, verdicts, attempted))
+    summaries = _rank(summaries)
     ranked = [s.model for s in summaries]
 
     challenge_summaries, best_cells = [], set()
-    for c in challenges:
+    for n, c in enumerate(challenges):
+        if n % 50 == 0:
+            checkpoint()
         cells = [(m, matrix[(m, c)]) for m in ranked if (m, c) in matrix]
         top = max((g.points for _, g in cells), default=None)
         winners = [m for m, g in cells if g.points == top]
@@ -239,6 +262,6 @@ def leaderboard(store: Store, *, grader: str | None = None) -> Leaderboard:
         models=ranked, display_names=display, challenges=challenges, challenge_titles=titles,
         matrix=matrix, verdicts=verdicts, model_summaries=summaries,
         challenge_summaries=challenge_summaries,
-        head_to_head=head_to_head_records(ranked, challenges, matrix),
+        head_to_head=head_to_head_records(ranked, challenges, matrix, checkpoint),
         grader=grader, best_cells=best_cells,
     )

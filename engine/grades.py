@@ -16,7 +16,7 @@ import re
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Iterator
+from typing import Callable, Iterator
 
 from engine.challenges import CHALLENGE_IDS, normalise_name
 from engine.store import Store, now_iso
@@ -321,9 +321,17 @@ _GRADE_FROM = " from grades g left join graders r on r.id = g.grader_id"
 _GRADE_SELECT = f"select {_GRADE_COLUMNS}{_GRADE_FROM}"
 
 
-def _grades(store: Store, sql: str, params: tuple = ()) -> list[Grade]:
-    """Grades read by ``sql``, which selects a Grade's fields in order (_GRADE_SELECT)."""
-    return [Grade(*row) for row in store.conn.execute(sql, params)]
+def _grades(store: Store, sql: str, params: tuple = (), checkpoint: Callable[[], None] | None = None) -> list[Grade]:
+    """Grades read by ``sql``, which selects a Grade's fields in order (_GRADE_SELECT);
+    ``checkpoint()`` after each 2,000 (it may raise to stop: see aggregates.leaderboard)."""
+    cursor = store.conn.execute(sql, params)
+    if checkpoint is None:
+        return [Grade(*row) for row in cursor]
+    out: list[Grade] = []
+    while rows := cursor.fetchmany(2000):
+        out += [Grade(*row) for row in rows]
+        checkpoint()
+    return out
 
 
 def _pick(row: dict, cls) -> dict:
@@ -407,7 +415,7 @@ def invalidate_grade(store: Store, grade_id: int, reason: str) -> Grade:
 
 def current_grades(
     store: Store, *, grader: str | None = None, dimension: str | None = OVERALL,
-    model: str | None = None, challenge: str | None = None,
+    model: str | None = None, challenge: str | None = None, checkpoint: Callable[[], None] | None = None,
 ) -> list[Grade]:
     """The current grade of every (model, challenge, dimension, grader) cell:
     the newest valid row. Filters narrow it; ``dimension=None`` means all."""
@@ -424,7 +432,7 @@ def current_grades(
         "and n.dimension = x.dimension and n.grader_id is x.grader_id and n.invalidated_at is null "
         "and n.id > x.id) order by x.model, x.challenge, x.dimension, x.grader"
     )
-    return _grades(store, sql, tuple(params))
+    return _grades(store, sql, tuple(params), checkpoint)
 
 
 def current_grade(
@@ -448,6 +456,7 @@ def _preferred(rows: list[Grade]) -> Grade | None:
 
 def cell_grades(
     store: Store, *, grader: str | None = None, dimension: str = OVERALL,
+    checkpoint: Callable[[], None] | None = None,
 ) -> dict[tuple[str, str], Grade]:
     """(model, challenge) -> the grade shown in the matrix for ``dimension``.
 
@@ -456,8 +465,10 @@ def cell_grades(
     newest wins within a kind.
     """
     by_cell: dict[tuple[str, str], list[Grade]] = {}
-    for g in current_grades(store, grader=grader, dimension=dimension):
+    for g in current_grades(store, grader=grader, dimension=dimension, checkpoint=checkpoint):
         by_cell.setdefault((g.model, g.challenge), []).append(g)
+    if checkpoint is not None:
+        checkpoint()
     return {cell: _preferred(rows) for cell, rows in by_cell.items()}  # type: ignore[misc]
 
 

@@ -76,3 +76,39 @@ def test_a_person_grade_changes_the_default_leaderboard(judged):
     lb = leaderboard(judged)
     assert lb.matrix[("demo-hasty", "beam_search")].grader == "ana"
     assert lb.challenge_summaries[3].winners == ["demo-careful"]
+
+
+def test_a_checkpoint_can_stop_the_leaderboard_anywhere_and_changes_nothing_else(judged):
+    """The dashboard stops computing a board nobody will see (its screen was left)
+    by raising at a checkpoint; without one raising, the board is the same."""
+    calls = []
+    board = leaderboard(judged, checkpoint=lambda: calls.append(1))
+    assert board.to_dict() == leaderboard(judged).to_dict()
+    assert len(calls) >= 5  # grades read, names, summaries, winners, head to head
+
+    class Stop(Exception):
+        pass
+
+    for n in range(len(calls)):
+        seen = []
+
+        def stop_after_n():
+            seen.append(1)
+            if len(seen) > n:
+                raise Stop
+
+        with pytest.raises(Stop):
+            leaderboard(judged, checkpoint=stop_after_n)
+        assert len(seen) == n + 1  # stopped at that checkpoint, not later
+
+
+def test_grades_are_read_between_checkpoints_of_2000(store):
+    from engine.grades import OVERALL, current_grades
+
+    store.conn.executemany(
+        "insert into grades (model, challenge, dimension, letter, points, created_at) values (?, ?, ?, 'B', 3.0, 't')",
+        [(f"m{i % 50}", f"c{i // 50}", OVERALL) for i in range(4500)])
+    calls = []
+    grades = current_grades(store, checkpoint=lambda: calls.append(len(calls)))
+    assert len(grades) == 4500 and len(calls) == 3  # 2,000 + 2,000 + 500
+    assert grades == current_grades(store)

@@ -3,6 +3,7 @@ at a time, so that leaving the leaderboard stops it; its lines must be those of
 the whole table, whatever the width, wrapping included."""
 from __future__ import annotations
 
+from functools import partial
 from types import SimpleNamespace
 
 from rich.console import Console
@@ -35,6 +36,20 @@ def test_the_sliced_head_to_head_is_the_whole_table_line_for_line():
         sliced = L.h2h_lines(lb, console, options)
         assert sliced == whole(lb, console, options), (n_models, long_names, width)
     assert len(board(50).head_to_head) > 10 * L.H2H_CHUNK  # the case that matters is sliced
+
+
+def test_the_sliced_winners_are_the_whole_table_line_for_line():
+    console = Console(width=200, color_system="truecolor", force_terminal=True)
+    for n, long_names, width in ((208, False, 136), (60, True, 60), (3, False, 80)):
+        summaries = [SimpleNamespace(title=f"Task {i:03d}" + (" with a rather long title" * (i % 3) if long_names else ""),
+                                     winners=[f"model-{j:02d}" for j in range(i % 4)], best_letter="AB"[i % 2] if i % 5 else None,
+                                     band=("A-", "B+", "—")[i % 3], passed=i % 4, verified=(i % 7) and 3)
+                     for i in range(n)]
+        lb = SimpleNamespace(challenge_summaries=summaries)
+        options = console.options.update(width=width, max_width=width, min_width=width)
+        sliced = L.sliced_lines(partial(L.winners_table, lb), L.winners_rows(lb), console, options)
+        whole = console.render_lines(L.winners_table(lb), options, pad=True, new_lines=False)
+        assert sliced == whole, (n, long_names, width)
 
 
 def test_a_cancelled_render_stops_between_slices():
@@ -113,4 +128,42 @@ async def test_escape_goes_back_before_the_panes_waiting_to_be_shown(demo_wb, mo
             await asyncio.sleep(0.01)
         assert type(app.screen).__name__ == "MatrixScreen"
         assert time.monotonic() - began < 0.4 and not shown  # not after the pane
+    assert app.errors == []
+
+
+async def test_escape_stops_computing_the_board(demo_wb, monkeypatch):
+    """Left while the board is still being computed (~0.3 s at 50 x 200), the worker
+    stops at its next checkpoint instead of holding the GIL against the matrix."""
+    import threading
+
+    import engine.aggregates
+
+    from tui.app import BenchApp
+
+    started, stopped = threading.Event(), threading.Event()
+
+    def slow_leaderboard(store, *, grader=None, checkpoint=lambda: None):
+        started.set()
+        try:
+            for _ in range(500):
+                checkpoint()
+                threading.Event().wait(0.01)
+        except BaseException:
+            stopped.set()
+            raise
+        raise AssertionError("never stopped")
+
+    monkeypatch.setattr(engine.aggregates, "leaderboard", slow_leaderboard)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(140, 45)) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+            await app.workers.wait_for_complete()
+        app.open_leaderboard()
+        await pilot.pause()
+        assert started.wait(5)
+        await pilot.press("escape")
+        assert stopped.wait(2)  # at the next checkpoint, not after 5 s
+        await pilot.pause()
+        assert type(app.screen).__name__ == "MatrixScreen"
     assert app.errors == []

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 
 from rich.segment import Segment
 from rich.table import Table
@@ -57,13 +58,22 @@ def rankings_table(lb, width: int | None = None) -> Table:
     return t
 
 
-def winners_table(lb) -> Table:
-    t = Table(title="Per-challenge winners", expand=True, title_justify="left")
+def winners_rows(lb) -> list[tuple]:
+    return [(c.title, ", ".join(c.winners) or "—", c.best_letter or "—", c.band,
+             f"{c.passed}/{c.verified}" if c.verified else "—") for c in lb.challenge_summaries]
+
+
+def winners_table(lb, rows: list[tuple] | None = None, *, head: bool = True, tail: bool = True,
+                  widths: list[int] | None = None) -> Table:
+    """The per-challenge winners, or one slice of its ``rows`` (as h2h_table)."""
+    t = (Table if widths is None else _FixedWidths)(
+        title="Per-challenge winners" if head else None, expand=True, title_justify="left", show_header=head)
+    if widths is not None:
+        t.widths = widths
     for col in ("challenge", "winner(s)", "best", "mean", "passed"):
         t.add_column(col)
-    for c in lb.challenge_summaries:
-        t.add_row(c.title, ", ".join(c.winners) or "—", c.best_letter or "—", c.band,
-                  f"{c.passed}/{c.verified}" if c.verified else "—")
+    for row in winners_rows(lb) if rows is None else rows:
+        t.add_row(*row)
     return t
 
 
@@ -116,13 +126,18 @@ H2H_CHUNK = 25  # rows rendered (~10 ms) between two looks at whether the screen
 
 
 def h2h_lines(lb, console, options, cancelled=lambda: False) -> list | None:
-    """The head-to-head table's lines, rendered H2H_CHUNK rows at a time (1,225 rows
-    at 50 models are ~0.5 s of Rich's work; a screen left meanwhile stops it within a
-    slice, so the keys after it do not wait on it). Each slice is laid out with the
-    whole table's column widths and the borders between slices are cut: the lines
-    are the whole table's. None once ``cancelled()``."""
-    rows = h2h_rows(lb)
-    whole = h2h_table(lb, rows)
+    """The head-to-head table's lines (1,225 rows at 50 models are ~0.5 s of Rich's
+    work), rendered a slice at a time: see sliced_lines."""
+    return sliced_lines(partial(h2h_table, lb), h2h_rows(lb), console, options, cancelled)
+
+
+def sliced_lines(make_table, rows: list[tuple], console, options, cancelled=lambda: False) -> list | None:
+    """The lines of ``make_table(rows)``, rendered H2H_CHUNK rows at a time, so that
+    a screen left meanwhile stops it within a slice and the keys after it do not
+    wait on it. Each slice (``make_table(part, head=, tail=, widths=)``) is laid out
+    with the whole table's column widths and the borders between slices are cut: the
+    lines are the whole table's. None once ``cancelled()``."""
+    whole = make_table(rows)
     if len(rows) <= H2H_CHUNK:
         return console.render_lines(whole, options, pad=True, new_lines=False)
     widths = whole._calculate_column_widths(console, options.update_width(options.max_width - whole._extra_width))
@@ -131,7 +146,7 @@ def h2h_lines(lb, console, options, cancelled=lambda: False) -> list | None:
         if cancelled():
             return None
         head, tail = start == 0, start + H2H_CHUNK >= len(rows)
-        part = console.render_lines(h2h_table(lb, rows[start:start + H2H_CHUNK], head=head, tail=tail, widths=widths),
+        part = console.render_lines(make_table(rows[start:start + H2H_CHUNK], head=head, tail=tail, widths=widths),
                                     options, pad=True, new_lines=False)
         if not head:
             part = part[1:]  # the slice's top border
@@ -202,16 +217,23 @@ def render_board(lb, console, width: int, cancelled=lambda: False):
     Stops, yielding nothing more, once ``cancelled()``."""
     options = console.options.update(width=width, max_width=width, min_width=width)
     panes = [("#leader-rank", lambda: rankings_table(lb, width=width)),
-             ("#leader-plot", lambda: grade_histogram(lb, width=max(10, width // 3))),
-             ("#leader-winners", lambda: winners_table(lb))]
+             ("#leader-plot", lambda: grade_histogram(lb, width=max(10, width // 3)))]
     for pane, make in panes:
         if cancelled():
             return
         renderable = make()
         yield pane, renderable, console.render_lines(renderable, options, pad=True, new_lines=False)
-    lines = h2h_lines(lb, console, options, cancelled)
-    if lines is not None:
-        yield "#leader-h2h", h2h_table(lb), lines
+    # (a row per challenge: 200 rows are ~0.13 s of Rich's work, sliced like the head-to-head)
+    for pane, make, rows in (("#leader-winners", partial(winners_table, lb), winners_rows(lb)),
+                             ("#leader-h2h", partial(h2h_table, lb), h2h_rows(lb))):
+        lines = sliced_lines(make, rows, console, options, cancelled)
+        if lines is None:
+            return
+        yield pane, make(rows), lines
+
+
+class _Left(Exception):
+    """Raised at a checkpoint of the board's computation once its screen is left."""
 
 
 class LeaderboardScreen(GuardedScreen):
@@ -269,14 +291,19 @@ class LeaderboardScreen(GuardedScreen):
     @work(thread=True, exclusive=True, group="leaderboard")
     def compute(self, board, width: int, fingerprint: tuple | None = None) -> None:
         """The leaderboard (unless given) and its panes' lines at ``width``, both off the UI thread."""
+        worker = get_current_worker()
+
+        def checkpoint() -> None:  # the screen was left: stop within a few ms, not after ~0.3 s
+            if worker.is_cancelled:
+                raise _Left
+
         try:
             if board is None:
                 from engine.aggregates import leaderboard
 
                 with self.app.open_store() as store:
-                    board = leaderboard(store)
+                    board = leaderboard(store, checkpoint=checkpoint)
             panes = []
-            worker = get_current_worker()
             for pane in render_board(board, self.app.console, width, lambda: worker.is_cancelled):
                 if worker.is_cancelled:
                     return
@@ -284,6 +311,8 @@ class LeaderboardScreen(GuardedScreen):
                 self.post_message(self.Loaded(board, panes=[pane], width=width))
             if fingerprint is not None:
                 self.app.leaderboard_kept = (fingerprint, width, board, panes)
+        except _Left:
+            return
         except Exception as exc:
             self.post_message(self.Loaded(None, f"{type(exc).__name__}: {exc}"))
 
