@@ -210,16 +210,19 @@ class MatrixTable(DataTable):
                                                                 + Style.from_meta({"fixed": True}))
         cursor_cell = (cursor_location.row, cursor_location.column) if cursor_location.row == row_index else None
         hover_cell = (hover_location.row, hover_location.column) if hover_location.row == row_index else None
+        # Each column's width, once per frame (each is a reactive read: 80 a row at 50 models)
+        widths = self._component_memo.get("widths")
+        if widths is None or len(widths) != len(columns):
+            widths = self._component_memo["widths"] = [column.get_render_width(self) for column in columns]
         fixed_row = []
-        for column_index, column in enumerate(columns[:self.fixed_columns]):
+        for column_index in range(min(self.fixed_columns, len(columns))):
             at = (row_index, column_index)
-            fixed_row.append(self._render_cell(row_index, column_index, fixed_style, column.get_render_width(self),
+            fixed_row.append(self._render_cell(row_index, column_index, fixed_style, widths[column_index],
                                                cursor=at == cursor_cell, hover=at == hover_cell)[0])
         row_style = self._get_row_style(row_index, base_style)
         scrollable_row = []
         blank = 0  # width of the run of columns outside the window, not yet emitted
-        for column_index, column in enumerate(columns):
-            width = column.get_render_width(self)
+        for column_index, width in enumerate(widths):
             if shown is not None and column_index not in shown:
                 blank += width
                 continue
@@ -232,7 +235,7 @@ class MatrixTable(DataTable):
         if blank:
             scrollable_row.append([Segment(" " * blank, row_style)])
         # what Textual puts after the last column (cell cursor: the row style, faded)
-        table_width = sum(c.get_render_width(self) for c in columns[self.fixed_columns:]) + self._row_label_column_width
+        table_width = sum(widths[self.fixed_columns:]) + self._row_label_column_width
         remaining = max(0, self.size.width - table_width)
         if row_style.bgcolor is not None:
             faded = Color.from_rich_color(row_style.bgcolor).blend(self.background_colors[1], factor=0.25)
