@@ -105,12 +105,15 @@ async def test_fast_cell_rendering_is_richs_segment_for_segment(demo_wb):
                         table.cursor_foreground_priority == "css", table.cursor_background_priority == "css")
                     fast = table._render_fast(cell, width, base + comp, post)
                     from rich.padding import Padding
+                    from rich.segment import Segment
                     from textual.renderables.styled import Styled
 
                     options = app.console_options.update_dimensions(width, 1).update(no_wrap=True)
                     rich = app.console.render_lines(Styled(Padding(cell, (0, table.cell_padding)),
                                                            pre_style=base + comp, post_style=post), options)
                     assert fast == rich, (str(cell), row, cursor, hover, column)
+                    merged = table._render_fast(cell, width, base + comp, post, merged=True)
+                    assert merged == [list(Segment.simplify(line)) for line in rich], (str(cell), "merged")
                     compared += 1
         assert compared > 100
         # texts of one shape (same length, style and spans: "✗", "!" and "C" are all bold red)

@@ -381,10 +381,9 @@ class MatrixTable(DataTable):
         hit = self._content_cache.get(key)
         if hit is None or hit[0] is not cell:
             # Textual's own rendering of the cell, without the row/column metadata
-            lines = self._render_plain(row_key, column_key, row_index, column_index, base_style, width,
-                                       cursor, hover)
-            # adjacent segments of one style merged: fewer to copy with the metadata on each use
-            hit = (cell, [list(Segment.simplify(line)) for line in lines])
+            # (adjacent segments of one style merged: fewer to copy with the metadata on each use)
+            hit = (cell, self._render_plain(row_key, column_key, row_index, column_index, base_style, width,
+                                            cursor, hover))
             self._content_cache[key] = hit
         # No row/column metadata on body cells (Textual puts it on every segment, which
         # made each one's style unique: nothing downstream could cache it); mouse
@@ -393,9 +392,10 @@ class MatrixTable(DataTable):
 
     def _render_plain(self, row_key, column_key, row_index: int, column_index: int, base_style: Style,
                       width: int, cursor: bool, hover: bool):
-        """``DataTable._render_cell`` for one cell with no metadata in its base style.
-        Its own cache would keep it under the table's update count, which every
-        rebuild bumps; this result is kept here instead."""
+        """``DataTable._render_cell`` for one cell with no metadata in its base style,
+        adjacent segments of one style merged (``Segment.simplify``). Its own cache
+        would keep it under the table's update count, which every rebuild bumps; this
+        result is kept here instead."""
         from rich.padding import Padding
         from textual.renderables.styled import Styled
         from textual.widgets._data_table import _EMPTY_TEXT, default_cell_formatter
@@ -407,12 +407,13 @@ class MatrixTable(DataTable):
             False, False, fixed, hover, cursor, self.show_cursor, self._show_hover_cursor,
             self.cursor_foreground_priority == "css", self.cursor_background_priority == "css")
         pre_style = base_style + component_style
-        fast = self._render_fast(cell, width, pre_style, post_style)
+        fast = self._render_fast(cell, width, pre_style, post_style, merged=True)
         if fast is not None:
             return fast
         options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
-        return self.app.console.render_lines(
+        lines = self.app.console.render_lines(
             Styled(Padding(cell, (0, self.cell_padding)), pre_style=pre_style, post_style=post_style), options)
+        return [list(Segment.simplify(line)) for line in lines]
 
     def _own_segments(self, cell) -> list[Segment]:
         """``cell.render(console)``, once per cell text: a text is shared by many
@@ -423,13 +424,14 @@ class MatrixTable(DataTable):
             self._segments_cache[id(cell)] = hit  # the text is kept: its id is not reused meanwhile
         return hit[1]
 
-    def _render_fast(self, cell, width: int, pre_style: Style, post_style: Style):
+    def _render_fast(self, cell, width: int, pre_style: Style, post_style: Style, merged: bool = False):
         """What Rich makes of ``Styled(Padding(cell, (0, padding)), pre, post)`` on
         one line of ``width`` for a one-line Text that fits (tests hold the two
         equal, segment by segment), without Rich's layout passes: the text's
         own segments, padded with unstyled blanks, each styled pre + own + post.
         ~5x cheaper, which is most of a first frame at 200 x 50. None for any
-        other cell (Rich's path then)."""
+        other cell (Rich's path then). ``merged``: adjacent segments of one style
+        merged, as ``Segment.simplify`` merges them."""
         from rich.text import Text
 
         pad = self.cell_padding
@@ -443,18 +445,24 @@ class MatrixTable(DataTable):
         # characters: cells that differ only in their letters are styled once (a first
         # frame at 200 x 50 has ~280 distinct texts and far fewer shapes).
         shape = (len(plain), cell_len, cell.style, tuple(cell._spans), pre_style, post_style, width, pad)
-        runs = self._layouts.get(shape)
-        if runs is None:
+        layout = self._layouts.get(shape)
+        if layout is None:
             line = self._render_fast_once(cell, inner, pad, pre_style, post_style)
             if any(control for _, _, control in line):
-                return [line]
+                return [list(Segment.simplify(line)) if merged else line]
             runs, start = [], 0
             for text, style, _ in line:
                 runs.append((start, start + len(text), style))
                 start += len(text)
-            self._layouts[shape] = runs
+            joined = runs[:1]
+            for start, end, style in runs[1:]:  # Segment.simplify's rule: a run of the last one's style joins it
+                if style == joined[-1][2]:
+                    joined[-1] = (joined[-1][0], end, style)
+                else:
+                    joined.append((start, end, style))
+            layout = self._layouts[shape] = (runs, joined)
         padded = f"{' ' * pad}{plain}{' ' * (inner - cell_len + pad)}"
-        return [[Segment(padded[start:end], style) for start, end, style in runs]]
+        return [[Segment(padded[start:end], style) for start, end, style in layout[merged]]]
 
     def _render_fast_once(self, cell, inner: int, pad: int, pre_style: Style, post_style: Style) -> list[Segment]:
         """_render_fast's one line, made from the text's own segments."""
