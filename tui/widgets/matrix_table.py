@@ -164,7 +164,8 @@ class MatrixTable(DataTable):
         if flags is None:
             flags = self._component_memo["flags"] = (
                 self.show_cursor, self._show_hover_cursor, self.cursor_foreground_priority,
-                self.cursor_background_priority, self._pseudo_class_state, self.cell_padding)
+                self.cursor_background_priority, self._pseudo_class_state, self.cell_padding,
+                self.fixed_rows, self.fixed_columns)
         return flags
 
     def _component_style(self, name: str) -> Style:
@@ -376,8 +377,9 @@ class MatrixTable(DataTable):
         if row is None or row.height != 1:
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
         cell = self._data.get(row_key, {}).get(column_key)
-        fixed = row_index < self.fixed_rows or column_index < self.fixed_columns
-        key = (id(cell), base_style, width, fixed, cursor, hover, self._frame_flags())
+        flags = self._frame_flags()
+        fixed = row_index < flags[6] or column_index < flags[7]
+        key = (id(cell), base_style, width, fixed, cursor, hover, flags)
         hit = self._content_cache.get(key)
         if hit is None or hit[0] is not cell:
             # Textual's own rendering of the cell, without the row/column metadata
@@ -402,10 +404,10 @@ class MatrixTable(DataTable):
 
         datum = self._data.get(row_key, {}).get(column_key)
         cell = _EMPTY_TEXT if datum is None else (default_cell_formatter(datum, wrap=False, height=1) or _EMPTY_TEXT)
-        fixed = row_index < self.fixed_rows or column_index < self.fixed_columns
+        show_cursor, show_hover, foreground, background, _, _, fixed_rows, fixed_columns = self._frame_flags()
+        fixed = row_index < fixed_rows or column_index < fixed_columns
         component_style, post_style = self._get_styles_to_render_cell(
-            False, False, fixed, hover, cursor, self.show_cursor, self._show_hover_cursor,
-            self.cursor_foreground_priority == "css", self.cursor_background_priority == "css")
+            False, False, fixed, hover, cursor, show_cursor, show_hover, foreground == "css", background == "css")
         pre_style = base_style + component_style
         fast = self._render_fast(cell, width, pre_style, post_style, merged=True)
         if fast is not None:
