@@ -200,9 +200,11 @@ def check_margins(runs: dict[int, dict], margin: float) -> Item:
     if not rows:
         return Item("thresholds_outside_noise", True, "no numeric tolerance checks to judge", details)
     worst = min(rows, key=lambda n: math.inf if rows[n]["margin"] == "inf" else rows[n]["margin"])
+    closest = ("the reference is exact (0) on every one" if rows[worst]["margin"] == "inf"
+               else f"closest: {worst}, {rows[worst]['margin']}x its worst value")
     return Item("thresholds_outside_noise", True,
-                f"{len(rows)} thresholds sit outside the reference's noise over {len(runs)} seeds "
-                f"(closest: {worst}, {rows[worst]['margin']}x its worst value)", details)
+                f"{len(rows)} thresholds sit outside the reference's noise over {len(runs)} seeds ({closest})",
+                details)
 
 
 def check_prompt_version(challenge: Challenge) -> Item:

@@ -190,6 +190,10 @@ def test_margins_judge_errors_by_ratio_and_quantities_by_spread():
                              2: {"err": (2e-12, 1e-9), "ratio": (1.99, 4.0)}}), 10.0)
     assert ok.ok and ok.details["tolerances"]["err"]["rule"] == "ratio"
     assert ok.details["tolerances"]["ratio"]["rule"] == "spread"
+    assert "closest: ratio, 2.01x its worst value" in ok.message
+    # a reference exact on every seed: said in words, not as an infinite ratio
+    exact = check_margins(runs({1: {"err": (0.0, 1e-9)}, 2: {"err": (0.0, 1e-9)}}), 10.0)
+    assert exact.ok and "exact (0) on every one" in exact.message and "inf" not in exact.message
     # the same ratio with no spread measured, and an error 5x inside: neither rule vouches
     bad = check_margins(runs({1: {"err": (2e-10, 1e-9), "ratio": (1.99, 4.0)},
                               2: {"err": (2e-10, 1e-9), "ratio": (1.99, 4.0)}}), 10.0)
