@@ -54,14 +54,34 @@ FIRST_WITHIN_S = 10.0  # a key with no redraw by then drew nothing
 SETTLE_S = 2.0  # before the first key: the start-up rescan and its redraws are over
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-# (label, [(key name, bytes an xterm-like terminal sends)])
+# (label, [(key name, bytes an xterm-like terminal sends)]); label None: a step that
+# is not timed (its bytes go in one write and the bench waits for the redraw)
+def matrix_keys(target: tuple[str, str] | None) -> list[tuple[str | None, list[tuple[str, bytes]]]]:
+    """The keys of one round. ``target`` (model, challenge) is an answer with a
+    transcript: the cursor is put on it (untimed, through the palette's model and
+    challenge jumps) before the keys that act on the highlighted answer, so that on a
+    real workbench, where many cells hold no answer or no transcript, ``t`` opens a
+    transcript and each ``escape`` goes back from a screen. Without it a key that
+    opens nothing (a toast instead) is followed by an escape that does nothing, and
+    the bench timed the next unrelated redraw (the toast expiring, ~4.6 s)."""
+    place: list = []
+    query = "model-4 task_19"
+    if target is not None:
+        model, challenge = target
+        query = f"{model}/{challenge}"
+        place = [(None, [("ctrl+p", b"\x10"), ("type", f"model {model}".encode()), ("enter", b"\r")]),
+                 (None, [("ctrl+p", b"\x10"), ("type", f"challenge {challenge}".encode()), ("enter", b"\r")])]
+    after = {"scroll: right": place, "palette: open": [(f"palette: type '{query}'", [(c, c.encode()) for c in query])]}
+    return [row for label, keys in MATRIX_KEYS for row in [(label, keys), *after.get(label, [])]]
+
+
 MATRIX_KEYS = [
     ("scroll: down", [("down", b"\x1b[B")]),
     ("scroll: pagedown", [("pagedown", b"\x1b[6~")]),
     ("scroll: end", [("end", b"\x1b[F")]),
     ("scroll: home", [("home", b"\x1b[H")]),
     ("scroll: right", [("right", b"\x1b[C")]),
-    # the cursor is on a model's cell (the first model, the row "scroll: home" left it on): open its answer
+    # the cursor is on the target answer (matrix_keys): open it
     ("answer: enter", [("enter", b"\r")]),
     ("answer: back", [("escape", b"\x1b")]),
     ("grades: g", [("g", b"g")]),
@@ -78,7 +98,7 @@ MATRIX_KEYS = [
     ("sort: s third", [("s", b"s")]),
     ("sort: back", [("s", b"s")]),
     ("palette: open", [("ctrl+p", b"\x10")]),
-    ("palette: type 'model-4 task_19'", [(c, c.encode()) for c in "model-4 task_19"]),
+    # (matrix_keys puts the typing of the target answer's name here)
     ("palette: jump (enter)", [("enter", b"\r")]),
     ("back: escape", [("escape", b"\x1b")]),
     # a query nothing matches (a typo) walks the fuzzy fallback over every target
@@ -197,6 +217,26 @@ def _summary(samples: list[dict]) -> dict:
             "samples": len(samples), "no_redraw": len(samples) - len(lasts)}
 
 
+def pick_answer(workbench: Path) -> tuple[str, str] | None:
+    """An answer with a parsed transcript, from the workbench's store (read only):
+    the first by model and challenge. None when the store holds none."""
+    import sqlite3
+
+    sys.path.insert(0, str(REPO))
+    from engine.workbench import find_workbench
+
+    store = find_workbench(str(workbench), None, workbench).store_path
+    if not Path(store).is_file():
+        return None
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        row = conn.execute("select a.model, a.challenge from answers a join transcripts t on t.answer_id = a.id "
+                           "where a.present and t.status = 'ok' order by a.model, a.challenge limit 1").fetchone()
+    finally:
+        conn.close()
+    return tuple(row) if row else None
+
+
 def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str] | None = None) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="benchtui-keys-"))
     env = _env(tmp)
@@ -225,12 +265,23 @@ def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str]
             term.wait_for("indexed ")  # the start-up rescan is over
             term.read_until_quiet(SETTLE_S)
             out["settled_s"] = round(time.perf_counter() - started, 2)
-            rows = [(label, keys) for label, keys in MATRIX_KEYS
-                    if not only or any(label.startswith(prefix) for prefix in only)]
+            target = pick_answer(workbench)
+            out["target"] = "/".join(target) if target else None
+            placed = []
+            rows = [(label, keys) for label, keys in matrix_keys(target)
+                    if label is None or not only or any(label.startswith(prefix) for prefix in only)]
             for _ in range(rounds):
                 for label, keys in rows:
+                    at = len(term.raw)
                     for _name, data in keys:
-                        per_key.setdefault(label, []).append(term.key(data))
+                        if label is None:  # untimed: a step that puts the cursor on the target
+                            term.key(data)
+                        else:
+                            per_key.setdefault(label, []).append(term.key(data))
+                    if label is None:
+                        placed.append(f"{target[0]} / {target[1]}" in screen_text(term.raw[at:]))
+            # the detail line names the highlighted answer once the second (challenge) jump lands
+            out["target_placed"] = all(placed[1::2]) if placed else None
         finally:
             out["dashboard_alive_at_end"] = term.proc.poll() is None
             term.close()
