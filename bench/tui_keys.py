@@ -54,27 +54,8 @@ FIRST_WITHIN_S = 10.0  # a key with no redraw by then drew nothing
 SETTLE_S = 2.0  # before the first key: the start-up rescan and its redraws are over
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-# (label, [(key name, bytes an xterm-like terminal sends)]); label None: a step that
-# is not timed (its bytes go in one write and the bench waits for the redraw)
-def matrix_keys(target: tuple[str, str] | None) -> list[tuple[str | None, list[tuple[str, bytes]]]]:
-    """The keys of one round. ``target`` (model, challenge) is an answer with a
-    transcript: the cursor is put on it (untimed, through the palette's model and
-    challenge jumps) before the keys that act on the highlighted answer, so that on a
-    real workbench, where many cells hold no answer or no transcript, ``t`` opens a
-    transcript and each ``escape`` goes back from a screen. Without it a key that
-    opens nothing (a toast instead) is followed by an escape that does nothing, and
-    the bench timed the next unrelated redraw (the toast expiring, ~4.6 s)."""
-    place: list = []
-    query = "model-4 task_19"
-    if target is not None:
-        model, challenge = target
-        query = f"{model}/{challenge}"
-        place = [(None, [("ctrl+p", b"\x10"), ("type", f"model {model}".encode()), ("enter", b"\r")]),
-                 (None, [("ctrl+p", b"\x10"), ("type", f"challenge {challenge}".encode()), ("enter", b"\r")])]
-    after = {"scroll: right": place, "palette: open": [(f"palette: type '{query}'", [(c, c.encode()) for c in query])]}
-    return [row for label, keys in MATRIX_KEYS for row in [(label, keys), *after.get(label, [])]]
-
-
+# (label, [(key name, bytes an xterm-like terminal sends)]); matrix_keys adds steps
+# labelled None, not timed (a name typed there goes in one write)
 MATRIX_KEYS = [
     ("scroll: down", [("down", b"\x1b[B")]),
     ("scroll: pagedown", [("pagedown", b"\x1b[6~")]),
@@ -109,6 +90,26 @@ MATRIX_KEYS = [
     ("leaderboard: l", [("l", b"l")]),
     ("leaderboard: back", [("escape", b"\x1b")]),
 ]
+
+
+def matrix_keys(target: tuple[str, str] | None) -> list[tuple[str | None, list[tuple[str, bytes]]]]:
+    """The keys of one round. ``target`` (model, challenge) is an answer with a
+    transcript: the cursor is put on it (untimed, through the palette's model and
+    challenge jumps) before the keys that act on the highlighted answer, so that on a
+    real workbench, where many cells hold no answer or no transcript, ``t`` opens a
+    transcript and each ``escape`` goes back from a screen. Without it a key that
+    opens nothing (a toast instead) is followed by an escape that does nothing, and
+    the bench timed the next unrelated redraw (the toast expiring, ~4.6 s)."""
+    place: list = []
+    query = "model-4 task_19"
+    if target is not None:
+        model, challenge = target
+        query = f"{model}/{challenge}"
+        place = [(None, [("ctrl+p", b"\x10"), ("type", f"model {model}".encode()), ("enter", b"\r")]),
+                 (None, [("ctrl+p", b"\x10"), ("type", f"challenge {challenge}".encode()), ("enter", b"\r")])]
+    after = {"scroll: right": place, "palette: open": [(f"palette: type '{query}'", [(c, c.encode()) for c in query])]}
+    return [row for label, keys in MATRIX_KEYS for row in [(label, keys), *after.get(label, [])]]
+
 
 BARE = """\
 from textual.app import App
@@ -222,8 +223,7 @@ def pick_answer(workbench: Path) -> tuple[str, str] | None:
     the first by model and challenge. None when the store holds none."""
     import sqlite3
 
-    sys.path.insert(0, str(REPO))
-    from engine.workbench import find_workbench
+    from engine.workbench import find_workbench  # the repository is on sys.path: bench/tui.py put it there
 
     store = find_workbench(str(workbench), None, workbench).store_path
     if not Path(store).is_file():
