@@ -49,11 +49,22 @@ def main(argv: list[str]) -> int:
            "instances": _instances, "mlx_vjp": _mlx_vjp,
            "to_mlx": _to_mlx, "forget": lambda _: _forget(folder),
            "reach_start": lambda _: reach.start(folder, adapter), "reach_stop": lambda _: reach.stop(),
-           "probe_start": lambda _: _probing(True), "probe_end": lambda _: _probing(False)}
+           "probe_start": lambda _: _probing(True), "probe_end": lambda _: _probing(False),
+           "cuda_library": lambda spec: _cuda_library(folder, adapter, spec)}
     peer = wire.Peer(wire.Connection(wire.socket_from_fd(fd)), trusting=True, ops=ops)
     peer.finish = _evaluate_mlx
     peer.serve_forever()
     return 0
+
+
+def _cuda_library(folder: Path, adapter: Path | None, spec):
+    """Build the reviewer's .cu adapter with the answer here, in the answer's
+    sandbox, and serve its entry point (engine.verify.cuda_device)."""
+    from engine.verify import cuda_device
+
+    if not isinstance(spec, dict):
+        raise TypeError("cuda_library takes a dict")
+    return cuda_device.serve_library(folder, adapter, spec)
 
 
 # Called with True / False around a harness's probing of the answer (the

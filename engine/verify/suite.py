@@ -204,6 +204,15 @@ class Suite:
             raise RuntimeError("no answer process")
         return self.peer.call_op(op, value)
 
+    def cuda_library(self, symbol: str, params: list[str], timeout_s: float = 300.0):
+        """The .cu adapter built with the answer by nvcc inside the answer's
+        sandbox and loaded there: (build facts, a proxy for its
+        ``cuda_device.KernelHost`` or None, why it could not be loaded). This
+        process never loads the answer's library."""
+        if self.peer is None:
+            raise RuntimeError("no answer process: the checker never loads answer code itself")
+        return self.peer.call_op("cuda_library", {"symbol": symbol, "params": list(params), "timeout_s": timeout_s})
+
     @contextlib.contextmanager
     def probing(self):
         """Around a harness's look at the answer that only shapes what the suite

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ctypes
 import itertools
 import shutil
+import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -15,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.challenges import BUNDLED_CHALLENGES, load_challenge
-from engine.verify import cuda_build
+from engine.verify import cuda_build, cuda_device
 from engine.verify import verdicts as V
 from engine.verify.execute import load_module
 from engine.verify.local import run_local
@@ -244,28 +246,54 @@ def test_check_topk_on_adversarial_inputs():
     assert np.isfinite(x[1]).sum() < 32 and np.isneginf(x[:, 0]).all()
 
 
-# -- GPU-side check logic on a NumPy stand-in for CuPy ------------------------------------
+# -- GPU-side check logic on a NumPy stand-in for the answer's process -------------------
 
-class NumpyAsCupy:
-    """Just enough of the CuPy API FuseChecks uses, backed by NumPy."""
+class NumpyKernelHost:
+    """cuda_device.KernelHost's interface over a Python kernel, so the checker's
+    logic runs without a GPU. ``clock(trial, wall)`` says what the answer's
+    side reports as a timed call's seconds (an honest host reports ``wall``)."""
 
-    float32, int32, nan = np.float32, np.int32, np.nan
-    full, empty, array_equal, isnan = staticmethod(np.full), staticmethod(np.empty), \
-        staticmethod(np.array_equal), staticmethod(np.isnan)
+    def __init__(self, kernel, *, peak=1e12, clock=None):
+        self.kernel, self.peak, self.clock = kernel, peak, clock
+        self.calls = 0
+        self.timing = None
 
-    @staticmethod
-    def asarray(a):
-        return np.array(a, copy=True)
+    def device_info(self):
+        return {"name": "NumPy stand-in", "peak_bytes_per_s": self.peak, "l2_bytes": 1 << 20}
 
-    @staticmethod
-    def asnumpy(a):
-        return np.asarray(a)
+    def call(self, args):
+        x, rows, vocab, k, (_, n_probs, fill_probs), (_, n_idx, fill_idx) = args
+        x = np.array(x, copy=True)
+        probs = np.full(n_probs, fill_probs, dtype=np.uint32).view(np.float32)
+        idx = np.full(n_idx, fill_idx, dtype=np.int32)
+        self.kernel(x, k, probs, idx)
+        return {"rc": 0, "error": "", "rc_name": "", "outputs": [probs, idx], "inputs": [x.ravel()]}
 
-    class cuda:
-        class runtime:
-            @staticmethod
-            def deviceSynchronize():
-                return None
+    def timing_setup(self, count, outputs, scratch_bytes):
+        self.timing = {"count": count, "outputs": outputs}
+
+    def timing_prepare(self, seed, trial):
+        self.timing.update(seed=seed, trial=trial)
+
+    def timing_call(self, ints):
+        rows, vocab, k = ints
+        x = cuda_device.seeded_rows(self.timing["seed"], range(rows), vocab)
+        (_, n, fill_probs), (_, _, fill_idx) = self.timing["outputs"]
+        probs = np.full(n, fill_probs, dtype=np.uint32).view(np.float32)
+        idx = np.full(n, fill_idx, dtype=np.int32)
+        start = time.perf_counter()
+        self.kernel(x, k, probs, idx)
+        wall = time.perf_counter() - start
+        self.calls += 1
+        self.timing["out"] = [probs, idx]
+        seconds = self.clock(self.timing["trial"], wall) if self.clock else wall
+        return {"rc": 0, "error": "", "seconds": seconds}
+
+    def timing_outputs(self):
+        return self.timing["out"]
+
+    def timing_release(self):
+        self.timing = None
 
 
 def python_kernel(x, k, probs, idx, *, mutate=None):
@@ -283,6 +311,11 @@ def python_kernel(x, k, probs, idx, *, mutate=None):
         p = p / p.sum(axis=1, keepdims=True)
     if mutate == "few_blocks":  # a grid sized for at most 64 rows
         rows = min(rows, 64)
+    if mutate == "pad_minus_one":  # rows with fewer than k finite logits padded with index -1
+        finite = np.isfinite(x).sum(axis=1)
+        for r in np.flatnonzero(finite < k):
+            order[r, finite[r]:] = -1
+            p[r, finite[r]:] = 0.0
     probs[: rows * k] = p[:rows].astype(np.float32).ravel()
     idx[: rows * k] = order[:rows].astype(np.int32).ravel()
     if mutate == "overrun":
@@ -291,20 +324,29 @@ def python_kernel(x, k, probs, idx, *, mutate=None):
         x[:, 0] = 0.0
 
 
+SMALL = {"V": [1000, 4099], "adversarial_V": 4099, "timing_rows": 48, "timing_V": 3000, "timing_k": 5,
+         "timing_trials": 6, "timing_warmup": 1}
+
+
+def fake_suite(tmp_path, **thresholds):
+    return Suite(challenge_id="fuse", answer_dir=tmp_path, challenge_dir=CHALLENGE, model="fake", seed=7,
+                 backend="cuda", thresholds={**load_challenge(CHALLENGE).thresholds, **SMALL, **thresholds})
+
+
 def run_fake(tmp_path, mutate=None) -> dict:
-    suite = Suite(challenge_id="fuse", answer_dir=tmp_path, challenge_dir=CHALLENGE, model="fake", seed=7,
-                  backend="cuda", thresholds={**load_challenge(CHALLENGE).thresholds, "V": [1000, 4099], "adversarial_V": 4099})
-    checks = conformance.FuseChecks(suite, fn=None, xp=NumpyAsCupy)
-    checks.launch = lambda x, k, probs, idx: python_kernel(x, k, probs, idx, mutate=mutate)
-    checks.run_correctness()
+    suite = fake_suite(tmp_path)
+    conformance.FuseChecks(suite, NumpyKernelHost(lambda x, k, p, i: python_kernel(x, k, p, i, mutate=mutate))).run_correctness()
     return {c.name: c for c in suite.checks}
 
 
 def test_gpu_checks_pass_a_correct_kernel_with_other_tie_choices(tmp_path):
     checks = run_fake(tmp_path)
     assert set(checks) == {"topk[V=1000,k=1]", "topk[V=1000,k=5]", "topk[V=1000,k=32]", "topk[V=4099,k=1]",
-                           "topk[V=4099,k=5]", "topk[V=4099,k=32]", "ties", "neg_inf", "magnitude_1e4"}
-    assert all(c.verdict == V.PASS for c in checks.values()), {n: c.message for n, c in checks.items()}
+                           "topk[V=4099,k=5]", "topk[V=4099,k=32]", "ties", "neg_inf", "fewer_than_k_finite",
+                           "magnitude_1e4"}
+    verdicts = {n: c.verdict for n, c in checks.items()}
+    assert verdicts.pop("fewer_than_k_finite") == V.INFO
+    assert set(verdicts.values()) == {V.PASS}, {n: c.message for n, c in checks.items()}
     assert checks["topk[V=4099,k=32]"].value < 1e-6
 
 
@@ -318,6 +360,120 @@ def test_gpu_checks_pass_a_correct_kernel_with_other_tie_choices(tmp_path):
 def test_gpu_checks_catch_mutant_kernels(tmp_path, mutate, failing, text):
     check = run_fake(tmp_path, mutate)[failing]
     assert check.verdict == V.FAIL and text in check.message, check.message
+
+
+def test_fewer_than_k_finite_is_a_figure_not_a_verdict(tmp_path):
+    """Neither prompt says what fills a row with fewer than k finite logits:
+    padding with -1 is described, and neg_inf still judges every other row."""
+    checks = run_fake(tmp_path, "pad_minus_one")
+    assert checks["neg_inf"].verdict == V.PASS, checks["neg_inf"].message
+    info = checks["fewer_than_k_finite"]
+    assert info.verdict == V.INFO and "out-of-range indices [-1]" in info.message
+    assert "fills with -inf entries" in run_fake(tmp_path)["fewer_than_k_finite"].message
+
+
+def test_device_fault_is_an_error_naming_the_cuda_error(tmp_path):
+    class Faulting(NumpyKernelHost):
+        def call(self, args):
+            return {"rc": 0, "error": "cudaErrorIllegalAddress: an illegal memory access was encountered", "rc_name": ""}
+
+    suite = fake_suite(tmp_path)
+    conformance.FuseChecks(suite, Faulting(python_kernel)).run_correctness()
+    check = {c.name: c for c in suite.checks}["topk[V=1000,k=1]"]
+    assert check.verdict == V.ERROR and "cudaErrorIllegalAddress" in check.message
+
+
+# -- timing: figures, and the exploits that must not buy a better one ---------------------
+
+def timed(tmp_path, host, baseline_s=0.02):
+    suite = fake_suite(tmp_path)
+    checks = conformance.FuseChecks(suite, host, baseline=lambda rows, vocab, k, seeds: ("fake baseline", [baseline_s] * len(seeds)))
+    checks.speed_and_bandwidth()
+    return {c.name: c for c in suite.checks}
+
+
+def test_timing_reports_bandwidth_roofline_and_speed_for_an_honest_kernel(tmp_path):
+    host = NumpyKernelHost(python_kernel, peak=1e15)
+    got = timed(tmp_path, host)
+    assert host.calls == 7  # one warm-up and six timed calls, each on fresh inputs
+    assert got["timed_outputs"].verdict == V.PASS and got["timed_outputs"].details["rows_checked"] == 14
+    speed, bandwidth, roofline = got["speed"], got["bandwidth"], got["roofline"]
+    assert {speed.verdict, bandwidth.verdict, roofline.verdict} == {V.INFO}
+    med = speed.details["answer_median_s"]
+    moved = 48 * 3000 * 4 + 48 * 5 * 8
+    assert speed.value == pytest.approx(0.02 / med, rel=1e-3)
+    assert bandwidth.value == pytest.approx(moved / med / 1e15, rel=1e-3)
+    assert roofline.value == pytest.approx(med / (moved / 1e15), rel=1e-3)
+    assert "flagged" not in speed.details and "fake baseline" in speed.message and "NumPy stand-in" in speed.message
+
+
+def test_a_patched_timer_is_flagged_and_not_ranked(tmp_path):
+    def slow_kernel(x, k, probs, idx):
+        time.sleep(0.004)
+        python_kernel(x, k, probs, idx)
+
+    got = timed(tmp_path, NumpyKernelHost(slow_kernel, peak=1e15, clock=lambda trial, wall: 1e-6))
+    for name in ("speed", "bandwidth", "roofline"):
+        assert got[name].value is None and got[name].message.startswith("flagged, not ranked")
+        assert "this side's clock saw" in got[name].message
+    assert got["timed_outputs"].verdict == V.PASS
+
+
+def test_replaying_a_warm_up_result_fails_and_is_not_ranked(tmp_path):
+    kept = {}
+
+    def replay(x, k, probs, idx):
+        if not kept:
+            python_kernel(x, k, probs, idx)
+            kept["out"] = (probs.copy(), idx.copy())
+        probs[:], idx[:] = kept["out"]
+
+    got = timed(tmp_path, NumpyKernelHost(replay, peak=1e15))
+    assert got["timed_outputs"].verdict == V.FAIL and "sampled rows of the timed calls wrong" in got["timed_outputs"].message
+    assert got["speed"].value is None and "outputs are wrong" in got["speed"].message
+
+
+def test_skipping_work_after_warm_up_fails(tmp_path):
+    host = NumpyKernelHost(None, peak=1e15)
+    host.kernel = lambda x, k, probs, idx: python_kernel(x, k, probs, idx) if host.calls < 1 else None
+    got = timed(tmp_path, host)
+    assert got["timed_outputs"].verdict == V.FAIL
+
+
+def test_a_time_below_the_roofline_is_flagged(tmp_path):
+    # a peak of 1 MB/s puts the roofline at ~0.6 s: an honest 1 ms is impossible there
+    got = timed(tmp_path, NumpyKernelHost(python_kernel, peak=1e6))
+    assert got["roofline"].value is None and "below the roofline" in got["roofline"].message
+
+
+def test_timing_failure_is_recorded_not_raised(tmp_path):
+    class Broken(NumpyKernelHost):
+        def timing_call(self, ints):
+            return {"rc": 0, "error": "cudaErrorLaunchTimeout: the launch timed out", "seconds": None}
+
+    got = timed(tmp_path, Broken(python_kernel))
+    assert got["timed_outputs"].verdict == V.ERROR and "cudaErrorLaunchTimeout" in got["timed_outputs"].message
+    assert got["speed"].verdict == V.INFO and got["speed"].value is None
+
+
+@needs_nvcc
+def test_seeded_rows_match_the_device_generator_bit_for_bit(tmp_path):
+    """The checker regenerates sampled rows on the host: the harness's hash,
+    compiled by nvcc and run on the host, must give the same floats."""
+    main = tmp_path / "gen.cu"
+    main.write_text(f'#include "{cuda_device.HARNESS_SOURCE}"\n#include <cstdio>\n'
+                    "int main() { unsigned long long seed = 0x123456789abcdefULL; long long cols = 1000;\n"
+                    "  for (long long i = 2 * cols; i < 3 * cols; ++i) {\n"
+                    "    uint64_t h = benchtui_mix(seed ^ benchtui_mix((uint64_t)i));\n"
+                    "    float v = (float)(uint32_t)(h >> 40) * 9.5367431640625e-07f - 8.0f;\n"
+                    "    printf(\"%a\\n\", v); } }\n")
+    exe = tmp_path / "gen"
+    proc = subprocess.run([cuda_build.find_nvcc(), "-std=c++17", str(main), "-o", str(exe)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    device = [float.fromhex(v) for v in subprocess.run([str(exe)], capture_output=True, text=True).stdout.split()]
+    host = cuda_device.seeded_rows(0x123456789abcdef, [2], 1000)[0]
+    assert host.dtype == np.float32 and host.tolist() == device
+    assert -8.0 <= host.min() and host.max() < 8.0 and len(set(host.tolist())) > 990
 
 
 # -- on a real GPU -------------------------------------------------------------------

@@ -1,0 +1,290 @@
+"""CUDA answers on the device through ctypes, without CuPy in the answer's process.
+
+- ``Harness``: the helpers of ``cuda_harness.cu`` (device buffers, seeded
+  inputs made on the device, an L2 flush, event timing between device-wide
+  syncs, the device's own figures).
+- ``KernelHost``: an answer's C entry point, built with the harness into one
+  shared library by nvcc *inside the answer's sandbox* and served from the
+  answer's process; the checker drives it through a wire proxy and only ever
+  sees host arrays, which it verifies itself.
+- ``seeded_rows``: the host twin of the device generator, bit for bit, so the
+  checker can verify sampled rows of inputs it never had to send.
+"""
+from __future__ import annotations
+
+import ctypes
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from engine.verify import cuda_build
+
+HARNESS_SOURCE = Path(__file__).with_name("cuda_harness.cu")
+LIBRARY_NAME = "libbenchtui_answer.so"
+PARAM_KINDS = ("in", "out", "int")
+_DTYPES = {"float32": np.float32, "int32": np.int32}
+
+
+class CudaError(RuntimeError):
+    """A CUDA runtime error, named (``cudaErrorIllegalAddress: ...``)."""
+
+    def __init__(self, code: int, name: str, where: str):
+        super().__init__(f"{name} (CUDA error {code}) in {where}")
+        self.code, self.name, self.where = code, name, where
+
+
+# -- inputs both sides can make ----------------------------------------------------------
+
+_U64 = np.uint64
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, as in cuda_harness.cu (uint64 arithmetic wraps)."""
+    z = z + _U64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+    return z ^ (z >> _U64(31))
+
+
+def seeded_rows(seed: int, rows: Sequence[int], cols: int) -> np.ndarray:
+    """Rows ``rows`` of the [*, cols] float32 matrix the device generator writes for ``seed``."""
+    with np.errstate(over="ignore"):
+        flat = np.asarray(rows, dtype=_U64)[:, None] * _U64(cols) + np.arange(cols, dtype=_U64)[None, :]
+        h = _mix(_U64(seed % 2**64) ^ _mix(flat))
+    return (h >> _U64(40)).astype(np.float32) * np.float32(2.0 ** -20) - np.float32(8.0)
+
+
+# -- the harness ------------------------------------------------------------------------
+
+class Harness:
+    """ctypes bindings of cuda_harness.cu in ``lib`` (alone, or built with an answer)."""
+
+    def __init__(self, lib: ctypes.CDLL):
+        self.lib = lib
+        vp, ll, i = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int
+        sigs = {"malloc": [ctypes.POINTER(vp), ll], "free": [vp], "to_device": [vp, vp, ll], "to_host": [vp, vp, ll],
+                "sync": [], "last_error": [], "fill32": [vp, ll, ctypes.c_uint], "generate": [vp, ll, ctypes.c_ulonglong],
+                "flush_l2": [vp, ll, i], "timer_start": [], "timer_stop": [ctypes.POINTER(ctypes.c_float)],
+                "device_info": [ctypes.c_char_p, i, *[ctypes.POINTER(i)] * 5, ctypes.POINTER(ll)]}
+        for name, args in sigs.items():
+            fn = getattr(lib, f"benchtui_h_{name}")
+            fn.argtypes, fn.restype = args, i
+        for name in ("error_name", "error_string"):
+            fn = getattr(lib, f"benchtui_h_{name}")
+            fn.argtypes, fn.restype = [i], ctypes.c_char_p
+
+    def error_name(self, code: int) -> str:
+        name = (self.lib.benchtui_h_error_name(code) or b"").decode(errors="replace")
+        text = (self.lib.benchtui_h_error_string(code) or b"").decode(errors="replace")
+        return f"{name}: {text}" if text else name or f"CUDA error {code}"
+
+    def ok(self, code: int, where: str) -> None:
+        if code:
+            raise CudaError(code, self.error_name(code), where)
+
+    def malloc(self, nbytes: int) -> int:
+        ptr = ctypes.c_void_p()
+        self.ok(self.lib.benchtui_h_malloc(ctypes.byref(ptr), max(1, int(nbytes))), f"cudaMalloc({nbytes})")
+        return int(ptr.value)
+
+    def free(self, ptr: int) -> None:
+        self.lib.benchtui_h_free(ptr)
+
+    def upload(self, ptr: int, array: np.ndarray) -> None:
+        array = np.ascontiguousarray(array)
+        self.ok(self.lib.benchtui_h_to_device(ptr, array.ctypes.data, array.nbytes), "cudaMemcpy to the device")
+
+    def download(self, ptr: int, dtype, count: int) -> np.ndarray:
+        out = np.empty(int(count), dtype=dtype)
+        self.ok(self.lib.benchtui_h_to_host(out.ctypes.data, ptr, out.nbytes), "cudaMemcpy to the host")
+        return out
+
+    def fill32(self, ptr: int, count: int, value: int) -> None:
+        self.ok(self.lib.benchtui_h_fill32(ptr, int(count), value & 0xFFFFFFFF), "filling a buffer")
+
+    def generate(self, ptr: int, count: int, seed: int) -> None:
+        self.ok(self.lib.benchtui_h_generate(ptr, int(count), seed % 2**64), "generating inputs")
+
+    def flush_l2(self, scratch: int, nbytes: int, value: int) -> None:
+        self.ok(self.lib.benchtui_h_flush_l2(scratch, int(nbytes), value), "flushing L2")
+
+    def sync(self) -> int:
+        return int(self.lib.benchtui_h_sync())
+
+    def timer_start(self) -> None:
+        self.ok(self.lib.benchtui_h_timer_start(), "starting the timer")
+
+    def timer_stop(self) -> float:
+        ms = ctypes.c_float()
+        self.ok(self.lib.benchtui_h_timer_stop(ctypes.byref(ms)), "stopping the timer")
+        return ms.value / 1e3
+
+    def device_info(self) -> dict:
+        name = ctypes.create_string_buffer(256)
+        ints = [ctypes.c_int() for _ in range(5)]
+        total = ctypes.c_longlong()
+        self.ok(self.lib.benchtui_h_device_info(name, 256, *[ctypes.byref(v) for v in ints], ctypes.byref(total)),
+                "reading the device's properties")
+        major, minor, clock_khz, bus_bits, l2 = (v.value for v in ints)
+        # Double data rate: two transfers per memory clock.
+        peak = 2.0 * clock_khz * 1e3 * bus_bits / 8.0
+        return {"name": name.value.decode(errors="replace"), "compute_capability": f"{major}.{minor}",
+                "memory_clock_khz": clock_khz, "memory_bus_bits": bus_bits, "peak_bytes_per_s": peak,
+                "l2_bytes": l2, "total_bytes": total.value}
+
+
+def device_arch() -> str:
+    """``sm_XY`` of the device when CuPy can say, else nvcc's ``native``."""
+    try:
+        return cuda_build.device_arch()
+    except Exception:  # no CuPy here: nvcc asks the driver itself
+        return "native"
+
+
+def build(sources: Sequence[Path], output: Path, include_dirs: Sequence[Path] = (), timeout_s: float = 300.0):
+    """nvcc the sources and the harness into one shared library at ``output``."""
+    return cuda_build.build_shared_library([*sources, HARNESS_SOURCE], output, include_dirs=list(include_dirs),
+                                           arch=device_arch(), timeout_s=timeout_s)
+
+
+def build_harness(folder: Path, timeout_s: float = 300.0) -> tuple[Harness | None, object]:
+    """The harness alone (the checker's baselines): (Harness or None, CompileResult)."""
+    result = build([], Path(folder) / "libbenchtui_harness.so", timeout_s=timeout_s)
+    if not result.ok:
+        return None, result
+    return Harness(ctypes.CDLL(str(Path(folder) / "libbenchtui_harness.so"))), result
+
+
+# -- the answer's entry point, served in the answer's process ----------------------------------
+
+class KernelHost:
+    """An answer's ``extern "C" int f(...)`` with the harness beside it.
+
+    ``params`` names each argument: ``"in"`` (a device copy of a host array),
+    ``"out"`` (a device buffer the call fills), ``"int"``. Everything that
+    comes back is host data for the checker to verify; nothing here decides
+    a verdict."""
+
+    def __init__(self, lib_path: Path, symbol: str, params: Sequence[str]):
+        unknown = [p for p in params if p not in PARAM_KINDS]
+        if unknown:
+            raise ValueError(f"unknown parameter kinds {unknown}")
+        self.lib = ctypes.CDLL(str(lib_path))
+        self.h = Harness(self.lib)
+        self.params = list(params)
+        self.fn = getattr(self.lib, symbol)
+        self.fn.argtypes = [ctypes.c_int if p == "int" else ctypes.c_void_p for p in self.params]
+        self.fn.restype = ctypes.c_int
+        self.timing: dict | None = None
+
+    def device_info(self) -> dict:
+        return self.h.device_info()
+
+    def _outputs(self, specs) -> list[tuple[int, object, int, int]]:
+        bufs = []
+        for dtype, count, fill in specs:
+            ptr = self.h.malloc(int(count) * 4)
+            bufs.append((ptr, _DTYPES[dtype], int(count), int(fill)))
+            self.h.fill32(ptr, count, int(fill))
+        return bufs
+
+    def call(self, args: list) -> dict:
+        """One call: ``args`` follow ``params`` (an array, a (dtype, count, fill
+        bits) triple for an output, an int). Returns the return code, the
+        sync's error, the outputs and the inputs as they were afterwards."""
+        owned, inputs, outputs, argv = [], [], [], []
+        try:
+            for kind, value in zip(self.params, args, strict=True):
+                if kind == "in":
+                    array = np.ascontiguousarray(value)
+                    ptr = self.h.malloc(array.nbytes)
+                    owned.append(ptr)
+                    self.h.upload(ptr, array)
+                    inputs.append((ptr, array.dtype, array.size))
+                    argv.append(ptr)
+                elif kind == "out":
+                    (ptr, dtype, count, _), = self._outputs([value])
+                    owned.append(ptr)
+                    outputs.append((ptr, dtype, count))
+                    argv.append(ptr)
+                else:
+                    argv.append(int(value))
+            rc = int(self.fn(*argv))
+            synced = self.h.sync()
+            fault = synced or int(self.lib.benchtui_h_last_error())
+            out = {"rc": rc, "error": self.h.error_name(fault) if fault else "",
+                   "rc_name": self.h.error_name(rc) if rc else ""}
+            if not fault:
+                out["outputs"] = [self.h.download(p, d, n) for p, d, n in outputs]
+                out["inputs"] = [self.h.download(p, d, n) for p, d, n in inputs]
+            return out
+        except CudaError as exc:
+            return {"rc": -1, "error": str(exc), "rc_name": ""}
+        finally:
+            for ptr in owned:
+                self.h.free(ptr)
+
+    # -- timing at scale: inputs made here from the checker's seeds --------------------------
+    def timing_setup(self, count: int, outputs: list, scratch_bytes: int) -> None:
+        """One generated input of ``count`` float32, the outputs, and an L2 flush buffer."""
+        self.timing_release()
+        t = {"owned": []}
+        self.timing = t
+        t["input"] = self.h.malloc(int(count) * 4)
+        t["owned"].append(t["input"])
+        t["count"] = int(count)
+        t["outputs"] = self._outputs(outputs)
+        t["owned"] += [b[0] for b in t["outputs"]]
+        t["scratch"], t["scratch_bytes"] = self.h.malloc(int(scratch_bytes)), int(scratch_bytes)
+        t["owned"].append(t["scratch"])
+
+    def timing_prepare(self, seed: int, trial: int) -> None:
+        """Fresh inputs for the next timed call, outputs reset, L2 flushed."""
+        t = self.timing
+        self.h.generate(t["input"], t["count"], seed)
+        for ptr, _, count, fill in t["outputs"]:
+            self.h.fill32(ptr, count, fill)
+        self.h.flush_l2(t["scratch"], t["scratch_bytes"], trial)
+
+    def timing_call(self, ints: list[int]) -> dict:
+        """The entry point between the timer's device-wide syncs; ``ints`` in order."""
+        t, it, outs = self.timing, iter(ints), iter(self.timing["outputs"])
+        argv = [t["input"] if p == "in" else next(outs)[0] if p == "out" else int(next(it)) for p in self.params]
+        self.h.timer_start()
+        rc = int(self.fn(*argv))
+        try:
+            seconds = self.h.timer_stop()
+        except CudaError as exc:
+            return {"rc": rc, "error": str(exc), "seconds": None}
+        return {"rc": rc, "error": self.h.error_name(rc) if rc else "", "seconds": seconds}
+
+    def timing_outputs(self) -> list[np.ndarray]:
+        return [self.h.download(ptr, dtype, count) for ptr, dtype, count, _ in self.timing["outputs"]]
+
+    def timing_release(self) -> None:
+        if self.timing:
+            for ptr in self.timing["owned"]:
+                self.h.free(ptr)
+        self.timing = None
+
+
+def serve_library(answer_dir: Path, adapter: Path | None, spec: dict):
+    """The answer-side op: build ``adapter`` (the answer's folder on the include
+    path) with the harness, load it, return (build facts, KernelHost or None,
+    why it could not be loaded)."""
+    if adapter is None or adapter.suffix != ".cu":
+        raise ImportError("no .cu adapter was given for this run")
+    folder = Path(tempfile.mkdtemp(prefix="benchtui-cuda-"))
+    output = folder / LIBRARY_NAME
+    result = build([adapter], output, include_dirs=[answer_dir, adapter.parent], timeout_s=float(spec.get("timeout_s", 300.0)))
+    facts = {"ok": result.ok, "timed_out": result.timed_out, "seconds": round(result.seconds, 3),
+             "command": " ".join(result.command[1:]), "output": result.output, "errors": result.errors[:20],
+             "error_count": result.error_count, "summary": result.summary()}
+    if not result.ok:
+        return facts, None, ""
+    try:
+        return facts, KernelHost(output, str(spec["symbol"]), spec["params"]), ""
+    except (OSError, AttributeError) as exc:
+        return facts, None, f"built, but {spec['symbol']} not loadable: {exc}"
