@@ -36,14 +36,65 @@ def _nvidia_gpu() -> bool:
     return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
 
 
+# CuPy ships one distribution per CUDA major version (and ``cupy``, built from source).
+CUPY_FOR_CUDA = {11: "cupy-cuda11x", 12: "cupy-cuda12x", 13: "cupy-cuda13x"}
+# The extras that install each (pyproject.toml); CUDA 11 has none: CuPy 14 dropped it.
+CUDA_EXTRA = {12: "cuda12", 13: "cuda13"}
+
+
+def cupy_distributions() -> dict[str, str]:
+    """Every installed CuPy distribution: name -> version."""
+    found = {}
+    for dist in md.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if name == "cupy" or name.startswith("cupy-cuda"):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
+
+
+def driver_cuda_version() -> tuple[int, int] | None:
+    """The CUDA version the installed driver supports (libcuda's cuDriverGetVersion), without CuPy."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        value = ctypes.c_int()
+        if lib.cuDriverGetVersion(ctypes.byref(value)) != 0 or value.value <= 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return value.value // 1000, (value.value % 1000) // 10
+
+
+def cupy_fit(dists: dict[str, str], driver: tuple[int, int] | None) -> dict:
+    """Which CuPy distribution fits the driver, and whether the installed ones do."""
+    out = {"driver_cuda": f"{driver[0]}.{driver[1]}" if driver else None, "fits": None, "extra": None, "problems": []}
+    if driver is None:
+        return out
+    major = min(driver[0], max(CUPY_FOR_CUDA))
+    out["fits"], out["extra"] = CUPY_FOR_CUDA.get(major), CUDA_EXTRA.get(major)
+    if len(dists) > 1:
+        out["problems"].append(f"{len(dists)} CuPy distributions installed ({', '.join(dists)}): they share the "
+                               f"module 'cupy' and overwrite each other; keep only {out['fits']}")
+    for name in dists:
+        wants = next((m for m, d in CUPY_FOR_CUDA.items() if d == name), None)
+        if wants is not None and wants > driver[0]:
+            out["problems"].append(f"{name} needs a CUDA {wants} driver; this one supports CUDA {out['driver_cuda']}: "
+                                   f"install {out['fits']} instead")
+    return out
+
+
 def recommend_extras(*, nvidia_gpu: bool, cupy: str | None, mlx_lm: str | None, platform_ok_for_mlx_lm: bool,
-                     from_clone: bool, cluster: str | None = None, ray: str | None = None) -> list[dict]:
+                     from_clone: bool, cluster: str | None = None, ray: str | None = None,
+                     cuda_extra: str | None = None) -> list[dict]:
     """The optional extras worth installing on this machine, each with why
     and the command. ``cluster``: the default cluster address configured here
-    (engine/config.py), which needs Ray."""
+    (engine/config.py), which needs Ray. ``cuda_extra``: the CuPy extra that
+    fits this machine's driver (``cuda12``/``cuda13``), else ``cuda``."""
     out = []
     if nvidia_gpu and not cupy:
-        out.append({"extra": "cuda", "why": "an NVIDIA GPU is present but CuPy is not installed: CUDA answers would be skipped"})
+        out.append({"extra": cuda_extra or "cuda",
+                    "why": "an NVIDIA GPU is present but CuPy is not installed: CUDA answers would be skipped"})
     if platform_ok_for_mlx_lm and not mlx_lm:
         out.append({"extra": "ternary", "why": "mlx-lm is not installed: ternary_training answers importing mlx_lm get missing_dependency"})
     if cluster and not ray:
@@ -81,7 +132,7 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         "sqlite": sqlite3.sqlite_version,
         "sqlite_utils": _version("sqlite-utils"),
         "git": _git_version(),
-        "cuda": {"cupy": _version("cupy-cuda12x") or _version("cupy"), "available": backends["cuda"].available,
+        "cuda": {"cupy": None, "cupy_distributions": cupy_distributions(), "available": backends["cuda"].available,
                  "devices": backends["cuda"].device, "detail": backends["cuda"].detail, "nvcc": nvcc_version()},
         "mlx": {"version": _version("mlx"), "available": backends["mlx"].available, "device": backends["mlx"].device,
                 "detail": backends["mlx"].detail},
@@ -89,8 +140,12 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         "paths": paths(workbench_arg, store_arg),
         "cluster": {"ray": _version("ray"), "default": default_cluster()},  # issue 18: run --cluster
     }
+    dists = report["cuda"]["cupy_distributions"]
+    report["cuda"]["cupy"] = ", ".join(f"{n} {v}" for n, v in dists.items()) or None
+    report["cuda"]["fit"] = cupy_fit(dists, driver_cuda_version() if _nvidia_gpu() else None)
     report["extras"] = recommend_extras(
         nvidia_gpu=_nvidia_gpu(), cupy=report["cuda"]["cupy"], mlx_lm=_version("mlx-lm"),
+        cuda_extra=report["cuda"]["fit"]["extra"],
         platform_ok_for_mlx_lm=sys.platform == "linux" or (sys.platform == "darwin" and platform.machine() == "arm64"),
         from_clone=not resources.is_installed(), cluster=report["cluster"]["default"], ray=report["cluster"]["ray"])
     return report
@@ -104,6 +159,13 @@ def _sandbox() -> dict:
     return {"active": active, "layers": layers}
 
 
+def _fit_text(fit: dict | None) -> str:
+    if not fit or not fit.get("driver_cuda"):
+        return ""
+    text = f"; the driver supports CUDA {fit['driver_cuda']}: {fit['fits']} fits"
+    return text + "".join(f"\n   ! {p}" for p in fit["problems"])
+
+
 def render(report: dict) -> str:
     cuda, mlx, sb = report["cuda"], report["mlx"], report["sandbox"]
     cluster = report.get("cluster") or {}  # Ray and the default cluster (issue 18)
@@ -115,7 +177,8 @@ def render(report: dict) -> str:
         f"{ok(True)}sqlite   {report['sqlite']} (sqlite-utils {report['sqlite_utils']})",
         f"{ok(report['git'])}git      {report['git'] or 'not found'}",
         f"{ok(cuda['available'])}cuda     CuPy {cuda['cupy'] or 'not installed'}; "
-        + (f"devices: {cuda['devices']}" if cuda["available"] else cuda["detail"]) + f"; nvcc {cuda['nvcc'] or 'not found'}",
+        + (f"devices: {cuda['devices']}" if cuda["available"] else cuda["detail"]) + f"; nvcc {cuda['nvcc'] or 'not found'}"
+        + _fit_text(cuda.get("fit")),
         f"{ok(mlx['available'])}mlx      {mlx['version'] or 'not installed'}; " + (mlx["device"] if mlx["available"] else mlx["detail"]),
         f"{ok(True)}cluster  Ray {cluster.get('ray') or 'not installed'}; default "
         + (repr(cluster["default"]) if cluster.get("default") else "none (runs stay on this machine)"),

@@ -237,6 +237,8 @@ def sandbox_env(gpu: bool) -> dict:
     benchtui's engine, and for a GPU run the devices this process was given (a Ray task
     asking for one GPU gets CUDA_VISIBLE_DEVICES: the answer sees only that one)."""
     env = {"PYTHONPATH": str(REPO_ROOT)}
+    if gpu:  # CuPy's kernel cache would go to the sandbox's 1 MB $HOME
+        env["CUPY_CACHE_DIR"] = "/tmp/benchtui-cupy-cache"
     if gpu and os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
         env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
     return env

@@ -143,10 +143,12 @@ def device_arch() -> str:
         return "native"
 
 
-def build(sources: Sequence[Path], output: Path, include_dirs: Sequence[Path] = (), timeout_s: float = 300.0):
-    """nvcc the sources and the harness into one shared library at ``output``."""
+def build(sources: Sequence[Path], output: Path, include_dirs: Sequence[Path] = (), timeout_s: float = 300.0,
+          arch: str | None = None):
+    """nvcc the sources and the harness into one shared library at ``output``
+    (for this machine's device unless ``arch`` names another)."""
     return cuda_build.build_shared_library([*sources, HARNESS_SOURCE], output, include_dirs=list(include_dirs),
-                                           arch=device_arch(), timeout_s=timeout_s)
+                                           arch=arch or device_arch(), timeout_s=timeout_s)
 
 
 def build_harness(folder: Path, timeout_s: float = 300.0) -> tuple[Harness | None, object]:

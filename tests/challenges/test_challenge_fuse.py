@@ -505,3 +505,21 @@ def test_gpu_without_adapter_is_unbound(tmp_path):
     checks = by_name(run_local("fuse", tmp_path / "a", model="nobody-wrote-an-adapter", backend="cuda"))
     assert checks["topk[V=1000,k=1]"]["verdict"] == V.UNBOUND
     assert "adapters/nobody-wrote-an-adapter.cu" in checks["topk[V=1000,k=1]"]["message"]
+
+
+PUBLISHED_OPUS = ROOT.parent / "shared" / "published-benchmark" / "llm_programming_tests" / "opus47_1m" / "fuse"
+
+
+@needs_nvcc
+@pytest.mark.skipif(not PUBLISHED_OPUS.is_dir(), reason=f"no published benchmark at {PUBLISHED_OPUS}")
+def test_opus_adapter_is_keyed_to_its_answer_and_builds(tmp_path):
+    from engine.adapters import compare_key, read_key
+
+    adapter = CHALLENGE / "adapters" / "opus47_1m.cu"
+    changed, missing = compare_key(read_key(adapter), PUBLISHED_OPUS)
+    assert not changed and not missing
+    result = cuda_device.build([adapter], tmp_path / "lib.so", include_dirs=[PUBLISHED_OPUS], timeout_s=300,
+                              arch="sm_90")
+    assert result.ok, result.output
+    lib = ctypes.CDLL(str(tmp_path / "lib.so"))  # loads without a driver; never called here
+    assert getattr(lib, conformance.SYMBOL) and lib.benchtui_h_timer_stop

@@ -114,3 +114,26 @@ def test_doctor_recommends_the_extras_this_machine_lacks():
     no_lm = recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=True, from_clone=True)
     assert [(r["extra"], r["command"]) for r in no_lm] == [("ternary", 'python3 -m pip install -e ".[ternary]"')]
     assert recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=False, from_clone=True) == []
+
+
+def test_doctor_names_every_cupy_distribution_and_the_one_the_driver_fits(monkeypatch):
+    from types import SimpleNamespace
+
+    from engine import doctor
+
+    fake = [SimpleNamespace(metadata={"Name": n}, version=v)
+            for n, v in (("cupy-cuda13x", "14.2.0"), ("numpy", "2.0"), ("cupy", "13.0.0"))]
+    monkeypatch.setattr(doctor.md, "distributions", lambda: fake)
+    assert doctor.cupy_distributions() == {"cupy": "13.0.0", "cupy-cuda13x": "14.2.0"}
+    fit = doctor.cupy_fit({"cupy-cuda13x": "14.2.0"}, (13, 0))
+    assert (fit["driver_cuda"], fit["fits"], fit["extra"], fit["problems"]) == ("13.0", "cupy-cuda13x", "cuda13", [])
+    old_driver = doctor.cupy_fit({"cupy-cuda13x": "14.2.0"}, (12, 4))
+    assert old_driver["fits"] == "cupy-cuda12x" and "needs a CUDA 13 driver" in old_driver["problems"][0]
+    two = doctor.cupy_fit({"cupy-cuda12x": "13.6", "cupy-cuda13x": "14.2"}, (13, 0))
+    assert "2 CuPy distributions installed" in two["problems"][0]
+    assert doctor.cupy_fit({}, None)["fits"] is None
+    assert doctor.cupy_fit({}, (14, 1))["fits"] == "cupy-cuda13x"  # newer drivers run older CUDA builds
+    rec = doctor.recommend_extras(nvidia_gpu=True, cupy=None, mlx_lm="1", platform_ok_for_mlx_lm=True, from_clone=True,
+                                  cuda_extra="cuda13")
+    assert rec[0]["command"] == 'python3 -m pip install -e ".[cuda13]"'
+    assert "the driver supports CUDA 13.0: cupy-cuda13x fits" in doctor._fit_text(fit)

@@ -1,0 +1,143 @@
+"""fuse on a real GPU through the whole sandboxed pipeline: the answer's
+library built and run in the answer's sandbox, the checker loading none of
+it; timing exploits that must buy no better figure than honest work; device
+faults that stay the answer's and leave the GPU usable; host code that tries
+to forge a result. Skipped, with the reason, where there is no GPU."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine import queries
+from engine.runner import sandbox
+from engine.runner.orchestrate import run_answers, tree_digest
+from engine.scan import scan_workbench
+from engine.store import Store
+from engine.verify import cuda_build
+from engine.verify import verdicts as V
+from engine.workbench import find_workbench
+
+pytestmark = [pytest.mark.gpu, pytest.mark.sandbox]
+
+REPO = Path(__file__).resolve().parents[2]
+ANSWERS = Path(__file__).with_name("gpu_answers")
+CAREFUL = REPO / "models" / "demo-careful" / "fuse"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def needs_gpu():
+    usable, reason = cuda_build.gpu_status()
+    if not usable:
+        pytest.skip(f"needs an NVIDIA GPU: {reason}")
+    if cuda_build.find_nvcc() is None:
+        pytest.skip("needs nvcc to build the answers")
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def run(root: Path, pairs, **kw) -> dict:
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store)
+    events = run_answers(wb, pairs, backend="cuda", self_check=False, **kw)
+    out = {}
+    with Store(wb.store_path) as store:
+        for e in events:
+            checks = {c["name"]: c for c in queries.run_checks(store, e.run_id)} if e.run_id else {}
+            out[e.model] = (e.verdict, checks, e.message)
+    return out
+
+
+def exploit_workbench(root: Path, names: list[str], **thresholds) -> Path:
+    """A workbench of copies of demo-careful's kernel, each with one of
+    gpu_answers/ as its adapter, and fuse with a small correctness grid."""
+    shutil.copytree(REPO / "challenges" / "fuse", root / "challenges" / "fuse")
+    toml = root / "challenges" / "fuse" / "challenge.toml"
+    text = toml.read_text().replace("V = [1000, 50257, 151936]", "V = [1000]").replace("k = [1, 5, 32]", "k = [5]")
+    text = text.replace("timeout_s = 600.0", "timeout_s = 120.0")
+    for key, value in thresholds.items():
+        text = text.replace("[thresholds]\n", f"[thresholds]\n{key} = {value}\n")
+    toml.write_text(text)
+    for name in names:
+        folder = root / "models" / f"x-{name}" / "fuse"
+        shutil.copytree(CAREFUL, folder)
+        adapters = root / ".benchtui" / "adapters" / "fuse"
+        adapters.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ANSWERS / f"{name}.cu", adapters / f"x-{name}.cu")
+    return root
+
+
+def test_demo_fuse_is_judged_in_the_sandbox(demo_workbench):
+    before = tree_digest(demo_workbench / "models")
+    got = run(demo_workbench, [("demo-careful", "fuse"), ("demo-hasty", "fuse"), ("demo-quitter", "fuse")])
+    assert tree_digest(demo_workbench / "models") == before
+    verdict, checks, message = got["demo-careful"]
+    assert verdict == V.PASS, {n: (c["verdict"], c["message"]) for n, c in checks.items()}
+    assert "trust_boundary" not in checks
+    assert "in the answer's sandbox" in checks["build_library"]["message"]
+    assert checks["timed_outputs"]["verdict"] == V.PASS
+    assert checks["topk[V=151936,k=32]"]["verdict"] == V.PASS
+    bandwidth = checks["bandwidth"]
+    assert bandwidth["verdict"] == V.INFO and 0 < bandwidth["value"] < 1, bandwidth
+    assert checks["roofline"]["value"] >= 1 and checks["speed"]["value"] > 0
+    assert "4096 x 151936, k=32 on" in checks["speed"]["message"]
+    assert got["demo-hasty"][0] == V.COMPILE_ERROR
+    assert got["demo-quitter"][0] == V.COMPILE_ERROR
+
+
+def test_timing_exploits_buy_no_better_figure(tmp_path):
+    names = ["honest", "other_stream", "replay", "skip_after_warmup", "l2_persist", "patched_timer"]
+    root = exploit_workbench(tmp_path / "wb", names)
+    got = run(root, [(f"x-{n}", "fuse") for n in names])
+    honest = got["x-honest"][1]
+    assert got["x-honest"][0] == V.PASS, {n: c["message"] for n, c in honest.items()}
+    base = honest["roofline"]["value"]
+    assert base and base >= 1
+    for name in names[1:]:
+        verdict, checks, _ = got[f"x-{name}"]
+        figure = checks["roofline"]
+        # flagged (never ranked), or no faster than the honest kernel beyond noise
+        assert figure["value"] is None or figure["value"] >= 0.9 * base, (name, figure["message"], base)
+    for name in ("replay", "skip_after_warmup"):
+        verdict, checks, _ = got[f"x-{name}"]
+        assert verdict == V.FAIL and checks["timed_outputs"]["verdict"] == V.FAIL, (name, checks["timed_outputs"])
+        assert checks["speed"]["value"] is None
+    assert got["x-patched_timer"][1]["roofline"]["value"] is None
+    assert "this side's clock" in got["x-patched_timer"][1]["roofline"]["message"]
+
+
+def test_device_faults_are_the_answers_and_the_gpu_survives(tmp_path):
+    names = ["endless", "out_of_bounds", "hog_memory", "forge", "honest"]
+    root = exploit_workbench(tmp_path / "wb", names)
+    got = run(root, [(f"x-{n}", "fuse") for n in names[:-1]], timeout_s=60)
+    assert got["x-endless"][0] == V.TIMEOUT, got["x-endless"][2]
+    verdict, checks, _ = got["x-out_of_bounds"]
+    assert verdict == V.ERROR and "cudaErrorIllegalAddress" in checks["topk[V=1000,k=5]"]["message"]
+    verdict, checks, _ = got["x-hog_memory"]
+    assert verdict == V.ERROR and "cudaErrorMemoryAllocation" in checks["topk[V=1000,k=5]"]["message"]
+    verdict, checks, _ = got["x-forge"]
+    assert "forged" not in checks  # it found neither the results file nor the reference, so it computed
+    assert verdict == V.PASS
+    # the GPU still works for the next answer
+    assert run(root, [("x-honest", "fuse")])["x-honest"][0] == V.PASS
+
+
+PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
+
+
+def test_published_fuse_answers_get_verdicts(tmp_path):
+    if not PUBLISHED.is_dir():
+        pytest.skip(f"the published benchmark is not at {PUBLISHED}")
+    root = tmp_path / "pub"
+    shutil.copytree(PUBLISHED, root, symlinks=True)
+    models = ["glm5", "minimax-m2.7", "opus47_1m", "qwen36"]
+    got = run(root, [(m, "fuse") for m in models], jobs=2)
+    for model in ("glm5", "minimax-m2.7", "qwen36"):
+        assert got[model][0] == V.COMPILE_ERROR, (model, got[model][2])
+    verdict, checks, message = got["opus47_1m"]
+    assert verdict in (V.PASS, V.FAIL), (verdict, message)
+    assert checks["build_library"]["verdict"] == V.PASS and checks["fewer_than_k_finite"]["verdict"] == V.INFO
