@@ -113,7 +113,7 @@ def test_timing_exploits_buy_no_better_figure(tmp_path):
 def test_device_faults_are_the_answers_and_the_gpu_survives(tmp_path):
     names = ["endless", "out_of_bounds", "hog_memory", "forge", "honest"]
     root = exploit_workbench(tmp_path / "wb", names)
-    got = run(root, [(f"x-{n}", "fuse") for n in names[:-1]], timeout_s=60)
+    got = run(root, [(f"x-{n}", "fuse") for n in names[:-1]], timeout_s=60, jobs=2)
     assert got["x-endless"][0] == V.TIMEOUT, got["x-endless"][2]
     verdict, checks, _ = got["x-out_of_bounds"]
     assert verdict == V.ERROR and "cudaErrorIllegalAddress" in checks["topk[V=1000,k=5]"]["message"]
