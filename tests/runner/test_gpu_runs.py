@@ -117,8 +117,9 @@ def test_device_faults_are_the_answers_and_the_gpu_survives(tmp_path):
     assert got["x-endless"][0] == V.TIMEOUT, got["x-endless"][2]
     verdict, checks, _ = got["x-out_of_bounds"]
     assert verdict == V.ERROR and "cudaErrorIllegalAddress" in checks["topk[V=1000,k=5]"]["message"]
+    # it takes the memory during its first call; the next call's buffers cannot be had
     verdict, checks, _ = got["x-hog_memory"]
-    assert verdict == V.ERROR and "cudaErrorMemoryAllocation" in checks["topk[V=1000,k=5]"]["message"]
+    assert verdict == V.ERROR and any("cudaErrorMemoryAllocation" in c["message"] for c in checks.values()), checks
     verdict, checks, _ = got["x-forge"]
     assert "forged" not in checks  # it found neither the results file nor the reference, so it computed
     assert verdict == V.PASS
