@@ -34,7 +34,8 @@ def cli(workbench: Path, *args: str, timeout: float = 400, env: dict | None = No
     cmd = [*prefix, sys.executable, "-m", "engine", "--workbench", str(workbench), *args]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})})
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+                               **(env or {})})
     return {"rc": proc.returncode, "s": round(time.perf_counter() - start, 1), "out": proc.stdout, "err": proc.stderr[-3000:]}
 
 
