@@ -47,9 +47,17 @@ def run(root: Path, pairs, **kw) -> dict:
     out = {}
     with Store(wb.store_path) as store:
         for e in events:
-            checks = {c["name"]: c for c in queries.run_checks(store, e.run_id)} if e.run_id else {}
+            checks = {c["name"]: {**c, "value": number(c["value"])} for c in queries.run_checks(store, e.run_id)} if e.run_id else {}
             out[e.model] = (e.verdict, checks, e.message)
     return out
+
+
+def number(value):
+    """A check's stored value as a number where it is one (the store keeps text)."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
 
 
 def exploit_workbench(root: Path, names: list[str], **thresholds) -> Path:
