@@ -308,7 +308,7 @@ def _docstring_safe(text: str) -> str:
 
 
 def scaffold(root: Path, challenge: Challenge, model: str, answer_dir: Path, *, force: bool = False) -> Path:
-    """Write ``<root>/.benchtui/adapters/<challenge>/<model>.py``: the contract,
+    """Write ``<root>/.benchtui/adapters/<challenge>/<model>.py`` (``.cu`` for a CUDA challenge): the contract,
     the answer's current ANSWER_SHA256 and its discovered API. Never writes
     inside the answer folder. Raises FileExistsError unless ``force``."""
     from engine.resources import refuse_install_write
@@ -316,13 +316,17 @@ def scaffold(root: Path, challenge: Challenge, model: str, answer_dir: Path, *, 
     if refusal := refuse_install_write(root):
         raise ValueError(refusal)
     folder = workbench_adapter_dir(root, challenge.id)
-    target = folder / f"{model}.py"
+    target = folder / f"{model}{adapter_suffix(challenge)}"
     answer_dir = Path(answer_dir)
     if answer_dir.resolve() in target.resolve().parents:
         raise ValueError(f"refusing to write an adapter inside the answer folder {answer_dir}")
     if target.exists() and not force:
         raise FileExistsError(f"{display_path(target, root)} exists; pass --force to overwrite it")
     key = answer_key(answer_dir)
+    if target.suffix == ".cu":
+        folder.mkdir(parents=True, exist_ok=True)
+        target.write_text(cuda_scaffold(challenge, model, answer_dir, key), encoding="utf-8")
+        return target
     contract = _docstring_safe(contract_text(challenge))
     api = _docstring_safe("\n".join(discover_api(answer_dir))) or "(no source files found)"
     key_lines = "\n".join(f"    {json.dumps(rel)}: {json.dumps(h)}," for rel, h in key.items())
@@ -355,6 +359,42 @@ from __future__ import annotations
     folder.mkdir(parents=True, exist_ok=True)
     target.write_text(text, encoding="utf-8")
     return target
+
+
+def adapter_suffix(challenge: Challenge) -> str:
+    """``.cu`` for a CUDA challenge (its adapter is built with the answer by nvcc), else ``.py``."""
+    return ".cu" if challenge.language == "cuda" else ".py"
+
+
+def cuda_scaffold(challenge: Challenge, model: str, answer_dir: Path, key: dict[str, str]) -> str:
+    """A ``.cu`` adapter: the contract and the answer's host functions as
+    comments, its key on the comment line the run reads, its first .cu
+    included, and no entry point until a person writes one."""
+    def comment(text: str) -> str:
+        return "\n".join(f"// {line}".rstrip() for line in text.splitlines())
+
+    sources = [p for p in answer_source_files(answer_dir) if p.suffix == ".cu"]
+    include = f'#include "{sources[0].relative_to(answer_dir).as_posix()}"' if sources else "// (the answer has no .cu file)"
+    api = "\n".join(discover_api(answer_dir)) or "(no source files found)"
+    # the key line comes first: the run reads the first one, and the contract quotes an example
+    return f"""// Adapter for {model} / {challenge.id} (written with `benchtui adapter new`).
+// The answer files it was written against (a changed one makes it stale, not used):
+// {KEY_NAME} = {json.dumps(key)}
+//
+// Translate calls only: argument order, template parameters, the launch
+// configuration the answer's launcher expects. Never change what the answer
+// computes. nvcc builds this file with the answer's folder on the include path,
+// in the answer's sandbox, and the run calls the entry point the contract names.
+//
+// Contract ({challenge.id})
+{comment(contract_text(challenge))}
+//
+// The answer's functions (discovered from its files, nothing compiled)
+{comment(api)}
+{include}
+
+// TODO: define the entry point the contract names and call the answer's launcher from it.
+"""
 
 
 class AdapterError(Exception):

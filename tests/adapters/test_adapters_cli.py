@@ -45,6 +45,26 @@ def test_new_writes_the_scaffold_outside_the_answer(wb, capsys):
     assert "ANSWER_SHA256" in path.read_text()
 
 
+def test_new_writes_a_cu_scaffold_for_a_cuda_challenge(wb, capsys):
+    """fuse's adapter is CUDA built with the answer: the scaffold is a .cu file
+    the run reads the key from, and it compiles to nothing but the answer."""
+    from engine.adapters import compare_key, read_key
+    from engine.verify import cuda_build
+
+    answer = wb / "models" / "m1" / "fuse"
+    shutil.copytree(REPO / "models" / "demo-careful" / "fuse", answer)
+    assert main(["--workbench", str(wb), "adapter", "new", "m1", "fuse"]) == 0
+    path = wb / ".benchtui" / "adapters" / "fuse" / "m1.cu"
+    assert path.is_file() and not (wb / ".benchtui" / "adapters" / "fuse" / "m1.py").exists()
+    text = path.read_text()
+    assert '#include "main.cu"' in text or '#include "softmax_topk.cu"' in text
+    assert "benchtui_softmax_topk" in text  # the contract (challenges/fuse/ADAPTER.md), as comments
+    assert "softmax_topk_launch" in text  # the answer's host launcher, discovered
+    assert compare_key(read_key(path), answer) == ([], [])
+    if cuda_build.find_nvcc():
+        assert cuda_build.compile_check(path, include_dirs=[answer], cache=False).ok
+
+
 def test_new_rejects_unknown_names(wb, capsys):
     assert main(["--workbench", str(wb), "adapter", "new", "nobody", "kv"]) == 2
     assert "unknown model 'nobody'" in capsys.readouterr().err
