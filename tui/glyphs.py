@@ -77,3 +77,18 @@ def check_value(raw) -> str:
     if isinstance(value, (list, dict)):
         return json.dumps(value)
     return str(value)
+
+
+def check_cell(raw) -> str:
+    """A check's value or threshold in a table cell: as ``check_value``, with a
+    float to three significant figures (the detail below the table shows it
+    whole) and a boolean as yes/no."""
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return check_value(raw)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return check_value(raw)
