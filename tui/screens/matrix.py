@@ -67,11 +67,12 @@ class MatrixScreen(GuardedScreen):
         Binding("f", "cycle_filter", "Filter", id="matrix.filter"),
         Binding("g", "grade", "Grade", id="matrix.grade"),
         Binding("c", "compare", "Compare", id="matrix.compare"),
-        Binding("t", "transcript", "Transcript", id="matrix.transcript", show=False),
+        Binding("t", "transcript", "Transcript", id="matrix.transcript"),
         Binding("r", "runs", "Run", id="matrix.runs"),
         Binding("l", "leaderboard", "Leaders", id="matrix.leaderboard"),
-        Binding("a", "audit", "Suites", id="matrix.audit", show=False),
-        Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh", show=False),
+        # last: where the footer has no room for every key (80 columns) these go first; ? lists them all
+        Binding("a", "audit", "Suites", id="matrix.audit"),
+        Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh"),
     ]
 
     class Loaded(Message):
