@@ -504,7 +504,8 @@ class AnswerScreen(WholeFrameScreen):
         table.clear(columns=True)
         table.add_columns("check", "verdict", "value", "threshold", "message")
         if not run:
-            summary.update("not run yet: press r to run the hidden suite")
+            # r opens the Runs screen on this answer; s there starts it (with the backend shown there)
+            summary.update("not run yet: press r, then s, to run the hidden suite")
             self.query_one("#self-check", Static).update("no self-check yet")
             return
         head = Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
@@ -713,7 +714,7 @@ class AnswerScreen(WholeFrameScreen):
         except Exception as exc:
             self.app.call_from_thread(self.notify, f"cannot write the adapter: {exc}", severity="error", timeout=10)
             return
-        self.app.call_from_thread(self.notify, f"wrote {path}: fill it in, then press r (or: benchtui adapter check "
+        self.app.call_from_thread(self.notify, f"wrote {path}: fill it in, then press r, then s (or: benchtui adapter check "
                                   f"{self.model} {self.challenge})", timeout=10)
 
     def action_tab(self, index: int) -> None:
