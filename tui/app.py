@@ -21,6 +21,9 @@ from tui.config import load_key_config
 
 
 # Binding ids are "<area>.<name>"; an id in keys.toml outside these areas is a typo.
+# A notice's width (app.tcss's Toast rule): Textual's 60 cells, at most this share of a narrow
+# screen (Textual's 50% wrapped a notice to a word or two a line at 80 columns).
+TOAST_WIDTH, TOAST_MAX_PERCENT = 60, 70
 BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm", "audit")
 
 
@@ -182,6 +185,30 @@ class BenchApp(App[int]):
         self.errors.append(message)
         self.log.error(message)
         self.notify(message[:300], severity="error", timeout=8)
+
+    def notify(self, message: str, **kwargs) -> None:
+        super().notify(message, **kwargs)
+        self.fit_notifications()
+
+    def fit_notifications(self) -> None:
+        """Drop the oldest notices while the stack would not fit the screen: Textual's
+        rack scrolls them off its top, and a notice cut there reads as a stray word."""
+        from rich.text import Text
+
+        notices = list(self._notifications)
+        room = self.size.height - 2  # the rack's own bottom margin and the footer
+        width = max(min(TOAST_WIDTH, self.size.width * TOAST_MAX_PERCENT // 100) - 3, 10)  # border and padding
+        used, keep = 0, 0
+        for notice in reversed(notices):
+            lines = len(Text(notice.message).wrap(self.console, width)) + (1 if notice.title else 0)
+            used += lines + 3  # padding above and below, the margin above
+            if used > room and keep:
+                break
+            keep += 1
+        if keep < len(notices):
+            for notice in notices[:len(notices) - keep]:
+                self._unnotify(notice, refresh=False)
+            self._refresh_notifications()
 
     async def _dispatch_action(self, namespace: Any, action_name: str, params: Any) -> bool:
         # A bug behind a key becomes a notification and the screen stays alive

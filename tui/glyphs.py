@@ -23,12 +23,16 @@ VERDICTS: dict[str, tuple[str, str, str]] = {
     "running": ("◌", "cyan", "running"),
     "info": ("i", "blue", "info"),
 }
-LEGEND_ORDER = ("pass", "fail", "error", "timeout", "compile_error", "unbound", "forbidden",
-                "skipped", "not_run", "no_answer", "running")
+# Every verdict a matrix cell can carry (engine/queries.load_matrix), in the legend's order.
+LEGEND_ORDER = ("pass", "partial", "fail", "error", "timeout", "compile_error", "unbound", "missing_dependency",
+                "forbidden", "skipped", "interrupted", "not_run", "no_answer", "running")
+UNKNOWN_GLYPH = "?"  # a verdict this version does not know (a newer store)
+WARNING_MARK = "⚠"  # a cell whose answer has scan warnings
+PENDING_MARK = "…"  # a cell not read yet (a big matrix's first frame)
 
 
 def verdict_glyph(verdict: str | None) -> Text:
-    glyph, style, _ = VERDICTS.get(verdict or "not_run", ("?", "bold", verdict or "?"))
+    glyph, style, _ = VERDICTS.get(verdict or "not_run", (UNKNOWN_GLYPH, "bold", verdict or "?"))
     return Text(glyph, style=style)
 
 
@@ -43,12 +47,28 @@ def grade_style(letter: str | None) -> str:
     return {"A": "green", "B": "cyan", "C": "yellow", "D": "red", "F": "bold red"}.get(letter[0], "")
 
 
-def legend() -> Text:
+def legend(verdicts=None, warnings: bool = True, pending: bool = True) -> Text:
+    """The key to the matrix's glyphs: each of ``verdicts`` (all it can show when
+    None; one it does not know as "? its name"), the scan-warning mark and the
+    not-read-yet cell when the matrix shows them, and the two kinds of grade."""
     out = Text()
-    for name in LEGEND_ORDER:
-        glyph, style, label = VERDICTS[name]
+
+    def entry(glyph: str, style: str, label: str) -> None:
         out.append(glyph, style=style)
-        out.append(f" {label} ", style="dim")  # one space: the glyphs part the entries; fits 140 columns
+        out.append(f" {label} ", style="dim")  # one space: the glyphs part the entries
+
+    shown = LEGEND_ORDER if verdicts is None else [v for v in LEGEND_ORDER if v in verdicts]
+    for name in shown:
+        entry(*VERDICTS[name])
+    if verdicts is None:
+        entry(UNKNOWN_GLYPH, "bold", "other verdict")
+    for name in sorted(set(verdicts or ()) - set(LEGEND_ORDER)):
+        glyph, style, label = VERDICTS.get(name, (UNKNOWN_GLYPH, "bold", name))
+        entry(glyph, style, label)
+    if warnings:
+        entry(WARNING_MARK, "yellow", "scan warning")
+    if pending:
+        entry(PENDING_MARK, "dim", "not read yet")
     out.append("B+", style="bold")
     out.append(" human ", style="dim")
     out.append("A-", style="italic dim")
@@ -77,3 +97,18 @@ def check_value(raw) -> str:
     if isinstance(value, (list, dict)):
         return json.dumps(value)
     return str(value)
+
+
+def check_cell(raw) -> str:
+    """A check's value or threshold in a table cell: as ``check_value``, with a
+    float to three significant figures (the detail below the table shows it
+    whole) and a boolean as yes/no."""
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return check_value(raw)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return check_value(raw)

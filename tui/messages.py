@@ -24,6 +24,7 @@ class RunProgress(Message):
 class RunsDone(Message):
     count: int
     cancelled: bool
+    refused: str = ""  # why the machine ran none of them (a backend asked for by name is absent)
 
 
 @dataclass

@@ -427,5 +427,7 @@ def search(store, query: str, limit: int = 50) -> list[dict]:
     for r in rows:
         r["path"] = str(Path(r.pop("answer_path") or "") / r["relpath"])
         r["rank"] = rank[r.pop("entry_row")][1]
+        # one line per hit: the entry's own newlines and indents would split it
+        r["snippet"] = " ".join((r["snippet"] or "").split())
     rows.sort(key=lambda r: r["rank"])
     return rows

@@ -21,7 +21,8 @@ async def test_the_footer_lists_the_matrix_keys_and_a_click_presses_one(demo_wb)
     async with app.run_test(size=(140, 30)) as pilot:
         await settle(app, pilot)
         text = footer_text(app)
-        assert text.startswith(" s Sort  f Filter  g Grade  c Compare  r Run  l Leaders  q Quit  ? Help ")
+        assert text.startswith(" s Sort  f Filter  g Grade  c Compare  t Transcript  r Run  l Leaders  a Suites  ^r Rescan"
+                               "  q Quit  ? Help ")
         assert text.rstrip().endswith("▏^p Jump") and len(text) == 140
         assert app.screen.sort_mode == "order"
         footer = app.screen.query_one(KeysFooter)
@@ -40,11 +41,17 @@ async def test_the_footer_lists_the_matrix_keys_and_a_click_presses_one(demo_wb)
 
 async def test_a_narrow_footer_is_compact_and_drops_the_palette_key_only_when_it_does_not_fit(demo_wb):
     app = BenchApp(demo_wb, scan_on_start=False)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=(100, 24)) as pilot:
         await settle(app, pilot)
         text = footer_text(app)
-        assert text.startswith("s Sort f Filter g Grade c Compare r Run l Leaders q Quit ? Help")
-        assert "^p Jump" in text and len(text) == 80
+        assert text.startswith("s Sort f Filter g Grade c Compare t Transcript r Run l Leaders a Suites ^r Rescan "
+                               "q Quit ? Help")
+        assert "^p Jump" not in text and len(text) == 100  # no room for it with every key
+        await pilot.resize_terminal(80, 24)
+        await settle(app, pilot)
+        text = footer_text(app)
+        assert text.startswith("s Sort f Filter g Grade c Compare t Transcript r Run l Leaders q Quit ? Help")
+        assert "^p Jump" not in text and len(text) == 80
         await pilot.resize_terminal(66, 24)
         await settle(app, pilot)
         text = footer_text(app)
@@ -87,4 +94,21 @@ async def test_the_title_line_reads_as_textuals_header_and_its_icon_opens_the_pa
         await pilot.click(TitleBar, offset=(1, 0))
         await pilot.pause()
         assert opened == [1]
+    assert app.errors == []
+
+
+async def test_the_matrix_footer_lists_transcript_suites_and_rescan_and_keeps_help_when_narrow(demo_wb):
+    app = BenchApp(demo_wb, scan_on_start=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await settle(app, pilot)
+        text = footer_text(app)
+        for key in (" t Transcript ", " a Suites ", " ^r Rescan "):
+            assert key in text, text
+        assert text.rstrip().endswith("▏^p Jump") and len(text) == 140
+        await pilot.resize_terminal(80, 24)
+        await settle(app, pilot)
+        text = footer_text(app)
+        # no room for every key: the screen's last ones go, `q Quit` and `? Help` stay whole
+        assert len(text) == 80 and "q Quit ? Help" in text and "t Transcript" in text, text
+        assert text.rstrip().endswith("? Help"), text
     assert app.errors == []

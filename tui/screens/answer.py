@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 from engine import queries
 from engine.answer_files import main_source
 from engine.grades import current_grades
-from tui.glyphs import verdict_text
+from tui.glyphs import check_cell, check_value, verdict_text
 from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
 from tui.widgets.footer import KeysFooter
 from tui.widgets.steady_tree import SteadyTree
@@ -278,7 +278,9 @@ class AnswerScreen(WholeFrameScreen):
                     yield Vertical(Static("select a file on the left", classes="panel-text", id="file-placeholder"),
                                    title, view, id="file-view-pane")
                 with TabPane("Checks", id="tab-checks"):
-                    yield Static(id="run-summary", classes="panel-text")
+                    # the summary scrolls in its own pane: a long requirement list must not
+                    # push the check rows below the fold at 80x24
+                    yield VerticalScroll(Static(id="run-summary", classes="panel-text"), id="run-summary-pane")
                     yield DataTable(id="checks-table", cursor_type="row")
                     yield VerticalScroll(Static(id="check-detail", classes="panel-text"), id="check-detail-pane")
                 with TabPane("Self-check", id="tab-self"):
@@ -502,7 +504,8 @@ class AnswerScreen(WholeFrameScreen):
         table.clear(columns=True)
         table.add_columns("check", "verdict", "value", "threshold", "message")
         if not run:
-            summary.update("not run yet: press r to run the hidden suite")
+            # r opens the Runs screen on this answer; s there starts it (with the backend shown there)
+            summary.update("not run yet: press r, then s, to run the hidden suite")
             self.query_one("#self-check", Static).update("no self-check yet")
             return
         head = Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
@@ -512,10 +515,14 @@ class AnswerScreen(WholeFrameScreen):
         if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
             head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")  # issue 9
         summary.update(head)
-        for i, c in enumerate(self.data["checks"]):
-            table.add_row(c["name"], verdict_text(c["verdict"]), c["value"] or "", c["threshold"] or "", c["message"] or "",
-                          key=str(i))
-        self.show_check(0)
+        checks = self.data["checks"]
+        for i, c in enumerate(checks):
+            table.add_row(c["name"], verdict_text(c["verdict"]), check_cell(c["value"]), check_cell(c["threshold"]),
+                          c["message"] or "", key=str(i))
+        first = first_failing(checks)
+        if first:
+            table.move_cursor(row=first, scroll=True)
+        self.show_check(first)
         out = Text()
         out.append(f"self-check: {run['self_status'] or 'not run'}", style="bold")
         if run["self_exit_code"] is not None:
@@ -536,7 +543,7 @@ class AnswerScreen(WholeFrameScreen):
             return
         c = checks[index]
         text = Text.assemble((c["name"], "bold"), "  ", verdict_text(c["verdict"]),
-                             f"   value {c['value'] or '—'}   threshold {c['threshold'] or '—'}\n")
+                             f"   value {check_value(c['value']) or '—'}   threshold {check_value(c['threshold']) or '—'}\n")
         text.append(c["message"] or "")
         detail.update(text)
 
@@ -707,7 +714,7 @@ class AnswerScreen(WholeFrameScreen):
         except Exception as exc:
             self.app.call_from_thread(self.notify, f"cannot write the adapter: {exc}", severity="error", timeout=10)
             return
-        self.app.call_from_thread(self.notify, f"wrote {path}: fill it in, then press r (or: benchtui adapter check "
+        self.app.call_from_thread(self.notify, f"wrote {path}: fill it in, then press r, then s (or: benchtui adapter check "
                                   f"{self.model} {self.challenge})", timeout=10)
 
     def action_tab(self, index: int) -> None:
@@ -717,6 +724,15 @@ class AnswerScreen(WholeFrameScreen):
             # Focus left inside the pane being hidden would pull its tab back to the front.
             self.set_focus(self.query_one("#file-tree", Tree))
         self.query_one(TabbedContent).active = target
+
+
+NOT_FAILING = ("pass", "info", "skipped", "not_run")
+
+
+def first_failing(checks: list[dict]) -> int:
+    """The row the Checks tab highlights first: the first check that did not pass
+    (what a reader opens the tab for), else the first row."""
+    return next((i for i, c in enumerate(checks) if (c["verdict"] or "not_run") not in NOT_FAILING), 0)
 
 
 def prompt_version_note(run: dict) -> str:

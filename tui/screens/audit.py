@@ -1,7 +1,8 @@
-"""Suite strength (issue 17): each challenge's mutation score, its survivors,
-and the highlighted survivor as a diff against the original. `e`/`n` mark a
-survivor equivalent or not (stored, kept across audits); `A` runs an audit in
-a worker (progress in the status line), `x` cancels it."""
+"""Suite strength: each challenge's mutation score, its survivors, and the
+highlighted survivor as a diff against the original. `e`/`n` mark a survivor
+equivalent or not (stored, kept across audits); `A` asks (how many answers, a
+cap of mutants per answer) then runs an audit in a worker, its counts filling
+the table as mutants finish; `x` cancels it, and the rows it left say partial."""
 from __future__ import annotations
 
 import threading
@@ -18,6 +19,18 @@ from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from tui.widgets.diff_view import DiffView
+
+
+# The README's advice (`benchtui audit --jobs 2 --mutants 40`): a whole audit of the demo is
+# ~2,000 mutants, an hour or more; 40 per answer spread over the operators says most of it.
+MUTANTS_PER_ANSWER = 40
+JOBS = 2
+SECONDS_PER_MUTANT = (1.1, 2.1)  # the README's measured cost with 2 jobs on 2 cores
+
+
+def measured(answer: dict) -> int:
+    """Mutants of an answer's audit that have an outcome (a cancelled one has fewer than planned)."""
+    return sum(answer.get(k) or 0 for k in ("killed", "survived", "equivalent", "error"))
 
 
 def _pct(score) -> str:
@@ -51,9 +64,17 @@ class AuditScreen(GuardedScreen):
             self.key, self.diff, self.text = key, diff, text
 
     class Progress(Message):
-        def __init__(self, text: str, finished: bool = False) -> None:
+        def __init__(self, text: str, finished: bool = False, challenge: str = "", status: str = "") -> None:
             super().__init__()
             self.text, self.finished = text, finished
+            self.challenge, self.status = challenge, status  # a mutant's outcome, counted live
+
+    class Counted(Message):
+        """What `A` would audit: passing answers and challenge references."""
+
+        def __init__(self, answers: int, references: int, error: str = "") -> None:
+            super().__init__()
+            self.answers, self.references, self.error = answers, references, error
 
     def __init__(self) -> None:
         super().__init__()
@@ -61,6 +82,7 @@ class AuditScreen(GuardedScreen):
         self.survivors: dict[str, dict] = {}
         self.cancel = threading.Event()
         self.running = False
+        self.live: dict[str, dict[str, int]] = {}  # challenge -> outcome -> count, while an audit runs
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -102,13 +124,21 @@ class AuditScreen(GuardedScreen):
         table = self.query_one("#audit-challenges", DataTable)
         row = table.cursor_row
         table.clear()
+        partial = False
         for c in self.reports:
-            answers = ", ".join(f"{a['model']} {_pct(a['score'])}" for a in c["answers"])
+            done = sum(measured(a) for a in c["answers"])
+            answers = ", ".join(f"{a['model']} {_pct(a['score'])}" + (f" partial {measured(a)}/{a['mutants']}"
+                                                                        if measured(a) < a["mutants"] else "")
+                                for a in c["answers"])
+            mutants = str(c["mutants"]) if done >= c["mutants"] else f"{done} of {c['mutants']}"
+            partial = partial or done < c["mutants"]
             table.add_row(c["challenge"], Text(_pct(c["score"]), style=_score_style(c["score"])), str(c["killed"]),
-                          str(c["survived"]), str(c["equivalent"]), str(c["mutants"]), answers, key=c["challenge"])
+                          str(c["survived"]), str(c["equivalent"]), mutants, answers, key=c["challenge"])
         if not self.running:
+            note = ("; partial: an audit was cancelled or stopped, its counts are of the mutants that ran "
+                    "(`A` resumes from its cache)" if partial else "")
             self.query_one("#audit-status", Static).update(
-                "suite strength = killed / (killed + survived); likely-equivalent mutants are not counted"
+                "suite strength = killed / (killed + survived); likely-equivalent mutants are not counted" + note
                 if self.reports else "nothing audited yet: `A` audits every passing answer (or `benchtui audit`)")
         if self.reports:
             table.move_cursor(row=min(row, len(self.reports) - 1))
@@ -186,9 +216,56 @@ class AuditScreen(GuardedScreen):
         if self.running:
             self.notify("an audit is already running")
             return
+        self.count_targets()
+
+    @work(thread=True, exclusive=True, group="audit-count")
+    def count_targets(self) -> None:
+        """What an audit would take (the audit's own choice of targets), for the question."""
+        import tempfile
+        from pathlib import Path
+
+        from engine.audit.core import REFERENCE, AuditOptions, Auditor
+
+        try:
+            with tempfile.TemporaryDirectory(prefix="benchtui-audit-count-") as tmp:
+                targets = Auditor(self.app.workbench, AuditOptions(mutants=MUTANTS_PER_ANSWER)).targets(Path(tmp))
+        except Exception as exc:
+            self.post_message(self.Counted(0, 0, f"{type(exc).__name__}: {exc}"))
+            return
+        references = sum(1 for t in targets if t.model == REFERENCE)
+        self.post_message(self.Counted(len(targets) - references, references))
+
+    def on_audit_screen_counted(self, message: Counted) -> None:
+        from tui.screens.confirm import ConfirmScreen
+
+        if message.error:
+            self.app.report_error("audit", message.error)
+            return
+        n = message.answers + message.references
+        if not n:
+            self.notify("nothing to audit: no answer's latest run passes (run them first)", severity="warning")
+            return
+        most = n * MUTANTS_PER_ANSWER
+        low, high = (round(most * s / 60) for s in SECONDS_PER_MUTANT)
+        question = (f"Audit {message.answers} passing answers and {message.references} references, "
+                    f"at most {MUTANTS_PER_ANSWER} mutants each (at most {most:,} mutants)?")
+        detail = (f"About {low}-{high} min at {SECONDS_PER_MUTANT[0]}-{SECONDS_PER_MUTANT[1]} s a mutant with {JOBS} jobs "
+                  "(less where a mutant is cached). The table fills in as mutants finish; x cancels, and the next "
+                  "audit resumes from its cache. A whole audit: benchtui audit --jobs 2 (no --mutants).")
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.start_audit()
+
+        self.app.push_screen(ConfirmScreen(question, detail), answered)
+
+    def start_audit(self) -> None:
+        if self.running:
+            return
         self.running = True
+        self.live = {}
         self.cancel.clear()
-        self.query_one("#audit-status", Static).update("audit: starting…")
+        self.query_one("#audit-status", Static).update("audit: starting (baselines first)…")
         self.run_audit()
 
     def action_cancel(self) -> None:
@@ -206,10 +283,12 @@ class AuditScreen(GuardedScreen):
             elif e.kind == "baseline":
                 self.post_message(self.Progress(f"audit: baseline {e.model}/{e.challenge}: {e.status}"))
             elif e.kind == "mutant":
-                self.post_message(self.Progress(f"audit: {e.done}/{e.total} {e.status} {e.model}/{e.challenge} {e.message}"))
+                self.post_message(self.Progress(f"audit: {e.done}/{e.total} {e.status} {e.model}/{e.challenge} {e.message}",
+                                                challenge=e.challenge, status=e.status))
 
         try:
-            run_audit(self.app.workbench, AuditOptions(jobs=2), on_event=on_event, cancel=self.cancel)
+            run_audit(self.app.workbench, AuditOptions(jobs=JOBS, mutants=MUTANTS_PER_ANSWER), on_event=on_event,
+                      cancel=self.cancel)
         except Exception as exc:
             self.post_message(self.Progress(f"audit failed: {type(exc).__name__}: {exc}", finished=True))
             return
@@ -218,6 +297,24 @@ class AuditScreen(GuardedScreen):
 
     def on_audit_screen_progress(self, message: Progress) -> None:
         self.query_one("#audit-status", Static).update(message.text)
+        if message.challenge and message.status:
+            self.count_live(message.challenge, message.status)
         if message.finished:
             self.running = False
             self.load()
+
+    def count_live(self, challenge: str, status: str) -> None:
+        """This audit's outcomes so far, in the challenge's row (the stored report replaces
+        them when the audit ends): the table fills in as mutants finish."""
+        tally = self.live.setdefault(challenge, {})
+        tally[status] = tally.get(status, 0) + 1
+        killed, survived = tally.get("killed", 0), tally.get("survived", 0)
+        score = killed / (killed + survived) if killed + survived else None
+        cells = [Text(_pct(score), style=_score_style(score)), str(killed), str(survived), str(tally.get("equivalent", 0)),
+                 f"{sum(tally.values())} run", "auditing…"]
+        table = self.query_one("#audit-challenges", DataTable)
+        if challenge in table.rows:
+            for column, value in zip(list(table.columns)[1:], cells):
+                table.update_cell(challenge, column, value)
+        else:
+            table.add_row(challenge, *cells, key=challenge)

@@ -141,6 +141,8 @@ class GradesScreen(ReadAheadScreen):
         title.append("answer under review" if hidden else f"{self.model} / {self.challenge}", style="bold")
         if hidden:
             title.append(f"  ({self.challenge}; blind: model and judges hidden until you grade overall)", style="dim")
+        elif self.blind:
+            title.append("  (blind mode: on from the next ungraded answer)", style="dim")
         title.append(f"   grader: {self.grader}", style="dim")
         self.query_one("#grades-title", Static).update(title)
         table = self.query_one("#grades-dims", DataTable)
@@ -277,6 +279,13 @@ class GradesScreen(ReadAheadScreen):
     def action_blind(self) -> None:
         self.blind = not self.blind
         self.refresh_view()
+        if not self.blind:
+            self.notify("blind mode off: model and judges shown", timeout=3)
+        elif G.OVERALL in self.mine:  # nothing to hide: say so, or the key seems to do nothing
+            self.notify("blind mode on, but you have already graded this answer overall, so its model and judges "
+                        "stay shown; ] opens the next ungraded answer blind", timeout=8)
+        else:
+            self.notify("blind mode on: model and judges hidden until you grade overall", timeout=3)
 
     def action_next_ungraded(self) -> None:
         self.flush_steps(reload=False)

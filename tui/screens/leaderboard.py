@@ -250,6 +250,8 @@ class LeaderboardScreen(GuardedScreen):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
+        yield Static(Text.assemble(("Leaderboard", "bold"), ("  rankings · winners per challenge · head-to-head · grades",
+                                                            "dim")), classes="title-bar", id="leader-title")
         with VerticalScroll(id="leader-body"):
             yield RenderedPane("computing…", id="leader-rank", classes="leader-pane")
             yield RenderedPane(id="leader-plot", classes="leader-pane")

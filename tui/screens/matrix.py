@@ -15,7 +15,7 @@ from tui.widgets.matrix_table import MatrixTable
 
 from tui.widgets.footer import KeysFooter
 from tui.widgets.title_bar import TitleBar
-from tui.glyphs import grade_style, legend, verdict_glyph, VERDICTS
+from tui.glyphs import PENDING_MARK, WARNING_MARK, grade_style, legend, verdict_glyph, VERDICTS
 
 SORTS = ("order", "passes", "grade", "name")
 FILTERS = ("all", "not passing", "ungraded")
@@ -39,7 +39,7 @@ def cell_text(cell) -> Text:
             text.append(" ")
             text.append(cell.judge, style="italic dim")
         if cell.warnings:
-            text.append("⚠", style="yellow")
+            text.append(WARNING_MARK, style="yellow")
         if len(_CELL_TEXTS) > 4096:  # odd letters from imports: keep the table bounded
             _CELL_TEXTS.clear()
         _CELL_TEXTS[key] = text
@@ -47,7 +47,7 @@ def cell_text(cell) -> Text:
 
 
 _CELL_TEXTS: dict[tuple, Text] = {}
-_PENDING = Text("…", style="dim")  # a cell not read yet (the first frame reads a screenful)
+_PENDING = Text(PENDING_MARK, style="dim")  # a cell not read yet (the first frame reads a screenful)
 
 
 def not_passing(cell) -> bool:
@@ -67,11 +67,12 @@ class MatrixScreen(GuardedScreen):
         Binding("f", "cycle_filter", "Filter", id="matrix.filter"),
         Binding("g", "grade", "Grade", id="matrix.grade"),
         Binding("c", "compare", "Compare", id="matrix.compare"),
-        Binding("t", "transcript", "Transcript", id="matrix.transcript", show=False),
+        Binding("t", "transcript", "Transcript", id="matrix.transcript"),
         Binding("r", "runs", "Run", id="matrix.runs"),
         Binding("l", "leaderboard", "Leaders", id="matrix.leaderboard"),
-        Binding("a", "audit", "Suites", id="matrix.audit", show=False),
-        Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh", show=False),
+        # last: where the footer has no room for every key (80 columns) these go first; ? lists them all
+        Binding("a", "audit", "Suites", id="matrix.audit"),
+        Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh"),
     ]
 
     class Loaded(Message):
@@ -272,11 +273,13 @@ class MatrixScreen(GuardedScreen):
         passes = dict.fromkeys(m.models, 0)
         letters: dict[str, list] = {x: [] for x in m.models}
         failing, ungraded = set(), set()
-        texts = {}
+        texts, verdicts, warned = {}, set(), False
         for (model, cid), cell in m.cells.items():
             if model not in models or cid not in ids:
                 continue
             texts[model, cid] = cell_text(cell)
+            verdicts.add(cell.verdict)
+            warned = warned or bool(cell.warnings)
             if cell.verdict == "pass":
                 passes[model] += 1
             # the leaderboard's rule: a person's grade, else a judge's
@@ -287,7 +290,7 @@ class MatrixScreen(GuardedScreen):
             if cell.status == "answer" and not cell.human:
                 ungraded.add(cid)
         self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
-                             "texts": texts, "labels": {c.id: Text(c.label[:22]) for c in m.challenges}}
+                             "texts": texts, "verdicts": verdicts, "warned": warned, "labels": {c.id: Text(c.label[:22]) for c in m.challenges}}
         self._facts_for = m
         return self._facts_cache
 
@@ -327,10 +330,23 @@ class MatrixScreen(GuardedScreen):
         for model in models:
             table.add_column(Text(model), key=model, width=widths[model])
         table.add_rows_at_once([(ch.id, [labels[ch.id], *cells]) for ch, cells in zip(challenges, rows)])
+        self.update_legend(facts, models, challenges)
         self.update_status(models, challenges)
         self.focus_cell(*keep)
         table.focus()
         self.update_detail()
+
+    def update_legend(self, facts: dict, models: list[str], challenges: list) -> None:
+        """The key to what the matrix draws: its verdicts (the folder-less cell's
+        too, when a model lacks a challenge), the warning mark, the not-read cell."""
+        verdicts = set(facts["verdicts"])
+        if len(facts["texts"]) < len(models) * len(challenges):
+            verdicts.add(self.matrix.cell("", "").verdict)
+        text = legend(verdicts, warnings=facts["warned"], pending=self.matrix.read is not None)
+        widget = self.query_one("#legend", Static)
+        if text.plain != getattr(widget, "_legend_plain", None):
+            widget._legend_plain = text.plain
+            widget.update(text)
 
     def _rows(self, models: list[str], challenges: list, texts: dict, missing: Text) -> list[list[Text]]:
         """Each challenge's cells, in ``models`` order. Cells not read yet (a first

@@ -32,8 +32,11 @@ SCOPES = (("this answer", "answer"), ("this model", "column"), ("this challenge"
 BACKENDS = (("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda"), ("mlx", "mlx"))
 COLUMNS = ("run", "model", "challenge", "state", "verdict", "message")
 NODE = "node"  # a seventh column, shown once some row ran on a cluster node (benchtui run --cluster, issue 18)
-STATES = ("queued", "started", "finished", "error", "cancelled", "busy", "running", "done", "interrupted", "retrying")
-ENDED = ("finished", "error", "cancelled", "busy")  # a batch row that will not change again
+STATES = ("queued", "started", "finished", "error", "cancelled", "busy", "refused", "running", "done", "interrupted",
+          "retrying")
+ENDED = ("finished", "error", "cancelled", "busy", "refused")  # a batch row that will not change again
+# One line at 80 columns: how to reach and change the two selectors, and the screen's keys.
+HINT = "tab: scope → backend → runs · enter: change / run's log · s start · x cancel"
 MESSAGE_WIDTH = 60  # longer messages end in "…"; the log shows them whole
 
 
@@ -63,9 +66,12 @@ def set_columns(table: DataTable, rows: list[tuple], floor: dict[str, int] | Non
 
 
 class RunsScreen(GuardedScreen):
-    AUTO_FOCUS = "#runs-table"
+    AUTO_FOCUS = "#runs-scope"  # what a newcomer sets first; tab goes on to the backend, then the runs
     DEFAULT_CSS = """
     #runs-live { height: auto; max-height: 7; }
+    #runs-hint { height: 1; padding: 0 1; color: $text-muted; }
+    /* the focused selector filled, not only Textual's thin border: visible at a glance */
+    #runs-controls Select:focus > SelectCurrent { background: $accent 40%; }
     """
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="runs.back"),
@@ -91,7 +97,8 @@ class RunsScreen(GuardedScreen):
             yield Select(SCOPES, value=self.scope if self.anchor else "all", allow_blank=False, id="runs-scope")
             yield Label("backend")
             yield Select(BACKENDS, value="auto", allow_blank=False, id="runs-backend")
-        yield Static("s: start   x: cancel   enter: show a run's log", id="runs-progress")
+        yield Static(HINT, id="runs-hint")
+        yield Static("", id="runs-progress")
         yield DataTable(id="runs-live", cursor_type="row")
         yield DataTable(id="runs-table", cursor_type="row")
         yield Log(id="runs-log", highlight=False)
@@ -99,8 +106,9 @@ class RunsScreen(GuardedScreen):
 
     def on_mount(self) -> None:
         self.query_one("#runs-live", DataTable).display = False
+        self.query_one("#runs-progress", Static).display = False  # shown once a batch starts: no blank row
         self.action_reload()
-        self.query_one("#runs-table", DataTable).focus()
+        self.query_one("#runs-scope", Select).focus()
         from tui.store_watch import watch_store
 
         watch_store(self, self.action_reload)  # runs started elsewhere appear in the history
@@ -142,12 +150,6 @@ class RunsScreen(GuardedScreen):
             return [p for p in pairs if p[1] == challenge]
         return [p for p in pairs if p == (model, challenge)]
 
-    @on(Select.Changed)
-    def select_changed(self, event: Select.Changed) -> None:
-        # Back to the history once a choice is made: a focused Select would
-        # take the next enter or arrow key and open its dropdown again.
-        if event.select.has_focus:
-            self.query_one("#runs-table", DataTable).focus()
 
     # -- running -----------------------------------------------------------------------
     def action_start(self) -> None:
@@ -162,7 +164,10 @@ class RunsScreen(GuardedScreen):
         self.batch = {f"q:{model}/{challenge}": ["", model, challenge, "queued", "", "", ""] for model, challenge in pairs}
         self.render_live()
         self.query_one("#runs-live", DataTable).display = True
+        self.query_one("#runs-progress", Static).display = True
         if not isinstance(self.focused, DataTable):
+            # the runs are what to watch now, and enter there shows a log (on a
+            # selector it would open its dropdown again)
             self.query_one("#runs-table", DataTable).focus()
         self.running = True
         self.cancel_event = threading.Event()
@@ -175,6 +180,8 @@ class RunsScreen(GuardedScreen):
 
     @work(thread=True, exclusive=True, group="runs")
     def run_batch(self, pairs: list[tuple[str, str]], backend: str, cancel: threading.Event) -> None:
+        from engine.backends import BackendUnavailable
+
         try:
             from engine.config import default_cluster
             from engine.runner.orchestrate import run_answers
@@ -190,6 +197,9 @@ class RunsScreen(GuardedScreen):
                 with open_cluster(address) as cluster:
                     run_answers(self.app.workbench, pairs, backend=backend, cancel=cancel, cluster=cluster, jobs=None,
                                 on_event=lambda e: self.post_message(RunProgress(e)))
+        except BackendUnavailable as exc:  # the machine's, not the answers': none is run or recorded
+            self.post_message(RunsDone(len(pairs), cancel.is_set(), refused=str(exc)))
+            return
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "runs stopped", exc)
         self.post_message(RunsDone(len(pairs), cancel.is_set()))
@@ -233,18 +243,31 @@ class RunsScreen(GuardedScreen):
             self.action_reload()  # the history gains the run that just ended
 
     def batch_summary(self) -> str:
-        """What became of the batch: "7 finished, 28 cancelled", by state."""
+        """What became of the batch, by state: "35 of 35 finished", "7 finished, 28
+        cancelled" (of a batch of 35), "1 refused"."""
         counts: dict[str, int] = {}
         for row in self.batch.values():
             counts[row[3]] = counts.get(row[3], 0) + 1
         order = [s for s in STATES if s in counts]
-        return ", ".join(f"{counts[s]} {s}" for s in order) or "nothing run"
+        if len(order) == 1 and len(self.batch) > 1:
+            return f"{len(self.batch)} of {len(self.batch)} {order[0]}"
+        parts = ", ".join(f"{counts[s]} {s}" for s in order) or "nothing run"
+        return parts + (f" (a batch of {len(self.batch)})" if len(order) > 1 else "")
 
     def on_runs_done(self, message: RunsDone) -> None:
         self.running = False
+        if message.refused:
+            for row in self.batch.values():
+                if row[3] == "queued":
+                    row[3], row[5] = "refused", clip(message.refused)
+            self.render_live()
+            self.query_one(Log).write_line(f"refused: {message.refused}")
         summary = self.batch_summary()
-        self.query_one("#runs-progress", Static).update(f"{summary} ({message.count} queued)")
-        self.notify(f"runs {'cancelled' if message.cancelled else 'done'}: {summary}", timeout=5)
+        self.query_one("#runs-progress", Static).update(summary)
+        if message.refused:
+            self.notify(f"runs refused: {message.refused}", severity="warning", timeout=10)
+        else:
+            self.notify(f"runs {'cancelled' if message.cancelled else 'done'}: {summary}", timeout=5)
         self.action_reload()
 
     def action_cancel(self) -> None:

@@ -31,23 +31,40 @@ class DiffView(LineView):
             return []
         return self.diff.unified_changes if self.unified else self.diff.changes
 
-    def _half(self, no: int | None, text: str, spans, tag: str, side: str, width: int) -> Text:
+    def _half(self, no: int | None, text: str, spans, tag: str, side: str, width: int, shift: int = 0) -> Text:
+        room = width - 6
+        text = text.expandtabs(4)
+        if shift:  # the row's change lies past the visible width: start near it, the cut marked
+            text = "…" + text[shift + 1:]
+            spans = [(max(a - shift, 1), b - shift) for a, b in spans if b - shift > 1]
         out = Text(f"{no:>5} " if no else "      ", style="dim")
-        body = Text(text.expandtabs(4)[: width - 6].ljust(width - 6), style=SIDE_BG.get(tag, "") if (no or tag != "equal") else "")
+        body = Text(text[:room].ljust(room), style=SIDE_BG.get(tag, "") if (no or tag != "equal") else "")
         if tag == "replace":
             for start, end in spans:
-                body.stylize(INTRA[side], start, min(end, width - 6))
+                body.stylize(INTRA[side], start, min(end, room))
         elif not no and tag != "equal":
             body.stylize("on grey15")
         out.append_text(body)
         return out
+
+    @staticmethod
+    def shift_for(row: DiffRow, room: int) -> int:
+        """How far to shift a changed row so its first difference is in view (0: it is)."""
+        if row.tag != "replace":
+            return 0
+        starts = [a for a, _ in (*row.left_spans, *row.right_spans)]
+        ends = [b for _, b in (*row.left_spans, *row.right_spans)]
+        if not starts or max(ends) <= room and min(starts) < room - 1:
+            return 0
+        return max(min(starts) - room // 3, 0)
 
     def render_row(self, index: int, row) -> Text:
         if isinstance(row, UnifiedRow):
             return Text(row.text, style=UNI.get(row.tag, ""))
         assert isinstance(row, DiffRow)
         half = max((self.scrollable_content_region.width - 1) // 2, 20)
-        text = self._half(row.left_no, row.left, row.left_spans, row.tag, "left", half)
+        shift = self.shift_for(row, half - 6)  # the same on both sides: the two halves stay aligned
+        text = self._half(row.left_no, row.left, row.left_spans, row.tag, "left", half, shift)
         text.append("│", style="dim")
-        text.append_text(self._half(row.right_no, row.right, row.right_spans, row.tag, "right", half))
+        text.append_text(self._half(row.right_no, row.right, row.right_spans, row.tag, "right", half, shift))
         return text

@@ -56,25 +56,50 @@ class KeysFooter(Widget, can_focus=False):
     def keys(self) -> list[tuple[str, str, str, bool, bool]]:
         """(key, how it is shown, description, enabled, is the palette key), left to right;
         one per action, as Textual's footer lists them."""
+        return [key[:5] for key in self._keys()]
+
+    def _keys(self) -> list[tuple[str, str, str, bool, bool, bool]]:
+        """keys(), each with whether it is the app's own (q, ?): kept when room is short."""
         app = self.app
         active = self.screen.active_bindings
         seen, out = set(), []
-        for _, binding, enabled, _ in active.values():
+        for node, binding, enabled, _ in active.values():
             if binding.show and binding.action not in seen:
                 seen.add(binding.action)
-                out.append((binding.key, app.get_key_display(binding), binding.description, enabled, False))
+                out.append((binding.key, app.get_key_display(binding), binding.description, enabled, False,
+                            node is app))
         if app.ENABLE_COMMAND_PALETTE:
             found = active.get(app.COMMAND_PALETTE_BINDING)
             if found is not None:
                 _, binding, enabled, _ = found
-                out.append((binding.key, app.get_key_display(binding), binding.description, enabled, True))
+                out.append((binding.key, app.get_key_display(binding), binding.description, enabled, True, True))
         return out
 
     def render(self) -> Text:
+        keys, width = self._keys(), self.size.width
+        line, right, spots = self._line(keys)
+        if line.cell_len + right.cell_len > width:  # no room: the palette key goes (ctrl+p still works)
+            keys = [k for k in keys if not k[4]]
+            line, right, spots = self._line(keys)
+        while line.cell_len > width and any(not k[5] for k in keys):
+            # still none: the screen's last keys go, the app's (q, ?) stay whole; ? lists them all
+            drop = max(i for i, k in enumerate(keys) if not k[5])
+            keys = keys[:drop] + keys[drop + 1:]
+            line, right, spots = self._line(keys)
+        gap = max(width - line.cell_len - right.cell_len, 0)
+        line.append(" " * gap)
+        offset = line.cell_len
+        line.append_text(right)
+        self._spots = [(s + (offset if palette else 0), e + (offset if palette else 0), key, enabled)
+                       for s, e, key, enabled, palette in spots]
+        return line
+
+    def _line(self, keys: list) -> tuple[Text, Text, list]:
+        """The keys drawn: (the line, the palette key at the right, each key's spot)."""
         key_style = self.get_component_rich_style("keys-footer--key")
         description_style = self.get_component_rich_style("keys-footer--description")
         line, right, spots = Text(no_wrap=True, overflow="crop"), Text(no_wrap=True), []
-        for key, shown, description, enabled, palette in self.keys():
+        for key, shown, description, enabled, palette, _ in keys:
             part = right if palette else line
             if palette:
                 part.append(PALETTE_EDGE, self.get_component_rich_style("keys-footer--edge"))
@@ -91,16 +116,7 @@ class KeysFooter(Widget, can_focus=False):
             if not enabled:
                 part.stylize("dim", start)
             spots.append((start, part.cell_len, key, enabled, palette))
-        width = self.size.width
-        if line.cell_len + right.cell_len > width:  # no room: the palette key goes (ctrl+p still works)
-            right, spots = Text(), [spot for spot in spots if not spot[4]]
-        gap = max(width - line.cell_len - right.cell_len, 0)
-        line.append(" " * gap)
-        offset = line.cell_len
-        line.append_text(right)
-        self._spots = [(s + (offset if palette else 0), e + (offset if palette else 0), key, enabled)
-                       for s, e, key, enabled, palette in spots]
-        return line
+        return line, right, spots
 
     def on_mount(self) -> None:
         self._shown = tuple(self.keys())
