@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
+from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from engine.gitinfo import read_git
 from engine.prompts import file_prompt_sha256
 from engine.store import Store, now_iso
@@ -117,10 +117,13 @@ def examine(path: Path | str, relpath: str, st: os.stat_result, data_files: set[
         return FileFacts(relpath, st.st_size, st.st_mtime_ns, "", kind, 0, f"unreadable: {exc.strerror or exc}", None)
     fmt = None
     binary = b"\x00" in head[:65536]
+    empty = False
     if os.path.splitext(relpath)[1].lower() in TRANSCRIPT_EXT and kind != "data":  # Path().suffix's answer
         fmt = sniff_head(head, complete=len(head) <= HEAD_BYTES)  # the bytes just read: no second open
-        if fmt or binary:
-            # A binary session.jsonl is still the answer's transcript: listed as one, and
+        # (the head is the whole file up to the cap: a file it shows blank holds no text at all)
+        empty = not binary and st.st_size <= MAX_TEXT_BYTES and not head.removeprefix(b"\xef\xbb\xbf").strip()
+        if fmt or binary or empty:
+            # A binary or empty session.jsonl is still the answer's transcript: listed as one, and
             # flagged in the words `benchtui transcript` uses, not filed away as an artifact.
             kind = "transcript"
     if kind in TEXT_KINDS:
@@ -128,6 +131,8 @@ def examine(path: Path | str, relpath: str, st: os.stat_result, data_files: set[
             problem = over_cap(st.st_size, MAX_TEXT_BYTES)
         elif binary:
             problem = BINARY_TRANSCRIPT if kind == "transcript" else BINARY_TEXT
+        elif empty:
+            problem = EMPTY_TRANSCRIPT
         else:
             head = head[:MAX_TEXT_BYTES + 1]
             try:

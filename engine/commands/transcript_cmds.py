@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from engine.cli import CommandError, UsageError, print_json
@@ -45,15 +46,32 @@ def _usage(parser: argparse.ArgumentParser):
     return handler
 
 
-def _load(args) -> Transcript:
+def transcript_path(path: Path, workbench: str | None) -> Path:
+    """Where PATH is: a relative one is read from the workbench (``--workbench``,
+    else $BENCHTUI_WORKBENCH) first, as every path the store prints is relative
+    to it, then from the current folder; an absolute one as it is."""
+    path = Path(os.path.expanduser(path))
+    if path.is_absolute():
+        return path
+    bases = [Path(os.path.expanduser(workbench))] if workbench else []
+    bases.append(Path.cwd())
+    for base in bases:
+        if (base / path).exists():
+            return base / path
+    where = " and in ".join(str(b) for b in bases) if workbench else "the current folder"
+    raise CommandError(f"{path}: no such file (looked in {where})")
+
+
+def _load(args, ctx) -> Transcript:
+    path = transcript_path(args.path, getattr(ctx.args, "workbench", None) or os.environ.get("BENCHTUI_WORKBENCH"))
     try:
-        return load_transcript(args.path, args.format)
+        return load_transcript(path, args.format)
     except TranscriptError as exc:
         raise CommandError(str(exc)) from None
 
 
 def cmd_show(args, ctx) -> int:
-    t = _load(args)
+    t = _load(args, ctx)
     opts = RenderOptions(tools=not args.no_tools, thinking=not args.no_thinking, errors_only=args.errors)
     print(render_text(t, opts), end="")
     return 0
@@ -76,7 +94,7 @@ def stats_dict(t: Transcript) -> dict:
 
 
 def cmd_stats(args, ctx) -> int:
-    t = _load(args)
+    t = _load(args, ctx)
     data = stats_dict(t)
     if args.json:
         print_json(data)

@@ -64,9 +64,11 @@ def parse_text(text: str, fmt: str | None = None, path: str = "") -> Transcript:
     from engine.transcripts import detect, totals
     from engine.transcripts.parsers import PARSERS
 
+    from engine.caps import EMPTY_TRANSCRIPT
+
     name = Path(path).name or "input"
     if not text.strip():
-        raise TranscriptError(f"{name}: empty file")
+        raise TranscriptError(f"{name}: {EMPTY_TRANSCRIPT}")
     if fmt is None:
         fmt = detect.detect_format(text)
         if fmt is None:
