@@ -20,6 +20,7 @@ from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_C
 from engine.gitinfo import read_git
 from engine.prompts import file_prompt_sha256
 from engine.store import Store, now_iso
+from engine.strays import CHAT_KIND, MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
 from engine.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
 from engine.workbench import Workbench
 
@@ -30,7 +31,8 @@ CUDA_EXT = {".cu", ".cuh", ".ptx"}
 DOC_EXT = {".md", ".txt", ".rst", ".markdown"}
 DATA_EXT = {".csv", ".tsv", ".npy", ".npz", ".bin", ".parquet", ".safetensors", ".pt", ".pkl", ".h5"}
 TRANSCRIPT_EXT = {".jsonl", ".json", ".ndjson"}
-WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge")
+WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge",
+                 OUTSIDE_KIND)
 
 
 @dataclass
@@ -56,10 +58,12 @@ class ScanResult:
     duration_s: float = 0.0
     git_commit: str | None = None
     warnings: list[Warning] = field(default_factory=list)
+    info: list[Warning] = field(default_factory=list)  # what the scan did, not what is wrong (strays.INFO_KINDS)
 
     def as_json(self) -> dict:
         return {"models": self.models, "answers": self.answers, "files": self.files,
-                "transcripts": self.transcripts, "warnings": [w.as_dict() for w in self.warnings]}
+                "transcripts": self.transcripts, "warnings": [w.as_dict() for w in self.warnings],
+                "info": [w.as_dict() for w in self.info]}
 
 
 @dataclass
@@ -378,9 +382,12 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                         jobs.append((path, rel, st, frozen_data))
                 answers.append((cid, folder, data_files, old, listed, links))
             result.hashed += len(jobs)
-            return model, rel_model, answers, examiner.submit(jobs)
+            answer_ids = {a[0] for a in answers}
+            chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
+                                  lambda: prompts_known(workbench), result)
+            return model, rel_model, answers, examiner.submit(jobs), chats
 
-        def store_model(model: str, rel_model: str, answers: list, handle: tuple) -> None:
+        def store_model(model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
             examined = examiner.results(handle)
             for cid, folder, data_files, old, listed, links in answers:
                 row = existing_answers.get((model, cid))
@@ -410,7 +417,9 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
 
                 _store_files(db, answer_id, facts, old, git, folder, links)
                 transcripts = [f for f in facts if f.kind == "transcript"]
-                _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
+                # with the chat exports at the model's root that quote this challenge's prompt (../NAME)
+                all_transcripts = transcripts + chats.get(cid, [])
+                _store_transcripts(db, answer_id, all_transcripts, existing_transcripts.get(answer_id, {}), folder)
                 # The prompt, transcripts and the data the challenge hands out are not an answer.
                 substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
                 status = "answer" if substantive else "no_answer"
@@ -421,11 +430,11 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                     if not facts:
                         detail = "the folder is empty"
                     result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
-                values = (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), 1)
+                values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1)
                 if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
                     answer_updates.append((*values, stamp, answer_id))
                 result.files += len(facts)
-                result.transcripts += len(transcripts)
+                result.transcripts += len(all_transcripts)
 
         # A model's answers in two steps, walk (and hand the hashing out) then
         # store, one model behind: the workers hash model k while this process
@@ -464,7 +473,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         result.answers = len(seen_answers)
         # Only the latest scan's warnings are read: older ones would pile up on every start.
         db.execute("delete from scan_warnings where scan_id < ?", (scan_id,))
-        db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings])
+        db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings + result.info])
 
     if index_transcripts:
         _index_transcripts(store, workbench)
@@ -474,6 +483,54 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                                  "hashed": result.hashed, "duration_s": round(result.duration_s, 4)})
     store.set_meta("last_scan_id", str(scan_id))
     return result
+
+
+def prompts_known(workbench: Workbench) -> dict[str, list[str]]:
+    """strays.known_prompts for this workbench (read only when a chat export needs it)."""
+    answer_prompts: dict[str, list[Path]] = defaultdict(list)
+    for model_dir in workbench.model_dirs().values():
+        for cid, folder in workbench.answer_dirs(model_dir).items():
+            if (folder / "PROMPT.md").is_file():
+                answer_prompts[cid].append(folder / "PROMPT.md")
+    return known_prompts(workbench.challenges, answer_prompts)
+
+
+def stray_records(model: str, strays: list[Stray], answer_ids: set[str], known, result: ScanResult) -> dict[str, list[FileFacts]]:
+    """Name each file of the model's folder outside its answer folders (in
+    ``result``); returns challenge id -> the chat exports that quote its prompt,
+    as transcript facts of that answer (relpath ``../NAME``). ``known``: a
+    callable giving strays.known_prompts, called once, when a chat needs it."""
+    chats: dict[str, list[FileFacts]] = defaultdict(list)
+    prompts = None
+    for stray in strays[:MOST_NAMED]:
+        where = f"{model}/{stray.relpath}"
+        if stray.st is None:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, f"outside any challenge folder, {stray.problem}"))
+            continue
+        chat = read_chat(stray, MAX_TEXT_BYTES)
+        if chat is None:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "outside any challenge folder: not indexed"))
+            continue
+        prompts = known() if prompts is None else prompts
+        cid, close = match_prompt(chat.prompt, prompts)
+        if cid in answer_ids:
+            chats[cid].append(FileFacts("../" + stray.relpath, chat.size, chat.mtime_ns, chat.sha256, "transcript", 1, None,
+                                        chat.lines, "chat"))
+            result.info.append(Warning(CHAT_KIND, model, cid, where, f"a one-shot chat export quoting {cid}'s prompt: "
+                                       f"indexed as {model}/{cid}'s transcript"))
+        elif cid:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, f"a one-shot chat export quoting {cid}'s "
+                                           f"prompt, but {model} has no {cid}/ folder: not indexed"))
+        elif close:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "a one-shot chat export whose prompt is as "
+                                           f"close to {' as to '.join(close)}: not indexed"))
+        else:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "a one-shot chat export quoting no "
+                                           "challenge's prompt: not indexed"))
+    if len(strays) > MOST_NAMED:
+        result.warnings.append(Warning(OUTSIDE_KIND, model, None, f"{model}/", f"{len(strays) - MOST_NAMED} more files "
+                                       "outside any challenge folder: not indexed"))
+    return chats
 
 
 def challenge_warnings(workbench: Workbench) -> list[Warning]:

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from engine.cli import CommandError, UsageError, print_json
-from engine.transcripts import Transcript, TranscriptError, load_transcript
+from engine.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
 from engine.transcripts.render import RenderOptions, render_text
 
 
@@ -23,14 +23,13 @@ def register(subparsers) -> None:
     show.add_argument("--no-tools", action="store_true", help="hide tool calls and results")
     show.add_argument("--no-thinking", action="store_true", help="hide thinking")
     show.add_argument("--errors", action="store_true", help="only failed tools, errors, bad lines")
-    show.add_argument("--format", choices=("pi", "opencode-export", "opencode-run", "claude-code", "codex"),
-                      help="skip detection")
+    show.add_argument("--format", choices=FORMATS, help="skip detection")
     show.set_defaults(func=cmd_show)
 
     stats = sub.add_parser("stats", help="totals of a transcript")
     stats.add_argument("path", type=Path)
     stats.add_argument("--json", action="store_true", help="print JSON")
-    stats.add_argument("--format", choices=("pi", "opencode-export", "opencode-run", "claude-code", "codex"))
+    stats.add_argument("--format", choices=FORMATS)
     stats.set_defaults(func=cmd_stats)
 
     search = sub.add_parser("search", help="full-text search over all stored transcripts")

@@ -24,7 +24,8 @@ __all__ = [
     "COMPACTION", "BRANCH_SUMMARY", "META", "RAW",
 ]
 
-FORMATS = ("pi", "opencode-export", "opencode-run", "claude-code", "codex")
+# The agent harnesses' session formats, then one-shot chat exports (PROMPT: ... MODEL: ...).
+FORMATS = ("pi", "opencode-export", "opencode-run", "claude-code", "codex", "chat")
 
 def read_text(path: Path | str) -> str:
     """The file's text, or TranscriptError for unreadable, binary or non-UTF-8
