@@ -66,7 +66,7 @@ def test_bad_usage_exits_2_with_one_line(capsys, small_wb):
     code, _, err = run_cli(capsys, "--workbench", str(small_wb), "frobnicate")
     assert code == 2 and err.count("\n") == 1
     code, _, err = run_cli(capsys, "--workbench", str(small_wb / "nope"), "list")
-    assert code == 2 and "not a folder" in err
+    assert code == 2 and "does not exist" in err
 
 
 def test_new_model_scaffolds_and_refuses_overwrite(capsys, tmp_path):

@@ -78,7 +78,7 @@ def test_published_layout_ignores_analysis_folders(tmp_path):
 def test_not_a_workbench_is_a_clear_error(tmp_path):
     with pytest.raises(WorkbenchError, match="not a workbench"):
         find_workbench(str(tmp_path), None, Path.cwd())
-    with pytest.raises(WorkbenchError, match="not a folder"):
+    with pytest.raises(WorkbenchError, match="does not exist"):
         find_workbench(str(tmp_path / "missing"), None, Path.cwd())
 
 
