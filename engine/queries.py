@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.store import Store
-from engine.strays import INFO_KINDS
+from engine.scan_records import INFO_KINDS
 
 OVERALL = "overall"  # engine.grades.OVERALL (not imported here: see load_matrix)
 

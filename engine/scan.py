@@ -20,7 +20,8 @@ from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_C
 from engine.gitinfo import read_git
 from engine.prompts import file_prompt_sha256
 from engine.store import Store, now_iso
-from engine.strays import CHAT_KIND, MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
+from engine.scan_records import CHAT_KIND, WAITING_KIND
+from engine.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
 from engine.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
 from engine.workbench import Workbench
 
@@ -32,7 +33,7 @@ DOC_EXT = {".md", ".txt", ".rst", ".markdown"}
 DATA_EXT = {".csv", ".tsv", ".npy", ".npz", ".bin", ".parquet", ".safetensors", ".pt", ".pkl", ".h5"}
 TRANSCRIPT_EXT = {".jsonl", ".json", ".ndjson"}
 WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge",
-                 OUTSIDE_KIND)
+                 OUTSIDE_KIND)  # and the information beside them: scan_records.INFO_KINDS
 
 
 @dataclass
@@ -429,7 +430,12 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                         detail += " (and the challenge's data files)"
                     if not facts:
                         detail = "the folder is empty"
-                    result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
+                    if facts and not transcripts:
+                        # what `deploy` (or new-model) hands out and nothing else: the model has not
+                        # answered yet; information, not a warning (the matrix still shows no answer)
+                        result.info.append(Warning(WAITING_KIND, model, cid, f"{model}/{cid}", f"waiting for an answer: {detail}"))
+                    else:
+                        result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
                 values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1)
                 if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
                     answer_updates.append((*values, stamp, answer_id))

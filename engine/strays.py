@@ -7,8 +7,6 @@ backwards pass.md``: ``PROMPT:`` quoting a challenge's prompt, then
 ignored without a word, and a chat export that quotes a challenge's prompt
 becomes that challenge's transcript for the model (stored with a relpath
 that climbs out of the answer folder: ``../stable backwards pass.md``).
-
-Imports stay light: the dashboard's matrix query reads INFO_KINDS.
 """
 from __future__ import annotations
 
@@ -19,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from engine.scan_records import CHAT_KIND  # noqa: F401  (information: indexed as an answer's transcript)
+
 OUTSIDE_KIND = "outside_challenge"   # a warning: the file is not indexed
-CHAT_KIND = "chat_transcript"        # information: indexed as an answer's transcript
-# Records that say what the scan did rather than what is wrong: shown, never counted as warnings.
-INFO_KINDS = (CHAT_KIND,)
 MOST_NAMED = 100         # per model; the rest are named in one record
 HEAD_BYTES = 64 * 1024   # read to tell a chat export (it opens with PROMPT:)
 CHAT_SUFFIXES = {".md", ".markdown", ".txt", ".text", ""}

@@ -12,7 +12,7 @@ from engine.cli import CommandError, UsageError, print_json
 from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.scaffold import ScaffoldError, new_model
 from engine.scan import scan_workbench
-from engine.strays import INFO_KINDS
+from engine.scan_records import INFO_KINDS
 
 
 def register(sub) -> None:

@@ -36,8 +36,9 @@ def test_scan_json_shape(capsys, small_wb):
     data = json.loads(out)
     assert code == 0
     assert (data["models"], data["answers"], data["files"], data["transcripts"]) == (2, 2, 3, 0)
-    assert data["warnings"] == [{"kind": "no_answer", "model": "beta", "challenge": "kv", "path": "beta/kv",
-                                 "detail": "the folder holds only its PROMPT.md"}]
+    assert data["warnings"] == []
+    assert data["info"] == [{"kind": "waiting", "model": "beta", "challenge": "kv", "path": "beta/kv",
+                             "detail": "waiting for an answer: the folder holds only its PROMPT.md"}]
 
 
 def test_list_json_shape(capsys, small_wb):

@@ -12,7 +12,8 @@ from engine import queries
 from engine.cli import main
 from engine.scan import scan_workbench
 from engine.store import Store
-from engine.strays import CHAT_KIND, OUTSIDE_KIND
+from engine.scan_records import CHAT_KIND
+from engine.strays import OUTSIDE_KIND
 from engine.transcripts import ASSISTANT, USER, RAW, load_transcript, parse_text
 from engine.transcripts.detect import detect_format
 from engine.workbench import find_workbench
