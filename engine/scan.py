@@ -59,7 +59,7 @@ class ScanResult:
     duration_s: float = 0.0
     git_commit: str | None = None
     warnings: list[Warning] = field(default_factory=list)
-    info: list[Warning] = field(default_factory=list)  # what the scan did, not what is wrong (strays.INFO_KINDS)
+    info: list[Warning] = field(default_factory=list)  # what the scan did, not what is wrong (scan_records.INFO_KINDS)
 
     def as_json(self) -> dict:
         return {"models": self.models, "answers": self.answers, "files": self.files,
@@ -344,6 +344,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                                                         "sha256": sha, "status": status, "problem": problem}
 
         seen_models, seen_answers = set(), set()
+        known = functools.cache(lambda: prompts_known(workbench))  # read once, when a chat export first needs it
         by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         answer_updates: list[tuple] = []
@@ -385,7 +386,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
             result.hashed += len(jobs)
             answer_ids = {a[0] for a in answers}
             chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
-                                  lambda: prompts_known(workbench), result)
+                                  known, result)
             return model, rel_model, answers, examiner.submit(jobs), chats
 
         def store_model(model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
@@ -505,7 +506,7 @@ def stray_records(model: str, strays: list[Stray], answer_ids: set[str], known, 
     """Name each file of the model's folder outside its answer folders (in
     ``result``); returns challenge id -> the chat exports that quote its prompt,
     as transcript facts of that answer (relpath ``../NAME``). ``known``: a
-    callable giving strays.known_prompts, called once, when a chat needs it."""
+    callable giving strays.known_prompts, called when a chat needs it."""
     chats: dict[str, list[FileFacts]] = defaultdict(list)
     prompts = None
     for stray in strays[:MOST_NAMED]:
