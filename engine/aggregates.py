@@ -89,7 +89,10 @@ class HeadToHead:
 
     @property
     def text(self) -> str:
-        """'leads 4-3-1', 'trails 1-3-0' or 'level 2-2-1', from a's side."""
+        """'leads 4-3-1', 'trails 1-3-0' or 'level 2-2-1', from a's side; with
+        nothing graded for both, that, in the dashboard's words."""
+        if not self.challenges:
+            return "no challenge graded for both"
         verb = "leads" if self.wins > self.losses else "trails" if self.wins < self.losses else "level"
         return f"{verb} {self.record}"
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 TEXT_CAP_BYTES = 10 * 1024 * 1024
 BINARY_TEXT = "binary file (NUL bytes), not text"
 BINARY_TRANSCRIPT = "binary file (NUL bytes), not a text transcript"
+EMPTY_TRANSCRIPT = "empty file (no text), not a transcript"
 
 
 def cap_words(cap: int) -> str:

@@ -441,6 +441,10 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
         result.imported = len(chosen)
         return result
     with _write(store):
+        # The file's models table names each folder's model: the exports and the
+        # leaderboard show those names, not the folder names the scan starts with.
+        for folder, shown in read_models_table(text).items():
+            store.execute("update models set display_name = ? where name = ?", (shown, folder))
         for (who, model, challenge, dim), g in chosen.items():
             who = ensure_grader(store, who, "judge").name
             current = current_grade(store, model, challenge, dim, grader=who)

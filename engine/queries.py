@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.store import Store
+from engine.scan_records import INFO_KINDS
 
 OVERALL = "overall"  # engine.grades.OVERALL (not imported here: see load_matrix)
 
@@ -161,6 +162,7 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
     warn_counts = {
         (m, c): n for m, c, n in conn.execute(
             "select model, challenge, count(*) as n from scan_warnings where scan_id = (select max(id) from scans)"
+            f" and kind not in ({', '.join(repr(k) for k in INFO_KINDS)})"  # what the scan did, not a warning
             + (f" and {only}" if only else "") + " group by model, challenge", params)
     }
     matrix = Matrix(models, challenges, partial=read is not None, read=read)

@@ -16,10 +16,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
+from engine.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from engine.gitinfo import read_git
 from engine.prompts import file_prompt_sha256
 from engine.store import Store, now_iso
+from engine.scan_records import CHAT_KIND, WAITING_KIND
+from engine.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
 from engine.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
 from engine.workbench import Workbench
 
@@ -30,7 +32,8 @@ CUDA_EXT = {".cu", ".cuh", ".ptx"}
 DOC_EXT = {".md", ".txt", ".rst", ".markdown"}
 DATA_EXT = {".csv", ".tsv", ".npy", ".npz", ".bin", ".parquet", ".safetensors", ".pt", ".pkl", ".h5"}
 TRANSCRIPT_EXT = {".jsonl", ".json", ".ndjson"}
-WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge")
+WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge",
+                 OUTSIDE_KIND)  # and the information beside them: scan_records.INFO_KINDS
 
 
 @dataclass
@@ -56,10 +59,12 @@ class ScanResult:
     duration_s: float = 0.0
     git_commit: str | None = None
     warnings: list[Warning] = field(default_factory=list)
+    info: list[Warning] = field(default_factory=list)  # what the scan did, not what is wrong (scan_records.INFO_KINDS)
 
     def as_json(self) -> dict:
         return {"models": self.models, "answers": self.answers, "files": self.files,
-                "transcripts": self.transcripts, "warnings": [w.as_dict() for w in self.warnings]}
+                "transcripts": self.transcripts, "warnings": [w.as_dict() for w in self.warnings],
+                "info": [w.as_dict() for w in self.info]}
 
 
 @dataclass
@@ -117,10 +122,13 @@ def examine(path: Path | str, relpath: str, st: os.stat_result, data_files: set[
         return FileFacts(relpath, st.st_size, st.st_mtime_ns, "", kind, 0, f"unreadable: {exc.strerror or exc}", None)
     fmt = None
     binary = b"\x00" in head[:65536]
+    empty = False
     if os.path.splitext(relpath)[1].lower() in TRANSCRIPT_EXT and kind != "data":  # Path().suffix's answer
         fmt = sniff_head(head, complete=len(head) <= HEAD_BYTES)  # the bytes just read: no second open
-        if fmt or binary:
-            # A binary session.jsonl is still the answer's transcript: listed as one, and
+        # (the head is the whole file up to the cap: a file it shows blank holds no text at all)
+        empty = not binary and st.st_size <= MAX_TEXT_BYTES and not head.removeprefix(b"\xef\xbb\xbf").strip()
+        if fmt or binary or empty:
+            # A binary or empty session.jsonl is still the answer's transcript: listed as one, and
             # flagged in the words `benchtui transcript` uses, not filed away as an artifact.
             kind = "transcript"
     if kind in TEXT_KINDS:
@@ -128,6 +136,8 @@ def examine(path: Path | str, relpath: str, st: os.stat_result, data_files: set[
             problem = over_cap(st.st_size, MAX_TEXT_BYTES)
         elif binary:
             problem = BINARY_TRANSCRIPT if kind == "transcript" else BINARY_TEXT
+        elif empty:
+            problem = EMPTY_TRANSCRIPT
         else:
             head = head[:MAX_TEXT_BYTES + 1]
             try:
@@ -334,6 +344,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                                                         "sha256": sha, "status": status, "problem": problem}
 
         seen_models, seen_answers = set(), set()
+        known = functools.cache(lambda: prompts_known(workbench))  # read once, when a chat export first needs it
         by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         answer_updates: list[tuple] = []
@@ -373,9 +384,12 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                         jobs.append((path, rel, st, frozen_data))
                 answers.append((cid, folder, data_files, old, listed, links))
             result.hashed += len(jobs)
-            return model, rel_model, answers, examiner.submit(jobs)
+            answer_ids = {a[0] for a in answers}
+            chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
+                                  known, result)
+            return model, rel_model, answers, examiner.submit(jobs), chats
 
-        def store_model(model: str, rel_model: str, answers: list, handle: tuple) -> None:
+        def store_model(model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
             examined = examiner.results(handle)
             for cid, folder, data_files, old, listed, links in answers:
                 row = existing_answers.get((model, cid))
@@ -405,7 +419,9 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
 
                 _store_files(db, answer_id, facts, old, git, folder, links)
                 transcripts = [f for f in facts if f.kind == "transcript"]
-                _store_transcripts(db, answer_id, transcripts, existing_transcripts.get(answer_id, {}), folder)
+                # with the chat exports at the model's root that quote this challenge's prompt (../NAME)
+                all_transcripts = transcripts + chats.get(cid, [])
+                _store_transcripts(db, answer_id, all_transcripts, existing_transcripts.get(answer_id, {}), folder)
                 # The prompt, transcripts and the data the challenge hands out are not an answer.
                 substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
                 status = "answer" if substantive else "no_answer"
@@ -415,12 +431,17 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                         detail += " (and the challenge's data files)"
                     if not facts:
                         detail = "the folder is empty"
-                    result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
-                values = (rel_folder, status, len(facts), len(transcripts), sum(f.size for f in facts), 1)
+                    if facts and not transcripts:
+                        # what `deploy` (or new-model) hands out and nothing else: the model has not
+                        # answered yet; information, not a warning (the matrix still shows no answer)
+                        result.info.append(Warning(WAITING_KIND, model, cid, f"{model}/{cid}", f"waiting for an answer: {detail}"))
+                    else:
+                        result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
+                values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1)
                 if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
                     answer_updates.append((*values, stamp, answer_id))
                 result.files += len(facts)
-                result.transcripts += len(transcripts)
+                result.transcripts += len(all_transcripts)
 
         # A model's answers in two steps, walk (and hand the hashing out) then
         # store, one model behind: the workers hash model k while this process
@@ -459,7 +480,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         result.answers = len(seen_answers)
         # Only the latest scan's warnings are read: older ones would pile up on every start.
         db.execute("delete from scan_warnings where scan_id < ?", (scan_id,))
-        db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings])
+        db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings + result.info])
 
     if index_transcripts:
         _index_transcripts(store, workbench)
@@ -469,6 +490,54 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                                  "hashed": result.hashed, "duration_s": round(result.duration_s, 4)})
     store.set_meta("last_scan_id", str(scan_id))
     return result
+
+
+def prompts_known(workbench: Workbench) -> dict[str, list[str]]:
+    """strays.known_prompts for this workbench (read only when a chat export needs it)."""
+    answer_prompts: dict[str, list[Path]] = defaultdict(list)
+    for model_dir in workbench.model_dirs().values():
+        for cid, folder in workbench.answer_dirs(model_dir).items():
+            if (folder / "PROMPT.md").is_file():
+                answer_prompts[cid].append(folder / "PROMPT.md")
+    return known_prompts(workbench.challenges, answer_prompts)
+
+
+def stray_records(model: str, strays: list[Stray], answer_ids: set[str], known, result: ScanResult) -> dict[str, list[FileFacts]]:
+    """Name each file of the model's folder outside its answer folders (in
+    ``result``); returns challenge id -> the chat exports that quote its prompt,
+    as transcript facts of that answer (relpath ``../NAME``). ``known``: a
+    callable giving strays.known_prompts, called when a chat needs it."""
+    chats: dict[str, list[FileFacts]] = defaultdict(list)
+    prompts = None
+    for stray in strays[:MOST_NAMED]:
+        where = f"{model}/{stray.relpath}"
+        if stray.st is None:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, f"outside any challenge folder, {stray.problem}"))
+            continue
+        chat = read_chat(stray, MAX_TEXT_BYTES)
+        if chat is None:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "outside any challenge folder: not indexed"))
+            continue
+        prompts = known() if prompts is None else prompts
+        cid, close = match_prompt(chat.prompt, prompts)
+        if cid in answer_ids:
+            chats[cid].append(FileFacts("../" + stray.relpath, chat.size, chat.mtime_ns, chat.sha256, "transcript", 1, None,
+                                        chat.lines, "chat"))
+            result.info.append(Warning(CHAT_KIND, model, cid, where, f"a one-shot chat export quoting {cid}'s prompt: "
+                                       f"indexed as {model}/{cid}'s transcript"))
+        elif cid:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, f"a one-shot chat export quoting {cid}'s "
+                                           f"prompt, but {model} has no {cid}/ folder: not indexed"))
+        elif close:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "a one-shot chat export whose prompt is as "
+                                           f"close to {' as to '.join(close)}: not indexed"))
+        else:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "a one-shot chat export quoting no "
+                                           "challenge's prompt: not indexed"))
+    if len(strays) > MOST_NAMED:
+        result.warnings.append(Warning(OUTSIDE_KIND, model, None, f"{model}/", f"{len(strays) - MOST_NAMED} more files "
+                                       "outside any challenge folder: not indexed"))
+    return chats
 
 
 def challenge_warnings(workbench: Workbench) -> list[Warning]:

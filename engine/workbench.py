@@ -144,7 +144,8 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
     source, raw = ("--workbench", arg) if arg else ("BENCHTUI_WORKBENCH", env) if env else ("current directory", str(cwd))
     root = Path(os.path.expanduser(raw)).resolve()
     if not root.is_dir():
-        raise WorkbenchError(f"workbench from {source} is not a folder: {raw}")
+        said = "is not a folder" if root.exists() else "does not exist"
+        raise WorkbenchError(f"workbench from {source} {said}: {raw}")
     challenges_dir = root / "challenges" if (root / "challenges").is_dir() else BUNDLED_CHALLENGES
     # Challenge folders are named by their ids, so the names find the layout
     # without reading any challenge.toml (start-up); only when they do not is

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from engine.cli import CommandError, UsageError, print_json
-from engine.transcripts import Transcript, TranscriptError, load_transcript
+from engine.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
 from engine.transcripts.render import RenderOptions, render_text
 
 
@@ -22,14 +23,13 @@ def register(subparsers) -> None:
     show.add_argument("--no-tools", action="store_true", help="hide tool calls and results")
     show.add_argument("--no-thinking", action="store_true", help="hide thinking")
     show.add_argument("--errors", action="store_true", help="only failed tools, errors, bad lines")
-    show.add_argument("--format", choices=("pi", "opencode-export", "opencode-run", "claude-code", "codex"),
-                      help="skip detection")
+    show.add_argument("--format", choices=FORMATS, help="skip detection")
     show.set_defaults(func=cmd_show)
 
     stats = sub.add_parser("stats", help="totals of a transcript")
     stats.add_argument("path", type=Path)
     stats.add_argument("--json", action="store_true", help="print JSON")
-    stats.add_argument("--format", choices=("pi", "opencode-export", "opencode-run", "claude-code", "codex"))
+    stats.add_argument("--format", choices=FORMATS)
     stats.set_defaults(func=cmd_stats)
 
     search = sub.add_parser("search", help="full-text search over all stored transcripts")
@@ -45,15 +45,32 @@ def _usage(parser: argparse.ArgumentParser):
     return handler
 
 
-def _load(args) -> Transcript:
+def transcript_path(path: Path, workbench: str | None) -> Path:
+    """Where PATH is: a relative one is read from the workbench (``--workbench``,
+    else $BENCHTUI_WORKBENCH) first, as every path the store prints is relative
+    to it, then from the current folder; an absolute one as it is."""
+    path = Path(os.path.expanduser(path))
+    if path.is_absolute():
+        return path
+    bases = [Path(os.path.expanduser(workbench))] if workbench else []
+    bases.append(Path.cwd())
+    for base in bases:
+        if (base / path).exists():
+            return base / path
+    where = " and in ".join(str(b) for b in bases) if workbench else "the current folder"
+    raise CommandError(f"{path}: no such file (looked in {where})")
+
+
+def _load(args, ctx) -> Transcript:
+    path = transcript_path(args.path, getattr(ctx.args, "workbench", None) or os.environ.get("BENCHTUI_WORKBENCH"))
     try:
-        return load_transcript(args.path, args.format)
+        return load_transcript(path, args.format)
     except TranscriptError as exc:
         raise CommandError(str(exc)) from None
 
 
 def cmd_show(args, ctx) -> int:
-    t = _load(args)
+    t = _load(args, ctx)
     opts = RenderOptions(tools=not args.no_tools, thinking=not args.no_thinking, errors_only=args.errors)
     print(render_text(t, opts), end="")
     return 0
@@ -76,7 +93,7 @@ def stats_dict(t: Transcript) -> dict:
 
 
 def cmd_stats(args, ctx) -> int:
-    t = _load(args)
+    t = _load(args, ctx)
     data = stats_dict(t)
     if args.json:
         print_json(data)

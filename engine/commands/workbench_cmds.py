@@ -12,6 +12,7 @@ from engine.cli import CommandError, UsageError, print_json
 from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.scaffold import ScaffoldError, new_model
 from engine.scan import scan_workbench
+from engine.scan_records import INFO_KINDS
 
 
 def register(sub) -> None:
@@ -48,6 +49,8 @@ def cmd_scan(args, ctx) -> int:
           f"{result.files} files, {result.transcripts} transcripts; {result.hashed} files hashed in {result.duration_s:.2f} s")
     for w in result.warnings:
         print(f"  {w.kind:<15} {w.path}: {w.detail}")
+    for w in result.info:  # what the scan did with a file, not a problem
+        print(f"  info {w.kind:<10} {w.path}: {w.detail}")
     return 0
 
 
@@ -152,7 +155,7 @@ def cmd_show(args, ctx) -> int:
         problem = f": {t['problem']}" if t["status"] == "error" and t["problem"] else ""
         print(f"transcript: {t['relpath']} ({t['format'] or 'unknown format'}, {t['status']}{problem})")
     for w in detail["warnings"]:
-        print(f"warning {w['kind']}: {w['detail']}")
+        print(f"{'info' if w['kind'] in INFO_KINDS else 'warning'} {w['kind']}: {w['detail']}")
     run = detail["latest_run"]
     if run is None:
         print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")

@@ -24,7 +24,8 @@ __all__ = [
     "COMPACTION", "BRANCH_SUMMARY", "META", "RAW",
 ]
 
-FORMATS = ("pi", "opencode-export", "opencode-run", "claude-code", "codex")
+# The agent harnesses' session formats, then one-shot chat exports (PROMPT: ... MODEL: ...).
+FORMATS = ("pi", "opencode-export", "opencode-run", "claude-code", "codex", "chat")
 
 def read_text(path: Path | str) -> str:
     """The file's text, or TranscriptError for unreadable, binary or non-UTF-8
@@ -64,9 +65,11 @@ def parse_text(text: str, fmt: str | None = None, path: str = "") -> Transcript:
     from engine.transcripts import detect, totals
     from engine.transcripts.parsers import PARSERS
 
+    from engine.caps import EMPTY_TRANSCRIPT
+
     name = Path(path).name or "input"
     if not text.strip():
-        raise TranscriptError(f"{name}: empty file")
+        raise TranscriptError(f"{name}: {EMPTY_TRANSCRIPT}")
     if fmt is None:
         fmt = detect.detect_format(text)
         if fmt is None:

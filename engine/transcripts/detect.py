@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 PI_TYPES = {"message", "model_change", "thinking_level_change", "compaction", "branch_summary",
@@ -9,6 +10,14 @@ PI_TYPES = {"message", "model_change", "thinking_level_change", "compaction", "b
 CODEX_TYPES = {"session_meta", "response_item", "turn_context", "event_msg", "compacted"}
 OPENCODE_RUN_TYPES = {"step_start", "step_finish", "text", "tool_use", "reasoning", "error"}
 LINES_LOOKED_AT = 50
+_MODEL_LINE = re.compile(r"^MODEL:", re.MULTILINE)
+
+
+def looks_like_chat(text: str) -> bool:
+    """A one-shot chat export (parsers/chat.py): opens with ``PROMPT:`` (after
+    blank lines or a byte-order mark) and has a ``MODEL:`` line after it."""
+    body = text.lstrip("\ufeff \t\r\n")
+    return body.startswith("PROMPT:") and _MODEL_LINE.search(body) is not None
 
 
 def classify(obj: Any) -> str | None:
@@ -34,11 +43,13 @@ def classify(obj: Any) -> str | None:
 
 
 def detect_format(text: str, complete: bool = True) -> str | None:
-    """'pi', 'opencode-export', 'opencode-run', 'claude-code', 'codex' or None.
+    """'pi', 'opencode-export', 'opencode-run', 'claude-code', 'codex', 'chat' or None.
 
     ``complete=False`` means ``text`` is only the head of a file: a
     pretty-printed JSON document is then judged by its keys alone.
     """
+    if looks_like_chat(text):
+        return "chat"
     first = text.lstrip()[:1]
     looked = 0
     for raw in text.split("\n"):

@@ -425,7 +425,8 @@ def search(store, query: str, limit: int = 50) -> list[dict]:
     rank = {r["rowid"]: (i, r["rank"]) for i, r in enumerate(ranked)}
     rows = store.query(DETAIL_SQL.format(ids=",".join(str(int(r)) for r in rank)), (query,))
     for r in rows:
-        r["path"] = str(Path(r.pop("answer_path") or "") / r["relpath"])
+        # normpath: a chat export at the model's root is ../NAME from the answer folder
+        r["path"] = os.path.normpath(Path(r.pop("answer_path") or "") / r["relpath"])
         r["rank"] = rank[r.pop("entry_row")][1]
         # one line per hit: the entry's own newlines and indents would split it
         r["snippet"] = " ".join((r["snippet"] or "").split())

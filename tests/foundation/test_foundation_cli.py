@@ -36,8 +36,9 @@ def test_scan_json_shape(capsys, small_wb):
     data = json.loads(out)
     assert code == 0
     assert (data["models"], data["answers"], data["files"], data["transcripts"]) == (2, 2, 3, 0)
-    assert data["warnings"] == [{"kind": "no_answer", "model": "beta", "challenge": "kv", "path": "beta/kv",
-                                 "detail": "the folder holds only its PROMPT.md"}]
+    assert data["warnings"] == []
+    assert data["info"] == [{"kind": "waiting", "model": "beta", "challenge": "kv", "path": "beta/kv",
+                             "detail": "waiting for an answer: the folder holds only its PROMPT.md"}]
 
 
 def test_list_json_shape(capsys, small_wb):
@@ -66,7 +67,7 @@ def test_bad_usage_exits_2_with_one_line(capsys, small_wb):
     code, _, err = run_cli(capsys, "--workbench", str(small_wb), "frobnicate")
     assert code == 2 and err.count("\n") == 1
     code, _, err = run_cli(capsys, "--workbench", str(small_wb / "nope"), "list")
-    assert code == 2 and "not a folder" in err
+    assert code == 2 and "does not exist" in err
 
 
 def test_new_model_scaffolds_and_refuses_overwrite(capsys, tmp_path):

@@ -78,7 +78,7 @@ def test_published_layout_ignores_analysis_folders(tmp_path):
 def test_not_a_workbench_is_a_clear_error(tmp_path):
     with pytest.raises(WorkbenchError, match="not a workbench"):
         find_workbench(str(tmp_path), None, Path.cwd())
-    with pytest.raises(WorkbenchError, match="not a folder"):
+    with pytest.raises(WorkbenchError, match="does not exist"):
         find_workbench(str(tmp_path / "missing"), None, Path.cwd())
 
 
@@ -97,9 +97,13 @@ def test_warning_no_answer(tmp_path):
     write(tmp_path / "models" / "m" / "backwards" / "PROMPT.md", PROMPT)
     write(tmp_path / "models" / "m" / "backwards" / "ln.py", "x = 1\n")
     wb, store = open_wb(tmp_path)
-    w = kinds(scan_workbench(wb, store))
-    assert [(x.model, x.challenge) for x in w["no_answer"]] == [("m", "kv")]
+    result = scan_workbench(wb, store)
+    # only its PROMPT.md: waiting for an answer, said as information, not a warning
+    assert "no_answer" not in kinds(result)
+    assert [(x.kind, x.model, x.challenge) for x in result.info] == [("waiting", "m", "kv")]
     assert {a["challenge"]: a["status"] for a in store.answers()} == {"kv": "no_answer", "backwards": "answer"}
+    write(tmp_path / "models" / "m" / "kv" / "session.jsonl", "")  # a session, and still nothing written
+    assert [(x.model, x.challenge) for x in kinds(scan_workbench(wb, store))["no_answer"]] == [("m", "kv")]
 
 
 def test_warning_duplicate_file_across_models_only(tmp_path):

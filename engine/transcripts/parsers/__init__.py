@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Callable
 
 from engine.transcripts.model import Transcript
-from engine.transcripts.parsers import claude_code, codex, opencode_export, opencode_run, pi
+from engine.transcripts.parsers import chat, claude_code, codex, opencode_export, opencode_run, pi
 
 PARSERS: dict[str, Callable[[str, str], Transcript]] = {
     "pi": pi.parse,
@@ -12,4 +12,5 @@ PARSERS: dict[str, Callable[[str, str], Transcript]] = {
     "opencode-run": opencode_run.parse,
     "claude-code": claude_code.parse,
     "codex": codex.parse,
+    "chat": chat.parse,
 }

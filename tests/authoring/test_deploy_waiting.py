@@ -1,0 +1,47 @@
+"""A model folder deploy handed a challenge to, still waiting for its answer,
+is information ("waiting for an answer"), not a no_answer warning; a folder
+whose model left a transcript but no answer still is one."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from engine import queries
+from engine.cli import main
+from engine.store import Store
+
+
+def test_deployed_folders_wait_for_their_answer_without_a_warning(tmp_path, capsys):
+    root = tmp_path / "wb"
+    for model in ("alpha", "beta", "gamma"):
+        (root / "models" / model / "kv").mkdir(parents=True)
+        (root / "models" / model / "kv" / "cache.py").write_text(f"x = {model!r}\n")
+    assert main(["--workbench", str(root), "deploy", "ternary_training"]) == 0
+    assert main(["--workbench", str(root), "deploy", "backwards", "-m", "alpha", "-m", "beta"]) == 0
+    # beta's model stopped after a session and wrote nothing
+    (root / "models" / "beta" / "backwards" / "session.jsonl").write_text(
+        (Path(__file__).parents[1] / "transcripts" / "samples" / "pi_v1.jsonl").read_text())
+    capsys.readouterr()
+    assert main(["--workbench", str(root), "scan", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(w["kind"], w["path"]) for w in data["warnings"]] == [("no_answer", "beta/backwards")]
+    waiting = sorted((w["path"], w["detail"]) for w in data["info"] if w["kind"] == "waiting")
+    assert waiting == [("alpha/backwards", "waiting for an answer: the folder holds only its PROMPT.md"),
+                       ("alpha/ternary_training", "waiting for an answer: the folder holds only its PROMPT.md "
+                                                  "(and the challenge's data files)"),
+                       ("beta/ternary_training", "waiting for an answer: the folder holds only its PROMPT.md "
+                                                 "(and the challenge's data files)"),
+                       ("gamma/ternary_training", "waiting for an answer: the folder holds only its PROMPT.md "
+                                                  "(and the challenge's data files)")]
+    with Store(root / "store.db") as store:
+        assert store.query("select warnings from scans order by id desc limit 1")[0]["warnings"] == 1
+        matrix = queries.load_matrix(store)
+        cell = matrix.cell("gamma", "ternary_training")
+        assert cell.status == "no_answer" and cell.warnings == 0  # still not an answer: nothing to run
+        assert matrix.cell("beta", "backwards").warnings == 1
+    assert main(["--workbench", str(root), "scan"]) == 0
+    out = capsys.readouterr().out
+    assert "info waiting    models/gamma/ternary_training" not in out  # paths as the scan names them
+    assert "gamma/ternary_training: waiting for an answer" in out
+    assert main(["--workbench", str(root), "show", "gamma", "ternary_training"]) == 0
+    assert "info waiting: waiting for an answer" in capsys.readouterr().out

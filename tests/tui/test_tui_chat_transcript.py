@@ -1,0 +1,40 @@
+"""A one-shot chat export at a model folder's root opens in the answer
+screen's transcript view (t), as the scan indexed it."""
+from __future__ import annotations
+
+from tui.app import BenchApp
+
+
+async def settle(app, pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_tui_t_opens_a_chat_export_at_the_model_root(demo_wb):
+    from textual.widgets import Static
+
+    from engine.scan import scan_workbench
+    from engine.store import Store
+    from tui.screens.transcript import TranscriptScreen
+    from tui.widgets.transcript_view import TranscriptView
+
+    model = demo_wb.models_dir / "demo-hasty"
+    prompt = (model / "kv" / "PROMPT.md").read_text()
+    (model / "kv chat.md").write_text(f"PROMPT: {prompt}\n\nMODEL:\n\nA cache of pages, sized per step.\n")
+    with Store(demo_wb.store_path) as store:
+        scan_workbench(demo_wb, store)
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(app, pilot)
+        app.open_answer("demo-hasty", "kv")
+        await settle(app, pilot)
+        await pilot.press("t")
+        await settle(app, pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        header = str(app.screen.query_one("#transcript-header", Static).render())
+        assert "../kv chat.md" in header and "chat export" in header
+        shown = " ".join(r.text for r in app.screen.query_one(TranscriptView).rows)
+        assert "A cache of pages, sized per step." in shown
+    assert app.errors == []
