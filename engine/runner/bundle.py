@@ -36,6 +36,7 @@ import engine
 from engine import resources
 from engine.runner import monitor, sandbox
 from engine.runner.selfcheck import plan_self_check, read_capped
+from engine.verify import verdicts as V
 
 REPO_ROOT = resources.PACKAGE_ROOT  # holds engine: the clone, or site-packages once installed
 ANSWER_GRACE_S = 5.0
@@ -237,6 +238,8 @@ def sandbox_env(gpu: bool) -> dict:
     benchtui's engine, and for a GPU run the devices this process was given (a Ray task
     asking for one GPU gets CUDA_VISIBLE_DEVICES: the answer sees only that one)."""
     env = {"PYTHONPATH": str(REPO_ROOT)}
+    if "NVCC" in os.environ:  # the nvcc this process found (or none): the checker's must be the same
+        env["NVCC"] = os.environ["NVCC"]
     if gpu and os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
         env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
     return env
@@ -305,11 +308,13 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
         unpack_tree(bundle.answer_tar, work)
         open_up(work)
         plan = plan_self_check(work, sys.executable, gpu=gpu)
+        if not plan.commands and plan.missing:
+            return {"self_status": V.MISSING_DEPENDENCY, "self_command": "", "self_output": "; ".join(plan.skipped)}
         if not plan.commands:
             return {"self_status": "none", "self_command": "", "self_output": "; ".join(plan.skipped) or "no tests or demos found"}
         budget = limits.self_check_timeout_s
         outputs, exit_code, started = [], 0, time.perf_counter()
-        status = "pass"
+        status = V.MISSING_DEPENDENCY if plan.missing else "pass"
         for cmd, label in zip(plan.commands, plan.labels):
             left = budget - (time.perf_counter() - started)
             if left <= 0:

@@ -114,3 +114,14 @@ def test_doctor_recommends_the_extras_this_machine_lacks():
     no_lm = recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=True, from_clone=True)
     assert [(r["extra"], r["command"]) for r in no_lm] == [("ternary", 'python3 -m pip install -e ".[ternary]"')]
     assert recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=False, from_clone=True) == []
+
+
+def test_site_folders_outside_the_prefix_are_bound_back(tmp_path, monkeypatch):
+    # `pip install --user` under a hidden $HOME, or a .pth naming another environment's
+    # packages: without them every answer's process fails to import NumPy
+    user_site = tmp_path / "home" / ".local" / "lib" / "python3" / "site-packages"
+    user_site.mkdir(parents=True)
+    monkeypatch.setattr(sandbox.sys, "path", [*sandbox.sys.path, str(user_site)])
+    work = tmp_path / "work"
+    work.mkdir()
+    assert sandbox._Bind(user_site, False) in sandbox._plan_binds(work, [], [], [])
