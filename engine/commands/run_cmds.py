@@ -6,6 +6,7 @@ import sys
 
 from engine.challenges import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
+from engine.commands.fit import fit_check
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from engine.scan import scan_workbench
 
@@ -135,10 +136,10 @@ def cmd_run(args, ctx) -> int:
         print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
         for req in r.get("coverage") or ():
             if req["status"] != "pass":
-                print(f"    {req['status']:<13} {req['id']}: {req['reason'][:120]}")
+                print("\n".join(fit_check(f"    {req['status']:<13} {req['id']}: ", req["status"], req["reason"])))
         for c in r["checks"]:
             if c["verdict"] not in ("pass", "info"):
-                print(f"    {c['verdict']:<13} {c['name']}: {c['message'][:120]}")
+                print("\n".join(fit_check(f"    {c['verdict']:<13} {c['name']}: ", c["verdict"], c["message"])))
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 from engine.challenge_set import load_challenge_set
 from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
+from engine.commands.fit import fit_check
 from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.scaffold import ScaffoldError, new_model
 from engine.scan import scan_workbench
@@ -160,9 +161,10 @@ def cmd_show(args, ctx) -> int:
         print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
         print(f"  judged against prompt version: {run['prompt_version'] or 'unknown or missing prompt (universal checks only)'}")
         for req in run["coverage"] or ():
-            print(f"  requirement {req['status']:<13} {req['id']}: {req['words']}" + (f" ({req['reason'][:100]})" if req["reason"] else ""))
+            text = req["words"] + (f" ({req['reason']})" if req["reason"] else "")
+            print("\n".join(fit_check(f"  requirement {req['status']:<13} {req['id']}: ", req["status"], text)))
         for c in run["checks"]:
-            print(f"  {c['verdict']:<13} {c['name']:<30} {c['message'][:100]}")
+            print("\n".join(fit_check(f"  {c['verdict']:<13} {c['name']:<30} ", c["verdict"], c["message"])))
     for g in detail["grades"]:
         print(f"grade {g['dimension']}: {g['letter'] or g['score']} by {g['grader']}")
     from engine.commands.grade_cmds import note_place
