@@ -208,8 +208,9 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
                "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
         hide = hidden_here(bundle, challenge_path)
         checks, done, res = two_processes(job, work, out, adapter, challenge_path, limits, bundle.gpu, layer, hide,
-                                          checker=bundle.checker, answer_server=bundle.answer_server)
+                                          checker=bundle.checker, answer_server=bundle.answer_server, cancel=stop)
         got = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
+               "stopped": done is None and stop is not None and stop.is_set(),  # by the caller, not by a limit
                "exit_code": res.exit_code, "signal": res.signal, "layer": layer,
                "in_flight": in_flight(results) if res.timed_out else None,
                "checker_stderr": read_capped(out / "stderr.txt"),
@@ -247,10 +248,11 @@ def sandbox_env(gpu: bool) -> dict:
 
 def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
                   layer: str, hide: list[Path], checker: str = "engine.runner.child",
-                  answer_server: str = "engine.runner.answer_server"):
+                  answer_server: str = "engine.runner.answer_server", cancel: threading.Event | None = None):
     """The checker and the answer, each in its own sandbox, joined by a
     socket; the checker also gets a socket to a memory monitor run here.
-    ``checker``/``answer_server`` name the entry modules (an audit's differ)."""
+    ``checker``/``answer_server`` name the entry modules (an audit's differ); setting
+    ``cancel`` stops the checker (and with it the answer) at once."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno()}
@@ -288,7 +290,7 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
             [sys.executable, "-m", checker, str(out / "job.json")],
             workdir=out, rw_paths=[], ro_paths=[challenge_path, REPO_ROOT, work], limits=box,
             layer=layer, env=env, gpu=gpu, stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt",
-            pass_fds=[checker_end.fileno(), monitor_there.fileno()])
+            pass_fds=[checker_end.fileno(), monitor_there.fileno()], stop=cancel)
     finally:
         checker_end.close()
         monitor_there.close()
