@@ -89,6 +89,10 @@ def register(sub) -> None:
     p.add_argument("file")
     p.set_defaults(func=cmd_backup)
 
+    p = sub.add_parser("salvage", help="from a damaged store: the grades and notes SQLite can still read, as JSON")
+    p.add_argument("file", help="the JSON file to write (must not exist)")
+    p.set_defaults(func=cmd_salvage)
+
 
 def _store(ctx):
     """The store, indexed first if it has never been scanned (names to map)."""
@@ -282,4 +286,25 @@ def cmd_backup(args, ctx) -> int:
     except BackupError as exc:
         raise CommandError(str(exc)) from exc
     print(f"backed up {store.path} to {result.path} ({result.bytes} bytes, integrity {result.integrity})")
+    return 0
+
+
+def cmd_salvage(args, ctx) -> int:
+    from engine.salvage import SalvageError, salvage, write
+
+    try:  # the store is opened read-only, never through ctx.store (which refuses a damaged file)
+        result = salvage(ctx.workbench.store_path)
+        out = write(result, args.file)
+    except SalvageError as exc:
+        raise CommandError(str(exc)) from exc
+    print(f"salvaged from {result.source} ({result.method}) into {out}:")
+    for table, rows in result.tables.items():
+        print(f"  {table}: {len(rows)} rows read")
+    print(f"  hand grades (current, by people): {len(result.to_dict()['hand_grades'])}")
+    for gap in result.unreadable:
+        where = (f"ids after {gap['after_id']}" + (f" and before {gap['next_id']}" if gap["next_id"] else "")
+                 if gap["after_id"] is not None else "the whole table")
+        print(f"  {gap['table']}: {where} could not be read ({gap['error']})")
+    if not result.unreadable:
+        print("  every row of these tables was read")
     return 0
