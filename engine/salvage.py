@@ -104,12 +104,14 @@ def _recover(path: Path, scratch: Path) -> Path:
     """The sqlite3 shell's ``.recover`` of ``path`` loaded into a new database."""
     shell = shutil.which("sqlite3")
     if shell is None:
-        raise SalvageError("the store's schema cannot be read, and the sqlite3 shell (for .recover) is not installed")
+        raise SalvageError("the store's schema is unreadable and the sqlite3 shell (for .recover) is not installed: "
+                           "nothing could be salvaged")
     dump = subprocess.run([shell, str(path), ".recover"], capture_output=True, text=True, timeout=600)
     out = scratch / "recovered.db"
     load = subprocess.run([shell, str(out)], input=dump.stdout, capture_output=True, text=True, timeout=600)
     if not out.is_file():
-        raise SalvageError(f"sqlite3 .recover could not rebuild the store: {(dump.stderr or load.stderr).strip()[:200]}")
+        raise SalvageError(f"sqlite3 .recover could not rebuild the store ({(dump.stderr or load.stderr).strip()[:200]}): "
+                           "nothing could be salvaged")
     return out
 
 
@@ -127,6 +129,10 @@ def salvage(path: Path | str) -> Salvage:
             db = _open(_recover(path, Path(tmp)))
             result.method = f"sqlite3 .recover (the schema was unreadable: {exc})"
             names = {r[0] for r in db.execute("select name from sqlite_master where type = 'table'")}
+            if not names & set(TABLES):
+                db.close()
+                raise SalvageError(f"the store's schema is unreadable ({exc}) and sqlite3 .recover found none of "
+                                   f"its tables ({', '.join(TABLES)}): nothing could be salvaged")
         try:
             for table in TABLES:
                 if table not in names:

@@ -97,3 +97,13 @@ def test_salvage_of_a_sound_store_reads_everything(demo_workbench, tmp_path, cap
     assert len(got["tables"]["grades"]) == len(_rows(path, "grades")) and got["unreadable"] == []
     assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 1  # never over a file
     assert "already exists" in capsys.readouterr().err
+
+
+def test_a_store_whose_schema_is_gone_says_nothing_could_be_salvaged(demo_workbench, tmp_path, capsys):
+    path = _store_with_grades(demo_workbench)
+    _overwrite(path, 1)  # the header and the schema: no table can be found
+    out = tmp_path / "none.json"
+    assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "nothing could be salvaged" in err and "\n" not in err.strip()
+    assert not out.exists()
