@@ -44,10 +44,10 @@ def two_step_interrupt(drain: threading.Event, cancel: threading.Event, flight: 
         caught.append(name)
         if len(caught) == 1:
             drain.set()
-            say(f"benchtui: {name}: finishing {len(flight)} runs; Ctrl-C again to stop them")
+            say(f"benchtui: {name}: finishing {runs(len(flight))}; Ctrl-C again to stop them")
         elif len(caught) == 2:
             cancel.set()
-            say(f"benchtui: {name}: stopping {len(flight)} runs (recorded as interrupted); Ctrl-C again to quit at once")
+            say(f"benchtui: {name}: stopping {runs(len(flight))} (recorded as interrupted); Ctrl-C again to quit at once")
         else:
             raise KeyboardInterrupt
 
@@ -57,6 +57,10 @@ def two_step_interrupt(drain: threading.Event, cancel: threading.Event, flight: 
     finally:
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def runs(n: int) -> str:
+    return f"{n} run" + ("" if n == 1 else "s")
 
 
 def say(text: str) -> None:

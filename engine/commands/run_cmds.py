@@ -8,7 +8,7 @@ from engine.challenges import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
 from engine.commands.fit import fit_check
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
-from engine.commands.interrupt import InFlight, two_step_interrupt
+from engine.commands.interrupt import InFlight, runs, two_step_interrupt
 from engine.scan import scan_workbench
 
 
@@ -153,7 +153,7 @@ def cmd_run(args, ctx) -> int:
     if caught:
         not_started = sum(e.kind == "cancelled" for e in events)
         stopped = sum(e.verdict == "interrupted" for e in events)
-        print(f"benchtui: interrupted ({caught[0]}): {stopped} runs stopped (recorded as interrupted; the verdicts shown "
+        print(f"benchtui: interrupted ({caught[0]}): {runs(stopped)} stopped (recorded as interrupted; the verdicts shown "
               f"stay the last finished runs), {not_started} not started", file=sys.stderr)
         return 130
     return 1 if errors else 0

@@ -121,7 +121,7 @@ def test_the_first_ctrl_c_lets_the_run_finish_and_says_so_at_once(tmp_path):
     run.wait_running()
     time.sleep(0.5)
     at = run.interrupt()
-    assert run.said_after(at, "finishing 1 runs; Ctrl-C again to stop them", within=1.0), run.lines
+    assert run.said_after(at, "finishing 1 run; Ctrl-C again to stop them", within=1.0), run.lines
     assert run.proc.wait(timeout=120) == 130
     with Store(run.store) as store:
         [row] = store.query("select status, verdict from runs")
