@@ -302,9 +302,16 @@ def cmd_salvage(args, ctx) -> int:
         print(f"  {table}: {len(rows)} rows read")
     print(f"  hand grades (current, by people): {len(result.to_dict()['hand_grades'])}")
     for gap in result.unreadable:
-        where = (f"ids after {gap['after_id']}" + (f" and before {gap['next_id']}" if gap["next_id"] else "")
-                 if gap["after_id"] is not None else "the whole table")
-        print(f"  {gap['table']}: {where} could not be read ({gap['error']})")
+        print(f"  {gap['table']}: {unreadable_words(gap)} could not be read ({gap['error']})")
     if not result.unreadable:
         print("  every row of these tables was read")
     return 0
+
+
+def unreadable_words(gap: dict) -> str:
+    after, following = gap["after_id"], gap["next_id"]
+    if after is None:
+        return "the whole table"
+    if following is None:
+        return "no row" if after == 0 else f"the rows after id {after}"
+    return f"the rows before id {following}" if after == 0 else f"the rows between ids {after} and {following}"
