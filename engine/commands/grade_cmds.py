@@ -302,7 +302,7 @@ def cmd_salvage(args, ctx) -> int:
         print(f"  {table}: {len(rows)} rows read")
     print(f"  hand grades (current, by people): {len(result.to_dict()['hand_grades'])}")
     for gap in result.unreadable:
-        print(f"  {gap['table']}: {unreadable_words(gap)} could not be read ({gap['error']})")
+        print(f"  {gap['table']}: {unreadable_words(gap)} ({gap['error']})")
     if not result.unreadable:
         print("  every row of these tables was read")
     return 0
@@ -311,7 +311,8 @@ def cmd_salvage(args, ctx) -> int:
 def unreadable_words(gap: dict) -> str:
     after, following = gap["after_id"], gap["next_id"]
     if after is None:
-        return "the whole table"
+        return "the table could not be read"
     if following is None:
-        return "no row" if after == 0 else f"the rows after id {after}"
-    return f"the rows before id {following}" if after == 0 else f"the rows between ids {after} and {following}"
+        return "none of its rows could be read" if after == 0 else f"the rows after id {after} could not be read"
+    return (f"the rows before id {following} could not be read" if after == 0
+            else f"the rows between ids {after} and {following} could not be read")
