@@ -132,6 +132,7 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         "sqlite": sqlite3.sqlite_version,
         "sqlite_utils": _version("sqlite-utils"),
         "git": _git_version(),
+        "pytest": _version("pytest"),  # runs answers' own tests (their self-check)
         "cuda": {"cupy": None, "cupy_distributions": cupy_distributions(), "available": backends["cuda"].available,
                  "devices": backends["cuda"].device, "detail": backends["cuda"].detail, "nvcc": nvcc_version()},
         "mlx": {"version": _version("mlx"), "available": backends["mlx"].available, "device": backends["mlx"].device,
@@ -176,6 +177,8 @@ def render(report: dict) -> str:
         f"{ok(report['textual'])}textual  {report['textual']}",
         f"{ok(True)}sqlite   {report['sqlite']} (sqlite-utils {report['sqlite_utils']})",
         f"{ok(report['git'])}git      {report['git'] or 'not found'}",
+        f"{ok(report.get('pytest'))}pytest   " + (report.get("pytest") or "not installed: answers' own tests are not run "
+                                                  "(self-check missing_dependency); python3 -m pip install pytest"),
         f"{ok(cuda['available'])}cuda     CuPy {cuda['cupy'] or 'not installed'}; "
         + (f"devices: {cuda['devices']}" if cuda["available"] else cuda["detail"]) + f"; nvcc {cuda['nvcc'] or 'not found'}"
         + _fit_text(cuda.get("fit")),

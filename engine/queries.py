@@ -147,10 +147,11 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
         params = (*read_models, *read_challenges)
         only = (f"model in ({', '.join('?' * len(read_models))}) "
                 f"and challenge in ({', '.join('?' * len(read_challenges))})")
-    # the newest run per answer (bare columns come from the max(id) row)
+    # the newest run per answer that was not interrupted (bare columns come from the max(id) row);
+    # an interrupted run is history, never the verdict shown
     runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict in conn.execute(
-        "select model, challenge, max(id), status, verdict from runs" + (f" where {only}" if only else "")
-        + " group by model, challenge", params)}
+        "select model, challenge, max(id), status, verdict from runs where status != 'interrupted'"
+        + (f" and {only}" if only else "") + " group by model, challenge", params)}
     human: dict[tuple[str, str], str] = {}
     judge: dict[tuple[str, str], str] = {}
     # Newest valid overall grade per grader; the latest human and latest judge win.
@@ -277,8 +278,9 @@ def run_row(store: Store, run_id: int) -> dict | None:
 
 
 def latest_run(store: Store, model: str, challenge: str) -> dict | None:
+    """The newest run that is not interrupted (an interrupted run is history, never the verdict)."""
     rows = store.query(
-        "select * from runs where model = ? and challenge = ? order by id desc limit 1",
+        "select * from runs where model = ? and challenge = ? and status != 'interrupted' order by id desc limit 1",
         (model, challenge),
     )
     return rows[0] if rows else None

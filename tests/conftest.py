@@ -29,3 +29,16 @@ def demo_workbench(tmp_path) -> Path:
 def challenge_prompts() -> dict[str, str]:
     return {d.name: (d / "PROMPT.md").read_text(encoding="utf-8")
             for d in sorted((REPO / "challenges").iterdir()) if (d / "PROMPT.md").is_file()}
+
+
+def pytest_runtest_setup(item):
+    """A test that starts sandboxed processes is skipped, with the reason, where no
+    isolating layer works (no bwrap, no user namespaces): the machine's lack, not a failure."""
+    if item.get_closest_marker("sandbox") is None:
+        return
+    from engine.runner import sandbox
+
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(f"no isolating sandbox layer here: {exc}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from engine import adapters
 from engine.cli import CommandError, UsageError, print_json
+from engine.commands.fit import fit_check
 
 
 def register(sub) -> None:
@@ -73,6 +74,6 @@ def cmd_check(args, ctx) -> int:
     print(f"{args.model} / {challenge.id}: {record['verdict']} (run {event.run_id}); adapter: "
           f"{res.message if res.status != 'none' else 'none found'}")
     for c in record["checks"]:
-        print(f"  {c['verdict']:<14} {c['name']:<32} {str(c['message'] or '')[:160]}")
+        print("\n".join(fit_check(f"  {c['verdict']:<14} {c['name']:<32} ", c["verdict"], c["message"])))
     print("the adapter bound" if bound else "not bound: see the unbound checks above")
     return 0 if bound else 1

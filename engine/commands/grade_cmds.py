@@ -89,6 +89,10 @@ def register(sub) -> None:
     p.add_argument("file")
     p.set_defaults(func=cmd_backup)
 
+    p = sub.add_parser("salvage", help="from a damaged store: the grades and notes SQLite can still read, as JSON")
+    p.add_argument("file", help="the JSON file to write (must not exist)")
+    p.set_defaults(func=cmd_salvage)
+
 
 def _store(ctx):
     """The store, indexed first if it has never been scanned (names to map)."""
@@ -283,3 +287,32 @@ def cmd_backup(args, ctx) -> int:
         raise CommandError(str(exc)) from exc
     print(f"backed up {store.path} to {result.path} ({result.bytes} bytes, integrity {result.integrity})")
     return 0
+
+
+def cmd_salvage(args, ctx) -> int:
+    from engine.salvage import SalvageError, salvage, write
+
+    try:  # the store is opened read-only, never through ctx.store (which refuses a damaged file)
+        result = salvage(ctx.workbench.store_path)
+        out = write(result, args.file)
+    except SalvageError as exc:
+        raise CommandError(str(exc)) from exc
+    print(f"salvaged from {result.source} ({result.method}) into {out}:")
+    for table, rows in result.tables.items():
+        print(f"  {table}: {len(rows)} rows read")
+    print(f"  hand grades (current, by people): {len(result.to_dict()['hand_grades'])}")
+    for gap in result.unreadable:
+        print(f"  {gap['table']}: {unreadable_words(gap)} ({gap['error']})")
+    if not result.unreadable:
+        print("  every row of these tables was read")
+    return 0
+
+
+def unreadable_words(gap: dict) -> str:
+    after, following = gap["after_id"], gap["next_id"]
+    if after is None:
+        return "the table could not be read"
+    if following is None:
+        return "none of its rows could be read" if after == 0 else f"the rows after id {after} could not be read"
+    return (f"the rows before id {following} could not be read" if after == 0
+            else f"the rows between ids {after} and {following} could not be read")

@@ -6,7 +6,9 @@ import sys
 
 from engine.challenges import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
+from engine.commands.fit import fit_check
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
+from engine.commands.interrupt import InFlight, runs, two_step_interrupt
 from engine.scan import scan_workbench
 
 
@@ -108,15 +110,21 @@ def cmd_run(args, ctx) -> int:
             raise UsageError(str(exc)) from None
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
-    cancel = threading.Event()
-    with connected(address) as cluster, driver_signals(cancel, cluster) as caught:
+    cancel, drain, flight = threading.Event(), threading.Event(), InFlight()
+    with connected(address) as cluster, driver_signals(cancel, cluster) as caught, \
+            two_step_interrupt(drain, cancel, flight, caught, enabled=cluster is None):
         # Progress always goes to stderr (stdout stays the report, or JSON): a bar on
         # a terminal, else one line per answer as it ends (and, on a cluster, as a node takes it).
         progress = _progress(len(pairs)) if sys.stderr.isatty() else _progress_lines()
+
+        def on_event(event) -> None:
+            flight.on_event(event)
+            progress.on_event(event)
+
         try:
             events = run_answers(ctx.workbench, pairs, backend=args.backend, jobs=args.jobs if cluster else (args.jobs or 1),
                                  allow_unsafe=args.unsafe_no_isolation, self_check=not args.no_self_check, timeout_s=args.timeout,
-                                 on_event=progress.on_event, cancel=cancel, cluster=cluster)
+                                 on_event=on_event, cancel=cancel, cluster=cluster, drain=drain)
         except sandbox.SandboxUnavailable as exc:
             raise CommandError(str(exc)) from exc
         except BackendUnavailable as exc:
@@ -135,15 +143,18 @@ def cmd_run(args, ctx) -> int:
         print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
         for req in r.get("coverage") or ():
             if req["status"] != "pass":
-                print(f"    {req['status']:<13} {req['id']}: {req['reason'][:120]}")
+                print("\n".join(fit_check(f"    {req['status']:<13} {req['id']}: ", req["status"], req["reason"])))
         for c in r["checks"]:
             if c["verdict"] not in ("pass", "info"):
-                print(f"    {c['verdict']:<13} {c['name']}: {c['message'][:120]}")
+                print("\n".join(fit_check(f"    {c['verdict']:<13} {c['name']}: ", c["verdict"], c["message"])))
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
     if caught:
-        print(f"benchtui: interrupted ({caught[0]}): the runs it stopped are recorded as interrupted", file=sys.stderr)
+        not_started = sum(e.kind == "cancelled" for e in events)
+        stopped = sum(e.verdict == "interrupted" for e in events)
+        print(f"benchtui: interrupted ({caught[0]}): {runs(stopped)} stopped (recorded as interrupted; the verdicts shown "
+              f"stay the last finished runs), {not_started} not started", file=sys.stderr)
         return 130
     return 1 if errors else 0
 
@@ -197,7 +208,7 @@ def cmd_results(args, ctx) -> int:
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
     mark_interrupted(store)
-    latest = store.query("select id from runs where id in (select max(id) from runs where status in ('done', 'interrupted') "
+    latest = store.query("select id from runs where id in (select max(id) from runs where status = 'done' "
                          "group by model, challenge) order by model, challenge")
     records = [run_record(store, r["id"]) for r in latest]
     have = {(r["model"], r["challenge"]) for r in records}

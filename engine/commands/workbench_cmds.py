@@ -9,6 +9,7 @@ from pathlib import Path
 from engine.challenge_set import load_challenge_set
 from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
+from engine.commands.fit import fit_check
 from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.scaffold import ScaffoldError, new_model
 from engine.scan import scan_workbench
@@ -107,7 +108,12 @@ def answer_detail(store, model: str, challenge: str) -> dict:
     scan_id = store.get_meta("last_scan_id")
     warnings = store.query("select kind, path, detail from scan_warnings where scan_id = ? and model = ? and challenge = ?",
                            (scan_id, model, challenge)) if scan_id else []
-    runs = store.query("select * from runs where model = ? and challenge = ? order by id desc limit 1", (model, challenge))
+    # an interrupted run is history: the newest other run is the one shown, the interrupted ones after it listed
+    runs = store.query("select * from runs where model = ? and challenge = ? and status != 'interrupted' "
+                       "order by id desc limit 1", (model, challenge))
+    interrupted = store.query("select id, started_at, duration_s, message from runs where model = ? and challenge = ? "
+                              "and status = 'interrupted' and id > ? order by id",
+                              (model, challenge, runs[0]["id"] if runs else 0))
     run = None
     if runs:
         r = runs[0]
@@ -127,7 +133,8 @@ def answer_detail(store, model: str, challenge: str) -> dict:
 
     notes = [n.to_dict() for n in notes_for(store, model, challenge)]
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
-            "transcripts": transcripts, "warnings": warnings, "latest_run": run, "grades": grades, "notes": notes}
+            "transcripts": transcripts, "warnings": warnings, "latest_run": run,
+            "interrupted_since": interrupted, "grades": grades, "notes": notes}
 
 
 def _maybe_json(value):
@@ -163,9 +170,13 @@ def cmd_show(args, ctx) -> int:
         print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
         print(f"  judged against prompt version: {run['prompt_version'] or 'unknown or missing prompt (universal checks only)'}")
         for req in run["coverage"] or ():
-            print(f"  requirement {req['status']:<13} {req['id']}: {req['words']}" + (f" ({req['reason'][:100]})" if req["reason"] else ""))
+            text = req["words"] + (f" ({req['reason']})" if req["reason"] else "")
+            print("\n".join(fit_check(f"  requirement {req['status']:<13} {req['id']}: ", req["status"], text)))
         for c in run["checks"]:
-            print(f"  {c['verdict']:<13} {c['name']:<30} {c['message'][:100]}")
+            print("\n".join(fit_check(f"  {c['verdict']:<13} {c['name']:<30} ", c["verdict"], c["message"])))
+    for r in detail["interrupted_since"]:
+        took = f" after {r['duration_s']:.1f} s" if r["duration_s"] is not None else ""
+        print(f"run #{r['id']} interrupted{took}" + (f": {r['message']}" if r["message"] else "") + " (history, not a verdict)")
     for g in detail["grades"]:
         print(f"grade {g['dimension']}: {g['letter'] or g['score']} by {g['grader']}")
     from engine.commands.grade_cmds import note_place

@@ -36,6 +36,7 @@ import engine
 from engine import resources
 from engine.runner import monitor, sandbox
 from engine.runner.selfcheck import plan_self_check, read_capped
+from engine.verify import verdicts as V
 
 REPO_ROOT = resources.PACKAGE_ROOT  # holds engine: the clone, or site-packages once installed
 ANSWER_GRACE_S = 5.0
@@ -207,8 +208,9 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
                "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
         hide = hidden_here(bundle, challenge_path)
         checks, done, res = two_processes(job, work, out, adapter, challenge_path, limits, bundle.gpu, layer, hide,
-                                          checker=bundle.checker, answer_server=bundle.answer_server)
+                                          checker=bundle.checker, answer_server=bundle.answer_server, cancel=stop)
         got = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
+               "stopped": done is None and stop is not None and stop.is_set(),  # by the caller, not by a limit
                "exit_code": res.exit_code, "signal": res.signal, "layer": layer,
                "in_flight": in_flight(results) if res.timed_out else None,
                "checker_stderr": read_capped(out / "stderr.txt"),
@@ -239,6 +241,8 @@ def sandbox_env(gpu: bool) -> dict:
     env = {"PYTHONPATH": str(REPO_ROOT)}
     if gpu:  # CuPy's kernel cache would go to the sandbox's 1 MB $HOME
         env["CUPY_CACHE_DIR"] = "/tmp/benchtui-cupy-cache"
+    if "NVCC" in os.environ:  # the nvcc this process found (or none): the checker's must be the same
+        env["NVCC"] = os.environ["NVCC"]
     if gpu and os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
         env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
     return env
@@ -246,10 +250,11 @@ def sandbox_env(gpu: bool) -> dict:
 
 def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
                   layer: str, hide: list[Path], checker: str = "engine.runner.child",
-                  answer_server: str = "engine.runner.answer_server"):
+                  answer_server: str = "engine.runner.answer_server", cancel: threading.Event | None = None):
     """The checker and the answer, each in its own sandbox, joined by a
     socket; the checker also gets a socket to a memory monitor run here.
-    ``checker``/``answer_server`` name the entry modules (an audit's differ)."""
+    ``checker``/``answer_server`` name the entry modules (an audit's differ); setting
+    ``cancel`` stops the checker (and with it the answer) at once."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno()}
@@ -287,7 +292,7 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
             [sys.executable, "-m", checker, str(out / "job.json")],
             workdir=out, rw_paths=[], ro_paths=[challenge_path, REPO_ROOT, work], limits=box,
             layer=layer, env=env, gpu=gpu, stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt",
-            pass_fds=[checker_end.fileno(), monitor_there.fileno()])
+            pass_fds=[checker_end.fileno(), monitor_there.fileno()], stop=cancel)
     finally:
         checker_end.close()
         monitor_there.close()
@@ -307,11 +312,13 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
         unpack_tree(bundle.answer_tar, work)
         open_up(work)
         plan = plan_self_check(work, sys.executable, gpu=gpu)
+        if not plan.commands and plan.missing:
+            return {"self_status": V.MISSING_DEPENDENCY, "self_command": "", "self_output": "; ".join(plan.skipped)}
         if not plan.commands:
             return {"self_status": "none", "self_command": "", "self_output": "; ".join(plan.skipped) or "no tests or demos found"}
         budget = limits.self_check_timeout_s
         outputs, exit_code, started = [], 0, time.perf_counter()
-        status = "pass"
+        status = V.MISSING_DEPENDENCY if plan.missing else "pass"
         for cmd, label in zip(plan.commands, plan.labels):
             left = budget - (time.perf_counter() - started)
             if left <= 0:

@@ -159,11 +159,12 @@ class Runner:
     """One configured run session: a workbench, options and a cancel flag."""
 
     def __init__(self, workbench: Workbench, options: RunOptions, on_event: Callable[[RunEvent], None] | None = None,
-                 cancel: threading.Event | None = None, cluster=None):
+                 cancel: threading.Event | None = None, cluster=None, drain: threading.Event | None = None):
         self.workbench = workbench
         self.options = options
         self.on_event = on_event or (lambda e: None)
-        self.cancel = cancel or threading.Event()
+        self.cancel = cancel or threading.Event()  # set: the runs in flight stop, none starts
+        self.drain = drain or threading.Event()  # set: the runs in flight finish, none starts
         self.cluster = cluster  # engine.cluster.Cluster: each run is a Ray task there
         # On a cluster each worker picks its own layer (recorded per run); the driver runs nothing itself.
         self.layer = sandbox.choose_layer(options.layer, allow_unsafe=options.allow_unsafe) if cluster is None else "cluster"
@@ -202,7 +203,7 @@ class Runner:
         return event
 
     def run_one(self, model: str, challenge_id: str) -> RunEvent:
-        if self.cancel.is_set():
+        if self.cancel.is_set() or self.drain.is_set():
             return self._finish(RunEvent("cancelled", model, challenge_id, message="cancelled before it started"))
         challenge = self.workbench.challenges[challenge_id]
         with Store(self.workbench.store_path) as store:
@@ -251,6 +252,10 @@ class Runner:
                 node = extra.get("node", "")
         except sandbox.SandboxUnavailable:
             raise
+        except KeyboardInterrupt:  # stopped at once: recorded with the time it had run, never left 'running'
+            ended.set()
+            self._record(run_id, [], V.INTERRUPTED, {"message": "stopped by the user (Ctrl-C)"}, time.perf_counter() - started)
+            raise
         except RunInterrupted as exc:  # a cluster node died under it (twice), or the batch was cancelled
             checks, verdict, extra = [], V.INTERRUPTED, {"message": str(exc), "node": exc.node}
             node = exc.node
@@ -260,6 +265,12 @@ class Runner:
         ended.set()
         if self.cancel.is_set() and verdict == V.TIMEOUT:
             verdict, extra["message"] = V.INTERRUPTED, "cancelled by the user"
+        message = self._record(run_id, checks, verdict, extra, duration)
+        return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
+                                     message=message, duration_s=duration, node=node))
+
+    def _record(self, run_id: int, checks: list[dict], verdict: str, extra: dict, duration: float) -> str:
+        """The run's checks and its final row; the message it was given."""
         with Store(self.workbench.store_path) as store:
             with store.conn:
                 store.db["checks"].insert_all(
@@ -275,8 +286,7 @@ class Runner:
                     "finished_at": now_iso(), "duration_s": round(duration, 4),
                     # what decided the verdict first (the compiler's error, ...), the backend note after
                     "message": "; ".join(m for m in (message, prior) if m), **extra})
-        return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
-                                     message=message, duration_s=duration, node=node))
+        return message
 
     def _limits(self, challenge: Challenge) -> RunLimits:
         limits = challenge.limits
@@ -328,6 +338,8 @@ class Runner:
         limits = self._limits(challenge)
         bundle = self.make_bundle(folder, challenge, model, backend, seed, prompt, limits=limits)
         got = self.dispatch(bundle, challenge, on_running)
+        if got.get("stopped"):
+            raise RunInterrupted(f"stopped by the user after {got['wall_s']:.1f} s")
         checks, done, stderr = got["checks"], got["done"], got["checker_stderr"]
         if got["timed_out"]:
             # the checks that finished stay; the one in flight says the time limit stopped it
@@ -411,9 +423,10 @@ def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
 def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int | None = 1,
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
                 allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
-                timeout_s: float | None = None, cluster=None) -> list[RunEvent]:
+                timeout_s: float | None = None, cluster=None, drain: threading.Event | None = None) -> list[RunEvent]:
     """Run ``pairs``; ``cluster`` (an engine.cluster.Cluster) runs each as a Ray task there,
-    ``jobs`` (None: as many as the cluster has CPUs, else 1) at a time."""
+    ``jobs`` (None: as many as the cluster has CPUs, else 1) at a time. ``cancel`` stops the
+    runs in flight; ``drain`` lets them finish; after either no run starts."""
     if cluster is None:
         require_backend(backend)  # an absent backend asked for by name: refused, not an `error` per answer
     else:
@@ -422,7 +435,7 @@ def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: 
         jobs = cluster.slots() if cluster is not None else 1
     options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed,
                          timeout_s=timeout_s)
-    return Runner(workbench, options, on_event, cancel, cluster=cluster).run_all(pairs)
+    return Runner(workbench, options, on_event, cancel, cluster=cluster, drain=drain).run_all(pairs)
 
 
 def event_dict(event: RunEvent) -> dict:

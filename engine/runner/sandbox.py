@@ -127,8 +127,11 @@ def _under(path: Path, root: Path) -> bool:
 
 def _interpreter_paths() -> list[Path]:
     # The payload is usually this very interpreter; if it lives under a hidden
-    # $HOME (pyenv in /root), bind it back read-only.
-    return [Path(p).resolve() for p in {sys.base_prefix, sys.prefix, sys.exec_prefix}]
+    # $HOME (pyenv in /root), bind it back read-only, with the site folders it
+    # imports from outside its prefix (`pip install --user`, a .pth naming another
+    # environment's packages). Only folders named so: never a clone on sys.path.
+    sites = {p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")}
+    return [Path(p).resolve() for p in {sys.base_prefix, sys.prefix, sys.exec_prefix, *sites}]
 
 
 @dataclass(frozen=True)

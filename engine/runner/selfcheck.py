@@ -5,6 +5,7 @@ but is never evidence for the hidden verdict.
 """
 from __future__ import annotations
 
+import importlib.util
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,12 @@ class SelfCheckPlan:
     commands: list[list[str]] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # what this machine lacks to run them (pytest)
+
+
+def has_pytest() -> bool:
+    """pytest importable by this interpreter, the one the sandbox runs."""
+    return importlib.util.find_spec("pytest") is not None
 
 
 def plan_self_check(folder: Path, python: str, *, gpu: bool) -> SelfCheckPlan:
@@ -43,7 +50,12 @@ def plan_self_check(folder: Path, python: str, *, gpu: bool) -> SelfCheckPlan:
             except OSError:
                 continue
     scripts = [] if tests else demos or mains
-    if tests:
+    if tests and not has_pytest():
+        # the machine's lack, not the answer's failure: its tests are not run
+        plan.missing.append("pytest")
+        plan.skipped.append(f"pytest {' '.join(tests)}: pytest is not installed for {python} "
+                            "(python3 -m pip install pytest; see benchtui doctor)")
+    elif tests:
         plan.commands.append([python, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:benchmark", *tests])
         plan.labels.append("pytest " + " ".join(tests))
     for rel in scripts:

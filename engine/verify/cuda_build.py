@@ -58,8 +58,11 @@ class CompileResult:
 
 
 def find_nvcc() -> str | None:
-    """Path of nvcc: $NVCC, then PATH, then $CUDA_HOME/$CUDA_PATH, then usual places."""
+    """Path of nvcc: $NVCC, then PATH, then $CUDA_HOME/$CUDA_PATH, then usual places.
+    NVCC=none (or empty) means none, as on a machine without the CUDA toolkit."""
     explicit = os.environ.get("NVCC")
+    if explicit is not None and explicit.strip().lower() in ("", "none"):
+        return None
     if explicit and Path(explicit).is_file():
         return explicit
     found = shutil.which("nvcc")

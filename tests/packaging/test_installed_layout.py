@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import site as site_module
 import subprocess
 import sys
 import tomllib
@@ -54,14 +55,29 @@ def backward(dy, cache):
 '''
 
 
+def outer_site_dirs() -> list[str]:
+    """The site-packages folders of the interpreter running the tests, where the
+    user installed benchtui's dependencies: a virtualenv's own (made by venv or
+    uv), or the system's outside any virtualenv. Only the folders: their .pth
+    files are not read, so an editable install's path to the clone stays out."""
+    dirs = list(site_module.getsitepackages())
+    if site_module.ENABLE_USER_SITE:
+        dirs.append(site_module.getusersitepackages())
+    return [d for d in dirs if Path(d).is_dir()]
+
+
 def fake_install(tmp_path: Path) -> tuple[Path, Path]:
-    """A virtualenv (system packages visible, for NumPy and Textual) whose
-    site-packages holds benchtui laid out as the wheel lays it out."""
+    """A virtualenv whose site-packages holds benchtui laid out as the wheel
+    lays it out, and sees the test interpreter's packages (NumPy, Textual,
+    sqlite-utils) after its own. `--system-site-packages` would not do: made
+    from inside a virtualenv it exposes the base interpreter's packages, not
+    the virtualenv's."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
+    (site / "zz_test_interpreter_packages.pth").write_text("".join(f"{d}\n" for d in outer_site_dirs()))
     for name in ("engine", "tui"):
         shutil.copytree(REPO / name, site / name, ignore=SKIP)
     shutil.copytree(REPO / "challenges", site / "benchtui_data" / "challenges", ignore=SKIP)

@@ -137,3 +137,14 @@ def test_doctor_names_every_cupy_distribution_and_the_one_the_driver_fits(monkey
                                   cuda_extra="cuda13")
     assert rec[0]["command"] == 'python3 -m pip install -e ".[cuda13]"'
     assert "the driver supports CUDA 13.0: cupy-cuda13x fits" in doctor._fit_text(fit)
+
+
+def test_site_folders_outside_the_prefix_are_bound_back(tmp_path, monkeypatch):
+    # `pip install --user` under a hidden $HOME, or a .pth naming another environment's
+    # packages: without them every answer's process fails to import NumPy
+    user_site = tmp_path / "home" / ".local" / "lib" / "python3" / "site-packages"
+    user_site.mkdir(parents=True)
+    monkeypatch.setattr(sandbox.sys, "path", [*sandbox.sys.path, str(user_site)])
+    work = tmp_path / "work"
+    work.mkdir()
+    assert sandbox._Bind(user_site, False) in sandbox._plan_binds(work, [], [], [])

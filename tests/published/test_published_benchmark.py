@@ -19,6 +19,7 @@ from engine.runner import sandbox
 from engine.runner.orchestrate import run_answers
 from engine.scan import scan_workbench
 from engine.store import Store
+from engine.verify import cuda_build
 from engine.verify import verdicts as V
 from engine.workbench import find_workbench
 
@@ -28,7 +29,7 @@ SEED = 20261123
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.published]
 
-HAS_NVCC = shutil.which("nvcc") is not None
+HAS_NVCC = cuda_build.find_nvcc() is not None  # as the checker finds it; NVCC=none hides it
 FUSE_BROKEN = V.COMPILE_ERROR if HAS_NVCC else V.SKIPPED  # nvcc compile checks run without a GPU
 
 # model -> challenge -> verdict (on a machine without an NVIDIA GPU)

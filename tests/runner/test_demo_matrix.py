@@ -11,9 +11,19 @@ from engine.runner import sandbox
 from engine.runner.orchestrate import run_answers, tree_digest
 from engine.scan import scan_workbench
 from engine.store import Store
+from engine.verify import cuda_build
 from engine.workbench import find_workbench
 
 pytestmark = pytest.mark.sandbox
+
+# nvcc compiles without a GPU; where there is none (NVCC=none, most laptops) the compile is skipped
+HAS_NVCC = cuda_build.find_nvcc() is not None
+FUSE_BROKEN = "compile_error" if HAS_NVCC else "skipped"
+
+
+def nvcc_check(cu: str) -> set[str]:
+    """The check that does not pass: the file's compile, or the one saying nvcc is missing."""
+    return {f"nvcc_compile:{cu}" if HAS_NVCC else "nvcc_compile"}
 
 # (model, challenge): (verdict, checks that must not pass)
 EXPECTED = {
@@ -26,7 +36,7 @@ EXPECTED = {
     ("demo-careful", "dflash_verify"): ("pass", set()),
     ("demo-careful", "ternary_training"): ("pass", set()),
     ("demo-hasty", "backwards"): ("fail", {"huge_mean_tiny_variance", "float32"}),
-    ("demo-hasty", "fuse"): ("compile_error", {"nvcc_compile:fused_softmax_topk.cu"}),
+    ("demo-hasty", "fuse"): (FUSE_BROKEN, nvcc_check("fused_softmax_topk.cu")),
     ("demo-hasty", "kv"): ("fail", {"decode_matches_full_attention", "padding_isolated"}),
     ("demo-hasty", "beam_search"): ("fail", {"eos_retention"}),
     ("demo-hasty", "flash_attention"): ("fail", {"causal_256_tile64", "uneven_tiles"}),
@@ -34,7 +44,7 @@ EXPECTED = {
     ("demo-hasty", "dflash_verify"): ("fail", {"golden_rule"}),
     ("demo-hasty", "ternary_training"): ("fail", {"quantize_group_scale"}),
     ("demo-quitter", "backwards"): ("pass", set()),
-    ("demo-quitter", "fuse"): ("compile_error", {"nvcc_compile:kernel.cu"}),
+    ("demo-quitter", "fuse"): (FUSE_BROKEN, nvcc_check("kernel.cu")),
     ("demo-quitter", "kv"): ("no_answer", set()),
     ("demo-quitter", "dflash_verify"): ("unbound", {"bind_verify_and_accept"}),
     # the demo workbench's own challenge (README: "Adding your own challenge"), deployed to every model

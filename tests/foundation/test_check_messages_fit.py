@@ -1,0 +1,58 @@
+"""`show` and `run` print check messages to the terminal's width: a number is
+never cut into another number, a cut line ends with an ellipsis, and a failing
+check's message is printed whole."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.commands.fit import fit
+from engine.scan import scan_workbench
+from engine.store import Store
+from engine.workbench import find_workbench
+
+PASSING = "fixed case error 3.3e-16 below the tolerance 1e-05 on every one of the twelve fixed cases and the seeded random ones too"
+FAILING = ("multi_token_causal: 3 of 4 decode steps differ from full attention; smallest counter-example: batch 0, "
+           "head 1, step 2, position 17: got 0.51234 expected 0.49876 (difference 1.358e-02, tolerance 1e-04)")
+
+
+def test_a_passing_message_is_cut_between_words_with_an_ellipsis():
+    [line] = fit("  pass          fixed                          ", PASSING, whole=False, width=70)
+    assert len(line) <= 70 and line.endswith("…")
+    assert "3.3e-16" in line or "3.3e" not in line  # whole or not at all
+
+
+def test_a_failing_message_is_wrapped_whole():
+    lines = fit("  fail          multi_token_causal             ", FAILING, whole=True, width=80)
+    assert all(len(x) <= 80 for x in lines) and len(lines) > 1
+    words = " ".join(x.strip() for x in lines).split()
+    assert words[-len(FAILING.split()):] == FAILING.split()
+
+
+def test_a_short_message_stays_as_it_is():
+    assert fit("  pass  x ", "ok", whole=False, width=80) == ["  pass  x ok"]
+
+
+@pytest.mark.parametrize("columns", ["80", "300"])
+def test_show_prints_to_the_terminals_width(demo_workbench: Path, capsys, monkeypatch, columns):
+    wb = find_workbench(str(demo_workbench), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        run_id = store.db["runs"].insert({"model": "demo-hasty", "challenge": "kv", "status": "done", "verdict": "fail",
+                                          "backend": "cpu", "duration_s": 1.0}).last_pk
+        store.db["checks"].insert_all([
+            {"run_id": run_id, "position": 0, "name": "fixed", "verdict": "pass", "message": PASSING},
+            {"run_id": run_id, "position": 1, "name": "multi_token_causal", "verdict": "fail", "message": FAILING}])
+    monkeypatch.setenv("COLUMNS", columns)
+    assert main(["--workbench", str(demo_workbench), "show", "demo-hasty", "kv"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert all(len(x) <= int(columns) for x in lines if "fixed" in x or "multi_token" in x or x.startswith(" " * 6))
+    fixed = next(x for x in lines if " fixed " in x)
+    if columns == "300":
+        assert fixed.endswith(PASSING)
+    else:
+        assert fixed.endswith("…") and "3.3e-1…" not in fixed
+    assert " ".join(out.split()).count(" ".join(FAILING.split())) == 1  # whole, wrapped or not

@@ -1,0 +1,145 @@
+"""An interrupted run is history: the verdict shown (results, show, the matrix,
+the answer screen's run, exports) stays the newest run that finished. Ctrl-C on
+`benchtui run` says at once what it does: the first lets the runs in flight
+finish and starts no more, the second stops them (recorded with their true
+duration)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from engine import queries
+from engine.cli import main
+from engine.scan import scan_workbench
+from engine.store import Store
+from engine.workbench import find_workbench
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _workbench(tmp_path: Path, sleep_s: float = 0) -> Path:
+    root = tmp_path / "wb"
+    answer = root / "slow" / "backwards"
+    shutil.copytree(REPO / "models" / "demo-careful" / "backwards", answer)
+    for name in ("session.jsonl", "test_layernorm.py"):
+        (answer / name).unlink()
+    if sleep_s:
+        code = (answer / "layernorm.py").read_text()
+        (answer / "layernorm.py").write_text(f"import time\ntime.sleep({sleep_s})\n" + code)
+    return root
+
+
+def test_the_newest_finished_run_is_the_one_shown(tmp_path, capsys):
+    root = _workbench(tmp_path)
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        done = store.db["runs"].insert({"model": "slow", "challenge": "backwards", "status": "done", "verdict": "pass",
+                                        "backend": "cpu", "duration_s": 3.0}).last_pk
+        store.db["runs"].insert({"model": "slow", "challenge": "backwards", "status": "interrupted", "verdict": "interrupted",
+                                 "backend": "cpu", "duration_s": 2.0, "message": "cancelled by the user"})
+        assert queries.latest_run(store, "slow", "backwards")["id"] == done
+        cell = queries.load_matrix(store).cells["slow", "backwards"]
+        assert (cell.verdict, cell.run_id) == ("pass", done)
+    assert main(["--workbench", str(root), "results", "--json"]) == 0
+    [shown] = json.loads(capsys.readouterr().out)["results"]
+    assert (shown["run_id"], shown["verdict"]) == (done, "pass")
+    assert main(["--workbench", str(root), "show", "slow", "backwards", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["latest_run"]["id"] == done
+    assert main(["--workbench", str(root), "show", "slow", "backwards"]) == 0
+    out = capsys.readouterr().out
+    assert f"latest run #{done}: pass" in out and "interrupted" in out  # as history, below
+
+
+def test_an_answer_only_interrupted_is_not_run(tmp_path, capsys):
+    root = _workbench(tmp_path)
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        store.db["runs"].insert({"model": "slow", "challenge": "backwards", "status": "interrupted", "verdict": "interrupted"})
+        assert queries.load_matrix(store).cells["slow", "backwards"].verdict == "not_run"
+    assert main(["--workbench", str(root), "results", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["results"] == [] and got["not_run"] == [{"model": "slow", "challenge": "backwards", "verdict": "not_run"}]
+
+
+class _Run:
+    """`benchtui run` in its own process, its stderr lines timed as they come."""
+
+    def __init__(self, root: Path):
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "engine", "--workbench", str(root), "run", "-m", "slow",
+                                      "-c", "backwards", "--no-self-check"], cwd=REPO, env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.lines: list[tuple[float, str]] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        self.store = root / "store.db"
+
+    def _read(self):
+        for line in self.proc.stderr:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+
+    def wait_running(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.store.exists():
+                try:
+                    with Store(self.store, migrate=False) as store:
+                        if store.query("select id from runs where status = 'running'"):
+                            return
+                except Exception:  # the store is being made
+                    pass
+            time.sleep(0.1)
+        raise AssertionError("the run never started")
+
+    def interrupt(self) -> float:
+        self.proc.send_signal(signal.SIGINT)
+        return time.monotonic()
+
+    def said_after(self, since: float, text: str, within: float) -> bool:
+        deadline = since + within
+        while time.monotonic() < deadline + 0.5:
+            if any(text in line and t <= deadline for t, line in self.lines):
+                return True
+            time.sleep(0.05)
+        return False
+
+
+@pytest.mark.sandbox
+def test_the_first_ctrl_c_lets_the_run_finish_and_says_so_at_once(tmp_path):
+    run = _Run(_workbench(tmp_path, sleep_s=3))
+    run.wait_running()
+    time.sleep(0.5)
+    at = run.interrupt()
+    assert run.said_after(at, "finishing 1 run; Ctrl-C again to stop them", within=1.0), run.lines
+    assert run.proc.wait(timeout=120) == 130
+    with Store(run.store) as store:
+        [row] = store.query("select status, verdict from runs")
+    assert (row["status"], row["verdict"]) == ("done", "pass"), run.lines
+
+
+@pytest.mark.sandbox
+def test_the_second_ctrl_c_stops_the_run_recorded_with_its_duration(tmp_path):
+    run = _Run(_workbench(tmp_path, sleep_s=30))
+    run.wait_running()
+    time.sleep(1.0)
+    first = run.interrupt()
+    assert run.said_after(first, "Ctrl-C again to stop them", within=1.0), run.lines
+    time.sleep(1.0)
+    run.interrupt()
+    assert run.proc.wait(timeout=60) == 130
+    stopped_after = time.monotonic() - first
+    with Store(run.store) as store:
+        [row] = store.query("select status, verdict, duration_s from runs")
+    assert (row["status"], row["verdict"]) == ("interrupted", "interrupted"), run.lines
+    assert 1.5 <= row["duration_s"] <= stopped_after + 1.5, (row, run.lines)
