@@ -60,7 +60,7 @@ def test_a_binary_transcript_an_older_scan_filed_as_an_artifact_is_flagged_after
         # as the scanner before issue 19 left it
         store.execute("update files set kind = 'artifact', readable = 1, problem = null where relpath = 'session.jsonl'")
         store.execute("delete from transcripts")
-        store.execute("delete from _migrations where name = 'm006_issue19_scan'")
+        store.execute("delete from _migrations where name = 'm005_scan_warnings_latest'")
         store.conn.commit()
     with Store(wb.store_path) as store:  # the upgrade's migration runs on open
         result = scan_workbench(wb, store)
