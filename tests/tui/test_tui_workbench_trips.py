@@ -23,6 +23,7 @@ from engine.grades import set_grade
 from engine.scan import scan_workbench
 from engine.store import Store
 from tui.app import BenchApp
+from fakes import like
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = (REPO / ".." / "shared" / "published-benchmark" / "llm_programming_tests").resolve()
@@ -311,6 +312,7 @@ def fake_runs(monkeypatch, gate: threading.Event, seen: dict):
     import engine.runner.orchestrate as orchestrate
     from engine.runner.orchestrate import RunEvent
 
+    @like(orchestrate.run_answers)
     def fake_run_answers(workbench, pairs, *, backend="auto", on_event=None, cancel=None, **_):
         seen["pairs"] = list(pairs)
         with Store(workbench.store_path) as store:
