@@ -87,7 +87,7 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
                 "detail": backends["mlx"].detail},
         "sandbox": _sandbox(),
         "paths": paths(workbench_arg, store_arg),
-        "cluster": {"ray": _version("ray"), "default": default_cluster()},  # issue 18: run --cluster
+        "cluster": {"ray": _version("ray"), "default": default_cluster()},  # run --cluster
     }
     report["extras"] = recommend_extras(
         nvidia_gpu=_nvidia_gpu(), cupy=report["cuda"]["cupy"], mlx_lm=_version("mlx-lm"),
@@ -106,7 +106,7 @@ def _sandbox() -> dict:
 
 def render(report: dict) -> str:
     cuda, mlx, sb = report["cuda"], report["mlx"], report["sandbox"]
-    cluster = report.get("cluster") or {}  # Ray and the default cluster (issue 18)
+    cluster = report.get("cluster") or {}  # Ray and the default cluster
     ok = lambda flag: "ok " if flag else "-- "  # noqa: E731
     lines = [
         f"{ok(True)}python   {report['python']['version']} ({report['python']['executable']})",

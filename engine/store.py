@@ -26,7 +26,7 @@ class StoreError(Exception):
 
 
 class StoreDamaged(StoreError):
-    """The store file is corrupt (issue 19): say so once, hint at the backup,
+    """The store file is corrupt: say so once, hint at the backup,
     and write nothing more into it."""
 
 

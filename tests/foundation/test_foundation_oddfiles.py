@@ -40,7 +40,7 @@ def test_scan_survives_any_files(files):
                     decodes = True
                 except UnicodeDecodeError:
                     decodes = False
-                binary = b"\x00" in data[:65536]  # issue 19: NUL bytes are flagged even where UTF-8 decodes
+                binary = b"\x00" in data[:65536]  # NUL bytes are flagged even where UTF-8 decodes
                 assert (fname in flagged) == (text_kind and (not decodes or binary)), (fname, kinds[fname])
             # and again, incrementally: nothing re-hashed
             assert scan_workbench(wb, store).hashed == 0

@@ -1,4 +1,4 @@
-"""Issue 19 in the dashboard: damaged store, binary and oversized transcripts,
+"""The dashboard: damaged store, binary and oversized transcripts,
 screens that hide what they hold."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19, Runs screen: the done count counts what finished, a cancelled
+"""Runs screen: the done count counts what finished, a cancelled
 batch says how many finished and how many never started, log lines do not
 repeat their kind, and a `busy` answer (another process runs it) is shown."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 13, items 1-3: what a new user tripped over on a real workbench.
+"""What a new user tripped over on a real workbench.
 
 1. matrix cells lost grades after returning from another screen;
 2. compare's model picker, file pairing and the unified view's file names;

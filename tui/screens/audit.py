@@ -1,4 +1,4 @@
-"""Suite strength (issue 17): each challenge's mutation score, its survivors,
+"""Suite strength: each challenge's mutation score, its survivors,
 and the highlighted survivor as a diff against the original. `e`/`n` mark a
 survivor equivalent or not (stored, kept across audits); `A` runs an audit in
 a worker (progress in the status line), `x` cancels it."""
