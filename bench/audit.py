@@ -1,4 +1,4 @@
-"""Wall time of `benchtui audit` (issue 17) on a workbench that has been run.
+"""Wall time of `benchtui audit` on a workbench that has been run.
 
     python bench/audit.py --workbench PATH [--jobs 2] [--mutants N] [-c CHALLENGE]... [--fresh]
 

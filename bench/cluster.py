@@ -1,4 +1,4 @@
-"""Cluster runs against local runs (issue 18), and the store's single writer.
+"""Cluster runs against local runs, and the store's single writer.
 
     python bench/cluster.py [--challenges kv,backwards] [--no-self-check] [--jobs 2] [--source PATH] [--writes 400]
 

@@ -1,5 +1,5 @@
 """Memory of scanning a workbench holding a transcript over the 10 MB text cap
-(issue 19: one rule, memory bounded by the cap). Prints JSON.
+(one rule; memory bounded by the cap). Prints JSON.
 
     python bench/oversized.py [--mb 50] [--code CHECKOUT]
 

@@ -13,7 +13,7 @@ real pi sessions (27-330 KB) and the other formats' samples (Claude Code,
 Codex, OpenCode), each made unique. Then the store gets one run per answer
 with 8 checks and two grades per answer (a human's and a judge's).
 
-Measures (goals from issue 20):
+Measures (and the goal each is held to):
 - cold scan (<= 60 s) and rescan with nothing changed (<= 2 s);
 - process start to the matrix on screen against a bare Textual app (<= 1.5x,
   the same as on the demo workbench: bench/tui.py's method);

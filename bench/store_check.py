@@ -1,5 +1,5 @@
 """What the damaged-store check costs every command and the dashboard's start
-(issue 19: SQLite's quick_check before anything writes). Prints JSON.
+(SQLite's quick_check before anything writes). Prints JSON.
 
     python bench/store_check.py [STORE.db ...] [--grow-mb 50]
 

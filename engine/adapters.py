@@ -1,5 +1,5 @@
 """Adapters: small reviewer-written modules that bind an answer whose API is
-its own to a challenge's contract (issue 9).
+its own to a challenge's contract.
 
 Where they live, first match wins:
 
@@ -402,7 +402,7 @@ class AdapterError(Exception):
 
 
 class AlreadyBinds(FileExistsError):
-    """Writing a scaffold would replace what binds the answer today (issue 19):
+    """Writing a scaffold would replace what binds the answer today:
     a workbench adapter is looked up first, so an empty scaffold would turn a
     working answer into ``unbound`` on every later run."""
 

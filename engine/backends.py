@@ -86,7 +86,7 @@ def probe_all() -> dict[str, BackendStatus]:
 
 
 class BackendUnavailable(ValueError):
-    """An explicitly requested backend this machine cannot use (issue 19): the
+    """An explicitly requested backend this machine cannot use: the
     run is refused up front, never recorded as the answer's error."""
 
 

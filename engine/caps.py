@@ -1,4 +1,4 @@
-"""The one size cap on text (issue 19): files over it are flagged by the scan,
+"""The one size cap on text: files over it are flagged by the scan,
 never parsed or indexed as transcripts, never read whole into memory, and
 every command and screen says so in the same words."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Runs and audits on a Ray cluster (issue 18): ``benchtui run|audit --cluster ADDRESS``.
+"""Runs and audits on a Ray cluster: ``benchtui run|audit --cluster ADDRESS``.
 
 Each answer run (or audit mutant) is one Ray task asking for what its
 challenge needs: one GPU for a CUDA run, else one CPU and the challenge's

@@ -139,7 +139,7 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
                 "detail": backends["mlx"].detail},
         "sandbox": _sandbox(),
         "paths": paths(workbench_arg, store_arg),
-        "cluster": {"ray": _version("ray"), "default": default_cluster()},  # issue 18: run --cluster
+        "cluster": {"ray": _version("ray"), "default": default_cluster()},  # run --cluster
     }
     dists = report["cuda"]["cupy_distributions"]
     report["cuda"]["cupy"] = ", ".join(f"{n} {v}" for n, v in dists.items()) or None
@@ -169,7 +169,7 @@ def _fit_text(fit: dict | None) -> str:
 
 def render(report: dict) -> str:
     cuda, mlx, sb = report["cuda"], report["mlx"], report["sandbox"]
-    cluster = report.get("cluster") or {}  # Ray and the default cluster (issue 18)
+    cluster = report.get("cluster") or {}  # Ray and the default cluster
     ok = lambda flag: "ok " if flag else "-- "  # noqa: E731
     lines = [
         f"{ok(True)}python   {report['python']['version']} ({report['python']['executable']})",

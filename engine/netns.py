@@ -1,4 +1,4 @@
-"""A private network for a local Ray instance (issue 18: "a local instance binds to loopback").
+"""A private network for a local Ray instance (a local instance binds to loopback only).
 
 Ray's gRPC servers listen on every interface and Ray rewrites a loopback node
 address to the machine's routable one, so no Ray option keeps ``--cluster

@@ -91,7 +91,7 @@ def current_overall_grades(store: Store) -> list[dict]:
 
 # The newest valid row per (cell, grader): a group with max(id) takes the
 # other columns from that row (SQLite's bare-column rule), answered from
-# idx_grades_current alone (m009); NULL grader ids group together, as
+# idx_grades_current alone (m008_scale_indexes); NULL grader ids group together, as
 # `grader_id is` compares them. Graders' kinds and the order by id are
 # applied here: a join and an ORDER BY in SQL cost more than both.
 _CURRENT_OVERALL = """
@@ -123,7 +123,7 @@ def models_that_fit(models: list[str], width: int) -> list[str]:
 
 
 def load_matrix(store: Store, first: int | None = None, width: int | None = None) -> Matrix:
-    """Every cell of the matrix: five reads, each from an index (m009), as
+    """Every cell of the matrix: five reads, each from an index (m008_scale_indexes), as
     tuples (dicts cost a third of the time at 10,000 answers).
 
     ``first``: every model and challenge, but only the first ``first``

@@ -114,7 +114,7 @@ def json_data(store: Store) -> dict:
         "verdicts": verdicts,
         "notes": [n.to_dict() for n in all_notes(store)],
         "leaderboard": leaderboard(store).to_dict(),
-        "audit": _audit(store),  # issue 17: suite strength per challenge, survivors with diffs
+        "audit": _audit(store),  # suite strength per challenge, survivors with diffs
     }
 
 

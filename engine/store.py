@@ -26,7 +26,7 @@ class StoreError(Exception):
 
 
 class StoreDamaged(StoreError):
-    """The store file is corrupt (issue 19): say so once, hint at the backup,
+    """The store file is corrupt: say so once, hint at the backup,
     and write nothing more into it."""
 
 
@@ -53,6 +53,19 @@ class Migration:
     @property
     def apply(self) -> Callable[["sqlite_utils.Database"], None]:
         return importlib.import_module(f"engine.migrations.{self.name}").apply
+
+
+# Migrations renamed since they shipped: a store records the name it applied,
+# so an older store's rows are renamed before the pending ones are worked out
+# (otherwise each renamed migration would run a second time).
+RENAMED_MIGRATIONS = {
+    "m004_grades": "m003_grades",
+    "m005_run_prompt_version": "m004_run_prompt_version",
+    "m006_issue19_scan": "m005_scan_warnings_latest",
+    "m008_audit": "m007_audit",
+    "m009_scale_indexes": "m008_scale_indexes",
+    "m010_run_node": "m009_run_node",
+}
 
 
 def discover_migrations() -> list[Migration]:
@@ -132,6 +145,12 @@ class Store:
         """Apply every migration not yet recorded; returns the names applied."""
         try:
             done = set(self.applied_migrations())
+            if done & RENAMED_MIGRATIONS.keys():
+                with self.conn:
+                    for old in done & RENAMED_MIGRATIONS.keys():
+                        self.conn.execute("update _migrations set name = ? where name = ?",
+                                          (RENAMED_MIGRATIONS[old], old))
+                done = set(self.applied_migrations())
             pending = [m for m in discover_migrations() if m.name not in done]
             if not pending:
                 return []

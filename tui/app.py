@@ -256,7 +256,7 @@ class BenchApp(App[int]):
             self.screen.focus_cell(model=model, challenge=challenge)
 
     def open_answer(self, model: str, challenge: str, relpath: str | None = None) -> None:
-        """The answer screen is built once and kept (issue 20): building it is most of
+        """The answer screen is built once and kept: building it is most of
         what opening an answer cost. A kept screen not on the stack is filled first and
         shows itself once its data is in (AnswerScreen.open); otherwise a new one."""
         from tui.screens.answer import AnswerScreen

@@ -4,7 +4,7 @@ The same sandboxed checker as a run (``engine.runner.child``), on the cheap
 path: no timing and no memory figures, and (for a mutant) it stops at the
 first check that fails. It also records a trace, one digest per value the
 answer's process returned, in order: two copies whose traces are equal
-returned the same values on the suite's own inputs (equivalence, issue 17).
+returned the same values on the suite's own inputs (equivalence).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`benchtui audit`: how strong is each challenge's suite? (issue 17)
+"""`benchtui audit`: how strong is each challenge's suite?
 
 For every answer whose latest verdict is ``pass`` (and each challenge's
 reference): a baseline run on the audit's cheap path records which lines the

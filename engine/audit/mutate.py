@@ -3,7 +3,7 @@
 libcst keeps every byte of the file (comments, spacing, quotes), so a mutant
 differs from the original only where the operator struck and its diff is one
 line: ``ast.unparse`` would rewrite the whole file. The operator catalogue
-follows mutmut's and cosmic-ray's (see the README's Audit section for why
+follows mutmut's and cosmic-ray's (see docs/audit.md for why
 neither package is used directly).
 
 Each site is found once by ``_Collector``; ``_Apply`` rebuilds the tree with

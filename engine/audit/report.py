@@ -57,7 +57,7 @@ def strength(store: Store) -> dict[str, float | None]:
     """challenge -> mutation score, for the dashboard's column (cheap enough to call on refresh)."""
     try:
         return {c["challenge"]: c["score"] for c in challenge_reports(store)}
-    except Exception:  # a store from before m008 has no audit tables: no column values
+    except Exception:  # a store from before m007_audit has no audit tables: no column values
         return {}
 
 

@@ -1,4 +1,4 @@
-"""adapter new, adapter check (issue 9): adapters that live with the workbench."""
+"""adapter new, adapter check: adapters that live with the workbench."""
 from __future__ import annotations
 
 from engine import adapters

@@ -1,4 +1,4 @@
-"""audit, audit show, audit mark (issue 17): how strong each challenge's suite is."""
+"""audit, audit show, audit mark: how strong each challenge's suite is."""
 from __future__ import annotations
 
 import sys

@@ -1,4 +1,4 @@
-"""challenge new, challenge check, deploy (issue 20): challenges of one's own."""
+"""challenge new, challenge check, deploy: challenges of one's own."""
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""--cluster / --no-cluster for `run` and `audit` (issue 18), and the driver's signals while a cluster runs."""
+"""--cluster / --no-cluster for `run` and `audit`, and the driver's signals while a cluster runs."""
 from __future__ import annotations
 
 import contextlib

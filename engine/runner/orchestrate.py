@@ -219,7 +219,7 @@ class Runner:
             status = probe_all().get(backend) if self.cluster is None else None
             seed = self.options.seed if self.options.seed is not None else secrets.randbits(31)
             digest, files = tree_digest(folder) if folder.is_dir() else ("", {})
-            prompt = answer_prompt_facts(store, challenge, folder, model)  # issue 9: prompt versions
+            prompt = answer_prompt_facts(store, challenge, folder, model)  # the prompt version the answer was given
             run_id, busy = claim_run(store, {
                 "model": model, "challenge": challenge_id, "status": "running", "backend": backend,
                 "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seed,
@@ -391,7 +391,7 @@ class Runner:
                              self._hidden_from_answers(challenge), checker=checker, answer_server=answer_server)
 
 
-# -- issue 9: the prompt an answer was given, and its copied files ------------------
+# -- the prompt an answer was given, and its copied files ------------------
 def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model: str) -> dict:
     """The answer's prompt version (engine/prompts.py), the checks that belong to
     a prompt version, and the latest scan's duplicate_file warnings for it."""

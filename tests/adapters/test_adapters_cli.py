@@ -113,7 +113,7 @@ def test_check_runs_the_adapter_and_reports_stale(wb, capsys):
 
 
 def test_new_refuses_an_answer_a_plugin_adapter_binds(demo_workbench, capsys):
-    """Issue 19: a workbench scaffold is looked up before the plugin's adapter, so
+    """A workbench scaffold is looked up before the plugin's adapter, so
     writing one over an answer that binds would make every later run unbound."""
     assert main(["--workbench", str(demo_workbench), "adapter", "new", "demo-careful", "kv"]) == 2
     err = capsys.readouterr().err
@@ -142,7 +142,7 @@ def test_new_refuses_an_answer_whose_latest_run_bound(wb, capsys):
 
 
 def test_unbound_message_does_not_name_the_plugin_adapter_when_a_workbench_one_is_used(wb):
-    """Issue 19: with an empty workbench scaffold in use, the unbound message
+    """With an empty workbench scaffold in use, the unbound message
     used to say it looked for challenges/kv/adapters/<model>.py only."""
     from engine.adapters import scaffold
     from engine.challenges import BUNDLED_CHALLENGES, load_challenge

@@ -1,4 +1,4 @@
-"""`benchtui audit` (issue 17): operators on a small file, and a planted
+"""`benchtui audit`: operators on a small file, and a planted
 challenge whose weak suite is reported weak and strong suite strong, with
 equivalence detection, the cache and an adapter that follows its mutants."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""challenge new / challenge check / deploy (issue 20)."""
+"""challenge new / challenge check / deploy."""
 from __future__ import annotations
 
 import json

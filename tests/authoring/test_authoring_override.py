@@ -1,4 +1,4 @@
-"""Workbench challenges (issue 20): WORKBENCH/challenges/<id>/ comes on top of
+"""Workbench challenges: WORKBENCH/challenges/<id>/ comes on top of
 the bundled set; a bundled id is replaced and the scan says so; a broken one
 is left out with a warning; `bundled = false` keeps the demo's own example
 out of other workbenches."""

@@ -1,4 +1,4 @@
-"""What the scale work (issue 20) changed under the scan: the os.scandir walk
+"""What the scan does at scale: the os.scandir walk
 keeps the old rules, and transcript indexing in batches keeps every result."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cold scan's hashing in worker processes (issue 20, scale): the files,
+"""The cold scan's hashing in worker processes: the files,
 transcripts and warnings it stores are the ones hashing here stores, a pool
 that breaks leaves the rest to the scanning process, and the scanner's
 sniffing of the bytes it already read names the format sniff_format does."""

@@ -1,4 +1,4 @@
-"""Ray clusters for the cluster tests (issue 18): a `local` one started by benchtui
+"""Ray clusters for the cluster tests: a `local` one started by benchtui
 itself, and two `ray start` nodes on this machine, each in its own process group,
 temp dir and ports, killed by group at the end (never `ray stop`: it stops every
 Ray on the machine, other tests' included)."""

@@ -1,4 +1,4 @@
-"""Job bundles (issue 18): what travels to a worker is the answer's scratch copy by value,
+"""Job bundles: what travels to a worker is the answer's scratch copy by value,
 unpacked only inside its folder, and a worker running other code than the driver refuses it."""
 from __future__ import annotations
 

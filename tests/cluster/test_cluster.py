@@ -1,4 +1,4 @@
-"""benchtui run --cluster (issue 18): a local Ray gets the verdicts a local run gets; a
+"""benchtui run --cluster: a local Ray gets the verdicts a local run gets; a
 two-node cluster that loses a node mid-run stores every run (or records it
 interrupted, naming the node) and leaves no sandbox behind."""
 from __future__ import annotations

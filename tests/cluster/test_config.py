@@ -1,4 +1,4 @@
-"""The default cluster (issue 18): --cluster, else $BENCHTUI_CLUSTER, else [cluster] address in
+"""The default cluster: --cluster, else $BENCHTUI_CLUSTER, else [cluster] address in
 the config file the dashboard reads its keys from; doctor recommends the extra it needs."""
 from __future__ import annotations
 

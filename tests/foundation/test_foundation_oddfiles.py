@@ -40,7 +40,7 @@ def test_scan_survives_any_files(files):
                     decodes = True
                 except UnicodeDecodeError:
                     decodes = False
-                binary = b"\x00" in data[:65536]  # issue 19: NUL bytes are flagged even where UTF-8 decodes
+                binary = b"\x00" in data[:65536]  # NUL bytes are flagged even where UTF-8 decodes
                 # a transcript-named file with no text is an empty transcript, flagged as a binary one is
                 blank = ext in (".jsonl", ".json") and not data.removeprefix(b"\xef\xbb\xbf").strip()
                 assert (fname in flagged) == (text_kind and (not decodes or binary or blank)), (fname, kinds[fname])

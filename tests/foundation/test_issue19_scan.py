@@ -1,4 +1,4 @@
-"""Issue 19, scan: a prompt the benchmark handed every answer is not a
+"""Scan: a prompt the benchmark handed every answer is not a
 duplicate_file; scan_warnings holds the latest scan's warnings only, indexed."""
 from __future__ import annotations
 
@@ -57,10 +57,10 @@ def test_a_binary_transcript_an_older_scan_filed_as_an_artifact_is_flagged_after
     wb = find_workbench(str(tmp_path), None, Path(tmp_path))
     with Store(wb.store_path) as store:
         scan_workbench(wb, store)
-        # as the scanner before issue 19 left it
+        # as an older scanner left it
         store.execute("update files set kind = 'artifact', readable = 1, problem = null where relpath = 'session.jsonl'")
         store.execute("delete from transcripts")
-        store.execute("delete from _migrations where name = 'm006_issue19_scan'")
+        store.execute("delete from _migrations where name = 'm005_scan_warnings_latest'")
         store.conn.commit()
     with Store(wb.store_path) as store:  # the upgrade's migration runs on open
         result = scan_workbench(wb, store)

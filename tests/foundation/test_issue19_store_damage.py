@@ -1,4 +1,4 @@
-"""Issue 19: a damaged store.db gets one clear message with the backup hint,
+"""A damaged store.db gets one clear message with the backup hint,
 never a traceback, and nothing is written into it."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 19: notes are part of an answer's record: `show`, `show --json`,
+"""Notes are part of an answer's record: `show`, `show --json`,
 `grade history` (text and JSON) and every export carry them."""
 import csv
 import io
@@ -43,7 +43,7 @@ def test_notes_in_show_history_and_exports(tmp_path, capsys, monkeypatch):
 
 
 def test_agreement_counts_add_up(tmp_path, capsys):
-    """Issue 19: "2 shared items" above 4 rows: items one grader alone graded
+    """The "2 shared items" line above 4 rows: items one grader alone graded
     (listed for contradicting the suite) now sit under their own heading."""
     from engine.store import Store, now_iso
 

@@ -1,4 +1,4 @@
-"""Issue 9 without the shared benchmark: prompt versions, several
+"""Without the shared benchmark: prompt versions, several
 implementations in one folder, missing dependencies, the beam mock's method
 names, whitespace-blind prompt drift and unique-prefix model names."""
 from __future__ import annotations
@@ -197,7 +197,7 @@ def test_answer_raising_its_own_error_is_still_error(tmp_path):
 # -- the beam mock offers the names answers call ------------------------------------------
 
 def test_beam_mock_offers_get_log_probs():
-    h = load_module(BUNDLED_CHALLENGES / "beam_search" / "harness.py", "test_issue9_beam_harness")
+    h = load_module(BUNDLED_CHALLENGES / "beam_search" / "harness.py", "prompt_versions_beam_harness")
     core = h.MockCore(50, 3, 0)
     lm = h.MockLM(core, h.Convention())
     ctx = [1, 2, 3]

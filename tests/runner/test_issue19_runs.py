@@ -1,4 +1,4 @@
-"""Issue 19 on runs: an absent backend asked for by name is refused (never the
+"""Runs: an absent backend asked for by name is refused (never the
 answer's `error`), a run's message leads with what decided its verdict."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A sandbox dies with the thread that started it (issue 18): a Ray worker killed by
+"""A sandbox dies with the thread that started it: a Ray worker killed by
 a cancel, or a driver killed outright, leaves no sandboxed process running until its
 time limit. The sandbox's outer helper gets SIGKILL from the kernel when its
 parent thread ends (``setpriv --pdeathsig KILL``); the namespace (or, for the

@@ -75,11 +75,15 @@ try:
     s.Check.fail = lambda self, *a, **k: None
     s.Check.expect = lambda self, *a, **k: None
     s.CheckFailed = Exception
-    print("patched the check library")
+    if s.Check.fail(None) is None and s.CheckFailed is Exception:
+        print("patched the check library")
 except Exception as exc:
     print("could not patch:", exc)
 '''
     result = run_answer(tmp_path, prelude + WRONG)
+    # the attack took effect in the answer's own process ...
+    assert "patched the check library" in (result["run"]["stdout"] or ""), result["run"]["stdout"]
+    # ... and the checker's verdict did not move
     assert_judged_wrong(result)
     assert result["checks"]["forward"]["verdict"] == "fail"
 

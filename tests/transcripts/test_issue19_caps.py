@@ -1,4 +1,4 @@
-"""Issue 19: a binary session.jsonl and a transcript over the text cap are
+"""A binary session.jsonl and a transcript over the text cap are
 said the same way by the scan, `show`, `transcript ...` and the indexer, and
 an oversized one is never read whole."""
 from __future__ import annotations

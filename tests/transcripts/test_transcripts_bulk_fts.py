@@ -1,4 +1,4 @@
-"""Bulk full-text indexing (issue 20, scale): with many transcripts pending the
+"""Bulk full-text indexing: with many transcripts pending the
 FTS triggers are dropped, the entries loaded and the index rebuilt once; the
 searches it answers are the ones row-by-row indexing answers, its triggers
 come back, and a bulk load cut short is repaired by the next index."""
@@ -143,7 +143,7 @@ def test_a_broken_pool_leaves_the_rest_to_this_process(samples, monkeypatch):
 
 
 def test_entry_tuples_built_directly_are_entry_rows_values(samples):
-    """entry_tuples skips entry_rows' dicts (issue 20, scale): the same values,
+    """entry_tuples skips entry_rows' dicts: the same values,
     in ENTRY_COLUMNS order, for every sample (branches, tool results, errors,
     text past the stored cap)."""
     from engine.transcripts import decode, parse_text
@@ -165,8 +165,8 @@ def test_entry_tuples_built_directly_are_entry_rows_values(samples):
 
 
 def test_tool_text_cuts_long_arguments_before_dumping_them_to_the_same_text():
-    """A tool call's arguments are dumped with their long strings cut first
-    (issue 20, scale): the stored and searched text is the one dumping them
+    """A tool call's arguments are dumped with their long strings cut first:
+    the stored and searched text is the one dumping them
     whole and cutting after gave."""
     import json
     import random

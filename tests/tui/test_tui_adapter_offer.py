@@ -1,4 +1,4 @@
-"""The answer screen's offer for an unbound answer (issue 9): a hint with the
+"""The answer screen's offer for an unbound answer: a hint with the
 exact `benchtui adapter new` command, and `a` scaffolds the adapter in the
 workbench's .benchtui/adapters (never in the answer folder)."""
 from __future__ import annotations
@@ -39,7 +39,7 @@ async def test_tui_unbound_answer_offers_and_scaffolds_an_adapter(demo_wb):
         assert "press a" in summary and "benchtui adapter new demo-hasty kv" in summary
         await pilot.press("a")
         await settle(app, pilot)
-        assert isinstance(app.screen, ConfirmScreen)  # issue 19: asked first
+        assert isinstance(app.screen, ConfirmScreen)  # asked first
         await pilot.press("y")
         await settle(app, pilot)
     target = demo_wb.root / ".benchtui" / "adapters" / "kv" / "demo-hasty.py"
@@ -49,7 +49,7 @@ async def test_tui_unbound_answer_offers_and_scaffolds_an_adapter(demo_wb):
 
 
 async def test_tui_adapter_key_asks_and_names_what_binds_today(demo_wb):
-    """Issue 19: `a` on an answer the plugin's adapter binds used to write a
+    """`a` on an answer the plugin's adapter binds used to write a
     scaffold at once, which every later run then used (unbound)."""
     with Store(demo_wb.store_path) as store:  # never run: only the plugin's adapter says it binds
         store.execute("delete from checks where run_id in (select id from runs where model = 'demo-careful' and challenge = 'kv')")

@@ -1,4 +1,4 @@
-"""The suite-strength screen (issue 17): scores per challenge, survivors, a
+"""The suite-strength screen: scores per challenge, survivors, a
 survivor opened as a diff against the original, and marking it equivalent."""
 from __future__ import annotations
 

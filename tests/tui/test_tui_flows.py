@@ -1,11 +1,14 @@
 """Pilot tests: drive each screen's main flow on a copy of the demo workbench."""
 from __future__ import annotations
 
+from rich.console import Console
 from textual.widgets import DataTable, Static
 
+from engine.aggregates import leaderboard
 from engine.grades import current_grade
 from engine.store import Store
 from tui.app import BenchApp
+from fakes import like
 
 
 async def settle(app, pilot) -> None:
@@ -141,7 +144,7 @@ async def test_tui_transcript_error_is_a_message_not_a_crash(demo_wb):
         app.open_transcript("demo-careful", "backwards", "broken.jsonl")
         await settle(app, pilot)
         header = str(app.screen.query_one("#transcript-header", Static).render())
-        assert "binary" in header or "not" in header
+        assert "broken.jsonl: binary file (NUL bytes), not a text transcript" in header, header
         assert app.is_running
 
 
@@ -174,7 +177,20 @@ async def test_tui_leaderboard_shows_rankings_and_plot(demo_wb):
         await settle(app, pilot)
         plot = app.screen.query_one("#leader-plot", Static).render()
         assert "Grade distribution" in str(plot) and "█" in str(plot)
-        assert app.screen.query_one("#leader-rank", Static).render() is not None
+        console = Console(width=100, record=True, color_system=None)
+        console.print(app.screen.query_one("#leader-rank").shown)  # what its lines were rendered from
+        rank_lines = console.export_text().splitlines()
+    with Store(demo_wb.store_path) as store:
+        board = leaderboard(store)
+    assert len(board.model_summaries) == 3
+    rows = [next((i for i, line in enumerate(rank_lines) if f" {m.model} " in line), None)
+            for m in board.model_summaries]
+    assert None not in rows and rows == sorted(rows), rank_lines  # every model, in the board's order
+    for m, row in zip(board.model_summaries, rows):
+        cells = [cell.strip() for cell in rank_lines[row].split("│")[1:-1]]
+        assert cells[:4] == [str(m.rank or "—"), m.model, m.band, str(m.graded)], cells
+        assert cells[-1] == f"{m.passed}/{m.verified}", cells
+    assert [m.rank for m in board.model_summaries][0] == 1  # the demo's graded model leads
     assert app.errors == []
 
 
@@ -184,6 +200,7 @@ async def test_tui_runs_live_progress_and_log(demo_wb, monkeypatch):
 
     seen = {}
 
+    @like(orchestrate.run_answers)
     def fake_run_answers(workbench, pairs, *, backend="auto", on_event=None, cancel=None, **_):
         seen["pairs"], seen["backend"] = list(pairs), backend
         with Store(workbench.store_path) as store:

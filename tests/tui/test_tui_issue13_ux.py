@@ -1,4 +1,4 @@
-"""Issue 13, items 4-6: what a new user tripped over on the published benchmark.
+"""What a new user tripped over on the published benchmark.
 
 Each test reproduces one finding on a small fixture workbench (a copy of the
 demo, with the published benchmark's shapes added), so they always run.
@@ -38,7 +38,7 @@ def widget_lines(widget) -> list[str]:
     return strip_text(widget.render_lines(region.reset_offset))
 
 
-# -- item 4: the transcript's repaired lines -----------------------------------------
+# -- the transcript's repaired lines -----------------------------------------
 
 def repaired_session() -> str:
     """The demo session with the first write's result broken the way qwen36/kv's lines 28/58 are:
@@ -123,7 +123,7 @@ async def test_transcript_expand_all_keeps_the_reading_position_and_is_in_the_fo
     assert app.errors == []
 
 
-# -- item 5: the answer screen ------------------------------------------------------
+# -- the answer screen ------------------------------------------------------
 
 GLM5_FUSE = {  # the file names of glm5/fuse in the published benchmark (contents made up)
     "DESIGN.md": "# design\n",
@@ -205,7 +205,7 @@ async def test_answer_tree_keeps_file_names_and_warnings_at_80x24(demo_wb):
     assert app.errors == []
 
 
-# -- item 6: grades, matrix filter, palette, 80x24 ------------------------------------
+# -- grades, matrix filter, palette, 80x24 ------------------------------------
 
 async def test_grades_never_cut_a_judge_name(demo_wb):
     from engine.grades import set_grade
@@ -394,7 +394,7 @@ async def test_published_copy_answer_transcript_grades_palette(tmp_path, monkeyp
     app = BenchApp(wb)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        # item 5: the main source, never a helper where a real source exists
+        # the main source, never a helper where a real source exists
         app.open_answer("glm5", "fuse")
         await settle(app, pilot)
         assert app.screen.current_file == "fused_softmax_topk.cuh"
@@ -406,7 +406,7 @@ async def test_published_copy_answer_transcript_grades_palette(tmp_path, monkeyp
             if any(not is_helper(s) for s in sources):
                 assert main and not is_helper(main), (model, challenge, main)
         await pilot.press("escape")
-        # item 4: qwen36/kv's three repaired lines are marked and kept by the errors filter
+        # qwen36/kv's three repaired lines are marked and kept by the errors filter
         app.open_transcript("qwen36", "kv", "session.jsonl")
         await settle(app, pilot)
         view = app.screen.query_one("#transcript-view")
@@ -416,7 +416,7 @@ async def test_published_copy_answer_transcript_grades_palette(tmp_path, monkeyp
             marked = " ".join(r.text for r in view.rows if r.kind == "warn")
             assert all(f"line {n}: repaired" in marked for n in (28, 58, 72)), (mode, marked)
         await pilot.press("escape")
-        # item 6: the judge's name in full at 80x24; the palette's space-separated terms
+        # the judge's name in full at 80x24; the palette's space-separated terms
         app.open_grades("glm5", "fuse")
         await settle(app, pilot)
         shown = "\n".join(widget_lines(app.screen.query_one("#grades-dims", DataTable)))

@@ -1,8 +1,7 @@
-"""Issue 19 in the dashboard: damaged store, binary and oversized transcripts,
+"""The dashboard: damaged store, binary and oversized transcripts,
 screens that hide what they hold."""
 from __future__ import annotations
 
-import sqlite3
 
 from tui.app import BenchApp
 
@@ -15,13 +14,28 @@ async def settle(app, pilot) -> None:
 
 
 async def test_tui_store_damage_found_mid_session_names_the_backup(demo_wb):
+    import os
+
+    from engine.store import Store
+
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot)
-        app.report_error("loading the answer", sqlite3.DatabaseError("database disk image is malformed"))
-        await pilot.pause()
-    assert len(app.errors) == 1
-    assert "is damaged (database disk image is malformed)" in app.errors[0] and "benchtui backup" in app.errors[0]
+        assert app.errors == [] and not app.store_damaged
+        path = demo_wb.store_path
+        with Store(path, migrate=False) as store:  # every page in the main file, none in the WAL
+            store.execute("pragma wal_checkpoint(truncate)")
+        with open(path, "r+b") as fh:  # every page but the first (the schema) overwritten
+            fh.seek(4096)
+            fh.write(os.urandom(path.stat().st_size - 4096))
+        app.open_answer("demo-careful", "backwards")
+        await settle(app, pilot)
+        assert app.is_running
+    damaged = [e for e in app.errors if "is damaged" in e]
+    assert damaged, app.errors
+    assert f"the store {path} is damaged (" in damaged[0] and "benchtui backup" in damaged[0], damaged[0]
+    assert len(damaged) == 1 and damaged[0].startswith(f"loading the answer: the store {path} is damaged ("), damaged
+    assert "benchtui backup" in damaged[0]
 
 
 async def test_tui_binary_transcript_and_binary_file_are_named_not_printed(demo_wb):

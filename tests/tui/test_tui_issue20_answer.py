@@ -1,4 +1,4 @@
-"""Issue 20: opening an answer from the matrix.
+"""Opening an answer from the matrix.
 
 The answer screen is built once and kept; the worker reads the answer and its
 main file and highlights it (its first rows before the screen shows, the rest

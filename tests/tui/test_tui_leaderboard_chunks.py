@@ -1,4 +1,4 @@
-"""Issue 20: the head-to-head table (1,225 rows at 50 models) is rendered a slice
+"""The head-to-head table (1,225 rows at 50 models) is rendered a slice
 at a time, so that leaving the leaderboard stops it; its lines must be those of
 the whole table, whatever the width, wrapping included."""
 from __future__ import annotations

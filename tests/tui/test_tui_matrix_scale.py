@@ -1,4 +1,4 @@
-"""The matrix's faster paths (issue 20, scale) show what the plain ones did:
+"""The matrix's faster paths show what the plain ones did:
 cells rendered without Rich's layout passes, rows cut to the visible columns,
 filters and sorts from facts computed once per load, and the palette's index."""
 from __future__ import annotations

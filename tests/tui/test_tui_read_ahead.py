@@ -1,4 +1,4 @@
-"""Issue 20: the grades, transcript and compare screens read their data before
+"""The grades, transcript and compare screens read their data before
 they are shown (BenchApp.open_read_ahead), so a key draws one whole frame.
 
 These check that each screen is filled before its first frame without reading

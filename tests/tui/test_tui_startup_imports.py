@@ -1,4 +1,4 @@
-"""Start-up: what the dashboard loads before its first frame (issue 12).
+"""Start-up: what the dashboard loads before its first frame.
 
 `benchtui` shows the matrix from the store before anything else; the scan,
 runs, grades, challenge definitions and their libraries load afterwards (the

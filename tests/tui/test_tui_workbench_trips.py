@@ -1,4 +1,4 @@
-"""Issue 13, items 1-3: what a new user tripped over on a real workbench.
+"""What a new user tripped over on a real workbench.
 
 1. matrix cells lost grades after returning from another screen;
 2. compare's model picker, file pairing and the unified view's file names;
@@ -23,6 +23,7 @@ from engine.grades import set_grade
 from engine.scan import scan_workbench
 from engine.store import Store
 from tui.app import BenchApp
+from fakes import like
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = (REPO / ".." / "shared" / "published-benchmark" / "llm_programming_tests").resolve()
@@ -311,6 +312,7 @@ def fake_runs(monkeypatch, gate: threading.Event, seen: dict):
     import engine.runner.orchestrate as orchestrate
     from engine.runner.orchestrate import RunEvent
 
+    @like(orchestrate.run_answers)
     def fake_run_answers(workbench, pairs, *, backend="auto", on_event=None, cancel=None, **_):
         seen["pairs"] = list(pairs)
         with Store(workbench.store_path) as store:

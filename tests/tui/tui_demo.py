@@ -74,7 +74,7 @@ def build_demo(dest: Path) -> Path:
     from engine.workbench import find_workbench
 
     # The screens are pinned on the eight bundled challenges: the demo's own
-    # worked example (top_p, issue 20) is left out so the snapshots stay put.
+    # worked example (top_p) is left out so the snapshots stay put.
     own = shutil.ignore_patterns("top_p")
     shutil.copytree(REPO / "models", dest / "models", ignore=own)
     shutil.copytree(REPO / "challenges", dest / "challenges", ignore=own)

@@ -169,7 +169,7 @@ class AnswerScreen(WholeFrameScreen):
         # order): bindings, not a key handler, so they work whichever widget has the focus.
         *(Binding(str(i + 1), f"tab({i})", f"Tab {name}", show=False, id=f"answer.tab{i + 1}")
           for i, name in enumerate(("File", "Checks", "Self-check", "Runs", "Grade"))),
-        Binding("a", "adapter", "Adapter", show=False, id="answer.adapter"),  # issue 9: scaffold an adapter
+        Binding("a", "adapter", "Adapter", show=False, id="answer.adapter"),  # scaffold an adapter
     ]
 
     class FileLoaded(Message):
@@ -229,7 +229,7 @@ class AnswerScreen(WholeFrameScreen):
         self._styled_for: tuple | None = None  # (CSS generation, theme) of the last full restyle
 
     def open(self, model: str, challenge: str, relpath: str | None = None) -> None:
-        """Show another answer in this (composed, not shown) screen: issue 20. Building
+        """Show another answer in this (composed, not shown) screen. Building
         the screen is most of what opening an answer costs (its widgets, their styles,
         two layouts: ~0.25 s at 140x45 on a slow core), so the app keeps one and fills it
         before it shows it: the answer's first frame is drawn once, complete."""
@@ -513,7 +513,7 @@ class AnswerScreen(WholeFrameScreen):
                              (prompt_version_note(run), "dim"))
         head.append(coverage_note(run))
         if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
-            head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")  # issue 9
+            head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")
         summary.update(head)
         checks = self.data["checks"]
         for i, c in enumerate(checks):
@@ -664,7 +664,7 @@ class AnswerScreen(WholeFrameScreen):
 
     def action_adapter(self) -> None:
         """Scaffold this answer's workbench adapter (what `benchtui adapter new` writes),
-        after a confirmation that says what it replaces (issue 19)."""
+        after a confirmation that says what it replaces."""
         self.ask_adapter()
 
     @work(thread=True, exclusive=True, group="answer-adapter")
@@ -736,7 +736,7 @@ def first_failing(checks: list[dict]) -> int:
 
 
 def prompt_version_note(run: dict) -> str:
-    """Which prompt the run judged the answer against (issue 9, engine/prompts.py)."""
+    """Which prompt the run judged the answer against (engine/prompts.py)."""
     version = run.get("prompt_version")
     return f"  prompt: {version}" if version else "  prompt: unknown or missing (universal checks only)"
 
@@ -765,6 +765,6 @@ def coverage_note(run: dict) -> Text:
 
 
 def adapter_hint(model: str, challenge: str) -> str:
-    """The offer for an unbound answer (issue 9): its API is its own, an adapter binds it."""
+    """The offer for an unbound answer: its API is its own, an adapter binds it."""
     return (f"unbound: press a to scaffold an adapter (benchtui adapter new {model} {challenge}), "
             f"fill it in, then run again or: benchtui adapter check {model} {challenge}")

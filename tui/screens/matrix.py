@@ -201,7 +201,7 @@ class MatrixScreen(GuardedScreen):
                     self.app.call_from_thread(self.app.mount_palette, self)
                 except Exception:
                     pass  # the palette builds it when it opens, and reports its own errors
-                self.app.warm_up()  # the screens one key opens, built before that key (issue 20)
+                self.app.warm_up()  # the screens one key opens, built before that key
         except Exception as exc:
             self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
         finally:

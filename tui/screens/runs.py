@@ -31,7 +31,7 @@ from tui.messages import RunProgress, RunsDone
 SCOPES = (("this answer", "answer"), ("this model", "column"), ("this challenge", "row"), ("every answer", "all"))
 BACKENDS = (("auto", "auto"), ("cpu", "cpu"), ("cuda", "cuda"), ("mlx", "mlx"))
 COLUMNS = ("run", "model", "challenge", "state", "verdict", "message")
-NODE = "node"  # a seventh column, shown once some row ran on a cluster node (benchtui run --cluster, issue 18)
+NODE = "node"  # a seventh column, shown once some row ran on a cluster node (benchtui run --cluster)
 STATES = ("queued", "started", "finished", "error", "cancelled", "busy", "refused", "running", "done", "interrupted",
           "retrying")
 ENDED = ("finished", "error", "cancelled", "busy", "refused")  # a batch row that will not change again

@@ -1,4 +1,4 @@
-"""Screens drawn whole in their first frame (issue 20): WholeFrameScreen removes the
+"""Screens drawn whole in their first frame: WholeFrameScreen removes the
 extra frames Textual draws after a pushed screen's first one, and ReadAheadScreen
 reads its data before it is pushed. Kept out of tui/screens/base.py: the matrix
 imports that at start-up and needs neither."""
@@ -236,7 +236,7 @@ class WholeFrameScreen(GuardedScreen):
 
 
 class ReadAheadScreen(WholeFrameScreen):
-    """A screen whose data can be read before it is shown (issue 20).
+    """A screen whose data can be read before it is shown.
 
     ``BenchApp.open_read_ahead`` runs :meth:`read_ahead` in a worker thread and
     pushes the screen with the messages it returned; :meth:`fill_or_load` (called

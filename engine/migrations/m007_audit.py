@@ -1,4 +1,4 @@
-"""Audits (issue 17): each mutant's outcome, cached by its content and the
+"""Audits (`benchtui audit`): each mutant's outcome, cached by its content and the
 suite's hash; each audited answer's baseline (its trace and the lines the
 checks reached); each audit's per-answer summary; and people's marks on
 survivors (equivalent or not), kept across audits."""

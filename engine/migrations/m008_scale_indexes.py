@@ -1,4 +1,4 @@
-"""Covering indexes for the matrix's first frame at scale (issue 20, item 4).
+"""Covering indexes for the matrix's first frame at scale.
 
 At 10,000 answers the matrix's reads walked the runs table (rows that carry
 each run's stdout and stderr) for the latest verdict, and ran a correlated

@@ -1,4 +1,4 @@
-"""Runs record the cluster node they ran on (issue 18: ``benchtui run --cluster``):
+"""Runs record the cluster node they ran on (``benchtui run --cluster``):
 the Ray node id, set when a node takes the task and again when it ends;
 empty for a run on the driver's own machine."""
 import sqlite_utils

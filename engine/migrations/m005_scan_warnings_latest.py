@@ -1,4 +1,4 @@
-"""Issue 19, scan:
+"""Scan warnings and binary transcripts:
 
 - scan_warnings keeps the latest scan's warnings only (every dashboard start
   added them all again: 1,339 rows on the published copy), and is indexed the
