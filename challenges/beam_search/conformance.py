@@ -179,6 +179,17 @@ def run(suite) -> None:
         wrong = [i for i, (g, w) in enumerate(zip(got, want)) if not g or seqs(g)[0] != w]
         c.value = f"{len(ps) - len(wrong)}/{len(ps)} items greedy"
         c.expect(not wrong, f"item {wrong[0]}: got {seqs(got[wrong[0]])[:1]}, greedy gives {want[wrong[0]]}" if wrong else "")
+        # fixed: EOS is the runner-up at every step (log-prob -3 against -0.1), so
+        # greedy never stops early; a search that scores EOS as free, or ranks a
+        # finished beam by a shorter length, stops on the first step whatever the seed
+        rng = suite.rng("greedy-eos")
+        p = prompts("greedy-eos", (3,))[0]
+        path = [int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=4, replace=False)]
+        pinned = {tuple(p + path[:i]): {path[i]: -0.1, eos: -3.0} for i in range(len(path))}
+        got = answer(core("greedy-eos", overrides=pinned), [p], 1, len(path), 0.0, eos)[0]
+        c.details["eos_runner_up"] = {"got": seqs(got)[:1], "greedy": path}
+        c.expect(bool(got) and seqs(got)[0] == path,
+                 f"with EOS the runner-up at every step: got {seqs(got)[:1]}, greedy gives {path}")
 
     with suite.check("batch_independence", threshold="batch == each prompt alone", timeout_s=timeout,
                      requires=("independent_items",)) as c:

@@ -89,6 +89,10 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
         "ranked_by_raw_logprob": ([("beams = sorted(candidates, key=score, reverse=True)[:k]",
                                     "beams = sorted(candidates, key=lambda b: b[1], reverse=True)[:k]")],
                                   "length_penalty_order"),
+        # minimax-m2.7's fault: a finished beam's EOS costs nothing, so EOS wins whenever it is a candidate
+        "eos_scored_free": ([("candidates.append((tokens + [tok], logp + float(lp[tok]), tok == eos_token_id))",
+                              "candidates.append((tokens + [tok], logp + (0.0 if tok == eos_token_id else "
+                              "float(lp[tok])), tok == eos_token_id))")], "greedy_k1"),
         "beam_width_ignored_for_a_constant": ([("    k = beam_width\n", "    k = 4\n")], "max_new_tokens_unfinished"),
     },
     "dflash_verify": {
