@@ -15,7 +15,10 @@ fresh secret seed, and prints JSON:
   (a pass or a fail that could flip with it);
 - the wall time of each run.
 
-    python bench/stability.py [--runs 5] [--jobs 2] [--source PATH]
+    python bench/stability.py [--runs 5] [--jobs 2] [--source PATH] [-c CHALLENGE ...]
+
+``-c`` (repeatable) restricts every run to those challenges, as
+``benchtui run -c`` does.
 
 The source folder is never written to.
 """
@@ -83,6 +86,8 @@ def main() -> None:
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--runs", type=int, default=5)
+    p.add_argument("-c", "--challenge", action="append", default=[],
+                   help="only this challenge (repeatable; default all)")
     a = p.parse_args()
     if not a.source.is_dir():
         print(json.dumps({"error": f"no published benchmark at {a.source}"}))
@@ -96,7 +101,8 @@ def main() -> None:
             raise SystemExit(f"scan failed: {scan.stderr.strip()}")
         for _ in range(a.runs):
             started = time.perf_counter()
-            run = benchtui(wb, "run", "--jobs", str(a.jobs), "--json", "--no-self-check")
+            only = [arg for cid in a.challenge for arg in ("-c", cid)]
+            run = benchtui(wb, "run", "--jobs", str(a.jobs), "--json", "--no-self-check", *only)
             walls.append(round(time.perf_counter() - started, 1))
             if run.returncode not in (0, 1):
                 raise SystemExit(f"run failed: {run.stderr.strip()[-500:]}")
@@ -115,7 +121,9 @@ def main() -> None:
     slowest = sorted(durations.items(), key=lambda kv: -max(kv[1]))[:6]
     table = margins(all_runs)
     print(json.dumps({
-        "what": f"{a.runs} runs of benchtui run --jobs {a.jobs} --no-self-check over a scratch copy of {a.source}, fresh seeds",
+        "what": f"{a.runs} runs of benchtui run --jobs {a.jobs} --no-self-check"
+                + "".join(f" -c {cid}" for cid in a.challenge)
+                + f" over a scratch copy of {a.source}, fresh seeds",
         "runs": a.runs, "answers": len(cells), "stable": not unstable, "unstable": unstable,
         "verdicts": {cell: {"verdict": v[0] if len(set(v)) == 1 else v, "covers": sorted(set(covers[cell]))}
                      for cell, v in sorted(cells.items())},

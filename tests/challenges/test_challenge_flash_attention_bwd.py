@@ -74,7 +74,9 @@ def test_demo_hasty_fails_only_causal_gradients(fast_challenges):
     # diagonal tiles: forward and non-causal gradients are right.
     verdict, checks = run(MODELS / "demo-hasty" / CID, fast_challenges)
     assert verdict == "fail"
-    assert failing(checks) == {"gradients_vs_reference", "finite_differences", "uneven_n", "small_n"}
+    assert failing(checks) == {"gradients_vs_reference", "finite_differences", "uneven_n", "small_n", "large_scores"}
+    # of the two large-score cases only the causal one is wrong
+    assert "causal=True" in checks["large_scores"]["message"] and "causal=False" not in checks["large_scores"]["message"]
     for name in ("forward_matches_reference", "non_causal", "cache_has_no_nxn", "memory_peak"):
         assert checks[name]["verdict"] == "pass", name
 
@@ -104,6 +106,11 @@ MUTANTS = {
         [("return 1.0 / np.sqrt(d)", "return 1.0 / d")],
         {"forward_matches_reference", "gradients_vs_reference", "uneven_n", "non_causal"},
     ),
+    "tile_max_not_running_max": (
+        # each key tile's own maximum: exp(m_old - m_tile) overflows once an earlier tile scores ~1000 higher
+        [("m_new = np.maximum(m, s.max(axis=-1))", "m_new = s.max(axis=-1)")],
+        {"large_scores"},
+    ),
     "zero_gradients": (
         [("    return dQ, dK, dV\n", "    return np.zeros_like(dQ), np.zeros_like(dK), np.zeros_like(dV)\n")],
         {"gradients_vs_reference", "finite_differences"},
@@ -126,6 +133,20 @@ def test_mutant_is_caught(name, tmp_path, fast_challenges):
     verdict, checks = run(answer_from(tmp_path, mutate(*edits)), fast_challenges)
     assert verdict == "fail"
     assert must_fail <= failing(checks), {n: (c["verdict"], c["message"]) for n, c in checks.items()}
+
+
+def test_large_score_case_is_fixed_and_named(tmp_path, fast_challenges):
+    """Without the running maximum every seed gives NaN on both fixed cases,
+    and the message says which case and how many entries."""
+    src = mutate(("m_new = np.maximum(m, s.max(axis=-1))", "m_new = s.max(axis=-1)"))
+    for seed in (1, 2):
+        (tmp_path / str(seed)).mkdir()
+        verdict, checks = run(answer_from(tmp_path / str(seed), src), fast_challenges, seed=seed)
+        message = checks["large_scores"]["message"]
+        assert checks["large_scores"]["verdict"] == "fail"
+        assert "key tile 0 scoring 1000 above the later tiles" in message and "not finite" in message
+        assert "causal=True" in message and "causal=False" in message
+        assert failing(checks) == {"large_scores"}
 
 
 def test_input_mutation_is_reported(tmp_path, fast_challenges):

@@ -1,0 +1,192 @@
+"""Known-wrong answers, per challenge: each is the challenge's reference with
+one bug people and models really write (a parameter ignored for a constant,
+the wrong sort key, a clipped straight-through gradient, a running maximum
+dropped, a prediction read from the wrong position, ...). Every one must get
+``fail`` from its challenge's suite, and from the check meant to catch it:
+a suite that gets weaker lets one pass, and this test says which.
+
+Each answer folder carries the challenge's own PROMPT.md, as a deployed
+answer does, so checks our prompt alone asks for are judged too. The cases
+that catch these bugs are fixed (no seed decides them), so one seed is run.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.challenges import BUNDLED_CHALLENGES
+from engine.verify.local import run_local
+
+from challenge_kit import checks_by_name, fast_copy, mutate_source
+
+SEED = 30
+
+# lighter sizes: the bugs below are caught by fixed cases, not by size
+FAST = {
+    "backwards": {"speed_shape": "[2, 16, 64]", "timing_budget_s": "0.05"},
+    "beam_search": {"timing_budget_s": "0.05"},
+    "dflash_verify": {"golden_trees": "40", "mask_trees": "20", "timing_budget_s": "0.05"},
+    "flash_attention": {"memory_n": "1024", "speed_shape": "[1, 1, 128, 32]", "speed_tile": "64",
+                        "timing_budget_s": "0.05"},
+    "flash_attention_bwd": {"grad_shape": "[1, 2, 128, 32]", "grad_tile": "32", "fd_shape": "[1, 1, 32, 16]",
+                            "fd_tile": "8", "memory_shape": "[1, 1, 2048, 64]", "speed_shape": "[1, 1, 128, 32]",
+                            "timing_budget_s": "0.05"},
+    "kv": {"memory_steps": "128", "speed_lengths": "[20, 12]", "speed_steps": "4", "timing_budget_s": "0.05"},
+    "ternary_training": {"timing_budget_s": "0.02"},
+    "top_p": {"timing_budget_s": "0.05"},
+}
+
+# A verifier that takes nodes in index order and reads each one's prediction
+# at the position of the node before it (not its parent's), stopping at the
+# first rejection: right on chains, wrong once a root follows an accepted root.
+PREVIOUS_POSITION_VERIFIER = '''
+import numpy as np
+
+
+def build_tree_mask(prompt_len, tree_parents):
+    P, N = prompt_len, len(tree_parents)
+    m = np.zeros((P + N, P + N), dtype=bool)
+    m[:P, :P] = np.tril(np.ones((P, P), dtype=bool))
+    m[P:, :P] = True
+    for i, parent in enumerate(tree_parents):
+        m[P + i, P + i] = True
+        while parent >= 0:
+            m[P + i, P + parent] = True
+            parent = tree_parents[parent]
+    return m
+
+
+def verify_and_accept(prompt_tokens, tree_tokens, tree_parents, target_model, temperature=0):
+    P = len(prompt_tokens)
+    logits = np.asarray(target_model.forward(list(prompt_tokens) + list(tree_tokens),
+                                             build_tree_mask(P, tree_parents)))
+    out = []
+    for i, tok in enumerate(tree_tokens):
+        want = int(np.argmax(logits[P + i - 1]))
+        out.append(want)
+        if int(tok) != want:
+            return out
+    return out + [int(np.argmax(logits[P + len(tree_tokens) - 1]))]
+'''
+
+# challenge -> variant -> (edits to reference.py, the check that must fail)
+VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
+    "backwards": {
+        "eps_ignored_for_a_constant": ([("np.sqrt(var + eps)", "np.sqrt(var + 1e-5)")], "eps_far_from_default"),
+        "one_pass_variance": ([("var = (xc * xc).mean(axis=-1, keepdims=True)",
+                                "var = (x * x).mean(axis=-1, keepdims=True) - mean * mean")],
+                              "huge_mean_tiny_variance"),
+        "dx_without_mean_term": ([("rstd * (g - g.mean(axis=-1, keepdims=True) - ", "rstd * (g - ")],
+                                 "backward_dx"),
+    },
+    "beam_search": {
+        "alpha_ignored_for_a_constant": ([("logprob / (max(length, 1) ** alpha)", "logprob / (max(length, 1) ** 0.6)")],
+                                         "length_penalty_order"),
+        "result_ordered_by_raw_logprob": ([("    return [(b[0], score(b)) for b in beams]",
+                                            "    return [(b[0], score(b)) for b in sorted(beams, key=lambda b: b[1], "
+                                            "reverse=True)]")], "length_penalty_order"),
+        "ranked_by_raw_logprob": ([("beams = sorted(candidates, key=score, reverse=True)[:k]",
+                                    "beams = sorted(candidates, key=lambda b: b[1], reverse=True)[:k]")],
+                                  "length_penalty_order"),
+        # minimax-m2.7's fault: a finished beam's EOS costs nothing, so EOS wins whenever it is a candidate
+        "eos_scored_free": ([("candidates.append((tokens + [tok], logp + float(lp[tok]), tok == eos_token_id))",
+                              "candidates.append((tokens + [tok], logp + (0.0 if tok == eos_token_id else "
+                              "float(lp[tok])), tok == eos_token_id))")], "greedy_k1"),
+        "beam_width_ignored_for_a_constant": ([("    k = beam_width\n", "    k = 4\n")], "max_new_tokens_unfinished"),
+    },
+    "dflash_verify": {
+        "mask_sees_earlier_nodes": ([("            mask[P + i, P:P + N] |= mask[P + parent, P:P + N]",
+                                      "            mask[P + i, P:P + i] = True")], "mask_random_trees"),
+    },
+    "flash_attention": {
+        "tile_max_not_running_max": ([("m_new = np.maximum(m, s.max(axis=-1, keepdims=True))",
+                                       "m_new = s.max(axis=-1, keepdims=True)")], "large_scores"),
+        "causal_ignored": ([("                s = np.where(cols > rows, -np.inf, s)\n", "")], "causal_256_tile64"),
+    },
+    "flash_attention_bwd": {
+        # qwen36's forward: each key tile's own maximum, no running maximum
+        "tile_max_not_running_max": ([("m_new = np.maximum(m, s.max(axis=-1))", "m_new = s.max(axis=-1)")],
+                                     "large_scores"),
+        "missing_rowsum_term": ([("ds = p * (dp - Dr[:, :, q_lo:q_hi, None])", "ds = p * dp")], "gradients_vs_reference"),
+    },
+    "kv": {
+        "padding_attended": ([("        scores = np.where(valid[:, None, :], scores, -np.inf)\n", "")],
+                             "decode_matches_full_attention"),
+        "scale_ignored": ([(") / np.sqrt(q.shape[-1])\n        valid", ")\n        valid")],
+                          "decode_matches_full_attention"),
+    },
+    "ternary_training": {
+        "ste_zero_beyond_one": ([("return np.array(grad_wq, copy=True)",
+                                  "return np.where(np.abs(w) <= 1.0, grad_wq, 0.0)")], "ste_gradient"),
+        "ste_zero_beyond_group_scale": ([("return np.array(grad_wq, copy=True)",
+                                          "return np.where(np.abs(ternary_quantize(w, group_size)) >= "
+                                          "np.abs(w) / 1.5, grad_wq, 0.0)")], "ste_gradient"),
+        "group_size_ignored_for_a_constant": ([("    q, s = ternary_codes(w, group_size)\n"
+                                                "    return (q.reshape(w.shape[0], -1, group_size)",
+                                                "    q, s = ternary_codes(w, 128)\n"
+                                                "    return (q.reshape(w.shape[0], -1, 128)")],
+                                              "group_size_honoured"),
+    },
+    "top_p": {
+        "p_ignored_for_a_constant": ([("before < p", "before < 0.9")], "fixed_crossing_token"),
+        "crossing_token_dropped": ([("before < p", "np.cumsum(ranked, axis=-1) <= p")], "fixed_crossing_token"),
+        "sorted_ascending": ([("np.argsort(-probs, axis=-1", "np.argsort(probs, axis=-1")], "fixed_crossing_token"),
+    },
+}
+# variants written whole: challenge -> variant -> ({file: source}, the check that must fail)
+WRITTEN = {
+    "dflash_verify": {
+        # kimi-k2.6's fault: the golden rule breaks in a few random cycles, always on the fixed trees
+        "prediction_from_previous_position": ({"verify.py": PREVIOUS_POSITION_VERIFIER}, "golden_rule_fixed_trees"),
+    },
+}
+CASES = sorted([(cid, name) for cid, names in VARIANTS.items() for name in names]
+               + [(cid, name) for cid, names in WRITTEN.items() for name in names])
+
+
+@pytest.fixture(scope="module")
+def fast_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("known-wrong")
+
+
+def answer_files(cid: str, name: str) -> tuple[dict[str, str], str]:
+    if cid in WRITTEN and name in WRITTEN[cid]:
+        return WRITTEN[cid][name]
+    edits, check = VARIANTS[cid][name]
+    return {"answer.py": mutate_source((BUNDLED_CHALLENGES / cid / "reference.py").read_text(), *edits)}, check
+
+
+def run_variant(tmp_path: Path, root: Path, cid: str, files: dict[str, str]) -> dict:
+    folder = tmp_path / "answer"
+    folder.mkdir()
+    (folder / "PROMPT.md").write_bytes((BUNDLED_CHALLENGES / cid / "PROMPT.md").read_bytes())
+    for filename, source in files.items():
+        (folder / filename).write_text(source)
+    return run_local(cid, folder, seed=SEED, challenges_dir=fast_copy(cid, root, FAST[cid]))
+
+
+def test_every_challenge_keeps_known_wrong_answers():
+    bundled = {d.name for d in BUNDLED_CHALLENGES.iterdir() if (d / "challenge.toml").is_file()}
+    # fuse's answers are CUDA: its own tests keep its mutants (compile and launch on a GPU)
+    assert bundled - {"fuse"} == {cid for cid, _ in CASES}
+
+
+@pytest.mark.parametrize("cid,name", CASES, ids=[f"{c}/{n}" for c, n in CASES])
+def test_known_wrong_answer_fails(cid, name, tmp_path, fast_root):
+    files, check = answer_files(cid, name)
+    result = run_variant(tmp_path, fast_root, cid, files)
+    checks = checks_by_name(result)
+    summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
+    assert result["verdict"] == "fail", (name, summary)
+    assert checks[check]["verdict"] == "fail", (name, check, summary)
+
+
+@pytest.mark.parametrize("cid", sorted(FAST))
+def test_the_reference_itself_passes_as_deployed(cid, tmp_path, fast_root):
+    """The same harness on the unedited reference: the variants fail for their bug."""
+    source = (BUNDLED_CHALLENGES / cid / "reference.py").read_text()
+    result = run_variant(tmp_path, fast_root, cid, {"answer.py": source})
+    checks = checks_by_name(result)
+    failing = {n: c.get("message") for n, c in checks.items() if c["verdict"] not in ("pass", "info", "skipped")}
+    assert not failing, failing
