@@ -66,6 +66,8 @@ def run(suite) -> None:
             c.fail(f"{len(bad)} of {len(results)} cycles appended something that is not a prefix of the "
                    f"target's greedy continuation (first: {short(bad[0])})")
 
+    golden_fixed_trees(suite, call, new_target)
+
     with suite.check("random_trees_match_reference", threshold=max_bad, requires=("longest_path_and_bonus",)) as c:
         c.expect(bool(results), "no tree was verified (see golden_rule)")
         diff = []
@@ -88,8 +90,8 @@ def run(suite) -> None:
         prompt = [int(t) for t in rng.integers(0, vocab, size=4)]
         n_cycles = int(T("cycles", 3))
         context, appended = list(prompt), []
-        for _ in range(n_cycles):
-            _, tokens, parents = random_case(rng, target, "branchy", T, prompt=context)
+        for k in range(n_cycles):
+            tokens, parents = cycle_tree(rng, target, context, k)
             got = call(context, tokens, parents, target)
             appended += got
             context += got
@@ -280,6 +282,57 @@ def check_masks(suite, c, mask_fn, ref, mock) -> None:
         first = bad[0]
         c.fail(f"{len(bad)} of {trees} masks differ from the reference; first: prompt_len={first['prompt_len']} "
                f"parents={first['tree_parents']}: {first['problem']}")
+
+
+def cycle_tree(rng, target, context, k):
+    """Cycle k's tree, by shape in turn: a right chain; a chain whose second
+    node has a wrong child before the right one; a wrong root before the right
+    chain. Built from the context's greedy continuation, so every cycle appends
+    at least one token under every reading of the prompts and whether an
+    answer threads the cycles right does not depend on the seed."""
+    g = target.continuation(context, 3)
+    x = next(t for t in (int(v) for v in rng.permutation(target.vocab)) if t not in g)
+    shapes = (([g[0], g[1], g[2]], [-1, 0, 1]),
+              ([g[0], g[1], x, g[2]], [-1, 0, 1, 1]),
+              ([x, g[0], g[1]], [-1, -1, 1]))
+    tokens, parents = shapes[k % len(shapes)]
+    return list(tokens), list(parents)
+
+
+def golden_fixed_trees(suite, call, new_target) -> None:
+    """The golden rule on trees built so that a verifier reading a node's
+    prediction from the wrong position always breaks it, whatever the seed:
+    a root after an accepted root (read at the previous node's position) and
+    a right path starting at the second root (read at a position chosen by
+    depth). The prompt is redrawn until no coincidence of the target's tokens
+    could hide the fault; every reading of the prompts appends a prefix of g."""
+    target = new_target("golden_fixed")
+    rng = suite.rng("golden_fixed")
+    for _ in range(1000):
+        prompt = [int(t) for t in rng.integers(0, target.vocab, size=4)]
+        g = target.continuation(prompt, 4)
+        x = (g[0] + 1 + int(rng.integers(0, target.vocab - 1))) % target.vocab  # any token but g0
+        after_g1 = target.next_token(prompt + [g[1]])  # what follows g1 read as a first token
+        after_x = target.next_token(prompt + [x])
+        if after_g1 != g[2] and after_x not in (g[0], g[1]) and len(set(g[:3])) == 3 and x not in g[:3]:
+            break
+    cases = [
+        ([g[0], g[1], after_g1], [-1, -1, 1], "a second root after an accepted root, with a child"),
+        ([x, g[0], g[1]], [-1, -1, 1], "the right path starting at the second root"),
+        ([g[0], x, g[1], g[2]], [-1, -1, 0, 2], "a wrong root between an accepted root and its child"),
+    ]
+    with suite.check("golden_rule_fixed_trees", threshold=0, requires=("greedy_exact",)) as c:
+        bad = []
+        for tokens, parents, what in cases:
+            got = call(prompt, tokens, parents, target)
+            c.details.setdefault("cases", []).append({"tree_tokens": tokens, "tree_parents": parents,
+                                                      "appended": got, "greedy": g})
+            if not got or got != g[:len(got)]:
+                bad.append(f"{what}: appended {got}, the target's greedy continuation is {g} "
+                           f"(prompt={prompt}, tree_tokens={tokens}, tree_parents={parents})")
+        c.value = len(bad)
+        if bad:
+            c.fail(f"{len(bad)} of {len(cases)} fixed trees broke the golden rule; " + "; ".join(bad))
 
 
 def crafted_checks(suite, call, new_target) -> None:

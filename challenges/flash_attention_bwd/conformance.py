@@ -79,6 +79,17 @@ def run(suite) -> None:
         against_naive(c, "noncausal", tuple(T("noncausal_shape", [1, 2, 256, 64])),
                       int(T("noncausal_tile", 64)), False)
 
+    # Fixed inputs (no seed): key tile 0 scores ~gap above every later key tile,
+    # so a forward that rescales by exp(m_old - tile_max) without the running
+    # maximum overflows (exp's range ends near 709) and its L and O turn NaN.
+    with suite.check("large_scores", threshold=rel_tol,
+                     requires=("forward", "gradients", "causal_masking", "non_causal", "any_n")) as c:
+        gap = float(T("large_score_gap", 1000.0))
+        problems = [p for shape, tile, causal in (((1, 2, 64, 16), 16, True), ((1, 2, 50, 16), 16, False))
+                    for p in large_score_case(c, forward, backward, ref, shape, tile, causal, gap, rel_tol)]
+        if problems:
+            c.fail("; ".join(problems))
+
     with suite.check("small_n", threshold=rel_tol, requires=("any_n", "gradients")) as c:
         for n in T("small_ns", [1, 7]):
             against_naive(c, f"small{n}", (1, 2, int(n), 16), int(T("small_tile", 16)), True)
@@ -120,6 +131,40 @@ def bind(suite):
 def inputs(rng, shape):
     """Q, K, V, dO in float64."""
     return tuple(rng.standard_normal(shape) for _ in range(4))
+
+
+def large_score_inputs(shape, tile, gap):
+    """Q, K, V, dO where every query scores ~gap with the keys of the first
+    tile and O(1) with all others: Q and those keys share a large component
+    along the first axis, all other entries are standard normal from a fixed
+    generator, so the case is the same on every run."""
+    rng = np.random.default_rng(20261126)
+    Q, K, V, dO = inputs(rng, shape)
+    D = shape[3]
+    a = np.sqrt(gap * np.sqrt(D))  # a * a / sqrt(D) = gap
+    Q[..., 0] = a
+    K[..., 0] = 0.0
+    K[:, :, :tile, 0] = a
+    return Q, K, V, dO
+
+
+def large_score_case(c, forward, backward, ref, shape, tile, causal, gap, rel_tol) -> list[str]:
+    """The first output off at this case, as a message (none when all agree)."""
+    Q, K, V, dO = large_score_inputs(shape, tile, gap)
+    O, cache = forward(Q, K, V, tile, causal)
+    grads = backward(dO, cache, tile, causal)
+    want_O, _ = ref.naive_attention_fwd(Q, K, V, causal)
+    want = ref.naive_attention_bwd(dO, Q, K, V, causal)
+    where = f"{shape} tile {tile} causal={causal}, key tile 0 scoring {gap:g} above the later tiles"
+    for name, got, exp in zip(("O", "dQ", "dK", "dV"), (O, *grads), (want_O, *want)):
+        err = rel_err(got, exp)
+        c.details[f"{name}_rel_err_causal={causal}"] = err
+        c.value = max(c.value or 0.0, err)
+        if not err < rel_tol:
+            bad = int(np.size(got) - np.isfinite(got).sum()) if np.shape(got) == exp.shape else None
+            what = f"{bad} of {exp.size} entries not finite" if bad else f"off by {err:.3g} (relative)"
+            return [f"{name}: {what} at {where}"]
+    return []
 
 
 def rel_err(got, want) -> float:
