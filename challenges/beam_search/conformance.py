@@ -8,6 +8,8 @@ import inspect
 from pathlib import Path
 
 
+import numpy as np
+
 from engine.verify.execute import load_module
 from engine.verify.suite import InputMutated
 
@@ -283,9 +285,53 @@ def run(suite) -> None:
         c.expect(ok, f"item {bad}: beams {[b[:8] for b in seqs(got[bad])] if bad < len(got) else None}... differ from "
                  "the reference once their log-probability passes -745, where exp() underflows to 0 in float64")
 
+    length_penalty_order(suite, answer, core, prompts, eos, vocab, timeout, seqs)
+
     def make_inputs(trial):
         return core(f"time{trial}"), prompts(f"time{trial}", (4, 6, 3, 5))
 
     suite.time("speed", lambda a: answer(a[0], a[1], 4, 10, 0.6, eos),
                lambda a: ref_run(a[0], a[1], 4, 10, 0.6), make_inputs,
                budget_s=float(suite.threshold("timing_budget_s", 1.0)))
+
+
+def length_penalty_order(suite, answer, core, prompts, eos, vocab, timeout, seqs) -> None:
+    """A fixed two-beam case where the length penalty decides the order: a
+    short beam [a, EOS] at log-prob log(0.5) and a long one [b, c, d, EOS] at
+    about log(0.22). Raw log-prob puts the short one first; logprob / len**alpha
+    puts the long one first once alpha passes 1.13 (EOS counted in the length)
+    or 0.71 (not counted). Run at a low and a high alpha, the right order
+    flips, so an answer that ignores alpha (or uses a constant) or orders its
+    result by the raw total fails one of the two on every run. Between the
+    two readings' crossovers the order tells which one the answer follows:
+    a figure, since len(new_tokens) leaves EOS open."""
+    rng = suite.rng("penalty-scenario")
+    p = prompts("penalty", (3,))[0]
+    a, b, c_, d = (int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=4, replace=False))
+    sure = -1e-3  # near-certain steps: every other token sits ~13.8 below
+    overrides = {tuple(p): {a: float(np.log(0.5)), b: float(np.log(0.22))}, tuple(p + [a]): {eos: sure},
+                 tuple(p + [b]): {c_: sure}, tuple(p + [b, c_]): {d: sure}, tuple(p + [b, c_, d]): {eos: sure}}
+    short, long_ = [a], [b, c_, d]
+    lo, hi = float(suite.threshold("penalty_alpha_low", 0.25)), float(suite.threshold("penalty_alpha_high", 2.0))
+    with suite.check("length_penalty_order", threshold=f"alpha={lo:g}: short first; alpha={hi:g}: long first",
+                     timeout_s=timeout, requires=("penalty_for_ranking_only", "new_tokens_only",
+                                                  "finished_beams_compete")) as c:
+        results = {}
+        for alpha, want in ((lo, [short, long_]), (hi, [long_, short])):
+            got = answer(core("penalty", overrides=overrides), [p], 2, 6, alpha, eos)[0]
+            results[alpha] = seqs(got)
+            c.details[f"alpha={alpha:g}"] = {"got": seqs(got), "expected": want}
+            c.expect(seqs(got) == want, f"alpha={alpha:g}: beams {seqs(got)}, expected {want} best first "
+                     f"([a, EOS] at log-prob {np.log(0.5):.3f} vs [b, c, d, EOS] at {np.log(0.22) + 3 * sure:.3f}, "
+                     "ranked by logprob / len**alpha)")
+        c.value = f"alpha={lo:g}: {results[lo]}; alpha={hi:g}: {results[hi]}"
+    mid = float(suite.threshold("penalty_alpha_mid", 0.9))
+    try:
+        got = seqs(answer(core("penalty", overrides=overrides), [p], 2, 6, mid, eos)[0])
+    except Exception as exc:  # a figure: never a verdict
+        got, reading = None, f"not measured ({type(exc).__name__})"
+    else:
+        # alpha between the crossovers: counted -> short first, not counted -> long first
+        reading = ("EOS counted in the length" if got == [short, long_] else
+                   "EOS not counted in the length" if got == [long_, short] else "neither reading")
+    suite.info("eos_in_length", value=reading, message=f"at alpha={mid:g} the answer ranks {got}: {reading}")

@@ -184,6 +184,7 @@ def run(suite) -> None:
         c.value = bad
         c.expect(bad == 0, f"{bad} of {total} weights get the wrong ternary code")
 
+    group_size_check(suite, ref, quant, to_answer, g, rtol)
     report_figures(suite)  # before the smoke run: a loop may write files into the scratch copy
     check_ste(suite, ref, quant, is_mlx, g)
     check_smoke(suite, ref, adapter, g, is_mlx)
@@ -202,10 +203,44 @@ def run(suite) -> None:
                budget_s=float(suite.threshold("timing_budget_s", 0.5)))
 
 
+def group_size_check(suite, ref, quant, to_answer, g: int, rtol: float) -> None:
+    """The quantiser at a group size far from 128, when it takes one: groups of
+    ``other`` along the input axis, each at its own very different magnitude,
+    so an answer that accepts group_size and then uses 128 regardless gives
+    groups of more than three levels on every run. Asked by our prompt only
+    (the published one fixes 128)."""
+    other = int(suite.threshold("other_group_size", 32))
+    kw = group_kw(quant, other)
+    requires = ("quantizer", "explicit_arguments")
+    if not kw:
+        suite.skip("group_size_honoured", "the quantiser takes no group size parameter", requires=requires)
+        return
+    with suite.check("group_size_honoured", threshold=rtol, requires=requires) as c:
+        w = test_weights(np.random.default_rng(20261126), (64, 4 * g), other)
+        proj = projected_weights(suite.call(quant, to_answer(w), **kw), w.shape, other)
+        want = ref.ternary_quantize(w.astype(np.float64), other)
+        _, ok = group_levels(proj, other, rtol)
+        scale = np.abs(want).max()
+        c.value = float(np.max(np.abs(proj - want)) / scale)
+        c.expect(bool(ok.all()) and c.value <= rtol,
+                 f"with group_size={other}: {int((~ok).sum())} of {ok.size} groups of {other} hold other values than "
+                 f"-s, 0, +s, and the result is {c.value:.3g} (relative) from the reference at that group size")
+
+
+def ste_weights(g: int) -> np.ndarray:
+    """Fixed latent weights for the gradient checks: groups at magnitudes from
+    0.01 to 10 and, in every row, entries of 3, 30 and 300 (beyond 1 and far
+    beyond their group's scale), so an estimator that zeroes or clips the
+    gradient of large latent weights fails on every run."""
+    w = test_weights(np.random.default_rng(20261127), (128, 256), g)
+    w[:, 5::16] = np.array([3.0, -30.0, 300.0, -3.0], dtype=np.float32)[np.arange(w[:, 5::16].shape[1]) % 4]
+    return w
+
+
 def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
     tol = float(suite.threshold("grad_tol", 1e-6))
     rng = suite.rng("ste")
-    w = test_weights(rng, (128, 256), g)
+    w = ste_weights(g)
     upstream = rng.standard_normal(w.shape).astype(np.float32)
     adapter = suite.adapter()
     if is_mlx:
