@@ -2,9 +2,10 @@
 
 libcst keeps every byte of the file (comments, spacing, quotes), so a mutant
 differs from the original only where the operator struck and its diff is one
-line: ``ast.unparse`` would rewrite the whole file. The operator catalogue
-follows mutmut's and cosmic-ray's (see the README's Audit section for why
-neither package is used directly).
+line: ``ast.unparse`` would rewrite the whole file. The first operators
+follow mutmut's and cosmic-ray's catalogues (see the README's Audit section for
+why neither package is used directly); ``numeric.py`` adds the bugs numerical
+code has. ``OPERATORS`` lists them all.
 
 Each site is found once by ``_Collector``; ``_Apply`` rebuilds the tree with
 only that node replaced (libcst trees are immutable, so one parse serves
