@@ -110,6 +110,8 @@ def run(suite) -> None:
     with suite.check("memory_peak", threshold=float(T("memory_fraction", 0.2)), requires=("no_nxn",)) as c:
         memory_peak(suite, c, fwd, bwd)
 
+    masked_and_float64(suite, forward, backward, ref, rel_tol)
+
     shape, tile = tuple(T("speed_shape", [1, 4, 512, 64])), int(T("speed_tile", 64))
 
     def make(trial):
@@ -261,3 +263,52 @@ def walk(obj, path="cache", depth=0):
         for k, v in vars(obj).items():
             yield from walk(v, f"{path}.{k}", depth + 1)
 
+
+
+def masked_key_inputs(shape, key, gap):
+    """Fixed inputs (the same on every run) where every query scores ~gap with
+    the one key at position ``key`` and O(1) with all others."""
+    Q, K, V, dO = inputs(np.random.default_rng(20261127), shape)
+    a = np.sqrt(gap * np.sqrt(shape[3]))
+    Q[..., 0], K[..., 0] = a, 0.0
+    K[:, :, key, 0] = a
+    return Q, K, V, dO
+
+
+def masked_and_float64(suite, forward, backward, ref, rel_tol) -> None:
+    """Two fixed cases the random ones never separate.
+
+    ``masked_key_large``: causal, one key inside a tile scores ~1000 above the
+    rest, so the rows before it (which must not see it) share a tile with it. A
+    forward that takes the tile's maximum before masking loses those rows (their
+    exponentials underflow to 0, then 0/0).
+    ``float64_accuracy``: the prompt says float64 inputs are computed in float64;
+    a float32 accumulator is ~1e-7 off the float64 oracle, well inside the 1e-4
+    the other checks allow, and far outside 1e-10."""
+    T = suite.threshold
+    gap = float(T("large_score_gap", 1000.0))
+    with suite.check("masked_key_large", threshold=rel_tol, requires=("forward", "gradients", "causal_masking")) as c:
+        for shape, tile, key in (((1, 2, 64, 16), 16, 15), ((1, 1, 50, 16), 16, 20)):
+            Q, K, V, dO = masked_key_inputs(shape, key, gap)
+            O, cache = forward(Q, K, V, tile, True)
+            got = (O, *backward(dO, cache, tile, True))
+            want = (ref.naive_attention_fwd(Q, K, V, True)[0], *ref.naive_attention_bwd(dO, Q, K, V, True))
+            for name, g, w in zip(("O", "dQ", "dK", "dV"), got, want):
+                err = rel_err(g, w)
+                c.value = max(c.value or 0.0, err)
+                if not err < rel_tol:
+                    c.fail(f"{name} off by {err:.3g} (relative) at {shape} tile {tile} causal, key {key} scoring "
+                           f"{gap:g} above the others: rows before key {key} must not see it")
+    tol64 = float(T("float64_rel_tol", 1e-10))
+    with suite.check("float64_accuracy", threshold=tol64, requires=("forward", "gradients")) as c:
+        for causal in (True, False):
+            Q, K, V, dO = inputs(np.random.default_rng(20261128), (1, 2, 96, 32))
+            O, cache = forward(Q, K, V, 32, causal)
+            got = (O, *backward(dO, cache, 32, causal))
+            want = (ref.naive_attention_fwd(Q, K, V, causal)[0], *ref.naive_attention_bwd(dO, Q, K, V, causal))
+            for name, g, w in zip(("O", "dQ", "dK", "dV"), got, want):
+                err = rel_err(g, w)
+                c.value = max(c.value or 0.0, err)
+                if not err < tol64:
+                    c.fail(f"{name} off by {err:.3g} (relative) from float64 attention with float64 inputs "
+                           f"(causal={causal}): float64 inputs must be computed in float64")

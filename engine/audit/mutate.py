@@ -2,9 +2,10 @@
 
 libcst keeps every byte of the file (comments, spacing, quotes), so a mutant
 differs from the original only where the operator struck and its diff is one
-line: ``ast.unparse`` would rewrite the whole file. The operator catalogue
-follows mutmut's and cosmic-ray's (see docs/audit.md for why
-neither package is used directly).
+line: ``ast.unparse`` would rewrite the whole file. The first operators
+follow mutmut's and cosmic-ray's catalogues (see docs/audit.md for
+why neither package is used directly); ``numeric.py`` adds the bugs numerical
+code has. ``OPERATORS`` lists them all.
 
 Each site is found once by ``_Collector``; ``_Apply`` rebuilds the tree with
 only that node replaced (libcst trees are immutable, so one parse serves
@@ -14,17 +15,44 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import warnings
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
+from libcst.metadata import (ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider,
+                             WhitespaceInclusivePositionProvider)
+
+from engine.audit import numeric
+
+# Every operator, in one place: its name (stable: stored with each mutant and
+# used to spread a capped sample) and what it writes.
+OPERATORS = {
+    "comparison": "a comparison flipped: < for <=, == for !=, in for not in",
+    "boolean": "and for or, a not dropped",
+    "arithmetic": "+ for -, * for /, += for -=, a unary minus dropped",
+    "constant": "a number off by one (n+1, n-1; a float +1.0), True for False",
+    "range_bound": "a range/arange start or stop, not a literal, moved by one",
+    "slice_bound": "a slice's lower or upper bound, not a literal, moved by one",
+    "arguments": "a keyword argument or the last argument dropped; the first two swapped",
+    "statement": "an assignment or call statement removed",
+    "return": "return None instead of a value",
+    "parameter_constant": "a use of a parameter replaced by its default, or by a literal the file's own calls pass",
+    "key": "a sort/max/argmax key replaced: a lambda key by a part of it, an array by the local it came from or fed",
+    "axis": "an axis changed: axis=-1 to -2 or 0, x.sum(1) to 0 or -1",
+    "max_arg": "np.maximum(a, b) / max(a, b) / minimum replaced by one of its arguments",
+    "mask": "a mask dropped: x * mask to x, where(c, a, b) to a or b, one side of mask & mask, masked_fill, tril",
+    "dtype": "a dtype lowered: float64 to float32, float32 to float16, int64 to int32 (names and strings)",
+    "swap_arguments": "two same-kind arguments of a call swapped (beyond the first two, or two keyword values)",
+    "gradient_condition": "a gradient multiplied by a condition: w - stop_gradient(w) or a returned/dX gradient "
+                          "times (abs(w) <= 1), the clipped straight-through estimator",
+}
 
 
 @dataclass
 class Mutant:
     file: str  # path relative to the answer folder
     line: int
-    operator: str  # comparison | boolean | arithmetic | constant | range_bound | slice_bound | arguments | statement | return
+    operator: str  # a key of OPERATORS
     description: str
     source: str  # the whole mutated file
     diff: str
@@ -78,12 +106,17 @@ def _plus(expr: cst.BaseExpression, delta: int) -> cst.BaseExpression:
 
 
 class _Collector(cst.CSTVisitor):
-    METADATA_DEPENDENCIES = (PositionProvider, WhitespaceInclusivePositionProvider)
+    METADATA_DEPENDENCIES = (PositionProvider, WhitespaceInclusivePositionProvider, ExpressionContextProvider)
 
     def __init__(self):
         super().__init__()
         self.sites: list[tuple] = []
         self._skip = 0
+        self._literals: dict = {}
+        self._scopes: list[numeric.Scope] = []  # the enclosing functions (and lambdas, which shadow names)
+        self._not_uses: set[int] = set()  # names that read no variable: x.NAME, f(NAME=...)
+        self._dereferenced: set[int] = set()  # x[...], x.attr: None there is a certain crash, not a bug worth a mutant
+        self._assigning: frozenset[str] = frozenset()  # the names the statement being visited assigns
 
     # -- places no mutant goes: tests, demos, main guards, prints, annotations, f-strings, decorators
     def _skipping(self, node) -> bool:
@@ -100,6 +133,22 @@ class _Collector(cst.CSTVisitor):
                                  cst.Assert, cst.Raise, cst.Global, cst.Nonlocal))
 
     def on_visit(self, node) -> bool:
+        if isinstance(node, cst.Module):
+            self._literals = numeric.call_literals(node)
+        elif isinstance(node, cst.FunctionDef):
+            self._scopes.append(numeric.scope_of(node, self._literals))
+        elif isinstance(node, cst.Lambda):
+            self._scopes.append(numeric.Scope("<lambda>", [p.name.value for p in node.params.params]))
+        elif isinstance(node, cst.Attribute):
+            self._not_uses.add(id(node.attr))
+            self._dereferenced.add(id(node.value))
+        elif isinstance(node, cst.Subscript):
+            self._dereferenced.add(id(node.value))
+        elif isinstance(node, cst.Arg) and node.keyword is not None:
+            self._not_uses.add(id(node.keyword))
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            self._assigning = frozenset(n for t in targets for n in numeric._targets(t))
         if self._skipping(node):
             self._skip += 1
         elif not self._skip:
@@ -107,6 +156,10 @@ class _Collector(cst.CSTVisitor):
         return True
 
     def on_leave(self, original_node) -> None:
+        if isinstance(original_node, (cst.FunctionDef, cst.Lambda)):
+            self._scopes.pop()
+        elif isinstance(original_node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            self._assigning = frozenset()
         if self._skipping(original_node):
             self._skip -= 1
 
@@ -116,7 +169,37 @@ class _Collector(cst.CSTVisitor):
         where = ((span.start.line, span.start.column), (span.end.line, span.end.column))
         self.sites.append((node, replacement, operator, description, line, where))
 
+    def _scope_of_name(self, name: str) -> numeric.Scope | None:
+        """The innermost function that binds ``name``; None for a module-level name."""
+        for scope in reversed(self._scopes):
+            if name in scope.params or name in scope.sources:
+                return scope if name in scope.params else None
+        return None
+
+    def _numeric_sites(self, node) -> None:
+        scope = self._scopes[-1] if self._scopes else None
+        found = []
+        if isinstance(node, cst.Name) and id(node) not in self._not_uses and \
+                self.get_metadata(ExpressionContextProvider, node, None) == ExpressionContext.LOAD:
+            found += numeric.parameter_constant(node, self._scope_of_name(node.value), id(node) in self._dereferenced)
+        elif isinstance(node, cst.Call):
+            for op in (numeric.sort_key, numeric.axis, numeric.max_arg, numeric.mask, numeric.swap_arguments,
+                       numeric.range_start):
+                found += op(node, scope, self._assigning) if op is numeric.sort_key else op(node)
+        elif isinstance(node, cst.BinaryOperation):
+            found += numeric.mask(node)
+            found += numeric.gradient_condition(node, scope)
+        elif isinstance(node, (cst.Attribute, cst.SimpleString)):
+            found += numeric.dtype(node)
+        elif isinstance(node, cst.Return) and node.value is not None:
+            found += numeric.gradient_condition(node, scope, in_return=True)
+        elif isinstance(node, cst.Assign):
+            found += numeric.gradient_condition(node, scope)
+        for target, replacement, operator, description in found:
+            self._add(target, replacement, operator, description)
+
     def _sites_of(self, node) -> None:
+        self._numeric_sites(node)
         if isinstance(node, cst.Comparison):
             for i, target in enumerate(node.comparisons):
                 new = _COMPARE.get(type(target.operator))
@@ -285,7 +368,9 @@ class Source:
         node, replacement, where = self._raw[site.index]
         try:
             code = _splice(self.module, self.text, self._starts, node, replacement, where)
-            compile(code, self.file, "exec")
+            with warnings.catch_warnings():  # `None[0]`, `x is 1`: compile's warnings are no news here
+                warnings.simplefilter("ignore")
+                compile(code, self.file, "exec")
         except Exception:  # a mutant that does not build or compile is no mutant
             return None
         if code == self.text or code in self._seen:

@@ -49,6 +49,8 @@ def test_operators_produce_the_expected_mutants():
         (9, "statement", "remove the statement"), (9, "arithmetic", "+= -> -="), (9, "arithmetic", "* -> /"),
         (9, "constant", "2 -> 3"), (9, "constant", "2 -> 1"),
         (11, "return", "return None instead"),
+        # k pinned to the values the file's own calls pass it (the test's 1, the main guard's 0)
+        (8, "parameter_constant", "k -> 1"), (8, "parameter_constant", "k -> 0"),
     }  # nothing in the docstring, comment, print, test function or main guard
 
 

@@ -74,7 +74,9 @@ def test_demo_hasty_fails_only_causal_gradients(fast_challenges):
     # diagonal tiles: forward and non-causal gradients are right.
     verdict, checks = run(MODELS / "demo-hasty" / CID, fast_challenges)
     assert verdict == "fail"
-    assert failing(checks) == {"gradients_vs_reference", "finite_differences", "uneven_n", "small_n", "large_scores"}
+    # every check with causal gradients in it (large_scores, masked_key_large and float64_accuracy too)
+    assert failing(checks) == {"gradients_vs_reference", "finite_differences", "uneven_n", "small_n", "large_scores",
+                               "masked_key_large", "float64_accuracy"}
     # of the two large-score cases only the causal one is wrong
     assert "causal=True" in checks["large_scores"]["message"] and "causal=False" not in checks["large_scores"]["message"]
     for name in ("forward_matches_reference", "non_causal", "cache_has_no_nxn", "memory_peak"):
@@ -203,3 +205,23 @@ def test_adapter_binds_an_answer_with_other_names(tmp_path, fast_challenges):
         "def flash_attention_bwd(dO, cache, tile_size, causal):\n    return fa_backward(dO, cache, tile_size, causal)\n")
     verdict, checks = run(folder, fast_challenges, adapter=adapter)
     assert verdict == "pass", {n: c["message"] for n, c in checks.items() if c["verdict"] != "pass"}
+
+
+def test_a_forward_that_masks_after_the_tile_maximum_fails_masked_key_large(tmp_path, fast_challenges):
+    # The masked entries still raise the tile's maximum: exact on every random
+    # case, but a masked key ~1000 above the rest makes the rows before it 0/0.
+    source = mutate(
+        ("s = (q @ K[:, :, k_lo:k_hi].swapaxes(-1, -2)) * scale",
+         "s = (q @ K[:, :, k_lo:k_hi].swapaxes(-1, -2)) * scale\n            late = np.zeros(s.shape[-2:], dtype=bool)"),
+        ("s = np.where(cols > rows, -np.inf, s)", "late = cols > rows"),
+        ("p = np.exp(s - m_new[..., None])", "p = np.where(late, 0.0, np.exp(s - m_new[..., None]))"))
+    verdict, checks = run(answer_from(tmp_path, source), fast_challenges)
+    assert verdict == "fail" and failing(checks) == {"masked_key_large"}, failing(checks)
+    assert "rows before key" in checks["masked_key_large"]["message"]
+
+
+def test_a_float32_accumulator_fails_float64_accuracy_only(tmp_path, fast_challenges):
+    source = mutate(("dV = np.zeros(V.shape, dtype=O.dtype)", "dV = np.zeros(V.shape, dtype=np.float32)"))
+    verdict, checks = run(answer_from(tmp_path, source), fast_challenges)
+    assert verdict == "fail" and failing(checks) == {"float64_accuracy"}, failing(checks)
+    assert 1e-10 < checks["float64_accuracy"]["value"] < 1e-4
