@@ -73,7 +73,7 @@ def one_run(source: Path, tmp: Path, name: str, args: list[str]) -> dict:
 def store_writes(n: int, checks: int = 10) -> dict:
     """Runs recorded per second by one writer, as the driver records them."""
     from engine.runner.orchestrate import claim_run
-    from engine.store import Store, now_iso
+    from engine.store.database import Store, now_iso
 
     with tempfile.TemporaryDirectory(prefix="benchtui-store-bench-") as tmp:
         with Store(Path(tmp) / "store.db") as store:

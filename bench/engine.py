@@ -28,10 +28,10 @@ import numpy as np  # noqa: E402
 from engine.runner import sandbox  # noqa: E402
 from engine.runner.orchestrate import run_answers  # noqa: E402
 from engine.runner.timing import time_pair  # noqa: E402
-from engine.scan import scan_workbench  # noqa: E402
-from engine.store import Store  # noqa: E402
-from engine.verify.execute import load_module  # noqa: E402
-from engine.workbench import find_workbench  # noqa: E402
+from engine.workbench.scan import scan_workbench  # noqa: E402
+from engine.store.database import Store  # noqa: E402
+from engine.verify.binding import load_module  # noqa: E402
+from engine.workbench.layout import find_workbench  # noqa: E402
 
 
 def make_workbench(tmp: Path) -> Path:

@@ -54,9 +54,9 @@ def run_fuse(workbench: Path, models: list[str], jobs: int = 1, user: int | None
 
 def checks_of(workbench: Path, run_id: int) -> dict:
     sys.path.insert(0, str(REPO))
-    from engine import queries
-    from engine.store import Store
-    from engine.workbench import find_workbench
+    from engine.store import queries
+    from engine.store.database import Store
+    from engine.workbench.layout import find_workbench
 
     wb = find_workbench(str(workbench), None, Path.cwd())
     with Store(wb.store_path) as store:
@@ -101,7 +101,7 @@ def machine() -> dict:
         except Exception as exc:  # noqa: BLE001 - recorded as found
             info[mod] = f"not importable: {exc}"[:200]
     sys.path.insert(0, str(REPO))
-    from engine import doctor
+    from engine.host import doctor
 
     report = doctor.gather()
     info["doctor_cuda"] = {k: report["cuda"].get(k) for k in ("cupy", "available", "devices", "nvcc", "fit")}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.store import Store  # noqa: E402
+from engine.store.database import Store  # noqa: E402
 from engine.transcripts import load_transcript  # noqa: E402
 from engine.transcripts.index import index_pending, search  # noqa: E402
 

@@ -104,9 +104,9 @@ def matrix_markers(root: Path) -> list:
     """What the matrix's first frame must show: the status line with the
     store's counts, the last model's column, the last challenge's row and the
     footer's last matrix key (Textual's footer lists keys a frame late)."""
-    from engine.queries import load_matrix
-    from engine.store import Store
-    from engine.workbench import find_workbench
+    from engine.store.queries import load_matrix
+    from engine.store.database import Store
+    from engine.workbench.layout import find_workbench
     from tui.screens.matrix import MatrixScreen
 
     with Store(find_workbench(str(root), None, root).store_path) as store:
@@ -223,8 +223,8 @@ def bench_transcript(wb) -> dict:
     answer = wb.root / "models" / "demo-careful" / "backwards"
     text = pi_session(turns=65, pad=3)  # ~330 KB
     (answer / "big-session.jsonl").write_text(text, encoding="utf-8")
-    from engine.scan import scan_workbench
-    from engine.store import Store
+    from engine.workbench.scan import scan_workbench
+    from engine.store.database import Store
 
     with Store(wb.store_path) as store:
         scan_workbench(wb, store)
@@ -252,7 +252,7 @@ def bench_diff() -> dict:
 
 
 def bench_memory(wb) -> dict:
-    from engine.store import Store
+    from engine.store.database import Store
     from engine.transcripts import TranscriptError, load_transcript
     from tui.transcript_rows import build_rows
 
@@ -293,7 +293,7 @@ def main() -> None:
     args = parser.parse_args()
     only = set(args.only or ("startup", "diff", "memory", "transcript"))
 
-    from engine.workbench import find_workbench
+    from engine.workbench.layout import find_workbench
     from tui_demo import build_demo
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -19,8 +19,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from engine.store import Store, StoreError, damage_message, is_damage
-from engine.workbench import Workbench, WorkbenchError, find_workbench
+from engine.store.database import Store, StoreError, damage_message, is_damage
+from engine.workbench.layout import Workbench, WorkbenchError, find_workbench
 
 if TYPE_CHECKING:
     import argparse
@@ -178,7 +178,7 @@ def open_dashboard(ctx: Context) -> int:
     # back on then), or until the app returns.
     gc.disable()
     try:
-        from engine.queries import MatrixPrefetch
+        from engine.store.queries import MatrixPrefetch
 
         # the cells a first frame can show (a row per terminal line; the models whose
         # columns fit beside the 24-cell challenge column); the rest are read in the

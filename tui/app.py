@@ -50,9 +50,9 @@ class BenchApp(App[int]):
         self._store = None
         self.key_config = load_key_config(config_path, known_prefixes=BINDING_AREAS)
         self.errors: list[str] = []  # every error shown as a notification; tests read it
-        self.store_damaged = ""  # the damage message once the store is found damaged (engine.store)
+        self.store_damaged = ""  # the damage message once the store is found damaged (engine.store.database)
         self._after_first_frame: list | None = []  # None once the first screen is out whole
-        self.prefetched_matrix = None  # an engine.queries.MatrixPrefetch (run_app), taken by the matrix
+        self.prefetched_matrix = None  # an engine.store.queries.MatrixPrefetch (run_app), taken by the matrix
         self._answer_screen = None  # the kept AnswerScreen (open_answer)
         self._read_ahead_token = None  # open_read_ahead's latest
         self._gc_timer = None  # collect_when_idle's
@@ -146,14 +146,14 @@ class BenchApp(App[int]):
         """The main thread's connection (quick reads), opened on first use."""
         self._refuse_damaged()
         if self._store is None:
-            from engine.store import Store
+            from engine.store.database import Store
 
             self._store = Store(self.store_path)
         return self._store
 
     def _refuse_damaged(self) -> None:
         if self.store_damaged:
-            from engine.store import StoreDamaged
+            from engine.store.database import StoreDamaged
 
             raise StoreDamaged(self.store_damaged)
 
@@ -170,13 +170,13 @@ class BenchApp(App[int]):
 
     def open_store(self):
         """A fresh connection for a worker thread."""
-        from engine.store import Store
+        from engine.store.database import Store
 
         self._refuse_damaged()
         return Store(self.store_path)
 
     def report_error(self, what: str, error: BaseException | str) -> None:
-        from engine.store import damage_message, is_damage
+        from engine.store.database import damage_message, is_damage
 
         if isinstance(error, BaseException) and is_damage(error):  # the store broke under us: say what to do
             error = damage_message(self.store_path, str(error))
@@ -341,7 +341,7 @@ class BenchApp(App[int]):
         the matrix opens with one key need, compile Python's highlight query, and build
         the answer screen, so that the first of each opens as fast as the later ones."""
         try:
-            import tui.screens.answer  # noqa: F401  (rich.syntax, TabbedContent, TextArea, engine.grades…)
+            import tui.screens.answer  # noqa: F401  (rich.syntax, TabbedContent, TextArea, engine.grading.grades…)
             import tui.screens.compare  # noqa: F401
             import tui.screens.grades  # noqa: F401
             import tui.screens.transcript  # noqa: F401
@@ -453,7 +453,7 @@ class BenchApp(App[int]):
 
 
 def run_app(workbench: Any, prefetch: Any = None) -> int:
-    """``prefetch``: an engine.queries.MatrixPrefetch holding the first frame's cells."""
+    """``prefetch``: an engine.store.queries.MatrixPrefetch holding the first frame's cells."""
     app = BenchApp(workbench, scan_on_start=True)
     app.prefetched_matrix = prefetch
     # `benchtui` turns the collector off for start-up (engine/cli.py); back on after the

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.config import config_path  # one file: the engine's tables and the keys
+from engine.host.config import config_path  # one file: the engine's tables and the keys
 
 
 
@@ -54,7 +54,7 @@ def load_key_config(path: Path | None = None, known_prefixes: tuple[str, ...] | 
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         config.problems.append(f"key config {path}: {exc}")
         return config
-    # [keys], or the whole file when it has no [keys]; other tables ([cluster]) are the engine's (engine/config.py)
+    # [keys], or the whole file when it has no [keys]; other tables ([cluster]) are the engine's (engine/host/config.py)
     table = data.get("keys", {k: v for k, v in data.items() if not isinstance(v, dict)})
     if not isinstance(table, dict):
         config.problems.append(f"key config {path}: [keys] must be a table")

@@ -23,7 +23,7 @@ VERDICTS: dict[str, tuple[str, str, str]] = {
     "running": ("◌", "cyan", "running"),
     "info": ("i", "blue", "info"),
 }
-# Every verdict a matrix cell can carry (engine/queries.load_matrix), in the legend's order.
+# Every verdict a matrix cell can carry (engine/store/queries.load_matrix), in the legend's order.
 LEGEND_ORDER = ("pass", "partial", "fail", "error", "timeout", "compile_error", "unbound", "missing_dependency",
                 "forbidden", "skipped", "interrupted", "not_run", "no_answer", "running")
 UNKNOWN_GLYPH = "?"  # a verdict this version does not know (a newer store)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.verify.execute import load_module
+from engine.verify.binding import load_module
 from engine.verify.suite import InputMutated
 
 NAMES = ("batched_beam_search", "beam_search_batched", "batch_beam_search", "beam_search", "batched_beam_search_numpy")

@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.verify import verdicts as V
 from engine.verify.binding import Unbound
-from engine.verify.execute import load_module
+from engine.verify.binding import load_module
 from engine.verify.suite import InputMutated
 
 MASK_NAMES = ("build_tree_mask", "tree_mask", "build_tree_attention_mask", "make_tree_mask",

@@ -441,7 +441,7 @@ def library_baseline(rows: int, vocab: int, k: int, seeds: list[int]) -> tuple[s
 
 
 def load_reference():
-    from engine.verify.execute import load_module
+    from engine.verify.binding import load_module
 
     return load_module(Path(__file__).with_name("reference.py"), "benchtui_reference_fuse_baseline")
 

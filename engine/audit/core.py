@@ -27,16 +27,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from engine import adapters
+from engine.challenges import adapters
 from engine.audit.answer_lines import LINES_FILE
 from engine.audit.checker import KILLING
 from engine.audit.mutate import Mutant, Source
-from engine.backends import choose_backend
-from engine.challenges import Challenge
+from engine.host.backends import choose_backend
+from engine.challenges.definition import Challenge
 from engine.runner.bundle import RunLimits
 from engine.runner.orchestrate import RunInterrupted, RunOptions, Runner, answer_prompt_facts, tree_digest
-from engine.store import Store, now_iso
-from engine.workbench import Workbench
+from engine.store.database import Store, now_iso
+from engine.workbench.layout import Workbench
 
 REFERENCE = "(reference)"
 DEFAULT_SEED = 1717  # fixed: a mutant and its baseline must see the same inputs (and the cache needs it)
@@ -125,7 +125,7 @@ class Auditor:
         self.options = options
         self.on_event = on_event or (lambda e: None)
         self.cancel = cancel or threading.Event()
-        # On a cluster (engine/cluster.py) each baseline and mutant is one Ray task, as a run is.
+        # On a cluster (engine/cluster/ray_cluster.py) each baseline and mutant is one Ray task, as a run is.
         self.runner = Runner(workbench, RunOptions(jobs=options.jobs, self_check=False, allow_unsafe=options.allow_unsafe),
                              cancel=self.cancel, cluster=cluster)
         self.cluster = cluster
@@ -404,5 +404,5 @@ def mutant_rows(store: Store, keys: list[str]) -> list[dict]:
 
 
 def run_audit(workbench: Workbench, options: AuditOptions, on_event=None, cancel=None, cluster=None) -> int:
-    """``cluster`` (engine/cluster.py): baselines and mutants run as Ray tasks there."""
+    """``cluster`` (engine/cluster/ray_cluster.py): baselines and mutants run as Ray tasks there."""
     return Auditor(workbench, options, on_event, cancel, cluster=cluster).run()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from engine.audit.core import effective_status, marks, mutant_rows
-from engine.store import Store, now_iso
+from engine.store.database import Store, now_iso
 
 
 def latest_answers(store: Store) -> list[dict]:

@@ -24,8 +24,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.challenges import Challenge
-from engine.prompts import file_prompt_sha256, prompt_versions
+from engine.challenges.definition import Challenge
+from engine.challenges.prompts import file_prompt_sha256, prompt_versions
 from engine.verify import verdicts as V
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
@@ -241,7 +241,7 @@ def reference_mutation_score(workbench, challenge: Challenge, mutants: int) -> d
     from engine.audit.core import REFERENCE, AuditOptions, Auditor
     from engine.audit.report import challenge_reports
     from engine.runner import sandbox
-    from engine.store import Store
+    from engine.store.database import Store
 
     if challenge.language == "cuda":
         return {"score": None, "note": "not measured: CUDA sources are not mutated yet"}

@@ -1,7 +1,7 @@
 """adapter new, adapter check: adapters that live with the workbench."""
 from __future__ import annotations
 
-from engine import adapters
+from engine.challenges import adapters
 from engine.cli import CommandError, UsageError, print_json
 from engine.commands.fit import fit_check
 
@@ -52,7 +52,7 @@ def cmd_check(args, ctx) -> int:
     from engine.commands.run_cmds import run_record
     from engine.runner import sandbox
     from engine.runner.orchestrate import run_answers
-    from engine.scan import scan_workbench
+    from engine.workbench.scan import scan_workbench
 
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import sys
 
-from engine.challenges import challenge_for_name
+from engine.challenges.definition import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
-from engine.scan import scan_workbench
+from engine.workbench.scan import scan_workbench
 
 
 def register(sub) -> None:
@@ -63,7 +63,7 @@ def cmd_audit(args, ctx) -> int:
                 raise UsageError(f"unknown model {m!r}; known: {', '.join(sorted(known))}")
         address = cluster_address(args)
         if address is not None:
-            from engine.cluster import ClusterUnavailable, ray_module
+            from engine.cluster.ray_cluster import ClusterUnavailable, ray_module
 
             try:
                 ray_module()
@@ -124,7 +124,7 @@ def _progress(event) -> None:
 
 def cmd_mark(args, ctx) -> int:
     from engine.audit.report import mark
-    from engine.grades import default_grader_name
+    from engine.grading.grades import default_grader_name
 
     cid = _challenge_ids(ctx, [args.challenge])[0]
     try:

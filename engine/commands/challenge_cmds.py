@@ -46,7 +46,7 @@ def _root(args, ctx) -> Path:
 
 
 def _challenge(ctx, name: str):
-    from engine.challenges import challenge_for_name
+    from engine.challenges.definition import challenge_for_name
 
     challenge = challenge_for_name(name, ctx.workbench.challenges)
     if challenge is None:
@@ -55,7 +55,7 @@ def _challenge(ctx, name: str):
 
 
 def cmd_new(args, ctx) -> int:
-    from engine.authoring.scaffold import ScaffoldError, scaffold_challenge
+    from engine.authoring.new_challenge import ScaffoldError, scaffold_challenge
 
     prompt = None
     if args.prompt:

@@ -4,15 +4,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from engine.agreement import agreement
-from engine.backup import BackupError, backup
+from engine.grading.agreement import agreement
+from engine.store.backup import BackupError, backup
 from engine.cli import CommandError, UsageError, print_json
-from engine.grade_import import add_alias, import_markdown, list_aliases
-from engine.grades import (
+from engine.grading.judge_import import add_alias, import_markdown, list_aliases
+from engine.grading.grades import (
     DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
     grade_history, invalidate_grade, notes_for, resolve_challenge, resolve_model, set_grade,
 )
-from engine.report import FORMATS, export
+from engine.grading.exports import FORMATS, export
 
 
 def register(sub) -> None:
@@ -98,7 +98,7 @@ def _store(ctx):
     """The store, indexed first if it has never been scanned (names to map)."""
     store = ctx.store
     if not store.query("select 1 from models limit 1"):
-        from engine.scan import scan_workbench
+        from engine.workbench.scan import scan_workbench
 
         scan_workbench(ctx.workbench, store)
     return store
@@ -290,7 +290,7 @@ def cmd_backup(args, ctx) -> int:
 
 
 def cmd_salvage(args, ctx) -> int:
-    from engine.salvage import SalvageError, salvage, write
+    from engine.store.salvage import SalvageError, salvage, write
 
     try:  # the store is opened read-only, never through ctx.store (which refuses a damaged file)
         result = salvage(ctx.workbench.store_path)

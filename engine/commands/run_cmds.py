@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 import sys
 
-from engine.challenges import challenge_for_name
+from engine.challenges.definition import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
 from engine.commands.fit import fit_check
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from engine.commands.interrupt import InFlight, runs, two_step_interrupt
-from engine.scan import scan_workbench
+from engine.workbench.scan import scan_workbench
 
 
 def register(sub) -> None:
@@ -56,22 +56,22 @@ def run_record(store, run_id: int) -> dict:
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
             "node": r.get("node") or None,  # the cluster node it ran on (--cluster); None on this machine
-            "prompt_version": r.get("prompt_version"),  # engine/prompts.py; None: unknown or missing prompt
+            "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
             **run_coverage(r),
             "checks": [{**c, "value": _loads(c["value"]), "threshold": _loads(c["threshold"])} for c in checks],
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
 
 
 def run_coverage(r: dict) -> dict:
-    """``coverage`` (per requirement, engine/coverage.py) and ``covers`` ("3 of 5 requirements")."""
-    from engine import coverage
+    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements")."""
+    from engine.challenges import coverage
 
     cov = _loads(r.get("coverage")) if r.get("coverage") else None
     return {"coverage": cov, "covers": coverage.summary(cov)}
 
 
 def shown_verdict(r: dict) -> str:
-    from engine import coverage
+    from engine.challenges import coverage
 
     return coverage.describe(r["verdict"], r.get("coverage"))
 
@@ -93,7 +93,7 @@ def cmd_run(args, ctx) -> int:
         raise UsageError("--timeout must be positive")
     import threading
 
-    from engine.backends import BackendUnavailable, require_backend
+    from engine.host.backends import BackendUnavailable, require_backend
 
     address = cluster_address(args)
     if address is None:
@@ -102,7 +102,7 @@ def cmd_run(args, ctx) -> int:
         except BackendUnavailable as exc:
             raise UsageError(str(exc)) from exc
     else:
-        from engine.cluster import ray_module, ClusterUnavailable
+        from engine.cluster.ray_cluster import ray_module, ClusterUnavailable
 
         try:  # before the scan: without Ray, say so at once
             ray_module()

@@ -112,7 +112,7 @@ def cmd_stats(args, ctx) -> int:
 
 
 def cmd_search(args, ctx) -> int:
-    from engine.scan import scan_workbench
+    from engine.workbench.scan import scan_workbench
     from engine.transcripts.index import search
 
     if args.limit < 1:

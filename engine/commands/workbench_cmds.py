@@ -6,14 +6,14 @@ import os
 import shlex
 from pathlib import Path
 
-from engine.challenge_set import load_challenge_set
-from engine.challenges import BUNDLED_CHALLENGES, challenge_for_name
+from engine.challenges.catalog import load_challenge_set
+from engine.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
 from engine.commands.fit import fit_check
 from engine.commands.run_cmds import run_coverage, shown_verdict
-from engine.scaffold import ScaffoldError, new_model
-from engine.scan import scan_workbench
-from engine.scan_records import INFO_KINDS
+from engine.workbench.new_model import ScaffoldError, new_model
+from engine.workbench.scan import scan_workbench
+from engine.workbench.scan_records import INFO_KINDS
 
 
 def register(sub) -> None:
@@ -120,7 +120,7 @@ def answer_detail(store, model: str, challenge: str) -> dict:
         checks = store.query("select name, verdict, value, threshold, message from checks where run_id = ? order by position, id", (r["id"],))
         run = {"id": r["id"], "status": r["status"], "verdict": r["verdict"], "backend": r["backend"], "device": r["device"],
                "started_at": r["started_at"], "duration_s": r["duration_s"], "message": r["message"],
-               "prompt_version": r.get("prompt_version"),  # engine/prompts.py; None: unknown or missing prompt
+               "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
                **run_coverage(r),
                "checks": [{**c, "value": _maybe_json(c["value"]), "threshold": _maybe_json(c["threshold"])} for c in checks],
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
@@ -129,7 +129,7 @@ def answer_detail(store, model: str, challenge: str) -> dict:
         "join graders gr on gr.id = g.grader_id where g.model = ? and g.challenge = ? and g.invalidated_at is null "
         "and g.id not in (select supersedes from grades where supersedes is not null) order by gr.name, g.dimension",
         (model, challenge))
-    from engine.grades import notes_for
+    from engine.grading.grades import notes_for
 
     notes = [n.to_dict() for n in notes_for(store, model, challenge)]
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
@@ -210,7 +210,7 @@ def cmd_new_model(args, ctx) -> int:
 
 
 def cmd_doctor(args, ctx) -> int:
-    from engine.doctor import gather, render
+    from engine.host.doctor import gather, render
 
     report = gather(args.workbench, args.store)
     if args.json:

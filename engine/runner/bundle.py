@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import engine
-from engine import resources
+from engine.host import resources
 from engine.runner import monitor, sandbox
 from engine.runner.selfcheck import plan_self_check, read_capped
 from engine.verify import verdicts as V
@@ -388,7 +388,7 @@ def parse_results(path: Path) -> tuple[list[dict], dict | None]:
 
 def worker_facts(backend: str) -> dict:
     """Where it ran: versions and the device, as the run row records them."""
-    from engine.backends import probe_all
+    from engine.host.backends import probe_all
 
     out = {"python": platform.python_version(), "benchtui": engine.__version__}
     for st in probe_all().values():

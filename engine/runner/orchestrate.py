@@ -21,16 +21,18 @@ from pathlib import Path
 from typing import Callable
 
 import engine
-from engine import adapters, coverage, resources
-from engine.backends import choose_backend, probe_all, require_backend
-from engine.challenges import Challenge
-from engine.gitinfo import read_git
+from engine.challenges import adapters
+from engine.challenges import coverage
+from engine.host import resources
+from engine.host.backends import choose_backend, probe_all, require_backend
+from engine.challenges.definition import Challenge
+from engine.workbench.gitinfo import read_git
 from engine.runner import sandbox
 from engine.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
                                   in_flight, open_up, pack_tree, parse_results, two_processes)
-from engine.store import Store, now_iso
+from engine.store.database import Store, now_iso
 from engine.verify import verdicts as V
-from engine.workbench import Workbench
+from engine.workbench.layout import Workbench
 
 
 @dataclass
@@ -165,7 +167,7 @@ class Runner:
         self.on_event = on_event or (lambda e: None)
         self.cancel = cancel or threading.Event()  # set: the runs in flight stop, none starts
         self.drain = drain or threading.Event()  # set: the runs in flight finish, none starts
-        self.cluster = cluster  # engine.cluster.Cluster: each run is a Ray task there
+        self.cluster = cluster  # engine.cluster.ray_cluster.Cluster: each run is a Ray task there
         # On a cluster each worker picks its own layer (recorded per run); the driver runs nothing itself.
         self.layer = sandbox.choose_layer(options.layer, allow_unsafe=options.allow_unsafe) if cluster is None else "cluster"
         self.git_commit = read_git(workbench.root).commit
@@ -328,7 +330,7 @@ class Runner:
                 "engine_fingerprint": engine_fingerprint(), **fields})
 
     def dispatch(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[[str], None] | None = None) -> dict:
-        """Run a bundle here, or as a Ray task on the cluster (engine/cluster.py)."""
+        """Run a bundle here, or as a Ray task on the cluster (engine/cluster/ray_cluster.py)."""
         if self.cluster is None:
             return execute_bundle(bundle, layer=self.layer, stop=self.cancel)
         return self.cluster.run(bundle, challenge, on_running=on_running)
@@ -393,9 +395,9 @@ class Runner:
 
 # -- the prompt an answer was given, and its copied files ------------------
 def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model: str) -> dict:
-    """The answer's prompt version (engine/prompts.py), the checks that belong to
+    """The answer's prompt version (engine/challenges/prompts.py), the checks that belong to
     a prompt version, and the latest scan's duplicate_file warnings for it."""
-    from engine import prompts
+    from engine.challenges import prompts
 
     version, sha = prompts.answer_prompt(challenge, folder)
     duplicates = {}
@@ -424,7 +426,7 @@ def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: 
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
                 allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
                 timeout_s: float | None = None, cluster=None, drain: threading.Event | None = None) -> list[RunEvent]:
-    """Run ``pairs``; ``cluster`` (an engine.cluster.Cluster) runs each as a Ray task there,
+    """Run ``pairs``; ``cluster`` (an engine.cluster.ray_cluster.Cluster) runs each as a Ray task there,
     ``jobs`` (None: as many as the cluster has CPUs, else 1) at a time. ``cancel`` stops the
     runs in flight; ``drain`` lets them finish; after either no run starts."""
     if cluster is None:

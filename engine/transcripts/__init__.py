@@ -29,9 +29,9 @@ FORMATS = ("pi", "opencode-export", "opencode-run", "claude-code", "codex", "cha
 
 def read_text(path: Path | str) -> str:
     """The file's text, or TranscriptError for unreadable, binary or non-UTF-8
-    files, and files over the text cap (engine/caps.py: refused before reading,
+    files, and files over the text cap (engine/workbench/caps.py: refused before reading,
     as the scan and the dashboard refuse them)."""
-    from engine import caps
+    from engine.workbench import caps
 
     p = Path(path)
     try:
@@ -65,7 +65,7 @@ def parse_text(text: str, fmt: str | None = None, path: str = "") -> Transcript:
     from engine.transcripts import detect, totals
     from engine.transcripts.parsers import PARSERS
 
-    from engine.caps import EMPTY_TRANSCRIPT
+    from engine.workbench.caps import EMPTY_TRANSCRIPT
 
     name = Path(path).name or "input"
     if not text.strip():

@@ -199,7 +199,7 @@ def prepare(path: Path, stored_sha: str | None, fmt: str | None) -> tuple:
     """Read and parse one transcript, touching no store (a worker process may
     run it): ("error", sha, problem) or ("ok", sha, values for the transcripts
     row, entry rows as tuples of ENTRY_COLUMNS, seconds it took)."""
-    from engine import caps
+    from engine.workbench import caps
 
     started = time.perf_counter()
     path = Path(path)

@@ -37,7 +37,7 @@ class Job:
     check_timeout_s: float | None = None
     answer_fd: int | None = None  # the socket to the answer's process
     monitor_fd: int | None = None  # the socket to the orchestrator's memory monitor
-    # Prompt versions (engine/prompts.py): the answer's version, check -> versions.
+    # Prompt versions (engine/challenges/prompts.py): the answer's version, check -> versions.
     prompt_version: str | None = None
     version_checks: dict = field(default_factory=dict)
     # Scan's duplicate_file warnings for this answer: relpath -> what it copies.

@@ -14,8 +14,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from engine import coverage, prompts
-from engine.challenges import BUNDLED_CHALLENGES, load_challenge
+from engine.challenges import coverage
+from engine.challenges import prompts
+from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from engine.verify.execute import Job, execute, local_answer_process, verdict_of
 
 

@@ -135,7 +135,7 @@ class Suite:
         self.peer = peer
         self.monitor = monitor
         self.binder = Binder(self.answer_dir, importer=self._import)
-        # Prompt versions (engine/prompts.py): the version of the answer's own
+        # Prompt versions (engine/challenges/prompts.py): the version of the answer's own
         # PROMPT.md, and check name -> the versions that ask for that check.
         self.prompt_version = prompt_version
         self.version_checks = dict(version_checks or {})
@@ -235,7 +235,7 @@ class Suite:
         """The challenge's trusted ``reference.py``, imported under a private name
         (an answer may ship its own ``reference.py``)."""
         if getattr(self, "_reference", None) is None:
-            from engine.verify.execute import load_module
+            from engine.verify.binding import load_module
 
             self._reference = load_module(self.challenge_dir / "reference.py", f"benchtui_reference_{self.challenge_id}")
         return self._reference
@@ -250,7 +250,7 @@ class Suite:
         """Record one check. Exceptions map to verdicts: CheckFailed -> fail,
         SkipCheck -> skipped, CheckTimeout -> timeout, anything else -> error.
         Leaving the block normally is a pass unless ``c.verdict`` was set.
-        ``requires``: the prompt's requirements this check tests (engine/coverage.py).
+        ``requires``: the prompt's requirements this check tests (engine/challenges/coverage.py).
         ``reach``: measure which answer functions it reached and what the adapter
         called (engine/runner/reach.py) into ``c.details["reach"]``."""
         c = Check(name, threshold, requires=tuple(requires))
@@ -308,7 +308,7 @@ class Suite:
 
     def not_exercised(self, name: str, reason: str, requires: tuple | list) -> Check:
         """An ``info`` check saying the answer's code for ``requires`` could not be
-        exercised, and exactly why (engine/coverage.py reports the reason)."""
+        exercised, and exactly why (engine/challenges/coverage.py reports the reason)."""
         return self.record(name, V.INFO, message=reason, requires=requires,
                            details={"not_exercised": {r: reason for r in requires}})
 

@@ -6,7 +6,7 @@ COMPILE_ERROR, UNBOUND, FORBIDDEN = "compile_error", "unbound", "forbidden"
 SKIPPED, NO_ANSWER, INFO = "skipped", "no_answer", "info"
 NOT_RUN, INTERRUPTED = "not_run", "interrupted"
 # Every check passed but some checkable requirement of the prompt was not
-# exercised by the answer's own code (engine/coverage.py): never a bare pass.
+# exercised by the answer's own code (engine/challenges/coverage.py): never a bare pass.
 PARTIAL = "partial"
 # The answer imports a package this machine's sandbox lacks (the check's
 # details name it): not the answer's fault, and nothing was verified.

@@ -48,7 +48,7 @@ def test_new_writes_the_scaffold_outside_the_answer(wb, capsys):
 def test_new_writes_a_cu_scaffold_for_a_cuda_challenge(wb, capsys):
     """fuse's adapter is CUDA built with the answer: the scaffold is a .cu file
     the run reads the key from, and it compiles to nothing but the answer."""
-    from engine.adapters import compare_key, read_key
+    from engine.challenges.adapters import compare_key, read_key
     from engine.verify import cuda_build
 
     answer = wb / "models" / "m1" / "fuse"
@@ -125,8 +125,8 @@ def test_new_refuses_an_answer_a_plugin_adapter_binds(demo_workbench, capsys):
 
 
 def test_new_refuses_an_answer_whose_latest_run_bound(wb, capsys):
-    from engine.store import Store, now_iso
-    from engine.workbench import find_workbench
+    from engine.store.database import Store, now_iso
+    from engine.workbench.layout import find_workbench
 
     store_path = find_workbench(str(wb), None, wb).store_path
     with Store(store_path) as store:
@@ -144,8 +144,8 @@ def test_new_refuses_an_answer_whose_latest_run_bound(wb, capsys):
 def test_unbound_message_does_not_name_the_plugin_adapter_when_a_workbench_one_is_used(wb):
     """With an empty workbench scaffold in use, the unbound message
     used to say it looked for challenges/kv/adapters/<model>.py only."""
-    from engine.adapters import scaffold
-    from engine.challenges import BUNDLED_CHALLENGES, load_challenge
+    from engine.challenges.adapters import scaffold
+    from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
     from engine.verify.local import run_local
 
     answer = wb / "models" / "m1" / "kv"

@@ -19,9 +19,9 @@ import pytest
 
 from engine.runner import sandbox
 from engine.runner.orchestrate import run_answers
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine import adapters
-from engine.challenges import Challenge
+from engine.challenges import adapters
+from engine.challenges.definition import Challenge
 
 
 def sha(text: str) -> str:

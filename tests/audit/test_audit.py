@@ -14,9 +14,9 @@ from engine.audit.report import challenge_reports, mark
 from engine.cli import main
 from engine.runner import sandbox
 from engine.runner.orchestrate import run_answers
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 SMALL = '''"""Docstring: 1 < 2 stays."""
 

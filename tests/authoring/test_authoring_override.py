@@ -7,10 +7,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from engine.challenges import BUNDLED_CHALLENGES, CHALLENGE_IDS
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.challenges.definition import BUNDLED_CHALLENGES, CHALLENGE_IDS
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine import queries
+from engine.store import queries
 from engine.cli import main
-from engine.store import Store
+from engine.store.database import Store
 
 
 def test_deployed_folders_wait_for_their_answer_without_a_warning(tmp_path, capsys):

@@ -6,10 +6,10 @@ import os
 import shutil
 from pathlib import Path
 
-from engine.scan import scan_workbench
-from engine.store import Store
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
 from engine.transcripts import index as index_mod
-from engine.workbench import find_workbench
+from engine.workbench.layout import find_workbench
 
 SAMPLES = Path(__file__).resolve().parents[1] / "transcripts" / "samples"
 

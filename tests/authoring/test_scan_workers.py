@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from engine import scan as scan_mod
-from engine.scan import scan_workbench
-from engine.store import Store
+from engine.workbench import scan as scan_mod
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
 from engine.transcripts import index as index_mod
 from engine.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
-from engine.workbench import find_workbench
+from engine.workbench.layout import find_workbench
 
 SAMPLES = Path(__file__).resolve().parents[1] / "transcripts" / "samples"
 TRANSCRIPTS = ["pi_v1.jsonl", "pi_v3_branches.jsonl", "claude_code.jsonl", "codex.jsonl", "opencode_export.json",

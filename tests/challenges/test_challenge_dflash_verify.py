@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.challenges import BUNDLED_CHALLENGES, load_challenge
-from engine.verify.execute import load_module
+from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from engine.verify.binding import load_module
 from engine.verify.local import run_local
 
 from challenge_kit import mutate_source, write_answer

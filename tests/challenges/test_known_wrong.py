@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.challenges import BUNDLED_CHALLENGES
+from engine.challenges.definition import BUNDLED_CHALLENGES
 from engine.verify.local import run_local
 
 from challenge_kit import checks_by_name, fast_copy, mutate_source

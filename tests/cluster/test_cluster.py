@@ -110,7 +110,7 @@ def test_second_node_dies_mid_run(two_nodes, demo_workbench):
     on the head (or recorded interrupted, naming the node), every other run is stored,
     and no sandboxed process is left on either node."""
     _sandbox_or_skip()
-    from engine.store import Store
+    from engine.store.database import Store
 
     second = two_nodes.second.node_id[:12]
     args = ["--workbench", str(demo_workbench), "run", "--backend", "cpu", "--cluster", two_nodes.address,
@@ -182,7 +182,7 @@ def test_a_stopped_driver_leaves_no_sandbox(demo_workbench, sig):
     left running."""
     require_ray()
     _sandbox_or_skip()
-    from engine.store import Store
+    from engine.store.database import Store
 
     for model in ("demo-careful", "demo-hasty"):  # two answers that hang at import
         slow = demo_workbench / "models" / f"{model}-slow" / "backwards"
@@ -233,7 +233,7 @@ def test_a_stopped_driver_leaves_no_sandbox(demo_workbench, sig):
 
 HOLD_LOCAL = """
 import json, os, sys
-from engine.cluster import Cluster, LOCAL
+from engine.cluster.ray_cluster import Cluster, LOCAL
 import ray
 with Cluster(LOCAL, num_cpus=1) as c:
     node = ray._private.worker.global_worker.node
@@ -249,7 +249,7 @@ def test_local_ray_listens_on_a_private_loopback(tmp_path):
     require_ray()
     import socket
 
-    from engine.netns import enter_private_network  # noqa: F401 (Linux only)
+    from engine.cluster.netns import enter_private_network  # noqa: F401 (Linux only)
 
     env = ray_env(tmp_path, os.urandom(32).hex())
     p = subprocess.Popen([sys.executable, "-c", HOLD_LOCAL], cwd=REPO, env=env, text=True,

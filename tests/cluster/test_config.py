@@ -2,8 +2,8 @@
 the config file the dashboard reads its keys from; doctor recommends the extra it needs."""
 from __future__ import annotations
 
-from engine.config import default_cluster
-from engine.doctor import recommend_extras
+from engine.host.config import default_cluster
+from engine.host.doctor import recommend_extras
 
 
 def test_default_cluster_from_env_then_config(tmp_path, monkeypatch):

@@ -9,9 +9,9 @@ import pytest
 
 from engine.cli import main
 from engine.commands.fit import fit
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 PASSING = "fixed case error 3.3e-16 below the tolerance 1e-05 on every one of the twelve fixed cases and the seeded random ones too"
 FAILING = ("multi_token_causal: 3 of 4 decode steps differ from full attention; smallest counter-example: batch 0, "

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine import scan as scan_mod
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import WorkbenchError, find_workbench
+from engine.workbench import scan as scan_mod
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import WorkbenchError, find_workbench
 
 PROMPT = "# Task\nImplement it.\n"
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
-from engine.grades import add_note, set_grade
-from engine.scan import scan_workbench
-from engine.store import Store, StoreDamaged
-from engine.workbench import find_workbench
+from engine.grading.grades import add_note, set_grade
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store, StoreDamaged
+from engine.workbench.layout import find_workbench
 
 MODELS = ("demo-careful", "demo-hasty", "demo-quitter")
 CHALLENGES = ("backwards", "kv", "fuse", "beam_search")

@@ -10,7 +10,7 @@ import gzip
 import shutil
 from pathlib import Path
 
-from engine.store import RENAMED_MIGRATIONS, Store, discover_migrations
+from engine.store.database import RENAMED_MIGRATIONS, Store, discover_migrations
 
 FIXTURE = Path(__file__).parent / "data" / "store-0.1.0.db.gz"
 OLD_NAMES = ["m001_foundation", "m002_transcripts", "m004_grades", "m005_run_prompt_version",

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.aggregates import leaderboard
-from engine.grade_import import import_markdown, import_text
-from engine.grades import set_grade
-from engine.report import markdown
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.grading.aggregates import leaderboard
+from engine.grading.judge_import import import_markdown, import_text
+from engine.grading.grades import set_grade
+from engine.grading.exports import markdown
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 
 def scanned(root: Path) -> Store:

@@ -6,7 +6,7 @@ import pytest
 
 from grades_fixtures import fill
 from engine.cli import main
-from engine.store import Store
+from engine.store.database import Store
 
 JUDGES = Path(__file__).resolve().parents[2] / "models" / "JUDGES.md"
 

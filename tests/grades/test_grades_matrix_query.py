@@ -1,10 +1,11 @@
-"""The matrix's grade columns come from a plain query in engine.queries (so
-start-up need not import engine.grades); it must agree with
-engine.grades.current_grades on every cell: superseded, invalidated, other
+"""The matrix's grade columns come from a plain query in engine.store.queries (so
+start-up need not import engine.grading.grades); it must agree with
+engine.grading.grades.current_grades on every cell: superseded, invalidated, other
 dimensions, several judges, a person and judges on one cell."""
-from engine import grades, queries
-from engine.grades import current_grades, invalidate_grade, set_grade
-from engine.queries import load_matrix
+from engine.grading import grades
+from engine.store import queries
+from engine.grading.grades import current_grades, invalidate_grade, set_grade
+from engine.store.queries import load_matrix
 
 
 def expected(store) -> tuple[dict, dict]:
@@ -53,7 +54,7 @@ def test_a_cells_coverage_is_read_for_its_run(store):
     """The matrix's detail line says what the highlighted verdict covers."""
     import json
 
-    from engine.queries import load_matrix, run_covers
+    from engine.store.queries import load_matrix, run_covers
 
     cov = [{"id": "a", "status": "pass", "checkable": True}, {"id": "b", "status": "not_exercised", "checkable": True},
            {"id": "c", "status": "not_exercised", "checkable": False}]

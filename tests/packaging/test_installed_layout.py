@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import resources
+from engine.host import resources
 from engine.runner import sandbox
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,7 +131,7 @@ def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_th
 import json
 from pathlib import Path
 from engine.runner.orchestrate import Runner, RunOptions
-from engine.workbench import find_workbench
+from engine.workbench.layout import find_workbench
 wb = find_workbench({str(placed)!r}, None, Path.cwd())
 runner = Runner(wb, RunOptions(layer="rlimits", allow_unsafe=True))
 print(json.dumps([str(p) for p in runner._hidden_from_answers(wb.challenges["kv"])]))

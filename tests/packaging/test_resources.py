@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine import resources
+from engine.host import resources
 from engine.runner import sandbox
-from engine.workbench import find_workbench
+from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -104,7 +104,7 @@ def test_version_comes_from_the_package(capsys):
 
 
 def test_doctor_recommends_the_extras_this_machine_lacks():
-    from engine.doctor import recommend_extras
+    from engine.host.doctor import recommend_extras
 
     gpu_no_cupy = recommend_extras(nvidia_gpu=True, cupy=None, mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=False)
     assert [r["extra"] for r in gpu_no_cupy] == ["cuda"]
@@ -119,7 +119,7 @@ def test_doctor_recommends_the_extras_this_machine_lacks():
 def test_doctor_names_every_cupy_distribution_and_the_one_the_driver_fits(monkeypatch):
     from types import SimpleNamespace
 
-    from engine import doctor
+    from engine.host import doctor
 
     fake = [SimpleNamespace(metadata={"Name": n}, version=v)
             for n, v in (("cupy-cuda13x", "14.2.0"), ("numpy", "2.0"), ("cupy", "13.0.0"))]

@@ -1,4 +1,4 @@
-"""Requirements and what a verdict covers (engine/coverage.py): each check
+"""Requirements and what a verdict covers (engine/challenges/coverage.py): each check
 names the prompt's requirements it tests; a pass that leaves a checkable
 requirement not exercised is `partial`, shown as "partial: N of M requirements"
 by run, results, show and the exports."""
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import coverage
+from engine.challenges import coverage
 from engine.cli import main
 from engine.runner import sandbox
 from engine.verify import verdicts as V
@@ -97,7 +97,7 @@ def test_run_results_show_and_export_carry_the_coverage(tmp_path, capsys):
     assert by_id["streams"]["status"] == "not_exercised" and by_id["incremental_decode"]["status"] == "pass"
     assert "decode_matches_full_attention" in by_id["incremental_decode"]["checks"]
     assert by_id["no_recompute"]["reason"].startswith("not checkable")
-    from engine.store import Store
+    from engine.store.database import Store
 
     with Store(root / "store.db") as store:
         (row,) = store.query("select details from checks where name = 'padding_isolated'")

@@ -9,10 +9,10 @@ import pytest
 
 from engine.runner import sandbox
 from engine.runner.orchestrate import run_answers, tree_digest
-from engine.scan import scan_workbench
-from engine.store import Store
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
 from engine.verify import cuda_build
-from engine.workbench import find_workbench
+from engine.workbench.layout import find_workbench
 
 pytestmark = pytest.mark.sandbox
 

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from engine import queries
+from engine.store import queries
 from engine.runner import sandbox
 from engine.runner.orchestrate import run_answers, tree_digest
-from engine.scan import scan_workbench
-from engine.store import Store
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
 from engine.verify import cuda_build
 from engine.verify import verdicts as V
-from engine.workbench import find_workbench
+from engine.workbench.layout import find_workbench
 
 pytestmark = [pytest.mark.gpu, pytest.mark.sandbox]
 

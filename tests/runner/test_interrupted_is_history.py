@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from engine import queries
+from engine.store import queries
 from engine.cli import main
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,9 +17,9 @@ import pytest
 
 from engine.runner import sandbox
 from engine.runner.orchestrate import run_answers, tree_digest
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 PY_CHALLENGES = [d.name for d in sorted((REPO / "challenges").iterdir())

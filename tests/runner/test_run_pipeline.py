@@ -12,10 +12,10 @@ import pytest
 from engine.cli import main
 from engine.runner import sandbox
 from engine.runner.orchestrate import mark_interrupted, parse_results, run_answers
-from engine.scan import scan_workbench
-from engine.store import Store
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
 from engine.verify import verdicts as V
-from engine.workbench import find_workbench
+from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.sandbox

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from engine import doctor
+from engine.host import doctor
 from engine.runner import selfcheck
 from engine.runner.orchestrate import run_answers
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from engine import queries
+from engine.store import queries
 from engine.cli import main
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.scan_records import CHAT_KIND
-from engine.strays import OUTSIDE_KIND
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.scan_records import CHAT_KIND
+from engine.workbench.strays import OUTSIDE_KIND
 from engine.transcripts import ASSISTANT, USER, RAW, load_transcript, parse_text
 from engine.transcripts.detect import detect_format
-from engine.workbench import find_workbench
+from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
@@ -111,7 +111,7 @@ def test_scan_and_show_print_the_records(wb, capsys):
 
 
 def test_a_model_folder_with_many_loose_files_gets_them_named_and_the_rest_counted(tmp_path, challenge_prompts):
-    from engine import strays
+    from engine.workbench import strays
 
     model = tmp_path / "models" / "m"
     (model / "kv").mkdir(parents=True)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from engine import caps
+from engine.workbench import caps
 from engine.cli import main
-from engine.scan import scan_workbench
-from engine.store import Store
-from engine.workbench import find_workbench
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_an_empty_transcript_an_older_scan_filed_as_an_artifact_is_flagged_on_th
         store.execute("update files set kind = 'artifact', readable = 1, problem = null where relpath = 'session.jsonl' "
                       "and size = 0")
         store.execute("delete from transcripts where problem like '%empty%'")
-        store.execute("delete from _migrations where name = 'm011_empty_transcripts'")
+        store.execute("delete from _migrations where name = 'm010_empty_transcripts'")
         store.conn.commit()
     with Store(wb_.store_path) as store:  # the upgrade's migration runs on open
         result = scan_workbench(wb_, store)

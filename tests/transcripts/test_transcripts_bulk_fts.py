@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import Store
+from engine.store.database import Store
 from engine.transcripts import index as index_mod
 from engine.transcripts.index import index_pending, resume_fts, search, suspend_fts
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import Store
+from engine.store.database import Store
 from engine.transcripts.index import index_pending, search
 
 

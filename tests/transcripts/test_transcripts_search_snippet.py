@@ -3,7 +3,7 @@ spaces are collapsed, so one hit never spans several lines of output."""
 import hashlib
 import json
 
-from engine.store import Store
+from engine.store.database import Store
 from engine.transcripts.index import index_pending, search
 
 

@@ -8,7 +8,7 @@ import json
 from textual.widgets import Static
 
 from engine.runner.orchestrate import tree_digest
-from engine.store import Store, now_iso
+from engine.store.database import Store, now_iso
 from tui.app import BenchApp
 from tui.screens.confirm import ConfirmScreen
 

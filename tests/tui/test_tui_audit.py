@@ -8,7 +8,7 @@ from textual.widgets import DataTable
 
 from engine.audit.mutate import mutants_of
 from engine.audit.report import apply_diff, challenge_reports
-from engine.store import Store, now_iso
+from engine.store.database import Store, now_iso
 from tui.app import BenchApp
 
 

@@ -8,7 +8,7 @@ import json
 from textual.app import App
 from textual.widgets import DataTable, Static
 
-from engine.store import Store, now_iso
+from engine.store.database import Store, now_iso
 from tui.app import BenchApp
 from tui.diffing import diff_texts
 from tui.widgets.diff_view import DiffView

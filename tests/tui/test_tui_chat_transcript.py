@@ -15,8 +15,8 @@ async def settle(app, pilot) -> None:
 async def test_tui_t_opens_a_chat_export_at_the_model_root(demo_wb):
     from textual.widgets import Static
 
-    from engine.scan import scan_workbench
-    from engine.store import Store
+    from engine.workbench.scan import scan_workbench
+    from engine.store.database import Store
     from tui.screens.transcript import TranscriptScreen
     from tui.widgets.transcript_view import TranscriptView
 

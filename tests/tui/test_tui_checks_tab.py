@@ -7,7 +7,7 @@ import json
 
 from textual.widgets import DataTable, Static
 
-from engine.store import Store
+from engine.store.database import Store
 from tui.app import BenchApp
 from tui.glyphs import check_cell
 

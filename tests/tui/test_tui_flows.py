@@ -4,9 +4,9 @@ from __future__ import annotations
 from rich.console import Console
 from textual.widgets import DataTable, Static
 
-from engine.aggregates import leaderboard
-from engine.grades import current_grade
-from engine.store import Store
+from engine.grading.aggregates import leaderboard
+from engine.grading.grades import current_grade
+from engine.store.database import Store
 from tui.app import BenchApp
 from fakes import like
 
@@ -287,7 +287,7 @@ async def test_tui_leaderboard_comes_back_rendered_unless_the_store_changed(demo
     """Leaving the leaderboard and coming back shows the board already rendered
     (no worker: at 50 models it is ~1 s of CPU); a grade written meanwhile, by
     this app or another connection, makes it compute the board again."""
-    from engine.grades import set_grade
+    from engine.grading.grades import set_grade
     from tui.screens.leaderboard import LeaderboardScreen
 
     computed = []

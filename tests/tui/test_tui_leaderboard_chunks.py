@@ -141,7 +141,7 @@ async def test_escape_stops_computing_the_board(demo_wb, monkeypatch):
     stops at its next checkpoint instead of holding the GIL against the matrix."""
     import threading
 
-    import engine.aggregates
+    import engine.grading.aggregates
 
     from tui.app import BenchApp
 
@@ -158,5 +158,5 @@ async def test_escape_stops_computing_the_board(demo_wb, monkeypatch):
             raise
         raise AssertionError("never stopped")
 
-    monkeypatch.setattr(engine.aggregates, "leaderboard", slow_leaderboard)
+    monkeypatch.setattr(engine.grading.aggregates, "leaderboard", slow_leaderboard)
     await leave_the_leaderboard_while(BenchApp(demo_wb), started, stopped)  # at the next checkpoint, not after 5 s

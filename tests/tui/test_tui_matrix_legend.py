@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Static
 
-from engine.queries import Cell
-from engine.store import Store
+from engine.store.queries import Cell
+from engine.store.database import Store
 from engine.verify.verdicts import ANSWER_VERDICTS
 from tui.app import BenchApp
 from tui.glyphs import legend
 from tui.screens.matrix import _PENDING, cell_text
 
-# every verdict a cell can carry: engine/queries.load_matrix's, and one from a newer version
+# every verdict a cell can carry: engine/store/queries.load_matrix's, and one from a newer version
 MATRIX_VERDICTS = sorted(ANSWER_VERDICTS | {"running", "a_verdict_from_a_newer_version"})
 
 

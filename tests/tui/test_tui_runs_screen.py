@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Select, Static
 
-from engine.backends import BackendUnavailable
+from engine.host.backends import BackendUnavailable
 from engine.runner import orchestrate
 from engine.runner.orchestrate import RunEvent
-from engine.store import Store
+from engine.store.database import Store
 from tui.app import BenchApp
 
 REASON = "backend cuda is not usable on this machine (no NVIDIA GPU found)"

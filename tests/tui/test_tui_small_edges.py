@@ -54,7 +54,7 @@ async def test_the_leaderboard_has_a_title_line(demo_wb):
 
 
 async def test_blind_mode_on_a_graded_answer_says_why_nothing_is_hidden(demo_wb):
-    from engine.store import Store
+    from engine.store.database import Store
 
     with Store(demo_wb.store_path) as store:  # the answer the demo's reviewer graded B+
         graded = store.query("select model, challenge from grades g join graders r on r.id = g.grader_id "

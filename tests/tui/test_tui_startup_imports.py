@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # Not before the first frame: each costs start-up milliseconds (sqlite_utils,
 # numpy and git far more) and the matrix needs none of them.
-LATER = ("engine.grades", "engine.challenges", "engine.scan", "engine.runner", "tomllib", "sqlite_utils",
+LATER = ("engine.grading.grades", "engine.challenges.definition", "engine.workbench.scan", "engine.runner", "tomllib", "sqlite_utils",
          "numpy", "git", "pygments", "tui.widgets.jump_palette", "rich._emoji_codes", "argparse",
          "tui.screens.whole_frame")
 
@@ -59,9 +59,9 @@ def test_first_frame_of_a_models_workbench_loads_nothing_it_does_not_show(demo_w
 
 
 def test_first_frame_of_a_published_workbench_loads_nothing_it_does_not_show(tmp_path):
-    from engine.scan import scan_workbench
-    from engine.store import Store
-    from engine.workbench import find_workbench
+    from engine.workbench.scan import scan_workbench
+    from engine.store.database import Store
+    from engine.workbench.layout import find_workbench
 
     root = tmp_path / "published"
     for model, challenge in (("glm5", "kv"), ("qwen36", "kv"), ("qwen36", "fuse")):
@@ -80,7 +80,8 @@ def test_first_frame_of_a_published_workbench_loads_nothing_it_does_not_show(tmp
 def test_layout_found_without_reading_challenge_files_matches_the_ids(tmp_path):
     # The folder names stand in for the ids at start-up; the bundled ones agree,
     # and a workbench whose own challenge says another id still opens by that id.
-    from engine import challenges, workbench
+    from engine.challenges import definition as challenges
+    from engine.workbench import layout as workbench
 
     assert workbench.BUNDLED_CHALLENGES == challenges.BUNDLED_CHALLENGES
     bundled = challenges.load_challenges(challenges.BUNDLED_CHALLENGES)

@@ -19,9 +19,9 @@ import pytest
 from rich.text import Text
 from textual.widgets import DataTable, OptionList, Static
 
-from engine.grades import set_grade
-from engine.scan import scan_workbench
-from engine.store import Store
+from engine.grading.grades import set_grade
+from engine.workbench.scan import scan_workbench
+from engine.store.database import Store
 from tui.app import BenchApp
 from fakes import like
 
@@ -172,7 +172,7 @@ async def test_matrix_keeps_whole_grades_at_80x24(short_wb, monkeypatch):
 
 def published_copy(tmp_path: Path, monkeypatch):
     from engine.cli import main as cli
-    from engine.workbench import find_workbench
+    from engine.workbench.layout import find_workbench
 
     dest = tmp_path / "pub"
     shutil.copytree(PUBLISHED, dest, ignore=shutil.ignore_patterns("store.db*"))

@@ -18,9 +18,9 @@ from tui.screens.whole_frame import WholeFrameScreen, measure_tables_now
 from tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
-from engine import queries
-from engine.answer_files import main_source
-from engine.grades import current_grades
+from engine.store import queries
+from engine.workbench.answer_files import main_source
+from engine.grading.grades import current_grades
 from tui.glyphs import check_cell, check_value, verdict_text
 from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
 from tui.widgets.footer import KeysFooter
@@ -94,7 +94,7 @@ def read_answer_file(path: Path) -> tuple[str, str]:
     """The head of a file as text, and a note for the reader ("" when none): the file
     is cut, or is not UTF-8 (its undecodable bytes are shown as �). ValueError for
     binary content (raw bytes would break the layout)."""
-    from engine.caps import BINARY_TEXT
+    from engine.workbench.caps import BINARY_TEXT
 
     with open(path, "rb") as fh:
         data = fh.read(MAX_VIEW_BYTES + 1)
@@ -143,7 +143,7 @@ def prepare_view(relpath: str, text: str, highlight: bool = True, first_rows: in
 
 
 def main_file_of(data: dict, challenge: str) -> str | None:
-    """The answer's main source (not the alphabetically first file: see engine.answer_files)."""
+    """The answer's main source (not the alphabetically first file: see engine.workbench.answer_files)."""
     import json
 
     ch = data.get("challenge") or {}
@@ -438,7 +438,7 @@ class AnswerScreen(WholeFrameScreen):
             pane.mount(*self.file_widgets(file))
 
     def main_file(self) -> str | None:
-        """The answer's main source (not the alphabetically first file: see engine.answer_files)."""
+        """The answer's main source (not the alphabetically first file: see engine.workbench.answer_files)."""
         return main_file_of(self.data, self.challenge)
 
     def file_warnings(self, relpath: str) -> list[dict]:
@@ -669,7 +669,7 @@ class AnswerScreen(WholeFrameScreen):
 
     @work(thread=True, exclusive=True, group="answer-adapter")
     def ask_adapter(self) -> None:
-        from engine import adapters
+        from engine.challenges import adapters
 
         try:
             workbench = self.app.workbench
@@ -702,7 +702,7 @@ class AnswerScreen(WholeFrameScreen):
 
     @work(thread=True, exclusive=True, group="answer-adapter")
     def scaffold_adapter(self) -> None:
-        from engine import adapters
+        from engine.challenges import adapters
 
         try:
             # confirmed: the question named what it replaces
@@ -736,17 +736,17 @@ def first_failing(checks: list[dict]) -> int:
 
 
 def prompt_version_note(run: dict) -> str:
-    """Which prompt the run judged the answer against (engine/prompts.py)."""
+    """Which prompt the run judged the answer against (engine/challenges/prompts.py)."""
     version = run.get("prompt_version")
     return f"  prompt: {version}" if version else "  prompt: unknown or missing (universal checks only)"
 
 
 def coverage_note(run: dict) -> Text:
-    """What the verdict covers (engine/coverage.py): "requirements: 4 of 5", then
+    """What the verdict covers (engine/challenges/coverage.py): "requirements: 4 of 5", then
     each one not passed with its reason."""
     import json
 
-    from engine.coverage import summary
+    from engine.challenges.coverage import summary
 
     try:
         cov = json.loads(run.get("coverage") or "null") or []

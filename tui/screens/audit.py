@@ -201,7 +201,7 @@ class AuditScreen(GuardedScreen):
 
     def action_mark(self, equivalent: bool) -> None:
         from engine.audit.report import mark
-        from engine.grades import default_grader_name
+        from engine.grading.grades import default_grader_name
 
         s = self._current_survivor()
         if s is None:

@@ -16,7 +16,7 @@ from tui.widgets.footer import KeysFooter
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from engine import queries
+from engine.store import queries
 from tui.diffing import Diff, diff_texts, pair_files
 from tui.screens.answer import read_text_file
 from tui.widgets.option_list import SteadyOptionList

@@ -16,7 +16,7 @@ from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Input, Static
 
-from engine import grades as G
+from engine.grading import grades as G
 from tui.glyphs import grade_style
 
 

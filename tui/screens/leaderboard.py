@@ -19,7 +19,7 @@ from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import Static
 
-from engine.grades import LETTERS
+from engine.grading.grades import LETTERS
 from tui.glyphs import grade_style
 from tui.store_watch import store_fingerprint
 
@@ -301,7 +301,7 @@ class LeaderboardScreen(GuardedScreen):
 
         try:
             if board is None:
-                from engine.aggregates import leaderboard
+                from engine.grading.aggregates import leaderboard
 
                 with self.app.open_store() as store:
                     board = leaderboard(store, checkpoint=checkpoint)

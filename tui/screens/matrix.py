@@ -84,7 +84,7 @@ class MatrixScreen(GuardedScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.matrix = None  # engine.queries.Matrix once loaded
+        self.matrix = None  # engine.store.queries.Matrix once loaded
         # Reloads run in threads (a plain one can overlap a rescan) and may post out
         # of order; each read is numbered as it starts and an older one is dropped.
         self._read_seq = itertools.count(1)
@@ -109,7 +109,7 @@ class MatrixScreen(GuardedScreen):
     def on_mount(self) -> None:
         # The first frame shows the matrix, not a "loading" frame: `benchtui` has
         # read the cells a screen can show before importing Textual
-        # (engine.queries.MatrixPrefetch, a few ms at 10,000 answers); without
+        # (engine.store.queries.MatrixPrefetch, a few ms at 10,000 answers); without
         # it, the whole matrix is read here (~1 ms on the demo, ~0.1 s at 10,000
         # answers). The rest, rescans and later reloads come from the worker.
         try:
@@ -121,7 +121,7 @@ class MatrixScreen(GuardedScreen):
                 except Exception:
                     matrix = None  # read it again below: its error, if any, is reported there
             if matrix is None:
-                from engine.queries import load_matrix
+                from engine.store.queries import load_matrix
 
                 matrix = load_matrix(self.app.store)
             self.on_matrix_screen_loaded(self.Loaded(matrix))
@@ -170,7 +170,7 @@ class MatrixScreen(GuardedScreen):
         """Show what the store holds at once; then, on start-up or on request,
         rescan the workbench (incremental) and show the result."""
         try:
-            from engine.queries import load_matrix  # imported here: keeps start-up off the main thread
+            from engine.store.queries import load_matrix  # imported here: keeps start-up off the main thread
 
             with self.app.open_store() as store:
                 seq = next(self._read_seq)
@@ -179,8 +179,8 @@ class MatrixScreen(GuardedScreen):
                 if not rescan:
                     return
                 from engine.runner.orchestrate import mark_interrupted
-                from engine.scan import scan_workbench
-                from engine.store import damage_message
+                from engine.workbench.scan import scan_workbench
+                from engine.store.database import damage_message
 
                 self._rescanning = True
                 problem = store.damage()  # a big store is checked here, not before the first frame
@@ -240,7 +240,7 @@ class MatrixScreen(GuardedScreen):
         matrix is read whole here, if its worker has not brought it yet (~0.1 s at
         10,000 answers)."""
         if self.matrix is not None and self.matrix.partial:
-            from engine.queries import load_matrix
+            from engine.store.queries import load_matrix
 
             self.matrix = load_matrix(self.app.store)
 
@@ -299,7 +299,7 @@ class MatrixScreen(GuardedScreen):
         first), 1.0 with none; once per loaded matrix."""
         facts = self._facts()
         if "grade" not in facts:
-            from engine.grades import POINTS  # here: the first frame does without engine.grades
+            from engine.grading.grades import POINTS  # here: the first frame does without engine.grading.grades
 
             grade = {}
             for model, letters in facts["letters"].items():
@@ -425,7 +425,7 @@ class MatrixScreen(GuardedScreen):
         self.action_open()
 
     def _covers(self, run_id: int | None) -> str:
-        from engine.queries import run_covers
+        from engine.store.queries import run_covers
 
         try:
             return run_covers(self.app.store, run_id)

@@ -23,7 +23,7 @@ from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Label, Log, Select, Static
 
-from engine import queries
+from engine.store import queries
 from tui.glyphs import VERDICTS, check_value, verdict_text
 from tui.messages import RunProgress, RunsDone
 
@@ -171,7 +171,7 @@ class RunsScreen(GuardedScreen):
             self.query_one("#runs-table", DataTable).focus()
         self.running = True
         self.cancel_event = threading.Event()
-        from engine.config import default_cluster
+        from engine.host.config import default_cluster
 
         cluster = default_cluster()
         self.query_one("#runs-progress", Static).update(f"starting {len(pairs)} run(s) on {backend}"
@@ -180,10 +180,10 @@ class RunsScreen(GuardedScreen):
 
     @work(thread=True, exclusive=True, group="runs")
     def run_batch(self, pairs: list[tuple[str, str]], backend: str, cancel: threading.Event) -> None:
-        from engine.backends import BackendUnavailable
+        from engine.host.backends import BackendUnavailable
 
         try:
-            from engine.config import default_cluster
+            from engine.host.config import default_cluster
             from engine.runner.orchestrate import run_answers
 
             address = default_cluster()  # [cluster] address in the config file, or $BENCHTUI_CLUSTER
@@ -191,7 +191,7 @@ class RunsScreen(GuardedScreen):
                 run_answers(self.app.workbench, pairs, backend=backend, cancel=cancel,
                             on_event=lambda e: self.post_message(RunProgress(e)))
             else:
-                from engine.cluster import open_cluster
+                from engine.cluster.ray_cluster import open_cluster
 
                 # x cancels the Ray tasks too (force: their workers and sandboxes go)
                 with open_cluster(address) as cluster:

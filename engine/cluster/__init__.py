@@ -1,0 +1,1 @@
+"""Runs and audits as Ray tasks, and the private network a local Ray instance runs in."""

@@ -1,0 +1,149 @@
+"""Exports: a README-ready Markdown report, and CSV / JSON of every grade
+and verdict. The Markdown re-imports with ``benchtui grades import``."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from engine.grading.aggregates import Leaderboard, current_coverage, current_verdicts, leaderboard
+from engine.grading.grades import RUBRIC_VERSION, all_grades, all_notes, current_grades, list_graders
+from engine.store.database import Store, now_iso
+
+FORMATS = ("markdown", "csv", "json")
+DASH = "\u2014"
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return [_row(header), _row(["---"] * len(header)), *(_row(r) for r in rows)]
+
+
+def _pct(value: float | None) -> str:
+    return DASH if value is None else f"{round(value * 100)}%"
+
+
+def markdown(store: Store, *, grader: str | None = None) -> str:
+    """Models table, grade matrix (best per challenge in bold), rankings and
+    head-to-head records."""
+    lb = leaderboard(store, grader=grader)
+    out = ["# Grades", ""]
+    out += [f"Rubric version {RUBRIC_VERSION}. "
+            + (f"Grades by {grader}." if grader else "Each cell shows a person's grade if there is one, "
+               "else a judge's."), ""]
+    out += ["## Models tested", ""]
+    out += _table(["Folder", "Model"], [[f"`{m}/`", lb.display_names[m]] for m in lb.models])
+    out += ["", "## Per-challenge grade matrix", ""]
+    if grader:
+        out += [f"Judge: {grader}", ""]
+    out += _matrix(lb)
+    out += ["", "## Rankings", ""]
+    out += _table(
+        ["Model", "Rank", "Mean", "Grade", "Attempted", "Best", "Worst", "Suite pass rate"],
+        [[s.display_name, str(s.rank or DASH),
+          DASH if s.mean_points is None else f"{s.mean_points:.2f}", s.band, str(s.attempted),
+          f"{lb.challenge_titles[s.best]} ({s.best_letter})" if s.best else DASH,
+          f"{lb.challenge_titles[s.worst]} ({s.worst_letter})" if s.worst else DASH,
+          f"{_pct(s.pass_rate)} ({s.passed}/{s.verified})"] for s in lb.model_summaries])
+    out += ["", "## Head-to-head", ""]
+    out += _table(["Model", "Opponent", "Record (W-L-T)", "Shared"],
+                  [[lb.display_names[h.model_a], lb.display_names[h.model_b], h.text, str(len(h.challenges))]
+                   for h in lb.head_to_head])
+    out += _audit_markdown(store)
+    return "\n".join(out) + "\n"
+
+
+def _matrix(lb: Leaderboard) -> list[str]:
+    rows = []
+    for c in lb.challenges:
+        if not any((m, c) in lb.matrix for m in lb.models):
+            continue
+        cells = [lb.challenge_titles[c] if not lb.challenge_titles[c] == c else c]
+        for m in lb.models:
+            g = lb.matrix.get((m, c))
+            text = g.display if g else DASH
+            cells.append(f"**{text}**" if (m, c) in lb.best_cells else text)
+        rows.append(cells)
+    return _table(["Challenge", *[lb.display_names[m] for m in lb.models]], rows)
+
+
+GRADE_FIELDS = ("id", "model", "challenge", "dimension", "letter", "score", "points", "grader",
+                "grader_kind", "note", "rubric_version", "created_at", "supersedes",
+                "invalidated_at", "invalid_reason", "source", "source_key")
+
+
+def _records(store: Store) -> tuple[list[dict], list[dict]]:
+    current = {g.id for g in current_grades(store, dimension=None)}
+    verdicts = current_verdicts(store)
+    grades = [{**{k: getattr(g, k) for k in GRADE_FIELDS}, "current": g.id in current,
+               "verdict": verdicts.get((g.model, g.challenge))} for g in all_grades(store)]
+    covers = current_coverage(store)
+    verdict_rows = [{"model": m, "challenge": c, "verdict": v, "covers": covers.get((m, c), "")}
+                    for (m, c), v in sorted(verdicts.items())]
+    return grades, verdict_rows
+
+
+def csv_text(store: Store) -> str:
+    """One row per grade (history and invalid ones included, ``current``
+    marks the live ones), then one ``verdict`` row per answer with a verdict."""
+    grades, verdicts = _records(store)
+    buf = io.StringIO()
+    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers"]
+    writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for g in grades:
+        writer.writerow({"kind": "grade", **g})
+    for v in verdicts:
+        writer.writerow({"kind": "verdict", **v})
+    for n in all_notes(store):  # the author in `grader`, the text in `note`
+        writer.writerow({"kind": "note", "id": n.id, "model": n.model, "challenge": n.challenge,
+                         "grader": n.author, "note": n.text, "created_at": n.created_at})
+    return buf.getvalue()
+
+
+def json_data(store: Store) -> dict:
+    grades, verdicts = _records(store)
+    return {
+        "rubric_version": RUBRIC_VERSION,
+        "exported_at": now_iso(),
+        "graders": [{"name": g.name, "kind": g.kind} for g in list_graders(store)],
+        "grades": grades,
+        "verdicts": verdicts,
+        "notes": [n.to_dict() for n in all_notes(store)],
+        "leaderboard": leaderboard(store).to_dict(),
+        "audit": _audit(store),  # suite strength per challenge, survivors with diffs
+    }
+
+
+def _audit(store: Store) -> list[dict]:
+    from engine.audit.report import export_section
+
+    return export_section(store)
+
+
+def _audit_markdown(store: Store) -> list[str]:
+    audit = _audit(store)
+    if not audit:
+        return []
+    out = ["", "## Suite strength (mutation score)", ""]
+    out += _table(["Challenge", "Score", "Killed", "Survived", "Likely equivalent", "Mutants"],
+                  [[c["challenge"], _pct(c["score"]), str(c["killed"]), str(c["survived"]), str(c["equivalent"]),
+                    str(c["mutants"])] for c in audit])
+    return out
+
+
+def export(store: Store, fmt: str, *, grader: str | None = None) -> str:
+    if fmt == "markdown":
+        return markdown(store, grader=grader)
+    if fmt == "csv":
+        return csv_text(store)
+    if fmt == "json":
+        # One top-level key per line, each value compact: `indent` would send
+        # json through its pure-Python encoder, ~10x slower on a 50 x 200
+        # workbench's 18 MB (bench/scale.py).
+        data = json_data(store)
+        return "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, default=str)}" for k, v in data.items()) + "\n}\n"
+    raise ValueError(f"unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}")

@@ -1,0 +1,472 @@
+"""Import judge grades from the Markdown that benchmark READMEs publish.
+
+Forms understood:
+- a grade matrix: challenges as rows, models as columns (or the transpose),
+  cells like ``B+``, ``**A-**``, ``A (1st)``, ``B- (4th=)``, ``—`` (no entry);
+- a scoreboard of 0-100 scores in the same shape; a table of numbers is only
+  read as grades when its header or the heading above it says score, grade,
+  rating or judge, so timing tables are never mistaken for grades;
+- a "models tested" table (``| glm5/ | GLM-5 | Z.ai |``), which maps display
+  names to folders for the rest of the file;
+- per-answer sections: a heading naming the model and file, then a line
+  ``Grade: B+`` (and optionally ``Correctness: A-`` style lines).
+
+Who graded: a line ``Judge: NAME`` (or ``Grader:``/``Graded by:``) names the
+judge for everything after it; ``--grader`` names it where the file does not.
+
+Names map to folders through the file's models table and the store's display
+names, then a normalised match, then the user's alias table, then a close
+fuzzy match, then a unique prefix (``MiniMax`` -> ``minimax-m2.7`` when no
+other model's folder or table name starts with it); fuzzy, alias and prefix
+mappings are listed under ``mapped`` for review, never silent. What does not
+map is listed.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.challenges.definition import normalise_name
+from engine.grading.grades import (
+    DIMENSION_IDS, OVERALL, GradeError, GradeValue, _write, challenge_names, current_grade,
+    ensure_grader, parse_grade, set_grade,
+)
+from engine.store.database import Store, now_iso
+
+NO_ENTRY = {"", "\u2014", "\u2013", "-", "--", "n/a", "na", "none", "\u00b7", "x", "\u2715", "\u2717"}
+_EMPHASIS = re.compile(r"(\*\*|__|\*|`|~~)")
+_CELL_GRADE = re.compile(r"^(?P<g>[A-DF][+\-\u2212\u2013]?|\d{1,3}(?:\.\d+)?)(?:\s*\(.*\))?\s*[\u2713\u2714\u2605\u2606*]*$", re.I)
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_JUDGE = re.compile(r"^(?:[-*>]\s*)?(?:judge|grader|graded by)\s*:\s*(?P<name>.+?)\s*$", re.I)
+_GRADE_LINE = re.compile(r"^(?:[-*>]\s*)?(?P<label>(?:overall\s+)?grade|[a-z][a-z _-]{2,40})\s*:\s*(?P<value>.+?)\s*$", re.I)
+_PATH = re.compile(r"[\w.\-]+(?:/[\w.\-]*)+")
+_SCORE_CONTEXT = re.compile(r"score|grade|rating|judge|points", re.I)
+FUZZY_CUTOFF = 0.85
+
+
+class ImportError_(GradeError):
+    """A file that cannot be imported; one line for the user."""
+
+
+@dataclass
+class ParsedGrade:
+    model: str          # as written in the file
+    challenge: str
+    value: GradeValue
+    grader: str | None
+    form: str           # matrix | scoreboard | section
+    line: int
+    dimension: str = OVERALL
+
+
+@dataclass
+class ParsedDoc:
+    grades: list[ParsedGrade] = field(default_factory=list)
+    models_table: dict[str, str] = field(default_factory=dict)   # normalised display -> folder
+    problems: list[str] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)            # names seen in tables that map to nothing
+
+
+@dataclass
+class ImportResult:
+    imported: int = 0
+    skipped_existing: int = 0
+    unmapped: list[str] = field(default_factory=list)
+    mapped: list[dict] = field(default_factory=list)   # non-obvious mappings, for review
+    problems: list[str] = field(default_factory=list)
+    graders: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"imported": self.imported, "skipped_existing": self.skipped_existing,
+                "unmapped": self.unmapped, "mapped": self.mapped, "problems": self.problems,
+                "graders": self.graders}
+
+
+# -- aliases ----------------------------------------------------------------
+ALIAS_KINDS = ("model", "challenge")
+
+
+def add_alias(store: Store, kind: str, alias: str, target: str) -> None:
+    """Map ``alias`` (as a judge spells it) to a model folder or challenge id."""
+    if kind not in ALIAS_KINDS:
+        raise GradeError(f"alias kind must be model or challenge, not {kind!r}")
+    if not alias.strip():
+        raise GradeError("an alias needs a name")
+    if kind == "model":
+        if not store.query("select 1 from models where name = ?", (target,)):
+            raise GradeError(f"unknown model folder {target!r}")
+    elif target not in challenge_names(store):
+        raise GradeError(f"unknown challenge id {target!r}")
+    with _write(store):
+        store.execute(
+            "insert into name_aliases (kind, alias, target, created_at) values (?, ?, ?, ?) "
+            "on conflict(kind, alias) do update set target = excluded.target",
+            (kind, normalise_name(alias), target, now_iso()))
+
+
+def list_aliases(store: Store) -> list[dict]:
+    return store.query("select kind, alias, target, created_at from name_aliases order by kind, alias")
+
+
+# -- name mapping -----------------------------------------------------------
+class NameMapper:
+    """Maps names found in a file to model folders and challenge ids."""
+
+    def __init__(self, store: Store, models_table: dict[str, str] | None = None):
+        rows = store.query("select name, display_name from models")
+        self.models = {r["name"] for r in rows}
+        self.model_names: dict[str, str] = {}     # normalised name -> folder
+        for r in rows:
+            self.model_names.setdefault(normalise_name(r["name"]), r["name"])
+            if r["display_name"]:
+                self.model_names.setdefault(normalise_name(r["display_name"]), r["name"])
+        self.models_table = dict(models_table or {})
+        self.challenge_names: dict[str, str] = {}
+        for cid, names in challenge_names(store).items():
+            for n in names:
+                if n:
+                    self.challenge_names.setdefault(normalise_name(n), cid)
+        self.aliases = {(r["kind"], r["alias"]): r["target"] for r in list_aliases(store)}
+        self.log: dict[tuple[str, str], tuple[str | None, str]] = {}
+
+    def model(self, raw: str) -> str | None:
+        return self._map("model", raw)
+
+    def challenge(self, raw: str) -> str | None:
+        return self._map("challenge", raw)
+
+    def _map(self, kind: str, raw: str) -> str | None:
+        key = (kind, raw)
+        if key not in self.log:
+            self.log[key] = self._lookup(kind, raw)
+        return self.log[key][0]
+
+    def _lookup(self, kind: str, raw: str) -> tuple[str | None, str]:
+        norm = normalise_name(clean_name(raw))
+        if not norm:
+            return None, "empty"
+        names = self.model_names if kind == "model" else self.challenge_names
+        if kind == "model":
+            folder = self.models_table.get(norm)
+            if folder in self.models:
+                return folder, "models table"
+            if folder is not None:
+                return None, f"models table names {folder}/, not in this workbench"
+        if norm in names:
+            return names[norm], "name"
+        if (kind, norm) in self.aliases:
+            return self.aliases[(kind, norm)], "alias"
+        close = difflib.get_close_matches(norm, list(names), n=2, cutoff=FUZZY_CUTOFF)
+        targets = {names[c] for c in close}
+        if len(targets) == 1:
+            return targets.pop(), "fuzzy"
+        if kind == "model":
+            target = self._unique_prefix(norm)
+            if target is not None:
+                return target, "prefix"
+        return None, "no match"
+
+    def _unique_prefix(self, norm: str) -> str | None:
+        """The one model whose folder or table name starts with ``norm``
+        ("MiniMax" -> minimax-m2.7), else None (none, or several)."""
+        if len(norm) < 3:
+            return None
+        names = {**self.model_names, **{k: v for k, v in self.models_table.items() if v in self.models}}
+        targets = {folder for name, folder in names.items() if name.startswith(norm)}
+        return targets.pop() if len(targets) == 1 else None
+
+    def reviewed(self) -> list[dict]:
+        """Mappings a person should check: fuzzy and alias ones."""
+        return [{"kind": k, "name": raw, "to": target, "how": how}
+                for (k, raw), (target, how) in sorted(self.log.items())
+                if target is not None and how in ("fuzzy", "alias", "prefix")]
+
+
+def clean_name(text: str) -> str:
+    """A table header or cell as a name: no emphasis, links or trailing notes."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)  # [name](link) -> name
+    text = _EMPHASIS.sub("", text).strip()
+    return text.rstrip("/").strip()
+
+
+def parse_cell(text: str) -> GradeValue | None:
+    """A matrix or scoreboard cell: a GradeValue, None for 'no entry'.
+    Raises GradeError for a cell that is neither."""
+    cleaned = _EMPHASIS.sub("", text).strip()
+    if cleaned.lower() in NO_ENTRY:
+        return None
+    match = _CELL_GRADE.match(cleaned)
+    if not match:
+        raise GradeError(f"not a grade: {text.strip()!r}")
+    return parse_grade(match.group("g"))
+
+
+# -- Markdown structure -------------------------------------------------------
+def split_row(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    return [c.replace("\\|", "|").strip() for c in re.split(r"(?<!\\)\|", body)]
+
+
+def _is_separator(cells: list[str]) -> bool:
+    return bool(cells) and all(re.fullmatch(r":?-{2,}:?", c.strip()) for c in cells if c.strip())
+
+
+@dataclass
+class _Table:
+    line: int                      # 1-based line of the header
+    header: list[str]
+    rows: list[tuple[int, list[str]]]
+    context: str                   # nearest heading text, for scoreboard detection
+    grader: str | None
+
+
+def _scan(text: str, default_grader: str | None):
+    """Tables and per-answer sections, each with the grader in force there."""
+    lines = text.splitlines()
+    tables: list[_Table] = []
+    sections: list[ParsedGrade] = []
+    problems: list[str] = []
+    headings: list[tuple[int, str]] = []     # stack of (level, text)
+    grader = default_grader
+    i = 0
+    while i < len(lines):
+        raw = lines[i]
+        stripped = raw.strip()
+        heading = _HEADING.match(stripped)
+        if heading:
+            level, title = len(heading.group(1)), heading.group(2)
+            headings = [h for h in headings if h[0] < level] + [(level, title)]
+        plain = _EMPHASIS.sub("", _HEADING.sub(r"\2", stripped)).strip()
+        judge = _JUDGE.match(plain)
+        if judge:
+            grader = judge.group("name").strip()
+            i += 1
+            continue
+        if stripped.startswith("|"):
+            start, block = i, []
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                block.append((i + 1, split_row(lines[i])))
+                i += 1
+            if len(block) >= 2 and _is_separator(block[1][1]):
+                context = headings[-1][1] if headings else ""
+                tables.append(_Table(start + 1, block[0][1], block[2:], context, grader))
+            continue
+        if not heading:
+            found = _GRADE_LINE.match(plain)
+            if found and headings:
+                _section_grade(found, headings, grader, i + 1, sections, problems)
+        i += 1
+    return tables, sections, problems
+
+
+def _section_grade(match, headings, grader, line_no, out: list[ParsedGrade], problems: list[str]) -> None:
+    label = match.group("label").strip().lower()
+    dim = OVERALL if label in ("grade", "overall grade") else label.replace("-", "_").replace(" ", "_")
+    if dim not in DIMENSION_IDS:
+        return  # an ordinary "Something: text" line
+    words = match.group("value").split()
+    try:
+        value = parse_cell(words[0].rstrip(".,;") if words else "")
+    except GradeError:
+        problems.append(f"line {line_no}: not a grade: {match.group('value')!r}")
+        return
+    if value is None:
+        return
+    # The heading names model and file; parent headings may name either.
+    titles = " / ".join(t for _, t in headings)
+    out.append(ParsedGrade(titles, titles, value, grader, "section", line_no, dim))
+
+
+# -- parsing ------------------------------------------------------------------
+def _models_table(table: _Table) -> dict[str, str] | None:
+    """``| glm5/ | GLM-5 | Z.ai |`` rows: display name -> folder."""
+    folder_rows = [cells for _, cells in table.rows if cells and re.fullmatch(r"[\w.\-]+/", clean_name(cells[0]) + "/")
+                   and _EMPHASIS.sub("", cells[0]).strip().endswith("/")]
+    if not folder_rows or len(folder_rows) < max(1, len(table.rows) // 2):
+        return None
+    out = {}
+    for cells in folder_rows:
+        folder = clean_name(cells[0])
+        out[normalise_name(folder)] = folder
+        if len(cells) > 1 and clean_name(cells[1]):
+            out[normalise_name(clean_name(cells[1]))] = folder
+    return out
+
+
+def _grade_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> None:
+    """A matrix or scoreboard; rows are challenges (or models, transposed)."""
+    row_names = [clean_name(cells[0]) for _, cells in table.rows if cells]
+    col_names = [clean_name(h) for h in table.header[1:]]
+    rows_are_models = (sum(mapper.model(n) is not None for n in row_names)
+                       > sum(mapper.challenge(n) is not None for n in row_names))
+    numeric_ok = bool(_SCORE_CONTEXT.search(table.context + " " + " ".join(table.header)))
+    cells_read, grades, problems, unmapped_cols = 0, [], [], set()
+    for col, col_name in enumerate(col_names, start=1):
+        values = []
+        for line_no, cells in table.rows:
+            if col >= len(cells):
+                continue
+            try:
+                value = parse_cell(cells[col])
+            except GradeError:
+                value = "bad"
+            values.append((line_no, clean_name(cells[0]), value, cells[col]))
+        graded = [v for v in values if isinstance(v[2], GradeValue)]
+        if not graded or len(graded) < sum(1 for v in values if v[2] == "bad"):
+            continue  # a text column: winner, margin, notes
+        if not numeric_ok and all(v[2].score is not None for v in graded):
+            continue  # numbers without a word saying they are grades
+        mapped_col = mapper.challenge(col_name) if rows_are_models else mapper.model(col_name)
+        if mapped_col is None:
+            unmapped_cols.add(col_name)
+            continue
+        for line_no, row_name, value, raw in values:
+            if value == "bad":
+                problems.append(f"line {line_no}: not a grade: {raw.strip()!r}")
+                continue
+            if value is None:
+                continue
+            cells_read += 1
+            model, challenge = (row_name, col_name) if rows_are_models else (col_name, row_name)
+            form = "scoreboard" if value.score is not None else "matrix"
+            grades.append(ParsedGrade(model, challenge, value, table.grader, form, line_no))
+    # A grade table names at least one known row and one known column;
+    # rankings, timings and head-to-head tables do not.
+    known_rows = [n for n in row_names if (mapper.model(n) if rows_are_models else mapper.challenge(n))]
+    if not known_rows or not cells_read:
+        return
+    doc.problems += problems
+    doc.unmapped += sorted(f"{'challenge' if rows_are_models else 'model'} {n}" for n in unmapped_cols)
+    doc.grades += grades
+
+
+def parse_markdown(text: str, mapper: NameMapper, *, grader: str | None = None) -> ParsedDoc:
+    """Every grade the text holds, with names still as written."""
+    doc = ParsedDoc()
+    tables, sections, problems = _scan(text, grader)
+    doc.problems += problems
+    for table in tables:  # the models table maps names for every other table
+        found = _models_table(table)
+        if found:
+            doc.models_table.update(found)
+    mapper.models_table.update(doc.models_table)
+    for table in tables:
+        if _models_table(table) is None:
+            _grade_table(table, mapper, doc)
+    doc.grades += sections
+    return doc
+
+
+def _resolve_section(g: ParsedGrade, mapper: NameMapper) -> tuple[str | None, str | None]:
+    """Model and challenge named by a section's headings: path segments first
+    (``glm5/kv/cache.py``), then any known name inside the heading text."""
+    model = challenge = None
+    for path in _PATH.findall(g.model):
+        for seg in path.split("/"):
+            model = model or (mapper.model(seg) if seg else None)
+            challenge = challenge or (mapper.challenge(seg) if seg else None)
+    text = normalise_name(clean_name(g.model))
+    if model is None:
+        model = _longest_inside(text, {**mapper.model_names, **mapper.models_table,
+                                       **{a: t for (k, a), t in mapper.aliases.items() if k == "model"}})
+        if model is not None and model not in mapper.models:
+            model = None
+    if challenge is None:
+        challenge = _longest_inside(text, {**mapper.challenge_names,
+                                           **{a: t for (k, a), t in mapper.aliases.items() if k == "challenge"}})
+    return model, challenge
+
+
+def _longest_inside(text: str, names: dict[str, str]) -> str | None:
+    hits = sorted((n for n in names if len(n) >= 2 and n in text), key=len, reverse=True)
+    return names[hits[0]] if hits else None
+
+
+# -- import -------------------------------------------------------------------
+def import_markdown(store: Store, path: Path | str, *, grader: str | None = None,
+                    dry_run: bool = False) -> ImportResult:
+    """Import every grade in a Markdown file. Grades equal to the judge's
+    current grade on the cell are skipped, so re-importing adds nothing."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportError_(f"cannot read {path}: {exc}") from exc
+    return import_text(store, text, source=path.name, grader=grader, dry_run=dry_run)
+
+
+def import_text(store: Store, text: str, *, source: str = "<text>", grader: str | None = None,
+                dry_run: bool = False) -> ImportResult:
+    mapper = NameMapper(store)
+    doc = parse_markdown(text, mapper, grader=grader)
+    result = ImportResult(problems=list(doc.problems))
+    unmapped: list[str] = list(doc.unmapped)
+
+    # Resolve names; the last grade in the file for a cell wins.
+    chosen: dict[tuple[str, str, str, str], ParsedGrade] = {}
+    for g in doc.grades:
+        if g.form == "section":
+            model, challenge = _resolve_section(g, mapper)
+            if model is None or challenge is None:
+                what = "model" if model is None else "challenge"
+                unmapped.append(f"{what} in section {clean_name(g.model)!r} (line {g.line})")
+                continue
+        else:
+            model, challenge = mapper.model(g.model), mapper.challenge(g.challenge)
+            if model is None:
+                unmapped.append(f"model {g.model}")
+            if challenge is None:
+                unmapped.append(f"challenge {g.challenge}")
+            if model is None or challenge is None:
+                continue
+        if not g.grader:
+            raise ImportError_(f"{source} does not name its judge (line {g.line}); pass --grader NAME")
+        key = (g.grader, model, challenge, g.dimension)
+        if key in chosen and chosen[key].value != g.value:
+            result.problems.append(
+                f"line {g.line}: {model}/{challenge} graded {chosen[key].value.display} at line "
+                f"{chosen[key].line} and {g.value.display} here; the later one is used")
+        chosen[key] = g
+
+    result.unmapped = list(dict.fromkeys(unmapped))
+    result.mapped = mapper.reviewed()
+    result.graders = sorted({k[0] for k in chosen})
+    if dry_run:
+        result.imported = len(chosen)
+        return result
+    with _write(store):
+        # The file's models table names each folder's model: the exports and the
+        # leaderboard show those names, not the folder names the scan starts with.
+        for folder, shown in read_models_table(text).items():
+            store.execute("update models set display_name = ? where name = ?", (shown, folder))
+        for (who, model, challenge, dim), g in chosen.items():
+            who = ensure_grader(store, who, "judge").name
+            current = current_grade(store, model, challenge, dim, grader=who)
+            if current and current.letter == g.value.letter and current.score == g.value.score:
+                result.skipped_existing += 1
+                continue
+            set_grade(store, model, challenge, g.value, dimension=dim, grader=who,
+                      grader_kind="judge", source=f"import:{source}", source_key=f"{g.form}:{g.line}")
+            result.imported += 1
+    return result
+
+
+def read_models_table(text: str) -> dict[str, str]:
+    """Folder -> display name from every "models tested" table in the text
+    (for a scanner that wants display names from a README or JUDGES.md)."""
+    tables, _, _ = _scan(text, None)
+    out: dict[str, str] = {}
+    for table in tables:
+        if _models_table(table) is None:
+            continue
+        for _, cells in table.rows:
+            folder = clean_name(cells[0]) if cells else ""
+            if folder and len(cells) > 1 and clean_name(cells[1]):
+                out.setdefault(folder, clean_name(cells[1]))
+    return out

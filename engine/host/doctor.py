@@ -1,0 +1,206 @@
+"""`benchtui doctor`: what this machine offers benchtui."""
+from __future__ import annotations
+
+import importlib.metadata as md
+import platform
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from engine.host.config import default_cluster
+from engine import __version__
+from engine.host import resources
+from engine.host.backends import nvcc_version, probe_all
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
+
+
+def _git_version() -> str | None:
+    exe = shutil.which("git")
+    if not exe:
+        return None
+    try:
+        return subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=10).stdout.strip().removeprefix("git version ")
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _nvidia_gpu() -> bool:
+    """An NVIDIA GPU is present (driver loaded), whether or not CuPy is installed."""
+    return Path("/dev/nvidia0").exists() or shutil.which("nvidia-smi") is not None
+
+
+# CuPy ships one distribution per CUDA major version (and ``cupy``, built from source).
+CUPY_FOR_CUDA = {11: "cupy-cuda11x", 12: "cupy-cuda12x", 13: "cupy-cuda13x"}
+# The extras that install each (pyproject.toml); CUDA 11 has none: CuPy 14 dropped it.
+CUDA_EXTRA = {12: "cuda12", 13: "cuda13"}
+
+
+def cupy_distributions() -> dict[str, str]:
+    """Every installed CuPy distribution: name -> version."""
+    found = {}
+    for dist in md.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if name == "cupy" or name.startswith("cupy-cuda"):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
+
+
+def driver_cuda_version() -> tuple[int, int] | None:
+    """The CUDA version the installed driver supports (libcuda's cuDriverGetVersion), without CuPy."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL("libcuda.so.1")
+        value = ctypes.c_int()
+        if lib.cuDriverGetVersion(ctypes.byref(value)) != 0 or value.value <= 0:
+            return None
+    except (OSError, AttributeError):
+        return None
+    return value.value // 1000, (value.value % 1000) // 10
+
+
+def cupy_fit(dists: dict[str, str], driver: tuple[int, int] | None) -> dict:
+    """Which CuPy distribution fits the driver, and whether the installed ones do."""
+    out = {"driver_cuda": f"{driver[0]}.{driver[1]}" if driver else None, "fits": None, "extra": None, "problems": []}
+    if driver is None:
+        return out
+    major = min(driver[0], max(CUPY_FOR_CUDA))
+    out["fits"], out["extra"] = CUPY_FOR_CUDA.get(major), CUDA_EXTRA.get(major)
+    if len(dists) > 1:
+        out["problems"].append(f"{len(dists)} CuPy distributions installed ({', '.join(dists)}): they share the "
+                               f"module 'cupy' and overwrite each other; keep only {out['fits']}")
+    for name in dists:
+        wants = next((m for m, d in CUPY_FOR_CUDA.items() if d == name), None)
+        if wants is not None and wants > driver[0]:
+            out["problems"].append(f"{name} needs a CUDA {wants} driver; this one supports CUDA {out['driver_cuda']}: "
+                                   f"install {out['fits']} instead")
+    return out
+
+
+def recommend_extras(*, nvidia_gpu: bool, cupy: str | None, mlx_lm: str | None, platform_ok_for_mlx_lm: bool,
+                     from_clone: bool, cluster: str | None = None, ray: str | None = None,
+                     cuda_extra: str | None = None) -> list[dict]:
+    """The optional extras worth installing on this machine, each with why
+    and the command. ``cluster``: the default cluster address configured here
+    (engine/host/config.py), which needs Ray. ``cuda_extra``: the CuPy extra that
+    fits this machine's driver (``cuda12``/``cuda13``), else ``cuda``."""
+    out = []
+    if nvidia_gpu and not cupy:
+        out.append({"extra": cuda_extra or "cuda",
+                    "why": "an NVIDIA GPU is present but CuPy is not installed: CUDA answers would be skipped"})
+    if platform_ok_for_mlx_lm and not mlx_lm:
+        out.append({"extra": "ternary", "why": "mlx-lm is not installed: ternary_training answers importing mlx_lm get missing_dependency"})
+    if cluster and not ray:
+        out.append({"extra": "cluster", "why": f"runs default to the cluster {cluster!r} but Ray is not installed"})
+    for r in out:
+        r["command"] = (f'python3 -m pip install -e ".[{r["extra"]}]"' if from_clone
+                        else f'python3 -m pip install "benchtui[{r["extra"]}]"  (pipx: pipx install --force "benchtui[{r["extra"]}]")')
+    return out
+
+
+def paths(workbench_arg: str | None, store_arg: str | None) -> dict:
+    """Where benchtui reads its own files and where it writes."""
+    import os
+
+    from engine.workbench.layout import WorkbenchError, find_workbench
+
+    out = {"installed": resources.is_installed(), "engine": str(resources.ENGINE_DIR),
+           "challenges": str(resources.bundled_challenges()), "demo": str(resources.bundled_demo_models()),
+           "user_data": str(resources.user_data_dir())}
+    try:
+        wb = find_workbench(workbench_arg, os.environ.get("BENCHTUI_WORKBENCH"), Path.cwd(), store=store_arg)
+        out.update(workbench=str(wb.root), store=str(wb.store_path), workbench_error=None)
+    except WorkbenchError as exc:
+        out.update(workbench=None, store=None, workbench_error=str(exc))
+    return out
+
+
+def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> dict:
+    backends = probe_all()
+    report = {
+        "version": __version__,
+        "python": {"version": platform.python_version(), "executable": sys.executable},
+        "numpy": _version("numpy"),
+        "textual": _version("textual"),  # metadata only: the engine never imports textual
+        "sqlite": sqlite3.sqlite_version,
+        "sqlite_utils": _version("sqlite-utils"),
+        "git": _git_version(),
+        "pytest": _version("pytest"),  # runs answers' own tests (their self-check)
+        "cuda": {"cupy": None, "cupy_distributions": cupy_distributions(), "available": backends["cuda"].available,
+                 "devices": backends["cuda"].device, "detail": backends["cuda"].detail, "nvcc": nvcc_version()},
+        "mlx": {"version": _version("mlx"), "available": backends["mlx"].available, "device": backends["mlx"].device,
+                "detail": backends["mlx"].detail},
+        "sandbox": _sandbox(),
+        "paths": paths(workbench_arg, store_arg),
+        "cluster": {"ray": _version("ray"), "default": default_cluster()},  # run --cluster
+    }
+    dists = report["cuda"]["cupy_distributions"]
+    report["cuda"]["cupy"] = ", ".join(f"{n} {v}" for n, v in dists.items()) or None
+    report["cuda"]["fit"] = cupy_fit(dists, driver_cuda_version() if _nvidia_gpu() else None)
+    report["extras"] = recommend_extras(
+        nvidia_gpu=_nvidia_gpu(), cupy=report["cuda"]["cupy"], mlx_lm=_version("mlx-lm"),
+        cuda_extra=report["cuda"]["fit"]["extra"],
+        platform_ok_for_mlx_lm=sys.platform == "linux" or (sys.platform == "darwin" and platform.machine() == "arm64"),
+        from_clone=not resources.is_installed(), cluster=report["cluster"]["default"], ray=report["cluster"]["ray"])
+    return report
+
+
+def _sandbox() -> dict:
+    from engine.runner import sandbox
+
+    layers = sandbox.describe_layers()
+    active = next((layer["name"] for layer in layers if layer.get("active")), None)
+    return {"active": active, "layers": layers}
+
+
+def _fit_text(fit: dict | None) -> str:
+    if not fit or not fit.get("driver_cuda"):
+        return ""
+    text = f"; the driver supports CUDA {fit['driver_cuda']}: {fit['fits']} fits"
+    return text + "".join(f"\n   ! {p}" for p in fit["problems"])
+
+
+def render(report: dict) -> str:
+    cuda, mlx, sb = report["cuda"], report["mlx"], report["sandbox"]
+    cluster = report.get("cluster") or {}  # Ray and the default cluster
+    ok = lambda flag: "ok " if flag else "-- "  # noqa: E731
+    lines = [
+        f"{ok(True)}python   {report['python']['version']} ({report['python']['executable']})",
+        f"{ok(report['numpy'])}numpy    {report['numpy']}",
+        f"{ok(report['textual'])}textual  {report['textual']}",
+        f"{ok(True)}sqlite   {report['sqlite']} (sqlite-utils {report['sqlite_utils']})",
+        f"{ok(report['git'])}git      {report['git'] or 'not found'}",
+        f"{ok(report.get('pytest'))}pytest   " + (report.get("pytest") or "not installed: answers' own tests are not run "
+                                                  "(self-check missing_dependency); python3 -m pip install pytest"),
+        f"{ok(cuda['available'])}cuda     CuPy {cuda['cupy'] or 'not installed'}; "
+        + (f"devices: {cuda['devices']}" if cuda["available"] else cuda["detail"]) + f"; nvcc {cuda['nvcc'] or 'not found'}"
+        + _fit_text(cuda.get("fit")),
+        f"{ok(mlx['available'])}mlx      {mlx['version'] or 'not installed'}; " + (mlx["device"] if mlx["available"] else mlx["detail"]),
+        f"{ok(True)}cluster  Ray {cluster.get('ray') or 'not installed'}; default "
+        + (repr(cluster["default"]) if cluster.get("default") else "none (runs stay on this machine)"),
+        f"{ok(sb['active'])}sandbox  active layer: {sb['active'] or 'none (runs refused without --unsafe-no-isolation)'}",
+    ]
+    for layer in sb["layers"]:
+        mark = "*" if layer.get("active") else " "
+        net = "blocks network" if layer.get("blocks_network") else "network open"
+        lines.append(f"   {mark} {layer['name']:<8} {'works' if layer['works'] else 'unavailable'}, {net}: {layer.get('detail', '')}")
+    where = report["paths"]
+    lines += [f"{ok(True)}benchtui {report.get('version', '')} {'installed' if where['installed'] else 'from a clone'}: {where['engine']}",
+              f"   challenges {where['challenges']} (never written by benchtui)",
+              f"   demo       {where['demo']} (`benchtui demo` copies it)",
+              f"   user data  {where['user_data']} (stores of read-only workbenches, the demo)"]
+    if where["workbench"]:
+        lines += [f"   workbench  {where['workbench']}", f"   store      {where['store']}"]
+    else:
+        lines.append(f"   workbench  none here: {where['workbench_error']}")
+    for r in report["extras"]:
+        lines.append(f"-- extra    {r['extra']}: {r['why']}; {r['command']}")
+    return "\n".join(lines)

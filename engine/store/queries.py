@@ -1,0 +1,308 @@
+"""Read-only store queries the dashboard needs.
+
+Every function takes a :class:`engine.store.database.Store` and returns plain
+dataclasses or dicts, so the TUI renders them without knowing SQL. Nothing
+here writes, and nothing here imports Textual.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.store.database import Store
+from engine.workbench.scan_records import INFO_KINDS
+
+OVERALL = "overall"  # engine.grading.grades.OVERALL (not imported here: see load_matrix)
+
+def _first_name(names_json: str | None) -> str:
+    try:
+        names = json.loads(names_json or "[]")
+    except ValueError:
+        return ""
+    return names[0] if names and isinstance(names[0], str) else ""
+
+
+@dataclass(frozen=True)
+class ChallengeInfo:
+    id: str
+    title: str
+    difficulty: str
+    position: int
+    display_name: str = ""
+
+    @property
+    def label(self) -> str:
+        """The name published grade matrices use ("Flash Attn Forward"), else the title."""
+        return self.display_name or self.title or self.id
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One matrix cell: a model's answer to a challenge, as the reviewer sees it."""
+
+    model: str
+    challenge: str
+    answer_id: int | None
+    status: str            # 'answer', 'no_answer' or 'missing' (no folder)
+    verdict: str           # answer verdict of the latest run, 'not_run', 'no_answer', 'running'...
+    run_id: int | None
+    human: str | None      # current human overall letter
+    judge: str | None      # current judge overall letter (latest judge)
+    warnings: int = 0
+
+
+@dataclass
+class Matrix:
+    models: list[str]
+    challenges: list[ChallengeInfo]
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    # only some cells were read (``load_matrix(first=N, width=W)``): what a first
+    # frame shows; the rest are not known yet
+    partial: bool = False
+    # when partial: the models and challenges whose cells were read (all others' are unknown)
+    read: tuple[frozenset, frozenset] | None = None
+
+    def is_read(self, model: str, challenge: str) -> bool:
+        """Whether this cell was read (a partial matrix's missing cell may hold an answer)."""
+        return self.read is None or (model in self.read[0] and challenge in self.read[1])
+
+    def cell(self, model: str, challenge: str) -> Cell:
+        found = self.cells.get((model, challenge))
+        if found is None:
+            return Cell(model, challenge, None, "missing", "no_answer", None, None, None)
+        return found
+
+
+def is_judge(kind: str) -> bool:
+    return kind == "judge"
+
+
+def current_overall_grades(store: Store) -> list[dict]:
+    """Each grader's current overall grade per cell, oldest first: the rule of
+    ``engine.grading.grades.current_grades(store, dimension=OVERALL)`` (the newest row
+    of that grader not invalidated), as a plain query. The matrix's first
+    frame needs only this, and importing engine.grading.grades (rubric, scales,
+    challenge names) would cost start-up several milliseconds; a test holds
+    the two to the same answer."""
+    return [{"id": i, "model": m, "challenge": c, "letter": letter, "grader_kind": kind}
+            for i, m, c, letter, kind in _current_overall_rows(store)]
+
+
+# The newest valid row per (cell, grader): a group with max(id) takes the
+# other columns from that row (SQLite's bare-column rule), answered from
+# idx_grades_current alone (m008_scale_indexes); NULL grader ids group together, as
+# `grader_id is` compares them. Graders' kinds and the order by id are
+# applied here: a join and an ORDER BY in SQL cost more than both.
+_CURRENT_OVERALL = """
+select max(id), model, challenge, letter, grader_id from grades
+where dimension = ? and invalidated_at is null group by model, challenge, grader_id
+"""
+
+
+def _current_overall_rows(store: Store, where: str = "", params: tuple = ()) -> list[tuple]:
+    kinds = dict(store.conn.execute("select id, kind from graders").fetchall())
+    sql = _CURRENT_OVERALL.replace("group by", f"{where} group by") if where else _CURRENT_OVERALL
+    rows = [(i, m, c, letter, kinds.get(g) or "human")
+            for i, m, c, letter, g in store.conn.execute(sql, (OVERALL, *params))]
+    rows.sort()
+    return rows
+
+
+def models_that_fit(models: list[str], width: int) -> list[str]:
+    """The first models whose columns can be on a screen ``width`` cells wide: a
+    column is at least its name and a cell of padding each side, so no model
+    after these can show before a scroll, whatever its cells hold."""
+    shown = []
+    for model in models:
+        width -= len(model) + 2
+        if width < 0 and shown:
+            break
+        shown.append(model)
+    return shown
+
+
+def load_matrix(store: Store, first: int | None = None, width: int | None = None) -> Matrix:
+    """Every cell of the matrix: five reads, each from an index (m008_scale_indexes), as
+    tuples (dicts cost a third of the time at 10,000 answers).
+
+    ``first``: every model and challenge, but only the first ``first``
+    challenges' cells (the matrix is then ``partial``, unless that is all of
+    them); ``width``: and only the cells of the models that fit in that many
+    terminal cells (``models_that_fit``). The dashboard's first frame shows a
+    screenful, and must not take longer on a bigger workbench: each read is
+    then an index seek per (model, challenge) shown, not a scan."""
+    conn = store.conn
+    models = store.model_names()
+    challenges = [
+        ChallengeInfo(i, title or i, difficulty or "", position or 0, _first_name(names))
+        for i, title, difficulty, position, names in conn.execute(
+            "select id, title, difficulty, position, display_names from challenges order by position, id")
+    ]
+    only, params, read = "", (), None
+    read_models = models_that_fit(models, width) if width is not None else models
+    if (first is not None and len(challenges) > first) or len(read_models) < len(models):
+        read_challenges = [c.id for c in challenges[:first]]
+        read = (frozenset(read_models), frozenset(read_challenges))
+        params = (*read_models, *read_challenges)
+        only = (f"model in ({', '.join('?' * len(read_models))}) "
+                f"and challenge in ({', '.join('?' * len(read_challenges))})")
+    # the newest run per answer that was not interrupted (bare columns come from the max(id) row);
+    # an interrupted run is history, never the verdict shown
+    runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict in conn.execute(
+        "select model, challenge, max(id), status, verdict from runs where status != 'interrupted'"
+        + (f" and {only}" if only else "") + " group by model, challenge", params)}
+    human: dict[tuple[str, str], str] = {}
+    judge: dict[tuple[str, str], str] = {}
+    # Newest valid overall grade per grader; the latest human and latest judge win.
+    for _, m, c, letter, kind in _current_overall_rows(store, f"and {only}" if only else "", params):
+        if kind == "human":
+            human[m, c] = letter
+        elif is_judge(kind):
+            judge[m, c] = letter
+    warn_counts = {
+        (m, c): n for m, c, n in conn.execute(
+            "select model, challenge, count(*) as n from scan_warnings where scan_id = (select max(id) from scans)"
+            f" and kind not in ({', '.join(repr(k) for k in INFO_KINDS)})"  # what the scan did, not a warning
+            + (f" and {only}" if only else "") + " group by model, challenge", params)
+    }
+    matrix = Matrix(models, challenges, partial=read is not None, read=read)
+    cells = matrix.cells
+    for answer_id, m, c, status in conn.execute(
+            "select id, model, challenge, status from answers where present = 1" + (f" and {only}" if only else ""),
+            params):
+        key = (m, c)
+        run = runs.get(key)
+        if status == "no_answer":
+            verdict = "no_answer"
+        elif run is None:
+            verdict = "not_run"
+        elif run[1] == "running":
+            verdict = "running"
+        elif run[1] == "interrupted":
+            verdict = "interrupted"
+        else:
+            verdict = run[2] or "not_run"
+        cells[key] = Cell(m, c, answer_id, status or "answer", verdict,
+                          run[0] if run else None, human.get(key), judge.get(key), warn_counts.get(key, 0))
+    return matrix
+
+
+def run_covers(store: Store, run_id: int | None) -> str:
+    """What a run's verdict covers ("4 of 5 requirements", engine/challenges/coverage.py);
+    read per highlighted cell, so loading the matrix stays one pass over runs."""
+    if run_id is None:
+        return ""
+    import json
+    import sqlite3
+
+    from engine.challenges.coverage import summary
+
+    try:  # plain SQL: the first frame must not wait for sqlite_utils (and the numpy it imports)
+        row = next(iter(store.query("select coverage from runs where id = ?", (run_id,))), None)
+        return summary(json.loads(row["coverage"])) if row and row["coverage"] else ""
+    except (sqlite3.OperationalError, ValueError):  # a store from before coverage; a damaged value
+        return ""
+
+
+class MatrixPrefetch:
+    """``load_matrix`` for the dashboard's first frame, read by its command before
+    it imports Textual, and taken by the first screen with ``result()`` (an error
+    is raised there, where the screen reports it).
+
+    It reads at once, in the calling thread: a screenful of cells is a few
+    milliseconds of index seeks at 10,000 answers. It used to read in a thread
+    beside the imports, but SQLite hands the GIL back and forth for every row,
+    which made the imports ~15 ms slower than the read itself."""
+
+    def __init__(self, path: Path | str, first: int | None = None, width: int | None = None) -> None:
+        self._matrix: Matrix | None = None
+        self._error: BaseException | None = None
+        try:
+            with Store(path, migrate=False) as store:
+                self._matrix = load_matrix(store, first=first, width=width)
+        except BaseException as exc:  # handed to whoever asks for the result
+            self._error = exc
+
+    def result(self) -> Matrix:
+        if self._error is not None:
+            raise self._error
+        assert self._matrix is not None
+        return self._matrix
+
+
+# -- one answer -----------------------------------------------------------------
+
+def answer_row(store: Store, model: str, challenge: str) -> dict | None:
+    rows = store.query("select * from answers where model = ? and challenge = ?", (model, challenge))
+    return rows[0] if rows else None
+
+
+def answer_files(store: Store, answer_id: int) -> list[dict]:
+    return store.query(
+        "select relpath, size, kind, readable, problem, git_status, lines, sha256 "
+        "from files where answer_id = ? order by relpath",
+        (answer_id,),
+    )
+
+
+def answer_transcripts(store: Store, answer_id: int) -> list[dict]:
+    return store.query(
+        "select relpath, size, format, status, problem from transcripts where answer_id = ? order by relpath",
+        (answer_id,),
+    )
+
+
+def answer_warnings(store: Store, model: str, challenge: str) -> list[dict]:
+    return store.query(
+        """select kind, path, detail from scan_warnings
+           where model = ? and challenge = ? and scan_id = (select max(id) from scans)
+           order by id""",
+        (model, challenge),
+    )
+
+
+def run_history(store: Store, model: str, challenge: str) -> list[dict]:
+    """Runs of one answer, newest first (without the big output columns)."""
+    return store.query(
+        """select id, status, verdict, backend, device, started_at, finished_at, duration_s,
+                  message, self_status, self_exit_code, self_duration_s
+           from runs where model = ? and challenge = ? order by id desc""",
+        (model, challenge),
+    )
+
+
+def run_row(store: Store, run_id: int) -> dict | None:
+    rows = store.query("select * from runs where id = ?", (run_id,))
+    return rows[0] if rows else None
+
+
+def latest_run(store: Store, model: str, challenge: str) -> dict | None:
+    """The newest run that is not interrupted (an interrupted run is history, never the verdict)."""
+    rows = store.query(
+        "select * from runs where model = ? and challenge = ? and status != 'interrupted' order by id desc limit 1",
+        (model, challenge),
+    )
+    return rows[0] if rows else None
+
+
+def run_checks(store: Store, run_id: int) -> list[dict]:
+    rows = store.query(
+        "select position, name, verdict, value, threshold, message, details from checks "
+        "where run_id = ? order by position, id",
+        (run_id,),
+    )
+    for r in rows:
+        try:
+            r["details"] = json.loads(r["details"]) if r["details"] else None
+        except ValueError:
+            pass  # keep the text as stored
+    return rows
+
+
+def recent_runs(store: Store, limit: int = 200) -> list[dict]:
+    return store.query(
+        """select id, model, challenge, status, verdict, backend, device, started_at,
+                  duration_s, message, node from runs order by id desc limit ?""",
+        (limit,),
+    )

@@ -1,0 +1,166 @@
+"""Where a workbench's models, challenges and store live.
+
+Two layouts:
+- ``models``: ``ROOT/models/<model>/<challenge>/`` (this project's own);
+- ``published``: ``ROOT/<model>/<challenge>/`` as benchmark repositories are
+  published, with analysis folders and files beside the models. A top-level
+  folder is a model when it holds at least one challenge folder.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.host.resources import bundled_challenges, default_store_path
+
+if TYPE_CHECKING:
+    from engine.challenges.catalog import ChallengeSet
+    from engine.challenges.definition import Challenge
+
+# engine.challenges.definition (and tomllib) load on first use: the dashboard's first
+# frame reads the store and needs neither. The same path as
+# engine.challenges.definition.BUNDLED_CHALLENGES: both come from engine.host.resources.
+BUNDLED_CHALLENGES = bundled_challenges()
+
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".venv", "venv",
+             "challenges", "tests", "bench", "tui", "engine", ".ci"}
+
+
+class WorkbenchError(Exception):
+    """A path that is not a usable workbench; the message is for the user."""
+
+
+@dataclass
+class Workbench:
+    root: Path
+    layout: str  # "models" or "published"
+    store_path: Path
+    challenges_dir: Path  # the workbench's own challenges/, else the bundled folder
+    _challenges: dict[str, Challenge] | None = field(default=None, repr=False)
+    _challenge_set: ChallengeSet | None = field(default=None, repr=False)
+
+    @property
+    def models_dir(self) -> Path:
+        return self.root / "models" if self.layout == "models" else self.root
+
+    @property
+    def own_challenges_dir(self) -> Path:
+        """Where this workbench's own challenges live (engine/challenges/catalog.py)."""
+        return self.root / "challenges"
+
+    @property
+    def challenge_set(self) -> ChallengeSet:
+        """The bundled challenges with the workbench's own over them, and what
+        replaced what (the scan reports it)."""
+        if self._challenge_set is None:
+            from engine.challenges.catalog import load_challenge_set
+
+            self._challenge_set = load_challenge_set(self.own_challenges_dir, BUNDLED_CHALLENGES)
+        return self._challenge_set
+
+    @property
+    def challenges(self) -> dict[str, Challenge]:
+        if self._challenges is None:
+            self._challenges = self.challenge_set.challenges
+        return self._challenges
+
+    def forget_challenges(self) -> None:
+        """Read challenges/ again on next use (after `challenge new`)."""
+        self._challenges = self._challenge_set = None
+
+    def model_dirs(self) -> dict[str, Path]:
+        """Model name -> folder. Symlinks leaving the workbench are ignored."""
+        base = self.models_dir
+        if not base.is_dir():
+            return {}
+        ids = set(self.challenges)
+        models = {}
+        for entry in sorted(base.iterdir(), key=lambda p: p.name):
+            if not entry.is_dir() or entry.name.startswith(".") or not self.contains(entry):
+                continue
+            if self.layout == "published":
+                if entry.name in SKIP_DIRS or not any((entry / cid).is_dir() for cid in ids):
+                    continue  # an analysis folder, not a model
+            models[entry.name] = entry
+        return models
+
+    def answer_dirs(self, model_dir: Path) -> dict[str, Path]:
+        """Challenge id -> answer folder, for the known challenges present."""
+        # One listing per model, not a stat and a resolve() per challenge: a
+        # plain sub-folder of a model folder is inside the workbench; only a
+        # link needs the symlink guard.
+        try:
+            with os.scandir(model_dir) as it:
+                entries = {e.name: e for e in it}
+        except OSError:
+            return {}
+        out = {}
+        for cid in self.challenges:
+            entry = entries.get(cid)
+            if entry is None:
+                continue
+            folder = model_dir / cid
+            try:
+                linked = entry.is_symlink()
+                if (folder.is_dir() and self.contains(folder)) if linked else entry.is_dir(follow_symlinks=False):
+                    out[cid] = folder
+            except OSError:
+                continue
+        return out
+
+    def contains(self, path: Path) -> bool:
+        """True when ``path`` resolves inside the workbench (symlink guard)."""
+        try:
+            path.resolve().relative_to(self.root.resolve())
+            return True
+        except (ValueError, OSError):
+            return False
+
+
+def challenge_folder_names(challenges_dir: Path) -> set[str]:
+    try:
+        return {d.name for d in challenges_dir.iterdir() if (d / "challenge.toml").is_file()}
+    except OSError:
+        return set()
+
+
+def detect_layout(root: Path, challenge_ids: set[str]) -> str | None:
+    if (root / "models").is_dir():
+        return "models"
+    try:
+        for entry in root.iterdir():
+            if entry.is_dir() and entry.name not in SKIP_DIRS and not entry.name.startswith("."):
+                if any((entry / cid).is_dir() for cid in challenge_ids):
+                    return "published"
+    except OSError:
+        return None
+    return None
+
+
+def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | None = None) -> Workbench:
+    """Resolve the workbench: ``--workbench``, then ``$BENCHTUI_WORKBENCH``, then cwd."""
+    source, raw = ("--workbench", arg) if arg else ("BENCHTUI_WORKBENCH", env) if env else ("current directory", str(cwd))
+    root = Path(os.path.expanduser(raw)).resolve()
+    if not root.is_dir():
+        said = "is not a folder" if root.exists() else "does not exist"
+        raise WorkbenchError(f"workbench from {source} {said}: {raw}")
+    challenges_dir = root / "challenges" if (root / "challenges").is_dir() else BUNDLED_CHALLENGES
+    # Challenge folders are named by their ids, so the names find the layout
+    # without reading any challenge.toml (start-up); only when they do not is
+    # each challenge's own id read.
+    # The workbench's own challenges come on top of the bundled ones
+    # (engine/challenges/catalog.py): either's folder names may name a model's folders.
+    layout = detect_layout(root, challenge_folder_names(root / "challenges") | challenge_folder_names(BUNDLED_CHALLENGES))
+    if layout is None and (root / "challenges").is_dir():
+        from engine.challenges.catalog import load_challenge_set
+
+        layout = detect_layout(root, set(load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges))
+    if layout is None:
+        raise WorkbenchError(
+            f"{root} (from {source}) is not a workbench: no models/ folder and no model folders "
+            "holding challenge folders; run `benchtui new-model NAME` there to start one"
+        )
+    store_path = Path(os.path.expanduser(store)).resolve() if store else default_store_path(root)
+    return Workbench(root=root, layout=layout, store_path=store_path, challenges_dir=challenges_dir)

@@ -1,0 +1,45 @@
+"""`benchtui new-model NAME`: an empty answer folder per challenge."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from engine.challenges.definition import Challenge
+
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+class ScaffoldError(Exception):
+    pass
+
+
+def new_model(models_dir: Path, name: str, challenges: dict[str, Challenge]) -> list[Path]:
+    """Create models_dir/NAME/<id>/PROMPT.md (+ data files) for every challenge.
+
+    Refuses to touch an existing model folder: it may hold answers."""
+    if not MODEL_NAME.match(name):
+        raise ScaffoldError(f"bad model name {name!r}: use letters, digits, '.', '_' or '-' (max 64)")
+    if not challenges:
+        raise ScaffoldError("no challenges found to scaffold")
+    from engine.host.resources import refuse_install_write
+
+    if refusal := refuse_install_write(models_dir):
+        raise ScaffoldError(refusal)
+    target = models_dir / name
+    if target.exists():
+        raise ScaffoldError(f"{target} already exists; refusing to overwrite")
+    created = []
+    for cid, challenge in challenges.items():
+        folder = target / cid
+        folder.mkdir(parents=True)
+        shutil.copyfile(challenge.prompt_path, folder / "PROMPT.md")
+        created.append(folder / "PROMPT.md")
+        for rel in challenge.data_files:
+            src = challenge.path / "data" / rel
+            if src.is_file():
+                dst = folder / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst)
+                created.append(dst)
+    return created

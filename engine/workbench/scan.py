@@ -1,0 +1,639 @@
+"""Index a workbench into the store: models, answers, files, transcripts, warnings.
+
+Rescans are incremental: a file whose size and mtime are unchanged keeps its
+stored hash and kind (no re-read). Answer folders are only ever read.
+"""
+from __future__ import annotations
+
+import difflib
+import functools
+import hashlib
+import json
+import os
+import stat
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
+from engine.workbench.gitinfo import read_git
+from engine.challenges.prompts import file_prompt_sha256
+from engine.store.database import Store, now_iso
+from engine.workbench.scan_records import CHAT_KIND, WAITING_KIND
+from engine.workbench.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
+from engine.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
+from engine.workbench.layout import Workbench
+
+MAX_TEXT_BYTES = TEXT_CAP_BYTES  # larger text files are flagged, never parsed or displayed (engine/workbench/caps.py)
+TEXT_KINDS = {"source", "cuda", "prompt", "doc", "transcript"}
+SOURCE_EXT = {".py", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".sh", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".metal", ".js", ".rs", ".go"}
+CUDA_EXT = {".cu", ".cuh", ".ptx"}
+DOC_EXT = {".md", ".txt", ".rst", ".markdown"}
+DATA_EXT = {".csv", ".tsv", ".npy", ".npz", ".bin", ".parquet", ".safetensors", ".pt", ".pkl", ".h5"}
+TRANSCRIPT_EXT = {".jsonl", ".json", ".ndjson"}
+WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge",
+                 OUTSIDE_KIND)  # and the information beside them: scan_records.INFO_KINDS
+
+
+@dataclass
+class Warning:
+    kind: str
+    model: str | None
+    challenge: str | None
+    path: str | None
+    detail: str
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "model": self.model, "challenge": self.challenge, "path": self.path, "detail": self.detail}
+
+
+@dataclass
+class ScanResult:
+    scan_id: int
+    models: int = 0
+    answers: int = 0
+    files: int = 0
+    transcripts: int = 0
+    hashed: int = 0
+    duration_s: float = 0.0
+    git_commit: str | None = None
+    warnings: list[Warning] = field(default_factory=list)
+    info: list[Warning] = field(default_factory=list)  # what the scan did, not what is wrong (scan_records.INFO_KINDS)
+
+    def as_json(self) -> dict:
+        return {"models": self.models, "answers": self.answers, "files": self.files,
+                "transcripts": self.transcripts, "warnings": [w.as_dict() for w in self.warnings],
+                "info": [w.as_dict() for w in self.info]}
+
+
+@dataclass
+class FileFacts:
+    relpath: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    kind: str
+    readable: int
+    problem: str | None
+    lines: int | None
+    transcript_format: str | None = None
+
+
+def classify(relpath: str, data_files: set[str]) -> str:
+    """A file's kind from its name (transcripts are refined by content)."""
+    name = Path(relpath).name
+    suffix = Path(relpath).suffix.lower()
+    if name == "PROMPT.md" or (suffix in DOC_EXT and "prompt" in Path(relpath).stem.lower()):
+        # a prompt the benchmark handed out (ternary_rerun_prompt.md): shared by design, never a copy
+        return "prompt"
+    if relpath in data_files or name in data_files or suffix in DATA_EXT:
+        return "data"
+    if suffix in CUDA_EXT:
+        return "cuda"
+    if suffix in SOURCE_EXT:
+        return "source"
+    if suffix in DOC_EXT:
+        return "doc"
+    return "artifact"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _classify_cached(relpath: str, data_files: frozenset[str]) -> str:
+    return classify(relpath, set(data_files))
+
+
+def examine(path: Path | str, relpath: str, st: os.stat_result, data_files: set[str] | frozenset[str]) -> FileFacts:
+    """Hash a file and decide its kind and readability (one read)."""
+    kind = _classify_cached(relpath, frozenset(data_files))
+    problem = None
+    lines = None
+    try:
+        with open(path, "rb") as fh:
+            # The head as large as the file (capped), not the cap: asking for
+            # MAX_TEXT_BYTES + 1 bytes allocated 10 MB per file, a third of a
+            # cold scan's reading. At least HEAD_BYTES + 1: sniffing needs to
+            # know whether its head is the whole file.
+            head = fh.read(max(min(st.st_size, MAX_TEXT_BYTES), HEAD_BYTES) + 1)
+            digest = hashlib.sha256(head)
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError as exc:
+        return FileFacts(relpath, st.st_size, st.st_mtime_ns, "", kind, 0, f"unreadable: {exc.strerror or exc}", None)
+    fmt = None
+    binary = b"\x00" in head[:65536]
+    empty = False
+    if os.path.splitext(relpath)[1].lower() in TRANSCRIPT_EXT and kind != "data":  # Path().suffix's answer
+        fmt = sniff_head(head, complete=len(head) <= HEAD_BYTES)  # the bytes just read: no second open
+        # (the head is the whole file up to the cap: a file it shows blank holds no text at all)
+        empty = not binary and st.st_size <= MAX_TEXT_BYTES and not head.removeprefix(b"\xef\xbb\xbf").strip()
+        if fmt or binary or empty:
+            # A binary or empty session.jsonl is still the answer's transcript: listed as one, and
+            # flagged in the words `benchtui transcript` uses, not filed away as an artifact.
+            kind = "transcript"
+    if kind in TEXT_KINDS:
+        if st.st_size > MAX_TEXT_BYTES:
+            problem = over_cap(st.st_size, MAX_TEXT_BYTES)
+        elif binary:
+            problem = BINARY_TRANSCRIPT if kind == "transcript" else BINARY_TEXT
+        elif empty:
+            problem = EMPTY_TRANSCRIPT
+        else:
+            head = head[:MAX_TEXT_BYTES + 1]
+            try:
+                text = head.decode("utf-8")
+                lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+            except UnicodeDecodeError as exc:
+                problem = f"not UTF-8 (byte {exc.start}: {head[exc.start:exc.start + 1]!r})"
+    return FileFacts(relpath, st.st_size, st.st_mtime_ns, digest.hexdigest(), kind, 0 if problem else 1, problem, lines, fmt)
+
+
+def _examine_job(path: str, rel: str, st: os.stat_result, data_files: frozenset[str]) -> FileFacts:
+    return examine(path, rel, st, data_files)
+
+
+def _examine_chunk(jobs: list[tuple]) -> list[FileFacts]:
+    return [_examine_job(*job) for job in jobs]
+
+
+# Files hashed per job sent to a worker process: one job per file cost more
+# in hand-overs than hashing most of them.
+EXAMINE_CHUNK = 100
+
+
+class _Examiner:
+    """examine() for many files, in order: submit() a batch, results() later.
+    In forked worker processes (as many as engine/transcripts/index.py gives
+    its parsing, and none beside other threads: the dashboard scans from a
+    worker thread) once a batch brings at least POOL_MIN files to hash, else
+    here. A pool that breaks leaves the rest to this process."""
+
+    def __init__(self):
+        self.pool = None
+        self.broken = False
+
+    def submit(self, jobs: list[tuple]) -> tuple:
+        """Hand ``jobs`` to the workers (when they are used); results() waits for them."""
+        from engine.transcripts.index import POOL_MIN, index_workers
+
+        if self.pool is None and not self.broken and len(jobs) >= POOL_MIN:
+            workers = index_workers(len(jobs))
+            if workers > 1:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                self.pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        if self.pool is None or self.broken or len(jobs) < 2 * EXAMINE_CHUNK:
+            return None, jobs  # examined here, when asked for
+        from concurrent.futures import BrokenExecutor
+
+        chunks = [jobs[i:i + EXAMINE_CHUNK] for i in range(0, len(jobs), EXAMINE_CHUNK)]
+        futures = []
+        for chunk in chunks:
+            try:
+                futures.append(None if self.broken else self.pool.submit(_examine_chunk, chunk))
+            except BrokenExecutor:
+                self.broken = True
+                futures.append(None)
+        return chunks, futures
+
+    def results(self, handle: tuple) -> list[FileFacts]:
+        from concurrent.futures import BrokenExecutor
+
+        chunks, futures = handle
+        if chunks is None:
+            return _examine_chunk(futures)
+        out: list[FileFacts] = []
+        for chunk, future in zip(chunks, futures):
+            try:
+                out.extend(future.result() if future is not None and not self.broken else _examine_chunk(chunk))
+            except BrokenExecutor:
+                self.broken = True
+                out.extend(_examine_chunk(chunk))
+        return out
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+
+def walk_answer(workbench: Workbench, folder: Path, links: set[str] | None = None):
+    """(relpath, path, stat) for every regular file, never following links out;
+    the relpaths that are symbolic links are added to ``links``.
+
+    os.scandir, not pathlib: a rescan stats every file of every answer (60,000
+    at bench/scale.py's size) and pathlib's per-path parsing was most of it."""
+    stack = [("", os.fspath(folder))]
+    while stack:
+        prefix, directory = stack.pop()
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                is_link = entry.is_symlink()
+                if not is_link and entry.is_dir(follow_symlinks=False):
+                    if entry.name not in {"__pycache__", ".git"} and not entry.name.startswith("."):
+                        subdirs.append((rel + "/", entry.path))
+                    continue
+            except OSError:
+                yield rel, Path(entry.path), None
+                continue
+            if is_link:
+                if links is not None:
+                    links.add(rel)
+                path = Path(entry.path)
+                if path.is_dir():
+                    continue  # a linked folder: never followed
+                if not workbench.contains(path):
+                    yield rel, path, None
+                    continue
+            try:
+                st = entry.stat()  # follows a link that stays inside the workbench
+            except OSError:
+                yield rel, Path(entry.path), None
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue  # fifos, sockets: nothing to index
+            yield rel, entry.path, st
+        stack.extend(reversed(subdirs))
+
+
+def _prompt_drift(store: Store, prompts: dict[str, list[tuple[str, str, str]]], challenges: dict) -> list[Warning]:
+    """Compare each answer's PROMPT.md with the one most answers carry."""
+    out = []
+    for challenge, items in prompts.items():
+        if len({sha for _, sha, _ in items}) < 2:
+            continue  # every answer carries the same bytes: no drift, nothing to read
+        items = [(model, sha, Path(path)) for model, sha, path in items]
+        official = file_prompt_sha256(challenges[challenge].prompt_path) if challenge in challenges else None
+        # Whitespace-only differences (a trailing newline, re-wrapped lines) are
+        # the same prompt: compare hashes of the normalised text (engine/challenges/prompts.py).
+        items = [(model, file_prompt_sha256(path) or sha, path) for model, sha, path in items]
+        counts = Counter(sha for _, sha, _ in items)
+        if len(counts) < 2:
+            continue
+        best = max(counts.values())
+        leaders = sorted(sha for sha, n in counts.items() if n == best)
+        canon = official if official in leaders else leaders[0]
+        canon_path = next(p for _, sha, p in items if sha == canon)
+        canon_lines = _read_lines(canon_path)
+        for model, sha, path in items:
+            if sha == canon:
+                continue
+            lines = _read_lines(path)
+            diff = list(difflib.unified_diff(canon_lines, lines, lineterm="", n=0))
+            added = sum(1 for d in diff if d.startswith("+") and not d.startswith("+++"))
+            removed = sum(1 for d in diff if d.startswith("-") and not d.startswith("---"))
+            ratio = difflib.SequenceMatcher(None, canon_lines, lines, autojunk=False).ratio()
+            out.append(Warning("prompt_drift", model, challenge, f"{model}/{challenge}/PROMPT.md",
+                               f"differs from the PROMPT.md {best} of {len(items)} answers carry: "
+                               f"+{added} -{removed} lines, {ratio:.0%} similar"))
+    return out
+
+
+def _read_lines(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def sha256_file(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: bool = True) -> ScanResult:
+    started = time.perf_counter()
+    db = store.db
+    git = read_git(workbench.root)
+    scan_id = db["scans"].insert({"started_at": now_iso(), "workbench": str(workbench.root), "layout": workbench.layout,
+                                  "git_commit": git.commit, "git_dirty": int(git.dirty)}).last_pk
+    result = ScanResult(scan_id=scan_id, git_commit=git.commit)
+    stamp = now_iso()
+    challenges = workbench.challenges
+    result.warnings.extend(challenge_warnings(workbench))
+    challenge_prompts = {cid: sha256_file(c.prompt_path) for cid, c in challenges.items()}
+    conn = store.conn
+
+    with db.conn:
+        _store_challenges(conn, challenges, challenge_prompts)
+
+        # The previous index in three reads, as tuples: a rescan that finds
+        # nothing changed compares each file's stat with these and writes
+        # nothing (bench/scale.py: 60,000 files; reading them as dicts was ~1 s).
+        existing_answers = {(m, c): (i, path, status, files, transcripts, size, present)
+                            for i, m, c, path, status, files, transcripts, size, present in conn.execute(
+                                "select id, model, challenge, path, status, files, transcripts, bytes, present "
+                                "from answers")}
+        existing_files: dict[int, dict[str, tuple]] = defaultdict(dict)
+        for row in conn.execute(f"select answer_id, {', '.join(_FILE_COLUMNS)} from files"):
+            existing_files[row[0]][row[2]] = row[1:]
+        existing_transcripts: dict[int, dict[str, dict]] = defaultdict(dict)
+        for i, answer_id, relpath, sha, status, problem in conn.execute(
+                "select id, answer_id, relpath, sha256, status, problem from transcripts"):
+            existing_transcripts[answer_id][relpath] = {"id": i, "answer_id": answer_id, "relpath": relpath,
+                                                        "sha256": sha, "status": status, "problem": problem}
+
+        seen_models, seen_answers = set(), set()
+        known = functools.cache(lambda: prompts_known(workbench))  # read once, when a chat export first needs it
+        by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        answer_updates: list[tuple] = []
+
+        def walk_model(model: str, model_dir: Path) -> tuple:
+            """Walk a model's answers: each unchanged file keeps its stored facts;
+            the new or changed ones go to the examiner in one batch (worker
+            processes hash them while this process writes the previous model)."""
+            seen_models.add(model)
+            rel_model = model_dir.relative_to(workbench.root).as_posix()
+            db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
+                       "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
+                       (model, model, rel_model, stamp, stamp))
+            answers, jobs = [], []
+            for cid, folder in workbench.answer_dirs(model_dir).items():
+                challenge = challenges[cid]
+                data_files = set(challenge.data_files)
+                frozen_data = frozenset(data_files)
+                old = existing_files.get(existing_answers[(model, cid)][0], {}) if (model, cid) in existing_answers else {}
+                listed = []  # (rel, path, FileFacts | index into jobs | why it could not be read), in walk order
+                links: set[str] = set()
+                for rel, path, st in walk_answer(workbench, folder, links):
+                    if st is None:
+                        listed.append((rel, path, "symlink leaves the workbench (not followed)"
+                                       if Path(path).is_symlink() else "cannot stat"))
+                        continue
+                    prev = old.get(rel)
+                    # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
+                    if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
+                        kind = prev[5]
+                        if kind in ("doc", "prompt"):  # name-based: follow the current rules
+                            kind = _classify_cached(rel, frozen_data)
+                        listed.append((rel, path, FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6],
+                                                            prev[7], prev[9])))
+                    else:
+                        listed.append((rel, path, len(jobs)))
+                        jobs.append((path, rel, st, frozen_data))
+                answers.append((cid, folder, data_files, old, listed, links))
+            result.hashed += len(jobs)
+            answer_ids = {a[0] for a in answers}
+            chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
+                                  known, result)
+            return model, rel_model, answers, examiner.submit(jobs), chats
+
+        def store_model(model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
+            examined = examiner.results(handle)
+            for cid, folder, data_files, old, listed, links in answers:
+                row = existing_answers.get((model, cid))
+                # answer_dirs names each folder model_dir / cid: no relative_to per answer
+                rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
+                if row is None:
+                    answer_id = conn.execute(
+                        "insert into answers (model, challenge, path, status, present, first_seen, last_seen) "
+                        "values (?, ?, ?, 'answer', 1, ?, ?)", (model, cid, rel_folder, stamp, stamp)).lastrowid
+                else:
+                    answer_id = row[0]
+                seen_answers.add(answer_id)
+                facts: list[FileFacts] = []
+                for rel, path, f in listed:
+                    if isinstance(f, str):
+                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f))
+                        continue
+                    if isinstance(f, int):
+                        f = examined[f]
+                    facts.append(f)
+                    if f.problem:
+                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
+                    if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
+                        prompts[cid].append((model, f.sha256, os.fspath(path)))
+                    elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
+                        by_sha[f.sha256].append((model, cid, rel))
+
+                _store_files(db, answer_id, facts, old, git, folder, links)
+                transcripts = [f for f in facts if f.kind == "transcript"]
+                # with the chat exports at the model's root that quote this challenge's prompt (../NAME)
+                all_transcripts = transcripts + chats.get(cid, [])
+                _store_transcripts(db, answer_id, all_transcripts, existing_transcripts.get(answer_id, {}), folder)
+                # The prompt, transcripts and the data the challenge hands out are not an answer.
+                substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
+                status = "answer" if substantive else "no_answer"
+                if status == "no_answer":
+                    detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
+                    if any(f.relpath in data_files for f in facts):
+                        detail += " (and the challenge's data files)"
+                    if not facts:
+                        detail = "the folder is empty"
+                    if facts and not transcripts:
+                        # what `deploy` (or new-model) hands out and nothing else: the model has not
+                        # answered yet; information, not a warning (the matrix still shows no answer)
+                        result.info.append(Warning(WAITING_KIND, model, cid, f"{model}/{cid}", f"waiting for an answer: {detail}"))
+                    else:
+                        result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
+                values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1)
+                if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
+                    answer_updates.append((*values, stamp, answer_id))
+                result.files += len(facts)
+                result.transcripts += len(all_transcripts)
+
+        # A model's answers in two steps, walk (and hand the hashing out) then
+        # store, one model behind: the workers hash model k while this process
+        # stores model k - 1 and walks model k + 1. Rows are written in the
+        # same order as ever.
+        examiner = _Examiner()
+        try:
+            walked = None
+            for model, model_dir in workbench.model_dirs().items():
+                ahead = walk_model(model, model_dir)
+                if walked is not None:
+                    store_model(*walked)
+                walked = ahead
+            if walked is not None:
+                store_model(*walked)
+        finally:
+            examiner.close()
+
+        if answer_updates:
+            conn.executemany("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, "
+                             "present = ?, last_seen = ? where id = ?", answer_updates)
+        # Gone from disk: keep the rows (grades refer to them) but mark them absent.
+        db.execute(f"update models set present = 0 where name not in ({','.join('?' * len(seen_models)) or 'null'})", list(seen_models))
+        db.execute(f"update answers set present = 0 where id not in ({','.join('?' * len(seen_answers)) or 'null'})", list(seen_answers))
+        conn.execute("update answers set last_seen = ? where present = 1", (stamp,))
+
+        for sha, places in by_sha.items():
+            if len({m for m, _, _ in places}) < 2:
+                continue
+            for model, cid, rel in places:
+                others = ", ".join(f"{m}/{c}/{r}" for m, c, r in places if m != model)
+                result.warnings.append(Warning("duplicate_file", model, cid, f"{model}/{cid}/{rel}", f"same content (sha256 {sha[:12]}) as {others}"))
+        result.warnings.extend(_prompt_drift(store, prompts, challenges))
+
+        result.models = len(seen_models)
+        result.answers = len(seen_answers)
+        # Only the latest scan's warnings are read: older ones would pile up on every start.
+        db.execute("delete from scan_warnings where scan_id < ?", (scan_id,))
+        db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings + result.info])
+
+    if index_transcripts:
+        _index_transcripts(store, workbench)
+    result.duration_s = time.perf_counter() - started
+    db["scans"].update(scan_id, {"finished_at": now_iso(), "models": result.models, "answers": result.answers,
+                                 "files": result.files, "transcripts": result.transcripts, "warnings": len(result.warnings),
+                                 "hashed": result.hashed, "duration_s": round(result.duration_s, 4)})
+    store.set_meta("last_scan_id", str(scan_id))
+    return result
+
+
+def prompts_known(workbench: Workbench) -> dict[str, list[str]]:
+    """strays.known_prompts for this workbench (read only when a chat export needs it)."""
+    answer_prompts: dict[str, list[Path]] = defaultdict(list)
+    for model_dir in workbench.model_dirs().values():
+        for cid, folder in workbench.answer_dirs(model_dir).items():
+            if (folder / "PROMPT.md").is_file():
+                answer_prompts[cid].append(folder / "PROMPT.md")
+    return known_prompts(workbench.challenges, answer_prompts)
+
+
+def stray_records(model: str, strays: list[Stray], answer_ids: set[str], known, result: ScanResult) -> dict[str, list[FileFacts]]:
+    """Name each file of the model's folder outside its answer folders (in
+    ``result``); returns challenge id -> the chat exports that quote its prompt,
+    as transcript facts of that answer (relpath ``../NAME``). ``known``: a
+    callable giving strays.known_prompts, called when a chat needs it."""
+    chats: dict[str, list[FileFacts]] = defaultdict(list)
+    prompts = None
+    for stray in strays[:MOST_NAMED]:
+        where = f"{model}/{stray.relpath}"
+        if stray.st is None:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, f"outside any challenge folder, {stray.problem}"))
+            continue
+        chat = read_chat(stray, MAX_TEXT_BYTES)
+        if chat is None:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "outside any challenge folder: not indexed"))
+            continue
+        prompts = known() if prompts is None else prompts
+        cid, close = match_prompt(chat.prompt, prompts)
+        if cid in answer_ids:
+            chats[cid].append(FileFacts("../" + stray.relpath, chat.size, chat.mtime_ns, chat.sha256, "transcript", 1, None,
+                                        chat.lines, "chat"))
+            result.info.append(Warning(CHAT_KIND, model, cid, where, f"a one-shot chat export quoting {cid}'s prompt: "
+                                       f"indexed as {model}/{cid}'s transcript"))
+        elif cid:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, f"a one-shot chat export quoting {cid}'s "
+                                           f"prompt, but {model} has no {cid}/ folder: not indexed"))
+        elif close:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "a one-shot chat export whose prompt is as "
+                                           f"close to {' as to '.join(close)}: not indexed"))
+        else:
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "a one-shot chat export quoting no "
+                                           "challenge's prompt: not indexed"))
+    if len(strays) > MOST_NAMED:
+        result.warnings.append(Warning(OUTSIDE_KIND, model, None, f"{model}/", f"{len(strays) - MOST_NAMED} more files "
+                                       "outside any challenge folder: not indexed"))
+    return chats
+
+
+def challenge_warnings(workbench: Workbench) -> list[Warning]:
+    """What the workbench's own challenges/ changed in the bundled set, and
+    what in it could not be read (engine/challenges/catalog.py)."""
+    from engine.challenges.catalog import same_content
+
+    found = workbench.challenge_set
+    out = [Warning("challenge_override", None, o.id, f"challenges/{o.own.name}", o.describe())
+           for o in found.overrides if not same_content(o.own, o.bundled)]
+    for folder, message in found.problems:
+        out.append(Warning("bad_challenge", None, folder.name, f"challenges/{folder.name}",
+                           f"left out: {message}"))
+    return out
+
+
+_FILE_COLUMNS = ("id", "relpath", "size", "mtime_ns", "sha256", "kind", "readable", "problem", "git_status", "lines")
+
+
+def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, tuple], git, folder: Path,
+                 links: set[str]) -> None:
+    """Write the answer's files that changed; ``old``: relpath -> the stored row,
+    a tuple of _FILE_COLUMNS."""
+    keep = {f.relpath for f in facts}
+    gone = [r[0] for rel, r in old.items() if rel not in keep]
+    if gone:
+        db.execute(f"delete from files where id in ({','.join('?' * len(gone))})", gone)
+    updates, fresh = [], []
+    status_of = git.status_in(folder, links)
+    for f in facts:
+        prev = old.get(f.relpath)
+        values = (f.relpath, f.size, f.mtime_ns, f.sha256, f.kind, f.readable, f.problem, status_of(f.relpath), f.lines)
+        if prev is None:
+            fresh.append((answer_id, *values))
+        elif prev[1:] != values:
+            updates.append((*values, prev[0]))
+        # unchanged: no write (keeps warm rescans cheap)
+    if updates:
+        db.conn.executemany("update files set relpath = ?, size = ?, mtime_ns = ?, sha256 = ?, kind = ?, readable = ?, "
+                            "problem = ?, git_status = ?, lines = ? where id = ?", updates)
+    if fresh:
+        db.conn.executemany("insert into files (answer_id, relpath, size, mtime_ns, sha256, kind, readable, problem, "
+                            "git_status, lines) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", fresh)
+
+
+def _store_challenges(conn, challenges: dict, prompts: dict[str, str | None]) -> None:
+    """Upsert the challenges' rows; unchanged rows are not written."""
+    cols = ("position", "title", "difficulty", "language", "backends", "display_names", "forbidden_imports",
+            "path", "prompt_sha256")
+    stored = {r[0]: tuple(r[1:]) for r in conn.execute(f"select id, {', '.join(cols)} from challenges")}
+    rows = []
+    for pos, (cid, c) in enumerate(challenges.items()):
+        values = (c.position if c.position != 99 else pos + 1, c.title, c.difficulty, c.language,
+                  json.dumps(list(c.backends)), json.dumps(list(c.display_names)),
+                  json.dumps(list(c.forbidden_imports)), str(c.path), prompts.get(cid))
+        if stored.get(cid) != values:
+            rows.append((cid, *values))
+    if rows:
+        conn.executemany(
+            f"insert into challenges (id, {', '.join(cols)}) values ({', '.join('?' * (len(cols) + 1))}) "
+            f"on conflict(id) do update set {', '.join(f'{c} = excluded.{c}' for c in cols)}", rows)
+
+
+def _store_transcripts(db, answer_id: int, transcripts: list[FileFacts], old: dict[str, dict], folder: Path) -> None:
+    keep = {f.relpath for f in transcripts}
+    for rel, r in old.items():
+        if rel not in keep:
+            _delete_transcript(db, r["id"])
+    for f in transcripts:
+        prev = old.get(f.relpath)
+        if prev and prev["sha256"] == f.sha256 and (not f.problem or prev.get("status") == "error"):
+            continue  # unchanged (a file the cap now refuses is marked again, below)
+        fmt = f.transcript_format or sniff_format(folder / f.relpath)
+        values = {"answer_id": answer_id, "relpath": f.relpath, "sha256": f.sha256, "size": f.size,
+                  "format": fmt, "status": "found" if f.readable else "error", "problem": f.problem}
+        if f.problem:
+            values["parsed_sha256"] = None  # the indexer records why it is not parsed (without reading it whole)
+        # plain SQL: sqlite-utils' insert/update introspect the table on every call
+        # (a tenth of a cold scan's own CPU at bench/scale.py's 10,000 transcripts)
+        if prev:
+            db.conn.execute(f"update transcripts set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
+                            [*values.values(), prev["id"]])
+        else:
+            db.conn.execute(f"insert into transcripts ({', '.join(f'[{k}]' for k in values)}) "
+                            f"values ({', '.join('?' * len(values))})", list(values.values()))
+
+
+def _delete_transcript(db, transcript_id: int) -> None:
+    """Remove a transcript row and anything indexed from it (child tables first)."""
+    for table in db.table_names():
+        if table != "transcripts" and "transcript_id" in db[table].columns_dict:
+            db.execute(f"delete from [{table}] where transcript_id = ?", (transcript_id,))
+    db.execute("delete from transcripts where id = ?", (transcript_id,))
+
+
+def _index_transcripts(store: Store, workbench: Workbench) -> None:
+    from engine.transcripts.index import index_pending  # parses only new or changed transcripts
+
+    index_pending(store, workbench.root)
