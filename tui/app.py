@@ -176,9 +176,11 @@ class BenchApp(App[int]):
         return Store(self.store_path)
 
     def report_error(self, what: str, error: BaseException | str) -> None:
-        from engine.store.database import damage_message, is_damage
+        from engine.store.database import StoreDamaged, damage_message, is_damage
 
-        if isinstance(error, BaseException) and is_damage(error):  # the store broke under us: say what to do
+        if isinstance(error, StoreDamaged):  # found by a Store, already in words: touch it no more
+            self.store_damaged = self.store_damaged or str(error)
+        elif isinstance(error, BaseException) and is_damage(error):  # the store broke under us: say what to do
             error = damage_message(self.store_path, str(error))
             self.store_damaged = self.store_damaged or error  # and touch it no more
         message = f"{what}: {error}" if what else str(error)

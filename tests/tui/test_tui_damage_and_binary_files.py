@@ -31,6 +31,7 @@ async def test_tui_store_damage_found_mid_session_names_the_backup(demo_wb):
         app.open_answer("demo-careful", "backwards")
         await settle(app, pilot)
         assert app.is_running
+        assert app.store_damaged, "damage found mid-session must stop every later write"
     damaged = [e for e in app.errors if "is damaged" in e]
     assert damaged, app.errors
     assert f"the store {path} is damaged (" in damaged[0] and "benchtui backup" in damaged[0], damaged[0]
