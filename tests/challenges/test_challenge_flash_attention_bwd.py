@@ -148,7 +148,7 @@ def test_large_score_case_is_fixed_and_named(tmp_path, fast_challenges):
         assert checks["large_scores"]["verdict"] == "fail"
         assert "key tile 0 scoring 1000 above the later tiles" in message and "not finite" in message
         assert "causal=True" in message and "causal=False" in message
-        assert failing(checks) == {"large_scores"}
+        assert failing(checks) == {"large_scores", "masked_key_large"}  # both large-score cases, nothing else
 
 
 def test_input_mutation_is_reported(tmp_path, fast_challenges):
