@@ -146,6 +146,18 @@ def _maybe_json(value):
     return value
 
 
+def measured(check: dict) -> str:
+    """A check that stored no message says what it measured: its value against its threshold."""
+    value, threshold = check.get("value"), check.get("threshold")
+    if value in (None, ""):
+        return ""
+    try:
+        value = f"{float(value):.3g}"
+    except (TypeError, ValueError):
+        pass
+    return f"value {value}" + (f" (threshold {threshold})" if threshold not in (None, "") else "")
+
+
 def cmd_show(args, ctx) -> int:
     scan_workbench(ctx.workbench, ctx.store)
     model, challenge = resolve_answer(ctx, args.model, args.challenge)
@@ -173,7 +185,7 @@ def cmd_show(args, ctx) -> int:
             text = req["words"] + (f" ({req['reason']})" if req["reason"] else "")
             print("\n".join(fit_check(f"  requirement {req['status']:<13} {req['id']}: ", req["status"], text)))
         for c in run["checks"]:
-            print("\n".join(fit_check(f"  {c['verdict']:<13} {c['name']:<30} ", c["verdict"], c["message"])))
+            print("\n".join(fit_check(f"  {c['verdict']:<13} {c['name']:<30} ", c["verdict"], c["message"] or measured(c))))
     for r in detail["interrupted_since"]:
         took = f" after {r['duration_s']:.1f} s" if r["duration_s"] is not None else ""
         print(f"run #{r['id']} interrupted{took}" + (f": {r['message']}" if r["message"] else "") + " (history, not a verdict)")

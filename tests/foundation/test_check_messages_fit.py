@@ -56,3 +56,11 @@ def test_show_prints_to_the_terminals_width(demo_workbench: Path, capsys, monkey
     else:
         assert fixed.endswith("…") and "3.3e-1…" not in fixed
     assert " ".join(out.split()).count(" ".join(FAILING.split())) == 1  # whole, wrapped or not
+
+
+def test_a_check_without_a_message_shows_its_value_and_threshold():
+    from engine.commands.workbench_cmds import measured
+
+    assert measured({"value": "2.6776818533170106e-16", "threshold": "0.0001", "message": ""}) == "value 2.68e-16 (threshold 0.0001)"
+    assert measured({"value": "ok", "threshold": None}) == "value ok"
+    assert measured({"value": None, "threshold": "1"}) == ""
