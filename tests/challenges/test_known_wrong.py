@@ -127,6 +127,9 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
                                                 "    q, s = ternary_codes(w, 128)\n"
                                                 "    return (q.reshape(w.shape[0], -1, 128)")],
                                               "group_size_honoured"),
+        # a layer's backward that clips the input gradient where activations exceed 1
+        "dx_clipped_beyond_one": ([("    return dx, dw\n", "    return dx * (np.abs(x) <= 1), dw\n")],
+                                  "linear_backward_dx"),
     },
     "top_p": {
         "p_ignored_for_a_constant": ([("before < p", "before < 0.9")], "fixed_crossing_token"),
