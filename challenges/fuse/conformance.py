@@ -12,7 +12,6 @@ reported as a fraction of the device's peak bandwidth and of the roofline.
 """
 from __future__ import annotations
 
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +21,8 @@ import numpy as np
 from engine.verify import cuda_build, cuda_device
 from engine.verify.cuda_device import seeded_rows
 from engine.verify import verdicts as V
-from engine.verify.suite import CheckFailed, InputMutated
+from engine.runner import timing
+from engine.verify.suite import CheckFailed, InputMutated, RoundTripClock
 
 SYMBOL = "benchtui_softmax_topk"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const float* logits, int rows, int V, int k, "
@@ -316,14 +316,7 @@ class FuseChecks:
 
     def round_trip_s(self) -> float:
         peer = getattr(self.suite, "peer", None)
-        if peer is None:
-            return 0.0
-        trips = []
-        for _ in range(20):
-            start = time.perf_counter()
-            peer.ping()
-            trips.append(time.perf_counter() - start)
-        return statistics.median(trips)
+        return RoundTripClock(peer, timing.Clock()).overhead_s if peer is not None else 0.0
 
     def time_baseline(self, rows: int, vocab: int, k: int, seeds: list[int]) -> dict | None:
         """The best library baseline present, timed here the same way."""
@@ -384,12 +377,8 @@ class FuseChecks:
 
 
 def median_iqr(samples: list[float]) -> tuple[float, float]:
-    if not samples:
-        return float("nan"), float("nan")
-    if len(samples) < 4:
-        return statistics.median(samples), 0.0
-    q = statistics.quantiles(samples, n=4, method="inclusive")
-    return statistics.median(samples), q[2] - q[0]
+    """The engine's median and IQR; nan for no timed calls at all."""
+    return timing.median_iqr(samples) if samples else (float("nan"), float("nan"))
 
 
 def describe(exc: BaseException) -> str:
