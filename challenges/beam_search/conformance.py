@@ -345,4 +345,5 @@ def length_penalty_order(suite, answer, core, prompts, eos, vocab, timeout, seqs
         # alpha between the crossovers: counted -> short first, not counted -> long first
         reading = ("EOS counted in the length" if got == [short, long_] else
                    "EOS not counted in the length" if got == [long_, short] else "neither reading")
-    suite.info("eos_in_length", value=reading, message=f"at alpha={mid:g} the answer ranks {got}: {reading}")
+    suite.reading("eos_in_length", reading, message=f"at alpha={mid:g} the answer ranks {got}: {reading}",
+                  accepted=reading.startswith("EOS"))

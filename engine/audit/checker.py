@@ -2,9 +2,10 @@
 
 The same sandboxed checker as a run (``engine.runner.child``), on the cheap
 path: no timing and no memory figures, and (for a mutant) it stops at the
-first check that fails. It also records a trace, one digest per value the
-answer's process returned, in order: two copies whose traces are equal
-returned the same values on the suite's own inputs (equivalence).
+first check that fails. It also records a trace, one entry per value the
+answer's process returned, in order: two copies whose traces match
+(``engine.audit.equivalence``) returned the same values on the suite's own
+inputs.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.audit.equivalence import entry
 from engine.verify import verdicts as V
 from engine.verify import wire
 from engine.verify.suite import SkipCheck, Suite
@@ -85,7 +87,7 @@ class TracingPeer(wire.Peer):
                 self.trace.append(f"raise:{getattr(exc, 'remote_type', type(exc).__name__)}")
             raise
         if not self.probing:  # Suite.probing: binding, not an answer's result
-            self.trace.append(digest(value))
+            self.trace.append(entry(digest(value), value, wire.is_proxy))
         return value
 
 

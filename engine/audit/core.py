@@ -30,6 +30,7 @@ from typing import Callable
 from engine.challenges import adapters
 from engine.audit.answer_lines import LINES_FILE
 from engine.audit.checker import KILLING
+from engine.audit.equivalence import other_reading, same_values, unstable_positions
 from engine.audit.mutate import Mutant, Source
 from engine.host.backends import choose_backend
 from engine.challenges.definition import Challenge
@@ -89,7 +90,8 @@ def checker_sha256() -> str:
     a change there can change any verdict, so it is part of every cache key."""
     root = Path(__file__).resolve().parent.parent
     h = hashlib.sha256()
-    for path in sorted([*(root / "verify").glob("*.py"), root / "audit" / "checker.py", root / "audit" / "answer_lines.py"]):
+    for path in sorted([*(root / "verify").glob("*.py"), root / "audit" / "checker.py",
+                                     root / "audit" / "answer_lines.py", root / "audit" / "equivalence.py"]):
         h.update(path.name.encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
 
@@ -281,7 +283,7 @@ class Auditor:
                     "message": "", "wall_s": round(got["wall_s"], 3),
                     "created_at": now_iso()}, replace=True)
                 row = {"wall_s": got["wall_s"]}
-        plan["trace"], plan["unstable"], plan["wall_s"] = trace, unstable, row["wall_s"]
+        plan["trace"], plan["unstable"], plan["wall_s"], plan["checks"] = trace, unstable, row["wall_s"], checks
         bad = [c for c in checks if c["verdict"] in KILLING]
         self.emit(AuditEvent("baseline", target.model, challenge.id, "fail" if bad else "pass", cached=cached))
         if bad:
@@ -332,10 +334,14 @@ class Auditor:
                 got = {"checks": [{"name": "audit", "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}],
                        "trace": None, "wall_s": 0.0}
             killer = next((c for c in got["checks"] if c["verdict"] in KILLING), None)
+            reading = None
             if killer is not None:
                 status = "killed"
+            elif same_values(got["trace"], plan["trace"], plan["unstable"]):
+                status = "equivalent"
             else:
-                status = "equivalent" if same_values(got["trace"], plan["trace"], plan["unstable"]) else "survived"
+                reading = other_reading(got["checks"], plan["checks"])
+                status = "equivalent" if reading else "survived"
             with Store(self.workbench.store_path) as store, store.conn:
                 store.db["audit_mutants"].insert({
                     "key": key, "model": target.model, "challenge": target.challenge.id, "file": m.file, "line": m.line,
@@ -343,29 +349,14 @@ class Auditor:
                     "suite_sha256": plan["suite"], "seed": self.options.seed, "status": status,
                     "killed_by": killer["name"] if killer else None,
                     "checks": json.dumps([{"name": c["name"], "verdict": c["verdict"]} for c in got["checks"]]),
-                    "message": (killer or {}).get("message", "")[:500], "wall_s": round(got["wall_s"], 3),
+                    "message": (f"the other accepted reading of what the prompt leaves open: {reading}" if reading
+                                else (killer or {}).get("message", ""))[:500], "wall_s": round(got["wall_s"], 3),
                     "audited_at": now_iso()}, replace=True)
         with self._lock:
             self.done += 1
             done = self.done
         self.emit(AuditEvent("mutant", target.model, target.challenge.id, status,
                              f"{m.file}:{m.line} {m.description}", done=done, total=self.total, cached=cached))
-
-
-def unstable_positions(first: list | None, second: list | None) -> list[int] | None:
-    """Where two runs of the same original returned different values (random
-    initialisation, timing-dependent code); None when they do not line up at all."""
-    if first is None or second is None or len(first) != len(second):
-        return None
-    return [i for i, (a, b) in enumerate(zip(first, second)) if a != b]
-
-
-def same_values(trace: list | None, baseline: list | None, unstable: list[int] | None) -> bool:
-    """A survivor returned the original's values everywhere the original itself is stable."""
-    if trace is None or baseline is None or unstable is None or len(trace) != len(baseline):
-        return False
-    skip = set(unstable)
-    return all(a == b for i, (a, b) in enumerate(zip(trace, baseline)) if i not in skip)
 
 
 def marks(store: Store, model: str, challenge: str) -> dict[str, bool]:

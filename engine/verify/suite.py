@@ -316,6 +316,14 @@ class Suite:
         """A figure shown with the checks that never changes the verdict."""
         return self.record(name, V.INFO, value=value, message=message, details=details)
 
+    def reading(self, name: str, value: Any, message: str = "", accepted: bool = True) -> Check:
+        """A figure that says how the answer settles a point its prompt leaves
+        open (``accepted``: one of the ways the prompt allows). Never a verdict;
+        an audit counts a mutant that only moves it to another accepted way as
+        equivalent."""
+        return self.record(name, V.INFO, value=value, message=message,
+                           details={"open_reading": {"accepted": bool(accepted)}})
+
     def _mark_started(self, name: str) -> None:
         """A check in flight when the run's time limit kills this process is
         named by its last ``started`` line (orchestrate.in_flight)."""

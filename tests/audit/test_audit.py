@@ -265,7 +265,7 @@ def test_an_interrupted_audit_resumes_from_its_cache(toy):
 
 
 def test_values_that_vary_between_two_runs_of_the_original_never_decide_equivalence():
-    from engine.audit.core import same_values, unstable_positions
+    from engine.audit.equivalence import same_values, unstable_positions
 
     first, second = ["a", "r1", "c"], ["a", "r2", "c"]
     unstable = unstable_positions(first, second)

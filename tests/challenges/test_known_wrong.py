@@ -130,6 +130,10 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
         # a layer's backward that clips the input gradient where activations exceed 1
         "dx_clipped_beyond_one": ([("    return dx, dw\n", "    return dx * (np.abs(x) <= 1), dw\n")],
                                   "linear_backward_dx"),
+        # a training loop whose softmax is shifted by each column's max (the batch axis): it
+        # still lowers the loss, but stops far short of the byte frequencies
+        "softmax_shift_over_the_batch": ([("z = logits - logits.max(-1, keepdims=True)",
+                                           "z = logits - logits.max(0, keepdims=True)")], "smoke_loss_falls"),
     },
     "top_p": {
         "p_ignored_for_a_constant": ([("before < p", "before < 0.9")], "fixed_crossing_token"),
