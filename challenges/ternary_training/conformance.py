@@ -308,10 +308,8 @@ def smoke_slices(suite, text: str) -> tuple[str, np.ndarray, dict]:
     return text[start:start + n], np.array([list(b) for b in held], dtype=np.int32), where
 
 
-def heldout_logp(suite, model, held: np.ndarray, is_mlx: bool) -> np.ndarray:
-    """Log-probabilities (windows, tokens, 256) over the held-out bytes, from
-    logits the answer's model computes in its process; normalised here."""
-    ids = held[:, :-1]
+def model_logits(suite, model, ids: np.ndarray, is_mlx: bool) -> np.ndarray:
+    """Logits (batch, tokens, 256) the answer's model computes in its process."""
     x = suite.answer_side("to_mlx", ids) if is_mlx else ids
     logits = np.asarray(suite.fetch(suite.call(model, x)), dtype=np.float64)
     want = ids.shape + (SMOKE_VOCAB,)
@@ -319,6 +317,13 @@ def heldout_logp(suite, model, held: np.ndarray, is_mlx: bool) -> np.ndarray:
         raise CheckFailed(f"the model returned logits of shape {logits.shape}, expected {want} (batch, tokens, 256 byte ids)")
     if not np.isfinite(logits).all():
         raise CheckFailed("the model returned non-finite logits")
+    return logits
+
+
+def heldout_logp(suite, model, held: np.ndarray, is_mlx: bool) -> np.ndarray:
+    """Log-probabilities (windows, tokens, 256) over the held-out bytes, from
+    logits the answer's model computes in its process; normalised here."""
+    logits = model_logits(suite, model, held[:, :-1], is_mlx)
     z = logits - logits.max(axis=-1, keepdims=True)
     return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
@@ -419,6 +424,7 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
         c.expect(mean <= bar, f"the trained model predicts the token before each position ({prev:.3f} nats) better "
                  f"than the next one ({nxt:.3f}) by {mean:.3f} nats, beyond the noise ({bar:.3f}): its loop teaches the "
                  f"wrong target")
+    check_causal(suite, model, held, is_mlx)
     with suite.check("smoke_weights_ternary", threshold="-s, 0, +s per group; s = mean |latent|",
                      requires=("training_loop",)) as c:
         layers_of = (getattr(adapter, "smoke_layers", None) if adapter else None) or suite.find("smoke_layers", kind="function")
@@ -430,6 +436,29 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
         c.details.update({"layers": sorted(layers), "not_ternary": bad})
         c.value = f"{len(layers) - len(bad)} of {len(layers)} trained layers ternary"
         c.expect(not bad, "after training, not ternary: " + ", ".join(bad))
+
+
+def check_causal(suite, model, held: np.ndarray, is_mlx: bool) -> None:
+    """A next-token model's logits at a position depend on the bytes up to it
+    only. Fed the held-out windows twice, the second time with every byte from
+    the middle on changed, the trained model must give the same logits before
+    the middle: a model that attends to later bytes (a causal mask dropped,
+    positions mixed by a wrong transpose) reads the answer it is scored on."""
+    ids = held[:, :-1]
+    cut = ids.shape[1] // 2
+    changed = ids.copy()
+    changed[:, cut:] = (changed[:, cut:] + 1 + np.arange(ids.shape[1] - cut) % 7) % SMOKE_VOCAB
+    tol = float(suite.threshold("causal_rel_tol", 1e-4))
+    with suite.check("smoke_model_causal", requires=("training_loop",), threshold=tol) as c:
+        a = model_logits(suite, model, ids, is_mlx)[:, :cut]
+        b = model_logits(suite, model, changed, is_mlx)[:, :cut]
+        worst = np.abs(a - b).max(axis=(0, 2))
+        rel = worst / max(float(np.abs(a).max()), 1e-30)
+        c.value = float(rel.max())
+        first = int(np.argmax(rel > tol)) if (rel > tol).any() else None
+        c.details.update({"changed_from_position": cut, "positions_checked": cut})
+        c.expect(first is None, f"changing the bytes from position {cut} on changes the logits at position {first} "
+                 f"(by {c.value:.3g} relative): the model reads bytes after the one it predicts")
 
 
 def judge_layers(suite, ref, layers: dict, g: int, is_mlx: bool, rng=None) -> list[str]:

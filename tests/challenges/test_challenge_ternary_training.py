@@ -52,12 +52,14 @@ def test_reference_passes_with_smoke_run(tmp_path):
     assert cov["training_loop"]["status"] == "pass" and cov["quantizer"]["status"] == "pass"
     assert cov["embeddings_and_head_ternary"]["checkable"] is True  # no prompt: every requirement applies
     for name in ("quantize_levels", "quantize_group_scale", "quantize_rounding", "ste_gradient",
-                 "smoke_loss_falls", "smoke_learns_next_token", "smoke_weights_ternary"):
+                 "smoke_loss_falls", "smoke_learns_next_token", "smoke_model_causal", "smoke_weights_ternary"):
         assert checks[name]["verdict"] == "pass", checks[name]
     assert checks["answer_framework"]["value"] == "numpy"
     # measured here: a held-out next-token loss before (steps=0) and after the answer's own loop
     smoke = checks["smoke_loss_falls"]["details"]
     assert smoke["trained_loss"] <= min(smoke["untrained_loss"], smoke["uniform_loss"]) - 0.5
+    assert smoke["trained_loss"] <= smoke["frequency_loss"] + 0.75  # it learns at least the byte frequencies
+    assert checks["smoke_model_causal"]["value"] == 0.0  # later bytes change nothing before them
     assert smoke["heldout_tokens"] == 16 * 64 and smoke["steps"] == 30
     assert "reference.py:smoke_run" in smoke["reach"]["calls"]
     assert checks["smoke_weights_ternary"]["details"]["layers"] == ["w1", "w2"]
@@ -134,6 +136,19 @@ APPENDED = {
                              "    model = _smoke(text, 0, seed, group_size)\n"
                              "    model.losses = [5.5 - 0.1 * i for i in range(steps)]\n"
                              "    return model\n", "smoke_loss_falls"),
+    # a model whose logits at a position read the next byte too (a causal mask dropped)
+    "smoke_model_reads_ahead": ("class _Ahead:\n"
+                                "    def __init__(self, inner):\n"
+                                "        self.inner = inner\n"
+                                "    def __getattr__(self, name):\n"
+                                "        return getattr(self.inner, name)\n"
+                                "    def __call__(self, ids):\n"
+                                "        ahead = np.concatenate([ids[:, 1:], ids[:, -1:]], axis=1)\n"
+                                "        return self.inner(ids) + 0.1 * self.inner(ahead)\n"
+                                "_smoke = smoke_run\n"
+                                "def smoke_run(text, steps=30, seed=0, group_size=128):\n"
+                                "    model = _smoke(text, steps, seed, group_size)\n"
+                                "    return _Ahead(model) if steps else model\n", "smoke_model_causal"),
     # trains, but the trained model computes with its full-precision latent weights
     "smoke_layers_full_precision": ("class _Latent(TernaryLayer):\n"
                                     "    def __call__(self, x):\n"
