@@ -469,11 +469,14 @@ def judge_layers(suite, ref, layers: dict, g: int, is_mlx: bool, rng=None) -> li
     bad = []
     for name in sorted(layers):
         kind, layer, owner = layers[name]
-        latent = np.asarray(suite.fetch(owner.weight), dtype=np.float64)
         if rng is not None:  # a new model may hold zeros: what it computes with must follow fresh latents
-            fresh = (rng.standard_normal(latent.shape) / np.sqrt(latent.shape[1])).astype(np.float32)
+            with suite.probing():  # only the shape of its own latents is read: they are replaced
+                shape = np.shape(suite.fetch(owner.weight))
+            fresh = (rng.standard_normal(shape) / np.sqrt(shape[1])).astype(np.float32)
             owner.weight = suite.answer_side("to_mlx", fresh) if is_mlx else fresh
             latent = fresh.astype(np.float64)
+        else:
+            latent = np.asarray(suite.fetch(owner.weight), dtype=np.float64)
         n_in = latent.shape[1] if kind == "linear" else latent.shape[0]
         eff = effective_weights(suite, layer, kind, n_in, is_mlx)
         a, ok = group_levels(eff, g, 1e-4)

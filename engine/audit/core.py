@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from engine.challenges import adapters
+from engine.challenges import adapters, prompts
 from engine.audit.answer_lines import LINES_FILE
 from engine.audit.checker import KILLING
 from engine.audit.equivalence import other_reading, same_values, unstable_positions
@@ -161,6 +161,9 @@ class Auditor:
                 folder = tmp / "references" / cid
                 folder.mkdir(parents=True)
                 shutil.copyfile(challenge.reference_path, folder / "reference.py")
+                # the reference answers the challenge's own prompt: judged by its version's checks too
+                if (challenge.path / prompts.PROMPT_FILE).is_file():
+                    shutil.copyfile(challenge.path / prompts.PROMPT_FILE, folder / prompts.PROMPT_FILE)
                 out.append(Target(REFERENCE, challenge, folder))
             for r in latest:
                 if r["challenge"] == cid and r["verdict"] == "pass" and (not models or r["model"] in models) \
