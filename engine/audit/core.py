@@ -6,7 +6,9 @@ checks reached and what the answer returned; then single-point mutants of
 the reached Python files run, one scratch copy each, through the same two
 sandboxed processes as a run (``Runner._two_processes``), stopping at the
 first failing check. A mutant no check kills is compared with the baseline on
-the values returned: identical everywhere means "likely equivalent".
+the values returned (``engine.audit.equivalence``): the same everywhere (floats
+within rounding), or differing only in what the answer's prompt leaves to the
+answer, means "likely equivalent".
 
 Every outcome is stored as soon as it is known, keyed by the mutant's content,
 the rest of the answer, the adapter and the suite's hash, so an interrupted
@@ -30,7 +32,7 @@ from typing import Callable
 from engine.challenges import adapters, prompts
 from engine.audit.answer_lines import LINES_FILE
 from engine.audit.checker import KILLING
-from engine.audit.equivalence import other_reading, same_values, unstable_positions
+from engine.audit.equivalence import allowed_by_prompt, same_values, unstable_positions
 from engine.audit.mutate import Mutant, Source
 from engine.host.backends import choose_backend
 from engine.challenges.definition import Challenge
@@ -337,14 +339,14 @@ class Auditor:
                 got = {"checks": [{"name": "audit", "verdict": "error", "message": f"{type(exc).__name__}: {exc}"}],
                        "trace": None, "wall_s": 0.0}
             killer = next((c for c in got["checks"] if c["verdict"] in KILLING), None)
-            reading = None
+            allowed = None
             if killer is not None:
                 status = "killed"
             elif same_values(got["trace"], plan["trace"], plan["unstable"]):
                 status = "equivalent"
             else:
-                reading = other_reading(got["checks"], plan["checks"])
-                status = "equivalent" if reading else "survived"
+                allowed = allowed_by_prompt(got["checks"], plan["checks"])
+                status = "equivalent" if allowed else "survived"
             with Store(self.workbench.store_path) as store, store.conn:
                 store.db["audit_mutants"].insert({
                     "key": key, "model": target.model, "challenge": target.challenge.id, "file": m.file, "line": m.line,
@@ -352,8 +354,7 @@ class Auditor:
                     "suite_sha256": plan["suite"], "seed": self.options.seed, "status": status,
                     "killed_by": killer["name"] if killer else None,
                     "checks": json.dumps([{"name": c["name"], "verdict": c["verdict"]} for c in got["checks"]]),
-                    "message": (f"the other accepted reading of what the prompt leaves open: {reading}" if reading
-                                else (killer or {}).get("message", ""))[:500], "wall_s": round(got["wall_s"], 3),
+                    "message": (allowed or (killer or {}).get("message", ""))[:500], "wall_s": round(got["wall_s"], 3),
                     "audited_at": now_iso()}, replace=True)
         with self._lock:
             self.done += 1

@@ -135,6 +135,9 @@ def same_values(trace: list | None, baseline: list | None, unstable: list[int] |
     return all(same_entry(a, b) for i, (a, b) in enumerate(zip(trace, baseline)) if i not in skip)
 
 
+ALLOWED = "allowed by the answer's prompt: "
+
+
 def readings(checks: list[dict]) -> dict[str, tuple]:
     """The points the prompt leaves open, as the suite read them: name -> (value, accepted)."""
     out = {}
@@ -145,12 +148,30 @@ def readings(checks: list[dict]) -> dict[str, tuple]:
     return out
 
 
-def other_reading(checks: list[dict], baseline_checks: list[dict]) -> str | None:
-    """Why a mutant whose values differ is still equivalent under the contract:
-    it settles a point the prompt leaves open the other accepted way (the
-    suite's own reading says so), or None."""
+def not_asked(checks: list[dict]) -> dict[str, str]:
+    """Checks the answer's prompt does not ask for (figures here): name -> the verdict they would be."""
+    return {c["name"]: c["details"]["would_be"]["verdict"] for c in checks or []
+            if isinstance((c.get("details") or {}).get("would_be"), dict)}
+
+
+def allowed_by_prompt(checks: list[dict], baseline_checks: list[dict]) -> str | None:
+    """Why a mutant whose values differ is still equivalent under the contract,
+    or None: what moved is only what the answer's prompt leaves to the answer,
+    by the suite's own record of it. Either a point the prompt leaves open,
+    settled the other accepted way (``Suite.reading``), or a check another
+    prompt version asks for and this one does not (the published flash
+    attention prompt advises float64 "if possible": a float32 accumulator
+    moves ``float64_accuracy``, a figure there)."""
+    why = []
     mine, base = readings(checks), readings(baseline_checks)
-    changed = {k: v for k, v in mine.items() if base.get(k, (None,))[0] != v[0]}
-    if not changed or not all(accepted for _, accepted in changed.values()):
-        return None
-    return "; ".join(f"{k}: {base.get(k, (None,))[0]} -> {v}" for k, (v, _) in sorted(changed.items()))
+    for name, (value, accepted) in sorted(mine.items()):
+        was = base.get(name, (None,))[0]
+        if was != value:
+            if not accepted:
+                return None
+            why.append(f"{name}: {was} -> {value}")
+    mine_na, base_na = not_asked(checks), not_asked(baseline_checks)
+    for name, verdict in sorted(mine_na.items()):
+        if base_na.get(name) != verdict:
+            why.append(f"{name} (not asked by this prompt) would be {verdict}, was {base_na.get(name)}")
+    return ALLOWED + "; ".join(why) if why else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from engine.audit.core import effective_status, marks, mutant_rows
+from engine.audit.equivalence import ALLOWED
 from engine.store.database import Store, now_iso
 
 
@@ -19,16 +20,20 @@ def answer_report(store: Store, row: dict) -> dict:
     keys = json.loads(row["mutant_keys"] or "[]")
     rows = mutant_rows(store, keys)
     marked = marks(store, row["model"], row["challenge"])
-    counts = {"killed": 0, "survived": 0, "equivalent": 0, "error": 0}
+    counts = {"killed": 0, "survived": 0, "equivalent": 0, "error": 0, "allowed": 0}
     survivors, equivalent = [], []
     for r in sorted(rows, key=lambda r: (r["file"], r["line"], r["description"])):
         status = effective_status(r, marked)
         counts[status] = counts.get(status, 0) + 1
         if status in ("survived", "equivalent"):
+            allowed = r["status"] == "equivalent" and (r.get("message") or "").startswith(ALLOWED)
+            counts["allowed"] += status == "equivalent" and allowed and r["mutant_sha256"] not in marked
             item = {"file": r["file"], "line": r["line"], "operator": r["operator"], "description": r["description"],
                     "diff": r["diff"], "mutant_sha256": r["mutant_sha256"],
                     "checks": [c["name"] for c in json.loads(r["checks"] or "[]")],
-                    "marked": marked.get(r["mutant_sha256"]), "detected": r["status"]}
+                    "marked": marked.get(r["mutant_sha256"]), "detected": r["status"],
+                    # why it counts as equivalent: the same values, or what the prompt leaves to the answer
+                    "why": r["message"][len(ALLOWED):] if allowed else ""}
             (survivors if status == "survived" else equivalent).append(item)
     counted = counts["killed"] + counts["survived"]
     return {"model": row["model"], "challenge": row["challenge"], "status": row["status"], "message": row["message"],
@@ -43,8 +48,8 @@ def challenge_reports(store: Store) -> list[dict]:
     for row in latest_answers(store):
         a = answer_report(store, row)
         c = by_challenge.setdefault(a["challenge"], {"challenge": a["challenge"], "killed": 0, "survived": 0,
-                                                     "equivalent": 0, "mutants": 0, "answers": []})
-        for k in ("killed", "survived", "equivalent", "mutants"):
+                                                     "equivalent": 0, "allowed": 0, "mutants": 0, "answers": []})
+        for k in ("killed", "survived", "equivalent", "allowed", "mutants"):
             c[k] += a[k]
         c["answers"].append(a)
     for c in by_challenge.values():

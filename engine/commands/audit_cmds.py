@@ -93,8 +93,9 @@ def cmd_audit(args, ctx) -> int:
     if not reports:
         print("nothing audited yet: run `benchtui run` first (only passing answers are audited)")
     for c in reports:
+        allowed = f" ({c['allowed']} of them allowed by the prompt)" if c["allowed"] else ""
         print(f"{c['challenge']}: {_score(c['score'])}  ({c['killed']} killed, {c['survived']} survived, "
-              f"{c['equivalent']} likely equivalent, of {c['mutants']})")
+              f"{c['equivalent']} likely equivalent{allowed}, of {c['mutants']})")
         for a in c["answers"]:
             line = f"    {a['model']:<16} {_score(a['score'])}  {a['killed']}/{a['killed'] + a['survived']}"
             print(line + (f"  [{a['status']}: {a['message']}]" if a["status"] != "audited" else ""))
@@ -102,7 +103,8 @@ def cmd_audit(args, ctx) -> int:
                 print(f"        survived {s['file']}:{s['line']} {s['description']}  ({s['mutant_sha256'][:12]})")
             for s in a["likely_equivalent"]:
                 how = "marked equivalent" if s["marked"] else "likely equivalent"
-                print(f"        {how} {s['file']}:{s['line']} {s['description']}  ({s['mutant_sha256'][:12]})")
+                why = f"  [{s['why']}]" if s["why"] and not s["marked"] else ""
+                print(f"        {how} {s['file']}:{s['line']} {s['description']}  ({s['mutant_sha256'][:12]}){why}")
     return 0
 
 

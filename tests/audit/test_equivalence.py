@@ -2,7 +2,7 @@
 import numpy as np
 
 from engine.audit.checker import digest
-from engine.audit.equivalence import other_reading, same_entry, same_values
+from engine.audit.equivalence import ALLOWED, allowed_by_prompt, same_entry, same_values
 
 
 def entry(value):
@@ -65,7 +65,21 @@ def reading(value, accepted=True):
 def test_an_accepted_other_reading_explains_different_values():
     base = [{"name": "penalty", "verdict": "pass"}, reading("EOS counted in the length")]
     moved = [{"name": "penalty", "verdict": "pass"}, reading("EOS not counted in the length")]
-    why = other_reading(moved, base)
-    assert why and "EOS counted in the length -> EOS not counted in the length" in why
-    assert other_reading(base, base) is None  # nothing moved: the values differ for another reason
-    assert other_reading([reading("neither reading", accepted=False)], base) is None
+    why = allowed_by_prompt(moved, base)
+    assert why.startswith(ALLOWED) and "EOS counted in the length -> EOS not counted in the length" in why
+    assert allowed_by_prompt(base, base) is None  # nothing moved: the values differ for another reason
+    assert allowed_by_prompt([reading("neither reading", accepted=False)], base) is None
+
+
+def not_asked(verdict):
+    return {"name": "float64_accuracy", "verdict": "info", "message": f"not asked by this answer's prompt: would be {verdict}",
+            "details": {"would_be": {"verdict": verdict, "message": ""}, "asked_by_prompt_versions": ["benchtui"]}}
+
+
+def test_a_check_the_prompt_does_not_ask_for_moving_is_allowed_by_that_prompt():
+    why = allowed_by_prompt([not_asked("fail")], [not_asked("pass")])
+    assert why.startswith(ALLOWED) and "float64_accuracy (not asked by this prompt) would be fail" in why
+    assert allowed_by_prompt([not_asked("pass")], [not_asked("pass")]) is None
+    # a check the prompt asks for never makes a survivor allowed (it would have killed it)
+    assert allowed_by_prompt([{"name": "float64_accuracy", "verdict": "pass"}],
+                             [{"name": "float64_accuracy", "verdict": "pass"}]) is None

@@ -156,7 +156,9 @@ class AuditScreen(GuardedScreen):
         self.survivors = {}
         for a in report["answers"]:
             for s, status in [*((s, "survived") for s in a["survivors"]),
-                              *((s, "marked equivalent" if s["marked"] else "likely equivalent") for s in a["likely_equivalent"])]:
+                              *((s, "marked equivalent" if s["marked"] else
+                                 "allowed by the prompt" if s.get("why") else "likely equivalent")
+                                for s in a["likely_equivalent"])]:
                 key = f"{a['model']}\0{s['mutant_sha256']}"
                 self.survivors[key] = {**s, "model": a["model"], "challenge": a["challenge"]}
                 table.add_row(a["model"], f"{s['file']}:{s['line']}", s["description"],
