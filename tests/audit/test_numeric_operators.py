@@ -164,3 +164,15 @@ def test_every_mutant_names_a_listed_operator():
            "    return sorted(m, key=lambda v: v / t)[:t], np.sum(x.astype(np.float64), axis=1)\n")
     ops = {m.operator for m in mutants_of(src, "t.py")}
     assert ops <= set(OPERATORS) and {"parameter_constant", "max_arg", "mask", "key", "dtype", "axis"} <= ops
+
+
+def test_the_readme_names_every_operator_beyond_the_classics():
+    from pathlib import Path
+
+    from engine.audit.mutate import OPERATORS
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Suite strength"):readme.index("## The challenges")]
+    classics = {"comparison", "boolean", "arithmetic", "constant", "arguments", "statement", "return"}
+    missing = [name for name in OPERATORS if name not in classics and f"`{name}`" not in section]
+    assert not missing, f"README's Suite strength section does not name: {missing}"
