@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.challenges.definition import Challenge
-from engine.challenges.prompts import file_prompt_sha256, prompt_versions
+from engine.challenges import coverage
+from engine.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
 from engine.verify import verdicts as V
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
@@ -76,11 +77,6 @@ def words(text: str) -> str:
     return " ".join(re.sub(r"[`*_]", "", text).lower().split())
 
 
-def requirement_table(challenge: Challenge) -> dict[str, str]:
-    table = challenge.raw.get("requirements")
-    return {str(k): str(v) for k, v in table.items()} if isinstance(table, dict) else {}
-
-
 def run_reference(challenge: Challenge, seed: int) -> dict:
     """The suite's checks with the challenge's reference as the answer (its
     ``adapters/reference.py`` binds it where its API is not the contract)."""
@@ -117,15 +113,19 @@ def check_reference(runs: dict[int, dict]) -> Item:
 
 
 def check_requirements(challenge: Challenge, checks: list[dict]) -> list[Item]:
-    table = requirement_table(challenge)
-    if not table:
+    """Every check names the requirements it tests; every checkable requirement
+    is tested by some check (one declared ``checkable = false`` carries its
+    reason instead); the requirements that apply to PROMPT.md's own version
+    quote it (others quote other versions of the prompt, not shipped here)."""
+    declared = {r["id"]: r for r in coverage.requirements(challenge)}
+    if not declared:
         return [Item("requirements", False, "challenge.toml has no [requirements] table: id = \"the prompt's own words\"")]
     items = []
     graded = [c for c in checks if c["verdict"] != V.INFO and c["name"].split("::")[-1] not in ENGINE_CHECKS]
     unnamed = [c["name"] for c in graded if not c.get("requires")]
-    unknown = sorted({f"{c['name']} -> {r}" for c in graded for r in c.get("requires") or [] if r not in table})
+    unknown = sorted({f"{c['name']} -> {r}" for c in graded for r in c.get("requires") or [] if r not in declared})
     named = {r for c in graded for r in c.get("requires") or []}
-    untested = [r for r in table if r not in named]
+    untested = [r for r, spec in declared.items() if r not in named and spec["checkable"]]
     problems = []
     if unnamed:
         problems.append(f"checks naming no requirement: {', '.join(unnamed)}")
@@ -133,21 +133,26 @@ def check_requirements(challenge: Challenge, checks: list[dict]) -> list[Item]:
         problems.append(f"requirements not in [requirements]: {', '.join(unknown)}")
     if untested:
         problems.append(f"requirements no check tests: {', '.join(untested)}")
+    checkable = sum(spec["checkable"] for spec in declared.values())
     items.append(Item("checks_name_requirements", not problems,
-                      "; ".join(problems) or f"each of {len(graded)} checks names its requirement(s); "
-                                              f"all {len(table)} requirements are tested",
+                      "; ".join(problems) or f"each of {len(graded)} checks names its requirement(s); all {checkable} "
+                                              f"checkable requirements are tested ({len(declared) - checkable} "
+                                              "declared not checkable, with a reason)",
                       {"checks": {c["name"]: c.get("requires") or [] for c in graded}, "untested": untested}))
     try:
         prompt = words(challenge.prompt_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         return [*items, Item("requirements_quote_prompt", False, f"cannot read PROMPT.md: {exc}")]
-    not_quoted = [k for k, v in table.items() if words(v) not in prompt]
+    version = version_for_sha(challenge, file_prompt_sha256(challenge.prompt_path))
+    mine = coverage.requirements(challenge, version)
+    not_quoted = [r["id"] for r in mine if words(r["words"]) not in prompt]
+    where = f"prompt version {version}" if version else "PROMPT.md"
     items.append(Item("requirements_quote_prompt", not not_quoted,
                       f"not the prompt's own words: {', '.join(not_quoted)} (quote PROMPT.md)" if not_quoted
-                      else f"all {len(table)} requirements quote PROMPT.md", {"not_quoted": not_quoted}))
+                      else f"all {len(mine)} requirements of {where} quote it", {"not_quoted": not_quoted}))
     versions = challenge.raw.get("prompts") or {}
     stray = sorted({f"{v}: {r}" for v, spec in versions.items() if isinstance(spec, dict)
-                    for r in spec.get("requirements") or [] if r not in table})
+                    for r in spec.get("requirements") or [] if r not in declared})
     if stray:
         items.append(Item("version_requirements", False, f"prompt versions name unknown requirements: {', '.join(stray)}"))
     return items

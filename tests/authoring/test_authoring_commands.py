@@ -201,3 +201,22 @@ def test_margins_judge_errors_by_ratio_and_quantities_by_spread():
     # a floor the reference clears from above is not judged as a tolerance
     floor = check_margins(runs({1: {"tokens": (0.9, 0.5)}}), 10.0)
     assert floor.ok and floor.details["floors_not_judged"] == ["tokens"]
+
+
+def test_requirements_declared_not_checkable_need_no_check_and_quote_by_their_words():
+    from engine.authoring.soundness import check_requirements
+    from engine.challenges.definition import load_challenge
+
+    challenge = load_challenge(Path(__file__).resolve().parents[2] / "challenges" / "backwards")
+    declared = challenge.raw["requirements"]
+    checkable = [r for r, spec in declared.items() if not (isinstance(spec, dict) and spec.get("checkable") is False)]
+    assert len(checkable) < len(declared)  # the bundled table declares some not checkable, with a reason
+    checks = [{"name": f"c_{r}", "verdict": "pass", "requires": [r]} for r in checkable]
+    items = {i.name: i for i in check_requirements(challenge, checks)}
+    assert items["checks_name_requirements"].ok, items["checks_name_requirements"].message
+    quoted = items["requirements_quote_prompt"]
+    # declared as {words, checkable, reason}: its words are what is looked for in PROMPT.md
+    assert "own_gradient_check" not in quoted.details["not_quoted"]
+    # a checkable requirement left untested is still named
+    items = {i.name: i for i in check_requirements(challenge, checks[1:])}
+    assert not items["checks_name_requirements"].ok and checkable[0] in items["checks_name_requirements"].message
