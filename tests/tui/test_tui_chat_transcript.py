@@ -30,6 +30,11 @@ async def test_tui_t_opens_a_chat_export_at_the_model_root(demo_wb):
         await settle(app, pilot)
         app.open_answer("demo-hasty", "kv")
         await settle(app, pilot)
+        # what the scan did is a note, not a warning
+        tree = app.screen.query_one("#file-tree")
+        groups = {str(n.label): [str(c.label) for c in n.children] for n in tree.root.children}
+        assert any("chat_transcript" in leaf for leaf in groups.get("Scan notes", [])), groups
+        assert not any("chat_transcript" in leaf for leaf in groups.get("Warnings", [])), groups
         await pilot.press("t")
         await settle(app, pilot)
         assert isinstance(app.screen, TranscriptScreen)

@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
 from engine.store import queries
 from engine.workbench.answer_files import main_source
+from engine.workbench.scan_records import INFO_KINDS
 from engine.grading.grades import current_grades
 from tui.glyphs import check_cell, check_value, verdict_text
 from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
@@ -445,7 +446,8 @@ class AnswerScreen(WholeFrameScreen):
         """The scan warnings about one file of this answer (warning paths are workbench-relative)."""
         answer = self.data.get("answer") or {}
         full = f"{answer.get('path', '')}/{relpath}"
-        return [w for w in self.data.get("warnings", []) if w["path"] and (w["path"] == full or w["path"].endswith("/" + relpath))]
+        return [w for w in self.data.get("warnings", []) if w["kind"] not in INFO_KINDS and w["path"]
+                and (w["path"] == full or w["path"].endswith("/" + relpath))]
 
     def fill_tree(self) -> None:
         tree = self.query_one("#file-tree", Tree)
@@ -459,10 +461,14 @@ class AnswerScreen(WholeFrameScreen):
             if group not in groups:
                 groups[group] = tree.root.add(group, expand=True)
             groups[group].add_leaf(f["relpath"], data=f["relpath"])
-        if self.data["warnings"]:
-            node = tree.root.add(Text("Warnings", style="yellow"), expand=True)
-            for w in self.data["warnings"]:
-                node.add_leaf(f"{w['kind']}", data={"warning": w})
+        # what the scan did (a chat export indexed, a folder waiting for an answer) is not a warning
+        warnings = [w for w in self.data["warnings"] if w["kind"] not in INFO_KINDS]
+        notes = [w for w in self.data["warnings"] if w["kind"] in INFO_KINDS]
+        for label, style, items in (("Warnings", "yellow", warnings), ("Scan notes", "dim", notes)):
+            if items:
+                node = tree.root.add(Text(label, style=style), expand=True)
+                for w in items:
+                    node.add_leaf(f"{w['kind']}", data={"warning": w})
         self.fit_tree_labels()
 
     def fit_tree_labels(self) -> None:
