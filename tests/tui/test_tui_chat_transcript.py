@@ -40,6 +40,8 @@ async def test_tui_t_opens_a_chat_export_at_the_model_root(demo_wb):
         assert isinstance(app.screen, TranscriptScreen)
         header = str(app.screen.query_one("#transcript-header", Static).render())
         assert "../kv chat.md" in header and "chat export" in header
+        totals = " ".join(str(w.render()) for w in app.screen.query(Static))
+        assert "no token counts recorded" in totals and "tokens in 0" not in totals and "$0.0000" not in totals
         shown = " ".join(r.text for r in app.screen.query_one(TranscriptView).rows)
         assert "A cache of pages, sized per step." in shown
     assert app.errors == []

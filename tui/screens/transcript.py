@@ -27,8 +27,16 @@ def totals_text(t) -> Text:
     h = t.header
     out = Text()
     out.append(f"{h.harness or h.format} {h.model or ''}  ", style="bold")
-    out.append(f"  tokens in {tok.input:,} out {tok.output:,} cache r {tok.cache_read:,} w {tok.cache_write:,}")
-    out.append(f"  ${tot.cost:.4f}  {tot.duration_s:.0f}s  {tot.tool_calls} tool calls")
+    # a format that records no usage (a chat export) shows that, not a row of zeros
+    if any((tok.input, tok.output, tok.cache_read, tok.cache_write)):
+        out.append(f"  tokens in {tok.input:,} out {tok.output:,} cache r {tok.cache_read:,} w {tok.cache_write:,}")
+    else:
+        out.append("  no token counts recorded", style="dim")
+    if tot.cost:
+        out.append(f"  ${tot.cost:.4f}")
+    if tot.duration_s:
+        out.append(f"  {tot.duration_s:.0f}s")
+    out.append(f"  {tot.tool_calls} tool calls")
     if tot.tool_errors:
         out.append(f"  {tot.tool_errors} failed", style="bold red")
     if t.warnings:
