@@ -1,8 +1,9 @@
 """Check messages printed to the terminal's width.
 
 A message is never cut inside a word, so a number (3.3e-16) is never shortened
-into another number. A failing check keeps its whole message, wrapped under its
-column; any other check gets one line that ends with an ellipsis where cut.
+into another number. A failing check keeps its whole message, its own lines
+kept and each wrapped under its column; any other check gets one line that
+ends with an ellipsis where cut.
 """
 from __future__ import annotations
 
@@ -23,12 +24,14 @@ def fit(prefix: str, message: str | None, *, whole: bool, width: int | None = No
     """Lines for ``prefix + message``: wrapped in full, or one line ending in '…' where it is cut."""
     width = width or columns()
     text = " ".join(str(message or "").split())
-    if len(prefix) + len(text) <= width:
+    if len(prefix) + len(text) <= width and not (whole and "\n" in str(message or "").strip()):
         return [prefix + text]
     indent = " " * (len(prefix) if width - len(prefix) >= MIN_TEXT else 6)
-    if whole:
-        lines = textwrap.wrap(text, width=width, initial_indent=prefix, subsequent_indent=indent,
-                              break_long_words=False, break_on_hyphens=False)
+    if whole:  # the message's own lines stay lines (a compiler's errors, one per line)
+        lines: list[str] = []
+        for part in (p for p in str(message or "").splitlines() if p.strip()):
+            lines += textwrap.wrap(" ".join(part.split()), width=width, initial_indent=indent if lines else prefix,
+                                   subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
         return lines or [prefix]
     room = max(width - len(prefix) - 1, 1)
     cut = text[:room + 1].rsplit(" ", 1)[0] if " " in text[:room + 1] else text[:room]

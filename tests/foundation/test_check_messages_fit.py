@@ -64,3 +64,15 @@ def test_a_check_without_a_message_shows_its_value_and_threshold():
     assert measured({"value": "2.6776818533170106e-16", "threshold": "0.0001", "message": ""}) == "value 2.68e-16 (threshold 0.0001)"
     assert measured({"value": "ok", "threshold": None}) == "value ok"
     assert measured({"value": None, "threshold": "1"}) == ""
+
+
+def test_a_failing_message_keeps_its_own_lines():
+    nvcc = ("build_library: nvcc exited 2\nk.cu(12): error: identifier \"x\" is undefined\n"
+            "k.cu(19): error: expected a \";\"\n\n2 errors detected in the compilation of \"k.cu\".")
+    lines = fit("  compile_error  build: ", nvcc, whole=True, width=100)
+    assert lines[0] == "  compile_error  build: build_library: nvcc exited 2"
+    assert lines[1].strip() == 'k.cu(12): error: identifier "x" is undefined'
+    assert lines[2].strip() == 'k.cu(19): error: expected a ";"' and len(lines) == 4
+    assert all(line.startswith(" " * len("  compile_error  build: ")) for line in lines[1:])
+    # a check that passed still gets one line
+    assert len(fit("  pass  build: ", nvcc, whole=False, width=100)) == 1
