@@ -18,9 +18,13 @@ MODELS = BUNDLED_CHALLENGES.parent / "models"
 REFERENCE = (CHALLENGE / "reference.py").read_text()
 
 # Lighter settings for the many mutant runs: the memory check at N=2048 still
-# tells O(N) from O(N^2), and timing is an info figure.
+# tells O(N) from O(N^2), and timing is an info figure. An O(N) backward's peak
+# is a larger fraction of N x N at half the N (the reference's: 0.195 there,
+# 0.1 at the real 4096), so the fraction doubles with it: at 0.2 the reference
+# sat a few KiB of allocator noise under the bar; an N x N array is 1.0.
 FAST = {"grad_shape": "[1, 2, 128, 32]", "grad_tile": "32", "fd_shape": "[1, 1, 32, 16]", "fd_tile": "8",
-        "memory_shape": "[1, 1, 2048, 64]", "speed_shape": "[1, 1, 128, 32]", "timing_budget_s": "0.05"}
+        "memory_shape": "[1, 1, 2048, 64]", "memory_fraction": "0.4", "speed_shape": "[1, 1, 128, 32]",
+        "timing_budget_s": "0.05"}
 
 
 @pytest.fixture(scope="module")
