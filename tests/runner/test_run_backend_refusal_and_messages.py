@@ -29,6 +29,22 @@ def wb_root(tmp_path) -> Path:
 
 
 @pytest.fixture
+def sandbox_layer():
+    """Skips, with the reason, where neither sandbox layer is usable."""
+    try:
+        return sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+def scanned(wb_root: Path):
+    wb = find_workbench(str(wb_root), None, wb_root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+    return wb
+
+
+@pytest.fixture
 def no_cuda(monkeypatch):
     status = {"cuda": backends.BackendStatus("cuda", False, detail="no usable device: cudaErrorInsufficientDriver",
                                              versions={"cupy": "14.2.0"}),
@@ -49,9 +65,7 @@ def test_cli_refuses_an_absent_backend_asked_for_by_name(wb_root, no_cuda, capsy
 
 
 def test_run_answers_refuses_before_recording_anything(wb_root, no_cuda):
-    wb = find_workbench(str(wb_root), None, wb_root)
-    with Store(wb.store_path) as store:
-        scan_workbench(wb, store, index_transcripts=False)
+    wb = scanned(wb_root)
     with pytest.raises(backends.BackendUnavailable, match="backend cuda is not usable"):
         run_answers(wb, [("bad", "backwards")], backend="cuda")
     with Store(wb.store_path) as store:
@@ -59,14 +73,8 @@ def test_run_answers_refuses_before_recording_anything(wb_root, no_cuda):
 
 
 @pytest.mark.sandbox
-def test_run_message_leads_with_what_decided_the_verdict(wb_root):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
-    wb = find_workbench(str(wb_root), None, wb_root)
-    with Store(wb.store_path) as store:
-        scan_workbench(wb, store, index_transcripts=False)
+def test_run_message_leads_with_what_decided_the_verdict(wb_root, sandbox_layer):
+    wb = scanned(wb_root)
     (event,) = run_answers(wb, [("bad", "backwards")], self_check=False)
     assert event.verdict == "forbidden"
     with Store(wb.store_path) as store:
@@ -75,19 +83,14 @@ def test_run_message_leads_with_what_decided_the_verdict(wb_root):
 
 
 @pytest.mark.sandbox
-def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, capsys):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
+def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, sandbox_layer, capsys):
     import json
     import os
 
     from engine.store.database import now_iso
 
-    wb = find_workbench(str(wb_root), None, wb_root)
+    wb = scanned(wb_root)
     with Store(wb.store_path) as store:
-        scan_workbench(wb, store, index_transcripts=False)
         other = store.db["runs"].insert({"model": "bad", "challenge": "backwards", "status": "running",
                                          "pid": os.getppid(), "started_at": now_iso()}).last_pk  # a live process
     code = main(["--workbench", str(wb_root), "run", "--json", "--no-self-check"])
@@ -102,11 +105,7 @@ def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, capsys):
 
 
 @pytest.mark.sandbox
-def test_run_json_reports_progress_on_stderr(wb_root, capsys):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
+def test_run_json_reports_progress_on_stderr(wb_root, sandbox_layer, capsys):
     import json
 
     assert main(["--workbench", str(wb_root), "run", "--json", "--no-self-check"]) == 0
@@ -141,19 +140,13 @@ def test_doctor_names_cupy_once_when_it_has_no_device(monkeypatch):
 
 
 @pytest.mark.sandbox
-def test_an_answer_another_process_ran_during_the_batch_is_joined_not_rerun(wb_root, monkeypatch):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
+def test_an_answer_another_process_ran_during_the_batch_is_joined_not_rerun(wb_root, sandbox_layer, monkeypatch):
     import os
 
     from engine.runner import orchestrate
     from engine.store.database import now_iso
 
-    wb = find_workbench(str(wb_root), None, wb_root)
-    with Store(wb.store_path) as store:
-        scan_workbench(wb, store, index_transcripts=False)
+    wb = scanned(wb_root)
     real_claim = orchestrate.claim_run
 
     def other_process_finished_it_first(store, row, since=None):
