@@ -19,6 +19,20 @@ async def settle(app, pilot) -> None:
     await pilot.pause()
 
 
+async def start_column_batch(app, pilot):
+    """The Runs screen opened from demo-careful/backwards, its scope the whole
+    column, the batch started: the screen."""
+    await settle(app, pilot)
+    app.open_runs([("demo-careful", "backwards")], "answer")
+    await settle(app, pilot)
+    screen = app.screen
+    screen.query_one("#runs-scope").value = "column"
+    await pilot.pause()
+    screen.action_start()
+    await settle(app, pilot)
+    return screen
+
+
 async def test_tui_runs_counts_and_cancel_summary(demo_wb, monkeypatch):
     @like(orchestrate.run_answers)
     def fake_run_answers(workbench, pairs, *, on_event=None, cancel=None, **kw):
@@ -39,14 +53,7 @@ async def test_tui_runs_counts_and_cancel_summary(demo_wb, monkeypatch):
     monkeypatch.setattr(orchestrate, "run_answers", fake_run_answers)
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        app.open_runs([("demo-careful", "backwards")], "answer")
-        await settle(app, pilot)
-        screen = app.screen
-        screen.query_one("#runs-scope").value = "column"
-        await pilot.pause()
-        screen.action_start()
-        await settle(app, pilot)
+        screen = await start_column_batch(app, pilot)
         total = len(screen.batch)
         assert total >= 5
         progress = str(screen.query_one("#runs-progress", Static).render())
@@ -78,14 +85,7 @@ async def test_tui_runs_done_count_survives_a_start(demo_wb, monkeypatch):
     monkeypatch.setattr(orchestrate, "run_answers", fake_run_answers)
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(app, pilot)
-        app.open_runs([("demo-careful", "backwards")], "answer")
-        await settle(app, pilot)
-        screen = app.screen
-        screen.query_one("#runs-scope").value = "column"
-        await pilot.pause()
-        screen.action_start()
-        await settle(app, pilot)
+        await start_column_batch(app, pilot)
     # the last event was a start: the count still says the one that finished
     assert shown and shown[0].startswith("1/"), shown
 
