@@ -55,16 +55,21 @@ async def settle(app, pilot) -> None:
     await pilot.pause()
 
 
+async def open_checks_tab(app, pilot) -> DataTable:
+    """demo-hasty/backwards's answer screen on its Checks tab: the table."""
+    await settle(app, pilot)
+    app.open_answer("demo-hasty", "backwards")
+    await settle(app, pilot)
+    await pilot.press("2")
+    await settle(app, pilot)
+    return app.screen.query_one("#checks-table", DataTable)
+
+
 async def test_checks_rows_in_view_at_80x24_under_a_long_requirement_list(demo_wb):
     seed_long_run(demo_wb)
     app = BenchApp(demo_wb)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(app, pilot)
-        app.open_answer("demo-hasty", "backwards")
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        table = app.screen.query_one("#checks-table", DataTable)
+        table = await open_checks_tab(app, pilot)
         shown = screen_text(app)
         # the table's header and its highlighted row (the first failing check) are on screen
         assert "verdict" in shown, shown
@@ -80,12 +85,7 @@ async def test_first_highlighted_check_is_the_first_failing_one(demo_wb):
     seed_long_run(demo_wb)
     app = BenchApp(demo_wb)
     async with app.run_test(size=(140, 45)) as pilot:
-        await settle(app, pilot)
-        app.open_answer("demo-hasty", "backwards")
-        await settle(app, pilot)
-        await pilot.press("2")
-        await settle(app, pilot)
-        table = app.screen.query_one("#checks-table", DataTable)
+        table = await open_checks_tab(app, pilot)
         assert table.cursor_row == 2
         detail = str(app.screen.query_one("#check-detail", Static).render())
         assert detail.startswith("decode_matches_full_attention")
