@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,8 +139,12 @@ def local_answer_process(answer_dir: Path, adapter: Path | None = None):
     from engine.runner.monitor import ProcMonitor
     from engine.verify import wire
 
+    # a private temporary folder, as the sandbox's /tmp is: what the answer
+    # builds there (a CUDA library) goes with it
+    scratch = tempfile.TemporaryDirectory(prefix="benchtui-answer-tmp-")
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "TMPDIR": scratch.name,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.Popen([sys.executable, "-m", "engine.runner.answer_server", str(theirs.fileno()),
                              str(answer_dir), str(adapter or "")],
                             pass_fds=[theirs.fileno()], cwd=answer_dir, env=env, stdin=subprocess.DEVNULL)
@@ -155,3 +160,4 @@ def local_answer_process(answer_dir: Path, adapter: Path | None = None):
             proc.kill()
             proc.wait()
         ours.close()
+        scratch.cleanup()

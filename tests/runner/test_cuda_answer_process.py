@@ -4,6 +4,7 @@ GPU nvcc builds for its default architecture and nothing is called)."""
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,9 @@ def library(tmp_path: Path, model: str):
 
 
 def test_the_answer_process_builds_and_loads_the_adapter_and_the_checker_loads_nothing(tmp_path):
+    before = set(Path(tempfile.gettempdir()).glob("benchtui-cuda-*"))
     facts, host_is_proxy, host, why = library(tmp_path, "demo-careful")
+    assert set(Path(tempfile.gettempdir()).glob("benchtui-cuda-*")) <= before  # its build folder went with its process
     assert facts["ok"], facts["output"]
     assert host_is_proxy and why == ""  # a handle on the answer's side, not a library here
     maps = Path("/proc/self/maps").read_text()
