@@ -71,11 +71,12 @@ def flash_attention_bwd(dO, cache, tile_size, causal):
                 continue
             q = Q[:, :, q_lo:q_hi]
             s = (q @ k.swapaxes(-1, -2)) * scale
-            p = np.exp(s - L[:, :, q_lo:q_hi, None])
             if causal and k_hi - 1 > q_lo:
+                # masked before the exponential: a large masked score would overflow it
                 rows = np.arange(q_lo, q_hi)[:, None]
                 cols = np.arange(k_lo, k_hi)[None, :]
-                p = np.where(cols > rows, 0.0, p)
+                s = np.where(cols > rows, -np.inf, s)
+            p = np.exp(s - L[:, :, q_lo:q_hi, None])
             do = dO[:, :, q_lo:q_hi]
             dV[:, :, k_lo:k_hi] += p.swapaxes(-1, -2) @ do
             dp = do @ v.swapaxes(-1, -2)

@@ -5,7 +5,10 @@
   requirement is tested by some check, and each requirement's words are the
   prompt's own;
 - every tolerance sits well outside the reference's noise: the reference's
-  worst value over the seeds is at least ``margin`` times inside the threshold;
+  worst value over the seeds is at least ``margin`` times inside the threshold,
+  or the challenge says why it need not be (``[thresholds_near_reference]``,
+  check name -> the reason: a bar that is the prompt's own definition, or one
+  that separates two kinds of answer, shown in the report);
 - PROMPT.md's hash is a known prompt version (or every answer's prompt reads
   as unknown);
 - beside the verdict, the suite's mutation score on the reference: an audit
@@ -13,7 +16,9 @@
   audit), a figure that never makes a plugin unsound.
 
 The reference runs as the answer through ``engine.verify.local`` (no
-sandbox): it and the suite are the author's own trusted code.
+sandbox): it and the suite are the author's own trusted code. A CUDA
+challenge's reference is the checker's oracle, not an answer that nvcc
+builds: the items that rest on running it are reported as not judged.
 """
 from __future__ import annotations
 
@@ -32,13 +37,13 @@ from engine.verify import verdicts as V
 # Checks the engine records around every suite: they test the plugin, not a requirement.
 ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter"}
 PLUGIN_FILES = ("challenge.toml", "PROMPT.md", "reference.py", "conformance.py", "ADAPTER.md")
-MUTATION_NOTE = "not measured: the plugin is not sound (see FAIL above), or --mutants 0"
+NOT_SOUND_NOTE = "not measured: the plugin is not sound (see FAIL above)"
 
 
 @dataclass
 class Item:
     name: str
-    ok: bool
+    ok: bool | None  # None: not judged here, with the reason as its message
     message: str
     details: dict = field(default_factory=dict)
 
@@ -53,14 +58,18 @@ class Report:
 
     @property
     def sound(self) -> bool:
-        return all(i.ok for i in self.items)
+        return all(i.ok is not False for i in self.items)
+
+    @property
+    def not_judged(self) -> list[str]:
+        return [i.name for i in self.items if i.ok is None]
 
     mutation: dict | None = None  # reference_mutation_score(): a figure beside the verdict, never part of it
 
     def mutation_text(self) -> str:
         m = self.mutation
         if not m:
-            return MUTATION_NOTE
+            return "not measured (--mutants 0)" if self.sound else NOT_SOUND_NOTE
         if m.get("score") is None:
             return m.get("note") or "no mutant of the reference survived the likely-equivalent filter"
         return (f"{m['score']:.0%} of the reference's mutants killed ({m['killed']} killed, {m['survived']} survived, "
@@ -68,7 +77,8 @@ class Report:
 
     def as_dict(self) -> dict:
         m = self.mutation or {}
-        return {"challenge": self.challenge, "sound": self.sound, "items": [i.as_dict() for i in self.items],
+        return {"challenge": self.challenge, "sound": self.sound, "not_judged": self.not_judged,
+                "items": [i.as_dict() for i in self.items],
                 "mutation_score": m.get("score"), "mutation": m or None, "mutation_score_note": self.mutation_text()}
 
 
@@ -125,7 +135,11 @@ def check_requirements(challenge: Challenge, checks: list[dict]) -> list[Item]:
     unnamed = [c["name"] for c in graded if not c.get("requires")]
     unknown = sorted({f"{c['name']} -> {r}" for c in graded for r in c.get("requires") or [] if r not in declared})
     named = {r for c in graded for r in c.get("requires") or []}
-    untested = [r for r, spec in declared.items() if r not in named and spec["checkable"]]
+    # a check the reference cannot reach (the adapter builds what it tests) still
+    # names its requirement; the report says the reference left it unexercised
+    unreached = {r: f"{c['name']}: {why}" for c in checks for r, why in
+                 ((c.get("details") or {}).get("not_exercised") or {}).items() if r not in named}
+    untested = [r for r, spec in declared.items() if r not in named and r not in unreached and spec["checkable"]]
     problems = []
     if unnamed:
         problems.append(f"checks naming no requirement: {', '.join(unnamed)}")
@@ -134,11 +148,14 @@ def check_requirements(challenge: Challenge, checks: list[dict]) -> list[Item]:
     if untested:
         problems.append(f"requirements no check tests: {', '.join(untested)}")
     checkable = sum(spec["checkable"] for spec in declared.values())
+    unreached_note = (f"; not exercised on the reference: {', '.join(sorted(unreached))} "
+                      f"({'; '.join(sorted(set(unreached.values())))})" if unreached else "")
     items.append(Item("checks_name_requirements", not problems,
                       "; ".join(problems) or f"each of {len(graded)} checks names its requirement(s); all {checkable} "
                                               f"checkable requirements are tested ({len(declared) - checkable} "
-                                              "declared not checkable, with a reason)",
-                      {"checks": {c["name"]: c.get("requires") or [] for c in graded}, "untested": untested}))
+                                              "declared not checkable, with a reason)" + unreached_note,
+                      {"checks": {c["name"]: c.get("requires") or [] for c in graded}, "untested": untested,
+                       "not_exercised_on_reference": unreached}))
     try:
         prompt = words(challenge.prompt_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
@@ -164,11 +181,14 @@ def _number(x) -> float | None:
     return float(x)
 
 
-def check_margins(runs: dict[int, dict], margin: float) -> Item:
+def check_margins(runs: dict[int, dict], margin: float, near: dict[str, str] | None = None) -> Item:
     """For each check with a numeric value and threshold that the reference
     meets from below, the threshold must sit outside the reference's noise:
     ``margin`` times the reference's worst value (an error, whose ideal is 0),
-    or ``margin`` times its spread over the seeds beyond it (a quantity)."""
+    or ``margin`` times its spread over the seeds beyond it (a quantity), or
+    ``near`` gives the reason it need not (the challenge's
+    ``[thresholds_near_reference]``)."""
+    near = near or {}
     values: dict[str, list[float]] = {}
     thresholds: dict[str, float] = {}
     for r in runs.values():
@@ -195,7 +215,10 @@ def check_margins(runs: dict[int, dict], margin: float) -> Item:
         rows[name] = {"threshold": threshold, "reference_worst": worst, "reference_best": min(vals),
                       "margin": "inf" if math.isinf(ratio) else round(ratio, 2), "spread": spread,
                       "rule": "ratio" if ratio >= margin else "spread" if by_spread else "none"}
-        if ratio < margin and not by_spread:
+        if ratio < margin and not by_spread and name in near:
+            rows[name]["rule"] = "declared"
+            rows[name]["reason"] = near[name]
+        elif ratio < margin and not by_spread:
             close.append(f"{name} (threshold {threshold:g}, reference up to {worst:.3g}: {ratio:.1f}x; "
                          f"spread over seeds {spread:.3g})")
     details = {"margin_wanted": margin, "tolerances": rows, "floors_not_judged": not_tolerance}
@@ -204,11 +227,16 @@ def check_margins(runs: dict[int, dict], margin: float) -> Item:
                     f"thresholds within {margin:g}x of the reference's own values: {'; '.join(close)}", details)
     if not rows:
         return Item("thresholds_outside_noise", True, "no numeric tolerance checks to judge", details)
-    worst = min(rows, key=lambda n: math.inf if rows[n]["margin"] == "inf" else rows[n]["margin"])
-    closest = ("the reference is exact (0) on every one" if rows[worst]["margin"] == "inf"
-               else f"closest: {worst}, {rows[worst]['margin']}x its worst value")
+    judged = {n: r for n, r in rows.items() if r["rule"] != "declared"}
+    declared = [f"{n} ({r['margin']}x: {r['reason']})" for n, r in rows.items() if r["rule"] == "declared"]
+    said = f"; near the reference by design: {'; '.join(declared)}" if declared else ""
+    if not judged:
+        return Item("thresholds_outside_noise", True, f"no tolerance judged by the noise rule{said}", details)
+    worst = min(judged, key=lambda n: math.inf if judged[n]["margin"] == "inf" else judged[n]["margin"])
+    closest = ("the reference is exact (0) on every one" if judged[worst]["margin"] == "inf"
+               else f"closest: {worst}, {judged[worst]['margin']}x its worst value")
     return Item("thresholds_outside_noise", True,
-                f"{len(rows)} thresholds sit outside the reference's noise over {len(runs)} seeds ({closest})",
+                f"{len(judged)} thresholds sit outside the reference's noise over {len(runs)} seeds ({closest}){said}",
                 details)
 
 
@@ -229,10 +257,19 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
     report.items.append(files)
     if not files.ok:
         return report
+    if challenge.language == "cuda":
+        why = ("not judged: a CUDA challenge's reference.py is the checker's float64 oracle, not an answer nvcc "
+               "builds; its suite is proved on a GPU by a known-good kernel (pytest -m gpu)")
+        report.items.extend(Item(name, None, why) for name in
+                            ("reference_passes", "checks_name_requirements", "thresholds_outside_noise"))
+        report.items.extend(i for i in check_requirements(challenge, []) if i.name != "checks_name_requirements")
+        report.items.append(check_prompt_version(challenge))
+        return report
     runs = {seed: run_reference(challenge, seed) for seed in seeds}
     report.items.append(check_reference(runs))
     report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
-    report.items.append(check_margins(runs, margin))
+    near = {str(k): str(v) for k, v in (challenge.raw.get("thresholds_near_reference") or {}).items()}
+    report.items.append(check_margins(runs, margin, near))
     report.items.append(check_prompt_version(challenge))
     return report
 

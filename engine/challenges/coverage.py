@@ -8,7 +8,9 @@ short id -> the prompt's own words::
     gpu_kernel = {words = "a CUDA kernel", checkable = false, reason = "read, not run"}
 
 A prompt version may narrow or extend which apply (``requirements = ["id",
-...]`` in its ``[prompts.<version>]`` table; absent: all of them). Each check
+...]`` in its ``[prompts.<version>]`` table; absent: all of them) and word a
+requirement as that prompt does (``[prompts.<version>.words]``, id -> its
+words; absent: the ``[requirements]`` words). Each check
 names what it tests (``suite.check(name, requires=(...))``); a check may also
 say a requirement it names was not exercised by the answer's own code
 (``c.not_exercised(id, reason)``: the adapter did that part).
@@ -39,6 +41,10 @@ def requirements(challenge, version: str | None = None) -> list[dict]:
         else:
             out.append({"id": str(rid), "words": str(spec), "checkable": True, "reason": ""})
     spec = (raw.get("prompts") or {}).get(version) if version else None
+    # a prompt version may word a requirement its own way: [prompts.V.words] id = "..."
+    reworded = spec.get("words") if isinstance(spec, dict) else None
+    if isinstance(reworded, dict):
+        out = [{**r, "words": str(reworded[r["id"]])} if r["id"] in reworded else r for r in out]
     chosen = spec.get("requirements") if isinstance(spec, dict) else None
     if chosen is not None:
         by_id = {r["id"]: r for r in out}

@@ -89,9 +89,15 @@ def cmd_check(args, ctx) -> int:
     else:
         print(f"{challenge.id} ({challenge.path}):")
         for item in report.items:
-            print(f"  {'ok  ' if item.ok else 'FAIL'} {item.name:<26} {item.message}")
+            mark = "--  " if item.ok is None else "ok  " if item.ok else "FAIL"
+            print(f"  {mark} {item.name:<26} {item.message}")
         print(f"  --   {'mutation_score':<26} {report.mutation_text()}")
-        print("sound" if report.sound else "not sound: see FAIL above")
+        if not report.sound:
+            print("not sound: see FAIL above")
+        elif report.not_judged:
+            print(f"sound as far as this machine can tell; not judged: {', '.join(report.not_judged)}")
+        else:
+            print("sound")
     return 0 if report.sound else 1
 
 

@@ -220,3 +220,44 @@ def test_requirements_declared_not_checkable_need_no_check_and_quote_by_their_wo
     # a checkable requirement left untested is still named
     items = {i.name: i for i in check_requirements(challenge, checks[1:])}
     assert not items["checks_name_requirements"].ok and checkable[0] in items["checks_name_requirements"].message
+
+
+def test_a_threshold_near_the_reference_passes_only_with_its_reason_shown():
+    from engine.authoring.soundness import check_margins
+
+    runs = {seed: {"checks": [{"name": "peak", "verdict": "pass", "value": 0.1, "threshold": 0.2}]} for seed in (1, 2)}
+    assert not check_margins(runs, 10.0).ok
+    said = check_margins(runs, 10.0, {"peak": "separates O(N) from O(N^2)"})
+    assert said.ok and "near the reference by design: peak (2.0x: separates O(N) from O(N^2))" in said.message
+    assert said.details["tolerances"]["peak"]["rule"] == "declared"
+
+
+@pytest.mark.parametrize("cid", sorted(p.parent.name for p in (REPO / "challenges").glob("*/challenge.toml")))
+def test_every_bundled_requirement_quotes_the_bundled_prompt(cid):
+    from engine.authoring.soundness import check_requirements
+    from engine.challenges.definition import load_challenge
+
+    items = {i.name: i for i in check_requirements(load_challenge(REPO / "challenges" / cid), [])}
+    assert items["requirements_quote_prompt"].ok, items["requirements_quote_prompt"].message
+
+
+def test_a_prompt_version_words_a_requirement_its_own_way():
+    from engine.challenges import coverage
+    from engine.challenges.definition import load_challenge
+
+    challenge = load_challenge(REPO / "challenges" / "beam_search")
+    ours = {r["id"]: r["words"] for r in coverage.requirements(challenge, "benchtui")}
+    published = {r["id"]: r["words"] for r in coverage.requirements(challenge, "published")}
+    assert ours["written"].startswith("explain the complexity per step")
+    assert published["written"] == challenge.raw["requirements"]["written"]["words"]
+    assert ours["stopping"] == published["stopping"]  # not reworded: the [requirements] words
+
+
+def test_a_cuda_challenge_is_checked_as_far_as_this_machine_can(capsys, wb):
+    shutil.copytree(REPO / "challenges" / "fuse", wb / "challenges" / "fuse")
+    code, report = check_json(capsys, wb, "fuse", "--mutants", "0")
+    got = items(report)
+    assert code == 0 and report["sound"] and report["not_judged"] == [
+        "reference_passes", "checks_name_requirements", "thresholds_outside_noise"]
+    assert got["reference_passes"]["ok"] is None and "not an answer nvcc builds" in got["reference_passes"]["message"]
+    assert got["requirements_quote_prompt"]["ok"] and got["prompt_version"]["ok"]

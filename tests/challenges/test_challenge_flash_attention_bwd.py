@@ -42,8 +42,8 @@ def answer_from(tmp_path: Path, source: str) -> Path:
     return write_answer(tmp_path, "attention.py", source)
 
 
-def mutate(*edits: tuple[str, str]) -> str:
-    return mutate_source(REFERENCE, *edits)
+def mutate(*edits: tuple[str, str], count: int = -1) -> str:
+    return mutate_source(REFERENCE, *edits, count=count)
 
 
 def failing(checks: dict) -> set[str]:
@@ -218,7 +218,8 @@ def test_a_forward_that_masks_after_the_tile_maximum_fails_masked_key_large(tmp_
         ("s = (q @ K[:, :, k_lo:k_hi].swapaxes(-1, -2)) * scale",
          "s = (q @ K[:, :, k_lo:k_hi].swapaxes(-1, -2)) * scale\n            late = np.zeros(s.shape[-2:], dtype=bool)"),
         ("s = np.where(cols > rows, -np.inf, s)", "late = cols > rows"),
-        ("p = np.exp(s - m_new[..., None])", "p = np.where(late, 0.0, np.exp(s - m_new[..., None]))"))
+        ("p = np.exp(s - m_new[..., None])", "p = np.where(late, 0.0, np.exp(s - m_new[..., None]))"),
+        count=1)  # the forward's; the backward masks its scores the same way
     verdict, checks = run(answer_from(tmp_path, source), fast_challenges)
     assert verdict == "fail" and failing(checks) == {"masked_key_large"}, failing(checks)
     assert "rows before key" in checks["masked_key_large"]["message"]
