@@ -35,7 +35,7 @@ from engine.challenges.prompts import file_prompt_sha256, prompt_versions, versi
 from engine.verify import verdicts as V
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
-ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter"}
+ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter", "prompt"}
 PLUGIN_FILES = ("challenge.toml", "PROMPT.md", "reference.py", "conformance.py", "ADAPTER.md")
 NOT_SOUND_NOTE = "not measured: the plugin is not sound (see FAIL above)"
 

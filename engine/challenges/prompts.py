@@ -14,7 +14,8 @@ A challenge's ``challenge.toml`` declares the prompt versions it knows::
 An answer's version is the one whose hashes hold the hash of its own
 ``PROMPT.md`` after whitespace normalisation (runs of whitespace become one
 space, ends stripped), so a trailing newline or re-wrapped lines never make a
-new version. Checks not listed under any version are universal. A check
+new version. A folder without a PROMPT.md gets the version of its session
+transcript's first user message, when that is a known version's prompt. Checks not listed under any version are universal. A check
 listed under other versions than the answer's (or any version, when the
 answer's prompt is unknown or missing) is recorded as ``info`` with the
 verdict it would have had: never a fail for doing what one's own prompt said.
@@ -87,6 +88,19 @@ def answer_prompt(challenge, answer_dir: Path) -> tuple[str | None, str | None]:
     path = Path(answer_dir) / PROMPT_FILE
     sha = file_prompt_sha256(path) if path.is_file() else None
     return version_for_sha(challenge, sha), sha
+
+
+def version_of_texts(challenge, texts) -> tuple[str, str, str] | None:
+    """The first ``(label, text)`` whose text is a known version's prompt, as
+    (version, sha256, label); None when none is. An answer folder without a
+    PROMPT.md often keeps its prompt as its session's first user message: only
+    a known version is taken from there, never a guess."""
+    for label, text in texts:
+        sha = prompt_sha256(text)
+        version = version_for_sha(challenge, sha)
+        if version:
+            return version, sha, label
+    return None
 
 
 def describe(version: str | None, sha: str | None) -> str:

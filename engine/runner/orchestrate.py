@@ -313,6 +313,10 @@ class Runner:
             preamble = tmp / "preamble.jsonl"
             root = self.workbench.root if adapter_root is True else adapter_root
             adapter = adapters.prepare_for_run(root, challenge, model, folder, tmp, preamble)
+            said = prompt_check(prompt)
+            if said is not None:
+                with open(preamble, "a", encoding="utf-8") as fh:
+                    fh.write(json.dumps({"check": said}) + "\n")
             job = {"challenge_id": challenge.id, "model": model, "seed": seed, "backend": backend,
                    "thresholds": {**challenge.thresholds, **((prompt or {}).get("thresholds") or {})},
                    "forbidden_imports": list(challenge.forbidden_imports),
@@ -400,6 +404,12 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
     from engine.challenges import prompts
 
     version, sha = prompts.answer_prompt(challenge, folder)
+    source = prompts.PROMPT_FILE if sha else None
+    if sha is None:  # no PROMPT.md: the prompt its session was given, when that is a known version
+        found = prompts.version_of_texts(challenge, first_user_messages(store, folder, model, challenge.id))
+        if found:
+            version, sha, label = found
+            source = f"{label}'s first user message"
     duplicates = {}
     last = store.get_meta("last_scan_id")
     if last:
@@ -407,8 +417,38 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
                              "and model = ? and challenge = ?", (int(last), model, challenge.id)):
             rel = (w["path"] or "").split("/", 2)[-1]
             duplicates[rel] = w["detail"]
-    return {"prompt_version": version, "prompt_sha256": sha, "version_checks": prompts.version_checks(challenge),
+    return {"prompt_version": version, "prompt_sha256": sha, "prompt_source": source,
+            "version_checks": prompts.version_checks(challenge),
             "thresholds": prompts.version_thresholds(challenge, version), "duplicates": duplicates}
+
+
+def first_user_messages(store: Store, folder: Path, model: str, challenge_id: str):
+    """(transcript name, its first user message) for each transcript the scan
+    found for this answer; a transcript that cannot be read is passed over."""
+    from engine.transcripts import TranscriptError, load_transcript
+    from engine.transcripts.model import USER
+
+    rows = store.query("select t.relpath from transcripts t join answers a on a.id = t.answer_id "
+                       "where a.model = ? and a.challenge = ? order by t.relpath", (model, challenge_id))
+    for row in rows:
+        try:
+            transcript = load_transcript(folder / row["relpath"])
+        except TranscriptError:
+            continue
+        first = next((e.text for e in transcript.entries if e.role == USER and e.text.strip()), None)
+        if first:
+            yield row["relpath"], first
+
+
+def prompt_check(prompt: dict | None) -> dict | None:
+    """The ``prompt`` check a run records when its version came from elsewhere than PROMPT.md."""
+    source = (prompt or {}).get("prompt_source")
+    if not source or source == "PROMPT.md":
+        return None
+    return {"name": "prompt", "verdict": "info", "value": prompt["prompt_version"], "threshold": None,
+            "message": f"judged against prompt version {prompt['prompt_version']}: the folder has no PROMPT.md; "
+                       f"{source} is that version's prompt",
+            "details": {"source": source, "sha256": prompt.get("prompt_sha256")}}
 
 
 def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:

@@ -76,6 +76,18 @@ def stop_early_answer(tmp_path: Path, prompt: str | None) -> Path:
     return folder
 
 
+def pi_session(first_user_message: str) -> str:
+    """A two-message pi session transcript (the published benchmark's format)."""
+    import json
+
+    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-04-22T22:57:58.436Z", "cwd": "."},
+             {"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-04-22T22:58:00.000Z",
+              "message": {"role": "user", "content": [{"type": "text", "text": first_user_message}]}},
+             {"type": "message", "id": "m2", "parentId": "m1", "timestamp": "2026-04-22T22:59:00.000Z",
+              "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}}]
+    return "".join(json.dumps(line) + "\n" for line in lines)
+
+
 # -- prompt versions ----------------------------------------------------------------
 
 def test_prompt_versions_are_recognised_whitespace_blind(tmp_path):
@@ -257,17 +269,31 @@ def test_run_records_prompt_version_and_show_says_it(tmp_path, capsys):
     root = tmp_path / "wb"
     shutil.copytree(REPO / "challenges", root / "challenges")
     text = (DFLASH / "PROMPT.md").read_text()
-    for model, prompt in (("ours", text + "\n\n"), ("unknown", None)):
+    for model, prompt in (("ours", text + "\n\n"), ("unknown", None), ("session", None), ("chatted", None)):
         folder = root / "models" / model / "dflash_verify"
         folder.mkdir(parents=True)
         (folder / "spec.py").write_text(REFERENCE)
         if prompt is not None:
             (folder / "PROMPT.md").write_text(prompt)
+    # no PROMPT.md, but the session's first user message is a known prompt (re-wrapped),
+    # or a prompt no version knows
+    session_first = {"session": " ".join(text.split()), "chatted": "write a tree verifier, please"}
+    for model, first in session_first.items():
+        (root / "models" / model / "dflash_verify" / "session.jsonl").write_text(pi_session(first))
     wb = find_workbench(str(root), None, Path.cwd())
     with Store(wb.store_path) as store:
         scan_workbench(wb, store, index_transcripts=False)
-    events = run_answers(wb, [("ours", "dflash_verify"), ("unknown", "dflash_verify")], jobs=2, seed=3, self_check=False)
-    assert {e.model: e.verdict for e in events} == {"ours": V.PASS, "unknown": V.PASS}
+    models = ["ours", "unknown", "session", "chatted"]
+    events = run_answers(wb, [(m, "dflash_verify") for m in models], jobs=2, seed=3, self_check=False)
+    assert {e.model: e.verdict for e in events} == {m: V.PASS for m in models}
+    assert main(["--workbench", str(root), "show", "session", "dflash_verify", "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)["latest_run"]
+    checks = {c["name"]: c for c in run["checks"]}
+    assert run["prompt_version"] == "benchtui" and checks["second_root_path"]["verdict"] == V.PASS
+    assert checks["prompt"]["verdict"] == V.INFO and "session.jsonl's first user message" in checks["prompt"]["message"]
+    assert main(["--workbench", str(root), "show", "chatted", "dflash_verify", "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)["latest_run"]
+    assert run["prompt_version"] is None and "prompt" not in {c["name"] for c in run["checks"]}
     assert main(["--workbench", str(root), "show", "ours", "dflash_verify", "--json"]) == 0
     run = json.loads(capsys.readouterr().out)["latest_run"]
     assert run["prompt_version"] == "benchtui"

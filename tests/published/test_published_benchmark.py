@@ -150,7 +150,10 @@ def test_runs_record_the_published_prompt_version(published_run):
     runs = published_run["runs"]
     assert runs[("glm5", "dflash_verify")]["prompt_version"] == "published"
     assert runs[("opus47_1m", "ternary_training")]["prompt_version"] == "published-train-data"
-    assert runs[("glm5", "backwards")]["prompt_version"] is None  # ships no PROMPT.md
+    # it ships no PROMPT.md; its session's first user message is the published prompt
+    assert runs[("glm5", "backwards")]["prompt_version"] == "published"
+    said = published_run["checks"][("glm5", "backwards")]["prompt"]
+    assert said["verdict"] == V.INFO and "session.jsonl's first user message" in said["message"]
 
 
 def test_ternary_verdicts_show_whose_loop_ran(published_run):
