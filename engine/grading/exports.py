@@ -9,6 +9,7 @@ import json
 from engine.grading.aggregates import Leaderboard, current_coverage, current_verdicts, leaderboard
 from engine.grading.grades import RUBRIC_VERSION, all_grades, all_notes, current_grades, list_graders
 from engine.store.database import Store, now_iso
+from engine.verify import verdicts as V
 
 FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"
@@ -40,6 +41,7 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
     if grader:
         out += [f"Judge: {grader}", ""]
     out += _matrix(lb)
+    out += _verdict_sections(store, lb)
     out += ["", "## Rankings", ""]
     out += _table(
         ["Model", "Rank", "Mean", "Grade", "Attempted", "Best", "Worst", "Suite pass rate"],
@@ -68,6 +70,51 @@ def _matrix(lb: Leaderboard) -> list[str]:
             cells.append(f"**{text}**" if (m, c) in lb.best_cells else text)
         rows.append(cells)
     return _table(["Challenge", *[lb.display_names[m] for m in lb.models]], rows)
+
+
+# verdicts that say the answer's code does not do what its prompt asks
+FAILED = (V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN)
+
+
+def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
+    """The hidden suite's verdict per cell beside the grade matrix, and the
+    graded answers it fails: where a judge's letter and the evidence part."""
+    verdicts = current_verdicts(store)
+    if not verdicts:
+        return []
+    covers = current_coverage(store)
+    rows = []
+    for c in lb.challenges:
+        cells = [lb.challenge_titles[c]]
+        for m in lb.models:
+            v = verdicts.get((m, c))
+            cells.append(DASH if v in (None, V.NO_ANSWER, V.NOT_RUN) else
+                         f"{v} ({covers[(m, c)]})" if v == V.PARTIAL and covers.get((m, c)) else v)
+        if any(cell != DASH for cell in cells[1:]):
+            rows.append(cells)
+    out = ["", "## Suite verdicts", "",
+           "The latest run of each answer against the hidden checks (`benchtui show MODEL CHALLENGE` has the evidence).", ""]
+    out += _table(["Challenge", *[lb.display_names[m] for m in lb.models]], rows)
+    failed = sorted(((g.points if g.points is not None else -1, m, c, g) for (m, c), g in lb.matrix.items()
+                     if verdicts.get((m, c)) in FAILED), key=lambda t: (-t[0], t[1], t[2]))
+    if failed:
+        messages = _run_messages(store)
+        out += ["", "## Graded answers the suite fails", ""]
+        out += _table(["Model", "Challenge", "Grade", "Verdict", "First failing check"],
+                      [[lb.display_names[m], lb.challenge_titles[c], g.display, verdicts[(m, c)],
+                        _short(messages.get((m, c), ""))] for _, m, c, g in failed])
+    return out
+
+
+def _run_messages(store: Store) -> dict[tuple[str, str], str]:
+    rows = store.query("select model, challenge, message from runs where id in "
+                       "(select max(id) from runs where status = 'done' group by model, challenge)")
+    return {(r["model"], r["challenge"]): r["message"] or "" for r in rows}
+
+
+def _short(text: str, limit: int = 140) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 GRADE_FIELDS = ("id", "model", "challenge", "dimension", "letter", "score", "points", "grader",

@@ -27,6 +27,25 @@ def test_markdown_has_matrix_with_best_in_bold_rankings_and_head_to_head(store):
     assert "| Careful-1 | Hasty-2 | leads 4-1-1 | 6 |" in text
 
 
+def test_markdown_sets_the_suite_verdicts_beside_the_grades_and_lists_graded_answers_it_fails(store):
+    import_markdown(store, JUDGES)
+    store.db["runs"].update(max(r["id"] for r in store.query(
+        "select id from runs where model = 'demo-hasty' and challenge = 'beam_search' and status = 'done'")),
+        {"message": "greedy_k1: got [[]], greedy gives [798, 48]"})
+    text = markdown(store, grader="DeepSeek V4 Pro")
+    verdicts = text.split("## Suite verdicts", 1)[1].split("## Graded answers the suite fails", 1)[0]
+    assert "| Beam Search | pass | fail | \u2014 |" in verdicts
+    assert "| KV-Cache | pass | error | \u2014 |" in verdicts
+    assert "Flash Attn Backward" not in verdicts  # no run for it: no row
+    failed = text.split("## Graded answers the suite fails", 1)[1].split("## Rankings", 1)[0]
+    graded = {(g.model, g.challenge): g.display for g in current_grades(store, grader="DeepSeek V4 Pro")}
+    assert f"| Hasty-2 | Beam Search | {graded[('demo-hasty', 'beam_search')]} | fail | greedy_k1: got [[]], greedy" in failed
+    for (model, cid), verdict in {("demo-hasty", "kv"): "error", ("demo-quitter", "backwards"): "fail"}.items():
+        if (model, cid) in graded:
+            assert f" | {graded[(model, cid)]} | {verdict} |" in failed
+    assert "| Careful-1 |" not in failed  # it passes everything it was graded on
+
+
 def test_markdown_round_trips_through_import(store, tmp_path):
     import_markdown(store, JUDGES)
     set_grade(store, "demo-quitter", "fuse", "F", grader="Kimi K2.6", grader_kind="judge")
