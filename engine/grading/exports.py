@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+from engine.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
 from engine.grading.aggregates import Leaderboard, current_coverage, current_verdicts, leaderboard
 from engine.grading.grades import RUBRIC_VERSION, all_grades, all_notes, current_grades, list_graders
 from engine.store.database import Store, now_iso
@@ -72,10 +73,6 @@ def _matrix(lb: Leaderboard) -> list[str]:
     return _table(["Challenge", *[lb.display_names[m] for m in lb.models]], rows)
 
 
-# verdicts that say the answer's code does not do what its prompt asks
-FAILED = (V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN)
-
-
 def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
     """The hidden suite's verdict per cell beside the grade matrix, and the
     graded answers it fails: where a judge's letter and the evidence part."""
@@ -96,7 +93,7 @@ def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
            "The latest run of each answer against the hidden checks (`benchtui show MODEL CHALLENGE` has the evidence).", ""]
     out += _table(["Challenge", *[lb.display_names[m] for m in lb.models]], rows)
     failed = sorted(((g.points if g.points is not None else -1, m, c, g) for (m, c), g in lb.matrix.items()
-                     if verdicts.get((m, c)) in FAILED), key=lambda t: (-t[0], t[1], t[2]))
+                     if verdicts.get((m, c)) in FAILING), key=lambda t: (-t[0], t[1], t[2]))
     if failed:
         messages = _run_messages(store)
         out += ["", "## Graded answers the suite fails", ""]
