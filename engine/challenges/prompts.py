@@ -14,8 +14,8 @@ A challenge's ``challenge.toml`` declares the prompt versions it knows::
 An answer's version is the one whose hashes hold the hash of its own
 ``PROMPT.md`` after whitespace normalisation (runs of whitespace become one
 space, ends stripped), so a trailing newline or re-wrapped lines never make a
-new version. A folder without a PROMPT.md gets the version of its session
-transcript's first user message, when that is a known version's prompt. Checks not listed under any version are universal. A check
+new version. A folder without a PROMPT.md gets the version of one of its
+session transcript's first user messages, when that is a known version's prompt. Checks not listed under any version are universal. A check
 listed under other versions than the answer's (or any version, when the
 answer's prompt is unknown or missing) is recorded as ``info`` with the
 verdict it would have had: never a fail for doing what one's own prompt said.

@@ -408,8 +408,7 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
     if sha is None:  # no PROMPT.md: the prompt its session was given, when that is a known version
         found = prompts.version_of_texts(challenge, first_user_messages(store, folder, model, challenge.id))
         if found:
-            version, sha, label = found
-            source = f"{label}'s first user message"
+            version, sha, source = found
     duplicates = {}
     last = store.get_meta("last_scan_id")
     if last:
@@ -422,9 +421,13 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
             "thresholds": prompts.version_thresholds(challenge, version), "duplicates": duplicates}
 
 
+ORDINALS = ("first", "second", "third")  # the user messages a prompt is looked for in
+
+
 def first_user_messages(store: Store, folder: Path, model: str, challenge_id: str):
-    """(transcript name, its first user message) for each transcript the scan
-    found for this answer; a transcript that cannot be read is passed over."""
+    """(where, text) of the first three user messages of each transcript the
+    scan found for this answer (a harness may open with a command before the
+    prompt); a transcript that cannot be read is passed over."""
     from engine.transcripts import TranscriptError, load_transcript
     from engine.transcripts.model import USER
 
@@ -435,9 +438,9 @@ def first_user_messages(store: Store, folder: Path, model: str, challenge_id: st
             transcript = load_transcript(folder / row["relpath"])
         except TranscriptError:
             continue
-        first = next((e.text for e in transcript.entries if e.role == USER and e.text.strip()), None)
-        if first:
-            yield row["relpath"], first
+        said = [e.text for e in transcript.entries if e.role == USER and e.text.strip()][:len(ORDINALS)]
+        for n, text in enumerate(said):
+            yield f"{row['relpath']}'s {ORDINALS[n]} user message", text
 
 
 def prompt_check(prompt: dict | None) -> dict | None:

@@ -76,15 +76,19 @@ def stop_early_answer(tmp_path: Path, prompt: str | None) -> Path:
     return folder
 
 
-def pi_session(first_user_message: str) -> str:
-    """A two-message pi session transcript (the published benchmark's format)."""
+def pi_session(*user_messages: str) -> str:
+    """A pi session transcript (the published benchmark's format): each user
+    message answered by the assistant."""
     import json
 
-    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-04-22T22:57:58.436Z", "cwd": "."},
-             {"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-04-22T22:58:00.000Z",
-              "message": {"role": "user", "content": [{"type": "text", "text": first_user_message}]}},
-             {"type": "message", "id": "m2", "parentId": "m1", "timestamp": "2026-04-22T22:59:00.000Z",
-              "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}]}}]
+    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-04-22T22:57:58.436Z", "cwd": "."}]
+    parent = None
+    for n, text in enumerate(user_messages):
+        for role, said in (("user", text), ("assistant", "done")):
+            lines.append({"type": "message", "id": f"{role}{n}", "parentId": parent,
+                          "timestamp": f"2026-04-22T22:5{n}:00.000Z",
+                          "message": {"role": role, "content": [{"type": "text", "text": said}]}})
+            parent = f"{role}{n}"
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
@@ -269,7 +273,8 @@ def test_run_records_prompt_version_and_show_says_it(tmp_path, capsys):
     root = tmp_path / "wb"
     shutil.copytree(REPO / "challenges", root / "challenges")
     text = (DFLASH / "PROMPT.md").read_text()
-    for model, prompt in (("ours", text + "\n\n"), ("unknown", None), ("session", None), ("chatted", None)):
+    for model, prompt in (("ours", text + "\n\n"), ("unknown", None), ("session", None), ("chatted", None),
+                          ("later", None)):
         folder = root / "models" / model / "dflash_verify"
         folder.mkdir(parents=True)
         (folder / "spec.py").write_text(REFERENCE)
@@ -277,13 +282,14 @@ def test_run_records_prompt_version_and_show_says_it(tmp_path, capsys):
             (folder / "PROMPT.md").write_text(prompt)
     # no PROMPT.md, but the session's first user message is a known prompt (re-wrapped),
     # or a prompt no version knows
-    session_first = {"session": " ".join(text.split()), "chatted": "write a tree verifier, please"}
-    for model, first in session_first.items():
-        (root / "models" / model / "dflash_verify" / "session.jsonl").write_text(pi_session(first))
+    said = {"session": [" ".join(text.split())], "chatted": ["write a tree verifier, please"],
+            "later": ["/init", text]}  # a command first, then the prompt
+    for model, messages in said.items():
+        (root / "models" / model / "dflash_verify" / "session.jsonl").write_text(pi_session(*messages))
     wb = find_workbench(str(root), None, Path.cwd())
     with Store(wb.store_path) as store:
         scan_workbench(wb, store, index_transcripts=False)
-    models = ["ours", "unknown", "session", "chatted"]
+    models = ["ours", "unknown", "session", "chatted", "later"]
     events = run_answers(wb, [(m, "dflash_verify") for m in models], jobs=2, seed=3, self_check=False)
     assert {e.model: e.verdict for e in events} == {m: V.PASS for m in models}
     assert main(["--workbench", str(root), "show", "session", "dflash_verify", "--json"]) == 0
@@ -291,6 +297,10 @@ def test_run_records_prompt_version_and_show_says_it(tmp_path, capsys):
     checks = {c["name"]: c for c in run["checks"]}
     assert run["prompt_version"] == "benchtui" and checks["second_root_path"]["verdict"] == V.PASS
     assert checks["prompt"]["verdict"] == V.INFO and "session.jsonl's first user message" in checks["prompt"]["message"]
+    assert main(["--workbench", str(root), "show", "later", "dflash_verify", "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)["latest_run"]
+    said = {c["name"]: c for c in run["checks"]}["prompt"]
+    assert run["prompt_version"] == "benchtui" and "session.jsonl's second user message" in said["message"]
     assert main(["--workbench", str(root), "show", "chatted", "dflash_verify", "--json"]) == 0
     run = json.loads(capsys.readouterr().out)["latest_run"]
     assert run["prompt_version"] is None and "prompt" not in {c["name"] for c in run["checks"]}
