@@ -103,6 +103,17 @@ def version_of_texts(challenge, texts) -> tuple[str, str, str] | None:
     return None
 
 
+def run_prompt_line(run: dict) -> str:
+    """What a run was judged against, and where that came from when not from
+    PROMPT.md (its ``prompt`` check), for ``show`` and the answer screen."""
+    version = run.get("prompt_version")
+    if not version:
+        return "unknown or missing prompt (universal checks only)"
+    said = next((c for c in run.get("checks") or () if c.get("name") == "prompt"), None)
+    source = run.get("prompt_source") or ((said or {}).get("details") or {}).get("source")
+    return f"{version} (from {source}; no PROMPT.md)" if source else version
+
+
 def describe(version: str | None, sha: str | None) -> str:
     """One line for screens and logs."""
     if version:

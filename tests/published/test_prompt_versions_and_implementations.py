@@ -297,6 +297,10 @@ def test_run_records_prompt_version_and_show_says_it(tmp_path, capsys):
     checks = {c["name"]: c for c in run["checks"]}
     assert run["prompt_version"] == "benchtui" and checks["second_root_path"]["verdict"] == V.PASS
     assert checks["prompt"]["verdict"] == V.INFO and "session.jsonl's first user message" in checks["prompt"]["message"]
+    assert run["prompt_source"] == "session.jsonl's first user message"
+    assert main(["--workbench", str(root), "show", "session", "dflash_verify"]) == 0
+    assert ("judged against prompt version: benchtui (from session.jsonl's first user message; no PROMPT.md)"
+            in capsys.readouterr().out)
     assert main(["--workbench", str(root), "show", "later", "dflash_verify", "--json"]) == 0
     run = json.loads(capsys.readouterr().out)["latest_run"]
     said = {c["name"]: c for c in run["checks"]}["prompt"]

@@ -18,6 +18,7 @@ from tui.screens.whole_frame import WholeFrameScreen, measure_tables_now
 from tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
+from engine.challenges.prompts import run_prompt_line
 from engine.store import queries
 from engine.workbench.answer_files import main_source
 from engine.workbench.scan_records import INFO_KINDS
@@ -516,7 +517,7 @@ class AnswerScreen(WholeFrameScreen):
             return
         head = Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
                              verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}",
-                             (prompt_version_note(run), "dim"))
+                             (prompt_version_note({**run, "checks": self.data["checks"]}), "dim"))
         head.append(coverage_note(run))
         if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
             head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")
@@ -743,8 +744,9 @@ def first_failing(checks: list[dict]) -> int:
 
 def prompt_version_note(run: dict) -> str:
     """Which prompt the run judged the answer against (engine/challenges/prompts.py)."""
-    version = run.get("prompt_version")
-    return f"  prompt: {version}" if version else "  prompt: unknown or missing (universal checks only)"
+    if not run.get("prompt_version"):
+        return "  prompt: unknown or missing (universal checks only)"
+    return f"  prompt: {run_prompt_line(run)}"
 
 
 def coverage_note(run: dict) -> Text:
