@@ -195,6 +195,13 @@ def adapter_check(res: AdapterResolution) -> dict | None:
             "message": res.message, "details": details}
 
 
+def append_check(results: Path, check: dict) -> None:
+    """Record ``check`` in a run's results file before the run (the results preamble)."""
+    with open(results, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"check": check}) + "\n")
+    results.chmod(0o666)
+
+
 def prepare_for_run(root: Path | None, challenge: Challenge, model: str, answer_dir: Path,
                     out: Path, results: Path) -> Path | None:
     """Resolve the adapter for one run: record the ``adapter`` check in the
@@ -204,9 +211,7 @@ def prepare_for_run(root: Path | None, challenge: Challenge, model: str, answer_
     res = resolve(root, challenge, model, answer_dir)
     check = adapter_check(res)
     if check is not None:
-        with open(results, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"check": check}) + "\n")
-        results.chmod(0o666)
+        append_check(results, check)
     if not res.usable:
         return None
     staged = out / "adapter" / res.path.name

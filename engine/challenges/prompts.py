@@ -15,14 +15,16 @@ An answer's version is the one whose hashes hold the hash of its own
 ``PROMPT.md`` after whitespace normalisation (runs of whitespace become one
 space, ends stripped), so a trailing newline or re-wrapped lines never make a
 new version. A folder without a PROMPT.md gets the version of one of its
-session transcript's first user messages, when that is a known version's prompt. Checks not listed under any version are universal. A check
-listed under other versions than the answer's (or any version, when the
-answer's prompt is unknown or missing) is recorded as ``info`` with the
-verdict it would have had: never a fail for doing what one's own prompt said.
+session transcript's first user messages, when that is a known version's
+prompt. Checks not listed under any version are universal. A check listed
+under other versions than the answer's (or any version, when the answer's
+prompt is unknown or missing) is recorded as ``info`` with the verdict it
+would have had: never a fail for doing what one's own prompt said.
 """
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 PROMPT_FILE = "PROMPT.md"
@@ -103,14 +105,24 @@ def version_of_texts(challenge, texts) -> tuple[str, str, str] | None:
     return None
 
 
-def run_prompt_line(run: dict) -> str:
+def prompt_source(checks) -> str | None:
+    """Where a run's prompt version came from when not from PROMPT.md: the
+    ``source`` of its ``prompt`` check (details as stored, JSON text or parsed)."""
+    said = next((c for c in checks or () if c.get("name") == "prompt"), None)
+    details = (said or {}).get("details")
+    if isinstance(details, str):
+        try:
+            details = json.loads(details)
+        except ValueError:
+            return None
+    return details.get("source") if isinstance(details, dict) else None
+
+
+def run_prompt_line(version: str | None, source: str | None) -> str:
     """What a run was judged against, and where that came from when not from
-    PROMPT.md (its ``prompt`` check), for ``show`` and the answer screen."""
-    version = run.get("prompt_version")
+    PROMPT.md, for ``show`` and the answer screen."""
     if not version:
         return "unknown or missing prompt (universal checks only)"
-    said = next((c for c in run.get("checks") or () if c.get("name") == "prompt"), None)
-    source = run.get("prompt_source") or ((said or {}).get("details") or {}).get("source")
     return f"{version} (from {source}; no PROMPT.md)" if source else version
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from engine.challenges.catalog import load_challenge_set
 from engine.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
-from engine.challenges.prompts import run_prompt_line
+from engine.challenges.prompts import prompt_source, run_prompt_line
 from engine.commands.fit import fit_check
 from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.workbench.new_model import ScaffoldError, new_model
@@ -122,7 +122,9 @@ def answer_detail(store, model: str, challenge: str) -> dict:
         run = {"id": r["id"], "status": r["status"], "verdict": r["verdict"], "backend": r["backend"], "device": r["device"],
                "started_at": r["started_at"], "duration_s": r["duration_s"], "message": r["message"],
                "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
-               "prompt_source": _prompt_source(store, r["id"]),  # None: its PROMPT.md (or no prompt)
+               # None: its PROMPT.md (or no prompt)
+               "prompt_source": prompt_source(store.query("select name, details from checks where run_id = ? "
+                                                          "and name = 'prompt'", (r["id"],))),
                **run_coverage(r),
                "checks": [{**c, "value": _maybe_json(c["value"]), "threshold": _maybe_json(c["threshold"])} for c in checks],
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
@@ -160,15 +162,6 @@ def measured(check: dict) -> str:
     return f"value {value}" + (f" (threshold {threshold})" if threshold not in (None, "") else "")
 
 
-def _prompt_source(store, run_id: int) -> str | None:
-    """Where a run's prompt version came from when not from PROMPT.md (its ``prompt`` check)."""
-    rows = store.query("select details from checks where run_id = ? and name = 'prompt'", (run_id,))
-    try:
-        return (json.loads(rows[0]["details"] or "{}") or {}).get("source") if rows else None
-    except (ValueError, AttributeError):
-        return None
-
-
 def cmd_show(args, ctx) -> int:
     scan_workbench(ctx.workbench, ctx.store)
     model, challenge = resolve_answer(ctx, args.model, args.challenge)
@@ -191,7 +184,7 @@ def cmd_show(args, ctx) -> int:
         print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")
     else:
         print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
-        print(f"  judged against prompt version: {run_prompt_line(run)}")
+        print(f"  judged against prompt version: {run_prompt_line(run['prompt_version'], run['prompt_source'])}")
         for req in run["coverage"] or ():
             text = req["words"] + (f" ({req['reason']})" if req["reason"] else "")
             print("\n".join(fit_check(f"  requirement {req['status']:<13} {req['id']}: ", req["status"], text)))

@@ -20,27 +20,32 @@ PASS = "pass"
 DONE = "done"  # the runner's status for a run that finished with a verdict
 
 
+def _latest_done(store: Store, column: str) -> list[dict]:
+    """model, challenge and ``column`` of each answer's latest finished (``done``) run."""
+    return store.query(
+        f"select model, challenge, {column} from runs where id in "
+        "(select max(id) from runs where status = ? group by model, challenge)", (DONE,))
+
+
 def current_verdicts(store: Store) -> dict[tuple[str, str], str]:
     """(model, challenge) -> verdict of the latest finished (``done``) run."""
-    rows = store.query(
-        "select model, challenge, verdict from runs where id in "
-        "(select max(id) from runs where status = ? group by model, challenge)", (DONE,))
-    return {(r["model"], r["challenge"]): r["verdict"] for r in rows if r["verdict"]}
+    return {(r["model"], r["challenge"]): r["verdict"] for r in _latest_done(store, "verdict") if r["verdict"]}
+
+
+def current_messages(store: Store) -> dict[tuple[str, str], str]:
+    """(model, challenge) -> the message of the latest finished run (its deciding check's, for a verdict not pass)."""
+    return {(r["model"], r["challenge"]): r["message"] or "" for r in _latest_done(store, "message")}
 
 
 def current_coverage(store: Store) -> dict[tuple[str, str], str]:
     """(model, challenge) -> "3 of 5 requirements" of the latest finished run
     (engine/challenges/coverage.py; absent for runs recorded before coverage)."""
-    import json
-
     from engine.challenges.coverage import summary
 
     if "coverage" not in store.db["runs"].columns_dict:
         return {}
-    rows = store.query(
-        "select model, challenge, coverage from runs where id in "
-        "(select max(id) from runs where status = ? group by model, challenge)", (DONE,))
-    return {(r["model"], r["challenge"]): summary(json.loads(r["coverage"])) for r in rows if r["coverage"]}
+    return {(r["model"], r["challenge"]): summary(json.loads(r["coverage"]))
+            for r in _latest_done(store, "coverage") if r["coverage"]}
 
 
 @dataclass

@@ -7,7 +7,7 @@ import io
 import json
 
 from engine.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
-from engine.grading.aggregates import Leaderboard, current_coverage, current_verdicts, leaderboard
+from engine.grading.aggregates import Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard
 from engine.grading.grades import RUBRIC_VERSION, all_grades, all_notes, current_grades, list_graders
 from engine.store.database import Store, now_iso
 from engine.verify import verdicts as V
@@ -95,18 +95,12 @@ def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
     failed = sorted(((g.points if g.points is not None else -1, m, c, g) for (m, c), g in lb.matrix.items()
                      if verdicts.get((m, c)) in FAILING), key=lambda t: (-t[0], t[1], t[2]))
     if failed:
-        messages = _run_messages(store)
+        messages = current_messages(store)
         out += ["", "## Graded answers the suite fails", ""]
         out += _table(["Model", "Challenge", "Grade", "Verdict", "First failing check"],
                       [[lb.display_names[m], lb.challenge_titles[c], g.display, verdicts[(m, c)],
                         _short(messages.get((m, c), ""))] for _, m, c, g in failed])
     return out
-
-
-def _run_messages(store: Store) -> dict[tuple[str, str], str]:
-    rows = store.query("select model, challenge, message from runs where id in "
-                       "(select max(id) from runs where status = 'done' group by model, challenge)")
-    return {(r["model"], r["challenge"]): r["message"] or "" for r in rows}
 
 
 def _short(text: str, limit: int = 140) -> str:

@@ -315,8 +315,7 @@ class Runner:
             adapter = adapters.prepare_for_run(root, challenge, model, folder, tmp, preamble)
             said = prompt_check(prompt)
             if said is not None:
-                with open(preamble, "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps({"check": said}) + "\n")
+                adapters.append_check(preamble, said)
             job = {"challenge_id": challenge.id, "model": model, "seed": seed, "backend": backend,
                    "thresholds": {**challenge.thresholds, **((prompt or {}).get("thresholds") or {})},
                    "forbidden_imports": list(challenge.forbidden_imports),
@@ -445,8 +444,10 @@ def first_user_messages(store: Store, folder: Path, model: str, challenge_id: st
 
 def prompt_check(prompt: dict | None) -> dict | None:
     """The ``prompt`` check a run records when its version came from elsewhere than PROMPT.md."""
+    from engine.challenges.prompts import PROMPT_FILE
+
     source = (prompt or {}).get("prompt_source")
-    if not source or source == "PROMPT.md":
+    if not source or source == PROMPT_FILE:
         return None
     return {"name": "prompt", "verdict": "info", "value": prompt["prompt_version"], "threshold": None,
             "message": f"judged against prompt version {prompt['prompt_version']}: the folder has no PROMPT.md; "

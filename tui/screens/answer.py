@@ -18,7 +18,7 @@ from tui.screens.whole_frame import WholeFrameScreen, measure_tables_now
 from tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
-from engine.challenges.prompts import run_prompt_line
+from engine.challenges.prompts import prompt_source, run_prompt_line
 from engine.store import queries
 from engine.workbench.answer_files import main_source
 from engine.workbench.scan_records import INFO_KINDS
@@ -517,7 +517,7 @@ class AnswerScreen(WholeFrameScreen):
             return
         head = Text.assemble(f"run #{run['id']} on {run['backend'] or '?'} ({run['device'] or '?'}): ",
                              verdict_text(run["verdict"] or run["status"]), f"  {run['message'] or ''}",
-                             (prompt_version_note({**run, "checks": self.data["checks"]}), "dim"))
+                             (prompt_version_note(run, self.data["checks"]), "dim"))
         head.append(coverage_note(run))
         if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
             head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")
@@ -742,11 +742,11 @@ def first_failing(checks: list[dict]) -> int:
     return next((i for i, c in enumerate(checks) if (c["verdict"] or "not_run") not in NOT_FAILING), 0)
 
 
-def prompt_version_note(run: dict) -> str:
+def prompt_version_note(run: dict, checks: list[dict]) -> str:
     """Which prompt the run judged the answer against (engine/challenges/prompts.py)."""
     if not run.get("prompt_version"):
         return "  prompt: unknown or missing (universal checks only)"
-    return f"  prompt: {run_prompt_line(run)}"
+    return f"  prompt: {run_prompt_line(run['prompt_version'], prompt_source(checks))}"
 
 
 def coverage_note(run: dict) -> Text:
