@@ -116,7 +116,9 @@ def _hidden_roots() -> list[Path]:
     """Directories replaced by an empty tmpfs inside bwrap/unshare."""
     roots = [Path("/tmp")]
     for home in {Path.home(), Path("/root") if _is_root() else Path.home()}:
-        if home != Path("/") and home.is_dir() and home not in roots:
+        # A home inside an already hidden root (HOME=/tmp/x) is hidden with it;
+        # its own tmpfs would need a mount point the fresh /tmp does not have.
+        if home != Path("/") and home.is_dir() and not any(_under(home, r) for r in roots):
             roots.append(home)
     return roots
 
@@ -608,6 +610,13 @@ def _version(tool: str) -> str:
         return tool
 
 
+def _failure_reason(stderr: str, exit_code: int | None) -> str:
+    """The lines of a failed probe that say what failed: mount(8) ends its
+    message with a generic "dmesg(1) may have more information" line."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip() and not ln.strip().startswith("dmesg(1)")]
+    return ("; ".join(lines[-2:]) if lines else f"`true` exited {exit_code}")[:300]
+
+
 def _probe_one(name: str) -> LayerStatus:
     needed = {"bwrap": ["bwrap", "setpriv", "prlimit"], "unshare": ["unshare", "setpriv", "prlimit", "chroot"],
               "rlimits": ["setpriv", "prlimit"]}[name]
@@ -627,8 +636,7 @@ def _probe_one(name: str) -> LayerStatus:
         except OSError as exc:
             return LayerStatus(name, False, False, f"cannot start: {exc}")
         if res.exit_code != 0:
-            why = err.read_text(errors="replace").strip().splitlines()
-            return LayerStatus(name, False, False, (why[-1] if why else f"`true` exited {res.exit_code}")[:200])
+            return LayerStatus(name, False, False, _failure_reason(err.read_text(errors="replace"), res.exit_code))
         with socket.socket() as server:
             server.bind(("127.0.0.1", 0))
             server.listen(1)

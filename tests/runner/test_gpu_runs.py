@@ -5,6 +5,7 @@ faults that stay the answer's and leave the GPU usable; host code that tries
 to forge a result. Skipped, with the reason, where there is no GPU."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -53,9 +54,9 @@ def run(root: Path, pairs, **kw) -> dict:
 
 
 def number(value):
-    """A check's stored value as a number where it is one (the store keeps text)."""
+    """A check's stored value decoded: the store keeps it as JSON text ("null" for none)."""
     try:
-        return float(value)
+        return json.loads(value)
     except (TypeError, ValueError):
         return value
 

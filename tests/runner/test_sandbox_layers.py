@@ -160,3 +160,22 @@ def test_payload_runs_unprivileged_as_root(layer, tmp_path):
         assert int(uid) == res.uid
     if layer != "rlimits":
         assert caps.split()[1] == "0000000000000000"
+
+
+def test_a_home_under_tmp_does_not_break_the_layer(layer, tmp_path, monkeypatch):
+    # CI containers and scratch users often have HOME under /tmp; the fresh
+    # /tmp the sandbox mounts has no mount point for a second tmpfs there.
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    assert str(home).startswith("/tmp/")
+    assert not any(r == home for r in sandbox._hidden_roots())
+    res, out, err = run(["/bin/sh", "-c", "echo ran"], tmp_path, layer)
+    assert res.exit_code == 0 and out == "ran\n", err
+
+
+def test_a_failed_probe_says_what_failed():
+    stderr = ("mount: /mnt/r/tmp/x: mount point does not exist.\n"
+              "       dmesg(1) may have more information after failed mount system call.\n")
+    assert sandbox._failure_reason(stderr, 32) == "mount: /mnt/r/tmp/x: mount point does not exist."
+    assert sandbox._failure_reason("", 1) == "`true` exited 1"
