@@ -60,15 +60,7 @@ def checks_of(workbench: Path, run_id: int) -> dict:
 
     wb = find_workbench(str(workbench), None, Path.cwd())
     with Store(wb.store_path) as store:
-        return {c["name"]: c for c in queries.run_checks(store, run_id)}
-
-
-def decoded(value):
-    """A stored check value as the number (or None) it holds: the store keeps JSON text."""
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError):
-        return value
+        return {c["name"]: {**c, "value": queries.stored_value(c["value"])} for c in queries.run_checks(store, run_id)}
 
 
 def figures(checks: dict) -> dict:
@@ -76,7 +68,7 @@ def figures(checks: dict) -> dict:
     for name in FIGURES:
         c = checks.get(name)
         if c:
-            out[name] = {"verdict": c["verdict"], "value": decoded(c["value"]), "message": (c["message"] or "")[:400]}
+            out[name] = {"verdict": c["verdict"], "value": c["value"], "message": (c["message"] or "")[:400]}
     d = (checks.get("speed") or {}).get("details") or {}
     if isinstance(d, dict):
         out["timing"] = {k: d.get(k) for k in ("answer_median_s", "answer_iqr_s", "answer_wall_median_s", "roofline_s",

@@ -1,11 +1,11 @@
 """run, results."""
 from __future__ import annotations
 
-import json
 import sys
 
 from engine.challenges.definition import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
+from engine.store import queries
 from engine.commands.fit import fit_check
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from engine.commands.interrupt import InFlight, runs, two_step_interrupt
@@ -52,13 +52,12 @@ def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[st
 
 def run_record(store, run_id: int) -> dict:
     r = store.db["runs"].get(run_id)
-    checks = store.query("select name, verdict, value, threshold, message from checks where run_id = ? order by position, id", (run_id,))
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
             "node": r.get("node") or None,  # the cluster node it ran on (--cluster); None on this machine
             "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
             **run_coverage(r),
-            "checks": [{**c, "value": _loads(c["value"]), "threshold": _loads(c["threshold"])} for c in checks],
+            "checks": queries.shown_checks(store, run_id),
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
 
 
@@ -66,7 +65,7 @@ def run_coverage(r: dict) -> dict:
     """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements")."""
     from engine.challenges import coverage
 
-    cov = _loads(r.get("coverage")) if r.get("coverage") else None
+    cov = queries.stored_value(r.get("coverage")) if r.get("coverage") else None
     return {"coverage": cov, "covers": coverage.summary(cov)}
 
 
@@ -75,12 +74,6 @@ def shown_verdict(r: dict) -> str:
 
     return coverage.describe(r["verdict"], r.get("coverage"))
 
-
-def _loads(value):
-    try:
-        return json.loads(value) if isinstance(value, str) else value
-    except ValueError:
-        return value
 
 
 def cmd_run(args, ctx) -> int:

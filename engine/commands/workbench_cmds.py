@@ -1,7 +1,6 @@
 """scan, list, show, new-model, doctor."""
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from pathlib import Path
@@ -9,6 +8,7 @@ from pathlib import Path
 from engine.challenges.catalog import load_challenge_set
 from engine.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
+from engine.store import queries
 from engine.challenges.prompts import prompt_source, run_prompt_line
 from engine.commands.fit import fit_check
 from engine.commands.run_cmds import run_coverage, shown_verdict
@@ -118,7 +118,6 @@ def answer_detail(store, model: str, challenge: str) -> dict:
     run = None
     if runs:
         r = runs[0]
-        checks = store.query("select name, verdict, value, threshold, message from checks where run_id = ? order by position, id", (r["id"],))
         run = {"id": r["id"], "status": r["status"], "verdict": r["verdict"], "backend": r["backend"], "device": r["device"],
                "started_at": r["started_at"], "duration_s": r["duration_s"], "message": r["message"],
                "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
@@ -126,7 +125,7 @@ def answer_detail(store, model: str, challenge: str) -> dict:
                "prompt_source": prompt_source(store.query("select name, details from checks where run_id = ? "
                                                           "and name = 'prompt'", (r["id"],))),
                **run_coverage(r),
-               "checks": [{**c, "value": _maybe_json(c["value"]), "threshold": _maybe_json(c["threshold"])} for c in checks],
+               "checks": queries.shown_checks(store, r["id"]),
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
     grades = store.query(
         "select g.dimension, g.letter, g.score, gr.name as grader, gr.kind as grader_kind, g.note, g.created_at from grades g "
@@ -140,14 +139,6 @@ def answer_detail(store, model: str, challenge: str) -> dict:
             "transcripts": transcripts, "warnings": warnings, "latest_run": run,
             "interrupted_since": interrupted, "grades": grades, "notes": notes}
 
-
-def _maybe_json(value):
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
 
 
 def measured(check: dict) -> str:

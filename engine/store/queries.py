@@ -286,6 +286,24 @@ def latest_run(store: Store, model: str, challenge: str) -> dict | None:
     return rows[0] if rows else None
 
 
+def stored_value(raw):
+    """A check's value or threshold decoded: the store keeps them as JSON text
+    ("null" for none). Text that is not JSON is returned as it is."""
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def shown_checks(store: Store, run_id: int) -> list[dict]:
+    """A run's checks as the CLI prints them: values and thresholds decoded."""
+    rows = store.query("select name, verdict, value, threshold, message from checks where run_id = ? "
+                       "order by position, id", (run_id,))
+    return [{**c, "value": stored_value(c["value"]), "threshold": stored_value(c["threshold"])} for c in rows]
+
+
 def run_checks(store: Store, run_id: int) -> list[dict]:
     rows = store.query(
         "select position, name, verdict, value, threshold, message, details from checks "

@@ -5,7 +5,6 @@ faults that stay the answer's and leave the GPU usable; host code that tries
 to forge a result. Skipped, with the reason, where there is no GPU."""
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -48,17 +47,9 @@ def run(root: Path, pairs, **kw) -> dict:
     out = {}
     with Store(wb.store_path) as store:
         for e in events:
-            checks = {c["name"]: {**c, "value": number(c["value"])} for c in queries.run_checks(store, e.run_id)} if e.run_id else {}
+            checks = {c["name"]: {**c, "value": queries.stored_value(c["value"])} for c in queries.run_checks(store, e.run_id)} if e.run_id else {}
             out[e.model] = (e.verdict, checks, e.message)
     return out
-
-
-def number(value):
-    """A check's stored value decoded: the store keeps it as JSON text ("null" for none)."""
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError):
-        return value
 
 
 def exploit_workbench(root: Path, names: list[str], **thresholds) -> Path:

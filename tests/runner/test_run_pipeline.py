@@ -102,6 +102,9 @@ def test_cli_run_and_results_json(wb_root, capsys):
         "model": "good", "challenge": "backwards", "verdict": "pass", "backend": "cpu"}
     assert set(run) >= {"device", "duration_s", "checks", "self_check"}
     assert all(set(c) >= {"name", "verdict", "value", "threshold", "message"} for c in run["checks"])
+    # the store keeps values as JSON text; the JSON prints them decoded
+    assert not any(isinstance(c["value"], str) and c["value"] in ("null", "") for c in run["checks"])
+    assert any(isinstance(c["value"], float) for c in run["checks"]), run["checks"]
     assert set(run["self_check"]) >= {"exit_code", "duration_s"}
     code = main(["--workbench", str(wb_root), "results", "--json"])
     res = json.loads(capsys.readouterr().out)
@@ -110,3 +113,11 @@ def test_cli_run_and_results_json(wb_root, capsys):
     assert {(r["model"], r["challenge"]) for r in res["not_run"]} == {("bad", "backwards"), ("bad", "kv"), ("good", "kv")}
     code = main(["--workbench", str(wb_root), "run", "-m", "nobody"])
     assert code == 2 and "unknown model" in capsys.readouterr().err
+
+
+def test_stored_values_are_decoded_once_for_every_reader():
+    from engine.store.queries import stored_value
+
+    assert stored_value("0.0137") == 0.0137 and stored_value("null") is None
+    assert stored_value('{"a": 1}') == {"a": 1} and stored_value("[1, 2]") == [1, 2]
+    assert stored_value("not json") == "not json" and stored_value(None) is None and stored_value(3) == 3
