@@ -248,7 +248,7 @@ def resolve_model(store: Store, name: str) -> str:
 # Published names of the standard challenges, for stores whose challenge
 # table does not (yet) list them all.
 PUBLISHED_NAMES: dict[str, tuple[str, ...]] = {
-    "backwards": ("Layer Norm Backward",), "fuse": ("Fused Softmax+TopK",),
+    "backwards": ("Layer Norm Backward", "Backwards Pass"), "fuse": ("Fused Softmax+TopK",),
     "kv": ("KV-Cache",), "beam_search": ("Beam Search",),
     "flash_attention": ("Flash Attn Forward", "Flash Attention Forward"),
     "flash_attention_bwd": ("Flash Attn Backward", "Flash Attention Backward"),

@@ -3,13 +3,25 @@
 Forms understood:
 - a grade matrix: challenges as rows, models as columns (or the transpose),
   cells like ``B+``, ``**A-**``, ``A (1st)``, ``B- (4th=)``, ``—`` (no entry);
-- a scoreboard of 0-100 scores in the same shape; a table of numbers is only
-  read as grades when its header or the heading above it says score, grade,
-  rating or judge, so timing tables are never mistaken for grades;
+- a scoreboard of 0-100 scores (``82``, ``82/100``) in the same shape; a table
+  of numbers is only read as grades when its header, or the nearest heading
+  that says what it holds, speaks of scores, grades, ratings or a judge and
+  not of times, speed or memory, so timing tables are never mistaken for
+  grades; average rows are skipped;
+- scores by dimension for one challenge: dimensions as rows and models as
+  columns (``| **Correctness** | 85 | 95/100 |``), or one row per model with
+  dimension columns (``| Model | Steps | Loss | Grade |``; of a Score and a
+  Grade column the Grade is taken). The challenge is the table's challenge
+  column, else the one the nearest heading naming one names; a heading naming
+  several is not guessed from. Labels map to benchtui's dimensions
+  (``Depth of Analysis`` -> analysis_depth, ``Tests/Demos`` -> testing);
+  others are listed as not imported;
 - a "models tested" table (``| glm5/ | GLM-5 | Z.ai |``), which maps display
-  names to folders for the rest of the file;
+  names to folders for the rest of the file; a name with its folder in
+  parentheses (``GLM-5 (glm5)``) maps to that folder;
 - per-answer sections: a heading naming the model and file, then a line
-  ``Grade: B+`` (and optionally ``Correctness: A-`` style lines).
+  ``Grade: B+`` (and optionally ``Correctness: A-`` or ``- Depth of Analysis:
+  82/100`` style lines).
 
 Who graded: a line ``Judge: NAME`` (or ``Grader:``/``Graded by:``) names the
 judge for everything after it; ``--grader`` names it where the file does not.
@@ -35,15 +47,25 @@ from engine.grading.grades import (
 )
 from engine.store.database import Store, now_iso
 
-NO_ENTRY = {"", "\u2014", "\u2013", "-", "--", "n/a", "na", "none", "\u00b7", "x", "\u2715", "\u2717"}
+NO_ENTRY = {"", "\u2014", "\u2013", "-", "--", "n/a", "na", "none", "\u00b7", "x", "\u2715", "\u2717",
+            "no submission", "not submitted", "dnf"}
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`|~~)")
-_CELL_GRADE = re.compile(r"^(?P<g>[A-DF][+\-\u2212\u2013]?|\d{1,3}(?:\.\d+)?)(?:\s*\(.*\))?\s*[\u2713\u2714\u2605\u2606*]*$", re.I)
+_CELL_GRADE = re.compile(r"^(?P<g>[A-DF][+\-\u2212\u2013]?|\d{1,3}(?:\.\d+)?)(?:\s*/\s*100)?(?:\s*\(.*\))?"
+                         r"\s*[\u2713\u2714\u2605\u2606*]*$", re.I)
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _JUDGE = re.compile(r"^(?:[-*>]\s*)?(?:judge|grader|graded by)\s*:\s*(?P<name>.+?)\s*$", re.I)
-_GRADE_LINE = re.compile(r"^(?:[-*>]\s*)?(?P<label>(?:overall\s+)?grade|[a-z][a-z _-]{2,40})\s*:\s*(?P<value>.+?)\s*$", re.I)
+_GRADE_LINE = re.compile(r"^(?:[-*>]\s*)?(?P<label>(?:overall\s+)?grade|[a-z][a-z /_-]{2,40})\s*:\s*(?P<value>.+?)\s*$", re.I)
 _PATH = re.compile(r"[\w.\-]+(?:/[\w.\-]*)+")
 _SCORE_CONTEXT = re.compile(r"score|grade|rating|judge|points", re.I)
+_MEASURE_CONTEXT = re.compile(r"tim(e|ing)|latency|speed|throughput|memory|bandwidth|\bms\b|seconds|perplexity|loss",
+                              re.I)
 FUZZY_CUTOFF = 0.85
+# How judges label benchtui's dimensions (keys as _dimension_key writes them).
+DIMENSION_WORDS = {
+    "grade": OVERALL, "overall_grade": OVERALL, "score": OVERALL, "overall_score": OVERALL,
+    "depth_of_analysis": "analysis_depth", "tests_demos": "testing", "tests_benchmarks": "testing",
+}
+SUMMARY_ROWS = {"average", "mean", "total", "sum", "avg"}
 
 
 class ImportError_(GradeError):
@@ -149,6 +171,9 @@ class NameMapper:
             return None, "empty"
         names = self.model_names if kind == "model" else self.challenge_names
         if kind == "model":
+            named = re.fullmatch(r"(.+?)\s*\(\s*([\w.\-]+)/?\s*\)", clean_name(raw))  # "GLM-5 (glm5)"
+            if named and named.group(2) in self.models:
+                return named.group(2), "name"
             folder = self.models_table.get(norm)
             if folder in self.models:
                 return folder, "models table"
@@ -156,6 +181,8 @@ class NameMapper:
                 return None, f"models table names {folder}/, not in this workbench"
         if norm in names:
             return names[norm], "name"
+        if kind == "challenge" and re.sub(r"(grade|score)$", "", norm) in names:  # "Beam Search Grade"
+            return names[re.sub(r"(grade|score)$", "", norm)], "name"
         if (kind, norm) in self.aliases:
             return self.aliases[(kind, norm)], "alias"
         close = difflib.get_close_matches(norm, list(names), n=2, cutoff=FUZZY_CUTOFF)
@@ -191,6 +218,17 @@ def clean_name(text: str) -> str:
     return text.rstrip("/").strip()
 
 
+def _dimension_key(label: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", clean_name(label).lower()).strip("_")
+
+
+def dimension_of(label: str) -> str | None:
+    """The benchtui dimension a judge's label names ("Depth of Analysis" ->
+    analysis_depth, "Grade" -> overall), else None."""
+    key = _dimension_key(label)
+    return key if key in DIMENSION_IDS else DIMENSION_WORDS.get(key)
+
+
 def parse_cell(text: str) -> GradeValue | None:
     """A matrix or scoreboard cell: a GradeValue, None for 'no entry'.
     Raises GradeError for a cell that is neither."""
@@ -222,8 +260,9 @@ class _Table:
     line: int                      # 1-based line of the header
     header: list[str]
     rows: list[tuple[int, list[str]]]
-    context: str                   # nearest heading text, for scoreboard detection
+    context: str                   # enclosing headings' text, for scoreboard detection
     grader: str | None
+    headings: tuple[str, ...] = ()  # enclosing headings, outermost first
 
 
 def _scan(text: str, default_grader: str | None):
@@ -254,8 +293,9 @@ def _scan(text: str, default_grader: str | None):
                 block.append((i + 1, split_row(lines[i])))
                 i += 1
             if len(block) >= 2 and _is_separator(block[1][1]):
-                context = headings[-1][1] if headings else ""
-                tables.append(_Table(start + 1, block[0][1], block[2:], context, grader))
+                context = " / ".join(title for _, title in headings)
+                tables.append(_Table(start + 1, block[0][1], block[2:], context, grader,
+                                     tuple(title for _, title in headings)))
             continue
         if not heading:
             found = _GRADE_LINE.match(plain)
@@ -266,9 +306,8 @@ def _scan(text: str, default_grader: str | None):
 
 
 def _section_grade(match, headings, grader, line_no, out: list[ParsedGrade], problems: list[str]) -> None:
-    label = match.group("label").strip().lower()
-    dim = OVERALL if label in ("grade", "overall grade") else label.replace("-", "_").replace(" ", "_")
-    if dim not in DIMENSION_IDS:
+    dim = dimension_of(match.group("label"))
+    if dim is None:
         return  # an ordinary "Something: text" line
     words = match.group("value").split()
     try:
@@ -299,18 +338,120 @@ def _models_table(table: _Table) -> dict[str, str] | None:
     return out
 
 
+def _heading_challenge(table: _Table, mapper: NameMapper) -> str | None:
+    """The challenge the nearest heading naming one names ("## 2. KV-Cache
+    System"); None where that heading names several (a summary's title)."""
+    names = {**mapper.challenge_names, **{a: t for (k, a), t in mapper.aliases.items() if k == "challenge"}}
+    for title in reversed(table.headings):
+        text = normalise_name(clean_name(title))
+        found = {names[n] for n in names if len(n) >= 2 and n in text}
+        found = {c for c in found if not any(c != o and c in o for o in found)}  # flash_attention in flash_attention_bwd
+        if found:
+            return found.pop() if len(found) == 1 else None
+    return None
+
+
+def _summary_row(cell: str) -> bool:
+    """An average or overall row under a table of challenges: not a challenge."""
+    name = clean_name(cell)
+    return name.lower() in SUMMARY_ROWS or dimension_of(name) == OVERALL
+
+
+def _dimension_columns(col_names: list[str]) -> set[int]:
+    """1-based columns that name a dimension; of a "Score" and a "Grade"
+    column (both overall), the judge's letter column is the grade."""
+    cols = {i: dimension_of(n) for i, n in enumerate(col_names, start=1) if dimension_of(n)}
+    graded = {i for i, n in enumerate(col_names, start=1) if _dimension_key(n) in ("grade", "overall_grade")}
+    if graded:
+        cols = {i: d for i, d in cols.items() if d != OVERALL or i in graded}
+    return set(cols)
+
+
+def _challenge_column(table: _Table, mapper: NameMapper) -> int | None:
+    """The column whose cells name challenges, in a table of one row per answer."""
+    for col in range(1, len(table.header)):
+        cells = [row[col] for _, row in table.rows if col < len(row)]
+        if cells and sum(mapper.challenge(c) is not None for c in cells) * 2 >= len(cells):
+            return col
+    return None
+
+
+def _dimension_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> bool:
+    """Scores by dimension: dimensions as rows and models as columns (a
+    head-to-head summary), or one row per model (or per answer) with
+    dimension columns (``| Model | Steps | Loss | Grade |``). The challenge is
+    the row's challenge column, else the one the headings above name. False
+    where the table is not of this shape."""
+    row_names = [clean_name(cells[0]) for _, cells in table.rows if cells]
+    col_names = [clean_name(h) for h in table.header[1:]]
+    row_dims = [dimension_of(n) for n in row_names]
+    other: list[str] = []  # labels of dimensions benchtui does not grade
+    by_row = None
+    if sum(d is not None for d in row_dims) >= 2 and any(mapper.model(c) for c in col_names):
+        other = [n for n, d in zip(row_names, row_dims) if d is None]
+        pick = [(line_no, col_names[col - 1], None, dimension_of(row[0]), row[col] if col < len(row) else "")
+                for line_no, row in table.rows if row and dimension_of(row[0])
+                for col in range(1, len(col_names) + 1)]
+    elif sum(mapper.model(n) is not None for n in row_names) and any(dimension_of(c) for c in col_names):
+        by_row = _challenge_column(table, mapper)
+        pick = [(line_no, clean_name(row[0]), row[by_row] if by_row and by_row < len(row) else None,
+                 dimension_of(col_names[col - 1]), row[col])
+                for line_no, row in table.rows if row and not _summary_row(row[0])
+                for col in range(1, min(len(row), len(col_names) + 1)) if col in _dimension_columns(col_names)]
+    else:
+        return False
+    found, problems = [], []
+    for line_no, model, challenge, dim, raw in pick:
+        try:
+            value = parse_cell(raw)
+        except GradeError:
+            problems.append(f"line {line_no}: not a grade: {raw.strip()!r}")
+            continue
+        if value is not None:
+            found.append((line_no, model, challenge, dim, value))
+    if not found or len(found) < len(problems):
+        return True  # a table of verdicts in words: nothing to import
+    shared = None if by_row else _heading_challenge(table, mapper)
+    if not by_row and shared is None:
+        doc.unmapped.append(f"challenge in the headings above the table at line {table.line}")
+        return True
+    doc.problems += problems
+    if other:
+        doc.problems.append(f"line {table.line}: not benchtui dimensions, not imported: {', '.join(other)}")
+    doc.grades += [ParsedGrade(model, challenge or shared, value, table.grader, "dimensions", line_no, dim)
+                   for line_no, model, challenge, dim, value in found]
+    return True
+
+
+def _numbers_are_scores(table: _Table) -> bool:
+    """A table of numbers holds scores when its header says so, or the nearest
+    heading that says what it holds speaks of scores, not of measurements
+    ("## Scoreboard" / "### Round 1" yes; "## Scoreboard" / "### Timings" no)."""
+    if _SCORE_CONTEXT.search(" ".join(table.header)):
+        return True
+    for title in reversed(table.headings or (table.context,)):
+        if _MEASURE_CONTEXT.search(title):
+            return False
+        if _SCORE_CONTEXT.search(title):
+            return True
+    return False
+
+
 def _grade_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> None:
     """A matrix or scoreboard; rows are challenges (or models, transposed)."""
     row_names = [clean_name(cells[0]) for _, cells in table.rows if cells]
+    if not any(mapper.challenge(n) for n in row_names + [clean_name(h) for h in table.header[1:]]) \
+            and _dimension_table(table, mapper, doc):
+        return
     col_names = [clean_name(h) for h in table.header[1:]]
     rows_are_models = (sum(mapper.model(n) is not None for n in row_names)
                        > sum(mapper.challenge(n) is not None for n in row_names))
-    numeric_ok = bool(_SCORE_CONTEXT.search(table.context + " " + " ".join(table.header)))
+    numeric_ok = _numbers_are_scores(table)
     cells_read, grades, problems, unmapped_cols = 0, [], [], set()
     for col, col_name in enumerate(col_names, start=1):
         values = []
         for line_no, cells in table.rows:
-            if col >= len(cells):
+            if col >= len(cells) or _summary_row(cells[0]):
                 continue
             try:
                 value = parse_cell(cells[col])
@@ -328,8 +469,9 @@ def _grade_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> None:
             continue
         for line_no, row_name, value, raw in values:
             if value == "bad":
-                problems.append(f"line {line_no}: not a grade: {raw.strip()!r}")
-                continue
+                if mapper.model(row_name) if rows_are_models else mapper.challenge(row_name):
+                    problems.append(f"line {line_no}: not a grade: {raw.strip()!r}")
+                continue  # a row of remarks ("All tests pass?") is not a grade's place
             if value is None:
                 continue
             cells_read += 1

@@ -202,3 +202,107 @@ def test_any_written_matrix_reads_back(store, cells, bold):
     want = {m: c for m, c in zip(["demo-careful", "demo-hasty", "demo-quitter"], cells) if c is not None}
     # Cells left blank this time keep the grade from an earlier example.
     assert {m: got[m] for m in want} == want
+
+
+def dims_of(store, grader, model, challenge):
+    return {g.dimension: g.display for g in all_grades(store, include_invalid=False)
+            if (g.grader, g.model, g.challenge) == (grader, model, challenge)}
+
+
+HEAD_TO_HEAD = """\
+# Head-to-Head: Layer Norm Backward Pass
+
+Judge: analyst
+
+## Executive Summary
+
+| Dimension | Careful-1 | Hasty-2 (demo-hasty) |
+|-----------|-----------|----------------------|
+| **Correctness** | 85 | 95/100 |
+| **Code Quality** | 70 | 90 |
+| **Depth of Analysis** | 80 | 88 |
+| **Numerical Stability** | 75 | 95 |
+| **Overall** | **76** | **92** |
+
+## 9. Final Scores
+
+### Careful-1 (demo-careful/kv/): 82/100
+
+**Breakdown:**
+- Correctness: 95/100
+- Tests/Demos: 82/100
+- Analysis: the cache is copied on every step.
+- **Overall: 82/100**
+"""
+
+
+def test_dimension_scores_by_model_for_the_challenge_the_headings_name(store):
+    result = import_text(store, HEAD_TO_HEAD)
+    assert result.unmapped == []
+    assert result.problems == ["line 7: not benchtui dimensions, not imported: Numerical Stability"]
+    assert dims_of(store, "analyst", "demo-careful", "backwards") == {
+        "correctness": "85 (B)", "code_quality": "70 (C-)", "analysis_depth": "80 (B-)", "overall": "76 (C)"}
+    assert dims_of(store, "analyst", "demo-hasty", "backwards")["correctness"] == "95 (A)"
+    # a per-answer breakdown: the answer's path names model and challenge; a remark is not a grade
+    assert dims_of(store, "analyst", "demo-careful", "kv") == {"correctness": "95 (A)", "testing": "82 (B-)",
+                                                                "overall": "82 (B-)"}
+    assert import_text(store, HEAD_TO_HEAD).imported == 0
+
+
+RUN_TABLE = """\
+# Ternary Training: head-to-head
+
+Judge: analyst
+
+| Model | Steps | Val PPL | Score | Grade |
+|-------|-------|---------|-------|-------|
+| **Careful-1** | 250 | 594 | 80/100 | **A-** |
+| Hasty-2 | 300 | 319 | 78/100 | B+ |
+| Quitter-3 | — | — | — | No submission |
+"""
+
+
+def test_one_row_per_model_with_a_grade_column(store):
+    result = import_text(store, RUN_TABLE)
+    assert result.unmapped == [] and result.problems == []
+    # the judge's letter column is the grade; the score beside it is not a second, conflicting one
+    assert {k: v for k, v in grades_of(store, "analyst").items()} == {
+        ("demo-careful", "ternary_training"): "A-", ("demo-hasty", "ternary_training"): "B+"}
+
+
+def test_a_table_under_a_heading_naming_several_challenges_is_not_guessed(store):
+    text = RUN_TABLE.replace("# Ternary Training: head-to-head", "# Ternary Training and KV-Cache")
+    result = import_text(store, text)
+    assert result.imported == 0
+    assert result.unmapped == ["challenge in the headings above the table at line 5"]
+
+
+SCOREBOARD_UNDER_PARENT = """\
+# Summary
+
+Judge: analyst
+
+## Complete Scoreboard
+
+### Round 1: Careful-1 vs Hasty-2
+
+| Task | Careful-1 | Hasty-2 | Winner | Margin |
+|------|-----------|---------|--------|--------|
+| KV Cache | **64** | **91** | Hasty-2 | +27 |
+| Backwards Pass | **76** | **92** | Hasty-2 | +16 |
+| **Average** | **70** | **91** | **Hasty-2** | **+21** |
+
+### Timings
+
+| Task | Careful-1 | Hasty-2 |
+|------|-----------|---------|
+| KV Cache | 12 | 15 |
+"""
+
+
+def test_a_scoreboard_is_known_by_an_enclosing_heading_and_its_average_row_skipped(store):
+    result = import_text(store, SCOREBOARD_UNDER_PARENT)
+    assert result.unmapped == [] and result.problems == []
+    assert grades_of(store, "analyst") == {("demo-careful", "kv"): "64 (D)", ("demo-hasty", "kv"): "91 (A-)",
+                                           ("demo-careful", "backwards"): "76 (C)",
+                                           ("demo-hasty", "backwards"): "92 (A-)"}
