@@ -11,13 +11,7 @@ from engine.runner.orchestrate import tree_digest
 from engine.store.database import Store, now_iso
 from tui.app import BenchApp
 from tui.screens.confirm import ConfirmScreen
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 async def test_tui_unbound_answer_offers_and_scaffolds_an_adapter(demo_wb):

@@ -20,13 +20,7 @@ from textual.widgets import DataTable, Static, TextArea, Tree
 from tui.app import BenchApp
 from tui.screens.answer import AnswerScreen
 from tui.widgets.code_view import CodeView, prepare_code
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def tree_text(tree: Tree) -> str:

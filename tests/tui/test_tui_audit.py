@@ -10,13 +10,7 @@ from engine.audit.mutate import mutants_of
 from engine.audit.report import apply_diff, challenge_reports
 from engine.store.database import Store, now_iso
 from tui.app import BenchApp
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def plant_audit(wb) -> dict:

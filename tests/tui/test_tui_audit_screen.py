@@ -12,16 +12,10 @@ from engine.store.database import Store, now_iso
 from tui.app import BenchApp
 from tui.diffing import diff_texts
 from tui.widgets.diff_view import DiffView
+from settling import settle
 
 LEFT = "    out = np.asarray(compute_the_layer_norm_backward_pass(dy, x, weight, eps), dtype=np.float64, copy=False)"
 RIGHT = LEFT.replace("copy=False", "copy=True")
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 class OneDiff(App):

@@ -3,13 +3,7 @@ screen's transcript view (t), as the scan indexed it."""
 from __future__ import annotations
 
 from tui.app import BenchApp
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 async def test_tui_t_opens_a_chat_export_at_the_model_root(demo_wb):

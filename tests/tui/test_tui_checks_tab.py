@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Static
 from engine.store.database import Store
 from tui.app import BenchApp
 from tui.glyphs import check_cell
+from settling import settle
 
 REQUIREMENTS = [
     ("incremental_decode", "Support incremental decoding (one token at a time) with a cache that grows"),
@@ -46,13 +47,6 @@ def seed_long_run(wb) -> None:
 
 def screen_text(app) -> str:
     return "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def open_checks_tab(app, pilot) -> DataTable:

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 
 from tui.app import BenchApp
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle, wait_workers
 
 
 async def test_tui_store_damage_found_mid_session_names_the_backup(demo_wb):
@@ -82,7 +76,7 @@ async def test_tui_matrix_notices_runs_written_by_another_process(demo_wb, monke
                                      "started_at": now_iso(), "finished_at": now_iso()})
         for _ in range(20):
             await pilot.pause(0.1)
-            await app.workers.wait_for_complete()
+            await wait_workers(app)
             if matrix.matrix.cell(*cell).verdict == "pass":
                 break
         assert matrix.matrix.cell(*cell).verdict == "pass"

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from tui.app import BenchApp
 from tui.screens.matrix import MatrixScreen
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 async def test_tui_handler_error_becomes_a_notification(demo_wb, monkeypatch):

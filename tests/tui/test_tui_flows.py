@@ -9,13 +9,7 @@ from engine.grading.grades import current_grade
 from engine.store.database import Store
 from tui.app import BenchApp
 from fakes import like
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def matrix_cell_text(app, model: str, challenge: str) -> str:

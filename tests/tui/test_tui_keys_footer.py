@@ -3,13 +3,7 @@ from __future__ import annotations
 
 from tui.app import BenchApp
 from tui.widgets.footer import KeysFooter
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def footer_text(app) -> str:

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from tui.screens import leaderboard as L
+from settling import wait_workers
 
 
 def board(n_models: int, long_names: bool = False):
@@ -91,7 +92,7 @@ async def leave_the_leaderboard_while(app, started, stopped) -> None:
     async with app.run_test(size=(140, 45)) as pilot:
         for _ in range(3):
             await pilot.pause()
-            await app.workers.wait_for_complete()
+            await wait_workers(app)
         app.open_leaderboard()
         await pilot.pause()
         assert started.wait(5)
@@ -123,7 +124,7 @@ async def test_escape_goes_back_before_the_panes_waiting_to_be_shown(demo_wb, mo
     async with app.run_test(size=(140, 45)) as pilot:
         for _ in range(3):
             await pilot.pause()
-            await app.workers.wait_for_complete()
+            await wait_workers(app)
         app.open_leaderboard()
         await pilot.pause(0.2)
         assert type(app.screen).__name__ == "LeaderboardScreen" and not shown  # the first pane is being taken in

@@ -11,6 +11,7 @@ from engine.verify.verdicts import ANSWER_VERDICTS
 from tui.app import BenchApp
 from tui.glyphs import legend
 from tui.screens.matrix import _PENDING, cell_text
+from settling import wait_workers
 
 # every verdict a cell can carry: engine/store/queries.load_matrix's, and one from a newer version
 MATRIX_VERDICTS = sorted(ANSWER_VERDICTS | {"running", "a_verdict_from_a_newer_version"})
@@ -65,7 +66,7 @@ async def test_the_legend_on_screen_explains_every_glyph_on_the_matrix(demo_wb):
         async with app.run_test(size=size) as pilot:
             for _ in range(3):
                 await pilot.pause()
-                await app.workers.wait_for_complete()
+                await wait_workers(app)
             table = app.screen.query_one("#matrix", DataTable)
             shown = str(app.screen.query_one("#legend", Static).render())
             drawn = screen_glyphs(table)

@@ -15,13 +15,7 @@ from tui.app import BenchApp
 from tui.glyphs import VERDICTS
 from tui.screens.matrix import FILTERS, SORTS, MatrixScreen, cell_text, not_passing
 from tui.widgets.matrix_table import MatrixTable
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def synthetic_matrix(n_models: int = 12, n_challenges: int = 30, seed: int = 3) -> Matrix:

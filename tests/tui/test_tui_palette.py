@@ -8,13 +8,7 @@ from textual.widget import Widget
 
 from tui.app import BenchApp
 from tui.widgets.jump_palette import JumpInput, JumpList, JumpPalette, search
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def palette_of(app) -> JumpPalette:

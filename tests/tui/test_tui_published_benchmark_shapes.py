@@ -19,13 +19,7 @@ from tui.app import BenchApp
 
 sys.path.insert(0, str(Path(__file__).parent))
 from tui_demo import pi_session  # noqa: E402
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def strip_text(strips) -> list[str]:

@@ -19,13 +19,7 @@ from tui.screens.compare import CompareScreen
 from tui.screens.grades import GradesScreen
 from tui.screens.transcript import TranscriptScreen
 from tui.widgets.diff_view import DiffView
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def count_own_loads(monkeypatch) -> list[str]:

@@ -10,13 +10,7 @@ from engine.runner.orchestrate import RunEvent
 from engine.store.database import Store
 from tui.app import BenchApp
 from fakes import like
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 async def start_column_batch(app, pilot):

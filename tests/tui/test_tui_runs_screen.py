@@ -12,15 +12,9 @@ from engine.runner import orchestrate
 from engine.runner.orchestrate import RunEvent
 from engine.store.database import Store
 from tui.app import BenchApp
+from settling import settle
 
 REASON = "backend cuda is not usable on this machine (no NVIDIA GPU found)"
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def text_of(screen, selector: str) -> str:

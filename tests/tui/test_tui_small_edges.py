@@ -6,13 +6,7 @@ from textual.widgets import Static
 from textual.widgets._toast import Toast
 
 from tui.app import BenchApp
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def screen_lines(app) -> list[str]:

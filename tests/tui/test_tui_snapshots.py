@@ -4,16 +4,14 @@ Update after an intended change with: pytest tests/tui/test_tui_snapshots.py --s
 """
 from __future__ import annotations
 
+from settling import settle
 from tui.app import BenchApp
 
 SIZE = (100, 30)
 
 
 async def _settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot.app, pilot)
 
 
 def _go(*steps):

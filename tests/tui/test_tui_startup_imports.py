@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from settling import wait_workers
+
 REPO = Path(__file__).resolve().parents[2]
 
 # Not before the first frame: each costs start-up milliseconds (sqlite_utils,
@@ -116,7 +118,7 @@ async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(dem
     async with app.run_test(size=(140, 45)) as pilot:
         for _ in range(4):
             await pilot.pause()
-            await app.workers.wait_for_complete()
+            await wait_workers(app)
         keys = [k[2] for k in app.screen.query_one(KeysFooter).keys()]
         status = str(app.screen.query_one("#matrix-status").render())
     height, shown_keys, running = first[0]

@@ -6,13 +6,7 @@ from __future__ import annotations
 from textual.widgets import DataTable
 
 from tui.app import BenchApp
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(4):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
+from settling import settle
 
 
 def columns(app) -> list[str]:
@@ -26,14 +20,14 @@ async def test_tui_rescans_on_start_and_on_ctrl_r(demo_wb):
     (newcomer / "kv.py").write_text("def decode():\n    pass\n")
     app = BenchApp(demo_wb, scan_on_start=True)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+        await settle(app, pilot, rounds=4)
         assert "zz-newcomer" in columns(app)
         assert "indexed" in str(app.screen.query_one("#matrix-status").render())
         late = demo_wb.root / "models" / "zz-late" / "backwards"
         late.mkdir(parents=True)
         (late / "ln.py").write_text("x = 1\n")
         await pilot.press("ctrl+r")
-        await settle(app, pilot)
+        await settle(app, pilot, rounds=4)
         assert "zz-late" in columns(app)
         assert app.errors == []
 
@@ -44,5 +38,5 @@ async def test_tui_without_scan_shows_only_the_store(demo_wb):
     (newcomer / "kv.py").write_text("x = 1\n")
     app = BenchApp(demo_wb)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(app, pilot)
+        await settle(app, pilot, rounds=4)
         assert "zz-newcomer" not in columns(app)

@@ -24,18 +24,12 @@ from engine.workbench.scan import scan_workbench
 from engine.store.database import Store
 from tui.app import BenchApp
 from fakes import like
+from settling import settle
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = (REPO / ".." / "shared" / "published-benchmark" / "llm_programming_tests").resolve()
 needs_published = pytest.mark.skipif(not PUBLISHED.is_dir(),
                                      reason=f"the published benchmark is not present at {PUBLISHED}")
-
-
-async def settle(app, pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def add_answer(wb, model: str, challenge: str, files: dict[str, str]) -> None:
