@@ -77,7 +77,10 @@ def discover_migrations() -> list[Migration]:
 
 
 def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
+    # One reading of the clock: seconds and milliseconds read apart could
+    # straddle a second boundary and put a later instant a second earlier.
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 class Store:
