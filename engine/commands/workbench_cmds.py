@@ -10,6 +10,7 @@ from engine.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
 from engine.store import queries
 from engine.challenges.prompts import prompt_source, run_prompt_line
+from engine.grading.grades import GradeValue
 from engine.commands.fit import fit_check
 from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.workbench.new_model import ScaffoldError, new_model
@@ -185,7 +186,7 @@ def cmd_show(args, ctx) -> int:
         took = f" after {r['duration_s']:.1f} s" if r["duration_s"] is not None else ""
         print(f"run #{r['id']} interrupted{took}" + (f": {r['message']}" if r["message"] else "") + " (history, not a verdict)")
     for g in detail["grades"]:
-        print(f"grade {g['dimension']}: {g['letter'] or g['score']} by {g['grader']}")
+        print(f"grade {g['dimension']}: {GradeValue(g['letter'], g['score']).display} by {g['grader']}")
     from engine.commands.grade_cmds import note_place
     from types import SimpleNamespace
 

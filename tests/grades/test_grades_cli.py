@@ -80,3 +80,12 @@ def test_export_and_backup(bench, capsys, tmp_path):
     assert code == 0 and "integrity ok" in out
     code, _, err = run(bench, capsys, "backup", str(tmp_path / "b.db"))
     assert code == 1 and "already exists" in err
+
+
+def test_show_prints_a_score_with_its_letter(bench, capsys, monkeypatch):
+    monkeypatch.setenv("BENCHTUI_GRADER", "ana")
+    assert run(bench, capsys, "grade", "set", "demo-careful", "kv", "82", "--dimension", "correctness")[0] == 0
+    assert run(bench, capsys, "grade", "set", "demo-careful", "kv", "A-")[0] == 0
+    code, out, err = run(bench, capsys, "show", "demo-careful", "kv")
+    assert code == 0, err
+    assert "grade correctness: 82 (B-) by ana" in out and "grade overall: A- by ana" in out
