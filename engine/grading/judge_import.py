@@ -29,8 +29,9 @@ judge for everything after it; ``--grader`` names it where the file does not.
 Names map to folders through the file's models table and the store's display
 names, then a normalised match, then the user's alias table, then a close
 fuzzy match, then a unique prefix (``MiniMax`` -> ``minimax-m2.7`` when no
-other model's folder or table name starts with it); fuzzy, alias and prefix
-mappings are listed under ``mapped`` for review, never silent. What does not
+other model's folder or table name starts with it), then the name without a
+parameter count (``Qwen3.6-27B`` -> ``qwen36``); fuzzy, alias, prefix and
+size-suffix mappings are listed under ``mapped`` for review, never silent. What does not
 map is listed.
 """
 from __future__ import annotations
@@ -60,6 +61,8 @@ _SCORE_CONTEXT = re.compile(r"score|grade|rating|judge|points", re.I)
 _MEASURE_CONTEXT = re.compile(r"tim(e|ing)|latency|speed|throughput|memory|bandwidth|\bms\b|seconds|perplexity|loss",
                               re.I)
 FUZZY_CUTOFF = 0.85
+# A parameter count a judge appends to a model's name ("Qwen3.6-27B", "Llama 3 70b").
+_SIZE_SUFFIX = re.compile(r"[\s_-]+\d+(?:\.\d+)?[bm]$", re.I)
 # How judges label benchtui's dimensions (keys as _dimension_key writes them).
 DIMENSION_WORDS = {
     "grade": OVERALL, "overall_grade": OVERALL, "score": OVERALL, "overall_score": OVERALL,
@@ -193,6 +196,9 @@ class NameMapper:
             target = self._unique_prefix(norm)
             if target is not None:
                 return target, "prefix"
+            bare = _SIZE_SUFFIX.sub("", clean_name(raw))  # "Qwen3.6-27B" -> "Qwen3.6"
+            if bare != clean_name(raw) and normalise_name(bare) in names:
+                return names[normalise_name(bare)], "size suffix"
         return None, "no match"
 
     def _unique_prefix(self, norm: str) -> str | None:
@@ -208,7 +214,7 @@ class NameMapper:
         """Mappings a person should check: fuzzy and alias ones."""
         return [{"kind": k, "name": raw, "to": target, "how": how}
                 for (k, raw), (target, how) in sorted(self.log.items())
-                if target is not None and how in ("fuzzy", "alias", "prefix")]
+                if target is not None and how in ("fuzzy", "alias", "prefix", "size suffix")]
 
 
 def clean_name(text: str) -> str:

@@ -306,3 +306,11 @@ def test_a_scoreboard_is_known_by_an_enclosing_heading_and_its_average_row_skipp
     assert grades_of(store, "analyst") == {("demo-careful", "kv"): "64 (D)", ("demo-hasty", "kv"): "91 (A-)",
                                            ("demo-careful", "backwards"): "76 (C)",
                                            ("demo-hasty", "backwards"): "92 (A-)"}
+
+
+def test_a_parameter_count_after_a_known_name_maps_and_is_reported(store):
+    text = "Judge: J\n\n| Challenge | Careful-1-27B | Hasty-2 70b | GPT-9-8B |\n|---|---|---|---|\n| KV-Cache | A | B | C |\n"
+    result = import_text(store, text)
+    assert grades_of(store, "J") == {("demo-careful", "kv"): "A", ("demo-hasty", "kv"): "B"}
+    assert result.unmapped == ["model GPT-9-8B"]
+    assert {"kind": "model", "name": "Careful-1-27B", "to": "demo-careful", "how": "size suffix"} in result.mapped
