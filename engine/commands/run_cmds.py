@@ -5,11 +5,11 @@ import sys
 
 from engine.challenges.definition import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
-from engine.store import queries
 from engine.commands.fit import fit_check
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from engine.commands.interrupt import InFlight, runs, two_step_interrupt
 from engine.workbench.scan import scan_workbench
+from engine.store import queries
 
 
 def register(sub) -> None:
@@ -73,7 +73,6 @@ def shown_verdict(r: dict) -> str:
     from engine.challenges import coverage
 
     return coverage.describe(r["verdict"], r.get("coverage"))
-
 
 
 def cmd_run(args, ctx) -> int:

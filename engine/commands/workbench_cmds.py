@@ -8,7 +8,6 @@ from pathlib import Path
 from engine.challenges.catalog import load_challenge_set
 from engine.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
-from engine.store import queries
 from engine.challenges.prompts import prompt_source, run_prompt_line
 from engine.grading.grades import GradeValue
 from engine.commands.fit import fit_check
@@ -16,6 +15,7 @@ from engine.commands.run_cmds import run_coverage, shown_verdict
 from engine.workbench.new_model import ScaffoldError, new_model
 from engine.workbench.scan import scan_workbench
 from engine.workbench.scan_records import INFO_KINDS
+from engine.store import queries
 
 
 def register(sub) -> None:
@@ -139,7 +139,6 @@ def answer_detail(store, model: str, challenge: str) -> dict:
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
             "transcripts": transcripts, "warnings": warnings, "latest_run": run,
             "interrupted_since": interrupted, "grades": grades, "notes": notes}
-
 
 
 def measured(check: dict) -> str:

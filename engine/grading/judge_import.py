@@ -184,8 +184,9 @@ class NameMapper:
                 return None, f"models table names {folder}/, not in this workbench"
         if norm in names:
             return names[norm], "name"
-        if kind == "challenge" and re.sub(r"(grade|score)$", "", norm) in names:  # "Beam Search Grade"
-            return names[re.sub(r"(grade|score)$", "", norm)], "name"
+        bare = re.sub(r"(grade|score)$", "", norm) if kind == "challenge" else norm  # "Beam Search Grade"
+        if bare in names:
+            return names[bare], "name"
         if (kind, norm) in self.aliases:
             return self.aliases[(kind, norm)], "alias"
         close = difflib.get_close_matches(norm, list(names), n=2, cutoff=FUZZY_CUTOFF)
@@ -266,9 +267,8 @@ class _Table:
     line: int                      # 1-based line of the header
     header: list[str]
     rows: list[tuple[int, list[str]]]
-    context: str                   # enclosing headings' text, for scoreboard detection
     grader: str | None
-    headings: tuple[str, ...] = ()  # enclosing headings, outermost first
+    headings: tuple[str, ...]      # enclosing headings, outermost first
 
 
 def _scan(text: str, default_grader: str | None):
@@ -299,8 +299,7 @@ def _scan(text: str, default_grader: str | None):
                 block.append((i + 1, split_row(lines[i])))
                 i += 1
             if len(block) >= 2 and _is_separator(block[1][1]):
-                context = " / ".join(title for _, title in headings)
-                tables.append(_Table(start + 1, block[0][1], block[2:], context, grader,
+                tables.append(_Table(start + 1, block[0][1], block[2:], grader,
                                      tuple(title for _, title in headings)))
             continue
         if not heading:
@@ -395,15 +394,16 @@ def _dimension_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> bool:
     by_row = None
     if sum(d is not None for d in row_dims) >= 2 and any(mapper.model(c) for c in col_names):
         other = [n for n, d in zip(row_names, row_dims) if d is None]
-        pick = [(line_no, col_names[col - 1], None, dimension_of(row[0]), row[col] if col < len(row) else "")
-                for line_no, row in table.rows if row and dimension_of(row[0])
+        pick = [(line_no, col_names[col - 1], None, dim, row[col] if col < len(row) else "")
+                for (line_no, row), dim in zip([r for r in table.rows if r[1]], row_dims) if dim
                 for col in range(1, len(col_names) + 1)]
     elif sum(mapper.model(n) is not None for n in row_names) and any(dimension_of(c) for c in col_names):
         by_row = _challenge_column(table, mapper)
+        dim_cols = _dimension_columns(col_names)
         pick = [(line_no, clean_name(row[0]), row[by_row] if by_row and by_row < len(row) else None,
                  dimension_of(col_names[col - 1]), row[col])
                 for line_no, row in table.rows if row and not _summary_row(row[0])
-                for col in range(1, min(len(row), len(col_names) + 1)) if col in _dimension_columns(col_names)]
+                for col in range(1, min(len(row), len(col_names) + 1)) if col in dim_cols]
     else:
         return False
     found, problems = [], []
@@ -435,7 +435,7 @@ def _numbers_are_scores(table: _Table) -> bool:
     ("## Scoreboard" / "### Round 1" yes; "## Scoreboard" / "### Timings" no)."""
     if _SCORE_CONTEXT.search(" ".join(table.header)):
         return True
-    for title in reversed(table.headings or (table.context,)):
+    for title in reversed(table.headings):
         if _MEASURE_CONTEXT.search(title):
             return False
         if _SCORE_CONTEXT.search(title):
