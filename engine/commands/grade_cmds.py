@@ -7,10 +7,10 @@ from pathlib import Path
 from engine.grading.agreement import agreement
 from engine.store.backup import BackupError, backup
 from engine.cli import CommandError, UsageError, print_json
-from engine.grading.judge_import import add_alias, import_markdown, list_aliases
+from engine.grading.judge_import import MARKDOWN_SUFFIXES, add_alias, import_markdown, list_aliases
 from engine.grading.grades import (
     DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
-    grade_history, invalidate_grade, notes_for, resolve_challenge, resolve_model, set_grade,
+    grade_history, invalidate_grade, missing_answer, notes_for, resolve_challenge, resolve_model, set_grade,
 )
 from engine.grading.exports import FORMATS, export
 
@@ -26,6 +26,9 @@ def register(sub) -> None:
     p.add_argument("--grader", help="who grades (default: $BENCHTUI_GRADER, else your login name)")
     p.add_argument("--judge", action="store_true", help="the grader is an LLM judge, not a person")
     p.add_argument("--note", help="why")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="grade although the workbench holds no answer there (no folder, or only the prompt); "
+                        "exports mark such grades")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_grade_set)
 
@@ -52,10 +55,16 @@ def register(sub) -> None:
 
     grades = sub.add_parser("grades", help="import, list and alias judge grades")
     ssub = grades.add_subparsers(dest="grades_command", metavar="ACTION", required=True)
-    p = ssub.add_parser("import", help="import judge grades from a Markdown file")
-    p.add_argument("file")
+    p = ssub.add_parser("import", help="import judge grades from Markdown files",
+                        description="Import judge grades from Markdown files, in the order given (a folder: its "
+                                    "own .md files, by name). A judge's newest grade on a cell stands: a later "
+                                    "file's grade supersedes an earlier one's, and each such replacement is listed.")
+    p.add_argument("file", nargs="+", metavar="FILE", help="a Markdown file or a folder of them")
     p.add_argument("--grader", help="the judge, where the file has no 'Judge: NAME' line")
-    p.add_argument("--dry-run", action="store_true", help="show what would be imported; write nothing")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the grades that would be imported, and what they would supersede; write nothing")
+    p.add_argument("--keep-existing", action="store_true",
+                   help="leave each cell the judge already graded (from any file, or by hand) as it is")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_grades_import)
 
@@ -111,16 +120,20 @@ def _fail(exc: Exception) -> CommandError:
 def cmd_grade_set(args, ctx) -> int:
     store = _store(ctx)
     try:
+        missing = missing_answer(store, resolve_model(store, args.model), resolve_challenge(store, args.challenge))
+        if missing and not args.allow_missing:
+            raise GradeError(f"{missing}: nothing to grade (grade it anyway with --allow-missing)")
         g = set_grade(store, args.model, args.challenge, args.grade, dimension=args.dimension,
                       grader=args.grader or default_grader_name(),
                       grader_kind="judge" if args.judge else "human", note=args.note)
     except GradeError as exc:
         raise UsageError(str(exc)) from exc
     if args.json:
-        print_json(g.to_dict())
+        print_json({**g.to_dict(), "missing_answer": missing})
     else:
         replaced = f" (supersedes #{g.supersedes})" if g.supersedes else ""
-        print(f"#{g.id} {g.model}/{g.challenge} {g.dimension}: {g.display} by {g.grader}{replaced}")
+        absent = f" ({missing}; exports mark it)" if missing else ""
+        print(f"#{g.id} {g.model}/{g.challenge} {g.dimension}: {g.display} by {g.grader}{replaced}{absent}")
     return 0
 
 
@@ -174,29 +187,77 @@ def cmd_grade_note(args, ctx) -> int:
     return 0
 
 
+def _markdown_files(names: list[str]) -> list[Path]:
+    """The files to import: each file named, and each named folder's own .md files."""
+    out: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and p.suffix.lower() in MARKDOWN_SUFFIXES)
+            if not found:
+                raise UsageError(f"no Markdown (.md) files in the folder {name}")
+            out += found
+        elif not path.exists():
+            raise UsageError(f"no such file: {name}")
+        elif path.suffix.lower() not in MARKDOWN_SUFFIXES:
+            raise UsageError(f"not a Markdown file: {name}; grades import reads .md files (judge reports, a README)")
+        else:
+            out.append(path)
+    return list(dict.fromkeys(out))
+
+
 def cmd_grades_import(args, ctx) -> int:
-    path = Path(args.file)
-    if not path.is_file():
-        raise UsageError(f"no such file: {args.file}")
-    try:
-        result = import_markdown(_store(ctx), path, grader=args.grader, dry_run=args.dry_run)
-    except GradeError as exc:
-        raise CommandError(str(exc)) from exc
+    paths = _markdown_files(args.file)
+    store = _store(ctx)
+    results = []
+    for path in paths:
+        try:
+            result = import_markdown(store, path, grader=args.grader, dry_run=args.dry_run,
+                                     keep_existing=args.keep_existing)
+        except GradeError as exc:
+            raise CommandError(str(exc)) from exc
+        results.append((path, result))
+    found_any = any(r.nothing_found is None for _, r in results)
     if args.json:
-        print_json(result.to_dict())
-        return 0
-    verb = "would import" if args.dry_run else "imported"
-    print(f"{verb} {result.imported} grades from {path.name} "
-          f"({', '.join(result.graders) or 'no graders'}); {result.skipped_existing} already present")
+        rows = [{"file": str(path), **r.to_dict()} for path, r in results]
+        if len(args.file) == 1 and len(rows) == 1:
+            print_json(rows[0])
+        else:
+            print_json({"files": rows, "imported": sum(r.imported for _, r in results),
+                        "skipped_existing": sum(r.skipped_existing for _, r in results)})
+        return 0 if found_any else 1
+    for path, result in results:
+        _print_import(path, result, args)
+    return 0 if found_any else 1
+
+
+def _print_import(path: Path, result, args) -> None:
+    if result.nothing_found:
+        print(f"nothing imported from {path.name}: {result.nothing_found}")
+    else:
+        verb = "would import" if args.dry_run else "imported"
+        graders = ", ".join(result.graders) or args.grader or ""
+        kept = f"; {result.kept} kept as they were (--keep-existing)" if result.kept else ""
+        print(f"{verb} {result.imported} grades from {path.name}" + (f" ({graders})" if graders else "")
+              + f"; {result.skipped_existing} already present{kept}")
+    if args.dry_run:
+        for g in result.grades:
+            dim = "" if g["dimension"] == OVERALL else f" {g['dimension']}"
+            was = f", superseding {g['supersedes']['grade']}" if g["supersedes"] else ""
+            print(f"  {g['model']}/{g['challenge']}{dim}: {g['grade']} by {g['grader']} (line {g['line']}{was})")
     for m in result.mapped:
         print(f"  mapped {m['kind']} {m['name']!r} -> {m['to']} ({m['how']})")
     for u in result.unmapped:
         print(f"  unmapped: {u}")
     for p in result.problems:
         print(f"  problem: {p}")
+    for line in result.superseded:
+        print(f"  {'would supersede' if args.dry_run else 'supersedes'} {line}")
+    if result.superseded:
+        print("  to keep the earlier grades, import with --keep-existing (`benchtui grade history MODEL CHALLENGE` "
+              "shows every grade)")
     if result.unmapped:
         print("  map names with `benchtui grades alias NAME MODEL_FOLDER` (or --challenge NAME ID), then import again")
-    return 0
 
 
 def cmd_grades_list(args, ctx) -> int:

@@ -3,7 +3,8 @@ records and the grade matrix, all on the overall grade.
 
 Which grade fills a cell is :func:`engine.grading.grades.cell_grades`'s rule: one
 grader's when ``grader`` is given, else a person's over a judge's over the
-suite's. Verdicts come from the hidden suite's latest finished run.
+suite's, the newest of several of a kind (``CELL_RULE``); a grade on an answer
+the workbench does not hold counts like any other, and is listed in ``no_answer``. Verdicts come from the hidden suite's latest finished run.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from itertools import combinations
 from statistics import mean
 from typing import Callable
 
-from engine.grading.grades import OVERALL, Grade, band, cell_grades
+from engine.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
 from engine.store.database import Store
 
 PASS = "pass"
@@ -115,6 +116,11 @@ class Leaderboard:
     head_to_head: list[HeadToHead]
     grader: str | None = None
     best_cells: set[tuple[str, str]] = field(default_factory=set)  # top grade per challenge
+    # Cells more than one grader graded: every current grade, the shown one
+    # (CELL_RULE) first.
+    graded_by: dict[tuple[str, str], list[Grade]] = field(default_factory=dict)
+    # Graded cells where the workbench holds no answer (grade set --allow-missing).
+    no_answer: set[tuple[str, str]] = field(default_factory=set)
 
     def to_dict(self) -> dict:
         return {
@@ -128,6 +134,11 @@ class Leaderboard:
             "model_summaries": [_fields(s) for s in self.model_summaries],
             "challenge_summaries": [_fields(s) for s in self.challenge_summaries],
             "head_to_head": [{**_fields(h), "record": h.record, "text": h.text} for h in self.head_to_head],
+            "cell_rule": CELL_RULE,
+            "graded_by": {f"{m}/{c}": [{"grader": g.grader, "grader_kind": g.grader_kind, "grade": g.display,
+                                        "shown": n == 0} for n, g in enumerate(rows)]
+                          for (m, c), rows in sorted(self.graded_by.items())},
+            "no_answer": [f"{m}/{c}" for m, c in sorted(self.no_answer)],
         }
 
 
@@ -169,7 +180,9 @@ def _attempted(store: Store, matrix: dict[tuple[str, str], Grade]) -> set[tuple[
 
 def model_summary(model: str, display: str, challenges: list[str], matrix, verdicts, attempted) -> ModelSummary:
     mine = [c for c in challenges if (model, c) in attempted]
-    graded = [(c, matrix[(model, c)]) for c in mine if (model, c) in matrix]
+    # Every grade counts, one on an answer the workbench lacks too (as in the
+    # challenge winners and head-to-head records; the exports mark those).
+    graded = [(c, matrix[(model, c)]) for c in challenges if (model, c) in matrix]
     points = [g.points for _, g in graded]
     # Ties for best/worst go to the challenge listed first.
     best = max(graded, key=lambda cg: cg[1].points, default=None)
@@ -235,7 +248,8 @@ def leaderboard(store: Store, *, grader: str | None = None,
     models x 200 challenges) and may raise to stop the computation: the
     dashboard's worker does once its screen is left, which it otherwise held
     the GIL against for the rest of ~0.3 s."""
-    matrix = cell_grades(store, grader=grader, dimension=OVERALL, checkpoint=checkpoint)
+    lists = cell_grade_lists(store, grader=grader, dimension=OVERALL, checkpoint=checkpoint)
+    matrix = {cell: rows[0] for cell, rows in lists.items()}
     verdicts = current_verdicts(store)
     checkpoint()
     models, display, challenges, titles = _names(
@@ -272,4 +286,6 @@ def leaderboard(store: Store, *, grader: str | None = None,
         challenge_summaries=challenge_summaries,
         head_to_head=head_to_head_records(ranked, challenges, matrix, checkpoint),
         grader=grader, best_cells=best_cells,
+        graded_by={cell: rows for cell, rows in lists.items() if len(rows) > 1},
+        no_answer=answerless_cells(store, matrix),
     )

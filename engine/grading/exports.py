@@ -8,12 +8,14 @@ import json
 
 from engine.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
 from engine.grading.aggregates import Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard
-from engine.grading.grades import RUBRIC_VERSION, all_grades, all_notes, current_grades, list_graders
+from engine.grading.grades import CELL_RULE, RUBRIC_VERSION, all_grades, all_notes, current_grades, list_graders
 from engine.store.database import Store, now_iso
 from engine.verify import verdicts as V
 
 FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"
+SEVERAL_MARK = "\u2020"        # a cell more than one grader graded (a dagger; re-imports as the grade)
+NO_ANSWER_MARK = "(no answer)"  # a grade on an answer the workbench does not hold
 
 
 def _row(cells: list[str]) -> str:
@@ -34,14 +36,15 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
     lb = leaderboard(store, grader=grader)
     out = ["# Grades", ""]
     out += [f"Rubric version {RUBRIC_VERSION}. "
-            + (f"Grades by {grader}." if grader else "Each cell shows a person's grade if there is one, "
-               "else a judge's."), ""]
+            + (f"Grades by {grader}." if grader else f"Each cell shows one grade: {CELL_RULE}.")
+            + " The rankings and head-to-head records use the grades shown.", ""]
     out += ["## Models tested", ""]
     out += _table(["Folder", "Model"], [[f"`{m}/`", lb.display_names[m]] for m in lb.models])
     out += ["", "## Per-challenge grade matrix", ""]
     if grader:
         out += [f"Judge: {grader}", ""]
     out += _matrix(lb)
+    out += _cell_notes(lb)
     out += _verdict_sections(store, lb)
     out += ["", "## Rankings", ""]
     out += _table(
@@ -68,9 +71,32 @@ def _matrix(lb: Leaderboard) -> list[str]:
         for m in lb.models:
             g = lb.matrix.get((m, c))
             text = g.display if g else DASH
-            cells.append(f"**{text}**" if (m, c) in lb.best_cells else text)
+            if (m, c) in lb.no_answer:
+                text += f" {NO_ANSWER_MARK}"
+            text = f"**{text}**" if (m, c) in lb.best_cells else text
+            cells.append(text + SEVERAL_MARK if (m, c) in lb.graded_by else text)
         rows.append(cells)
     return _table(["Challenge", *[lb.display_names[m] for m in lb.models]], rows)
+
+
+def _cell_notes(lb: Leaderboard) -> list[str]:
+    """What the matrix's marks mean: cells several graders graded (each
+    grade listed) and grades on answers the workbench does not hold."""
+    out = []
+    if lb.graded_by:
+        out += ["", f"{SEVERAL_MARK} graded by more than one grader; the cell shows the grade the rule above picks "
+                "(first below):", ""]
+        out += [f"- {lb.challenge_titles[c]}, {lb.display_names[m]}: "
+                + "; ".join(f"{g.display} by {g.grader}" + (" (shown)" if n == 0 else "") for n, g in enumerate(rows))
+                for (m, c), rows in sorted(lb.graded_by.items(), key=lambda kv: (lb.challenges.index(kv[0][1])
+                                                                              if kv[0][1] in lb.challenges else 0,
+                                                                              kv[0][0]))]
+    if lb.no_answer:
+        out += ["", f"{NO_ANSWER_MARK}: graded, but the workbench holds no answer for it; the grade counts in the "
+                "rankings all the same: "
+                + ", ".join(f"{lb.display_names[m]} on {lb.challenge_titles[c]}" for m, c in sorted(lb.no_answer))
+                + "."]
+    return out
 
 
 def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:

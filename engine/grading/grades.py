@@ -445,13 +445,36 @@ def current_grade(
 
 
 _KIND_RANK = {"human": 0, "judge": 1, "suite": 2}
+# Which grade a cell shows when several graders graded it: the matrix, the
+# leaderboard, the exports and the dashboard all follow it, and say so.
+CELL_RULE = ("a person's grade if there is one, else a judge's, else the suite's; "
+             "of several graders of the same kind, the newest grade")
+
+
+def _rank(g: Grade) -> tuple[int, int]:
+    # A person's grade outranks a judge's, a judge's the suite's; then newest.
+    return (_KIND_RANK.get(g.grader_kind, 3), -g.id)
 
 
 def _preferred(rows: list[Grade]) -> Grade | None:
-    # A person's grade outranks a judge's, a judge's the suite's; then newest.
-    if not rows:
-        return None
-    return min(rows, key=lambda g: (_KIND_RANK.get(g.grader_kind, 3), -g.id))
+    return min(rows, key=_rank) if rows else None
+
+
+def cell_grade_lists(
+    store: Store, *, grader: str | None = None, dimension: str = OVERALL,
+    checkpoint: Callable[[], None] | None = None,
+) -> dict[tuple[str, str], list[Grade]]:
+    """(model, challenge) -> every grader's current grade, the one the cell
+    shows (:data:`CELL_RULE`) first."""
+    by_cell: dict[tuple[str, str], list[Grade]] = {}
+    for g in current_grades(store, grader=grader, dimension=dimension, checkpoint=checkpoint):
+        by_cell.setdefault((g.model, g.challenge), []).append(g)
+    if checkpoint is not None:
+        checkpoint()
+    for rows in by_cell.values():
+        if len(rows) > 1:
+            rows.sort(key=_rank)
+    return by_cell
 
 
 def cell_grades(
@@ -462,14 +485,31 @@ def cell_grades(
 
     With ``grader``, that grader's current grades only. Without, each cell
     shows a person's grade if any, else a judge's, else the suite's; the
-    newest wins within a kind.
+    newest wins within a kind (:data:`CELL_RULE`).
     """
-    by_cell: dict[tuple[str, str], list[Grade]] = {}
-    for g in current_grades(store, grader=grader, dimension=dimension, checkpoint=checkpoint):
-        by_cell.setdefault((g.model, g.challenge), []).append(g)
-    if checkpoint is not None:
-        checkpoint()
-    return {cell: _preferred(rows) for cell, rows in by_cell.items()}  # type: ignore[misc]
+    return {cell: rows[0] for cell, rows in
+            cell_grade_lists(store, grader=grader, dimension=dimension, checkpoint=checkpoint).items()}
+
+
+def missing_answer(store: Store, model: str, challenge: str) -> str | None:
+    """Why the workbench holds no answer to grade for (model, challenge), in
+    one line; None when it holds one."""
+    rows = store.query("select status, present from answers where model = ? and challenge = ?", (model, challenge))
+    if not rows or not rows[0]["present"]:
+        return f"{model} has no folder for {challenge}"
+    if rows[0]["status"] == "no_answer":
+        return f"{model}/{challenge} holds no answer (only the prompt)"
+    return None
+
+
+def answerless_cells(store: Store, cells) -> set[tuple[str, str]]:
+    """Those of ``cells`` (model, challenge) with no answer in the workbench,
+    for a model it holds: graded all the same (``grade set --no-answer``)."""
+    present_models = {r["name"] for r in store.query("select name from models where present = 1")}
+    answers = {(r["model"], r["challenge"]): bool(r["present"]) and r["status"] != "no_answer"
+               for r in store.query("select model, challenge, status, present from answers")}
+    scanned = {m for m, _ in answers}
+    return {(m, c) for m, c in cells if m in present_models and m in scanned and not answers.get((m, c), False)}
 
 
 def grade_history(

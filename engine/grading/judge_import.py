@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import difflib
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.challenges.definition import normalise_name
 from engine.grading.grades import (
     DIMENSION_IDS, OVERALL, GradeError, GradeValue, _write, challenge_names, current_grade,
-    ensure_grader, parse_grade, set_grade,
+    ensure_grader, get_grader, parse_grade, set_grade,
 )
 from engine.store.database import Store, now_iso
 
@@ -52,10 +53,12 @@ NO_ENTRY = {"", "\u2014", "\u2013", "-", "--", "n/a", "na", "none", "\u00b7", "x
             "no submission", "not submitted", "dnf"}
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`|~~)")
 _CELL_GRADE = re.compile(r"^(?P<g>[A-DF][+\-\u2212\u2013]?|\d{1,3}(?:\.\d+)?)(?:\s*/\s*100)?(?:\s*\(.*\))?"
-                         r"\s*[\u2713\u2714\u2605\u2606*]*$", re.I)
+                         r"\s*[\u2713\u2714\u2605\u2606\u2020*]*$", re.I)
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _JUDGE = re.compile(r"^(?:[-*>]\s*)?(?:judge|grader|graded by)\s*:\s*(?P<name>.+?)\s*$", re.I)
 _GRADE_LINE = re.compile(r"^(?:[-*>]\s*)?(?P<label>(?:overall\s+)?grade|[a-z][a-z /_-]{2,40})\s*:\s*(?P<value>.+?)\s*$", re.I)
+_HEADING_GRADE = re.compile(r"^(?P<name>.+?)\s+(?P<label>(?:overall\s+)?(?:score|grade))\s*:\s*(?P<value>\S.*?)\s*$",
+                            re.I)
 _PATH = re.compile(r"[\w.\-]+(?:/[\w.\-]*)+")
 _SCORE_CONTEXT = re.compile(r"score|grade|rating|judge|points", re.I)
 _MEASURE_CONTEXT = re.compile(r"tim(e|ing)|latency|speed|throughput|memory|bandwidth|\bms\b|seconds|perplexity|loss",
@@ -63,10 +66,13 @@ _MEASURE_CONTEXT = re.compile(r"tim(e|ing)|latency|speed|throughput|memory|bandw
 FUZZY_CUTOFF = 0.85
 # A parameter count a judge appends to a model's name ("Qwen3.6-27B", "Llama 3 70b").
 _SIZE_SUFFIX = re.compile(r"[\s_-]+\d+(?:\.\d+)?[bm]$", re.I)
+# A column header that names a model and what the column holds ("MiniMax-M2.7 Score").
+_SCORE_WORD = re.compile(r"[\s_-]+(?:score|grade)s?$", re.I)
 # How judges label benchtui's dimensions (keys as _dimension_key writes them).
 DIMENSION_WORDS = {
     "grade": OVERALL, "overall_grade": OVERALL, "score": OVERALL, "overall_score": OVERALL,
     "depth_of_analysis": "analysis_depth", "tests_demos": "testing", "tests_benchmarks": "testing",
+    "gpu_mapping_explanation": "gpu_mapping",
 }
 SUMMARY_ROWS = {"average", "mean", "total", "sum", "avg"}
 
@@ -92,6 +98,7 @@ class ParsedDoc:
     models_table: dict[str, str] = field(default_factory=dict)   # normalised display -> folder
     problems: list[str] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)            # names seen in tables that map to nothing
+    passed_over: list[str] = field(default_factory=list)         # tables that look graded but gave nothing, and why
 
 
 @dataclass
@@ -102,11 +109,20 @@ class ImportResult:
     mapped: list[dict] = field(default_factory=list)   # non-obvious mappings, for review
     problems: list[str] = field(default_factory=list)
     graders: list[str] = field(default_factory=list)
+    # Each grade imported (or, in a dry run, that would be), with the grade it
+    # supersedes: {model, challenge, dimension, grade, grader, line, supersedes}.
+    grades: list[dict] = field(default_factory=list)
+    # Grades of the same judge from another source (another file, or set by
+    # hand) that this import replaces on the matrix: one line each.
+    superseded: list[str] = field(default_factory=list)
+    kept: int = 0                       # cells left as they were (keep_existing)
+    nothing_found: str | None = None    # why a file yielded no grade at all
 
     def to_dict(self) -> dict:
         return {"imported": self.imported, "skipped_existing": self.skipped_existing,
                 "unmapped": self.unmapped, "mapped": self.mapped, "problems": self.problems,
-                "graders": self.graders}
+                "graders": self.graders, "grades": self.grades, "superseded": self.superseded,
+                "kept": self.kept, "nothing_found": self.nothing_found}
 
 
 # -- aliases ----------------------------------------------------------------
@@ -184,9 +200,11 @@ class NameMapper:
                 return None, f"models table names {folder}/, not in this workbench"
         if norm in names:
             return names[norm], "name"
-        bare = re.sub(r"(grade|score)$", "", norm) if kind == "challenge" else norm  # "Beam Search Grade"
+        bare = re.sub(r"(grade|score)$", "", norm)  # "Beam Search Grade", "MiniMax-M2.7 Score"
         if bare in names:
             return names[bare], "name"
+        if kind == "model" and bare != norm and self.models_table.get(bare) in self.models:
+            return self.models_table[bare], "models table"
         if (kind, norm) in self.aliases:
             return self.aliases[(kind, norm)], "alias"
         close = difflib.get_close_matches(norm, list(names), n=2, cutoff=FUZZY_CUTOFF)
@@ -194,10 +212,10 @@ class NameMapper:
         if len(targets) == 1:
             return targets.pop(), "fuzzy"
         if kind == "model":
-            target = self._unique_prefix(norm)
+            target = self._unique_prefix(normalise_name(_SCORE_WORD.sub("", clean_name(raw))))
             if target is not None:
                 return target, "prefix"
-            bare = _SIZE_SUFFIX.sub("", clean_name(raw))  # "Qwen3.6-27B" -> "Qwen3.6"
+            bare = _SIZE_SUFFIX.sub("", _SCORE_WORD.sub("", clean_name(raw)))  # "Qwen3.6-27B" -> "Qwen3.6"
             if bare != clean_name(raw) and normalise_name(bare) in names:
                 return names[normalise_name(bare)], "size suffix"
         return None, "no match"
@@ -287,6 +305,9 @@ def _scan(text: str, default_grader: str | None):
         if heading:
             level, title = len(heading.group(1)), heading.group(2)
             headings = [h for h in headings if h[0] < level] + [(level, title)]
+            graded = _HEADING_GRADE.match(_EMPHASIS.sub("", title))  # "### 6.1 MiniMax-M2.7 Score: **58/100**"
+            if graded:
+                _section_grade(graded, headings, grader, i + 1, sections, problems)
         plain = _EMPHASIS.sub("", _HEADING.sub(r"\2", stripped)).strip()
         judge = _JUDGE.match(plain)
         if judge:
@@ -372,6 +393,24 @@ def _dimension_columns(col_names: list[str]) -> set[int]:
     return set(cols)
 
 
+def _score_column(col_names: list[str]) -> int | None:
+    """The one 1-based column headed Score or Grade, else None."""
+    found = [i for i, n in enumerate(col_names, start=1) if _dimension_key(n) in ("score", "grade")]
+    return found[0] if len(found) == 1 else None
+
+
+def _heading_model(table: _Table, mapper: NameMapper) -> str | None:
+    """The one model the nearest heading naming a model names."""
+    names = {**mapper.model_names, **{k: v for k, v in mapper.models_table.items() if v in mapper.models},
+             **{a: t for (k, a), t in mapper.aliases.items() if k == "model"}}
+    for title in reversed(table.headings):
+        text = normalise_name(clean_name(title))
+        found = {names[n] for n in names if len(n) >= 3 and n in text}
+        if found:
+            return found.pop() if len(found) == 1 else None
+    return None
+
+
 def _challenge_column(table: _Table, mapper: NameMapper) -> int | None:
     """The column whose cells name challenges, in a table of one row per answer."""
     for col in range(1, len(table.header)):
@@ -397,6 +436,13 @@ def _dimension_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> bool:
         pick = [(line_no, col_names[col - 1], None, dim, row[col] if col < len(row) else "")
                 for (line_no, row), dim in zip([r for r in table.rows if r[1]], row_dims) if dim
                 for col in range(1, len(col_names) + 1)]
+    elif sum(d is not None for d in row_dims) >= 2 and (score_col := _score_column(col_names)) \
+            and (model := _heading_model(table, mapper)):
+        # One model's scores by dimension under a heading naming it
+        # ("### 6.1 MiniMax-M2.7 Score: 58/100", then "| Category | Weight | Score |").
+        other = [n for n, d in zip(row_names, row_dims) if d is None and not _summary_row(n)]
+        pick = [(line_no, model, None, dim, row[score_col] if score_col < len(row) else "")
+                for (line_no, row), dim in zip([r for r in table.rows if r[1]], row_dims) if dim and dim != OVERALL]
     elif sum(mapper.model(n) is not None for n in row_names) and any(dimension_of(c) for c in col_names):
         by_row = _challenge_column(table, mapper)
         dim_cols = _dimension_columns(col_names)
@@ -405,6 +451,9 @@ def _dimension_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> bool:
                 for line_no, row in table.rows if row and not _summary_row(row[0])
                 for col in range(1, min(len(row), len(col_names) + 1)) if col in dim_cols]
     else:
+        if sum(d is not None for d in row_dims) >= 2:
+            doc.passed_over.append(f"line {table.line}: scores by dimension, but neither its columns "
+                                   f"({', '.join(col_names)}) nor a heading above name a model of this workbench")
         return False
     found, problems = [], []
     for line_no, model, challenge, dim, raw in pick:
@@ -453,7 +502,7 @@ def _grade_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> None:
     rows_are_models = (sum(mapper.model(n) is not None for n in row_names)
                        > sum(mapper.challenge(n) is not None for n in row_names))
     numeric_ok = _numbers_are_scores(table)
-    cells_read, grades, problems, unmapped_cols = 0, [], [], set()
+    cells_read, grades, problems, unmapped_cols, unsaid = 0, [], [], set(), False
     for col, col_name in enumerate(col_names, start=1):
         values = []
         for line_no, cells in table.rows:
@@ -468,6 +517,7 @@ def _grade_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> None:
         if not graded or len(graded) < sum(1 for v in values if v[2] == "bad"):
             continue  # a text column: winner, margin, notes
         if not numeric_ok and all(v[2].score is not None for v in graded):
+            unsaid = unsaid or (mapper.challenge(col_name) if rows_are_models else mapper.model(col_name)) is not None
             continue  # numbers without a word saying they are grades
         mapped_col = mapper.challenge(col_name) if rows_are_models else mapper.model(col_name)
         if mapped_col is None:
@@ -488,6 +538,12 @@ def _grade_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> None:
     # rankings, timings and head-to-head tables do not.
     known_rows = [n for n in row_names if (mapper.model(n) if rows_are_models else mapper.challenge(n))]
     if not known_rows or not cells_read:
+        if unsaid and known_rows:
+            doc.passed_over.append(f"line {table.line}: a table of numbers, but neither its header nor a "
+                                   "heading above says they are scores or grades")
+        elif unmapped_cols and not known_rows:
+            doc.passed_over.append(f"line {table.line}: grades, but its rows name no "
+                                   f"{'model' if rows_are_models else 'challenge'} of this workbench")
         return
     doc.problems += problems
     doc.unmapped += sorted(f"{'challenge' if rows_are_models else 'model'} {n}" for n in unmapped_cols)
@@ -537,8 +593,11 @@ def _longest_inside(text: str, names: dict[str, str]) -> str | None:
 
 
 # -- import -------------------------------------------------------------------
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
+
 def import_markdown(store: Store, path: Path | str, *, grader: str | None = None,
-                    dry_run: bool = False) -> ImportResult:
+                    dry_run: bool = False, keep_existing: bool = False) -> ImportResult:
     """Import every grade in a Markdown file. Grades equal to the judge's
     current grade on the cell are skipped, so re-importing adds nothing."""
     path = Path(path)
@@ -546,11 +605,16 @@ def import_markdown(store: Store, path: Path | str, *, grader: str | None = None
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ImportError_(f"cannot read {path}: {exc}") from exc
-    return import_text(store, text, source=path.name, grader=grader, dry_run=dry_run)
+    return import_text(store, text, source=path.name, grader=grader, dry_run=dry_run, keep_existing=keep_existing)
 
 
 def import_text(store: Store, text: str, *, source: str = "<text>", grader: str | None = None,
-                dry_run: bool = False) -> ImportResult:
+                dry_run: bool = False, keep_existing: bool = False) -> ImportResult:
+    """Import every grade in ``text``. A judge's newer grade on a cell
+    supersedes its older one, whatever source that came from; each such
+    replacement of another source's grade is listed in ``superseded``.
+    ``keep_existing`` leaves every cell the judge already graded as it is.
+    ``dry_run`` writes nothing and reports exactly what an import would do."""
     mapper = NameMapper(store)
     doc = parse_markdown(text, mapper, grader=grader)
     result = ImportResult(problems=list(doc.problems))
@@ -585,24 +649,58 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
     result.unmapped = list(dict.fromkeys(unmapped))
     result.mapped = mapper.reviewed()
     result.graders = sorted({k[0] for k in chosen})
-    if dry_run:
-        result.imported = len(chosen)
-        return result
-    with _write(store):
+    if not doc.grades:
+        result.nothing_found = _why_nothing(doc)
+    this_source = f"import:{source}"
+    with nullcontext() if dry_run else _write(store):
         # The file's models table names each folder's model: the exports and the
         # leaderboard show those names, not the folder names the scan starts with.
-        for folder, shown in read_models_table(text).items():
-            store.execute("update models set display_name = ? where name = ?", (shown, folder))
+        if not dry_run:
+            for folder, shown in read_models_table(text).items():
+                store.execute("update models set display_name = ? where name = ?", (shown, folder))
         for (who, model, challenge, dim), g in chosen.items():
-            who = ensure_grader(store, who, "judge").name
-            current = current_grade(store, model, challenge, dim, grader=who)
+            known = get_grader(store, who)  # a dry run creates no grader
+            who = known.name if known else who
+            current = current_grade(store, model, challenge, dim, grader=who) if known else None
             if current and current.letter == g.value.letter and current.score == g.value.score:
                 result.skipped_existing += 1
                 continue
-            set_grade(store, model, challenge, g.value, dimension=dim, grader=who,
-                      grader_kind="judge", source=f"import:{source}", source_key=f"{g.form}:{g.line}")
+            cell = f"{model}/{challenge}" + ("" if dim == OVERALL else f" {dim}")
+            if current and keep_existing:
+                result.kept += 1
+                continue
+            entry = {"model": model, "challenge": challenge, "dimension": dim, "grade": g.value.display,
+                     "grader": who, "line": g.line, "supersedes": None}
+            if current:
+                entry["supersedes"] = {"id": current.id, "grade": current.display, "source": current.source}
+                if current.source != this_source:
+                    result.superseded.append(
+                        f"{cell}: {g.value.display} (line {g.line}) replaces {who}'s {current.display} "
+                        f"from {_source_words(current.source)} (#{current.id}); a judge's newest grade stands")
+            result.grades.append(entry)
             result.imported += 1
+            if not dry_run:
+                who = ensure_grader(store, who, "judge").name
+                set_grade(store, model, challenge, g.value, dimension=dim, grader=who,
+                          grader_kind="judge", source=this_source, source_key=f"{g.form}:{g.line}")
     return result
+
+
+def _source_words(source: str | None) -> str:
+    """'import:README.md' -> 'README.md'; 'manual' -> 'a grade set by hand'."""
+    if source and source.startswith("import:"):
+        return source[len("import:"):]
+    return "a grade set by hand" if source in (None, "manual") else source
+
+
+def _why_nothing(doc: ParsedDoc) -> str:
+    """One line: why a file yielded no grade at all."""
+    if doc.passed_over:
+        return "no grade read: " + "; ".join(doc.passed_over)
+    if doc.unmapped:
+        return "no grade read: the names in its tables map to no model or challenge of this workbench"
+    return ("no grade read: it holds no grade matrix, scoreboard, table of scores by dimension, "
+            "or 'Grade: X' line under a heading naming a model and challenge")
 
 
 def read_models_table(text: str) -> dict[str, str]:
