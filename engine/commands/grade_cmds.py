@@ -9,8 +9,9 @@ from engine.store.backup import BackupError, backup
 from engine.cli import CommandError, UsageError, print_json
 from engine.grading.judge_import import MARKDOWN_SUFFIXES, add_alias, import_markdown, list_aliases
 from engine.grading.grades import (
-    DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
+    CELL_RULE, DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
     grade_history, invalidate_grade, missing_answer, notes_for, resolve_challenge, resolve_model, set_grade,
+    shown_grade, source_words,
 )
 from engine.grading.exports import FORMATS, export
 
@@ -50,7 +51,8 @@ def register(sub) -> None:
     p.add_argument("--file", dest="relpath", help="file path inside the answer folder")
     p.add_argument("--line", type=int)
     p.add_argument("--transcript", help="transcript path inside the answer folder")
-    p.add_argument("--entry", type=int, help="entry number in the transcript")
+    p.add_argument("--entry", type=int, help="entry number in the transcript (as `transcript search` shows it)")
+    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_grade_note)
 
     grades = sub.add_parser("grades", help="import, list and alias judge grades")
@@ -154,17 +156,42 @@ def cmd_grade_history(args, ctx) -> int:
         raise UsageError(str(exc)) from exc
     rows = grade_history(store, model, challenge)
     notes = notes_for(store, model, challenge)
+    states = grade_states(store, model, challenge, rows)
     if args.json:
-        print_json({"grades": [g.to_dict() for g in rows], "notes": [n.to_dict() for n in notes]})
+        print_json({"grades": [{**g.to_dict(), **states[g.id]} for g in rows], "notes": [n.to_dict() for n in notes],
+                    "cell_rule": CELL_RULE})
         return 0
     for g in rows:
-        state = f"invalid: {g.invalid_reason}" if not g.valid else ""
-        print(f"#{g.id:<5} {g.created_at}  {g.dimension:<26} {g.display:<10} {g.grader:<20} {g.note or ''} {state}".rstrip())
+        print(f"#{g.id:<5} {g.created_at}  {g.dimension:<26} {g.display:<10} {g.grader:<20} "
+              f"{source_words(g.source):<24} {states[g.id]['state']}{'  ' + g.note if g.note else ''}".rstrip())
     if not rows:
         print(f"no grades for {model}/{challenge}")
+    else:
+        print(f"the matrix, exports and rankings show per dimension {CELL_RULE}")
     for n in notes:
         print(f"note #{n.id} {n.created_at}  {n.author}{note_place(n)}: {n.text}")
     return 0
+
+
+def grade_states(store, model: str, challenge: str, rows) -> dict[int, dict]:
+    """Grade id -> whether it stands and why: {"current", "shown", "superseded_by", "state"}
+    (state: one phrase for `grade history`)."""
+    current = current_grades(store, model=model, challenge=challenge, dimension=None)
+    current_of = {(g.grader, g.dimension): g.id for g in current}
+    shown = {dim: shown_grade([g for g in current if g.dimension == dim]).id for dim in {g.dimension for g in current}}
+    out = {}
+    for g in rows:
+        now = current_of.get((g.grader, g.dimension))
+        if not g.valid:
+            state = f"invalid: {g.invalid_reason}"
+        elif now == g.id:
+            state = ("current, shown" if shown.get(g.dimension) == g.id
+                     else f"current, not shown (#{shown.get(g.dimension)} is)")
+        else:
+            state = f"superseded by #{now} (a newer grade by {g.grader})" if now else "superseded"
+        out[g.id] = {"current": now == g.id and g.valid, "shown": shown.get(g.dimension) == g.id,
+                     "superseded_by": now if g.valid and now not in (None, g.id) else None, "state": state}
+    return out
 
 
 def note_place(n) -> str:
@@ -182,8 +209,10 @@ def cmd_grade_note(args, ctx) -> int:
                      line=args.line, transcript=args.transcript, entry=args.entry)
     except GradeError as exc:
         raise UsageError(str(exc)) from exc
-    where = f" {n.relpath}:{n.line}" if n.relpath else f" {n.transcript}#{n.entry}" if n.transcript else ""
-    print(f"note #{n.id} on {n.model}/{n.challenge}{where} by {n.author}")
+    if args.json:
+        print_json(n.to_dict())
+        return 0
+    print(f"note #{n.id} on {n.model}/{n.challenge}{note_place(n)} by {n.author}")
     return 0
 
 

@@ -460,6 +460,18 @@ def _preferred(rows: list[Grade]) -> Grade | None:
     return min(rows, key=_rank) if rows else None
 
 
+def shown_grade(rows: list[Grade]) -> Grade | None:
+    """Of one cell's current grades (one dimension), the one :data:`CELL_RULE` picks."""
+    return _preferred(rows)
+
+
+def source_words(source: str | None) -> str:
+    """Where a grade came from: 'README.md' (an import), 'by hand'."""
+    if source and source.startswith("import:"):
+        return source[len("import:"):]
+    return "by hand" if source in (None, "manual") else source
+
+
 def cell_grade_lists(
     store: Store, *, grader: str | None = None, dimension: str = OVERALL,
     checkpoint: Callable[[], None] | None = None,
@@ -561,6 +573,10 @@ def add_note(
         raise GradeError("an entry number needs a transcript")
     model_name = resolve_model(store, model)
     challenge_id = resolve_challenge(store, challenge)
+    if relpath is not None:
+        relpath, line = _note_file(store, model_name, challenge_id, relpath, line)
+    if transcript is not None:
+        transcript, entry = _note_transcript(store, model_name, challenge_id, transcript, entry)
     with _write(store):
         cursor = store.execute(
             "insert into notes (model, challenge, relpath, line, transcript, entry, author, text, created_at) "
@@ -570,6 +586,60 @@ def add_note(
         )
     row = store.query("select * from notes where id = ?", (cursor.lastrowid,))[0]
     return Note(**_pick(row, Note))
+
+
+def _inside(model: str, challenge: str, path: str) -> str:
+    """A path as the answer folder's files are indexed: relative, '/'-separated
+    ('demo-careful/kv/cache.py' and './cache.py' both -> 'cache.py')."""
+    path = path.strip().replace("\\", "/")
+    for prefix in (f"models/{model}/{challenge}/", f"{model}/{challenge}/", "./"):
+        if path.startswith(prefix):
+            path = path[len(prefix):]
+    return path
+
+
+def _answer_id(store: Store, model: str, challenge: str) -> int:
+    rows = store.query("select id, present from answers where model = ? and challenge = ?", (model, challenge))
+    if not rows or not rows[0]["present"]:
+        raise GradeError(f"{model} has no folder for {challenge}")
+    return rows[0]["id"]
+
+
+def _note_file(store: Store, model: str, challenge: str, relpath: str, line: int | None) -> tuple[str, int | None]:
+    """The file and line a note anchors to, checked against the answer's indexed files."""
+    path = _inside(model, challenge, relpath)
+    rows = store.query("select lines from files where answer_id = ? and relpath = ?",
+                       (_answer_id(store, model, challenge), path))
+    if not rows:
+        raise GradeError(f"no file {relpath!r} in {model}/{challenge} (`benchtui show {model} {challenge}` lists them)")
+    if line is not None:
+        lines = rows[0]["lines"]
+        if line < 1:
+            raise GradeError(f"line {line}: line numbers start at 1")
+        if lines is None:
+            raise GradeError(f"{path} has no lines to point at (not a text file)")
+        if line > max(lines, 1):
+            raise GradeError(f"line {line}: {path} has {lines} lines")
+    return path, line
+
+
+def _note_transcript(store: Store, model: str, challenge: str, transcript: str,
+                     entry: int | None) -> tuple[str, int | None]:
+    """The transcript and entry a note anchors to, checked against the index."""
+    path = _inside(model, challenge, transcript)
+    rows = store.query("select id from transcripts where answer_id = ? and relpath = ?",
+                       (_answer_id(store, model, challenge), path))
+    if not rows:
+        raise GradeError(f"no transcript {transcript!r} in {model}/{challenge} "
+                         f"(`benchtui show {model} {challenge}` lists them)")
+    if entry is not None:
+        low, high = store.conn.execute("select min(position), max(position) from transcript_entries "
+                                       "where transcript_id = ?", (rows[0]["id"],)).fetchone()
+        if low is None:
+            raise GradeError(f"{path} has no entries indexed; `benchtui scan` indexes them")
+        if not low <= entry <= high:
+            raise GradeError(f"entry {entry}: {path} has entries {low} to {high}")
+    return path, entry
 
 
 def notes_for(store: Store, model: str, challenge: str) -> list[Note]:

@@ -45,7 +45,7 @@ from pathlib import Path
 from engine.challenges.definition import normalise_name
 from engine.grading.grades import (
     DIMENSION_IDS, OVERALL, GradeError, GradeValue, _write, challenge_names, current_grade,
-    ensure_grader, get_grader, parse_grade, set_grade,
+    ensure_grader, get_grader, parse_grade, set_grade, source_words,
 )
 from engine.store.database import Store, now_iso
 
@@ -676,7 +676,7 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
                 if current.source != this_source:
                     result.superseded.append(
                         f"{cell}: {g.value.display} (line {g.line}) replaces {who}'s {current.display} "
-                        f"from {_source_words(current.source)} (#{current.id}); a judge's newest grade stands")
+                        f"from {source_words(current.source)} (#{current.id}); a judge's newest grade stands")
             result.grades.append(entry)
             result.imported += 1
             if not dry_run:
@@ -684,13 +684,6 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
                 set_grade(store, model, challenge, g.value, dimension=dim, grader=who,
                           grader_kind="judge", source=this_source, source_key=f"{g.form}:{g.line}")
     return result
-
-
-def _source_words(source: str | None) -> str:
-    """'import:README.md' -> 'README.md'; 'manual' -> 'a grade set by hand'."""
-    if source and source.startswith("import:"):
-        return source[len("import:"):]
-    return "a grade set by hand" if source in (None, "manual") else source
 
 
 def _why_nothing(doc: ParsedDoc) -> str:

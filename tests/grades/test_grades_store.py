@@ -75,7 +75,18 @@ def test_grader_names_are_found_case_insensitively_and_kinds_checked(store):
         ensure_grader(store, "bot", "robot")
 
 
+def _index_answer_files(store):
+    """beam.py (60 lines) and session.jsonl (entries 0-9) in demo-hasty/beam_search, as a scan indexes them."""
+    answer = store.query("select id from answers where model = 'demo-hasty' and challenge = 'beam_search'")[0]["id"]
+    with store.db.conn:
+        store.db["files"].insert({"answer_id": answer, "relpath": "beam.py", "kind": "source", "lines": 60})
+        transcript = store.db["transcripts"].insert({"answer_id": answer, "relpath": "session.jsonl"}).last_pk
+        for position in range(10):
+            store.db["transcript_entries"].insert({"transcript_id": transcript, "branch": 0, "position": position})
+
+
 def test_notes_on_answer_file_line_and_transcript_entry(store):
+    _index_answer_files(store)
     add_note(store, "demo-hasty", "Beam Search", "finished beams are dropped", relpath="beam.py",
              line=42, author="ana")
     add_note(store, "demo-hasty", "beam_search", "claims tests pass", transcript="session.jsonl", entry=7,
@@ -88,3 +99,25 @@ def test_notes_on_answer_file_line_and_transcript_entry(store):
         add_note(store, "demo-hasty", "beam_search", "x", line=3)
     with pytest.raises(GradeError):
         add_note(store, "demo-hasty", "beam_search", "   ")
+
+
+@pytest.mark.parametrize("anchor,message", [
+    ({"relpath": "nosuch.py", "line": 5}, "no file 'nosuch.py'"),
+    ({"relpath": "beam.py", "line": -4}, "start at 1"),
+    ({"relpath": "beam.py", "line": 61}, "has 60 lines"),
+    ({"transcript": "nosuch.jsonl", "entry": 3}, "no transcript 'nosuch.jsonl'"),
+    ({"transcript": "session.jsonl", "entry": 99999}, "entries 0 to 9"),
+    ({"transcript": "session.jsonl", "entry": -1}, "entries 0 to 9"),
+])
+def test_a_note_anchored_where_nothing_is_is_refused_and_not_stored(store, anchor, message):
+    _index_answer_files(store)
+    with pytest.raises(GradeError, match=message):
+        add_note(store, "demo-hasty", "beam_search", "looked here", author="ana", **anchor)
+    assert notes_for(store, "demo-hasty", "beam_search") == []
+
+
+def test_a_note_takes_the_answer_path_a_search_prints(store):
+    _index_answer_files(store)
+    n = add_note(store, "demo-hasty", "beam_search", "here", transcript="demo-hasty/beam_search/session.jsonl",
+                 entry=9, author="ana")
+    assert (n.transcript, n.entry) == ("session.jsonl", 9)

@@ -1,0 +1,274 @@
+"""What an import, a grade and an export say about themselves: a dry run that
+counts what is stored and lists each grade, a file that yields nothing saying
+why, an import that replaces another source's grade saying so, grades on
+answers the workbench lacks refused or marked, and which grader a cell shows
+stated and listed wherever the matrix is."""
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.grading.aggregates import leaderboard
+from engine.grading.exports import markdown
+from engine.grading.grades import CELL_RULE, all_grades, current_grade, list_graders, set_grade
+from engine.grading.judge_import import import_markdown, import_text
+from engine.store.database import Store
+from grades_fixtures import fill
+
+REPO = Path(__file__).resolve().parents[2]
+JUDGES = REPO / "models" / "JUDGES.md"
+PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
+
+
+@pytest.fixture
+def bench(tmp_path):
+    (tmp_path / "models" / "demo-careful" / "kv").mkdir(parents=True)
+    fill(Store(tmp_path / "store.db")).close()
+    return ["--workbench", str(tmp_path), "--store", str(tmp_path / "store.db")]
+
+
+def run(bench, capsys, *args):
+    code = main([*bench, *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# -- a dry run --------------------------------------------------------------------
+
+def test_a_dry_run_counts_grades_already_stored_and_writes_nothing(store):
+    ahead = import_markdown(store, JUDGES, dry_run=True)
+    assert (ahead.imported, ahead.skipped_existing) == (30, 0)
+    assert all_grades(store) == [] and list_graders(store) == []  # not even the judges
+    assert {"model": "demo-careful", "challenge": "beam_search", "dimension": "overall", "grade": "B",
+            "grader": "DeepSeek V4 Pro", "line": 24, "supersedes": None} in ahead.grades
+    done = import_markdown(store, JUDGES)
+    assert (done.imported, done.skipped_existing) == (30, 0)
+    again = import_markdown(store, JUDGES, dry_run=True)
+    assert (again.imported, again.skipped_existing, again.grades) == (0, 30, [])
+    assert import_markdown(store, JUDGES).imported == 0
+
+
+def test_the_dry_run_command_lists_each_grade(bench, capsys):
+    code, out, _ = run(bench, capsys, "grades", "import", str(JUDGES), "--dry-run")
+    assert code == 0 and out.startswith("would import 30 grades from JUDGES.md")
+    assert "  demo-careful/beam_search: B by DeepSeek V4 Pro (line 24)" in out.splitlines()
+    assert "  demo-careful/beam_search: 90 (A-) by Kimi K2.6 (line 44)" in out.splitlines()
+    run(bench, capsys, "grades", "import", str(JUDGES))
+    code, out, _ = run(bench, capsys, "grades", "import", str(JUDGES), "--dry-run", "--json")
+    data = json.loads(out)
+    assert (data["imported"], data["skipped_existing"], data["grades"]) == (0, 30, [])
+
+
+# -- grades on answers the workbench does not hold ----------------------------------
+
+@pytest.mark.parametrize("model,challenge,why", [
+    ("demo-quitter", "flash_attention", "has no folder for flash_attention"),
+    ("demo-careful", "dflash_verify", "has no folder for dflash_verify"),
+])
+def test_grade_set_refuses_an_answer_the_workbench_lacks(bench, capsys, model, challenge, why):
+    code, out, err = run(bench, capsys, "grade", "set", model, challenge, "A", "--grader", "ana")
+    assert code == 2 and why in err and "--allow-missing" in err and len(err.strip().splitlines()) == 1
+    code, out, _ = run(bench, capsys, "grades", "list", "--json")
+    assert json.loads(out) == []
+
+
+def test_a_grade_on_a_prompt_only_folder_is_refused(tmp_path, capsys):
+    (tmp_path / "models" / "demo-careful" / "kv").mkdir(parents=True)
+    with Store(tmp_path / "store.db") as store:
+        fill(store)
+        with store.db.conn:
+            store.execute("update answers set status = 'no_answer', present = 1 "
+                          "where model = 'demo-quitter' and challenge = 'flash_attention'")
+    bench = ["--workbench", str(tmp_path), "--store", str(tmp_path / "store.db")]
+    code, _, err = run(bench, capsys, "grade", "set", "demo-quitter", "flash_attention", "A")
+    assert code == 2 and "holds no answer" in err
+
+
+def test_an_allowed_grade_on_a_missing_answer_is_marked_in_the_exports(bench, capsys):
+    code, out, _ = run(bench, capsys, "grade", "set", "demo-quitter", "flash_attention", "A", "--grader", "ana",
+                       "--allow-missing")
+    assert code == 0 and "has no folder for flash_attention; exports mark it" in out
+    code, out, _ = run(bench, capsys, "export", "markdown")
+    assert "| Flash Attn Forward | **A (no answer)** | — | — |" in out
+    assert "(no answer): graded, but the workbench holds no answer for it" in out
+    code, out, _ = run(bench, capsys, "export", "json")
+    assert json.loads(out)["leaderboard"]["no_answer"] == ["demo-quitter/flash_attention"]
+
+
+# -- files that yield nothing, and the published per-dimension shapes -----------------
+
+KV_SHAPE = """\
+# Head-to-Head Analysis: KV-Cache System
+
+| Dimension | Careful-1 Score | Hasty-2 Score |
+|-----------|--------------|---------------|
+| Correctness | 55 | 92 |
+| Tests / Demos | 30 | 95 |
+| Optimizations Proposed | 72 | 90 |
+| **Overall** | **64** | **91** |
+"""
+
+FUSE_SHAPE = """\
+# Head-to-Head Analysis: Fused Softmax + Top-K CUDA Kernel
+
+## 6. Scores & Justification
+
+### 6.1 Careful-1 Score: **58/100**
+
+| Category | Weight | Score | Weighted |
+|---|---|---|---|
+| Correctness | 25% | 35 | 8.75 |
+| Code Quality | 15% | 55 | 8.25 |
+| CUDA Knowledge Depth | 20% | 60 | 12.00 |
+| **Total** | **100%** | | **50.00** |
+
+### 6.2 Hasty-2 Score: **88/100**
+"""
+
+
+def test_scores_by_dimension_with_score_in_the_model_columns(store):
+    result = import_text(store, KV_SHAPE, grader="J")
+    got = {(g.model, g.dimension): g.display for g in all_grades(store)}
+    assert got == {("demo-careful", "correctness"): "55 (F)", ("demo-hasty", "correctness"): "92 (A-)",
+                   ("demo-careful", "testing"): "30 (F)", ("demo-hasty", "testing"): "95 (A)",
+                   ("demo-careful", "overall"): "64 (D)", ("demo-hasty", "overall"): "91 (A-)"}
+    assert {g.challenge for g in all_grades(store)} == {"kv"}
+    assert any("Optimizations Proposed" in p for p in result.problems)
+
+
+def test_a_score_in_a_heading_and_one_model_s_category_table(store):
+    import_text(store, FUSE_SHAPE, grader="J")
+    got = {(g.model, g.challenge, g.dimension): g.display for g in all_grades(store)}
+    assert got == {("demo-careful", "fuse", "overall"): "58 (F)", ("demo-careful", "fuse", "correctness"): "35 (F)",
+                   ("demo-careful", "fuse", "code_quality"): "55 (F)", ("demo-hasty", "fuse", "overall"): "88 (B+)"}
+
+
+@pytest.mark.parametrize("text,why", [
+    ("# Notes\n\nNothing graded here.\n", "no grade matrix, scoreboard"),
+    (KV_SHAPE.replace("Careful-1", "GPT-9").replace("Hasty-2", "Claude-12"), "nor a heading above name a model"),
+])
+def test_a_file_that_yields_nothing_says_why(store, text, why):
+    result = import_text(store, text, grader="J")
+    assert result.imported == 0 and why in result.nothing_found
+
+
+def test_the_command_says_why_and_exits_1_for_a_file_with_no_grade(bench, capsys, tmp_path):
+    empty = tmp_path / "prose.md"
+    empty.write_text("# Notes\n\nNothing graded here.\n", encoding="utf-8")
+    code, out, _ = run(bench, capsys, "grades", "import", str(empty), "--grader", "J")
+    assert code == 1 and out.startswith("nothing imported from prose.md: no grade read")
+    assert "no graders" not in out
+    code, out, _ = run(bench, capsys, "grades", "import", str(empty), "--grader", "J", "--json")
+    assert code == 1 and json.loads(out)["nothing_found"].startswith("no grade read")
+
+
+def test_a_folder_or_several_files_at_once_and_what_is_not_markdown(bench, capsys, tmp_path):
+    folder = tmp_path / "analysis"
+    folder.mkdir()
+    (folder / "kv_comparison.md").write_text(KV_SHAPE, encoding="utf-8")
+    (folder / "fuse_comparison.md").write_text(FUSE_SHAPE, encoding="utf-8")
+    (folder / "layernorm.py").write_text("x = 1\n", encoding="utf-8")
+    code, out, _ = run(bench, capsys, "grades", "import", str(folder), "--grader", "J")
+    assert code == 0
+    assert [line.split(";")[0] for line in out.splitlines() if not line.startswith(" ")] == [
+        "imported 4 grades from fuse_comparison.md (J)", "imported 6 grades from kv_comparison.md (J)"]
+    code, out, _ = run(bench, capsys, "grades", "import", str(folder / "kv_comparison.md"),
+                       str(folder / "fuse_comparison.md"), "--grader", "J", "--json")
+    data = json.loads(out)
+    assert code == 0 and (data["imported"], data["skipped_existing"], len(data["files"])) == (0, 10, 2)
+    code, _, err = run(bench, capsys, "grades", "import", str(folder / "layernorm.py"), "--grader", "J")
+    assert code == 2 and "not a Markdown file" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run(bench, capsys, "grades", "import", str(empty))
+    assert code == 2 and "no Markdown (.md) files in the folder" in err
+
+
+@pytest.mark.skipif(not PUBLISHED.is_dir(), reason=f"the published benchmark is not at {PUBLISHED}")
+@pytest.mark.parametrize("name,expected", [
+    ("kv_comparison.md", {("minimax-m2.7", "kv", "overall"): "64 (D)", ("qwen36", "kv", "overall"): "91 (A-)",
+                          ("qwen36", "kv", "correctness"): "92 (A-)"}),
+    ("fuse_comparison.md", {("minimax-m2.7", "fuse", "overall"): "58 (F)", ("qwen36", "fuse", "overall"): "88 (B+)",
+                            ("qwen36", "fuse", "correctness"): "90 (A-)"}),
+])
+def test_the_published_comparison_files_import(tmp_path, name, expected):
+    with Store(tmp_path / "store.db") as store:
+        with store.db.conn:
+            for model in ("minimax-m2.7", "qwen36"):
+                store.db["models"].insert({"name": model, "display_name": model, "present": 1})
+        result = import_markdown(store, PUBLISHED / "analysis" / name, grader="deepseek-v4-pro")
+        got = {(g.model, g.challenge, g.dimension): g.display for g in all_grades(store)}
+    assert result.nothing_found is None and result.unmapped == []
+    assert expected.items() <= got.items()
+
+
+# -- an import that replaces another source's grade ----------------------------------
+
+def test_an_import_that_supersedes_another_source_s_grade_says_so(store, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("Judge: J\n\n| Challenge | Careful-1 |\n|---|---|\n| KV-Cache | A- |\n", encoding="utf-8")
+    analysis = tmp_path / "kv_comparison.md"
+    analysis.write_text(KV_SHAPE, encoding="utf-8")
+    import_markdown(store, readme)
+    ahead = import_markdown(store, analysis, grader="J", dry_run=True)
+    assert [g["supersedes"]["grade"] for g in ahead.grades if g["supersedes"]] == ["A-"]
+    result = import_markdown(store, analysis, grader="J")
+    [line] = result.superseded
+    assert line.startswith("demo-careful/kv: 64 (D) (line 8) replaces J's A- from README.md (#1)")
+    assert current_grade(store, "demo-careful", "kv", grader="J").display == "64 (D)"
+    # imported again, the file replaces nothing of another source's: nothing to say
+    assert import_markdown(store, analysis, grader="J").superseded == []
+
+
+def test_keep_existing_leaves_the_earlier_source_s_grade_standing(store, tmp_path):
+    import_text(store, "Judge: J\n\n| Challenge | Careful-1 |\n|---|---|\n| KV-Cache | A- |\n", source="README.md")
+    result = import_text(store, KV_SHAPE, grader="J", source="kv_comparison.md", keep_existing=True)
+    assert result.kept == 1 and result.superseded == []
+    assert current_grade(store, "demo-careful", "kv", grader="J").letter == "A-"
+    assert current_grade(store, "demo-careful", "kv", "correctness", grader="J").score == 55
+
+
+def test_the_import_command_warns_and_history_says_which_grade_stands(bench, capsys, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("| Challenge | Careful-1 |\n|---|---|\n| KV-Cache | A- |\n", encoding="utf-8")
+    analysis = tmp_path / "kv_comparison.md"
+    analysis.write_text(KV_SHAPE, encoding="utf-8")
+    run(bench, capsys, "grades", "import", str(readme), "--grader", "J")
+    code, out, _ = run(bench, capsys, "grades", "import", str(analysis), "--grader", "J")
+    assert code == 0 and "  supersedes demo-careful/kv: 64 (D) (line 8) replaces J's A- from README.md (#1)" in out
+    code, out, _ = run(bench, capsys, "grade", "history", "demo-careful", "kv")
+    lines = out.splitlines()
+    assert "README.md" in lines[0] and "superseded by #" in lines[0]
+    assert any("kv_comparison.md" in line and "overall" in line and "current, shown" in line for line in lines)
+    code, out, _ = run(bench, capsys, "grade", "history", "demo-careful", "kv", "--json")
+    first = json.loads(out)["grades"][0]
+    assert (first["source"], first["current"], first["superseded_by"] is not None) == ("import:README.md", False, True)
+
+
+# -- which grader a cell shows ---------------------------------------------------
+
+def test_a_cell_two_judges_graded_shows_the_rule_and_both_grades(store):
+    import_markdown(store, JUDGES)
+    lb = leaderboard(store)
+    shown, other = lb.graded_by[("demo-careful", "beam_search")]
+    assert (shown.grader, shown.display, other.grader, other.display) == ("Kimi K2.6", "90 (A-)", "DeepSeek V4 Pro", "B")
+    assert lb.matrix[("demo-careful", "beam_search")] == shown  # the rankings use the grade shown
+    text = markdown(store)
+    assert CELL_RULE in text
+    assert "| Beam Search | **90 (A-)**\u2020 |" in text.replace(" 78 (C+)\u2020 | \u2014 |", "")
+    assert "- Beam Search, Careful-1: 90 (A-) by Kimi K2.6 (shown); B by DeepSeek V4 Pro" in text
+    data = lb.to_dict()
+    assert data["cell_rule"] == CELL_RULE
+    assert data["graded_by"]["demo-careful/beam_search"] == [
+        {"grader": "Kimi K2.6", "grader_kind": "judge", "grade": "90 (A-)", "shown": True},
+        {"grader": "DeepSeek V4 Pro", "grader_kind": "judge", "grade": "B", "shown": False}]
+
+
+def test_the_marked_export_imports_back_as_the_grades_it_shows(store):
+    import_markdown(store, JUDGES)
+    set_grade(store, "demo-hasty", "beam_search", "F", grader="ana")
+    result = import_text(store, markdown(store), grader="re-read")
+    got = {(g.model, g.challenge): g.display for g in all_grades(store) if g.grader == "re-read"}
+    assert result.problems == [] and result.imported == 15
+    assert got[("demo-careful", "beam_search")] == "90 (A-)" and got[("demo-hasty", "beam_search")] == "F"
