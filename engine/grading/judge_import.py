@@ -44,7 +44,7 @@ from pathlib import Path
 
 from engine.challenges.definition import normalise_name
 from engine.grading.grades import (
-    DIMENSION_IDS, OVERALL, GradeError, GradeValue, _write, challenge_names, current_grade,
+    DIMENSION_IDS, OVERALL, GradeError, GradeValue, _write, answerless_cells, challenge_names, current_grade,
     ensure_grader, get_grader, parse_grade, set_grade, source_words,
 )
 from engine.store.database import Store, now_iso
@@ -116,13 +116,14 @@ class ImportResult:
     # hand) that this import replaces on the matrix: one line each.
     superseded: list[str] = field(default_factory=list)
     kept: int = 0                       # cells left as they were (keep_existing)
+    no_answer: list[str] = field(default_factory=list)  # graded cells the workbench holds no answer for
     nothing_found: str | None = None    # why a file yielded no grade at all
 
     def to_dict(self) -> dict:
         return {"imported": self.imported, "skipped_existing": self.skipped_existing,
                 "unmapped": self.unmapped, "mapped": self.mapped, "problems": self.problems,
                 "graders": self.graders, "grades": self.grades, "superseded": self.superseded,
-                "kept": self.kept, "nothing_found": self.nothing_found}
+                "kept": self.kept, "nothing_found": self.nothing_found, "no_answer": self.no_answer}
 
 
 # -- aliases ----------------------------------------------------------------
@@ -651,6 +652,7 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
     result.graders = sorted({k[0] for k in chosen})
     if not doc.grades:
         result.nothing_found = _why_nothing(doc)
+    result.no_answer = [f"{m}/{c}" for m, c in sorted(answerless_cells(store, {(k[1], k[2]) for k in chosen}))]
     this_source = f"import:{source}"
     with nullcontext() if dry_run else _write(store):
         # The file's models table names each folder's model: the exports and the

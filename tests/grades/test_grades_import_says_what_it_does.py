@@ -272,3 +272,31 @@ def test_the_marked_export_imports_back_as_the_grades_it_shows(store):
     got = {(g.model, g.challenge): g.display for g in all_grades(store) if g.grader == "re-read"}
     assert result.problems == [] and result.imported == 15
     assert got[("demo-careful", "beam_search")] == "90 (A-)" and got[("demo-hasty", "beam_search")] == "F"
+
+
+def test_an_import_names_the_graded_cells_that_hold_no_answer(bench, capsys, tmp_path):
+    md = tmp_path / "j.md"
+    md.write_text("| Challenge | Careful-1 | Quitter-3 |\n|---|---|---|\n| KV-Cache | B | C |\n"
+                  "| Beam Search | A | D |\n", encoding="utf-8")
+    code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J")
+    assert code == 0 and "graded, but this workbench holds no answer there (imported; exports mark them): " \
+        "demo-quitter/beam_search" in out
+    code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J", "--json", "--dry-run")
+    assert json.loads(out)["no_answer"] == ["demo-quitter/beam_search"]
+
+
+# -- notes ------------------------------------------------------------------------
+
+def test_grade_note_refuses_in_one_line_and_answers_in_json(bench, capsys, tmp_path):
+    with Store(tmp_path / "store.db") as store, store.db.conn:
+        answer = store.query("select id from answers where model = 'demo-careful' and challenge = 'kv'")[0]["id"]
+        store.db["files"].insert({"answer_id": answer, "relpath": "cache.py", "kind": "source", "lines": 12})
+    for args, message in [(("--file", "nosuch.py", "--line", "5"), "no file 'nosuch.py'"),
+                          (("--file", "cache.py", "--line", "-4"), "line numbers start at 1"),
+                          (("--transcript", "nosuch.jsonl", "--entry", "99999"), "no transcript 'nosuch.jsonl'")]:
+        code, out, err = run(bench, capsys, "grade", "note", "demo-careful", "kv", "look", *args)
+        assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+    code, out, _ = run(bench, capsys, "grade", "note", "demo-careful", "kv", "look", "--file", "cache.py",
+                       "--line", "12", "--json")
+    note = json.loads(out)
+    assert code == 0 and (note["relpath"], note["line"], note["text"]) == ("cache.py", 12, "look")
