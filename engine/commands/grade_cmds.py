@@ -1,6 +1,7 @@
 """grade, grades, agreement, export, backup."""
 from __future__ import annotations
 
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -239,13 +240,20 @@ def cmd_grades_import(args, ctx) -> int:
     paths = _markdown_files(args.file)
     store = _store(ctx)
     results = []
-    for path in paths:
-        try:
-            result = import_markdown(store, path, grader=args.grader, dry_run=args.dry_run,
-                                     keep_existing=args.keep_existing)
-        except GradeError as exc:
-            raise CommandError(str(exc)) from exc
-        results.append((path, result))
+    # A dry run over several files imports them all in one transaction and rolls it
+    # back, so each file's report counts what the files before it would have stored.
+    rehearse = args.dry_run and len(paths) > 1
+    try:
+        if rehearse:
+            store.conn.execute("BEGIN IMMEDIATE")
+        for path in paths:
+            results.append((path, import_markdown(store, path, grader=args.grader, dry_run=args.dry_run and not rehearse,
+                                                  keep_existing=args.keep_existing)))
+    except (GradeError, sqlite3.OperationalError) as exc:
+        raise CommandError(str(exc)) from exc
+    finally:
+        if rehearse and store.conn.in_transaction:
+            store.conn.execute("ROLLBACK")
     found_any = any(r.nothing_found is None for _, r in results)
     if args.json:
         rows = [{"file": str(path), **r.to_dict()} for path, r in results]
@@ -257,6 +265,9 @@ def cmd_grades_import(args, ctx) -> int:
         return 0 if found_any else 1
     for path, result in results:
         _print_import(path, result, args)
+    if any(r.superseded for _, r in results):
+        print("to keep the earlier grades, import with --keep-existing (`benchtui grade history MODEL CHALLENGE` "
+              "shows every grade and which one stands)")
     return 0 if found_any else 1
 
 
@@ -285,9 +296,6 @@ def _print_import(path: Path, result, args) -> None:
               f"{', '.join(result.no_answer)}")
     for line in result.superseded:
         print(f"  {'would supersede' if args.dry_run else 'supersedes'} {line}")
-    if result.superseded:
-        print("  to keep the earlier grades, import with --keep-existing (`benchtui grade history MODEL CHALLENGE` "
-              "shows every grade)")
     if result.unmapped:
         print("  map names with `benchtui grades alias NAME MODEL_FOLDER` (or --challenge NAME ID), then import again")
 

@@ -300,3 +300,20 @@ def test_grade_note_refuses_in_one_line_and_answers_in_json(bench, capsys, tmp_p
                        "--line", "12", "--json")
     note = json.loads(out)
     assert code == 0 and (note["relpath"], note["line"], note["text"]) == ("cache.py", 12, "look")
+
+
+def test_a_dry_run_over_several_files_counts_what_the_earlier_ones_would_store(bench, capsys, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("| Challenge | Careful-1 |\n|---|---|\n| KV-Cache | A- |\n", encoding="utf-8")
+    analysis = tmp_path / "kv_comparison.md"
+    analysis.write_text(KV_SHAPE, encoding="utf-8")
+    again = tmp_path / "kv_again.md"
+    again.write_text(KV_SHAPE, encoding="utf-8")
+    code, out, _ = run(bench, capsys, "grades", "import", str(readme), str(analysis), str(again),
+                       "--grader", "J", "--dry-run")
+    assert code == 0
+    assert "  would supersede demo-careful/kv: 64 (D) (line 8) replaces J's A- from README.md (#1); " \
+        "a judge's newest grade stands" in out
+    assert "would import 0 grades from kv_again.md (J); 6 already present" in out
+    with Store(tmp_path / "store.db") as store:
+        assert all_grades(store) == [] and list_graders(store) == []  # nothing written, not even the judge
