@@ -298,17 +298,26 @@ def _scan(text: str, default_grader: str | None):
     problems: list[str] = []
     headings: list[tuple[int, str]] = []     # stack of (level, text)
     grader = default_grader
+    fence: str | None = None  # inside a fenced code block: "# comment" is no heading, "x: 1" no grade
     i = 0
     while i < len(lines):
         raw = lines[i]
         stripped = raw.strip()
+        opened = re.match(r"(`{3,}|~{3,})", stripped)
+        if fence is not None or opened:
+            if fence is None:
+                fence = opened.group(1)
+            elif stripped.startswith(fence) and not stripped[len(fence):].strip(fence[0]).strip():
+                fence = None
+            i += 1
+            continue
         heading = _HEADING.match(stripped)
         if heading:
             level, title = len(heading.group(1)), heading.group(2)
             headings = [h for h in headings if h[0] < level] + [(level, title)]
             graded = _HEADING_GRADE.match(_EMPHASIS.sub("", title))  # "### 6.1 MiniMax-M2.7 Score: **58/100**"
             if graded:
-                _section_grade(graded, headings, grader, i + 1, sections, problems)
+                _section_grade(graded, headings, grader, i + 1, sections, problems, form="heading")
         plain = _EMPHASIS.sub("", _HEADING.sub(r"\2", stripped)).strip()
         judge = _JUDGE.match(plain)
         if judge:
@@ -332,7 +341,8 @@ def _scan(text: str, default_grader: str | None):
     return tables, sections, problems
 
 
-def _section_grade(match, headings, grader, line_no, out: list[ParsedGrade], problems: list[str]) -> None:
+def _section_grade(match, headings, grader, line_no, out: list[ParsedGrade], problems: list[str],
+                   form: str = "section") -> None:
     dim = dimension_of(match.group("label"))
     if dim is None:
         return  # an ordinary "Something: text" line
@@ -346,7 +356,7 @@ def _section_grade(match, headings, grader, line_no, out: list[ParsedGrade], pro
         return
     # The heading names model and file; parent headings may name either.
     titles = " / ".join(t for _, t in headings)
-    out.append(ParsedGrade(titles, titles, value, grader, "section", line_no, dim))
+    out.append(ParsedGrade(titles, titles, value, grader, form, line_no, dim))
 
 
 # -- parsing ------------------------------------------------------------------
@@ -441,6 +451,9 @@ def _dimension_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> bool:
             and (model := _heading_model(table, mapper)):
         # One model's scores by dimension under a heading naming it
         # ("### 6.1 MiniMax-M2.7 Score: 58/100", then "| Category | Weight | Score |").
+        if any(_dimension_key(c) in ("max", "out_of", "maximum", "possible") for c in col_names):
+            doc.problems.append(f"line {table.line}: scores out of the table's Max column, not 0-100: not imported")
+            return True
         other = [n for n, d in zip(row_names, row_dims) if d is None and not _summary_row(n)]
         pick = [(line_no, model, None, dim, row[score_col] if score_col < len(row) else "")
                 for (line_no, row), dim in zip([r for r in table.rows if r[1]], row_dims) if dim and dim != OVERALL]
@@ -621,10 +634,13 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
     result = ImportResult(problems=list(doc.problems))
     unmapped: list[str] = list(doc.unmapped)
 
-    # Resolve names; the last grade in the file for a cell wins.
+    # Resolve names; the grade on the file's last line for a cell wins.
+    # A grade in a heading ("### GLM-5 Score: 72/100") stands only where no
+    # table or "Grade:" line grades the cell: a summary table is the judge's word.
     chosen: dict[tuple[str, str, str, str], ParsedGrade] = {}
-    for g in doc.grades:
-        if g.form == "section":
+    ordered = sorted(doc.grades, key=lambda g: (g.form == "heading", g.line))
+    for g in ordered:
+        if g.form in ("section", "heading"):
             model, challenge = _resolve_section(g, mapper)
             if model is None or challenge is None:
                 what = "model" if model is None else "challenge"
@@ -641,6 +657,12 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
         if not g.grader:
             raise ImportError_(f"{source} does not name its judge (line {g.line}); pass --grader NAME")
         key = (g.grader, model, challenge, g.dimension)
+        if g.form == "heading" and key in chosen:
+            if chosen[key].value != g.value:
+                result.problems.append(
+                    f"line {g.line}: {model}/{challenge} graded {g.value.display} in a heading and "
+                    f"{chosen[key].value.display} at line {chosen[key].line}; the line {chosen[key].line} one is used")
+            continue
         if key in chosen and chosen[key].value != g.value:
             result.problems.append(
                 f"line {g.line}: {model}/{challenge} graded {chosen[key].value.display} at line "

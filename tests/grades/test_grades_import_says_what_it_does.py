@@ -317,3 +317,32 @@ def test_a_dry_run_over_several_files_counts_what_the_earlier_ones_would_store(b
     assert "would import 0 grades from kv_again.md (J); 6 already present" in out
     with Store(tmp_path / "store.db") as store:
         assert all_grades(store) == [] and list_graders(store) == []  # nothing written, not even the judge
+
+
+def test_a_summary_table_outranks_a_heading_s_grade_and_points_out_of_a_max_are_not_scores(store):
+    text = """\
+# Head-to-Head: Fused Softmax + Top-K
+
+```python
+# Careful-1 Score: 10/100   (a comment in code, not a heading)
+```
+
+### 6.2 Careful-1 Score: 72/100
+
+| Criterion | Score | Max |
+|-----------|-------|-----|
+| Correctness | 12 | 25 |
+| Completeness | 14 | 15 |
+
+### 6.4 Final Scores
+
+| Model | Score | Grade |
+|-------|-------|-------|
+| **Careful-1** | **80/100** | B+ |
+"""
+    result = import_text(store, text, grader="J")
+    assert {(g.model, g.challenge, g.dimension): g.display for g in all_grades(store)} == {
+        ("demo-careful", "fuse", "overall"): "B+"}
+    assert "line 9: scores out of the table's Max column, not 0-100: not imported" in result.problems
+    assert "line 7: demo-careful/fuse graded 72 (C-) in a heading and B+ at line 18; the line 18 one is used" \
+        in result.problems
