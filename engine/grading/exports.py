@@ -8,7 +8,9 @@ import json
 
 from engine.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
 from engine.grading.aggregates import Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard
-from engine.grading.grades import CELL_RULE, RUBRIC_VERSION, all_grades, all_notes, current_grades, list_graders
+from engine.grading.grades import (
+    CELL_RULE, RUBRIC_VERSION, all_grades, all_notes, answerless_cells, current_grades, list_graders, shown_grade,
+)
 from engine.store.database import Store, now_iso
 from engine.verify import verdicts as V
 
@@ -140,10 +142,18 @@ GRADE_FIELDS = ("id", "model", "challenge", "dimension", "letter", "score", "poi
 
 
 def _records(store: Store) -> tuple[list[dict], list[dict]]:
-    current = {g.id for g in current_grades(store, dimension=None)}
+    live = current_grades(store, dimension=None)
+    current = {g.id for g in live}
+    by_cell: dict[tuple[str, str, str], list] = {}
+    for g in live:
+        by_cell.setdefault((g.model, g.challenge, g.dimension), []).append(g)
+    shown = {shown_grade(rows).id for rows in by_cell.values()}  # CELL_RULE: the grade the matrix shows
     verdicts = current_verdicts(store)
+    everything = all_grades(store)
+    answerless = answerless_cells(store, {(g.model, g.challenge) for g in everything})
     grades = [{**{k: getattr(g, k) for k in GRADE_FIELDS}, "current": g.id in current,
-               "verdict": verdicts.get((g.model, g.challenge))} for g in all_grades(store)]
+               "verdict": verdicts.get((g.model, g.challenge)), "shown": g.id in shown,
+               "no_answer": (g.model, g.challenge) in answerless} for g in everything]
     covers = current_coverage(store)
     verdict_rows = [{"model": m, "challenge": c, "verdict": v, "covers": covers.get((m, c), "")}
                     for (m, c), v in sorted(verdicts.items())]
@@ -152,10 +162,12 @@ def _records(store: Store) -> tuple[list[dict], list[dict]]:
 
 def csv_text(store: Store) -> str:
     """One row per grade (history and invalid ones included, ``current``
-    marks the live ones), then one ``verdict`` row per answer with a verdict."""
+    marks the live ones, ``shown`` the one the matrix shows of a cell several
+    graders graded, ``no_answer`` a grade on an answer the workbench does not
+    hold), then one ``verdict`` row per answer with a verdict."""
     grades, verdicts = _records(store)
     buf = io.StringIO()
-    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers"]
+    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers", "shown", "no_answer"]
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for g in grades:

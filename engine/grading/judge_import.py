@@ -11,17 +11,27 @@ Forms understood:
 - scores by dimension for one challenge: dimensions as rows and models as
   columns (``| **Correctness** | 85 | 95/100 |``), or one row per model with
   dimension columns (``| Model | Steps | Loss | Grade |``; of a Score and a
-  Grade column the Grade is taken). The challenge is the table's challenge
-  column, else the one the nearest heading naming one names; a heading naming
-  several is not guessed from. Labels map to benchtui's dimensions
-  (``Depth of Analysis`` -> analysis_depth, ``Tests/Demos`` -> testing);
-  others are listed as not imported;
+  Grade column the Grade is taken), or one model's dimensions as rows with one
+  Score column under a heading naming the model (``### 6.1 GLM-5 Score:
+  72/100`` then ``| Category | Weight | Score |``; points out of a Max column
+  are not 0-100 scores and are not read). A column header may name the model
+  and what it holds (``MiniMax-M2.7 Score``). The challenge is the table's
+  challenge column, else the one the nearest heading naming one names; a
+  heading naming several is not guessed from. Labels map to benchtui's
+  dimensions (``Depth of Analysis`` -> analysis_depth, ``Tests/Demos`` ->
+  testing); others are listed as not imported;
 - a "models tested" table (``| glm5/ | GLM-5 | Z.ai |``), which maps display
   names to folders for the rest of the file; a name with its folder in
   parentheses (``GLM-5 (glm5)``) maps to that folder;
 - per-answer sections: a heading naming the model and file, then a line
   ``Grade: B+`` (and optionally ``Correctness: A-`` or ``- Depth of Analysis:
-  82/100`` style lines).
+  82/100`` style lines); or the grade in the heading itself (``### GLM-5 —
+  Grade: A-``, ``### GLM-5 Score: 72/100``), which stands only where no table
+  or ``Grade:`` line grades the cell (a difference is listed).
+
+Fenced code blocks are skipped. Where a file grades a cell twice, the grade on
+the later line is used and the difference listed. A file that yields no grade
+says why (``nothing_found``).
 
 Who graded: a line ``Judge: NAME`` (or ``Grader:``/``Graded by:``) names the
 judge for everything after it; ``--grader`` names it where the file does not.

@@ -3,6 +3,8 @@ counts what is stored and lists each grade, a file that yields nothing saying
 why, an import that replaces another source's grade saying so, grades on
 answers the workbench lacks refused or marked, and which grader a cell shows
 stated and listed wherever the matrix is."""
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 
 from engine.cli import main
 from engine.grading.aggregates import leaderboard
-from engine.grading.exports import markdown
+from engine.grading.exports import csv_text, markdown
 from engine.grading.grades import CELL_RULE, all_grades, current_grade, list_graders, set_grade
 from engine.grading.judge_import import import_markdown, import_text
 from engine.store.database import Store
@@ -93,7 +95,13 @@ def test_an_allowed_grade_on_a_missing_answer_is_marked_in_the_exports(bench, ca
     assert "| Flash Attn Forward | **A (no answer)** | — | — |" in out
     assert "(no answer): graded, but the workbench holds no answer for it" in out
     code, out, _ = run(bench, capsys, "export", "json")
-    assert json.loads(out)["leaderboard"]["no_answer"] == ["demo-quitter/flash_attention"]
+    data = json.loads(out)
+    assert data["leaderboard"]["no_answer"] == ["demo-quitter/flash_attention"]
+    assert [(g["model"], g["no_answer"]) for g in data["grades"]] == [("demo-quitter", True)]
+    code, out, _ = run(bench, capsys, "export", "csv")
+    [row] = [r for r in csv.DictReader(io.StringIO(out)) if r["kind"] == "grade"]
+    assert (row["model"], row["challenge"], row["no_answer"], row["shown"]) == (
+        "demo-quitter", "flash_attention", "True", "True")
 
 
 # -- files that yield nothing, and the published per-dimension shapes -----------------
@@ -258,6 +266,10 @@ def test_a_cell_two_judges_graded_shows_the_rule_and_both_grades(store):
     assert CELL_RULE in text
     assert "| Beam Search | **90 (A-)**\u2020 |" in text.replace(" 78 (C+)\u2020 | \u2014 |", "")
     assert "- Beam Search, Careful-1: 90 (A-) by Kimi K2.6 (shown); B by DeepSeek V4 Pro" in text
+    rows = {(r["grader"], r["model"], r["challenge"]): r["shown"] for r in csv.DictReader(io.StringIO(csv_text(store)))
+            if r["kind"] == "grade"}
+    assert rows[("Kimi K2.6", "demo-careful", "beam_search")] == "True"
+    assert rows[("DeepSeek V4 Pro", "demo-careful", "beam_search")] == "False"
     data = lb.to_dict()
     assert data["cell_rule"] == CELL_RULE
     assert data["graded_by"]["demo-careful/beam_search"] == [
