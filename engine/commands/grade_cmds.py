@@ -168,7 +168,7 @@ def cmd_grade_history(args, ctx) -> int:
     if not rows:
         print(f"no grades for {model}/{challenge}")
     else:
-        print(f"the matrix, exports and rankings show per dimension {CELL_RULE}")
+        print(f"the matrix, exports and rankings show, per dimension, {CELL_RULE}")
     for n in notes:
         print(f"note #{n.id} {n.created_at}  {n.author}{note_place(n)}: {n.text}")
     return 0

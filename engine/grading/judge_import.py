@@ -684,7 +684,6 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
     result.graders = sorted({k[0] for k in chosen})
     if not doc.grades:
         result.nothing_found = _why_nothing(doc)
-    result.no_answer = [f"{m}/{c}" for m, c in sorted(answerless_cells(store, {(k[1], k[2]) for k in chosen}))]
     this_source = f"import:{source}"
     with nullcontext() if dry_run else _write(store):
         # The file's models table names each folder's model: the exports and the
@@ -717,6 +716,8 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
                 who = ensure_grader(store, who, "judge").name
                 set_grade(store, model, challenge, g.value, dimension=dim, grader=who,
                           grader_kind="judge", source=this_source, source_key=f"{g.form}:{g.line}")
+    written = {(g["model"], g["challenge"]) for g in result.grades}
+    result.no_answer = [f"{m}/{c}" for m, c in sorted(answerless_cells(store, written))]
     return result
 
 

@@ -290,11 +290,13 @@ def test_an_import_names_the_graded_cells_that_hold_no_answer(bench, capsys, tmp
     md = tmp_path / "j.md"
     md.write_text("| Challenge | Careful-1 | Quitter-3 |\n|---|---|---|\n| KV-Cache | B | C |\n"
                   "| Beam Search | A | D |\n", encoding="utf-8")
+    code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J", "--json", "--dry-run")
+    assert json.loads(out)["no_answer"] == ["demo-quitter/beam_search"]
     code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J")
     assert code == 0 and "graded, but this workbench holds no answer there (imported; exports mark them): " \
         "demo-quitter/beam_search" in out
-    code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J", "--json", "--dry-run")
-    assert json.loads(out)["no_answer"] == ["demo-quitter/beam_search"]
+    code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J")
+    assert "no answer" not in out  # nothing imported this time: nothing to say
 
 
 # -- notes ------------------------------------------------------------------------
