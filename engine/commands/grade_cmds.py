@@ -292,7 +292,7 @@ def _print_import(path: Path, result, args) -> None:
     for p in result.problems:
         print(f"  problem: {p}")
     if result.no_answer:
-        print(f"  graded, but this workbench holds no answer there (imported; exports mark them): "
+        print(f"  graded, but this workbench holds no answer there (exports mark them): "
               f"{', '.join(result.no_answer)}")
     for line in result.superseded:
         print(f"  {'would supersede' if args.dry_run else 'supersedes'} {line}")

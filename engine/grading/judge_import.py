@@ -725,6 +725,8 @@ def _why_nothing(doc: ParsedDoc) -> str:
     """One line: why a file yielded no grade at all."""
     if doc.passed_over:
         return "no grade read: " + "; ".join(doc.passed_over)
+    if doc.problems:
+        return "no grade read: every grade-like cell or line is one of the problems listed"
     if doc.unmapped:
         return "no grade read: the names in its tables map to no model or challenge of this workbench"
     return ("no grade read: it holds no grade matrix, scoreboard, table of scores by dimension, "

@@ -155,6 +155,7 @@ def test_a_score_in_a_heading_and_one_model_s_category_table(store):
 @pytest.mark.parametrize("text,why", [
     ("# Notes\n\nNothing graded here.\n", "no grade matrix, scoreboard"),
     (KV_SHAPE.replace("Careful-1", "GPT-9").replace("Hasty-2", "Claude-12"), "nor a heading above name a model"),
+    ("### Careful-1 kv\n\nGrade: A++\n", "one of the problems listed"),
 ])
 def test_a_file_that_yields_nothing_says_why(store, text, why):
     result = import_text(store, text, grader="J")
@@ -293,7 +294,7 @@ def test_an_import_names_the_graded_cells_that_hold_no_answer(bench, capsys, tmp
     code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J", "--json", "--dry-run")
     assert json.loads(out)["no_answer"] == ["demo-quitter/beam_search"]
     code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J")
-    assert code == 0 and "graded, but this workbench holds no answer there (imported; exports mark them): " \
+    assert code == 0 and "graded, but this workbench holds no answer there (exports mark them): " \
         "demo-quitter/beam_search" in out
     code, out, _ = run(bench, capsys, "grades", "import", str(md), "--grader", "J")
     assert "no answer" not in out  # nothing imported this time: nothing to say
