@@ -21,6 +21,7 @@ import numpy as np
 from engine.verify import cuda_build, cuda_device
 from engine.verify.cuda_device import seeded_rows
 from engine.verify import verdicts as V
+from engine.runner import seeds as run_seeds
 from engine.runner import timing
 from engine.verify.suite import CheckFailed, InputMutated, RoundTripClock
 
@@ -261,8 +262,8 @@ class FuseChecks:
         s = self.suite
         rows, vocab, k = (int(s.threshold(n, d)) for n, d in (("timing_rows", 4096), ("timing_V", 151936), ("timing_k", 32)))
         warmup, trials = int(s.threshold("timing_warmup", 3)), int(s.threshold("timing_trials", 30))
-        base_seed = int(s.rng("timing-seeds").integers(0, 2**62))
-        seeds = [base_seed + t for t in range(warmup + trials)]
+        # 128-bit seeds, one per call, derived one-way from the run's secret seed
+        seeds = [run_seeds.derive(s.seed, f"fuse-timing-{t}") for t in range(warmup + trials)]
         try:
             info = self.host.device_info()
             run = self.time_answer(rows, vocab, k, seeds, warmup, info)

@@ -19,6 +19,7 @@ from typing import Sequence
 
 import numpy as np
 
+from engine.runner import seeds
 from engine.verify import cuda_build
 
 HARNESS_SOURCE = Path(__file__).with_name("cuda_harness.cu")
@@ -49,10 +50,12 @@ def _mix(z: np.ndarray) -> np.ndarray:
 
 
 def seeded_rows(seed: int, rows: Sequence[int], cols: int) -> np.ndarray:
-    """Rows ``rows`` of the [*, cols] float32 matrix the device generator writes for ``seed``."""
+    """Rows ``rows`` of the [*, cols] float32 matrix the device generator writes
+    for ``seed`` (128 bits: both words pick the values)."""
+    lo, hi = seeds.split(seed)
     with np.errstate(over="ignore"):
         flat = np.asarray(rows, dtype=_U64)[:, None] * _U64(cols) + np.arange(cols, dtype=_U64)[None, :]
-        h = _mix(_U64(seed % 2**64) ^ _mix(flat))
+        h = _mix(_U64(lo) ^ _mix(flat ^ _mix(np.array([hi], dtype=_U64))[0]))
     return (h >> _U64(40)).astype(np.float32) * np.float32(2.0 ** -20) - np.float32(8.0)
 
 
@@ -65,7 +68,7 @@ class Harness:
         self.lib = lib
         vp, ll, i = ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int
         sigs = {"malloc": [ctypes.POINTER(vp), ll], "free": [vp], "to_device": [vp, vp, ll], "to_host": [vp, vp, ll],
-                "sync": [], "last_error": [], "fill32": [vp, ll, ctypes.c_uint], "generate": [vp, ll, ctypes.c_ulonglong],
+                "sync": [], "last_error": [], "fill32": [vp, ll, ctypes.c_uint], "generate": [vp, ll, ctypes.c_ulonglong, ctypes.c_ulonglong],
                 "flush_l2": [vp, ll, i], "timer_start": [], "timer_stop": [ctypes.POINTER(ctypes.c_float)],
                 "device_info": [ctypes.c_char_p, i, *[ctypes.POINTER(i)] * 5, ctypes.POINTER(ll)]}
         for name, args in sigs.items():
@@ -105,7 +108,7 @@ class Harness:
         self.ok(self.lib.benchtui_h_fill32(ptr, int(count), value & 0xFFFFFFFF), "filling a buffer")
 
     def generate(self, ptr: int, count: int, seed: int) -> None:
-        self.ok(self.lib.benchtui_h_generate(ptr, int(count), seed % 2**64), "generating inputs")
+        self.ok(self.lib.benchtui_h_generate(ptr, int(count), *seeds.split(seed)), "generating inputs")
 
     def flush_l2(self, scratch: int, nbytes: int, value: int) -> None:
         self.ok(self.lib.benchtui_h_flush_l2(scratch, int(nbytes), value), "flushing L2")

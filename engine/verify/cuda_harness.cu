@@ -20,14 +20,18 @@ __host__ __device__ inline uint64_t benchtui_mix(uint64_t z) {  // splitmix64's 
     return z ^ (z >> 31);
 }
 
-// Uniform on [-8, 8) in steps of 2^-20: every value is exact in float32, so
-// host and device agree bit for bit.
-__global__ void benchtui_generate_kernel(float* dst, uint64_t n, uint64_t seed) {
+// Element i of the input for a 128-bit seed (lo, hi): uniform on [-8, 8) in
+// steps of 2^-20, every value exact in float32, so host and device agree bit
+// for bit.
+__host__ __device__ inline float benchtui_seeded_value(uint64_t i, uint64_t lo, uint64_t hi) {
+    uint64_t h = benchtui_mix(lo ^ benchtui_mix(i ^ benchtui_mix(hi)));
+    return (float)(uint32_t)(h >> 40) * 9.5367431640625e-07f - 8.0f;
+}
+
+__global__ void benchtui_generate_kernel(float* dst, uint64_t n, uint64_t lo, uint64_t hi) {
     uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        uint64_t h = benchtui_mix(seed ^ benchtui_mix(i));
-        dst[i] = (float)(uint32_t)(h >> 40) * 9.5367431640625e-07f - 8.0f;
-    }
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[i] = benchtui_seeded_value(i, lo, hi);
 }
 
 __global__ void benchtui_fill_kernel(uint32_t* dst, uint64_t n, uint32_t value) {
@@ -65,8 +69,9 @@ int benchtui_h_fill32(void* dst, long long count, unsigned int value) {
     return (int)(err != cudaSuccess ? err : cudaDeviceSynchronize());
 }
 
-int benchtui_h_generate(float* dst, long long count, unsigned long long seed) {
-    benchtui_generate_kernel<<<grid_for((uint64_t)count), 256>>>(dst, (uint64_t)count, (uint64_t)seed);
+int benchtui_h_generate(float* dst, long long count, unsigned long long seed_lo, unsigned long long seed_hi) {
+    benchtui_generate_kernel<<<grid_for((uint64_t)count), 256>>>(dst, (uint64_t)count, (uint64_t)seed_lo,
+                                                                 (uint64_t)seed_hi);
     cudaError_t err = cudaGetLastError();
     return (int)(err != cudaSuccess ? err : cudaDeviceSynchronize());
 }

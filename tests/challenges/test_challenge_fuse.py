@@ -461,21 +461,24 @@ def test_timing_failure_is_recorded_not_raised(tmp_path):
 @needs_nvcc
 def test_seeded_rows_match_the_device_generator_bit_for_bit(tmp_path):
     """The checker regenerates sampled rows on the host: the harness's hash,
-    compiled by nvcc and run on the host, must give the same floats."""
+    compiled by nvcc and run on the host, must give the same floats, for a
+    128-bit seed whose high word matters."""
+    seed = 0x0FEDCBA987654321_0123456789ABCDEF
+    lo, hi = seed & (2**64 - 1), seed >> 64
     main = tmp_path / "gen.cu"
     main.write_text(f'#include "{cuda_device.HARNESS_SOURCE}"\n#include <cstdio>\n'
-                    "int main() { unsigned long long seed = 0x123456789abcdefULL; long long cols = 1000;\n"
-                    "  for (long long i = 2 * cols; i < 3 * cols; ++i) {\n"
-                    "    uint64_t h = benchtui_mix(seed ^ benchtui_mix((uint64_t)i));\n"
-                    "    float v = (float)(uint32_t)(h >> 40) * 9.5367431640625e-07f - 8.0f;\n"
-                    "    printf(\"%a\\n\", v); } }\n")
+                    "int main() { long long cols = 1000;\n"
+                    "  for (long long i = 2 * cols; i < 3 * cols; ++i)\n"
+                    f"    printf(\"%a\\n\", benchtui_seeded_value((uint64_t)i, {lo}ULL, {hi}ULL)); }}\n")
     exe = tmp_path / "gen"
     proc = subprocess.run([cuda_build.find_nvcc(), "-std=c++17", str(main), "-o", str(exe)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     device = [float.fromhex(v) for v in subprocess.run([str(exe)], capture_output=True, text=True).stdout.split()]
-    host = cuda_device.seeded_rows(0x123456789abcdef, [2], 1000)[0]
+    host = cuda_device.seeded_rows(seed, [2], 1000)[0]
     assert host.dtype == np.float32 and host.tolist() == device
     assert -8.0 <= host.min() and host.max() < 8.0 and len(set(host.tolist())) > 990
+    # every bit of the seed picks the values: the high word alone changes them
+    assert not np.array_equal(host, cuda_device.seeded_rows(seed ^ (1 << 100), [2], 1000)[0])
 
 
 # -- on a real GPU -------------------------------------------------------------------
