@@ -137,11 +137,23 @@ def gpu_checks(suite) -> None:
     if cuda_build.find_nvcc() is None:
         skip_gpu(suite, names, "nvcc not found: cannot build the answer")
         return
+    # The device's facts are read here, by this process's own harness, before
+    # the answer's library is built or loaded anywhere.
+    device = checker_device()
     host = build_in_answer_process(suite)
     if host is None:
         skip_gpu(suite, names[1:], "not run: the answer's library did not build")
         return
-    FuseChecks(suite, host).run_all()
+    FuseChecks(suite, host, device=device).run_all()
+
+
+def checker_device():
+    """This process's own harness on the GPU (cuda_device.CheckerDevice), or
+    the exception that stopped it (the timing figures then say why)."""
+    try:
+        return cuda_device.CheckerDevice(Path(tempfile.mkdtemp(prefix="benchtui-checker-harness-")))
+    except Exception as exc:
+        return exc
 
 
 def build_in_answer_process(suite):
@@ -165,10 +177,12 @@ def build_in_answer_process(suite):
 class FuseChecks:
     """The GPU checks. ``host`` serves the answer's entry point (a proxy for a
     cuda_device.KernelHost in the answer's process; tests pass a NumPy
-    stand-in); every value it returns is verified here."""
+    stand-in); every value it returns is verified here. ``device`` is this
+    process's own view of the GPU (cuda_device.CheckerDevice: its ``info``
+    and its harness); the answer's process is never asked what the device is."""
 
-    def __init__(self, suite, host, baseline=None):
-        self.suite, self.host = suite, host
+    def __init__(self, suite, host, baseline=None, device=None):
+        self.suite, self.host, self.device = suite, host, device
         self.ref = suite.reference()
         self.rtol = float(suite.threshold("rtol", 1e-5))
         self.rows = int(suite.threshold("rows", 67))
@@ -265,7 +279,7 @@ class FuseChecks:
         # 128-bit seeds, one per call, derived one-way from the run's secret seed
         seeds = [run_seeds.derive(s.seed, f"fuse-timing-{t}") for t in range(warmup + trials)]
         try:
-            info = self.host.device_info()
+            info = self.device_info()
             run = self.time_answer(rows, vocab, k, seeds, warmup, info)
         except Exception as exc:
             for name in ("timed_outputs", *FIGURES):
@@ -315,6 +329,12 @@ class FuseChecks:
         return {"events": events, "walls": walls, "rows_checked": checked, "rows_wrong": wrong, "why": why,
                 "overhead_s": overhead}
 
+    def device_info(self) -> dict:
+        """The device's facts as this process read them (never the answer's process)."""
+        if self.device is None or isinstance(self.device, BaseException):
+            raise RuntimeError(f"this process has no view of the GPU: {describe(self.device) if self.device else 'none'}")
+        return self.device.info
+
     def round_trip_s(self) -> float:
         peer = getattr(self.suite, "peer", None)
         return RoundTripClock(peer, timing.Clock()).overhead_s if peer is not None else 0.0
@@ -322,8 +342,11 @@ class FuseChecks:
     def time_baseline(self, rows: int, vocab: int, k: int, seeds: list[int]) -> dict | None:
         """The best library baseline present, timed here the same way."""
         try:
-            fn = self.baseline or library_baseline
-            name, times = fn(rows, vocab, k, seeds)
+            if self.baseline is not None:
+                name, times = self.baseline(rows, vocab, k, seeds)
+            else:
+                self.device_info()
+                name, times = library_baseline(rows, vocab, k, seeds, self.device.harness)
             return {"name": name, "times": times}
         except Exception as exc:
             return {"name": None, "error": describe(exc)}
@@ -386,48 +409,44 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:400]
 
 
-def library_baseline(rows: int, vocab: int, k: int, seeds: list[int]) -> tuple[str, list[float]]:
+def library_baseline(rows: int, vocab: int, k: int, seeds: list[int], harness) -> tuple[str, list[float]]:
     """PyTorch's softmax + topk where torch is installed, else CuPy's softmax +
     argpartition, on the same generated inputs, L2 flushed, timed between the
-    harness's device-wide syncs (built here, in the checker's sandbox)."""
-    with tempfile.TemporaryDirectory(prefix="benchtui-baseline-") as tmp:
-        harness, result = cuda_device.build_harness(Path(tmp))
-        if harness is None:
-            raise RuntimeError(f"the timing harness did not build: {result.summary()}")
-        info = harness.device_info()
-        scratch_bytes = max(4 * info["l2_bytes"], 256 * 2**20)
-        scratch = harness.malloc(scratch_bytes)
+    device-wide syncs of ``harness`` (this process's own, never the answer's)."""
+    info = harness.device_info()
+    scratch_bytes = max(4 * info["l2_bytes"], 256 * 2**20)
+    scratch = harness.malloc(scratch_bytes)
+    try:
         try:
-            try:
-                import torch
+            import torch
 
-                x = torch.empty((rows, vocab), dtype=torch.float32, device="cuda")
-                ptr, name = x.data_ptr(), "torch softmax + topk"
+            x = torch.empty((rows, vocab), dtype=torch.float32, device="cuda")
+            ptr, name = x.data_ptr(), "torch softmax + topk"
 
-                def run():
-                    return torch.topk(torch.softmax(x, dim=-1), k, dim=-1)
-            except ImportError:
-                import cupy
+            def run():
+                return torch.topk(torch.softmax(x, dim=-1), k, dim=-1)
+        except ImportError:
+            import cupy
 
-                x = cupy.empty((rows, vocab), dtype=cupy.float32)
-                ptr, name = x.data.ptr, "CuPy softmax + argpartition"
-                ref = load_reference()
+            x = cupy.empty((rows, vocab), dtype=cupy.float32)
+            ptr, name = x.data.ptr, "CuPy softmax + argpartition"
+            ref = load_reference()
 
-                def run():
-                    return ref.cupy_softmax_topk(x, k)
-            times = []
-            for trial, seed in enumerate([seeds[0], seeds[0], *seeds]):
-                harness.generate(ptr, rows * vocab, seed)
-                harness.flush_l2(scratch, scratch_bytes, trial)
-                harness.timer_start()
-                out = run()
-                seconds = harness.timer_stop()
-                del out
-                if trial >= 2:  # two warm-ups
-                    times.append(seconds)
-            return name, times
-        finally:
-            harness.free(scratch)
+            def run():
+                return ref.cupy_softmax_topk(x, k)
+        times = []
+        for trial, seed in enumerate([seeds[0], seeds[0], *seeds]):
+            harness.generate(ptr, rows * vocab, seed)
+            harness.flush_l2(scratch, scratch_bytes, trial)
+            harness.timer_start()
+            out = run()
+            seconds = harness.timer_stop()
+            del out
+            if trial >= 2:  # two warm-ups
+                times.append(seconds)
+        return name, times
+    finally:
+        harness.free(scratch)
 
 
 def load_reference():

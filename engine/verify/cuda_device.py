@@ -2,11 +2,18 @@
 
 - ``Harness``: the helpers of ``cuda_harness.cu`` (device buffers, seeded
   inputs made on the device, an L2 flush, event timing between device-wide
-  syncs, the device's own figures).
-- ``KernelHost``: an answer's C entry point, built with the harness into one
-  shared library by nvcc *inside the answer's sandbox* and served from the
-  answer's process; the checker drives it through a wire proxy and only ever
-  sees host arrays, which it verifies itself.
+  syncs, the device's own figures), always built in a compile step of its
+  own: no answer source and no answer include path is ever on its command.
+- ``CheckerDevice``: the checker's own harness, built and loaded in the
+  checker's process before any answer library exists: the device's facts
+  (name, peak bandwidth, L2, clocks) come from here, never from the answer.
+- ``KernelHost``: an answer's C entry point, built by nvcc *inside the
+  answer's sandbox* and linked with the harness's object (compiled first, in
+  its own step) into one shared library served from the answer's process;
+  the checker drives it through a wire proxy and only ever sees host arrays,
+  which it verifies itself. What runs in that process (the harness included:
+  the answer can patch its memory) is the answer's word, never a trusted
+  figure.
 - ``seeded_rows``: the host twin of the device generator, bit for bit, so the
   checker can verify sampled rows of inputs it never had to send.
 """
@@ -146,20 +153,56 @@ def device_arch() -> str:
         return "native"
 
 
+HARNESS_LIBRARY = "libbenchtui_harness.so"
+HARNESS_OBJECT = "benchtui_harness.o"
+
+
+def build_harness_object(folder: Path, timeout_s: float = 300.0, arch: str | None = None):
+    """The harness compiled alone into ``folder/benchtui_harness.o``: its own
+    nvcc command, run in ``folder``, with no include path but the toolkit's,
+    so no header of an answer can stand in for ``cuda_runtime.h``."""
+    folder = Path(folder).resolve()
+    return cuda_build.build_shared_library([HARNESS_SOURCE], folder / HARNESS_OBJECT, include_dirs=[],
+                                           arch=arch or device_arch(), timeout_s=timeout_s, cwd=folder,
+                                           link="-c")
+
+
 def build(sources: Sequence[Path], output: Path, include_dirs: Sequence[Path] = (), timeout_s: float = 300.0,
-          arch: str | None = None):
-    """nvcc the sources and the harness into one shared library at ``output``
-    (for this machine's device unless ``arch`` names another)."""
-    return cuda_build.build_shared_library([*sources, HARNESS_SOURCE], output, include_dirs=list(include_dirs),
+          arch: str | None = None, harness_object: Path | None = None):
+    """nvcc the (answer's) sources, and ``harness_object`` when given (already
+    compiled on its own), into a shared library at ``output`` (for this
+    machine's device unless ``arch`` names another)."""
+    extra = [harness_object] if harness_object is not None else []
+    return cuda_build.build_shared_library([*sources, *extra], output, include_dirs=list(include_dirs),
                                            arch=arch or device_arch(), timeout_s=timeout_s)
 
 
+def build_harness_library(folder: Path, timeout_s: float = 300.0, arch: str | None = None):
+    """The harness alone into ``folder/libbenchtui_harness.so`` (the checker's
+    own), in its own nvcc command with no include path but the toolkit's."""
+    folder = Path(folder).resolve()
+    return cuda_build.build_shared_library([HARNESS_SOURCE], folder / HARNESS_LIBRARY, include_dirs=[],
+                                           arch=arch or device_arch(), timeout_s=timeout_s, cwd=folder)
+
+
 def build_harness(folder: Path, timeout_s: float = 300.0) -> tuple[Harness | None, object]:
-    """The harness alone (the checker's baselines): (Harness or None, CompileResult)."""
-    result = build([], Path(folder) / "libbenchtui_harness.so", timeout_s=timeout_s)
+    """The harness alone, loaded here: (Harness or None, CompileResult)."""
+    result = build_harness_library(folder, timeout_s=timeout_s)
     if not result.ok:
         return None, result
-    return Harness(ctypes.CDLL(str(Path(folder) / "libbenchtui_harness.so"))), result
+    return Harness(ctypes.CDLL(str(Path(folder).resolve() / HARNESS_LIBRARY))), result
+
+
+class CheckerDevice:
+    """The checker's view of the GPU, from its own harness in its own process
+    (built and read before the answer's library is built or loaded)."""
+
+    def __init__(self, folder: Path, timeout_s: float = 300.0):
+        harness, result = build_harness(folder, timeout_s=timeout_s)
+        if harness is None:
+            raise RuntimeError(f"the checker's timing harness did not build: {result.summary()}")
+        self.harness = harness
+        self.info = harness.device_info()
 
 
 # -- the answer's entry point, served in the answer's process ----------------------------------
@@ -185,6 +228,7 @@ class KernelHost:
         self.timing: dict | None = None
 
     def device_info(self) -> dict:
+        """What the answer's process says the device is (its word; the checker reads its own)."""
         return self.h.device_info()
 
     def _outputs(self, specs) -> list[tuple[int, object, int, int]]:
@@ -276,17 +320,27 @@ class KernelHost:
 
 
 def serve_library(answer_dir: Path, adapter: Path | None, spec: dict):
-    """The answer-side op: build ``adapter`` (the answer's folder on the include
-    path) with the harness, load it, return (build facts, KernelHost or None,
-    why it could not be loaded)."""
+    """The answer-side op: compile the harness alone (first, in a folder of its
+    own, before any answer source is read), then build ``adapter`` with the
+    answer's folder on the include path and link the harness's object in;
+    load it; return (build facts, KernelHost or None, why it could not be
+    loaded)."""
     if adapter is None or adapter.suffix != ".cu":
         raise ImportError("no .cu adapter was given for this run")
     folder = Path(tempfile.mkdtemp(prefix="benchtui-cuda-"))
+    timeout_s = float(spec.get("timeout_s", 300.0))
+    harness_dir = folder / "harness"
+    harness_dir.mkdir()
+    harness = build_harness_object(harness_dir, timeout_s=timeout_s)
+    if not harness.ok:  # benchtui's own code: said as such, never blamed on the answer
+        raise RuntimeError(f"benchtui's timing harness did not compile: {harness.summary()}")
     output = folder / LIBRARY_NAME
-    result = build([adapter], output, include_dirs=[answer_dir, adapter.parent], timeout_s=float(spec.get("timeout_s", 300.0)))
+    result = build([adapter], output, include_dirs=[answer_dir, adapter.parent], timeout_s=timeout_s,
+                   harness_object=harness_dir / HARNESS_OBJECT)
+    facts_harness = {"harness_command": " ".join(harness.command[1:])}
     facts = {"ok": result.ok, "timed_out": result.timed_out, "seconds": round(result.seconds, 3),
              "command": " ".join(result.command[1:]), "output": result.output, "errors": result.errors[:20],
-             "error_count": result.error_count, "summary": result.summary()}
+             "error_count": result.error_count, "summary": result.summary(), **facts_harness}
     if not result.ok:
         return facts, None, ""
     try:

@@ -387,9 +387,20 @@ def test_device_fault_is_an_error_naming_the_cuda_error(tmp_path):
 
 # -- timing: figures, and the exploits that must not buy a better one ---------------------
 
-def timed(tmp_path, host, baseline_s=0.02):
+class StandInDevice:
+    """The checker's own view of the device (cuda_device.CheckerDevice's interface)."""
+
+    def __init__(self, peak=1e12):
+        self.info = {"name": "NumPy stand-in", "peak_bytes_per_s": peak, "l2_bytes": 1 << 20}
+
+
+def timed(tmp_path, host, baseline_s=0.02, peak=None):
+    """The timing checks; the checker's device has ``peak`` (by default the
+    one the answer's stand-in says, which an honest one says truly)."""
     suite = fake_suite(tmp_path)
-    checks = conformance.FuseChecks(suite, host, baseline=lambda rows, vocab, k, seeds: ("fake baseline", [baseline_s] * len(seeds)))
+    device = StandInDevice(host.peak if peak is None else peak)
+    checks = conformance.FuseChecks(suite, host, baseline=lambda rows, vocab, k, seeds: ("fake baseline", [baseline_s] * len(seeds)),
+                                    device=device)
     checks.speed_and_bandwidth()
     return {c.name: c for c in suite.checks}
 
@@ -440,6 +451,18 @@ def test_skipping_work_after_warm_up_fails(tmp_path):
     host.kernel = lambda x, k, probs, idx: python_kernel(x, k, probs, idx) if host.calls < 1 else None
     got = timed(tmp_path, host)
     assert got["timed_outputs"].verdict == V.FAIL
+
+
+def test_a_forged_peak_from_the_answer_s_process_moves_no_figure(tmp_path):
+    """The device's peak bandwidth is read by the checker: an answer's process
+    that says its GPU is 0.64x as fast as it is changes no figure."""
+    honest = timed(tmp_path, NumpyKernelHost(python_kernel, peak=1e12))
+    forged = timed(tmp_path, NumpyKernelHost(python_kernel, peak=0.64e12), peak=1e12)
+    for name in ("bandwidth", "roofline"):
+        assert forged[name].details["peak_bytes_per_s"] == 1e12
+        assert forged[name].value == pytest.approx(honest[name].value, rel=0.5)
+    bandwidth = forged["bandwidth"].details
+    assert forged["bandwidth"].value == pytest.approx(bandwidth["bytes"] / bandwidth["answer_median_s"] / 1e12, rel=1e-3)
 
 
 def test_a_time_below_the_roofline_is_flagged(tmp_path):
@@ -523,8 +546,10 @@ def test_opus_adapter_is_keyed_to_its_answer_and_builds(tmp_path):
     adapter = CHALLENGE / "adapters" / "opus47_1m.cu"
     changed, missing = compare_key(read_key(adapter), PUBLISHED_OPUS)
     assert not changed and not missing
+    harness = cuda_device.build_harness_object(tmp_path, arch="sm_90")
+    assert harness.ok, harness.output
     result = cuda_device.build([adapter], tmp_path / "lib.so", include_dirs=[PUBLISHED_OPUS], timeout_s=300,
-                              arch="sm_90")
+                               arch="sm_90", harness_object=tmp_path / cuda_device.HARNESS_OBJECT)
     assert result.ok, result.output
     lib = ctypes.CDLL(str(tmp_path / "lib.so"))  # loads without a driver; never called here
     assert getattr(lib, conformance.SYMBOL) and lib.benchtui_h_timer_stop
