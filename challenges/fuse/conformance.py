@@ -23,7 +23,8 @@ from engine.verify.cuda_device import seeded_rows
 from engine.verify import verdicts as V
 from engine.runner import seeds as run_seeds
 from engine.runner import timing
-from engine.verify.suite import CheckFailed, InputMutated, RoundTripClock
+from engine.verify import wire
+from engine.verify.suite import CheckFailed, InputMutated
 
 SYMBOL = "benchtui_softmax_topk"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const float* logits, int rows, int V, int k, "
@@ -92,6 +93,8 @@ PARAMS = ["in", "int", "int", "int", "out", "out"]
 NAN_BITS = 0x7FC00000  # the sentinel in unwritten probability slots
 IDX_FILL = -7  # the sentinel in unwritten index slots
 FIGURES = ("speed", "bandwidth", "roofline")
+# The answer's events' median below this fraction of the checker's is said beside the figures.
+EVENTS_AGREE = 0.8
 
 
 class CudaFault(Exception):
@@ -296,26 +299,31 @@ class FuseChecks:
         self.record_figures(rows, vocab, k, run, baseline, info)
 
     def time_answer(self, rows: int, vocab: int, k: int, seeds: list[int], warmup: int, info: dict) -> dict:
-        """Timed calls on fresh inputs made in the answer's process from this
-        side's seeds; L2 flushed before each; every call's outputs checked on
-        rows drawn here afterwards; this side's clock around each call."""
+        """Timed cycles on fresh inputs made in the answer's process from this
+        side's seeds. This side's clock brackets each whole cycle (inputs
+        made, L2 flushed, the call, the outputs back) in one round trip, so no
+        work can move out of it; what the same cycle costs without the call
+        (run by this process's own harness) and what the wire costs for that
+        reply (measured here, without the answer's process) is subtracted.
+        The answer's CUDA events are kept beside it, labelled as the answer's.
+        Every call's outputs are checked on rows drawn here afterwards."""
         host, s = self.host, self.suite
         n = rows * k
         scratch = max(4 * int(info.get("l2_bytes") or 0), 256 * 2**20)
-        host.timing_setup(rows * vocab, [("float32", n, NAN_BITS), ("int32", n, IDX_FILL)], scratch)
-        prepare, timed, outputs = host.timing_prepare, host.timing_call, host.timing_outputs
-        overhead = self.round_trip_s()
+        outputs = [("float32", n, NAN_BITS), ("int32", n, IDX_FILL)]
+        empty = self.empty_cycle(rows * vocab, outputs, scratch, seeds, warmup)
+        host.timing_setup(rows * vocab, outputs, scratch)
+        cycle = host.timing_cycle
         events, walls, checked, wrong, why = [], [], 0, 0, None
         pick = s.rng("timing-rows")
         try:
             for trial, seed in enumerate(seeds):
-                prepare(seed, trial)
                 start = time.perf_counter()
-                got = timed([rows, vocab, k])
-                wall = time.perf_counter() - start - overhead
+                got = cycle(seed, trial, [rows, vocab, k])
+                wall = time.perf_counter() - start
                 if got.get("error") or got.get("rc"):
                     raise CudaFault(f"timed call {trial}: {got.get('error') or got.get('rc')}")
-                probs, idx = (np.asarray(a).reshape(rows, k) for a in outputs())
+                probs, idx = (np.asarray(a).reshape(rows, k) for a in got["outputs"])
                 sample = np.sort(pick.choice(rows, size=min(2, rows), replace=False))
                 x = seeded_rows(seed, sample.tolist(), vocab)
                 bad, first = self.ref.check_topk(x, idx[sample], probs[sample], k, self.rtol)
@@ -323,21 +331,29 @@ class FuseChecks:
                 why = why or (f"call {trial}, {first}" if bad else None)
                 if trial >= warmup:
                     events.append(float(got["seconds"]))
-                    walls.append(max(0.0, wall))
+                    walls.append(max(0.0, wall - empty["s"]))
         finally:
             host.timing_release()
         return {"events": events, "walls": walls, "rows_checked": checked, "rows_wrong": wrong, "why": why,
-                "overhead_s": overhead}
+                "empty_cycle": empty}
+
+    def empty_cycle(self, count: int, outputs: list, scratch: int, seeds: list[int], warmup: int) -> dict:
+        """What a timed cycle costs without the answer's call: the median of the
+        same cycle by this process's own harness, plus a round trip bringing
+        back as much as the outputs over a wire served by this process."""
+        self.device_info()
+        cycles = self.device.empty_cycles(count, outputs, scratch, seeds)
+        harness_s = timing.median_iqr(cycles[warmup:] or cycles)[0]
+        reply = {"rc": 0, "error": "", "seconds": 0.0,
+                 "outputs": [np.zeros(int(n), dtype=np.float32 if d == "float32" else np.int32) for d, n, _ in outputs]}
+        wire_s = wire.echo_round_trip_s(reply) if getattr(self.suite, "peer", None) is not None else 0.0
+        return {"s": harness_s + wire_s, "harness_s": harness_s, "wire_s": wire_s}
 
     def device_info(self) -> dict:
         """The device's facts as this process read them (never the answer's process)."""
         if self.device is None or isinstance(self.device, BaseException):
             raise RuntimeError(f"this process has no view of the GPU: {describe(self.device) if self.device else 'none'}")
         return self.device.info
-
-    def round_trip_s(self) -> float:
-        peer = getattr(self.suite, "peer", None)
-        return RoundTripClock(peer, timing.Clock()).overhead_s if peer is not None else 0.0
 
     def time_baseline(self, rows: int, vocab: int, k: int, seeds: list[int]) -> dict | None:
         """The best library baseline present, timed here the same way."""
@@ -353,8 +369,8 @@ class FuseChecks:
 
     def record_figures(self, rows: int, vocab: int, k: int, run: dict, baseline: dict | None, info: dict) -> None:
         s = self.suite
-        med, iqr = median_iqr(run["events"])
-        wall_med, _ = median_iqr(run["walls"])
+        med, iqr = median_iqr(run["walls"])  # this side's clock: the figure that ranks
+        events_med, events_iqr = median_iqr(run["events"])  # the answer's own CUDA events: shown, never ranked
         moved = rows * vocab * 4 + rows * k * 8  # logits read once, k (probability, index) pairs written
         peak = float(info.get("peak_bytes_per_s") or 0.0)
         roofline_s = moved / peak if peak > 0 else float("nan")
@@ -362,18 +378,21 @@ class FuseChecks:
         flags = []
         if run["rows_wrong"]:
             flags.append("the timed calls' outputs are wrong")
-        disagree = [(e, w) for e, w in zip(run["events"], run["walls"]) if e < 0.5 * w and w - e > 5e-4]
-        if disagree:
-            e, w = disagree[0]
-            flags.append(f"the answer's process reported {e * 1e3:.3f} ms where this side's clock saw {w * 1e3:.3f} ms "
-                         f"({len(disagree)}/{len(run['events'])} calls)")
         if peak > 0 and med < roofline_s:
             flags.append(f"{med * 1e3:.3f} ms is below the roofline's {roofline_s * 1e3:.3f} ms: physically impossible")
+        # judged on the medians of all timed calls, never on one noisy call
+        said = ""
+        if med > 0 and not events_med >= EVENTS_AGREE * med:
+            said = (f"; the answer's own CUDA events say {events_med * 1e3:.3f} ms "
+                    f"({events_med / med:.2f}x this side's clock)")
         common = {"gpu": info, "rows": rows, "V": vocab, "k": k, "bytes": moved, "answer_median_s": med,
-                  "answer_iqr_s": iqr, "answer_wall_median_s": wall_med, "round_trip_overhead_s": run["overhead_s"],
-                  "trials": len(run["events"]), "roofline_s": roofline_s, "peak_bytes_per_s": peak,
-                  "timed_by": "CUDA events between device-wide syncs in the answer's process, checked against this "
-                              "side's clock; fresh inputs and an L2 flush before every call"}
+                  "answer_iqr_s": iqr, "events_median_s": events_med, "events_iqr_s": events_iqr,
+                  "events_disagree": bool(said), "empty_cycle_s": run["empty_cycle"]["s"],
+                  "empty_cycle": run["empty_cycle"], "trials": len(run["walls"]), "roofline_s": roofline_s,
+                  "peak_bytes_per_s": peak, "device_read_by": "the checker's own harness, before the answer's library loaded",
+                  "timed_by": "the checker's clock around each whole cycle (inputs made, L2 flushed, the call, the outputs "
+                              "back) minus the same cycle without the call run by the checker's own harness and the wire's "
+                              "cost measured in the checker; events_median_s is the answer's process's own CUDA events"}
         if flags:
             common["flagged"] = flags
         base = baseline or {}
@@ -390,6 +409,7 @@ class FuseChecks:
                          f"{med / roofline_s:.2f}x the roofline's {roofline_s * 1e3:.3f} ms "
                          f"(median {med * 1e3:.3f} ms, IQR {iqr * 1e3:.3f} ms), {where}" if peak > 0 and med > 0 else "no peak bandwidth"),
         }
+        figures = {name: (value, message + said) for name, (value, message) in figures.items()}
         for name, (value, message) in figures.items():
             details = {**common, "baseline": {"name": base.get("name"), "median_s": base_med,
                                               "iqr_s": median_iqr(base["times"])[1] if base.get("times") else None,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import tempfile
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -204,6 +205,35 @@ class CheckerDevice:
         self.harness = harness
         self.info = harness.device_info()
 
+    def empty_cycles(self, count: int, outputs: list, scratch_bytes: int, seeds: Sequence[int]) -> list[float]:
+        """``KernelHost.timing_cycle`` without the entry point, run by this
+        process's own harness: the seconds of each (what the checker's clock
+        subtracts from the answer's cycles, with the wire's own cost)."""
+        h, owned = self.harness, []
+        try:
+            owned.append(h.malloc(int(count) * 4))
+            bufs = []
+            for dtype, n, fill in outputs:
+                owned.append(h.malloc(int(n) * 4))
+                bufs.append((owned[-1], _DTYPES[dtype], int(n), int(fill)))
+            owned.append(h.malloc(int(scratch_bytes)))
+            times = []
+            for trial, seed in enumerate(seeds):
+                start = time.perf_counter()
+                h.generate(owned[0], count, seed)
+                for ptr, _, n, fill in bufs:
+                    h.fill32(ptr, n, fill)
+                h.flush_l2(owned[-1], scratch_bytes, trial)
+                h.timer_start()
+                h.timer_stop()
+                for ptr, dtype, n, _ in bufs:
+                    h.download(ptr, dtype, n)
+                times.append(time.perf_counter() - start)
+            return times
+        finally:
+            for ptr in owned:
+                h.free(ptr)
+
 
 # -- the answer's entry point, served in the answer's process ----------------------------------
 
@@ -289,17 +319,18 @@ class KernelHost:
         t["scratch"], t["scratch_bytes"] = self.h.malloc(int(scratch_bytes)), int(scratch_bytes)
         t["owned"].append(t["scratch"])
 
-    def timing_prepare(self, seed: int, trial: int) -> None:
-        """Fresh inputs for the next timed call, outputs reset, L2 flushed."""
+    def timing_cycle(self, seed: int, trial: int, ints: list[int]) -> dict:
+        """One whole cycle in one round trip, all of it inside the checker's
+        clock: fresh inputs from ``seed``, outputs reset, L2 flushed, the entry
+        point (``ints`` in order) between the harness's device-wide syncs, the
+        outputs copied back. ``seconds`` is what this process's CUDA events
+        say: the answer's own figure, shown beside the checker's."""
         t = self.timing
         self.h.generate(t["input"], t["count"], seed)
         for ptr, _, count, fill in t["outputs"]:
             self.h.fill32(ptr, count, fill)
         self.h.flush_l2(t["scratch"], t["scratch_bytes"], trial)
-
-    def timing_call(self, ints: list[int]) -> dict:
-        """The entry point between the timer's device-wide syncs; ``ints`` in order."""
-        t, it, outs = self.timing, iter(ints), iter(self.timing["outputs"])
+        it, outs = iter(ints), iter(t["outputs"])
         argv = [t["input"] if p == "in" else next(outs)[0] if p == "out" else int(next(it)) for p in self.params]
         self.h.timer_start()
         rc = int(self.fn(*argv))
@@ -307,10 +338,10 @@ class KernelHost:
             seconds = self.h.timer_stop()
         except CudaError as exc:
             return {"rc": rc, "error": str(exc), "seconds": None}
-        return {"rc": rc, "error": self.h.error_name(rc) if rc else "", "seconds": seconds}
-
-    def timing_outputs(self) -> list[np.ndarray]:
-        return [self.h.download(ptr, dtype, count) for ptr, dtype, count, _ in self.timing["outputs"]]
+        if rc:
+            return {"rc": rc, "error": self.h.error_name(rc), "seconds": seconds}
+        outputs = [self.h.download(ptr, dtype, count) for ptr, dtype, count, _ in t["outputs"]]
+        return {"rc": 0, "error": "", "seconds": seconds, "outputs": outputs}
 
     def timing_release(self) -> None:
         if self.timing:

@@ -251,12 +251,17 @@ def test_check_topk_on_adversarial_inputs():
 class NumpyKernelHost:
     """cuda_device.KernelHost's interface over a Python kernel, so the checker's
     logic runs without a GPU. ``clock(trial, wall)`` says what the answer's
-    side reports as a timed call's seconds (an honest host reports ``wall``)."""
+    side reports as a timed call's seconds (an honest host reports ``wall``);
+    ``work_in`` says where in a cycle the kernel's work happens (``call``,
+    inside the answer's events; ``prepare`` or ``outputs``, outside them);
+    ``stall(trial)`` adds seconds outside the events (a loaded machine)."""
 
-    def __init__(self, kernel, *, peak=1e12, clock=None):
-        self.kernel, self.peak, self.clock = kernel, peak, clock
+    def __init__(self, kernel, *, peak=1e12, clock=None, work_in="call", stall=None):
+        self.kernel, self.peak, self.clock, self.work_in, self.stall = kernel, peak, clock, work_in, stall
         self.calls = 0
         self.timing = None
+        self.seeds = []
+        self.work_s = []  # how long each call's work really took
 
     def device_info(self):
         return {"name": "NumPy stand-in", "peak_bytes_per_s": self.peak, "l2_bytes": 1 << 20}
@@ -272,27 +277,45 @@ class NumpyKernelHost:
     def timing_setup(self, count, outputs, scratch_bytes):
         self.timing = {"count": count, "outputs": outputs}
 
+    def work(self):
+        t = self.timing
+        start = time.perf_counter()
+        self.kernel(t["x"], t["k"], *t["out"])
+        self.work_s.append(time.perf_counter() - start)
+        self.calls += 1
+
+    # the cycle in parts (an older checker timed only the call) and whole
     def timing_prepare(self, seed, trial):
-        rows, vocab = SMALL["timing_rows"], SMALL["timing_V"]  # inputs made before the timed call, as on a GPU
-        self.timing.update(seed=seed, trial=trial, x=cuda_device.seeded_rows(seed, range(rows), vocab))
+        rows, vocab = SMALL["timing_rows"], SMALL["timing_V"]  # inputs made before the call, as on a GPU
+        (_, n, fill_probs), (_, _, fill_idx) = self.timing["outputs"]
+        out = [np.full(n, fill_probs, dtype=np.uint32).view(np.float32), np.full(n, fill_idx, dtype=np.int32)]
+        self.timing.update(seed=seed, trial=trial, x=cuda_device.seeded_rows(seed, range(rows), vocab), out=out,
+                           k=SMALL["timing_k"])
+        self.seeds.append(seed)
+        if self.work_in == "prepare":
+            self.work()
 
     def timing_call(self, ints):
         rows, vocab, k = ints
-        x = self.timing["x"]
-        assert x.shape == (rows, vocab)
-        (_, n, fill_probs), (_, _, fill_idx) = self.timing["outputs"]
-        probs = np.full(n, fill_probs, dtype=np.uint32).view(np.float32)
-        idx = np.full(n, fill_idx, dtype=np.int32)
+        assert self.timing["x"].shape == (rows, vocab)
         start = time.perf_counter()
-        self.kernel(x, k, probs, idx)
+        if self.work_in == "call":
+            self.work()
         wall = time.perf_counter() - start
-        self.calls += 1
-        self.timing["out"] = [probs, idx]
+        if self.stall:  # after the events stopped, before the reply
+            time.sleep(self.stall(self.timing["trial"]))
         seconds = self.clock(self.timing["trial"], wall) if self.clock else wall
         return {"rc": 0, "error": "", "seconds": seconds}
 
     def timing_outputs(self):
+        if self.work_in == "outputs":
+            self.work()
         return self.timing["out"]
+
+    def timing_cycle(self, seed, trial, ints):
+        self.timing_prepare(seed, trial)
+        got = self.timing_call(ints)
+        return {**got, "outputs": self.timing_outputs()}
 
     def timing_release(self):
         self.timing = None
@@ -393,6 +416,17 @@ class StandInDevice:
     def __init__(self, peak=1e12):
         self.info = {"name": "NumPy stand-in", "peak_bytes_per_s": peak, "l2_bytes": 1 << 20}
 
+    def empty_cycles(self, count, outputs, scratch_bytes, seeds):
+        rows, vocab = SMALL["timing_rows"], SMALL["timing_V"]
+        assert rows * vocab == count
+        times = []
+        for seed in seeds:
+            start = time.perf_counter()
+            cuda_device.seeded_rows(seed, range(rows), vocab)
+            [np.full(n, fill, dtype=np.int64).astype(np.int32) for _, n, fill in outputs]
+            times.append(time.perf_counter() - start)
+        return times
+
 
 def timed(tmp_path, host, baseline_s=0.02, peak=None):
     """The timing checks; the checker's device has ``peak`` (by default the
@@ -420,16 +454,53 @@ def test_timing_reports_bandwidth_roofline_and_speed_for_an_honest_kernel(tmp_pa
     assert "flagged" not in speed.details and "fake baseline" in speed.message and "NumPy stand-in" in speed.message
 
 
-def test_a_patched_timer_is_flagged_and_not_ranked(tmp_path):
-    def slow_kernel(x, k, probs, idx):
-        time.sleep(0.004)
-        python_kernel(x, k, probs, idx)
+def ranked_median_s(checks) -> float:
+    """The median time the figures rank, recovered from the roofline ratio."""
+    return checks["roofline"].value * checks["roofline"].details["roofline_s"]
 
-    got = timed(tmp_path, NumpyKernelHost(slow_kernel, peak=1e15, clock=lambda trial, wall: 1e-6))
-    for name in ("speed", "bandwidth", "roofline"):
-        assert got[name].value is None and got[name].message.startswith("flagged, not ranked")
-        assert "this side's clock saw" in got[name].message
+
+def slow_kernel(x, k, probs, idx):
+    time.sleep(0.004)
+    python_kernel(x, k, probs, idx)
+
+
+def test_a_timer_forged_at_0_6x_buys_nothing_and_is_said(tmp_path):
+    """The answer's process reports 0.6x of its real time: what ranks is this
+    side's clock, and the answer's word is shown as its own beside it."""
+    host = NumpyKernelHost(slow_kernel, peak=1e15, clock=lambda trial, wall: 0.6 * wall)
+    got = timed(tmp_path, host)
     assert got["timed_outputs"].verdict == V.PASS
+    assert ranked_median_s(got) >= 0.85 * np.median(host.work_s), (ranked_median_s(got), np.median(host.work_s))
+    for name in ("speed", "bandwidth", "roofline"):
+        details = got[name].details
+        assert details["events_disagree"] and details["events_median_s"] < 0.7 * details["answer_median_s"]
+        assert "the answer's own CUDA events say" in got[name].message
+
+
+@pytest.mark.parametrize("work_in", ["prepare", "outputs"])
+def test_work_moved_out_of_the_call_is_still_timed(tmp_path, work_in):
+    """The kernel's work done while the inputs are made, or while the outputs
+    are fetched, with the events saying the call took 1 us: this side's clock
+    spans the whole cycle, so the time is still counted."""
+    host = NumpyKernelHost(slow_kernel, peak=1e15, work_in=work_in, clock=lambda trial, wall: 1e-6)
+    got = timed(tmp_path, host)
+    assert got["timed_outputs"].verdict == V.PASS
+    assert ranked_median_s(got) >= 0.85 * np.median(host.work_s), (ranked_median_s(got), np.median(host.work_s))
+
+
+def test_one_noisy_call_does_not_flag_an_honest_kernel(tmp_path):
+    """A loaded machine stalls one call by 60 ms outside the kernel: the
+    medians agree, nothing is flagged and every figure ranks."""
+    host = NumpyKernelHost(slow_kernel, peak=1e15, stall=lambda trial: 0.06 if trial == 3 else 0.0)
+    got = timed(tmp_path, host)
+    for name in ("speed", "bandwidth", "roofline"):
+        assert got[name].value is not None and "flagged" not in got[name].details, got[name].message
+
+
+def test_timed_calls_get_128_bit_seeds(tmp_path):
+    host = NumpyKernelHost(python_kernel, peak=1e15)
+    timed(tmp_path, host)
+    assert len(set(host.seeds)) == len(host.seeds) == 7 and max(s.bit_length() for s in host.seeds) > 100
 
 
 def test_replaying_a_warm_up_result_fails_and_is_not_ranked(tmp_path):
@@ -473,7 +544,7 @@ def test_a_time_below_the_roofline_is_flagged(tmp_path):
 
 def test_timing_failure_is_recorded_not_raised(tmp_path):
     class Broken(NumpyKernelHost):
-        def timing_call(self, ints):
+        def timing_cycle(self, seed, trial, ints):
             return {"rc": 0, "error": "cudaErrorLaunchTimeout: the launch timed out", "seconds": None}
 
     got = timed(tmp_path, Broken(python_kernel))
