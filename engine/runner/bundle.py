@@ -17,6 +17,7 @@ the store. Nothing here touches the store or the workbench.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -34,7 +35,7 @@ from pathlib import Path
 
 import engine
 from engine.host import resources
-from engine.runner import monitor, sandbox
+from engine.runner import gpu_lock, monitor, sandbox
 from engine.runner.selfcheck import plan_self_check, read_capped
 from engine.verify import verdicts as V
 
@@ -207,8 +208,11 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         job = {**bundle.job, "challenge_dir": str(challenge_path), "answer_dir": str(work),
                "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
         hide = hidden_here(bundle, challenge_path)
-        checks, done, res = two_processes(job, work, out, adapter, challenge_path, limits, bundle.gpu, layer, hide,
-                                          checker=bundle.checker, answer_server=bundle.answer_server, cancel=stop)
+        # One GPU job at a time per device (engine/runner/gpu_lock.py); CPU-only jobs stay parallel.
+        gpu_held = gpu_lock.device_lock(stop=stop) if bundle.gpu else contextlib.nullcontext()
+        with gpu_held:
+            checks, done, res = two_processes(job, work, out, adapter, challenge_path, limits, bundle.gpu, layer, hide,
+                                              checker=bundle.checker, answer_server=bundle.answer_server, cancel=stop)
         got = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
                "stopped": done is None and stop is not None and stop.is_set(),  # by the caller, not by a limit
                "exit_code": res.exit_code, "signal": res.signal, "layer": layer,
@@ -230,7 +234,8 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
                 except ValueError:
                     pass
         if bundle.self_check and not (stop is not None and stop.is_set()):
-            got["self_check"] = self_check(bundle, layer, hide)
+            with gpu_lock.device_lock(stop=stop) if bundle.gpu else contextlib.nullcontext():
+                got["self_check"] = self_check(bundle, layer, hide)
         return got
 
 

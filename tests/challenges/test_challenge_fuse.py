@@ -413,6 +413,8 @@ def test_device_fault_is_an_error_naming_the_cuda_error(tmp_path):
 class StandInDevice:
     """The checker's own view of the device (cuda_device.CheckerDevice's interface)."""
 
+    harness = None  # the library baseline is a stand-in too
+
     def __init__(self, peak=1e12):
         self.info = {"name": "NumPy stand-in", "peak_bytes_per_s": peak, "l2_bytes": 1 << 20}
 
@@ -501,6 +503,37 @@ def test_timed_calls_get_128_bit_seeds(tmp_path):
     host = NumpyKernelHost(python_kernel, peak=1e15)
     timed(tmp_path, host)
     assert len(set(host.seeds)) == len(host.seeds) == 7 and max(s.bit_length() for s in host.seeds) > 100
+
+
+def test_a_leftover_thread_of_the_answer_cannot_slow_the_baseline(tmp_path, monkeypatch):
+    """The answer's first call leaves a thread behind that would slow
+    anything timed after it: the library baseline is timed before the
+    answer's library is built, so its figure is the baseline's own."""
+    import threading
+
+    leftover = threading.Event()
+
+    def kernel(x, k, probs, idx):
+        if not leftover.is_set():
+            threading.Thread(target=leftover.wait, daemon=True).start()
+            leftover.set()
+        python_kernel(x, k, probs, idx)
+
+    def baseline(rows, vocab, k, seeds, *harness):
+        return "fake baseline", [0.06 if leftover.is_set() else 0.02] * len(seeds)
+
+    host = NumpyKernelHost(kernel, peak=1e15)
+    monkeypatch.setattr(cuda_build, "gpu_status", lambda: (True, "a stand-in"))
+    monkeypatch.setattr(cuda_build, "find_nvcc", lambda: "nvcc")
+    monkeypatch.setattr(conformance, "build_in_answer_process", lambda suite: host)
+    monkeypatch.setattr(conformance, "checker_device", lambda: StandInDevice(1e15), raising=False)
+    monkeypatch.setattr(conformance, "library_baseline", baseline)
+    suite = fake_suite(tmp_path)
+    suite.adapter_path = tmp_path / "adapter.cu"
+    conformance.gpu_checks(suite)
+    speed = {c.name: c for c in suite.checks}["speed"]
+    assert leftover.is_set() and speed.value is not None
+    assert speed.details["baseline"]["median_s"] == pytest.approx(0.02), speed.message
 
 
 def test_replaying_a_warm_up_result_fails_and_is_not_ranked(tmp_path):
