@@ -325,20 +325,20 @@ class FuseChecks:
         host, s = self.host, self.suite
         n = rows * k
         scratch = max(4 * int(info.get("l2_bytes") or 0), 256 * 2**20)
-        outputs = [("float32", n, NAN_BITS), ("int32", n, IDX_FILL)]
-        empty = self.empty_cycle(rows * vocab, outputs, scratch, seeds, warmup)
-        host.timing_setup(rows * vocab, outputs, scratch)
+        inputs, outputs = [("float32", rows * vocab, 0, 0)], [("float32", n, NAN_BITS), ("int32", n, IDX_FILL)]
+        empty = self.empty_cycle(inputs, outputs, scratch, seeds, warmup)
+        host.timing_setup(inputs, outputs, scratch)
         cycle = host.timing_cycle
         events, walls, checked, wrong, why = [], [], 0, 0, None
         pick = s.rng("timing-rows")
         try:
             for trial, seed in enumerate(seeds):
                 start = time.perf_counter()
-                got = cycle(seed, trial, [rows, vocab, k])
+                got = cycle([[seed]], trial, [rows, vocab, k])
                 wall = time.perf_counter() - start
                 if got.get("error") or got.get("rc"):
                     raise CudaFault(f"timed call {trial}: {got.get('error') or got.get('rc')}")
-                probs, idx = (np.asarray(a).reshape(rows, k) for a in got["outputs"])
+                probs, idx = (np.asarray(a).reshape(rows, k) for a in got["outputs"][0])
                 sample = np.sort(pick.choice(rows, size=min(2, rows), replace=False))
                 x = seeded_rows(seed, sample.tolist(), vocab)
                 bad, first = self.ref.check_topk(x, idx[sample], probs[sample], k, self.rtol)
@@ -352,15 +352,15 @@ class FuseChecks:
         return {"events": events, "walls": walls, "rows_checked": checked, "rows_wrong": wrong, "why": why,
                 "empty_cycle": empty}
 
-    def empty_cycle(self, count: int, outputs: list, scratch: int, seeds: list[int], warmup: int) -> dict:
+    def empty_cycle(self, inputs: list, outputs: list, scratch: int, seeds: list[int], warmup: int) -> dict:
         """What a timed cycle costs without the answer's call: the median of the
         same cycle by this process's own harness, plus a round trip bringing
         back as much as the outputs over a wire served by this process."""
         self.device_info()
-        cycles = self.device.empty_cycles(count, outputs, scratch, seeds)
+        cycles = self.device.empty_cycles(inputs, outputs, scratch, [[[seed]] for seed in seeds])
         harness_s = timing.median_iqr(cycles[warmup:] or cycles)[0]
         reply = {"rc": 0, "error": "", "seconds": 0.0,
-                 "outputs": [np.zeros(int(n), dtype=np.float32 if d == "float32" else np.int32) for d, n, _ in outputs]}
+                 "outputs": [[np.zeros(int(n), dtype=np.float32 if d == "float32" else np.int32) for d, n, _ in outputs]]}
         wire_s = wire.echo_round_trip_s(reply) if getattr(self.suite, "peer", None) is not None else 0.0
         return {"s": harness_s + wire_s, "harness_s": harness_s, "wire_s": wire_s}
 

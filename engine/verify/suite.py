@@ -208,7 +208,12 @@ class Suite:
         """The .cu adapter built with the answer by nvcc inside the answer's
         sandbox and loaded there: (build facts, a proxy for its
         ``cuda_device.KernelHost`` or None, why it could not be loaded). This
-        process never loads the answer's library."""
+        process never loads the answer's library. ``params`` names the entry
+        point's arguments (``cuda_device.PARAM_KINDS``: "in" and "out" buffers
+        of any ``cuda_device.DTYPES`` type, "int", "int64" and "float"
+        scalars); timed cycles take seeded inputs of those types, made on both
+        sides bit for bit (``cuda_device.seeded_values``), and several
+        launches per timed window (``KernelHost.timing_setup``)."""
         if self.peer is None:
             raise RuntimeError("no answer process: the checker never loads answer code itself")
         return self.peer.call_op("cuda_library", {"symbol": symbol, "params": list(params), "timeout_s": timeout_s})

@@ -274,8 +274,9 @@ class NumpyKernelHost:
         self.kernel(x, k, probs, idx)
         return {"rc": 0, "error": "", "rc_name": "", "outputs": [probs, idx], "inputs": [x.ravel()]}
 
-    def timing_setup(self, count, outputs, scratch_bytes):
-        self.timing = {"count": count, "outputs": outputs}
+    def timing_setup(self, inputs, outputs, scratch_bytes, launches=1):
+        assert inputs == [("float32", SMALL["timing_rows"] * SMALL["timing_V"], 0, 0)] and launches == 1
+        self.timing = {"outputs": outputs}
 
     def work(self):
         t = self.timing
@@ -312,10 +313,11 @@ class NumpyKernelHost:
             self.work()
         return self.timing["out"]
 
-    def timing_cycle(self, seed, trial, ints):
+    def timing_cycle(self, seeds, trial, ints):
+        (seed,), = seeds
         self.timing_prepare(seed, trial)
         got = self.timing_call(ints)
-        return {**got, "outputs": self.timing_outputs()}
+        return {**got, "outputs": [self.timing_outputs()]}
 
     def timing_release(self):
         self.timing = None
@@ -418,11 +420,11 @@ class StandInDevice:
     def __init__(self, peak=1e12):
         self.info = {"name": "NumPy stand-in", "peak_bytes_per_s": peak, "l2_bytes": 1 << 20}
 
-    def empty_cycles(self, count, outputs, scratch_bytes, seeds):
+    def empty_cycles(self, inputs, outputs, scratch_bytes, seeds, launches=1):
         rows, vocab = SMALL["timing_rows"], SMALL["timing_V"]
-        assert rows * vocab == count
+        assert inputs == [("float32", rows * vocab, 0, 0)]
         times = []
-        for seed in seeds:
+        for (seed,), in seeds:
             start = time.perf_counter()
             cuda_device.seeded_rows(seed, range(rows), vocab)
             [np.full(n, fill, dtype=np.int64).astype(np.int32) for _, n, fill in outputs]
@@ -577,7 +579,7 @@ def test_a_time_below_the_roofline_is_flagged(tmp_path):
 
 def test_timing_failure_is_recorded_not_raised(tmp_path):
     class Broken(NumpyKernelHost):
-        def timing_cycle(self, seed, trial, ints):
+        def timing_cycle(self, seeds, trial, ints):
             return {"rc": 0, "error": "cudaErrorLaunchTimeout: the launch timed out", "seconds": None}
 
     got = timed(tmp_path, Broken(python_kernel))
