@@ -30,6 +30,8 @@ SYMBOL = "benchtui_softmax_topk"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const float* logits, int rows, int V, int k, "
              "float* top_probs, int* top_idx)")
 GUARD = 64  # sentinel slots after each output buffer, to catch writes past the end
+# The run's GPU lock is taken after nvcc's compile checks (CPU only), not before them.
+GPU_LOCK_LATE = True
 
 
 def run(suite) -> None:
@@ -143,7 +145,9 @@ def gpu_checks(suite) -> None:
     # The device's facts are read here, by this process's own harness, and the
     # library baseline is timed, before the answer's library is built or loaded
     # anywhere: nothing the answer leaves running can slow the baseline.
-    checks = FuseChecks(suite, None, device=checker_device())
+    device = checker_device()
+    suite.hold_gpu()  # one GPU job at a time per device, from here to the end of the run
+    checks = FuseChecks(suite, None, device=device)
     checks.measure_baseline()
     host = build_in_answer_process(suite)
     if host is None:

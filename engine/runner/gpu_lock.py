@@ -7,6 +7,14 @@ work would slow the next one's figures. ``device_lock()`` is an exclusive
 and Ray workers on one node (``--cluster``): each GPU job takes it for its
 whole run; CPU-only jobs never touch it and stay parallel.
 
+A run's checker takes the lock itself, as late as its challenge allows:
+``execute_bundle`` opens the lock file and passes the descriptor to the
+checker only (never to the answer's process); the checker locks it at once,
+or, for a challenge whose conformance sets ``GPU_LOCK_LATE`` (fuse), after
+its CPU-only work (nvcc's compile checks) and before anything touches the
+GPU. The lock lives on the open file, which the orchestrator keeps open
+until both processes of the run have ended, so it is released only then.
+
 The device is the first entry of ``CUDA_VISIBLE_DEVICES`` (an index or a
 UUID; a Ray task gets the one it was given), else ``0``. Lock files live in
 ``$BENCHTUI_GPU_LOCK_DIR``, else ``<tmp>/benchtui-gpu-locks`` (shared by every
@@ -40,12 +48,9 @@ def lock_path(device: str | None = None) -> Path:
     return lock_dir() / f"gpu-{key}.lock"
 
 
-@contextlib.contextmanager
-def device_lock(device: str | None = None, *, stop: threading.Event | None = None,
-                poll_s: float = 0.1) -> Iterator[bool]:
-    """Hold the device's lock for the block; yields True once held. Setting
-    ``stop`` while it waits gives up the wait (yields False): the caller's
-    own cancel then ends the job."""
+def open_lock(device: str | None = None) -> int:
+    """A descriptor of the device's lock file (not locked yet; not inherited
+    by child processes unless passed)."""
     path = lock_path(device)
     folder = path.parent
     if not folder.is_dir():
@@ -55,17 +60,32 @@ def device_lock(device: str | None = None, *, stop: threading.Event | None = Non
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     with contextlib.suppress(OSError):
         os.fchmod(fd, 0o666)
+    return fd
+
+
+def hold(fd: int, stop: threading.Event | None = None, poll_s: float = 0.1) -> bool:
+    """Lock ``fd`` exclusively, waiting for it; False when ``stop`` was set first.
+    Locking a descriptor this open file already holds returns at once."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if stop is not None and stop.is_set():
+                return False
+            time.sleep(poll_s)
+
+
+@contextlib.contextmanager
+def device_lock(device: str | None = None, *, stop: threading.Event | None = None,
+                poll_s: float = 0.1) -> Iterator[bool]:
+    """Hold the device's lock for the block; yields True once held. Setting
+    ``stop`` while it waits gives up the wait (yields False): the caller's
+    own cancel then ends the job."""
+    fd = open_lock(device)
     held = False
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                held = True
-                break
-            except BlockingIOError:
-                if stop is not None and stop.is_set():
-                    break
-                time.sleep(poll_s)
+        held = hold(fd, stop, poll_s)
         yield held
     finally:
         if held:

@@ -1,8 +1,11 @@
 """One GPU job at a time per device: two GPU runs never overlap (threads of
 ``--jobs N``, or separate processes such as Ray workers on one node), CPU
-runs stay parallel. No GPU is needed: the runs here are stand-ins."""
+runs stay parallel, and a checker takes the lock before its checks, or (a
+suite that says so) after its CPU-only work. No GPU is needed: the runs
+here are stand-ins."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import threading
@@ -25,6 +28,11 @@ def spans_of_two_runs(tmp_path, monkeypatch, gpu: bool) -> list[tuple[float, flo
     spans = []
 
     def two_processes(*args, **kwargs):
+        fd = kwargs.get("gpu_lock_fd")
+        if fd is not None:  # what the checker does with the descriptor it is given
+            from engine.runner import gpu_lock
+
+            gpu_lock.hold(fd)
         start = time.perf_counter()
         time.sleep(0.4)
         spans.append((start, time.perf_counter()))
@@ -73,3 +81,49 @@ def test_the_lock_holds_across_processes_and_a_cancel_stops_the_wait(tmp_path):
             assert other  # another device is free
     assert gpu_lock.device_key({"CUDA_VISIBLE_DEVICES": "GPU-1234,GPU-5678"}) == "GPU-1234"
     assert gpu_lock.device_key({}) == "0"
+
+
+CONFORMANCE = """
+import fcntl, os
+
+GPU_LOCK_LATE = {late}
+
+
+def held(path):
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def run(suite):
+    suite.info("at_start", value=held({path!r}))
+    suite.hold_gpu()
+    suite.info("after_hold_gpu", value=held({path!r}))
+"""
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_the_checker_holds_the_lock_before_its_checks_or_when_the_suite_says(tmp_path, late):
+    from engine.runner import gpu_lock
+    from engine.verify.execute import Job, execute
+
+    path = gpu_lock.lock_path("0")
+    challenge = tmp_path / "c"
+    challenge.mkdir()
+    (challenge / "conformance.py").write_text(CONFORMANCE.format(late=late, path=str(path)))
+    fd = gpu_lock.open_lock("0")
+    try:
+        suite = execute(Job(challenge_id="c", challenge_dir=str(challenge), answer_dir=str(tmp_path), model="m",
+                            seed=1, gpu_lock_fd=fd))
+    finally:
+        os.close(fd)
+    values = {c.name: c.value for c in suite.checks}
+    assert values == {"at_start": not late, "after_hold_gpu": True}
+    with gpu_lock.device_lock("0") as got:  # closing the run's descriptor released it
+        assert got
