@@ -127,10 +127,13 @@ def exploit_workbench(root: Path, names: list[str], **thresholds) -> Path:
     """The GPU tests' workbench (tests/runner/test_gpu_runs.py): copies of
     demo-careful's kernel, each with one planted adapter, fuse with a small
     correctness grid."""
-    sys.path.insert(0, str(REPO))
-    from tests.runner.test_gpu_runs import exploit_workbench as build
+    import importlib.util
 
-    build(root, names, **thresholds)
+    sys.path.insert(0, str(REPO))
+    spec = importlib.util.spec_from_file_location("benchtui_gpu_runs", REPO / "tests" / "runner" / "test_gpu_runs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.exploit_workbench(root, names, **thresholds)
     cli(root, "scan")
     return root
 

@@ -6,6 +6,7 @@ to forge a result. Skipped, with the reason, where there is no GPU."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -61,7 +62,9 @@ def exploit_workbench(root: Path, names: list[str], **thresholds) -> Path:
     text = toml.read_text().replace("V = [1000, 50257, 151936]", "V = [1000]").replace("k = [1, 5, 32]", "k = [5]")
     text = text.replace("timeout_s = 600.0", "timeout_s = 120.0")
     for key, value in thresholds.items():
-        text = text.replace("[thresholds]\n", f"[thresholds]\n{key} = {value}\n")
+        line = re.compile(rf"^{key} = .*$", re.MULTILINE)
+        text = line.sub(f"{key} = {value}", text) if line.search(text) else \
+            text.replace("[thresholds]\n", f"[thresholds]\n{key} = {value}\n")
     toml.write_text(text)
     for name in names:
         folder = root / "models" / f"x-{name}" / "fuse"
@@ -159,7 +162,9 @@ def test_device_faults_are_the_answers_and_the_gpu_survives(tmp_path):
     assert run(root, [("x-honest", "fuse")])["x-honest"][0] == V.PASS
 
 
-PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
+PUBLISHED = next((p for p in (REPO / "shared" / "published-benchmark" / "llm_programming_tests",
+                               REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests") if p.is_dir()),
+                 REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests")
 
 
 def test_published_fuse_answers_get_verdicts(tmp_path):
