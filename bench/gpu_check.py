@@ -18,7 +18,8 @@ the time left cannot hold it: the demo's fuse verdicts; the planted timing
 exploits beside an honest kernel (each flagged, failed or no faster than it;
 the checker-measured median against the answer's events); demo-careful's
 figures over 3 runs and their spread; the published fuse verdicts; a
-persisting L2 window on an input that fits in L2.
+persisting L2 window on an input that fits in L2; the typed harness's GPU
+test (bfloat16 and int32 seeded inputs, two launches per timed window).
 """
 from __future__ import annotations
 
@@ -250,6 +251,14 @@ def budget(a) -> dict:
         return judge_exploits(got, root) if got.get("runs") else got
 
     step("l2_fits", 40, l2_step)
+
+    def harness_step():
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "-rfEs",
+                               "-o", "addopts=", "tests/runner/test_cuda_harness.py"], capture_output=True, text=True,
+                              cwd=REPO, timeout=max(20, left() - 3))
+        return {"rc": proc.returncode, "tail": proc.stdout[-3000:]}
+
+    step("typed_harness", 25, harness_step)
     save()
     return doc
 

@@ -73,3 +73,47 @@ def _harness_object(folder):
     result = cuda_device.build_harness_object(folder, arch="sm_90")
     assert result.ok, result.output
     return folder / cuda_device.HARNESS_OBJECT
+
+
+KERNEL = r"""
+#include <cuda_runtime.h>
+#include <stdint.h>
+// out[r] = sum over c of float(x[r, c]) * 2^shift[r], x in bfloat16 (its bits), shift in int32
+__global__ void rows_sum(const uint16_t* x, const int* shift, int rows, int cols, float* out) {
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    float acc = 0.f;
+    for (int c = 0; c < cols; ++c) acc += __uint_as_float((uint32_t)x[(size_t)r * cols + c] << 16);
+    out[r] = ldexpf(acc, shift[r]);
+}
+extern "C" int rows_sum_entry(const uint16_t* x, const int* shift, int rows, int cols, float scale, float* out) {
+    rows_sum<<<(rows + 127) / 128, 128>>>(x, shift, rows, cols, out);
+    return (int)cudaGetLastError();
+}
+"""
+
+
+@pytest.mark.gpu
+def test_typed_seeded_inputs_and_several_launches_on_the_gpu(tmp_path):
+    """On a GPU: a bfloat16 and an int32 input made from seeds, two launches
+    in one timed window, each on its own inputs; every output recomputed
+    here from ``seeded_values``."""
+    usable, reason = cuda_build.gpu_status()
+    if not usable:
+        pytest.skip(f"needs an NVIDIA GPU: {reason}")
+    (tmp_path / "k.cu").write_text(KERNEL)
+    result = cuda_device.build([tmp_path / "k.cu"], tmp_path / "libk.so", harness_object=_harness_object(tmp_path))
+    assert result.ok, result.output
+    host = cuda_device.KernelHost(tmp_path / "libk.so", "rows_sum_entry", ["in", "in", "int", "int", "float", "out"])
+    rows, cols = 300, 257
+    inputs = [("bfloat16", rows * cols, -2, 0), ("int32", rows, -3, 4)]
+    host.timing_setup(inputs, [("float32", rows, 0x7FC00000)], 64 << 20, launches=2)
+    seeds = [[SEED + 10 * launch + i for i in range(2)] for launch in range(2)]
+    got = host.timing_cycle(seeds, 0, [rows, cols, 1.0])
+    host.timing_release()
+    assert got["rc"] == 0 and got["error"] == "" and got["seconds"] > 0, got
+    for launch, (x_seed, s_seed) in enumerate(seeds):
+        x = cuda_device.bf16_to_float32(cuda_device.seeded_values(x_seed, np.arange(rows * cols), "bfloat16", -2))
+        shift = cuda_device.seeded_values(s_seed, np.arange(rows), "int32", -3, 4)
+        want = np.ldexp(x.reshape(rows, cols).astype(np.float64).sum(axis=1), shift)
+        assert np.allclose(got["outputs"][launch][0], want, rtol=1e-4, atol=0.05), launch
