@@ -17,6 +17,7 @@ the store. Nothing here touches the store or the workbench.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import io
@@ -34,7 +35,7 @@ from pathlib import Path
 
 import engine
 from engine.host import resources
-from engine.runner import monitor, sandbox
+from engine.runner import gpu_lock, monitor, sandbox
 from engine.runner.selfcheck import plan_self_check, read_capped
 from engine.verify import verdicts as V
 
@@ -207,8 +208,17 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         job = {**bundle.job, "challenge_dir": str(challenge_path), "answer_dir": str(work),
                "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
         hide = hidden_here(bundle, challenge_path)
-        checks, done, res = two_processes(job, work, out, adapter, challenge_path, limits, bundle.gpu, layer, hide,
-                                          checker=bundle.checker, answer_server=bundle.answer_server, cancel=stop)
+        # One GPU job at a time per device (engine/runner/gpu_lock.py): the checker locks this
+        # descriptor before it touches the GPU; it is released when it is closed here, after
+        # both processes ended. CPU-only jobs stay parallel.
+        lock_fd = gpu_lock.open_lock() if bundle.gpu else None
+        try:
+            checks, done, res = two_processes(job, work, out, adapter, challenge_path, limits, bundle.gpu, layer, hide,
+                                              checker=bundle.checker, answer_server=bundle.answer_server, cancel=stop,
+                                              gpu_lock_fd=lock_fd)
+        finally:
+            if lock_fd is not None:
+                os.close(lock_fd)
         got = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
                "stopped": done is None and stop is not None and stop.is_set(),  # by the caller, not by a limit
                "exit_code": res.exit_code, "signal": res.signal, "layer": layer,
@@ -230,7 +240,8 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
                 except ValueError:
                     pass
         if bundle.self_check and not (stop is not None and stop.is_set()):
-            got["self_check"] = self_check(bundle, layer, hide)
+            with gpu_lock.device_lock(stop=stop) if bundle.gpu else contextlib.nullcontext():
+                got["self_check"] = self_check(bundle, layer, hide)
         return got
 
 
@@ -250,14 +261,16 @@ def sandbox_env(gpu: bool) -> dict:
 
 def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
                   layer: str, hide: list[Path], checker: str = "engine.runner.child",
-                  answer_server: str = "engine.runner.answer_server", cancel: threading.Event | None = None):
+                  answer_server: str = "engine.runner.answer_server", cancel: threading.Event | None = None,
+                  gpu_lock_fd: int | None = None):
     """The checker and the answer, each in its own sandbox, joined by a
     socket; the checker also gets a socket to a memory monitor run here.
     ``checker``/``answer_server`` name the entry modules (an audit's differ); setting
-    ``cancel`` stops the checker (and with it the answer) at once."""
+    ``cancel`` stops the checker (and with it the answer) at once. ``gpu_lock_fd``
+    (engine/runner/gpu_lock.py) goes to the checker only."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno()}
+    job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno(), "gpu_lock_fd": gpu_lock_fd}
     (out / "job.json").write_text(json.dumps(job))
     box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb)
     # the answer's process outlives the checker's limit a little, so the time limit
@@ -292,7 +305,8 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
             [sys.executable, "-m", checker, str(out / "job.json")],
             workdir=out, rw_paths=[], ro_paths=[challenge_path, REPO_ROOT, work], limits=box,
             layer=layer, env=env, gpu=gpu, stdout_path=out / "stdout.txt", stderr_path=out / "stderr.txt",
-            pass_fds=[checker_end.fileno(), monitor_there.fileno()], stop=cancel)
+            pass_fds=[checker_end.fileno(), monitor_there.fileno(), *([gpu_lock_fd] if gpu_lock_fd is not None else [])],
+            stop=cancel)
     finally:
         checker_end.close()
         monitor_there.close()

@@ -10,7 +10,6 @@ import hashlib
 import json
 import os
 import platform
-import secrets
 import shutil
 import tempfile
 import threading
@@ -27,7 +26,7 @@ from engine.host import resources
 from engine.host.backends import choose_backend, probe_all, require_backend
 from engine.challenges.definition import Challenge
 from engine.workbench.gitinfo import read_git
-from engine.runner import sandbox
+from engine.runner import sandbox, seeds
 from engine.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
                                   in_flight, open_up, pack_tree, parse_results, two_processes)
 from engine.store.database import Store, now_iso
@@ -219,12 +218,12 @@ class Runner:
             else:
                 backend, degraded = choose_backend(self.options.backend, challenge.backends)
             status = probe_all().get(backend) if self.cluster is None else None
-            seed = self.options.seed if self.options.seed is not None else secrets.randbits(31)
+            seed = self.options.seed if self.options.seed is not None else seeds.secret_seed()
             digest, files = tree_digest(folder) if folder.is_dir() else ("", {})
             prompt = answer_prompt_facts(store, challenge, folder, model)  # the prompt version the answer was given
             run_id, busy = claim_run(store, {
                 "model": model, "challenge": challenge_id, "status": "running", "backend": backend,
-                "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seed,
+                "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seeds.for_store(seed),
                 "started_at": now_iso(), "pid": os.getpid(), "git_commit": self.git_commit, "answer_sha256": digest,
                 "files": json.dumps(files), "versions": json.dumps(versions(backend)),
                 "message": degraded or "", "prompt_version": prompt["prompt_version"]}, since=self.started_at)

@@ -102,12 +102,13 @@ def _cache_key(nvcc: str, args: list[str], source: Path, include_dirs: list[Path
     return h.hexdigest()
 
 
-def _run_nvcc(nvcc: str, args: list[str], timeout_s: float, strip: tuple[str, ...]) -> CompileResult:
+def _run_nvcc(nvcc: str, args: list[str], timeout_s: float, strip: tuple[str, ...],
+              cwd: Path | None = None) -> CompileResult:
     command = [nvcc, *args]
     start = time.perf_counter()
     try:
         proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout_s,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, cwd=cwd)
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return CompileResult(False, None, time.perf_counter() - start, command, out[-OUTPUT_KEEP:], timed_out=True)
@@ -156,17 +157,19 @@ def compile_check(source: Path, *, include_dirs: list[Path] = (), arch: str | No
 
 def build_shared_library(sources: list[Path], output: Path, *, include_dirs: list[Path] = (),
                          arch: str | None = None, timeout_s: float = 300.0, nvcc: str | None = None,
-                         extra_flags: tuple[str, ...] = ()) -> CompileResult:
-    """``nvcc -shared -Xcompiler -fPIC`` the sources into ``output`` (a .so)."""
+                         extra_flags: tuple[str, ...] = (), cwd: Path | None = None,
+                         link: str = "-shared") -> CompileResult:
+    """``nvcc -shared -Xcompiler -fPIC`` the sources into ``output`` (a .so), run in ``cwd``;
+    ``link="-c"`` compiles one source into a position-independent object instead."""
     nvcc = nvcc or find_nvcc()
     if nvcc is None:
         raise FileNotFoundError("nvcc not found (PATH, $CUDA_HOME, /usr/local/cuda/bin)")
     dirs = [Path(d).resolve() for d in include_dirs]
-    args = ["-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC", *(["-arch", arch] if arch else []), *extra_flags]
+    args = ["-std=c++17", "-O3", link, "-Xcompiler", "-fPIC", *(["-arch", arch] if arch else []), *extra_flags]
     args += [f"-I{d}" for d in dict.fromkeys(str(d) for d in dirs)]
     args += [str(Path(s).resolve()) for s in sources] + ["-o", str(output)]
     strip = tuple(str(d) for d in dirs) + tuple(str(Path(s).resolve().parent) for s in sources)
-    return _run_nvcc(nvcc, args, timeout_s, strip)
+    return _run_nvcc(nvcc, args, timeout_s, strip, cwd=cwd)
 
 
 # -- the device -------------------------------------------------------------------

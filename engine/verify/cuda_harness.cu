@@ -8,6 +8,8 @@
 // seeded_rows: the checker regenerates sampled rows on the host to verify the
 // outputs of timed calls.
 #include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,14 +22,55 @@ __host__ __device__ inline uint64_t benchtui_mix(uint64_t z) {  // splitmix64's 
     return z ^ (z >> 31);
 }
 
-// Uniform on [-8, 8) in steps of 2^-20: every value is exact in float32, so
-// host and device agree bit for bit.
-__global__ void benchtui_generate_kernel(float* dst, uint64_t n, uint64_t seed) {
-    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        uint64_t h = benchtui_mix(seed ^ benchtui_mix(i));
-        dst[i] = (float)(uint32_t)(h >> 40) * 9.5367431640625e-07f - 8.0f;
+// Element i of the input for a 128-bit seed (lo, hi): uniform on [-8, 8) in
+// steps of 2^-20, every value exact in float32, so host and device agree bit
+// for bit.
+__host__ __device__ inline float benchtui_seeded_value(uint64_t i, uint64_t lo, uint64_t hi) {
+    uint64_t h = benchtui_mix(lo ^ benchtui_mix(i ^ benchtui_mix(hi)));
+    return (float)(uint32_t)(h >> 40) * 9.5367431640625e-07f - 8.0f;
+}
+
+// The element types a seeded input can have (cuda_device.DTYPES holds the same codes).
+enum { BENCHTUI_F32 = 0, BENCHTUI_F16 = 1, BENCHTUI_BF16 = 2, BENCHTUI_I32 = 3, BENCHTUI_I64 = 4, BENCHTUI_U8 = 5 };
+
+// float32 -> bfloat16 bits, rounding to nearest even (the values made here are finite).
+__host__ __device__ inline uint16_t benchtui_bf16_bits(float f) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    return (uint16_t)((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+}
+
+// Element i of a seeded input of type ``dtype``. Floating types: the float32
+// value above times 2^a (exact), rounded to nearest even for float16 and
+// bfloat16. Integer types: a + (h mod (b - a)), the whole 64-bit hash when b == a.
+__host__ __device__ inline void benchtui_store_seeded(void* dst, uint64_t i, int dtype, long long a, long long b,
+                                                       uint64_t lo, uint64_t hi) {
+    if (dtype <= BENCHTUI_BF16) {
+        float v = benchtui_seeded_value(i, lo, hi) * ldexpf(1.0f, (int)a);
+        if (dtype == BENCHTUI_F32) ((float*)dst)[i] = v;
+        else if (dtype == BENCHTUI_F16) ((__half_raw*)dst)[i] = (__half_raw)__float2half_rn(v);
+        else ((uint16_t*)dst)[i] = benchtui_bf16_bits(v);
+        return;
     }
+    uint64_t h = benchtui_mix(lo ^ benchtui_mix(i ^ benchtui_mix(hi)));
+    uint64_t span = (uint64_t)(b - a);
+    uint64_t value = (uint64_t)a + (span ? h % span : h);
+    if (dtype == BENCHTUI_I32) ((int32_t*)dst)[i] = (int32_t)value;
+    else if (dtype == BENCHTUI_I64) ((int64_t*)dst)[i] = (int64_t)value;
+    else ((uint8_t*)dst)[i] = (uint8_t)value;
+}
+
+__global__ void benchtui_generate_typed_kernel(void* dst, uint64_t n, int dtype, long long a, long long b, uint64_t lo,
+                                               uint64_t hi) {
+    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        benchtui_store_seeded(dst, i, dtype, a, b, lo, hi);
+}
+
+__global__ void benchtui_generate_kernel(float* dst, uint64_t n, uint64_t lo, uint64_t hi) {
+    uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        dst[i] = benchtui_seeded_value(i, lo, hi);
 }
 
 __global__ void benchtui_fill_kernel(uint32_t* dst, uint64_t n, uint32_t value) {
@@ -65,8 +108,17 @@ int benchtui_h_fill32(void* dst, long long count, unsigned int value) {
     return (int)(err != cudaSuccess ? err : cudaDeviceSynchronize());
 }
 
-int benchtui_h_generate(float* dst, long long count, unsigned long long seed) {
-    benchtui_generate_kernel<<<grid_for((uint64_t)count), 256>>>(dst, (uint64_t)count, (uint64_t)seed);
+int benchtui_h_generate(float* dst, long long count, unsigned long long seed_lo, unsigned long long seed_hi) {
+    benchtui_generate_kernel<<<grid_for((uint64_t)count), 256>>>(dst, (uint64_t)count, (uint64_t)seed_lo,
+                                                                 (uint64_t)seed_hi);
+    cudaError_t err = cudaGetLastError();
+    return (int)(err != cudaSuccess ? err : cudaDeviceSynchronize());
+}
+
+int benchtui_h_generate_typed(void* dst, long long count, int dtype, long long a, long long b, unsigned long long seed_lo,
+                              unsigned long long seed_hi) {
+    benchtui_generate_typed_kernel<<<grid_for((uint64_t)count), 256>>>(dst, (uint64_t)count, dtype, a, b,
+                                                                       (uint64_t)seed_lo, (uint64_t)seed_hi);
     cudaError_t err = cudaGetLastError();
     return (int)(err != cudaSuccess ? err : cudaDeviceSynchronize());
 }

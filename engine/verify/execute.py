@@ -38,6 +38,7 @@ class Job:
     check_timeout_s: float | None = None
     answer_fd: int | None = None  # the socket to the answer's process
     monitor_fd: int | None = None  # the socket to the orchestrator's memory monitor
+    gpu_lock_fd: int | None = None  # the device's lock (engine/runner/gpu_lock.py), for a GPU run
     # Prompt versions (engine/challenges/prompts.py): the answer's version, check -> versions.
     prompt_version: str | None = None
     version_checks: dict = field(default_factory=dict)
@@ -52,7 +53,7 @@ def new_suite(job: Job, **kw) -> Suite:
         adapter_path=Path(job.adapter_path) if job.adapter_path else None,
         results_path=Path(job.results_path) if job.results_path else None,
         check_timeout_s=job.check_timeout_s,
-        prompt_version=job.prompt_version, version_checks=job.version_checks, **kw,
+        prompt_version=job.prompt_version, version_checks=job.version_checks, gpu_lock_fd=job.gpu_lock_fd, **kw,
     )
 
 
@@ -67,6 +68,8 @@ def execute(job: Job, peer=None, monitor=None) -> Suite:
         suite.record("forbidden_imports", V.PASS, value=0, threshold=0,
                      message=f"none of {', '.join(job.forbidden_imports)} imported")
     conformance = load_module(Path(job.challenge_dir) / "conformance.py", f"benchtui_conformance_{job.challenge_id}")
+    if not getattr(conformance, "GPU_LOCK_LATE", False):
+        suite.hold_gpu()  # before any of its checks; a suite that says so takes it itself, later
     first = len(suite.checks)
     run_conformance(conformance, suite)
     several_implementations(job, conformance, suite, first)

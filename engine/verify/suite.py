@@ -121,8 +121,9 @@ class Suite:
                  data_dir: Path | None = None, check_timeout_s: float | None = None,
                  prompt_version: str | None = None, version_checks: dict | None = None,
                  check_prefix: str = "", prefer_file: str | None = None,
-                 peer: wire.Peer | None = None, monitor=None):
+                 peer: wire.Peer | None = None, monitor=None, gpu_lock_fd: int | None = None):
         self.challenge_id = challenge_id
+        self.gpu_lock_fd = gpu_lock_fd
         self.answer_dir = Path(answer_dir)
         self.challenge_dir = Path(challenge_dir)
         self.model = model
@@ -204,13 +205,28 @@ class Suite:
             raise RuntimeError("no answer process")
         return self.peer.call_op(op, value)
 
+    def hold_gpu(self) -> None:
+        """Take this run's GPU lock (engine/runner/gpu_lock.py) and keep it for
+        the rest of the run: one GPU job at a time per device. A no-op
+        without one (a CPU run, a local run)."""
+        if self.gpu_lock_fd is not None:
+            from engine.runner import gpu_lock
+
+            gpu_lock.hold(self.gpu_lock_fd)
+
     def cuda_library(self, symbol: str, params: list[str], timeout_s: float = 300.0):
         """The .cu adapter built with the answer by nvcc inside the answer's
         sandbox and loaded there: (build facts, a proxy for its
         ``cuda_device.KernelHost`` or None, why it could not be loaded). This
-        process never loads the answer's library."""
+        process never loads the answer's library. ``params`` names the entry
+        point's arguments (``cuda_device.PARAM_KINDS``: "in" and "out" buffers
+        of any ``cuda_device.DTYPES`` type, "int", "int64" and "float"
+        scalars); timed cycles take seeded inputs of those types, made on both
+        sides bit for bit (``cuda_device.seeded_values``), and several
+        launches per timed window (``KernelHost.timing_setup``)."""
         if self.peer is None:
             raise RuntimeError("no answer process: the checker never loads answer code itself")
+        self.hold_gpu()  # from before the answer's library loads until the run ends
         return self.peer.call_op("cuda_library", {"symbol": symbol, "params": list(params), "timeout_s": timeout_s})
 
     @contextlib.contextmanager

@@ -775,3 +775,31 @@ def socket_from_fd(fd: int) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=fd)
     sock.setblocking(True)
     return sock
+
+
+def echo_round_trip_s(reply: Any, samples: int = 15) -> float:
+    """Median seconds of a round trip whose answer is ``reply``, to a peer
+    served by a thread of this process: what the wire itself costs a call
+    that brings that much back, measured without the other process (which
+    could slow its own empty calls to enlarge what is subtracted)."""
+    import statistics
+    import threading
+    import time
+
+    here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    server = Peer(Connection(there), trusting=True, ops={"echo": lambda _: reply})
+    thread = threading.Thread(target=server.serve_forever, name="benchtui-wire-echo", daemon=True)
+    thread.start()
+    client = Peer(Connection(here), trusting=False)
+    try:
+        times = []
+        for _ in range(max(1, samples)):
+            start = time.perf_counter()
+            client.call_op("echo")
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+    finally:
+        client.close()
+        thread.join(timeout=5)
+        here.close()
+        there.close()

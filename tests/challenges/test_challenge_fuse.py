@@ -251,12 +251,17 @@ def test_check_topk_on_adversarial_inputs():
 class NumpyKernelHost:
     """cuda_device.KernelHost's interface over a Python kernel, so the checker's
     logic runs without a GPU. ``clock(trial, wall)`` says what the answer's
-    side reports as a timed call's seconds (an honest host reports ``wall``)."""
+    side reports as a timed call's seconds (an honest host reports ``wall``);
+    ``work_in`` says where in a cycle the kernel's work happens (``call``,
+    inside the answer's events; ``prepare`` or ``outputs``, outside them);
+    ``stall(trial)`` adds seconds outside the events (a loaded machine)."""
 
-    def __init__(self, kernel, *, peak=1e12, clock=None):
-        self.kernel, self.peak, self.clock = kernel, peak, clock
+    def __init__(self, kernel, *, peak=1e12, clock=None, work_in="call", stall=None):
+        self.kernel, self.peak, self.clock, self.work_in, self.stall = kernel, peak, clock, work_in, stall
         self.calls = 0
         self.timing = None
+        self.seeds = []
+        self.work_s = []  # how long each call's work really took
 
     def device_info(self):
         return {"name": "NumPy stand-in", "peak_bytes_per_s": self.peak, "l2_bytes": 1 << 20}
@@ -269,30 +274,50 @@ class NumpyKernelHost:
         self.kernel(x, k, probs, idx)
         return {"rc": 0, "error": "", "rc_name": "", "outputs": [probs, idx], "inputs": [x.ravel()]}
 
-    def timing_setup(self, count, outputs, scratch_bytes):
-        self.timing = {"count": count, "outputs": outputs}
+    def timing_setup(self, inputs, outputs, scratch_bytes, launches=1):
+        assert inputs == [("float32", SMALL["timing_rows"] * SMALL["timing_V"], 0, 0)] and launches == 1
+        self.timing = {"outputs": outputs}
 
+    def work(self):
+        t = self.timing
+        start = time.perf_counter()
+        self.kernel(t["x"], t["k"], *t["out"])
+        self.work_s.append(time.perf_counter() - start)
+        self.calls += 1
+
+    # the cycle in parts (an older checker timed only the call) and whole
     def timing_prepare(self, seed, trial):
-        rows, vocab = SMALL["timing_rows"], SMALL["timing_V"]  # inputs made before the timed call, as on a GPU
-        self.timing.update(seed=seed, trial=trial, x=cuda_device.seeded_rows(seed, range(rows), vocab))
+        rows, vocab = SMALL["timing_rows"], SMALL["timing_V"]  # inputs made before the call, as on a GPU
+        (_, n, fill_probs), (_, _, fill_idx) = self.timing["outputs"]
+        out = [np.full(n, fill_probs, dtype=np.uint32).view(np.float32), np.full(n, fill_idx, dtype=np.int32)]
+        self.timing.update(seed=seed, trial=trial, x=cuda_device.seeded_rows(seed, range(rows), vocab), out=out,
+                           k=SMALL["timing_k"])
+        self.seeds.append(seed)
+        if self.work_in == "prepare":
+            self.work()
 
     def timing_call(self, ints):
         rows, vocab, k = ints
-        x = self.timing["x"]
-        assert x.shape == (rows, vocab)
-        (_, n, fill_probs), (_, _, fill_idx) = self.timing["outputs"]
-        probs = np.full(n, fill_probs, dtype=np.uint32).view(np.float32)
-        idx = np.full(n, fill_idx, dtype=np.int32)
+        assert self.timing["x"].shape == (rows, vocab)
         start = time.perf_counter()
-        self.kernel(x, k, probs, idx)
+        if self.work_in == "call":
+            self.work()
         wall = time.perf_counter() - start
-        self.calls += 1
-        self.timing["out"] = [probs, idx]
+        if self.stall:  # after the events stopped, before the reply
+            time.sleep(self.stall(self.timing["trial"]))
         seconds = self.clock(self.timing["trial"], wall) if self.clock else wall
         return {"rc": 0, "error": "", "seconds": seconds}
 
     def timing_outputs(self):
+        if self.work_in == "outputs":
+            self.work()
         return self.timing["out"]
+
+    def timing_cycle(self, seeds, trial, ints):
+        (seed,), = seeds
+        self.timing_prepare(seed, trial)
+        got = self.timing_call(ints)
+        return {**got, "outputs": [self.timing_outputs()]}
 
     def timing_release(self):
         self.timing = None
@@ -387,9 +412,33 @@ def test_device_fault_is_an_error_naming_the_cuda_error(tmp_path):
 
 # -- timing: figures, and the exploits that must not buy a better one ---------------------
 
-def timed(tmp_path, host, baseline_s=0.02):
+class StandInDevice:
+    """The checker's own view of the device (cuda_device.CheckerDevice's interface)."""
+
+    harness = None  # the library baseline is a stand-in too
+
+    def __init__(self, peak=1e12):
+        self.info = {"name": "NumPy stand-in", "peak_bytes_per_s": peak, "l2_bytes": 1 << 20}
+
+    def empty_cycles(self, inputs, outputs, scratch_bytes, seeds, launches=1):
+        rows, vocab = SMALL["timing_rows"], SMALL["timing_V"]
+        assert inputs == [("float32", rows * vocab, 0, 0)]
+        times = []
+        for (seed,), in seeds:
+            start = time.perf_counter()
+            cuda_device.seeded_rows(seed, range(rows), vocab)
+            [np.full(n, fill, dtype=np.int64).astype(np.int32) for _, n, fill in outputs]
+            times.append(time.perf_counter() - start)
+        return times
+
+
+def timed(tmp_path, host, baseline_s=0.02, peak=None):
+    """The timing checks; the checker's device has ``peak`` (by default the
+    one the answer's stand-in says, which an honest one says truly)."""
     suite = fake_suite(tmp_path)
-    checks = conformance.FuseChecks(suite, host, baseline=lambda rows, vocab, k, seeds: ("fake baseline", [baseline_s] * len(seeds)))
+    device = StandInDevice(host.peak if peak is None else peak)
+    checks = conformance.FuseChecks(suite, host, baseline=lambda rows, vocab, k, seeds: ("fake baseline", [baseline_s] * len(seeds)),
+                                    device=device)
     checks.speed_and_bandwidth()
     return {c.name: c for c in suite.checks}
 
@@ -409,16 +458,84 @@ def test_timing_reports_bandwidth_roofline_and_speed_for_an_honest_kernel(tmp_pa
     assert "flagged" not in speed.details and "fake baseline" in speed.message and "NumPy stand-in" in speed.message
 
 
-def test_a_patched_timer_is_flagged_and_not_ranked(tmp_path):
-    def slow_kernel(x, k, probs, idx):
-        time.sleep(0.004)
+def ranked_median_s(checks) -> float:
+    """The median time the figures rank, recovered from the roofline ratio."""
+    return checks["roofline"].value * checks["roofline"].details["roofline_s"]
+
+
+def slow_kernel(x, k, probs, idx):
+    time.sleep(0.004)
+    python_kernel(x, k, probs, idx)
+
+
+def test_a_timer_forged_at_0_6x_buys_nothing_and_is_said(tmp_path):
+    """The answer's process reports 0.6x of its real time: what ranks is this
+    side's clock, and the answer's word is shown as its own beside it."""
+    host = NumpyKernelHost(slow_kernel, peak=1e15, clock=lambda trial, wall: 0.6 * wall)
+    got = timed(tmp_path, host)
+    assert got["timed_outputs"].verdict == V.PASS
+    assert ranked_median_s(got) >= 0.85 * np.median(host.work_s), (ranked_median_s(got), np.median(host.work_s))
+    for name in ("speed", "bandwidth", "roofline"):
+        details = got[name].details
+        assert details["events_disagree"] and details["events_median_s"] < 0.7 * details["answer_median_s"]
+        assert "the answer's own CUDA events say" in got[name].message
+
+
+@pytest.mark.parametrize("work_in", ["prepare", "outputs"])
+def test_work_moved_out_of_the_call_is_still_timed(tmp_path, work_in):
+    """The kernel's work done while the inputs are made, or while the outputs
+    are fetched, with the events saying the call took 1 us: this side's clock
+    spans the whole cycle, so the time is still counted."""
+    host = NumpyKernelHost(slow_kernel, peak=1e15, work_in=work_in, clock=lambda trial, wall: 1e-6)
+    got = timed(tmp_path, host)
+    assert got["timed_outputs"].verdict == V.PASS
+    assert ranked_median_s(got) >= 0.85 * np.median(host.work_s), (ranked_median_s(got), np.median(host.work_s))
+
+
+def test_one_noisy_call_does_not_flag_an_honest_kernel(tmp_path):
+    """A loaded machine stalls one call by 60 ms outside the kernel: the
+    medians agree, nothing is flagged and every figure ranks."""
+    host = NumpyKernelHost(slow_kernel, peak=1e15, stall=lambda trial: 0.06 if trial == 3 else 0.0)
+    got = timed(tmp_path, host)
+    for name in ("speed", "bandwidth", "roofline"):
+        assert got[name].value is not None and "flagged" not in got[name].details, got[name].message
+
+
+def test_timed_calls_get_128_bit_seeds(tmp_path):
+    host = NumpyKernelHost(python_kernel, peak=1e15)
+    timed(tmp_path, host)
+    assert len(set(host.seeds)) == len(host.seeds) == 7 and max(s.bit_length() for s in host.seeds) > 100
+
+
+def test_a_leftover_thread_of_the_answer_cannot_slow_the_baseline(tmp_path, monkeypatch):
+    """The answer's first call leaves a thread behind that would slow
+    anything timed after it: the library baseline is timed before the
+    answer's library is built, so its figure is the baseline's own."""
+    import threading
+
+    leftover = threading.Event()
+
+    def kernel(x, k, probs, idx):
+        if not leftover.is_set():
+            threading.Thread(target=leftover.wait, daemon=True).start()
+            leftover.set()
         python_kernel(x, k, probs, idx)
 
-    got = timed(tmp_path, NumpyKernelHost(slow_kernel, peak=1e15, clock=lambda trial, wall: 1e-6))
-    for name in ("speed", "bandwidth", "roofline"):
-        assert got[name].value is None and got[name].message.startswith("flagged, not ranked")
-        assert "this side's clock saw" in got[name].message
-    assert got["timed_outputs"].verdict == V.PASS
+    def baseline(rows, vocab, k, seeds, *harness):
+        return "fake baseline", [0.06 if leftover.is_set() else 0.02] * len(seeds)
+
+    host = NumpyKernelHost(kernel, peak=1e15)
+    monkeypatch.setattr(cuda_build, "gpu_status", lambda: (True, "a stand-in"))
+    monkeypatch.setattr(cuda_build, "find_nvcc", lambda: "nvcc")
+    monkeypatch.setattr(conformance, "build_in_answer_process", lambda suite: host)
+    monkeypatch.setattr(conformance, "checker_device", lambda: StandInDevice(1e15), raising=False)
+    monkeypatch.setattr(conformance, "library_baseline", baseline)
+    suite = fake_suite(tmp_path)
+    suite.adapter_path = tmp_path / "adapter.cu"
+    conformance.gpu_checks(suite)
+    speed = {c.name: c for c in suite.checks}["speed"]
+    assert leftover.is_set() and speed.value is not None
+    assert speed.details["baseline"]["median_s"] == pytest.approx(0.02), speed.message
 
 
 def test_replaying_a_warm_up_result_fails_and_is_not_ranked(tmp_path):
@@ -442,6 +559,18 @@ def test_skipping_work_after_warm_up_fails(tmp_path):
     assert got["timed_outputs"].verdict == V.FAIL
 
 
+def test_a_forged_peak_from_the_answer_s_process_moves_no_figure(tmp_path):
+    """The device's peak bandwidth is read by the checker: an answer's process
+    that says its GPU is 0.64x as fast as it is changes no figure."""
+    honest = timed(tmp_path, NumpyKernelHost(python_kernel, peak=1e12))
+    forged = timed(tmp_path, NumpyKernelHost(python_kernel, peak=0.64e12), peak=1e12)
+    for name in ("bandwidth", "roofline"):
+        assert forged[name].details["peak_bytes_per_s"] == 1e12
+        assert forged[name].value == pytest.approx(honest[name].value, rel=0.5)
+    bandwidth = forged["bandwidth"].details
+    assert forged["bandwidth"].value == pytest.approx(bandwidth["bytes"] / bandwidth["answer_median_s"] / 1e12, rel=1e-3)
+
+
 def test_a_time_below_the_roofline_is_flagged(tmp_path):
     # a peak of 1 MB/s puts the roofline at ~0.6 s: an honest 1 ms is impossible there
     got = timed(tmp_path, NumpyKernelHost(python_kernel, peak=1e6))
@@ -450,7 +579,7 @@ def test_a_time_below_the_roofline_is_flagged(tmp_path):
 
 def test_timing_failure_is_recorded_not_raised(tmp_path):
     class Broken(NumpyKernelHost):
-        def timing_call(self, ints):
+        def timing_cycle(self, seeds, trial, ints):
             return {"rc": 0, "error": "cudaErrorLaunchTimeout: the launch timed out", "seconds": None}
 
     got = timed(tmp_path, Broken(python_kernel))
@@ -461,21 +590,24 @@ def test_timing_failure_is_recorded_not_raised(tmp_path):
 @needs_nvcc
 def test_seeded_rows_match_the_device_generator_bit_for_bit(tmp_path):
     """The checker regenerates sampled rows on the host: the harness's hash,
-    compiled by nvcc and run on the host, must give the same floats."""
+    compiled by nvcc and run on the host, must give the same floats, for a
+    128-bit seed whose high word matters."""
+    seed = 0x0FEDCBA987654321_0123456789ABCDEF
+    lo, hi = seed & (2**64 - 1), seed >> 64
     main = tmp_path / "gen.cu"
     main.write_text(f'#include "{cuda_device.HARNESS_SOURCE}"\n#include <cstdio>\n'
-                    "int main() { unsigned long long seed = 0x123456789abcdefULL; long long cols = 1000;\n"
-                    "  for (long long i = 2 * cols; i < 3 * cols; ++i) {\n"
-                    "    uint64_t h = benchtui_mix(seed ^ benchtui_mix((uint64_t)i));\n"
-                    "    float v = (float)(uint32_t)(h >> 40) * 9.5367431640625e-07f - 8.0f;\n"
-                    "    printf(\"%a\\n\", v); } }\n")
+                    "int main() { long long cols = 1000;\n"
+                    "  for (long long i = 2 * cols; i < 3 * cols; ++i)\n"
+                    f"    printf(\"%a\\n\", benchtui_seeded_value((uint64_t)i, {lo}ULL, {hi}ULL)); }}\n")
     exe = tmp_path / "gen"
     proc = subprocess.run([cuda_build.find_nvcc(), "-std=c++17", str(main), "-o", str(exe)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     device = [float.fromhex(v) for v in subprocess.run([str(exe)], capture_output=True, text=True).stdout.split()]
-    host = cuda_device.seeded_rows(0x123456789abcdef, [2], 1000)[0]
+    host = cuda_device.seeded_rows(seed, [2], 1000)[0]
     assert host.dtype == np.float32 and host.tolist() == device
     assert -8.0 <= host.min() and host.max() < 8.0 and len(set(host.tolist())) > 990
+    # every bit of the seed picks the values: the high word alone changes them
+    assert not np.array_equal(host, cuda_device.seeded_rows(seed ^ (1 << 100), [2], 1000)[0])
 
 
 # -- on a real GPU -------------------------------------------------------------------
@@ -520,8 +652,10 @@ def test_opus_adapter_is_keyed_to_its_answer_and_builds(tmp_path):
     adapter = CHALLENGE / "adapters" / "opus47_1m.cu"
     changed, missing = compare_key(read_key(adapter), PUBLISHED_OPUS)
     assert not changed and not missing
+    harness = cuda_device.build_harness_object(tmp_path, arch="sm_90")
+    assert harness.ok, harness.output
     result = cuda_device.build([adapter], tmp_path / "lib.so", include_dirs=[PUBLISHED_OPUS], timeout_s=300,
-                              arch="sm_90")
+                               arch="sm_90", harness_object=tmp_path / cuda_device.HARNESS_OBJECT)
     assert result.ok, result.output
     lib = ctypes.CDLL(str(tmp_path / "lib.so"))  # loads without a driver; never called here
     assert getattr(lib, conformance.SYMBOL) and lib.benchtui_h_timer_stop

@@ -50,3 +50,32 @@ def test_an_adapter_that_does_not_compile_is_a_build_failure_with_nvcc_s_words(t
     assert not facts["ok"] and host is None
     assert 'identifier "FLT_MAX" is undefined' in facts["summary"]
     assert "/tmp" not in facts["summary"]  # paths shown relative to the answer
+
+
+SHADOW = """#include_next <cuda_runtime.h>
+// An answer's header named like the toolkit's: whatever includes it gets this.
+#ifndef cudaGetErrorName
+#define cudaGetErrorName(e) "shadowed by the answer"
+#endif
+"""
+
+
+def test_a_cuda_runtime_h_in_the_answer_cannot_shadow_the_harness_s(tmp_path):
+    """The harness is compiled in a step of its own, with no include path of
+    the answer's: a ``cuda_runtime.h`` beside the answer's sources (which
+    could redefine the timer's calls) is never what the harness includes."""
+    folder = tmp_path / "answer"
+    shutil.copytree(REPO / "models" / "demo-careful" / "fuse", folder)
+    (folder / "cuda_runtime.h").write_text(SHADOW)
+    adapter = tmp_path / "adapter" / "demo-careful.cu"
+    adapter.parent.mkdir()
+    shutil.copy(CHALLENGE / "adapters" / "demo-careful.cu", adapter)
+    with local_answer_process(folder, adapter) as (peer, monitor):
+        suite = Suite(challenge_id="fuse", answer_dir=folder, challenge_dir=CHALLENGE, model="demo-careful", seed=1,
+                      backend="cuda", adapter_path=adapter, peer=peer, monitor=monitor)
+        facts, host, why = suite.cuda_library(conformance.SYMBOL, conformance.PARAMS, timeout_s=300)
+        assert facts["ok"], facts["output"]
+        # no driver is needed to name an error: the harness's own cudaGetErrorName answers
+        named = host.h.error_name(700)
+    assert named.startswith("cudaErrorIllegalAddress"), named
+    assert str(folder) not in facts["harness_command"] and "-I" not in facts["harness_command"]

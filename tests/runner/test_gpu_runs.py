@@ -5,6 +5,8 @@ faults that stay the answer's and leave the GPU usable; host code that tries
 to forge a result. Skipped, with the reason, where there is no GPU."""
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -60,7 +62,9 @@ def exploit_workbench(root: Path, names: list[str], **thresholds) -> Path:
     text = toml.read_text().replace("V = [1000, 50257, 151936]", "V = [1000]").replace("k = [1, 5, 32]", "k = [5]")
     text = text.replace("timeout_s = 600.0", "timeout_s = 120.0")
     for key, value in thresholds.items():
-        text = text.replace("[thresholds]\n", f"[thresholds]\n{key} = {value}\n")
+        line = re.compile(rf"^{key} = .*$", re.MULTILINE)
+        text = line.sub(f"{key} = {value}", text) if line.search(text) else \
+            text.replace("[thresholds]\n", f"[thresholds]\n{key} = {value}\n")
     toml.write_text(text)
     for name in names:
         folder = root / "models" / f"x-{name}" / "fuse"
@@ -77,7 +81,6 @@ def test_demo_fuse_is_judged_in_the_sandbox(demo_workbench):
     assert tree_digest(demo_workbench / "models") == before
     verdict, checks, message = got["demo-careful"]
     assert verdict == V.PASS, {n: (c["verdict"], c["message"]) for n, c in checks.items()}
-    assert "trust_boundary" not in checks
     assert "in the answer's sandbox" in checks["build_library"]["message"]
     assert checks["timed_outputs"]["verdict"] == V.PASS
     assert checks["topk[V=151936,k=32]"]["verdict"] == V.PASS
@@ -89,14 +92,22 @@ def test_demo_fuse_is_judged_in_the_sandbox(demo_workbench):
     assert got["demo-quitter"][0] == V.COMPILE_ERROR
 
 
+def details_of(check: dict) -> dict:
+    d = check.get("details")
+    return json.loads(d) if isinstance(d, str) else (d or {})
+
+
 def test_timing_exploits_buy_no_better_figure(tmp_path):
-    names = ["honest", "other_stream", "replay", "skip_after_warmup", "l2_persist", "patched_timer"]
+    names = ["honest", "other_stream", "replay", "skip_after_warmup", "patched_timer", "ctor_patch"]
     root = exploit_workbench(tmp_path / "wb", names)
     got = run(root, [(f"x-{n}", "fuse") for n in names])
     honest = got["x-honest"][1]
     assert got["x-honest"][0] == V.PASS, {n: c["message"] for n, c in honest.items()}
     base = honest["roofline"]["value"]
     assert base and base >= 1
+    honest_events = details_of(honest["roofline"])["events_median_s"]
+    # the checker's clock and the answer's events agree for an honest kernel
+    assert abs(details_of(honest["roofline"])["answer_median_s"] / honest_events - 1) < 0.1, details_of(honest["roofline"])
     for name in names[1:]:
         verdict, checks, _ = got[f"x-{name}"]
         figure = checks["roofline"]
@@ -106,8 +117,32 @@ def test_timing_exploits_buy_no_better_figure(tmp_path):
         verdict, checks, _ = got[f"x-{name}"]
         assert verdict == V.FAIL and checks["timed_outputs"]["verdict"] == V.FAIL, (name, checks["timed_outputs"])
         assert checks["speed"]["value"] is None
-    assert got["x-patched_timer"][1]["roofline"]["value"] is None
-    assert "this side's clock" in got["x-patched_timer"][1]["roofline"]["message"]
+    # work left on another stream: its outputs are complete when read and its events count it
+    # (both hold only while the harness syncs the whole device around the call)
+    verdict, checks, _ = got["x-other_stream"]
+    assert checks["timed_outputs"]["verdict"] == V.PASS, checks["timed_outputs"]["message"]
+    assert details_of(checks["roofline"])["events_median_s"] >= 0.9 * honest_events, details_of(checks["roofline"])
+    # a 0.6x forgery of the answer's own timer, from Python or from a C constructor: ranked by the
+    # checker's clock, and said
+    for name in ("patched_timer", "ctor_patch"):
+        figure = got[f"x-{name}"][1]["roofline"]
+        assert figure["value"] is not None and figure["value"] >= 0.9 * base, (name, figure["message"])
+        assert details_of(figure)["events_disagree"] and "the answer's own CUDA events say" in figure["message"], name
+
+
+def test_a_persisting_l2_window_on_an_input_that_fits_in_l2_buys_nothing(tmp_path):
+    """32 MB of logits fit in an H100's 50 MB L2: pinned there through a
+    persisting window, they would be read from L2 but for the persisting
+    lines the harness resets before every call. Compared on the events,
+    which resolve microseconds."""
+    names = ["honest", "l2_persist"]
+    root = exploit_workbench(tmp_path / "wb", names, timing_rows=256, timing_V=32768)
+    got = run(root, [(f"x-{n}", "fuse") for n in names])
+    assert got["x-honest"][0] == V.PASS and got["x-l2_persist"][0] == V.PASS, got
+    honest = details_of(got["x-honest"][1]["roofline"])
+    pinned = details_of(got["x-l2_persist"][1]["roofline"])
+    assert 256 * 32768 * 4 < honest["gpu"]["l2_bytes"], honest["gpu"]
+    assert pinned["events_median_s"] >= 0.9 * honest["events_median_s"], (pinned["events_median_s"], honest["events_median_s"])
 
 
 def test_device_faults_are_the_answers_and_the_gpu_survives(tmp_path):
@@ -127,7 +162,9 @@ def test_device_faults_are_the_answers_and_the_gpu_survives(tmp_path):
     assert run(root, [("x-honest", "fuse")])["x-honest"][0] == V.PASS
 
 
-PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
+PUBLISHED = next((p for p in (REPO / "shared" / "published-benchmark" / "llm_programming_tests",
+                               REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests") if p.is_dir()),
+                 REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests")
 
 
 def test_published_fuse_answers_get_verdicts(tmp_path):

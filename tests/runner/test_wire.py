@@ -203,3 +203,15 @@ def test_a_gone_answer_is_peer_gone():
     with pytest.raises(wire.PeerGone):
         checker.ping()
     a.close()
+
+
+def test_echo_round_trip_measures_the_wire_without_the_other_process():
+    """What a timed cycle's reply costs on the wire, measured by a thread of
+    this process: more bytes back take longer than none."""
+    import numpy as np
+
+    from engine.verify.wire import echo_round_trip_s
+
+    empty = echo_round_trip_s(None, samples=9)
+    full = echo_round_trip_s({"outputs": [np.zeros(1 << 21, dtype=np.float32)]}, samples=9)
+    assert 0 < empty < full
