@@ -111,11 +111,14 @@ def answer_detail(store, model: str, challenge: str) -> dict:
     warnings = store.query("select kind, path, detail from scan_warnings where scan_id = ? and model = ? and challenge = ?",
                            (scan_id, model, challenge)) if scan_id else []
     # an interrupted run is history: the newest other run is the one shown, the interrupted ones after it listed
-    runs = store.query("select * from runs where model = ? and challenge = ? and status != 'interrupted' "
+    runs = store.query(f"select * from runs where model = ? and challenge = ? and {queries.NOT_CURRENT_SQL} "
                        "order by id desc limit 1", (model, challenge))
     interrupted = store.query("select id, started_at, duration_s, message from runs where model = ? and challenge = ? "
                               "and status = 'interrupted' and id > ? order by id",
                               (model, challenge, runs[0]["id"] if runs else 0))
+    trials = store.query(f"select id, verdict, started_at, message from runs where model = ? and challenge = ? "
+                         f"and status = '{queries.TRIAL}' and id > ? order by id",
+                         (model, challenge, runs[0]["id"] if runs else 0))
     run = None
     if runs:
         r = runs[0]
@@ -138,7 +141,7 @@ def answer_detail(store, model: str, challenge: str) -> dict:
     notes = [n.to_dict() for n in notes_for(store, model, challenge)]
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
             "transcripts": transcripts, "warnings": warnings, "latest_run": run,
-            "interrupted_since": interrupted, "grades": grades, "notes": notes}
+            "interrupted_since": interrupted, "trials_since": trials, "grades": grades, "notes": notes}
 
 
 def measured(check: dict) -> str:
@@ -184,6 +187,9 @@ def cmd_show(args, ctx) -> int:
     for r in detail["interrupted_since"]:
         took = f" after {r['duration_s']:.1f} s" if r["duration_s"] is not None else ""
         print(f"run #{r['id']} interrupted{took}" + (f": {r['message']}" if r["message"] else "") + " (history, not a verdict)")
+    for r in detail["trials_since"]:
+        print(f"run #{r['id']} adapter trial: {r['verdict']}" + (f": {r['message']}" if r["message"] else "")
+              + " (benchtui adapter check; history, not a verdict)")
     for g in detail["grades"]:
         print(f"grade {g['dimension']}: {GradeValue(g['letter'], g['score']).display} by {g['grader']}")
     from engine.commands.grade_cmds import note_place

@@ -13,6 +13,11 @@ from pathlib import Path
 from engine.store.database import Store
 from engine.workbench.scan_records import INFO_KINDS
 
+# A finished run's status is "done", "interrupted" (stopped: history, never the verdict shown) or
+# "trial" (`benchtui adapter check` trying an adapter: history too, never the answer's latest verdict).
+TRIAL = "trial"
+NOT_CURRENT_SQL = "status not in ('interrupted', 'trial')"
+
 OVERALL = "overall"  # engine.grading.grades.OVERALL (not imported here: see load_matrix)
 
 def _first_name(names_json: str | None) -> str:
@@ -150,7 +155,7 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
     # the newest run per answer that was not interrupted (bare columns come from the max(id) row);
     # an interrupted run is history, never the verdict shown
     runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict in conn.execute(
-        "select model, challenge, max(id), status, verdict from runs where status != 'interrupted'"
+        f"select model, challenge, max(id), status, verdict from runs where {NOT_CURRENT_SQL}"
         + (f" and {only}" if only else "") + " group by model, challenge", params)}
     human: dict[tuple[str, str], str] = {}
     judge: dict[tuple[str, str], str] = {}
@@ -278,9 +283,9 @@ def run_row(store: Store, run_id: int) -> dict | None:
 
 
 def latest_run(store: Store, model: str, challenge: str) -> dict | None:
-    """The newest run that is not interrupted (an interrupted run is history, never the verdict)."""
+    """The newest run that is not interrupted nor a trial (history, never the verdict)."""
     rows = store.query(
-        "select * from runs where model = ? and challenge = ? and status != 'interrupted' order by id desc limit 1",
+        f"select * from runs where model = ? and challenge = ? and {NOT_CURRENT_SQL} order by id desc limit 1",
         (model, challenge),
     )
     return rows[0] if rows else None
