@@ -200,17 +200,24 @@ def cmd_results(args, ctx) -> int:
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
     mark_interrupted(store)
-    latest = store.query("select id from runs where id in (select max(id) from runs where status = 'done' "
-                         "group by model, challenge) order by model, challenge")
-    records = [run_record(store, r["id"]) for r in latest]
+    latest = store.query("select id, challenge, versions from runs where id in (select max(id) from runs "
+                         "where status = 'done' group by model, challenge) order by model, challenge")
+    suites = queries.current_suites(store)
+    superseded = {r["id"]: why for r in latest if (why := queries.superseded_suite(r["versions"], r["challenge"], suites))}
+    records = [run_record(store, r["id"]) for r in latest if r["id"] not in superseded]
     have = {(r["model"], r["challenge"]) for r in records}
-    not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": "no_answer" if a["status"] == "no_answer" else "not_run"}
-               for a in store.answers() if (a["model"], a["challenge"]) not in have]
+    old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
+                for r in store.query("select id, model, challenge from runs where id in "
+                                     f"({', '.join(map(str, superseded)) or 'null'})")}
+    not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": queries.answer_state(a),
+                **({"superseded_run": old_runs[key][0], "why": old_runs[key][1]} if key in old_runs else {})}
+               for a in store.answers() if (key := (a["model"], a["challenge"])) not in have]
     if args.json:
         print_json({"results": records, "not_run": not_run})
         return 0
     for r in records:
         print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
     for r in not_run:
-        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}")
+        why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
+        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")
     return 0

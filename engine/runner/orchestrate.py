@@ -31,7 +31,7 @@ from engine.runner import sandbox
 from engine.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
                                   in_flight, open_up, pack_tree, parse_results, two_processes)
 from engine.store.database import Store, now_iso
-from engine.store.queries import TRIAL
+from engine.store.queries import TRIAL, suite_origin
 from engine.verify import verdicts as V
 from engine.workbench.layout import Workbench
 
@@ -228,7 +228,7 @@ class Runner:
                 "model": model, "challenge": challenge_id, "status": "running", "backend": backend,
                 "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seed,
                 "started_at": now_iso(), "pid": os.getpid(), "git_commit": self.git_commit, "answer_sha256": digest,
-                "files": json.dumps(files), "versions": json.dumps(versions(backend)),
+                "files": json.dumps(files), "versions": json.dumps({**versions(backend), "suite": suite_origin(challenge.path)}),
                 "message": degraded or "", "prompt_version": prompt["prompt_version"]}, since=self.started_at)
         if busy is not None:
             said = (f"already running (run #{busy['id']}, process {busy['pid']})" if busy["status"] == "running" else
@@ -375,7 +375,7 @@ class Runner:
         extra.update(got.get("self_check") or {})
         if self.cluster is not None:  # where it ran: the worker's own sandbox layer, device and versions
             extra.update({"sandbox": got["layer"], "node": got.get("node", ""), "device": got["facts"]["device"],
-                          "versions": json.dumps(got["facts"]["versions"])})
+                          "versions": json.dumps({**got["facts"]["versions"], "suite": suite_origin(challenge.path)})})
         verdict = V.worst(c["verdict"] for c in checks)
         if got["timed_out"] and any(c["verdict"] == V.FAIL for c in checks):
             verdict = V.FAIL  # a check it finished found a wrong result: the timeout stands beside it
