@@ -12,7 +12,7 @@ from engine.challenges.prompts import prompt_source, run_prompt_line
 from engine.grading.grades import GradeValue
 from engine.commands.fit import fit_check
 from engine.commands.run_cmds import run_coverage, shown_verdict
-from engine.workbench.new_model import ScaffoldError, new_model
+from engine.workbench.new_model import BadModelName, ScaffoldError, new_model
 from engine.workbench.scan import scan_workbench
 from engine.workbench.scan_records import INFO_KINDS
 from engine.store import queries
@@ -58,17 +58,20 @@ def cmd_scan(args, ctx) -> int:
 
 
 def latest_verdicts(store) -> dict[tuple[str, str], str]:
-    """The verdict of the latest finished run per answer."""
-    rows = store.query(
-        "select model, challenge, verdict from runs where id in (select max(id) from runs where status = 'done' group by model, challenge)")
-    return {(r["model"], r["challenge"]): r["verdict"] for r in rows}
+    """The verdict of the latest finished run per answer (one another suite gave is not current)."""
+    rows = store.query("select model, challenge, verdict, versions from runs where id in "
+                       "(select max(id) from runs where status = 'done' group by model, challenge)")
+    suites = queries.current_suites(store)
+    return {(r["model"], r["challenge"]): r["verdict"] for r in rows
+            if not queries.superseded_suite(r["versions"], r["challenge"], suites)}
 
 
 def answer_rows(store) -> list[dict]:
     verdicts = latest_verdicts(store)
     out = []
     for a in store.answers():
-        status = a["status"] if a["status"] == "no_answer" else verdicts.get((a["model"], a["challenge"]), a["status"])
+        status = queries.answer_state(a) if a["status"] == "no_answer" else \
+            verdicts.get((a["model"], a["challenge"]), a["status"])
         out.append({"model": a["model"], "challenge": a["challenge"], "status": status,
                     "files": a["files"], "transcripts": a["transcripts"]})
     return out
@@ -129,6 +132,8 @@ def answer_detail(store, model: str, challenge: str) -> dict:
                "prompt_source": prompt_source(store.query("select name, details from checks where run_id = ? "
                                                           "and name = 'prompt'", (r["id"],))),
                **run_coverage(r),
+               # another suite judged it (a workbench challenge added over a bundled one, or removed): not current
+               "superseded": queries.superseded_suite(r["versions"], challenge, queries.current_suites(store)),
                "checks": queries.shown_checks(store, r["id"]),
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
     grades = store.query(
@@ -178,6 +183,9 @@ def cmd_show(args, ctx) -> int:
         print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")
     else:
         print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
+        if run["superseded"]:
+            print(f"  not the current verdict: it was {run['superseded']}; "
+                  f"`benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}` judges it again")
         print(f"  judged against prompt version: {run_prompt_line(run['prompt_version'], run['prompt_source'])}")
         for req in run["coverage"] or ():
             text = req["words"] + (f" ({req['reason']})" if req["reason"] else "")
@@ -214,6 +222,8 @@ def cmd_new_model(args, ctx) -> int:
         challenges = load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges
     try:
         created = new_model(root_models, args.name, challenges)
+    except BadModelName as exc:
+        raise UsageError(str(exc)) from exc
     except ScaffoldError as exc:
         raise CommandError(str(exc)) from exc
     except OSError as exc:
