@@ -89,10 +89,25 @@ def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
             status, reason = PASS, ""
         else:
             status = NOT_EXERCISED
-            reason = "; ".join(reasons) if reasons else "no check reached it (no binding for it)"
+            reason = "; ".join(reasons) if reasons else unreached(checks)
         out.append({"id": rid, "words": r["words"], "status": status, "reason": reason,
                     "checkable": r["checkable"], "checks": named})
     return out
+
+
+def unreached(checks: list[dict]) -> str:
+    """Why no check reached a requirement, from what ended the run: its time limit, a compile
+    error, a suite that stopped on an error, or no binding."""
+    by = {c.get("verdict") for c in checks}
+    if V.TIMEOUT in by:
+        return "no check reached it: the run hit its time limit first"
+    if V.COMPILE_ERROR in by:
+        return "no check reached it: the answer did not compile"
+    if V.UNBOUND in by:
+        return "no check reached it (no binding for it)"
+    if any(c.get("verdict") == V.ERROR and c.get("name") in ("conformance", "run") for c in checks):
+        return "no check reached it: the checks stopped on an error first"
+    return "no check reached it"
 
 
 def apply(verdict: str, coverage: list[dict]) -> str:

@@ -52,6 +52,21 @@ def test_each_requirement_gets_pass_fail_or_not_exercised_with_a_reason():
     assert cov["b"]["status"] == "not_exercised" and "g: skipped" in cov["b"]["reason"]
 
 
+def test_a_requirement_no_check_reached_says_what_ended_the_run():
+    """After a timeout the requirements left are unreached because of the time limit, not
+    for want of a binding (ternary_training with --timeout 1 used to say "no binding for it")."""
+    reqs = coverage.requirements(FakeChallenge(RAW), None)
+    timed_out = [check("a_check", V.PASS, ["a"]),
+                 {"name": "b_check", "verdict": V.TIMEOUT, "message": "stopped by the run's time limit (1 s)"},
+                 {"name": "run", "verdict": V.TIMEOUT, "message": "killed after 1.0 s"}]
+    reason = {r["id"]: r["reason"] for r in coverage.compute(reqs, timed_out)}["b"]
+    assert "time limit" in reason and "binding" not in reason
+    unbound = [{"name": "bind", "verdict": V.UNBOUND, "message": "looked for f in x.py"}]
+    assert {r["id"]: r["reason"] for r in coverage.compute(reqs, unbound)}["b"] == "no check reached it (no binding for it)"
+    died = [{"name": "conformance", "verdict": V.ERROR, "message": "RuntimeError: boom"}]
+    assert "stopped on an error" in {r["id"]: r["reason"] for r in coverage.compute(reqs, died)}["a"]
+
+
 def test_a_requirement_met_by_the_adapter_is_not_exercised_and_the_pass_is_partial():
     reqs = coverage.requirements(FakeChallenge(RAW))
     checks = [check("x", V.PASS, "ab", not_exercised={"b": "the adapter loops over the sequences"}),
