@@ -5,7 +5,7 @@ import sys
 
 from engine.challenges.definition import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
-from engine.commands.fit import fit_check
+from engine.commands.fit import fit, fit_check
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from engine.commands.interrupt import InFlight, runs, two_step_interrupt
 from engine.workbench.scan import scan_workbench
@@ -59,6 +59,31 @@ def run_record(store, run_id: int) -> dict:
             **run_coverage(r),
             "checks": queries.shown_checks(store, run_id),
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
+
+
+def print_record(r: dict) -> None:
+    """One run as `benchtui run` prints it: the verdict, then what it did not cover and the checks
+    that did not pass, each reason said once."""
+    print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+    # requirements and checks that share a reason are said once (a CPU-only run skips most of fuse's)
+    unmet = said_once(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
+    for (status, reason), ids in unmet:
+        print("\n".join(fit_check(f"    {status:<13} {', '.join(ids)}: ", status, reason)))
+    shown = said_once(((c["verdict"], c["message"]), c["name"]) for c in r["checks"] if c["verdict"] not in ("pass", "info"))
+    for (verdict, message), names in shown:
+        if len(names) == 1:
+            print("\n".join(fit_check(f"    {verdict:<13} {names[0]}: ", verdict, message)))
+        else:  # said once for all of them, so said whole; `show` lists each
+            print("\n".join(fit(f"    {verdict:<13} {len(names)} checks, {names[0]} to {names[-1]}: ", message,
+                                 whole=True)))
+
+
+def said_once(items) -> list[tuple[tuple, list[str]]]:
+    """``(key, name)`` pairs grouped by key, in first-seen order: ``[(key, [names])]``."""
+    groups: dict[tuple, list[str]] = {}
+    for key, name in items:
+        groups.setdefault(key, []).append(name)
+    return list(groups.items())
 
 
 def run_coverage(r: dict) -> dict:
@@ -132,13 +157,7 @@ def cmd_run(args, ctx) -> int:
                                                "message": e.message} for e in busy]})
         return 130 if caught else 0
     for r in records:
-        print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
-        for req in r.get("coverage") or ():
-            if req["status"] != "pass":
-                print("\n".join(fit_check(f"    {req['status']:<13} {req['id']}: ", req["status"], req["reason"])))
-        for c in r["checks"]:
-            if c["verdict"] not in ("pass", "info"):
-                print("\n".join(fit_check(f"    {c['verdict']:<13} {c['name']}: ", c["verdict"], c["message"])))
+        print_record(r)
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)

@@ -67,6 +67,25 @@ def test_a_requirement_no_check_reached_says_what_ended_the_run():
     assert "stopped on an error" in {r["id"]: r["reason"] for r in coverage.compute(reqs, died)}["a"]
 
 
+def test_a_reason_many_checks_share_is_said_once(capsys):
+    """A CPU-only fuse run skips every check for one reason: the requirements and the
+    run's output say it once, not once per check (about 40 times per answer)."""
+    gpu = "needs an NVIDIA GPU: this run's backend is cpu, not cuda"
+    skipped = [check(f"topk[{i}]", V.SKIPPED, ["a", "b"]) | {"message": gpu} for i in range(11)]
+    reqs = coverage.requirements(FakeChallenge(RAW), None)
+    cov = coverage.compute(reqs, skipped)
+    assert [r["reason"].count(gpu) for r in cov if r["id"] in ("a", "b")] == [1, 1]
+    mixed = coverage.compute(reqs, skipped + [check("bind", V.UNBOUND, ["a"]) | {"message": "looked for f"}])
+    assert mixed[0]["reason"] == f"11 checks: skipped ({gpu}); bind: unbound (looked for f)"
+    from engine.commands.run_cmds import print_record
+
+    print_record({"verdict": V.SKIPPED, "model": "m", "challenge": "fuse", "backend": "cpu", "duration_s": 1.0,
+                  "coverage": cov, "checks": skipped + [check("speed", V.SKIPPED, []) | {"message": gpu}]})
+    out = capsys.readouterr().out
+    assert out.count("needs an NVIDIA GPU") == 2 and len(out.splitlines()) <= 6
+    assert "12 checks, topk[0] to speed" in out
+
+
 def test_a_requirement_met_by_the_adapter_is_not_exercised_and_the_pass_is_partial():
     reqs = coverage.requirements(FakeChallenge(RAW))
     checks = [check("x", V.PASS, "ab", not_exercised={"b": "the adapter loops over the sequences"}),
