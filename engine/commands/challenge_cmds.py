@@ -58,7 +58,7 @@ def _challenge(ctx, name: str):
 
 def cmd_new(args, ctx) -> int:
     from engine.authoring.new_challenge import ScaffoldError, scaffold_challenge
-    from engine.challenges.catalog import same_folder
+    from engine.challenges.catalog import load_challenge_set
     from engine.challenges.definition import BUNDLED_CHALLENGES
 
     prompt = None
@@ -68,8 +68,8 @@ def cmd_new(args, ctx) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read --from {args.prompt}: {getattr(exc, 'strerror', None) or exc}") from exc
     root = _root(args, ctx)
-    if (BUNDLED_CHALLENGES / args.id / "challenge.toml").is_file() and not args.force and \
-            not same_folder(root / "challenges", BUNDLED_CHALLENGES):
+    # a bundled challenge every workbench is offered (not the demo's own `bundled = false` example)
+    if not args.force and args.id in load_challenge_set(None, BUNDLED_CHALLENGES).challenges:
         raise UsageError(f"{args.id} is a bundled challenge: a workbench challenge with its id replaces it, and every "
                          f"{args.id} answer would then be judged by the new suite; pick another id, or pass --force")
     try:

@@ -270,6 +270,8 @@ def test_new_refuses_a_bundled_id_without_force(capsys, wb):
     assert not (wb / "challenges").exists()
     assert cli(capsys, "--workbench", str(wb), "challenge", "new", "kv", "--force")[0] == 0
     assert (wb / "challenges" / "kv" / "challenge.toml").is_file()
+    # the demo's own example (bundled = false) replaces nothing elsewhere: no --force needed
+    assert cli(capsys, "--workbench", str(wb), "challenge", "new", "top_p")[0] == 0
 
 
 @pytest.mark.sandbox
