@@ -234,8 +234,12 @@ def cmd_results(args, ctx) -> int:
     if args.json:
         print_json({"results": records, "not_run": not_run})
         return 0
+    answers = {(a["model"], a["challenge"]): a for a in store.answers()}
     for r in records:
-        print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
+        said = shown_verdict(r)
+        if r["verdict"] == "no_answer" and (a := answers.get((r["model"], r["challenge"]))) is not None:
+            said = queries.answer_state(a)  # in the scan's words: `waiting` for a folder with only its prompt
+        print(f"{said:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")

@@ -127,3 +127,22 @@ def test_demo_on_a_file_says_it_is_a_file(capsys, tmp_path):
     afile.write_text("")
     code, _, err = run_cli(capsys, "demo", str(afile), "--no-open")
     assert code == 2 and "is a file, not a folder" in err and "not empty" not in err
+
+
+@pytest.mark.sandbox
+def test_results_and_list_say_waiting_as_scan_does(capsys, small_wb):
+    """beta/kv holds only its PROMPT.md: scan calls it `waiting`; list and results did `no_answer`."""
+    from engine.runner import sandbox
+
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    wb = ("--workbench", str(small_wb))
+    code, out, _ = run_cli(capsys, *wb, "results")
+    assert code == 0 and "waiting        beta/kv" in out
+    assert run_cli(capsys, *wb, "run", "-m", "beta", "-c", "kv")[0] == 0
+    code, out, _ = run_cli(capsys, *wb, "results")
+    assert "waiting        beta/kv  run #1" in out and "no_answer" not in out
+    code, out, _ = run_cli(capsys, *wb, "list")
+    assert "waiting" in out and "no_answer" not in out
