@@ -79,6 +79,8 @@ def cmd_new(args, ctx) -> int:
     except OSError as exc:
         raise CommandError(f"cannot write {root / 'challenges' / args.id}: {exc.strerror or exc}") from exc
     print(f"wrote {folder}")
+    if args.force and args.id in load_challenge_set(None, BUNDLED_CHALLENGES).challenges:
+        print(f"it replaces the bundled {args.id} in this workbench: every {args.id} answer is judged by it from now on")
     print(f"edit PROMPT.md, [requirements], reference.py and conformance.py, then: benchtui challenge check {args.id}")
     return 0
 

@@ -268,7 +268,8 @@ def test_new_refuses_a_bundled_id_without_force(capsys, wb):
     code, _, err = cli(capsys, "--workbench", str(wb), "challenge", "new", "kv")
     assert code == 2 and "kv is a bundled challenge" in err and "--force" in err
     assert not (wb / "challenges").exists()
-    assert cli(capsys, "--workbench", str(wb), "challenge", "new", "kv", "--force")[0] == 0
+    code, out, _ = cli(capsys, "--workbench", str(wb), "challenge", "new", "kv", "--force")
+    assert code == 0 and "it replaces the bundled kv" in out
     assert (wb / "challenges" / "kv" / "challenge.toml").is_file()
     # the demo's own example (bundled = false) replaces nothing elsewhere: no --force needed
     assert cli(capsys, "--workbench", str(wb), "challenge", "new", "top_p")[0] == 0
