@@ -457,6 +457,9 @@ def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = Fa
     challenge, folder = locate(workbench, model, challenge_name)
     if refusal := refuse_install_write(workbench.root):  # before any other reason: nothing is written there, forced or not
         raise ValueError(refusal)
+    if not answer_source_files(folder):  # only its PROMPT.md (a model that has not answered yet), or notes
+        raise AdapterError(f"{model}/{challenge.id} holds no answer source files ({', '.join(SOURCE_SUFFIXES)}): "
+                           "there is nothing to adapt")
     if not force:
         latest, checks = None, None
         if store is not None:

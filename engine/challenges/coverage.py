@@ -70,9 +70,9 @@ def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
             elif c.get("verdict") == V.PASS:
                 passed.append(c["name"])
             elif c.get("verdict") in (V.SKIPPED, V.UNBOUND, V.MISSING_DEPENDENCY):
-                reasons.append(f"{c['name']}: {c.get('verdict')}" + (f" ({c['message']})" if c.get("message") else ""))
+                reasons.append((c["name"], f"{c.get('verdict')}" + (f" ({c['message']})" if c.get("message") else "")))
             elif c.get("verdict") == V.INFO:
-                reasons.append(f"{c['name']}: not asked by this prompt")
+                reasons.append((c["name"], "not asked by this prompt"))
         asked = [c for c in checks if r["id"] in (c.get("requires") or ())
                  and not (c.get("verdict") == V.INFO and "would_be" in (c.get("details") or {}))]
         if named and not asked:  # every check for it belongs to another prompt version
@@ -89,10 +89,36 @@ def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
             status, reason = PASS, ""
         else:
             status = NOT_EXERCISED
-            reason = "; ".join(reasons) if reasons else "no check reached it (no binding for it)"
+            reason = grouped(reasons) if reasons else unreached(checks)
         out.append({"id": rid, "words": r["words"], "status": status, "reason": reason,
                     "checkable": r["checkable"], "checks": named})
     return out
+
+
+def grouped(reasons: list[tuple[str, str]]) -> str:
+    """Checks that share a reason, said once: "skipped (needs an NVIDIA GPU ...)" when every
+    check has it (the requirement lists its checks), else "11 checks: skipped (...); bind: unbound (...)"."""
+    by: dict[str, list[str]] = {}
+    for name, why in reasons:
+        by.setdefault(why, []).append(name)
+    if len(by) == 1 and len(reasons) > 1:
+        return next(iter(by))
+    return "; ".join(f"{names[0] if len(names) == 1 else f'{len(names)} checks'}: {why}" for why, names in by.items())
+
+
+def unreached(checks: list[dict]) -> str:
+    """Why no check reached a requirement, from what ended the run: its time limit, a compile
+    error, a suite that stopped on an error, or no binding."""
+    by = {c.get("verdict") for c in checks}
+    if V.TIMEOUT in by:
+        return "no check reached it: the run hit its time limit first"
+    if V.COMPILE_ERROR in by:
+        return "no check reached it: the answer did not compile"
+    if V.UNBOUND in by:
+        return "no check reached it (no binding for it)"
+    if any(c.get("verdict") == V.ERROR and c.get("name") in ("conformance", "run") for c in checks):
+        return "no check reached it: the checks stopped on an error first"
+    return "no check reached it"
 
 
 def apply(verdict: str, coverage: list[dict]) -> str:

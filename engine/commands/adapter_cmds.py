@@ -38,6 +38,8 @@ def cmd_new(args, ctx) -> int:
         path = adapters.scaffold_for(ctx.workbench, args.model, challenge.id, force=args.force, store=ctx.store)
     except FileExistsError as exc:
         raise UsageError(str(exc)) from exc
+    except adapters.AdapterError as exc:
+        raise CommandError(str(exc)) from exc
     except (OSError, ValueError) as exc:
         raise CommandError(f"cannot write the adapter: {exc}") from exc
     res = adapters.resolve(ctx.workbench.root, challenge, args.model, folder)
@@ -52,6 +54,7 @@ def cmd_check(args, ctx) -> int:
     from engine.commands.run_cmds import run_record
     from engine.runner import sandbox
     from engine.runner.orchestrate import run_answers
+    from engine.store.queries import latest_run
     from engine.workbench.scan import scan_workbench
 
     if args.timeout is not None and args.timeout <= 0:
@@ -60,20 +63,39 @@ def cmd_check(args, ctx) -> int:
     res = adapters.resolve(ctx.workbench.root, challenge, args.model, folder)
     scan_workbench(ctx.workbench, ctx.store)
     try:
-        events = run_answers(ctx.workbench, [(args.model, challenge.id)], self_check=False, timeout_s=args.timeout)
+        # a trial: kept in the run history, never the answer's latest verdict (engine/store/queries.py)
+        events = run_answers(ctx.workbench, [(args.model, challenge.id)], self_check=False, timeout_s=args.timeout,
+                             trial=True)
     except sandbox.SandboxUnavailable as exc:
         raise CommandError(str(exc)) from exc
     event = events[0]
     if event.run_id is None:
         raise CommandError(event.message or "the run did not start")
     record = run_record(ctx.store, event.run_id)
-    bound = not any(c["verdict"] == "unbound" for c in record["checks"]) and record["verdict"] != "unbound"
+    bound, why = binding_outcome(record)
+    latest = latest_run(ctx.store, args.model, challenge.id)
+    standing = (f"its verdict stays run #{latest['id']}: {latest['verdict']}" if latest else "it has no verdict yet")
+    trial = (f"a trial: stored as run #{event.run_id} in the answer's history, not as its verdict ({standing}); "
+             f"`benchtui run -m {args.model} -c {challenge.id}` records one")
     if args.json:
-        print_json({"adapter": res.as_dict(), "bound": bound, **record})
+        print_json({"adapter": res.as_dict(), "bound": bound, "why": why, "trial": True,
+                    "latest_run": latest["id"] if latest else None, **record})
         return 0 if bound else 1
-    print(f"{args.model} / {challenge.id}: {record['verdict']} (run {event.run_id}); adapter: "
+    print(f"{args.model} / {challenge.id}: {record['verdict']} (trial run {event.run_id}); adapter: "
           f"{res.message if res.status != 'none' else 'none found'}")
     for c in record["checks"]:
         print("\n".join(fit_check(f"  {c['verdict']:<14} {c['name']:<32} ", c["verdict"], c["message"])))
-    print("the adapter bound" if bound else "not bound: see the unbound checks above")
+    print("the adapter bound" if bound else f"not bound: {why}")
+    print(trial)
     return 0 if bound else 1
+
+
+def binding_outcome(record: dict) -> tuple[bool, str]:
+    """(whether the run bound the answer, why not): an ``unbound`` check, or a suite that
+    stopped before any check called the answer (a ``conformance`` error), did not bind."""
+    checks = record["checks"]
+    if record["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in checks):
+        return False, "see the unbound checks above"
+    if any(c["name"] == "conformance" and c["verdict"] == "error" for c in checks):
+        return False, "the checks stopped before they reached the answer (see the conformance error above)"
+    return True, ""

@@ -15,6 +15,8 @@ def register(sub) -> None:
     n = csub.add_parser("new", help="scaffold a working plugin: metadata, prompt, reference, suite, adapter contract")
     n.add_argument("id", help="the new challenge's id (lowercase letters, digits, _)")
     n.add_argument("--from", dest="prompt", metavar="PROMPT.md", help="the prompt to use (default: a placeholder task)")
+    n.add_argument("--force", action="store_true",
+                   help="write it even when ID is a bundled challenge's id (the new one then replaces it in this workbench)")
     n.set_defaults(func=cmd_new)
 
     c = csub.add_parser("check", help="prove a plugin sound: reference passes, checks name requirements, thresholds clear the noise")
@@ -56,6 +58,8 @@ def _challenge(ctx, name: str):
 
 def cmd_new(args, ctx) -> int:
     from engine.authoring.new_challenge import ScaffoldError, scaffold_challenge
+    from engine.challenges.catalog import load_challenge_set
+    from engine.challenges.definition import BUNDLED_CHALLENGES
 
     prompt = None
     if args.prompt:
@@ -64,6 +68,10 @@ def cmd_new(args, ctx) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read --from {args.prompt}: {getattr(exc, 'strerror', None) or exc}") from exc
     root = _root(args, ctx)
+    # a bundled challenge every workbench is offered (not the demo's own `bundled = false` example)
+    if not args.force and args.id in load_challenge_set(None, BUNDLED_CHALLENGES).challenges:
+        raise UsageError(f"{args.id} is a bundled challenge: a workbench challenge with its id replaces it, and every "
+                         f"{args.id} answer would then be judged by the new suite; pick another id, or pass --force")
     try:
         folder = scaffold_challenge(root / "challenges", args.id, prompt)
     except ScaffoldError as exc:
@@ -71,6 +79,8 @@ def cmd_new(args, ctx) -> int:
     except OSError as exc:
         raise CommandError(f"cannot write {root / 'challenges' / args.id}: {exc.strerror or exc}") from exc
     print(f"wrote {folder}")
+    if args.force and args.id in load_challenge_set(None, BUNDLED_CHALLENGES).challenges:
+        print(f"it replaces the bundled {args.id} in this workbench: every {args.id} answer is judged by it from now on")
     print(f"edit PROMPT.md, [requirements], reference.py and conformance.py, then: benchtui challenge check {args.id}")
     return 0
 

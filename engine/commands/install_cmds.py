@@ -1,11 +1,12 @@
 """demo: the bundled demo workbench, without a clone."""
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 
 from engine.host import resources
-from engine.cli import CommandError, open_dashboard
+from engine.cli import CommandError, UsageError, open_dashboard
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*", "*.db-wal", "*.db-shm")
 
@@ -26,7 +27,9 @@ def place_demo(target: Path) -> tuple[Path, bool]:
         raise CommandError(refusal)
     if (target / "models").is_dir():
         return target, False
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+    if target.exists() and not target.is_dir():
+        raise UsageError(f"{target} is a file, not a folder; pick an empty or new folder for the demo")
+    if target.exists() and any(target.iterdir()):
         raise CommandError(f"{target} exists and is not empty; pick an empty or new folder for the demo")
     source = resources.bundled_demo_models()
     if not source.is_dir():
@@ -53,6 +56,9 @@ def demo_own_challenges() -> list[Path]:
 def cmd_demo(args, ctx) -> int:
     target, copied = place_demo(Path(args.dir) if args.dir else resources.user_data_dir() / "demo")
     print(f"demo workbench {'copied to' if copied else 'already at'} {target}; reopen it with: benchtui --workbench {target}")
+    # commands read the workbench in the current folder: the demo's is elsewhere
+    print(f"from the shell: cd {shlex.quote(str(target))} && benchtui results; its judge's grades, for the grade "
+          "screen and the leaderboard: benchtui grades import models/JUDGES.md")
     if args.no_open:
         return 0
     ctx.args.workbench, ctx.args.store = str(target), None

@@ -5,7 +5,7 @@ import sys
 
 from engine.challenges.definition import challenge_for_name
 from engine.cli import CommandError, UsageError, print_json
-from engine.commands.fit import fit_check
+from engine.commands.fit import fit, fit_check
 from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from engine.commands.interrupt import InFlight, runs, two_step_interrupt
 from engine.workbench.scan import scan_workbench
@@ -59,6 +59,31 @@ def run_record(store, run_id: int) -> dict:
             **run_coverage(r),
             "checks": queries.shown_checks(store, run_id),
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
+
+
+def print_record(r: dict) -> None:
+    """One run as `benchtui run` prints it: the verdict, then what it did not cover and the checks
+    that did not pass, each reason said once."""
+    print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+    # requirements and checks that share a reason are said once (a CPU-only run skips most of fuse's)
+    unmet = said_once(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
+    for (status, reason), ids in unmet:
+        print("\n".join(fit_check(f"    {status:<13} {', '.join(ids)}: ", status, reason)))
+    shown = said_once(((c["verdict"], c["message"]), c["name"]) for c in r["checks"] if c["verdict"] not in ("pass", "info"))
+    for (verdict, message), names in shown:
+        if len(names) == 1:
+            print("\n".join(fit_check(f"    {verdict:<13} {names[0]}: ", verdict, message)))
+        else:  # said once for all of them, so said whole; `show` lists each
+            print("\n".join(fit(f"    {verdict:<13} {len(names)} checks, {names[0]} to {names[-1]}: ", message,
+                                 whole=True)))
+
+
+def said_once(items) -> list[tuple[tuple, list[str]]]:
+    """``(key, name)`` pairs grouped by key, in first-seen order: ``[(key, [names])]``."""
+    groups: dict[tuple, list[str]] = {}
+    for key, name in items:
+        groups.setdefault(key, []).append(name)
+    return list(groups.items())
 
 
 def run_coverage(r: dict) -> dict:
@@ -132,13 +157,7 @@ def cmd_run(args, ctx) -> int:
                                                "message": e.message} for e in busy]})
         return 130 if caught else 0
     for r in records:
-        print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
-        for req in r.get("coverage") or ():
-            if req["status"] != "pass":
-                print("\n".join(fit_check(f"    {req['status']:<13} {req['id']}: ", req["status"], req["reason"])))
-        for c in r["checks"]:
-            if c["verdict"] not in ("pass", "info"):
-                print("\n".join(fit_check(f"    {c['verdict']:<13} {c['name']}: ", c["verdict"], c["message"])))
+        print_record(r)
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
@@ -200,17 +219,28 @@ def cmd_results(args, ctx) -> int:
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
     mark_interrupted(store)
-    latest = store.query("select id from runs where id in (select max(id) from runs where status = 'done' "
-                         "group by model, challenge) order by model, challenge")
-    records = [run_record(store, r["id"]) for r in latest]
+    latest = store.query("select id, challenge, versions from runs where id in (select max(id) from runs "
+                         "where status = 'done' group by model, challenge) order by model, challenge")
+    suites = queries.current_suites(store)
+    superseded = {r["id"]: why for r in latest if (why := queries.superseded_suite(r["versions"], r["challenge"], suites))}
+    records = [run_record(store, r["id"]) for r in latest if r["id"] not in superseded]
     have = {(r["model"], r["challenge"]) for r in records}
-    not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": "no_answer" if a["status"] == "no_answer" else "not_run"}
-               for a in store.answers() if (a["model"], a["challenge"]) not in have]
+    old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
+                for r in store.query("select id, model, challenge from runs where id in "
+                                     f"({', '.join(map(str, superseded)) or 'null'})")}
+    not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": queries.answer_state(a),
+                **({"superseded_run": old_runs[key][0], "why": old_runs[key][1]} if key in old_runs else {})}
+               for a in store.answers() if (key := (a["model"], a["challenge"])) not in have]
     if args.json:
         print_json({"results": records, "not_run": not_run})
         return 0
+    answers = {(a["model"], a["challenge"]): a for a in store.answers()}
     for r in records:
-        print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
+        said = shown_verdict(r)
+        if r["verdict"] == "no_answer" and (a := answers.get((r["model"], r["challenge"]))) is not None:
+            said = queries.answer_state(a)  # in the scan's words: `waiting` for a folder with only its prompt
+        print(f"{said:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
     for r in not_run:
-        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}")
+        why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
+        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")
     return 0

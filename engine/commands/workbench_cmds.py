@@ -12,7 +12,7 @@ from engine.challenges.prompts import prompt_source, run_prompt_line
 from engine.grading.grades import GradeValue
 from engine.commands.fit import fit_check
 from engine.commands.run_cmds import run_coverage, shown_verdict
-from engine.workbench.new_model import ScaffoldError, new_model
+from engine.workbench.new_model import BadModelName, ScaffoldError, new_model
 from engine.workbench.scan import scan_workbench
 from engine.workbench.scan_records import INFO_KINDS
 from engine.store import queries
@@ -58,17 +58,20 @@ def cmd_scan(args, ctx) -> int:
 
 
 def latest_verdicts(store) -> dict[tuple[str, str], str]:
-    """The verdict of the latest finished run per answer."""
-    rows = store.query(
-        "select model, challenge, verdict from runs where id in (select max(id) from runs where status = 'done' group by model, challenge)")
-    return {(r["model"], r["challenge"]): r["verdict"] for r in rows}
+    """The verdict of the latest finished run per answer (one another suite gave is not current)."""
+    rows = store.query("select model, challenge, verdict, versions from runs where id in "
+                       "(select max(id) from runs where status = 'done' group by model, challenge)")
+    suites = queries.current_suites(store)
+    return {(r["model"], r["challenge"]): r["verdict"] for r in rows
+            if not queries.superseded_suite(r["versions"], r["challenge"], suites)}
 
 
 def answer_rows(store) -> list[dict]:
     verdicts = latest_verdicts(store)
     out = []
     for a in store.answers():
-        status = a["status"] if a["status"] == "no_answer" else verdicts.get((a["model"], a["challenge"]), a["status"])
+        status = queries.answer_state(a) if a["status"] == "no_answer" else \
+            verdicts.get((a["model"], a["challenge"]), a["status"])
         out.append({"model": a["model"], "challenge": a["challenge"], "status": status,
                     "files": a["files"], "transcripts": a["transcripts"]})
     return out
@@ -111,11 +114,14 @@ def answer_detail(store, model: str, challenge: str) -> dict:
     warnings = store.query("select kind, path, detail from scan_warnings where scan_id = ? and model = ? and challenge = ?",
                            (scan_id, model, challenge)) if scan_id else []
     # an interrupted run is history: the newest other run is the one shown, the interrupted ones after it listed
-    runs = store.query("select * from runs where model = ? and challenge = ? and status != 'interrupted' "
+    runs = store.query(f"select * from runs where model = ? and challenge = ? and {queries.NOT_CURRENT_SQL} "
                        "order by id desc limit 1", (model, challenge))
     interrupted = store.query("select id, started_at, duration_s, message from runs where model = ? and challenge = ? "
                               "and status = 'interrupted' and id > ? order by id",
                               (model, challenge, runs[0]["id"] if runs else 0))
+    trials = store.query(f"select id, verdict, started_at, message from runs where model = ? and challenge = ? "
+                         f"and status = '{queries.TRIAL}' and id > ? order by id",
+                         (model, challenge, runs[0]["id"] if runs else 0))
     run = None
     if runs:
         r = runs[0]
@@ -126,6 +132,8 @@ def answer_detail(store, model: str, challenge: str) -> dict:
                "prompt_source": prompt_source(store.query("select name, details from checks where run_id = ? "
                                                           "and name = 'prompt'", (r["id"],))),
                **run_coverage(r),
+               # another suite judged it (a workbench challenge added over a bundled one, or removed): not current
+               "superseded": queries.superseded_suite(r["versions"], challenge, queries.current_suites(store)),
                "checks": queries.shown_checks(store, r["id"]),
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
     grades = store.query(
@@ -138,7 +146,7 @@ def answer_detail(store, model: str, challenge: str) -> dict:
     notes = [n.to_dict() for n in notes_for(store, model, challenge)]
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
             "transcripts": transcripts, "warnings": warnings, "latest_run": run,
-            "interrupted_since": interrupted, "grades": grades, "notes": notes}
+            "interrupted_since": interrupted, "trials_since": trials, "grades": grades, "notes": notes}
 
 
 def measured(check: dict) -> str:
@@ -175,6 +183,9 @@ def cmd_show(args, ctx) -> int:
         print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")
     else:
         print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
+        if run["superseded"]:
+            print(f"  not the current verdict: it was {run['superseded']}; "
+                  f"`benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}` judges it again")
         print(f"  judged against prompt version: {run_prompt_line(run['prompt_version'], run['prompt_source'])}")
         for req in run["coverage"] or ():
             text = req["words"] + (f" ({req['reason']})" if req["reason"] else "")
@@ -184,6 +195,9 @@ def cmd_show(args, ctx) -> int:
     for r in detail["interrupted_since"]:
         took = f" after {r['duration_s']:.1f} s" if r["duration_s"] is not None else ""
         print(f"run #{r['id']} interrupted{took}" + (f": {r['message']}" if r["message"] else "") + " (history, not a verdict)")
+    for r in detail["trials_since"]:
+        print(f"run #{r['id']} adapter trial: {r['verdict']}" + (f": {r['message']}" if r["message"] else "")
+              + " (benchtui adapter check; history, not a verdict)")
     for g in detail["grades"]:
         print(f"grade {g['dimension']}: {GradeValue(g['letter'], g['score']).display} by {g['grader']}")
     from engine.commands.grade_cmds import note_place
@@ -208,6 +222,8 @@ def cmd_new_model(args, ctx) -> int:
         challenges = load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges
     try:
         created = new_model(root_models, args.name, challenges)
+    except BadModelName as exc:
+        raise UsageError(str(exc)) from exc
     except ScaffoldError as exc:
         raise CommandError(str(exc)) from exc
     except OSError as exc:

@@ -22,7 +22,7 @@ def main(argv: list[str]) -> int:
         return 2
     from engine.runner import reach
     from engine.verify import wire
-    from engine.verify.binding import import_file
+    from engine.verify.binding import ADAPTER_MODULE, import_file
 
     fd, folder = int(argv[1]), Path(argv[2]).resolve()
     adapter = Path(argv[3]) if len(argv) == 4 and argv[3] else None
@@ -38,9 +38,9 @@ def main(argv: list[str]) -> int:
     def load_adapter(_):
         if adapter is None:
             raise ImportError("no adapter was given for this run")
-        spec = importlib.util.spec_from_file_location("benchtui_adapter", adapter)
+        spec = importlib.util.spec_from_file_location(ADAPTER_MODULE, adapter)
         module = importlib.util.module_from_spec(spec)
-        sys.modules["benchtui_adapter"] = module
+        sys.modules[ADAPTER_MODULE] = module
         spec.loader.exec_module(module)
         return module
 

@@ -30,6 +30,7 @@ from engine.runner import sandbox, seeds
 from engine.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
                                   in_flight, open_up, pack_tree, parse_results, two_processes)
 from engine.store.database import Store, now_iso
+from engine.store.queries import TRIAL, suite_origin
 from engine.verify import verdicts as V
 from engine.workbench.layout import Workbench
 
@@ -57,6 +58,7 @@ class RunOptions:
     layer: str = "auto"
     seed: int | None = None  # fixed only for reproducing a run; secret otherwise
     timeout_s: float | None = None  # overrides the challenge's own wall-clock limit
+    trial: bool = False  # `adapter check`: stored with status TRIAL, never the answer's latest verdict
 
 
 class RunInterrupted(Exception):
@@ -225,7 +227,7 @@ class Runner:
                 "model": model, "challenge": challenge_id, "status": "running", "backend": backend,
                 "device": status.device if status and status.available else "", "sandbox": self.layer, "seed": seeds.for_store(seed),
                 "started_at": now_iso(), "pid": os.getpid(), "git_commit": self.git_commit, "answer_sha256": digest,
-                "files": json.dumps(files), "versions": json.dumps(versions(backend)),
+                "files": json.dumps(files), "versions": json.dumps({**versions(backend), "suite": suite_origin(challenge.path)}),
                 "message": degraded or "", "prompt_version": prompt["prompt_version"]}, since=self.started_at)
         if busy is not None:
             said = (f"already running (run #{busy['id']}, process {busy['pid']})" if busy["status"] == "running" else
@@ -283,7 +285,8 @@ class Runner:
                 message = extra.pop("message", "") or verdict_message(checks, verdict)
                 prior = store.db["runs"].get(run_id)["message"]  # a degraded backend's note
                 store.db["runs"].update(run_id, {
-                    "status": "done" if verdict != V.INTERRUPTED else "interrupted", "verdict": verdict,
+                    "status": "interrupted" if verdict == V.INTERRUPTED else TRIAL if self.options.trial else "done",
+                    "verdict": verdict,
                     "finished_at": now_iso(), "duration_s": round(duration, 4),
                     # what decided the verdict first (the compiler's error, ...), the backend note after
                     "message": "; ".join(m for m in (message, prior) if m), **extra})
@@ -371,7 +374,7 @@ class Runner:
         extra.update(got.get("self_check") or {})
         if self.cluster is not None:  # where it ran: the worker's own sandbox layer, device and versions
             extra.update({"sandbox": got["layer"], "node": got.get("node", ""), "device": got["facts"]["device"],
-                          "versions": json.dumps(got["facts"]["versions"])})
+                          "versions": json.dumps({**got["facts"]["versions"], "suite": suite_origin(challenge.path)})})
         verdict = V.worst(c["verdict"] for c in checks)
         if got["timed_out"] and any(c["verdict"] == V.FAIL for c in checks):
             verdict = V.FAIL  # a check it finished found a wrong result: the timeout stands beside it
@@ -468,7 +471,8 @@ def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
 def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int | None = 1,
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
                 allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
-                timeout_s: float | None = None, cluster=None, drain: threading.Event | None = None) -> list[RunEvent]:
+                timeout_s: float | None = None, cluster=None, drain: threading.Event | None = None,
+                trial: bool = False) -> list[RunEvent]:
     """Run ``pairs``; ``cluster`` (an engine.cluster.ray_cluster.Cluster) runs each as a Ray task there,
     ``jobs`` (None: as many as the cluster has CPUs, else 1) at a time. ``cancel`` stops the
     runs in flight; ``drain`` lets them finish; after either no run starts."""
@@ -479,7 +483,7 @@ def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: 
     if jobs is None:
         jobs = cluster.slots() if cluster is not None else 1
     options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed,
-                         timeout_s=timeout_s)
+                         timeout_s=timeout_s, trial=trial)
     return Runner(workbench, options, on_event, cancel, cluster=cluster, drain=drain).run_all(pairs)
 
 

@@ -11,7 +11,52 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.store.database import Store
-from engine.workbench.scan_records import INFO_KINDS
+from engine.workbench.scan_records import INFO_KINDS, WAITING_KIND
+
+# A finished run's status is "done", "interrupted" (stopped: history, never the verdict shown) or
+# "trial" (`benchtui adapter check` trying an adapter: history too, never the answer's latest verdict).
+TRIAL = "trial"
+NOT_CURRENT_SQL = "status not in ('interrupted', 'trial')"
+
+
+def answer_state(answer: dict) -> str:
+    """An answer with no current verdict, in the scan's words: ``waiting`` (its folder holds only what
+    was handed out, its PROMPT.md and data: the model has not answered yet), ``no_answer`` (a
+    transcript but no answer files, or an empty folder) or ``not_run``."""
+    if answer["status"] != "no_answer":
+        return "not_run"
+    return WAITING_KIND if answer["files"] and not answer["transcripts"] else "no_answer"
+
+
+def suite_origin(challenge_path) -> str:
+    """Which suite judges a challenge: "bundled" (a folder benchtui ships) or "workbench" (the
+    workbench's own ``challenges/<id>``, which replaces a bundled one of the same id). A run records
+    it (``versions.suite``); a run judged by the other one is not the answer's current verdict."""
+    from engine.host.resources import bundled_challenges
+
+    try:
+        return "bundled" if Path(challenge_path).resolve().parent == bundled_challenges().resolve() else "workbench"
+    except OSError:
+        return "workbench"
+
+
+def current_suites(store: Store) -> dict[str, str]:
+    """Each challenge's suite as of the last scan (``suite_origin`` of its stored path)."""
+    return {cid: suite_origin(path) for cid, path in store.conn.execute("select id, path from challenges") if path}
+
+
+def superseded_suite(versions_json: str | None, challenge: str, suites: dict[str, str]) -> str | None:
+    """Why a run's verdict is not current because another suite judged it (None: it is current,
+    or it predates the record). ``suites``: ``current_suites``."""
+    try:
+        judged = json.loads(versions_json or "{}").get("suite")
+    except (ValueError, AttributeError):
+        return None
+    now = suites.get(challenge)
+    if not judged or not now or judged == now:
+        return None
+    return (f"judged by the workbench's own challenges/{challenge}, which is gone" if judged == "workbench" else
+            f"judged by the bundled {challenge}, which the workbench's own challenges/{challenge} now replaces")
 
 OVERALL = "overall"  # engine.grading.grades.OVERALL (not imported here: see load_matrix)
 
@@ -149,9 +194,12 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
                 f"and challenge in ({', '.join('?' * len(read_challenges))})")
     # the newest run per answer that was not interrupted (bare columns come from the max(id) row);
     # an interrupted run is history, never the verdict shown
-    runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict in conn.execute(
-        "select model, challenge, max(id), status, verdict from runs where status != 'interrupted'"
-        + (f" and {only}" if only else "") + " group by model, challenge", params)}
+    suites = current_suites(store)
+    # a verdict another suite gave (a workbench challenge added over a bundled one, or removed) is not current
+    runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict, versions in conn.execute(
+        f"select model, challenge, max(id), status, verdict, versions from runs where {NOT_CURRENT_SQL}"
+        + (f" and {only}" if only else "") + " group by model, challenge", params)
+        if not superseded_suite(versions, c, suites)}
     human: dict[tuple[str, str], str] = {}
     judge: dict[tuple[str, str], str] = {}
     # Newest valid overall grade per grader; the latest human and latest judge win.
@@ -278,9 +326,9 @@ def run_row(store: Store, run_id: int) -> dict | None:
 
 
 def latest_run(store: Store, model: str, challenge: str) -> dict | None:
-    """The newest run that is not interrupted (an interrupted run is history, never the verdict)."""
+    """The newest run that is not interrupted nor a trial (history, never the verdict)."""
     rows = store.query(
-        "select * from runs where model = ? and challenge = ? and status != 'interrupted' order by id desc limit 1",
+        f"select * from runs where model = ? and challenge = ? and {NOT_CURRENT_SQL} order by id desc limit 1",
         (model, challenge),
     )
     return rows[0] if rows else None

@@ -5,8 +5,10 @@ with the rows it could not read named by the ids around them.
 Each table is read row by row in id order (``rowid > ?``): a read that meets a
 damaged page fails, and the smallest id past which reading works again is
 found by bisection, so the rows lost are exactly those behind the damage.
-Where the schema page itself is unreadable, the sqlite3 shell's ``.recover``
-(when installed) rebuilds what it can into a scratch database first."""
+Where the file's header (its first 100 bytes: the format, the page size) is
+damaged, a scratch copy with the header's first 32 bytes rewritten is read
+instead; where the schema page itself is unreadable, the sqlite3 shell's
+``.recover`` (when installed) rebuilds what it can into a scratch database first."""
 from __future__ import annotations
 
 import json
@@ -115,6 +117,53 @@ def _recover(path: Path, scratch: Path) -> Path:
     return out
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+PAGE_SIZES = (4096, 1024, 2048, 8192, 16384, 32768, 65536, 512)  # the default first
+
+
+def _header(page_size: int, whole: bool = False) -> bytes:
+    """The first 32 bytes of a database file with ``page_size`` pages: its magic, the page size,
+    file format 1 (rollback journal), no reserved bytes, the fixed payload fractions, and a
+    change counter of 0 with a page count of 0, so SQLite takes the size from the file.
+    ``whole``: all 100 bytes, the rest as benchtui's stores have them (schema format 4, UTF-8,
+    no free list, no auto-vacuum)."""
+    size = 1 if page_size == 65536 else page_size
+    first = SQLITE_MAGIC + size.to_bytes(2, "big") + bytes([1, 1, 0, 64, 32, 32]) + bytes(8)
+    if not whole:
+        return first
+    rest = bytearray(68)
+    rest[44 - 32:48 - 32] = (4).to_bytes(4, "big")  # schema format
+    rest[56 - 32:60 - 32] = (1).to_bytes(4, "big")  # UTF-8
+    return first + bytes(rest)
+
+
+def _rewrite_header(path: Path, scratch: Path) -> tuple[Path, int] | None:
+    """A copy of ``path`` with its file header (which holds no row) rewritten, its first 32 bytes
+    and then all 100, at the first page size under which its schema reads and holds a hand-made
+    table; None if none does. Everything after the header is the store's own."""
+    data = bytearray(path.read_bytes())
+    if len(data) < 512:
+        return None
+    out = scratch / "header-rewritten.db"
+    original = bytes(data[:100])
+    for whole, page_size in [(w, p) for w in (False, True) for p in PAGE_SIZES]:
+        if len(data) % page_size:
+            continue
+        data[:100] = _header(page_size, whole) + original[100 if whole else 32:]
+        out.write_bytes(bytes(data))
+        try:
+            db = _open(out)
+            try:
+                names = {r[0] for r in db.execute("select name from sqlite_master where type = 'table'")}
+            finally:
+                db.close()
+        except sqlite3.DatabaseError:
+            continue
+        if names & set(TABLES):
+            return out, page_size
+    return None
+
+
 def salvage(path: Path | str) -> Salvage:
     path = Path(path)
     if not path.is_file():
@@ -126,8 +175,15 @@ def salvage(path: Path | str) -> Salvage:
             names = {r[0] for r in db.execute("select name from sqlite_master where type = 'table'")}
         except sqlite3.DatabaseError as exc:
             db.close()
-            db = _open(_recover(path, Path(tmp)))
-            result.method = f"sqlite3 .recover (the schema was unreadable: {exc})"
+            # a damaged file header (its first bytes overwritten) hides every intact page behind it
+            rewritten = _rewrite_header(path, Path(tmp))
+            if rewritten is not None:
+                db = _open(rewritten[0])
+                result.method = (f"page by page, its file header rewritten ({rewritten[1]}-byte pages): "
+                                 f"the header was unreadable ({exc})")
+            else:
+                db = _open(_recover(path, Path(tmp)))
+                result.method = f"sqlite3 .recover (the schema was unreadable: {exc})"
             names = {r[0] for r in db.execute("select name from sqlite_master where type = 'table'")}
             if not names & set(TABLES):
                 db.close()

@@ -15,6 +15,9 @@ from pathlib import Path
 from types import ModuleType
 
 # Files an answer ships to exercise itself; never preferred for binding.
+# The name the answer's process imports a reviewer's adapter under (engine.runner.answer_server).
+ADAPTER_MODULE = "benchtui_adapter"
+
 SELF_TEST_PATTERNS = (r"^test_.*\.py$", r".*_test\.py$", r"^demo.*\.py$", r"^bench(mark)?.*\.py$", r"^conftest\.py$")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from engine.verify import verdicts as V
 from engine.verify import wire
-from engine.verify.binding import Unbound, load_module
+from engine.verify.binding import ADAPTER_MODULE, Unbound, load_module
 from engine.verify.static_rules import forbidden_imports
 from engine.verify.suite import Suite, describe_exception, missing_package
 
@@ -84,6 +85,15 @@ def run_conformance(conformance, suite: Suite) -> None:
                      details={"looked_for": exc.looked_for, "searched": exc.searched})
     except wire.PeerGone as exc:
         suite.record("conformance", V.ERROR, message=f"the answer's process ended before the checks could run ({exc})")
+    except AttributeError as exc:
+        missing = adapter_lacks(suite, exc)
+        if missing is None:
+            suite.record("conformance", V.ERROR, message=describe_exception(exc))
+        else:  # an adapter that does not define what the contract names binds nothing (an unfinished scaffold)
+            name = suite.adapter_path.name
+            suite.record("bind", V.UNBOUND, message=f"the adapter {name} defines no {missing}, which the challenge's "
+                                                    "adapter contract names",
+                         details={"looked_for": [missing], "searched": [name]})
     except ModuleNotFoundError as exc:  # the answer imports a package the sandbox lacks
         package = missing_package(exc)
         suite.record("conformance", V.MISSING_DEPENDENCY, value=package,
@@ -91,6 +101,15 @@ def run_conformance(conformance, suite: Suite) -> None:
                      details={"package": package})
     except Exception as exc:  # an answer failing at import time lands here
         suite.record("conformance", V.ERROR, message=describe_exception(exc))
+
+
+def adapter_lacks(suite: Suite, exc: AttributeError) -> str | None:
+    """The name the conformance suite asked the reviewer's adapter for and did not find, or None
+    when ``exc`` is about anything else."""
+    if suite.adapter_path is None or suite._adapter is None:
+        return None
+    m = re.search(rf"module '{ADAPTER_MODULE}' has no attribute '(\w+)'", str(exc))
+    return m.group(1) if m else None
 
 
 # -- several implementations in one answer folder -------------------------------------

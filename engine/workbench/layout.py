@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.host.resources import bundled_challenges, default_store_path
+from engine.host.resources import bundled_challenges, default_store_path, user_data_dir
 
 if TYPE_CHECKING:
     from engine.challenges.catalog import ChallengeSet
@@ -139,6 +139,18 @@ def detect_layout(root: Path, challenge_ids: set[str]) -> str | None:
     return None
 
 
+def demo_hint(root: Path) -> str:
+    """Where the demo workbench is (`benchtui demo` puts it in the user data folder, not here),
+    or how to get one."""
+    demo = user_data_dir() / "demo"
+    try:
+        if (demo / "models").is_dir() and demo.resolve() != root:
+            return f", or use the demo workbench at {demo}: `cd {demo}` or `benchtui --workbench {demo} ...`"
+    except OSError:
+        pass
+    return ", or `benchtui demo` for a worked example"
+
+
 def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | None = None) -> Workbench:
     """Resolve the workbench: ``--workbench``, then ``$BENCHTUI_WORKBENCH``, then cwd."""
     source, raw = ("--workbench", arg) if arg else ("BENCHTUI_WORKBENCH", env) if env else ("current directory", str(cwd))
@@ -160,7 +172,7 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
     if layout is None:
         raise WorkbenchError(
             f"{root} (from {source}) is not a workbench: no models/ folder and no model folders "
-            "holding challenge folders; run `benchtui new-model NAME` there to start one"
+            f"holding challenge folders; run `benchtui new-model NAME` there to start one{demo_hint(root)}"
         )
     store_path = Path(os.path.expanduser(store)).resolve() if store else default_store_path(root)
     return Workbench(root=root, layout=layout, store_path=store_path, challenges_dir=challenges_dir)

@@ -14,12 +14,16 @@ class ScaffoldError(Exception):
     pass
 
 
+class BadModelName(ScaffoldError):
+    """A name that is not a folder name of its own (``../evil``): a usage error."""
+
+
 def new_model(models_dir: Path, name: str, challenges: dict[str, Challenge]) -> list[Path]:
     """Create models_dir/NAME/<id>/PROMPT.md (+ data files) for every challenge.
 
     Refuses to touch an existing model folder: it may hold answers."""
     if not MODEL_NAME.match(name):
-        raise ScaffoldError(f"bad model name {name!r}: use letters, digits, '.', '_' or '-' (max 64)")
+        raise BadModelName(f"bad model name {name!r}: use letters, digits, '.', '_' or '-' (max 64)")
     if not challenges:
         raise ScaffoldError("no challenges found to scaffold")
     from engine.host.resources import refuse_install_write

@@ -155,3 +155,55 @@ def test_unbound_message_does_not_name_the_plugin_adapter_when_a_workbench_one_i
     assert out["verdict"] == "unbound" and unbound
     assert ".benchtui/adapters/kv/<model>.py" in unbound[0]["message"]
     assert "the adapter in use" in unbound[0]["message"]
+
+
+def test_an_unfinished_scaffold_binds_nothing(demo_workbench):
+    """A scaffold that does not define what the contract names is `unbound`
+    (it used to be an `error` blamed on the answer, with the run reported as bound)."""
+    from engine.challenges.adapters import scaffold
+    from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+    from engine.verify.local import run_local
+
+    answer = demo_workbench / "models" / "demo-quitter" / "dflash_verify"
+    path = scaffold(demo_workbench, load_challenge(BUNDLED_CHALLENGES / "dflash_verify"), "demo-quitter", answer)
+    out = run_local("dflash_verify", answer, model="demo-quitter", adapter=path)
+    assert out["verdict"] == "unbound"
+    bind = next(c for c in out["checks"] if c["name"] == "bind")
+    assert bind["verdict"] == "unbound" and "defines no verify_and_accept" in bind["message"]
+    assert not any(c["verdict"] == "error" for c in out["checks"])
+
+
+@pytest.mark.sandbox
+def test_check_of_a_scaffold_is_a_trial_that_keeps_the_answers_verdict(demo_workbench, capsys):
+    """`adapter check` on an unfinished scaffold exits 1, and its run is a trial: the
+    answer's latest verdict (results, show, the matrix) stays the real run's."""
+    from engine.store import queries
+    from engine.store.database import Store
+    from engine.workbench.layout import find_workbench
+
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    wb = ["--workbench", str(demo_workbench)]
+    assert main([*wb, "run", "-m", "demo-quitter", "-c", "dflash_verify", "--no-self-check"]) == 0
+    capsys.readouterr()
+    assert main([*wb, "adapter", "new", "demo-quitter", "dflash_verify"]) == 0
+    assert main([*wb, "adapter", "check", "demo-quitter", "dflash_verify"]) == 1
+    out = capsys.readouterr().out
+    assert "not bound" in out and "the adapter bound" not in out
+    assert "a trial: stored as run #2" in out and "its verdict stays run #1: unbound" in out
+    with Store(find_workbench(str(demo_workbench), None, demo_workbench).store_path) as store:
+        assert store.db["runs"].get(2)["status"] == queries.TRIAL
+        assert queries.latest_run(store, "demo-quitter", "dflash_verify")["id"] == 1
+        assert queries.load_matrix(store).cells["demo-quitter", "dflash_verify"].run_id == 1
+    assert main([*wb, "show", "demo-quitter", "dflash_verify", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["latest_run"]["id"] == 1 and [t["id"] for t in shown["trials_since"]] == [2]
+
+
+def test_new_refuses_a_folder_that_holds_no_answer(demo_workbench, capsys):
+    """demo-quitter/kv holds only its PROMPT.md: there is no answer to adapt."""
+    assert main(["--workbench", str(demo_workbench), "adapter", "new", "demo-quitter", "kv"]) == 1
+    assert "holds no answer source files" in capsys.readouterr().err
+    assert not (demo_workbench / ".benchtui" / "adapters" / "kv").exists()

@@ -296,3 +296,21 @@ def test_lines_reached_only_while_the_harness_probes_get_no_mutants(toy):
     with Store(wb.store_path) as store:
         lines = {r["line"] for r in store.query("select line from audit_mutants where model = 'm'")}
     assert lines and max(lines) <= 6, lines  # total() is lines 1-6; probe_me's body (10-11) is not mutated
+
+
+def test_an_answer_left_out_says_why_and_the_default_is_sixty_mutants(toy, capsys):
+    """`audit -m M -c C` on an answer that does not pass used to print "0 answers, 0 mutants",
+    exit 0; and the default --mutants was every site (hours on the published benchmark)."""
+    from engine.cli import parse_args
+    from engine.store.database import now_iso
+
+    assert parse_args(["audit"]).mutants == 60 and parse_args(["audit", "--mutants", "all"]).mutants is None
+    root = toy(WEAK, answers={"hasty": {"total.py": "def total(xs, k):\n    return 0\n"}})
+    wb = find_workbench(str(root), None, Path.cwd())
+    scan_workbench(wb, Store(wb.store_path))
+    with Store(wb.store_path) as store:
+        store.db["runs"].insert({"model": "hasty", "challenge": "toy", "status": "done", "verdict": "fail",
+                                 "started_at": now_iso()})
+    assert main(["--workbench", str(root), "audit", "-m", "hasty", "-c", "toy", "--mutants", "3"]) == 1
+    err = capsys.readouterr().err
+    assert "not audited: hasty/toy: its latest verdict is fail; only passing answers are audited" in err

@@ -261,3 +261,46 @@ def test_a_cuda_challenge_is_checked_as_far_as_this_machine_can(capsys, wb):
         "reference_passes", "checks_name_requirements", "thresholds_outside_noise"]
     assert got["reference_passes"]["ok"] is None and "not an answer nvcc builds" in got["reference_passes"]["message"]
     assert got["requirements_quote_prompt"]["ok"] and got["prompt_version"]["ok"]
+
+
+def test_new_refuses_a_bundled_id_without_force(capsys, wb):
+    """A workbench challenge with a bundled id replaces the bundled suite for every answer."""
+    code, _, err = cli(capsys, "--workbench", str(wb), "challenge", "new", "kv")
+    assert code == 2 and "kv is a bundled challenge" in err and "--force" in err
+    assert not (wb / "challenges").exists()
+    code, out, _ = cli(capsys, "--workbench", str(wb), "challenge", "new", "kv", "--force")
+    assert code == 0 and "it replaces the bundled kv" in out
+    assert (wb / "challenges" / "kv" / "challenge.toml").is_file()
+    # the demo's own example (bundled = false) replaces nothing elsewhere: no --force needed
+    assert cli(capsys, "--workbench", str(wb), "challenge", "new", "top_p")[0] == 0
+
+
+@pytest.mark.sandbox
+def test_a_verdict_of_a_removed_workbench_suite_is_not_current(capsys, tmp_path):
+    """A run judged by the workbench's own kv stays history once that folder is gone: the
+    matrix, results, list and show no longer present its verdict as the answer's."""
+    from engine.runner import sandbox
+    from engine.store import queries
+    from engine.store.database import Store
+    from engine.workbench.layout import find_workbench
+
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    demo_workbench = tmp_path / "wb"
+    shutil.copytree(REPO / "models" / "demo-careful" / "kv", demo_workbench / "models" / "demo-careful" / "kv")
+    wb = ("--workbench", str(demo_workbench))
+    own = demo_workbench / "challenges" / "kv"
+    assert cli(capsys, *wb, "challenge", "new", "kv", "--force")[0] == 0
+    assert cli(capsys, *wb, "run", "-m", "demo-careful", "-c", "kv", "--no-self-check")[0] == 0
+    code, out, _ = cli(capsys, *wb, "results")
+    assert "demo-careful/kv  run #1" in out  # while the workbench's kv is in place, its verdict is current
+    shutil.rmtree(own)
+    code, out, _ = cli(capsys, *wb, "results")
+    line = next(x for x in out.splitlines() if "demo-careful/kv" in x)
+    assert line.startswith("not_run") and "challenges/kv, which is gone" in line
+    with Store(find_workbench(str(demo_workbench), None, demo_workbench).store_path) as store:
+        assert queries.load_matrix(store).cells["demo-careful", "kv"].verdict == "not_run"
+    code, out, _ = cli(capsys, *wb, "show", "demo-careful", "kv")
+    assert "not the current verdict" in out

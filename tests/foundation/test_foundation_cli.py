@@ -49,7 +49,8 @@ def test_list_json_shape(capsys, small_wb):
     assert data["challenges"][:3] == ["backwards", "fuse", "kv"] and len(data["challenges"]) == 8
     assert data["answers"] == [
         {"model": "alpha", "challenge": "backwards", "status": "answer", "files": 2, "transcripts": 0},
-        {"model": "beta", "challenge": "kv", "status": "no_answer", "files": 1, "transcripts": 0}]
+        # in the scan's words: a folder holding only its PROMPT.md is waiting for an answer
+        {"model": "beta", "challenge": "kv", "status": "waiting", "files": 1, "transcripts": 0}]
 
 
 def test_show_json_and_display_names(capsys, small_wb):
@@ -81,9 +82,9 @@ def test_new_model_scaffolds_and_refuses_overwrite(capsys, tmp_path):
     code, _, err = run_cli(capsys, "--workbench", str(tmp_path), "new-model", "gpt-x")
     assert code == 1 and "refusing to overwrite" in err
     code, _, err = run_cli(capsys, "--workbench", str(tmp_path), "new-model", "../evil")
-    assert code == 1 and "bad model name" in err
+    assert code == 2 and "bad model name" in err  # a usage error, as the README's exit codes say
     code, out, _ = run_cli(capsys, "--workbench", str(tmp_path), "list", "--json")
-    assert all(a["status"] == "no_answer" for a in json.loads(out)["answers"])
+    assert all(a["status"] == "waiting" for a in json.loads(out)["answers"])
 
 
 def test_doctor_json(capsys):
@@ -102,3 +103,46 @@ def test_doctor_json(capsys):
 def test_console_script_entry_point_runs():
     out = subprocess.run([sys.executable, "-m", "engine", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "benchtui" in out.stdout
+
+
+def test_outside_a_workbench_the_demo_is_named(capsys, tmp_path, monkeypatch):
+    """`benchtui demo` puts the demo in the user data folder; a command run elsewhere
+    says where it is (or, before there is one, that `benchtui demo` makes one)."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.chdir(empty)
+    monkeypatch.delenv("BENCHTUI_WORKBENCH", raising=False)
+    monkeypatch.setenv("BENCHTUI_DATA_DIR", str(tmp_path / "data"))
+    code, _, err = run_cli(capsys, "results")
+    assert code == 2 and "`benchtui demo` for a worked example" in err and err.count("\n") == 1
+    code, out, _ = run_cli(capsys, "demo", "--no-open")
+    demo = tmp_path / "data" / "demo"
+    assert code == 0 and f"cd {demo} && benchtui results" in out and "grades import models/JUDGES.md" in out
+    code, _, err = run_cli(capsys, "results")
+    assert code == 2 and f"use the demo workbench at {demo}" in err
+
+
+def test_demo_on_a_file_says_it_is_a_file(capsys, tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    code, _, err = run_cli(capsys, "demo", str(afile), "--no-open")
+    assert code == 2 and "is a file, not a folder" in err and "not empty" not in err
+
+
+@pytest.mark.sandbox
+def test_results_and_list_say_waiting_as_scan_does(capsys, small_wb):
+    """beta/kv holds only its PROMPT.md: scan calls it `waiting`; list and results did `no_answer`."""
+    from engine.runner import sandbox
+
+    try:
+        sandbox.choose_layer("auto")
+    except sandbox.SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+    wb = ("--workbench", str(small_wb))
+    code, out, _ = run_cli(capsys, *wb, "results")
+    assert code == 0 and "waiting        beta/kv" in out
+    assert run_cli(capsys, *wb, "run", "-m", "beta", "-c", "kv")[0] == 0
+    code, out, _ = run_cli(capsys, *wb, "results")
+    assert "waiting        beta/kv  run #1" in out and "no_answer" not in out
+    code, out, _ = run_cli(capsys, *wb, "list")
+    assert "waiting" in out and "no_answer" not in out

@@ -107,3 +107,26 @@ def test_a_store_whose_schema_is_gone_says_nothing_could_be_salvaged(demo_workbe
     err = capsys.readouterr().err
     assert "nothing could be salvaged" in err and "\n" not in err.strip()
     assert not out.exists()
+
+
+@pytest.mark.parametrize("damaged", [31, 100])
+def test_a_store_whose_file_header_is_overwritten_gives_up_no_grade(demo_workbench, tmp_path, capsys, damaged):
+    """Only the file header (the first bytes: the format and the page size) is damaged: every
+    page holding grades is intact, so every grade is read from a copy with the header rewritten."""
+    wb = find_workbench(str(demo_workbench), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        for m, letter in zip(MODELS, LETTERS):
+            set_grade(store, m, "kv", letter, grader="me", note="why")
+    before = _rows(wb.store_path, "grades")
+    with open(wb.store_path, "r+b") as f:
+        f.write(b"\xff" * damaged)
+    with pytest.raises(StoreDamaged):
+        Store(wb.store_path, check=True)
+    out = tmp_path / "salvaged.json"
+    assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 0
+    got = json.loads(out.read_text())
+    assert {r["id"]: r for r in got["tables"]["grades"]} == before and got["unreadable"] == []
+    assert "file header rewritten" in got["method"]
+    assert sorted(g["letter"] for g in got["hand_grades"]) == sorted(LETTERS[:3])
+    assert capsys.readouterr().out.count("\n") > 1

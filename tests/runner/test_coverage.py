@@ -52,6 +52,40 @@ def test_each_requirement_gets_pass_fail_or_not_exercised_with_a_reason():
     assert cov["b"]["status"] == "not_exercised" and "g: skipped" in cov["b"]["reason"]
 
 
+def test_a_requirement_no_check_reached_says_what_ended_the_run():
+    """After a timeout the requirements left are unreached because of the time limit, not
+    for want of a binding (ternary_training with --timeout 1 used to say "no binding for it")."""
+    reqs = coverage.requirements(FakeChallenge(RAW), None)
+    timed_out = [check("a_check", V.PASS, ["a"]),
+                 {"name": "b_check", "verdict": V.TIMEOUT, "message": "stopped by the run's time limit (1 s)"},
+                 {"name": "run", "verdict": V.TIMEOUT, "message": "killed after 1.0 s"}]
+    reason = {r["id"]: r["reason"] for r in coverage.compute(reqs, timed_out)}["b"]
+    assert "time limit" in reason and "binding" not in reason
+    unbound = [{"name": "bind", "verdict": V.UNBOUND, "message": "looked for f in x.py"}]
+    assert {r["id"]: r["reason"] for r in coverage.compute(reqs, unbound)}["b"] == "no check reached it (no binding for it)"
+    died = [{"name": "conformance", "verdict": V.ERROR, "message": "RuntimeError: boom"}]
+    assert "stopped on an error" in {r["id"]: r["reason"] for r in coverage.compute(reqs, died)}["a"]
+
+
+def test_a_reason_many_checks_share_is_said_once(capsys):
+    """A CPU-only fuse run skips every check for one reason: the requirements and the
+    run's output say it once, not once per check (about 40 times per answer)."""
+    gpu = "needs an NVIDIA GPU: this run's backend is cpu, not cuda"
+    skipped = [check(f"topk[{i}]", V.SKIPPED, ["a", "b"]) | {"message": gpu} for i in range(11)]
+    reqs = coverage.requirements(FakeChallenge(RAW), None)
+    cov = coverage.compute(reqs, skipped)
+    assert [r["reason"].count(gpu) for r in cov if r["id"] in ("a", "b")] == [1, 1]
+    mixed = coverage.compute(reqs, skipped + [check("bind", V.UNBOUND, ["a"]) | {"message": "looked for f"}])
+    assert mixed[0]["reason"] == f"11 checks: skipped ({gpu}); bind: unbound (looked for f)"
+    from engine.commands.run_cmds import print_record
+
+    print_record({"verdict": V.SKIPPED, "model": "m", "challenge": "fuse", "backend": "cpu", "duration_s": 1.0,
+                  "coverage": cov, "checks": skipped + [check("speed", V.SKIPPED, []) | {"message": gpu}]})
+    out = capsys.readouterr().out
+    assert out.count("needs an NVIDIA GPU") == 2 and len(out.splitlines()) <= 6
+    assert "12 checks, topk[0] to speed" in out
+
+
 def test_a_requirement_met_by_the_adapter_is_not_exercised_and_the_pass_is_partial():
     reqs = coverage.requirements(FakeChallenge(RAW))
     checks = [check("x", V.PASS, "ab", not_exercised={"b": "the adapter loops over the sequences"}),
