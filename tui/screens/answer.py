@@ -25,6 +25,7 @@ from engine.workbench.scan_records import INFO_KINDS
 from engine.grading.grades import current_grades
 from tui.glyphs import check_cell, check_value, verdict_text
 from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
+from tui.widgets.fitted_table import Column, FittedTable
 from tui.widgets.footer import KeysFooter
 from tui.widgets.steady_tree import SteadyTree
 
@@ -39,6 +40,12 @@ HIGHLIGHT_FIRST_BYTES = 128 * 1024
 # view instead, highlighted by tree-sitter where Textual has the language.
 SYNTAX_MAX_BYTES = 256 * 1024
 TREE_SITTER_LANGUAGES = {"markdown": "markdown", "toml": "toml", "json": "json", "yaml": "yaml", "bash": "bash"}
+# Values and thresholds are never cut: the name is cut between words, and the message
+# (shown whole below the table) goes first.
+CHECK_COLUMNS = (Column("check", shrink=True, floor=8), Column("verdict"), Column("value"), Column("threshold"),
+                 Column("message", shrink=True, fill=True, floor=12, optional=True))
+HISTORY_COLUMNS = (Column("run"), Column("verdict"), Column("backend"), Column("started"), Column("seconds"),
+                   Column("message", shrink=True, fill=True, floor=12, optional=True))
 GROUPS = (("source", "Sources"), ("cuda", "Sources"), ("doc", "Docs"), ("prompt", "Docs"),
           ("transcript", "Transcripts"), ("data", "Artifacts"), ("artifact", "Artifacts"))
 LEXERS = {".cu": "cuda", ".cuh": "cuda", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "cpp", ".hpp": "cpp",
@@ -283,12 +290,12 @@ class AnswerScreen(WholeFrameScreen):
                     # the summary scrolls in its own pane: a long requirement list must not
                     # push the check rows below the fold at 80x24
                     yield VerticalScroll(Static(id="run-summary", classes="panel-text"), id="run-summary-pane")
-                    yield DataTable(id="checks-table", cursor_type="row")
+                    yield FittedTable(id="checks-table", cursor_type="row")
                     yield VerticalScroll(Static(id="check-detail", classes="panel-text"), id="check-detail-pane")
                 with TabPane("Self-check", id="tab-self"):
                     yield VerticalScroll(Static(id="self-check", classes="panel-text"))
                 with TabPane("Runs", id="tab-runs"):
-                    yield DataTable(id="history-table", cursor_type="row")
+                    yield FittedTable(id="history-table", cursor_type="row")
                 with TabPane("Grade", id="tab-grade"):
                     yield VerticalScroll(Static(id="grade-panel", classes="panel-text"))
         # its keys in the screen's first frame, compact from the start where fit_footer would make it so
@@ -507,9 +514,11 @@ class AnswerScreen(WholeFrameScreen):
     def fill_checks(self) -> None:
         run = self.data["run"]
         summary = self.query_one("#run-summary", Static)
-        table = self.query_one("#checks-table", DataTable)
-        table.clear(columns=True)
-        table.add_columns("check", "verdict", "value", "threshold", "message")
+        table = self.query_one("#checks-table", FittedTable)
+        checks = self.data["checks"] if run else []
+        table.fill(CHECK_COLUMNS, [(str(i), (c["name"], verdict_text(c["verdict"]), check_cell(c["value"]),
+                                             check_cell(c["threshold"]), c["message"] or ""))
+                                   for i, c in enumerate(checks)])
         if not run:
             # r opens the Runs screen on this answer; s there starts it (with the backend shown there)
             summary.update("not run yet: press r, then s, to run the hidden suite")
@@ -522,10 +531,6 @@ class AnswerScreen(WholeFrameScreen):
         if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
             head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")
         summary.update(head)
-        checks = self.data["checks"]
-        for i, c in enumerate(checks):
-            table.add_row(c["name"], verdict_text(c["verdict"]), check_cell(c["value"]), check_cell(c["threshold"]),
-                          c["message"] or "", key=str(i))
         first = first_failing(checks)
         if first:
             table.move_cursor(row=first, scroll=True)
@@ -559,13 +564,10 @@ class AnswerScreen(WholeFrameScreen):
             self.show_check(int(event.row_key.value))
 
     def fill_history(self) -> None:
-        table = self.query_one("#history-table", DataTable)
-        table.clear(columns=True)
-        table.add_columns("run", "verdict", "backend", "started", "seconds", "message")
-        for r in self.data["history"]:
-            table.add_row(str(r["id"]), verdict_text(r["verdict"] or r["status"]), r["backend"] or "",
-                          (r["started_at"] or "")[:19], f"{r['duration_s']:.1f}" if r["duration_s"] else "",
-                          r["message"] or "")
+        self.query_one("#history-table", FittedTable).fill(HISTORY_COLUMNS, [
+            (None, (str(r["id"]), verdict_text(r["verdict"] or r["status"]), r["backend"] or "",
+                    (r["started_at"] or "")[:19], f"{r['duration_s']:.1f}" if r["duration_s"] else "",
+                    r["message"] or "")) for r in self.data["history"]])
 
     def fill_grades(self) -> None:
         out = Text()
