@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 from engine.challenges.prompts import prompt_source, run_prompt_line
 from engine.store import queries
 from engine.workbench.answer_files import main_source
+from engine.verify.verdicts import figure_within
 from engine.workbench.scan_records import INFO_KINDS
 from engine.grading.grades import current_grades
 from tui.glyphs import check_cell, check_value, verdict_text
@@ -516,8 +517,7 @@ class AnswerScreen(WholeFrameScreen):
         summary = self.query_one("#run-summary", Static)
         table = self.query_one("#checks-table", FittedTable)
         checks = self.data["checks"] if run else []
-        table.fill(CHECK_COLUMNS, [(str(i), (c["name"], verdict_text(c["verdict"]), check_cell(c["value"]),
-                                             check_cell(c["threshold"]), c["message"] or ""))
+        table.fill(CHECK_COLUMNS, [(str(i), (c["name"], verdict_text(c["verdict"]), *figure_cells(c), c["message"] or ""))
                                    for i, c in enumerate(checks)])
         if not run:
             # r opens the Runs screen on this answer; s there starts it (with the backend shown there)
@@ -554,8 +554,12 @@ class AnswerScreen(WholeFrameScreen):
             detail.update("")
             return
         c = checks[index]
-        text = Text.assemble((c["name"], "bold"), "  ", verdict_text(c["verdict"]),
-                             f"   value {check_value(c['value']) or '—'}   threshold {check_value(c['threshold']) or '—'}\n")
+        text = Text.assemble((c["name"], "bold"), "  ", verdict_text(c["verdict"]))
+        if figure_within(c["verdict"], c["value"], c["threshold"]):  # stored before such rows kept no figure
+            text.append(f"   value {check_value(c['value'])} is within its threshold {check_value(c['threshold'])}: "
+                        "not what failed\n")
+        else:
+            text.append(f"   value {check_value(c['value']) or '—'}   threshold {check_value(c['threshold']) or '—'}\n")
         text.append(c["message"] or "")
         detail.update(text)
 
@@ -736,6 +740,14 @@ class AnswerScreen(WholeFrameScreen):
 
 
 NOT_FAILING = ("pass", "info", "skipped", "not_run")
+
+
+def figure_cells(check: dict) -> tuple[str, str]:
+    """A check's value and threshold cells: none where the check failed for something
+    other than its figure (engine/verify/verdicts.figure_within), which would read as a pass."""
+    if figure_within(check["verdict"], check["value"], check["threshold"]):
+        return "—", "—"
+    return check_cell(check["value"]), check_cell(check["threshold"])
 
 
 def first_failing(checks: list[dict]) -> int:
