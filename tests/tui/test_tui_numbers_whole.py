@@ -70,6 +70,12 @@ async def test_checks_tab_shows_each_value_and_threshold_whole(demo_wb, size):
             # every number the row shows is one of its own, whole (not 1e-0 for 1e-06)
             whole = set(numbers_in(" ".join([name, f"{float(value):.3g}", threshold, message])))
             assert set(numbers_in(row)) <= whole, row
+        await pilot.press("4")  # the answer's run history: its seconds whole too
+        await settle(app, pilot)
+        history = app.screen.query_one("#history-table", DataTable)
+        assert history.max_scroll_x == 0
+        row = next(line for line in table_lines(history) if "fail" in line)
+        assert row.split()[-1] == "3.0" or "3.0 " in row, row
     assert app.errors == []
 
 

@@ -45,7 +45,8 @@ TREE_SITTER_LANGUAGES = {"markdown": "markdown", "toml": "toml", "json": "json",
 # (shown whole below the table) goes first.
 CHECK_COLUMNS = (Column("check", shrink=True, floor=8), Column("verdict"), Column("value"), Column("threshold"),
                  Column("message", shrink=True, fill=True, floor=12, optional=True))
-HISTORY_COLUMNS = (Column("run"), Column("verdict"), Column("backend"), Column("started"), Column("seconds"),
+HISTORY_COLUMNS = (Column("run"), Column("verdict"), Column("backend"), Column("started", shrink=True, floor=10),
+                   Column("seconds"),
                    Column("message", shrink=True, fill=True, floor=12, optional=True))
 GROUPS = (("source", "Sources"), ("cuda", "Sources"), ("doc", "Docs"), ("prompt", "Docs"),
           ("transcript", "Transcripts"), ("data", "Artifacts"), ("artifact", "Artifacts"))
@@ -570,7 +571,7 @@ class AnswerScreen(WholeFrameScreen):
     def fill_history(self) -> None:
         self.query_one("#history-table", FittedTable).fill(HISTORY_COLUMNS, [
             (None, (str(r["id"]), verdict_text(r["verdict"] or r["status"]), r["backend"] or "",
-                    (r["started_at"] or "")[:19], f"{r['duration_s']:.1f}" if r["duration_s"] else "",
+                    (r["started_at"] or "")[:16].replace("T", " "), f"{r['duration_s']:.1f}" if r["duration_s"] else "",
                     r["message"] or "")) for r in self.data["history"]])
 
     def fill_grades(self) -> None:
