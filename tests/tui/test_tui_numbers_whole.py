@@ -12,6 +12,7 @@ from engine.store.database import Store
 from engine.transcripts.model import Entry, Usage
 from tui.app import BenchApp
 from tui.transcript_rows import build_rows
+from tui.widgets.fitted_table import Column, fit_widths
 from settling import settle
 
 NUMBER = re.compile(r"\d[\d.]*(?:e[-+]?\d*)?")
@@ -107,3 +108,16 @@ async def test_runs_screen_messages_use_the_width_there_is(demo_wb, width):
             assert len(shown) > 60, shown
         assert set(numbers_in(shown)) <= set(numbers_in(RUN_MESSAGE))
     assert app.errors == []
+
+
+def test_columns_give_way_message_first_and_figures_never():
+    columns = (Column("check", shrink=True, floor=8), Column("value"), Column("threshold"),
+               Column("message", shrink=True, fill=True, floor=12, optional=True))
+    rows = [("speed_8x512x1024_float32", "1.48e-16", "1e-06", "y 6.99e-17, dx 1.48e-16, dgamma 1.2e-16")]
+    natural = fit_widths(columns, rows, None)
+    assert natural == [24, 8, 9, 39]
+    assert fit_widths(columns, rows, 200) == [24, 8, 9, 200 - 24 - 8 - 9 - 8]  # the message takes the rest
+    assert fit_widths(columns, rows, 70) == [24, 8, 9, 70 - 24 - 8 - 9 - 8]  # the message shrinks first
+    assert fit_widths(columns, rows, 52) == [24, 8, 9, None]  # narrower than its floor: the message left out
+    assert fit_widths(columns, rows, 40) == [17, 8, 9, None]  # then the name is cut
+    assert fit_widths(columns, rows, 20)[1:3] == [8, 9]  # too narrow even so: figures keep their width

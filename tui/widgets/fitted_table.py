@@ -78,7 +78,6 @@ class FittedTable(DataTable):
         super().__init__(*args, **kwargs)
         self.spec: tuple[Column, ...] = ()
         self.cells: list[tuple[str | None, tuple]] = []
-        self.shown_keys: list[str] = []
         self._laid_out_for: int | None = None
 
     def room(self) -> int | None:
@@ -100,7 +99,6 @@ class FittedTable(DataTable):
         cursor = self.cursor_row if self.row_count else 0
         self.clear(columns=True)
         shown = [(i, c, w) for i, (c, w) in enumerate(zip(self.spec, widths)) if w is not None]
-        self.shown_keys = [c.key for _, c, _ in shown]
         for _, c, w in shown:
             self.add_column(Text(cut(c.key, w)), key=c.key, width=w)
         for key, cells in self.cells:
