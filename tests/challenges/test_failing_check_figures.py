@@ -51,6 +51,10 @@ def test_a_figure_over_its_threshold_or_named_by_fail_stays_on_the_row(suite):
         c.fail("too few rows accepted", value=3)  # a floor: the figure named as the one that failed
     with suite.check("passes", threshold=1e-4) as c:
         c.value = 1e-7
+    with suite.check("at_its_bound", threshold=64 * 64) as c:  # fails at the bound itself (size >= N*N)
+        c.value = 64 * 64
+        c.expect(c.value < c.threshold, "cache holds N x N sized data")
+    assert (recorded(suite, "at_its_bound")["value"], recorded(suite, "at_its_bound")["threshold"]) == (4096, 4096)
     assert (recorded(suite, "off")["value"], recorded(suite, "off")["threshold"]) == (3e-2, 1e-4)
     assert (recorded(suite, "named")["value"], recorded(suite, "named")["threshold"]) == (3, 10)
     assert (recorded(suite, "passes")["value"], recorded(suite, "passes")["threshold"]) == (1e-7, 1e-4)
