@@ -1,2 +1,2 @@
 """benchtui engine: everything that is not a screen. Never imports textual."""
-__version__ = "0.1.0"
+__version__ = "0.2.0"

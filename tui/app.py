@@ -36,6 +36,9 @@ class BenchApp(App[int]):
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
         Binding("q", "quit", "Quit", id="app.quit"),
+        # Ctrl-C quits as q does (asking first while runs are going), not Textual's
+        # "press ctrl+q to quit" notice; a focused text field still copies with it
+        Binding("ctrl+c", "quit", "Quit", id="app.interrupt", show=False),
         Binding("question_mark", "help", "Help", id="app.help"),
         # priority: modal screens (help) cut the app's other bindings off
         Binding("ctrl+p", "command_palette", "Jump", id="app.palette", show=False, priority=True),

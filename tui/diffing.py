@@ -118,7 +118,9 @@ def file_role(relpath: str, kind: str) -> str:
     name = relpath.rsplit("/", 1)[-1].lower()
     if kind == "transcript":
         return "transcript"
-    if name.startswith("test") or name.endswith(("_test.py", "_test.cu")):
+    stem = name.rsplit(".", 1)[0]
+    if (name.startswith(("test", "check", "verify")) or stem.endswith(("_test", "_tests", "_check"))
+            or stem == "conftest"):  # an answer's own tests and checks (gradient_check.py)
         return "test"
     if name.startswith(("bench", "demo")):
         return "bench"
@@ -153,13 +155,17 @@ def name_similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, sa, sb, autojunk=False).ratio()
 
 
-def pair_files(left: list[dict], right: list[dict]) -> list[tuple[dict | None, dict | None]]:
-    """Pair two answers' files: the same path first, then files of the same
-    role whose names are alike (best match first). Files with nothing related
-    on the other side stay alone, except that when each answer has exactly one
-    source (or CUDA) file left, in the same language, the two are paired
-    whatever their names (``tree_attention.py`` ~ ``dflash_verify.py``).
-    Pairs come first, then the files shown alone."""
+def pair_files(left: list[dict], right: list[dict],
+               main: tuple[str | None, str | None] = (None, None)) -> list[tuple[dict | None, dict | None]]:
+    """Pair two answers' files by role: the same path first, then the two main
+    sources (``main``: each answer's, engine/workbench/answer_files.main_source;
+    ``layer_norm.py`` ~ ``solution.py``), then files of the same role whose names
+    are alike (best match first). Files with nothing related on the other side
+    stay alone, except that when each answer has exactly one source (or CUDA, or
+    test) file left, in the same language, the two are paired whatever their
+    names (``tree_attention.py`` ~ ``dflash_verify.py``). The main sources come
+    first (the pair the screen opens on), then the other pairs, then the files
+    shown alone."""
     def role(f: dict) -> str:
         return file_role(f["relpath"], f.get("kind", ""))
 
@@ -171,6 +177,13 @@ def pair_files(left: list[dict], right: list[dict]) -> list[tuple[dict | None, d
             pairs.append((f, rest_right.pop(f["relpath"])))
         else:
             rest_left[f["relpath"]] = f
+    main_pair = None
+    a, b = main
+    if a in rest_left and b in rest_right and _language(a) == _language(b):
+        main_pair = (rest_left.pop(a), rest_right.pop(b))
+    elif a is not None and a == b and any(p[0]["relpath"] == a for p in pairs if p[0]):
+        main_pair = next(p for p in pairs if p[0] and p[0]["relpath"] == a)
+        pairs.remove(main_pair)
     candidates = sorted(
         ((name_similarity(a, b), a, b) for a, f in rest_left.items() for b, g in rest_right.items() if role(f) == role(g)),
         key=lambda c: (-c[0], c[1], c[2]))
@@ -179,7 +192,7 @@ def pair_files(left: list[dict], right: list[dict]) -> list[tuple[dict | None, d
             break
         if a in rest_left and b in rest_right:
             pairs.append((rest_left.pop(a), rest_right.pop(b)))
-    for code in ("source", "cuda"):
+    for code in ("source", "cuda", "test"):
         lone_left = [f for f in rest_left.values() if role(f) == code]
         lone_right = [g for g in rest_right.values() if role(g) == code]
         if len(lone_left) == 1 and len(lone_right) == 1 and _language(lone_left[0]["relpath"]) == _language(lone_right[0]["relpath"]):
@@ -187,5 +200,6 @@ def pair_files(left: list[dict], right: list[dict]) -> list[tuple[dict | None, d
     pairs.extend((f, None) for f in rest_left.values())
     pairs.extend((None, g) for g in rest_right.values())
     order = {"source": 0, "cuda": 1, "test": 2, "bench": 3, "doc": 4, "prompt": 5, "transcript": 6}
-    return sorted(pairs, key=lambda p: (p[0] is None or p[1] is None, order.get(role(p[0] or p[1]), 9),
-                                        (p[0] or p[1])["relpath"]))
+    ordered = sorted(pairs, key=lambda p: (p[0] is None or p[1] is None, order.get(role(p[0] or p[1]), 9),
+                                           (p[0] or p[1])["relpath"]))
+    return [main_pair, *ordered] if main_pair else ordered

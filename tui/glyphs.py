@@ -6,15 +6,17 @@ import json
 from rich.text import Text
 
 # verdict -> (glyph, style, label). Single-cell glyphs only: wide emoji break columns.
+# No glyph is a letter a grade can start with (A-D, F): a cell reads "glyph grade
+# judge-grade", and "C A  B-" read as three grades.
 VERDICTS: dict[str, tuple[str, str, str]] = {
     "pass": ("✓", "bold green", "pass"),
     "partial": ("◐", "bold yellow", "partial"),
     "fail": ("✗", "bold red", "fail"),
     "error": ("!", "bold red", "error"),
     "timeout": ("T", "bold magenta", "timeout"),
-    "compile_error": ("C", "bold red", "compile error"),
+    "compile_error": ("⚒", "bold red", "compile error"),  # the build's tools
     "unbound": ("U", "bold yellow", "unbound"),
-    "missing_dependency": ("D", "bold yellow", "missing dependency"),
+    "missing_dependency": ("∉", "bold yellow", "missing dependency"),  # a package not in the sandbox
     "forbidden": ("⊘", "bold red", "forbidden"),
     "skipped": ("–", "yellow", "skipped"),
     "not_run": ("·", "dim", "not run"),

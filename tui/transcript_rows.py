@@ -18,7 +18,7 @@ FILTERS = ("all", "conversation", "no tools", "errors", "user turns")
 
 @dataclass(slots=True)
 class Row:
-    kind: str            # header, text, thinking, fold, code, diff+, diff-, diff, tool, result, raw, warn
+    kind: str            # header (header+ continues it), text, thinking, fold, code, diff+, diff-, diff, tool, result, raw, warn
     entry: int           # index into the entry list being shown
     text: str
     role: str = ""
@@ -49,6 +49,25 @@ def wrap(text: str, width: int) -> list[str]:
             line = "  " + line
         out.append(line)
     return out
+
+
+def pack(parts: list[str], width: int, sep: str = "  ") -> list[str]:
+    """``parts`` joined by ``sep`` on lines of at most ``width`` cells, each part kept
+    whole on one line where it fits one (an entry's header: its cost, "$0.0099", is
+    never cut at the screen's edge); continuation lines are indented two cells."""
+    width = max(width, 20)
+    lines: list[str] = []
+    line = ""
+    for part in parts:
+        if line and len(line) + len(sep) + len(part) <= width:
+            line += sep + part
+            continue
+        if line:
+            lines.append(line)
+        pieces = wrap(part if not lines and not line else "  " + part, width)
+        lines += pieces[:-1]
+        line = pieces[-1]
+    return lines + [line] if line or not lines else lines
 
 
 def _args(arguments: Any) -> dict:
@@ -152,7 +171,8 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
             head.append("repaired")
         if e.is_error:
             head.append("error")
-        rows.append(Row("header", i, "  ".join(head), e.role, error=e.is_error))
+        for n, line in enumerate(pack(head, width)):
+            rows.append(Row("header" if n == 0 else "header+", i, line, e.role, error=e.is_error))
         if e.role == "raw":
             warning = warnings_by_line.get(e.line, "malformed line")
             rows.extend(warn_rows(i, warning, e.role, error=True))

@@ -18,16 +18,18 @@ def register(subparsers) -> None:
     sub = p.add_subparsers(dest="transcript_command", metavar="ACTION")
     p.set_defaults(func=_usage(p))
 
-    show = sub.add_parser("show", help="print a transcript as readable text")
-    show.add_argument("path", type=Path)
+    show = sub.add_parser("show", help="print a transcript as readable text", description=(
+        "TARGET: a transcript file, MODEL CHALLENGE [FILE] (the answer's transcript), or "
+        "MODEL/CHALLENGE/FILE as `transcript search` prints it."))
+    show.add_argument("target", nargs="+", metavar="TARGET")
     show.add_argument("--no-tools", action="store_true", help="hide tool calls and results")
     show.add_argument("--no-thinking", action="store_true", help="hide thinking")
     show.add_argument("--errors", action="store_true", help="only failed tools, errors, bad lines")
     show.add_argument("--format", choices=FORMATS, help="skip detection")
     show.set_defaults(func=cmd_show)
 
-    stats = sub.add_parser("stats", help="totals of a transcript")
-    stats.add_argument("path", type=Path)
+    stats = sub.add_parser("stats", help="totals of a transcript", description=show.description)
+    stats.add_argument("target", nargs="+", metavar="TARGET")
     stats.add_argument("--json", action="store_true", help="print JSON")
     stats.add_argument("--format", choices=FORMATS)
     stats.set_defaults(func=cmd_stats)
@@ -61,8 +63,61 @@ def transcript_path(path: Path, workbench: str | None) -> Path:
     raise CommandError(f"{path}: no such file (looked in {where})")
 
 
+def answer_transcript(ctx, model: str, challenge: str, name: str | None = None) -> Path:
+    """The transcript of answer MODEL CHALLENGE (names resolved as every command
+    resolves them); ``name`` picks one of several by its path in the answer folder."""
+    from engine.commands.workbench_cmds import resolve_answer
+    from engine.workbench.scan import scan_workbench
+
+    scan_workbench(ctx.workbench, ctx.store, index_transcripts=False)
+    model, challenge = resolve_answer(ctx, model, challenge)
+    folder, = (r["path"] for r in ctx.store.query("select path from answers where model = ? and challenge = ?",
+                                                  (model, challenge)))
+    names = [r["relpath"] for r in ctx.store.query(
+        "select t.relpath from transcripts t join answers a on a.id = t.answer_id "
+        "where a.model = ? and a.challenge = ? order by t.relpath", (model, challenge))]
+    if name is not None:
+        picked = [n for n in names if n == name] or [n for n in names if Path(n).name == name]
+        if len(picked) != 1:
+            raise UsageError(f"{model}/{challenge} has no transcript {name!r}; it has: {', '.join(names) or 'none'}")
+        names = picked
+    if not names:
+        raise CommandError(f"{model}/{challenge} has no transcript")
+    if len(names) > 1:
+        raise UsageError(f"{model}/{challenge} has {len(names)} transcripts: name one after the challenge "
+                         f"({', '.join(names)})")
+    return ctx.workbench.root / folder / names[0]
+
+
+def find_transcript(ctx, target: list[str]) -> Path:
+    """A transcript file, MODEL CHALLENGE [FILE], or MODEL/CHALLENGE/FILE (how
+    `transcript search` names a hit)."""
+    if len(target) > 3:
+        raise UsageError("give a transcript file, or MODEL CHALLENGE [FILE]")
+    if len(target) > 1:
+        return answer_transcript(ctx, *target)
+    workbench = getattr(ctx.args, "workbench", None) or os.environ.get("BENCHTUI_WORKBENCH")
+    try:
+        return transcript_path(Path(target[0]), workbench)
+    except CommandError as missing:
+        model, _, rest = target[0].partition("/")
+        challenge, _, name = rest.partition("/")
+        if not (model and challenge and name) or Path(os.path.expanduser(target[0])).is_absolute():
+            raise
+        try:
+            return answer_transcript(ctx, model, challenge, name)
+        except UsageError:  # no workbench, or no such model: the file's absence is the message
+            try:
+                known = model in ctx.store.model_names()
+            except (UsageError, CommandError):
+                known = False
+            if known:
+                raise
+            raise missing from None
+
+
 def _load(args, ctx) -> Transcript:
-    path = transcript_path(args.path, getattr(ctx.args, "workbench", None) or os.environ.get("BENCHTUI_WORKBENCH"))
+    path = find_transcript(ctx, args.target)
     try:
         return load_transcript(path, args.format)
     except TranscriptError as exc:
@@ -100,7 +155,7 @@ def cmd_stats(args, ctx) -> int:
         return 0
     from engine.transcripts.render import totals_lines
     h = t.header
-    print(f"{args.path}: {h.format}, model {'/'.join(x for x in (h.provider, h.model) if x) or '?'}, "
+    print(f"{' '.join(args.target)}: {h.format}, model {'/'.join(x for x in (h.provider, h.model) if x) or '?'}, "
           f"{len(t.entries)} entries on the active path, {len(t.branches)} branch(es), {len(t.turns)} turn(s)")
     for line in totals_lines(t.totals):
         print("  " + line)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.metadata as md
 import platform
+import shlex
 import shutil
 import sqlite3
 import subprocess
@@ -102,8 +103,35 @@ def recommend_extras(*, nvidia_gpu: bool, cupy: str | None, mlx_lm: str | None, 
         out.append({"extra": "cluster", "why": f"runs default to the cluster {cluster!r} but Ray is not installed"})
     for r in out:
         r["command"] = (f'python3 -m pip install -e ".[{r["extra"]}]"' if from_clone
-                        else f'python3 -m pip install "benchtui[{r["extra"]}]"  (pipx: pipx install --force "benchtui[{r["extra"]}]")')
+                        else install_beside(extra_packages(r["extra"])) or
+                        f'python3 -m pip install "benchtui[{r["extra"]}]"')
     return out
+
+
+def extra_packages(extra: str) -> list[str]:
+    """The requirements the installed benchtui lists for ``extra`` (its metadata's
+    Requires-Dist), without their markers: the doctor recommends an extra only where
+    this platform takes it."""
+    try:
+        requires = md.requires("benchtui") or []
+    except md.PackageNotFoundError:
+        return []
+    out = []
+    for line in requires:
+        requirement, _, marker = line.partition(";")
+        if f'extra == "{extra}"' in marker.replace("'", '"'):
+            out.append(requirement.strip())
+    return out
+
+
+def install_beside(packages: list[str]) -> str | None:
+    """A command that adds ``packages`` to the environment benchtui is installed in,
+    from an index: never ``benchtui[extra]``, which would fetch benchtui itself from
+    the index (another version, or none) in place of the wheel installed."""
+    if not packages:
+        return None
+    quoted = " ".join(f'"{p}"' for p in packages)
+    return f"{shlex.quote(sys.executable)} -m pip install {quoted}  (pipx: pipx inject benchtui {quoted})"
 
 
 def paths(workbench_arg: str | None, store_arg: str | None) -> dict:

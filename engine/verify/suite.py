@@ -61,6 +61,8 @@ class Check:
     requires: tuple = ()
     # run with the measured reach once the check's body is done (``suite.check(reach=True)``)
     after_reach: list = field(default_factory=list, repr=False)
+    # ``fail(message, value)`` named the figure that failed: it stays the row's value
+    figure_failed: bool = field(default=False, repr=False)
 
     def not_exercised(self, requirement: str, reason: str) -> None:
         """This check reached ``requirement`` only through something other than
@@ -68,9 +70,23 @@ class Check:
         self.details.setdefault("not_exercised", {})[requirement] = reason
 
     def fail(self, message: str, value: Any = None) -> None:
+        """Fail the check; ``value``: the figure that failed (it becomes the row's value)."""
         if value is not None:
-            self.value = value
+            self.value, self.figure_failed = value, True
         raise CheckFailed(message)
+
+    def set_aside_passing_figure(self) -> None:
+        """A check that failed for something other than its figure (a dtype, a crash)
+        while the figure sits within its threshold: the row's value and threshold would
+        read as a pass, so they move to the message and ``details["within_threshold"]``
+        and the row keeps none (engine/verify/verdicts.figure_within)."""
+        if self.figure_failed or not V.figure_within(self.verdict, jsonable(self.value), jsonable(self.threshold)):
+            return
+        value, threshold = jsonable(self.value), jsonable(self.threshold)
+        self.details["within_threshold"] = {"value": value, "threshold": threshold}
+        self.message = (f"{self.message} " if self.message else "") + (
+            f"(its figure {value:.3g} is within its threshold {threshold:g}: not what failed)")
+        self.value = self.threshold = None
 
     def expect(self, condition: bool, message: str) -> None:
         if not condition:
@@ -309,6 +325,7 @@ class Suite:
         finally:
             if self.peer is not None:
                 self.peer.deadline = None
+            c.set_aside_passing_figure()
             self._record(c)
 
     def record(self, name: str, verdict: str, value: Any = None, threshold: Any = None,

@@ -1,6 +1,8 @@
 """Verdict names and how they combine into an answer's verdict."""
 from __future__ import annotations
 
+import json
+
 PASS, FAIL, ERROR, TIMEOUT = "pass", "fail", "error", "timeout"
 COMPILE_ERROR, UNBOUND, FORBIDDEN = "compile_error", "unbound", "forbidden"
 SKIPPED, NO_ANSWER, INFO = "skipped", "no_answer", "info"
@@ -32,3 +34,28 @@ def worst(verdicts) -> str:
     if not rated:
         return SKIPPED
     return max(rated, key=SEVERITY.__getitem__)
+
+
+def _figure(x) -> float | None:
+    """A stored value or threshold as a number (JSON text, a number, or None)."""
+    if isinstance(x, str):
+        try:
+            x = json.loads(x)
+        except ValueError:
+            return None
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return None
+    return float(x)
+
+
+def figure_within(verdict: str | None, value, threshold) -> bool:
+    """A check that did not pass although its figure is below its threshold (a
+    numeric threshold is an upper bound: an error, a ratio, a count of wrong
+    rows): what failed was something else (a dtype, a shape, a crash), so its
+    value and threshold are not the ones that failed. A figure at its threshold
+    is not below it: some checks fail there (an N x N array where fewer cells
+    are allowed)."""
+    if verdict in (PASS, INFO, SKIPPED, None):
+        return False
+    v, t = _figure(value), _figure(threshold)
+    return v is not None and t is not None and v < t

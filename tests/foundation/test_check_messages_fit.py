@@ -1,6 +1,6 @@
 """`show` and `run` print check messages to the terminal's width: a number is
-never cut into another number, a cut line ends with an ellipsis, and a failing
-check's message is printed whole."""
+never cut into another number nor dropped, a cut line ends with an ellipsis,
+and a failing check's message is printed whole."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,10 +18,36 @@ FAILING = ("multi_token_causal: 3 of 4 decode steps differ from full attention; 
            "head 1, step 2, position 17: got 0.51234 expected 0.49876 (difference 1.358e-02, tolerance 1e-04)")
 
 
-def test_a_passing_message_is_cut_between_words_with_an_ellipsis():
-    [line] = fit("  pass          fixed                          ", PASSING, whole=False, width=70)
-    assert len(line) <= 70 and line.endswith("…")
-    assert "3.3e-16" in line or "3.3e" not in line  # whole or not at all
+PROSE = "none of torch, tensorflow, jax, cupy or numba is imported anywhere in the answer's own files"
+SPEED = "speedup 1.15x: answer 34.352 ms (spread 0.4 ms), reference 39.505 ms (spread 0.3 ms) over 30 trials"
+
+
+def test_a_passing_message_in_words_is_cut_between_words_with_an_ellipsis():
+    [line] = fit("  pass  forbidden_imports  ", PROSE, whole=False, width=70)
+    assert line == "  pass  forbidden_imports  none of torch, tensorflow, jax, cupy or…"
+
+
+@pytest.mark.parametrize("width", [80, 140])
+def test_a_passing_message_never_drops_a_number(width):
+    """A figure cut off the end (the reference time of a speedup) is as misleading as
+    one cut in half: the message is wrapped whole instead."""
+    prefix = "  info          speed_8x512x1024_float32       "
+    lines = fit(prefix, SPEED + " " + PASSING, whole=False, width=width)
+    assert all(len(x) <= width for x in lines) and len(lines) > 1
+    assert " ".join(x.strip() for x in lines).endswith(SPEED + " " + PASSING)
+
+
+@pytest.mark.parametrize("width", [1, 2, 4, 5, 6, 9, 17, 18, 30, 80, 140])
+def test_a_cut_cell_holds_whole_words_only(width):
+    from engine.commands.fit import cut
+
+    for text in ("speed_8x512x1024_float32", "1e-06", "0.0001", "threshold 1e-06 value 0.0107", SPEED):
+        shown = cut(text, width)
+        assert len(shown) <= width
+        if shown != text:
+            assert shown.endswith("…")
+            kept = shown[:-1]
+            assert text.startswith(kept) and (kept == "" or text[len(kept)] in " _" or kept.endswith("_"))
 
 
 def test_a_failing_message_is_wrapped_whole():
@@ -53,8 +79,9 @@ def test_show_prints_to_the_terminals_width(demo_workbench: Path, capsys, monkey
     fixed = next(x for x in lines if " fixed " in x)
     if columns == "300":
         assert fixed.endswith(PASSING)
-    else:
-        assert fixed.endswith("…") and "3.3e-1…" not in fixed
+    else:  # wrapped whole: cutting it would drop its figures
+        assert "…" not in fixed
+        assert " ".join(out.split()).count(" ".join(PASSING.split())) == 1
     assert " ".join(out.split()).count(" ".join(FAILING.split())) == 1  # whole, wrapped or not
 
 
@@ -74,5 +101,6 @@ def test_a_failing_message_keeps_its_own_lines():
     assert lines[1].strip() == 'k.cu(12): error: identifier "x" is undefined'
     assert lines[2].strip() == 'k.cu(19): error: expected a ";"' and len(lines) == 4
     assert all(line.startswith(" " * len("  compile_error  build: ")) for line in lines[1:])
-    # a check that passed still gets one line
-    assert len(fit("  pass  build: ", nvcc, whole=False, width=100)) == 1
+    # a check that passed gets one paragraph: its figures kept, its own lines not
+    lines = fit("  pass  build: ", nvcc, whole=False, width=100)
+    assert " ".join(" ".join(lines).split()) == "pass build: " + " ".join(nvcc.split()) and len(lines) == 2

@@ -51,3 +51,11 @@ def test_package_data_still_carries_every_bundled_file():
     data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert data["benchtui_data.challenges"] == ["**/*"] and data["benchtui_data.demo"] == ["**/*"]
     assert "*.tcss" in data["tui"]
+
+
+def test_the_wheel_states_its_license_and_no_placeholder_addresses():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    text = (REPO / "LICENSE").read_text()
+    assert text.startswith("MIT License") and "Copyright (c) the benchtui authors" in text
+    assert not any("example.invalid" in url for url in project.get("urls", {}).values())

@@ -1,6 +1,7 @@
 """Where benchtui's files are and where it writes; the sandbox's late masks."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from engine.host import resources
@@ -108,12 +109,30 @@ def test_doctor_recommends_the_extras_this_machine_lacks():
 
     gpu_no_cupy = recommend_extras(nvidia_gpu=True, cupy=None, mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=False)
     assert [r["extra"] for r in gpu_no_cupy] == ["cuda"]
-    assert gpu_no_cupy[0]["command"].startswith('python3 -m pip install "benchtui[cuda]"')
+    # installed from a wheel: the extra's own packages beside it, never benchtui again from an index
+    command = gpu_no_cupy[0]["command"]
+    assert command.startswith(f'{sys.executable} -m pip install "cupy-cuda12x>=13"'), command
+    assert 'pipx inject benchtui "cupy-cuda12x>=13"' in command
+    assert "benchtui[" not in command and "--force" not in command
     assert recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=True) == []
     assert recommend_extras(nvidia_gpu=True, cupy="14.0", mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=True) == []
     no_lm = recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=True, from_clone=True)
     assert [(r["extra"], r["command"]) for r in no_lm] == [("ternary", 'python3 -m pip install -e ".[ternary]"')]
     assert recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=False, from_clone=True) == []
+
+
+def test_an_installed_benchtui_gets_each_extras_exact_packages(monkeypatch):
+    """The extra's packages come from the installed distribution's metadata."""
+    from engine.host import doctor
+
+    requires = ['numpy>=1.26', 'mlx[cpu]>=0.20; sys_platform == "linux"',
+                'mlx-lm>=0.20; (sys_platform == "linux" or (sys_platform == "darwin")) and extra == "ternary"',
+                'ray>=2.40; extra == "cluster"', 'pytest>=8; extra == "test"']
+    monkeypatch.setattr(doctor.md, "requires", lambda name: requires if name == "benchtui" else None)
+    assert doctor.extra_packages("ternary") == ["mlx-lm>=0.20"] and doctor.extra_packages("cluster") == ["ray>=2.40"]
+    (rec,) = doctor.recommend_extras(nvidia_gpu=False, cupy=None, mlx_lm=None, platform_ok_for_mlx_lm=True,
+                                     from_clone=False)
+    assert rec["command"].endswith('-m pip install "mlx-lm>=0.20"  (pipx: pipx inject benchtui "mlx-lm>=0.20")')
 
 
 def test_doctor_names_every_cupy_distribution_and_the_one_the_driver_fits(monkeypatch):

@@ -53,3 +53,26 @@ def test_search_needs_workbench_and_finds(tmp_path, samples, capsys, monkeypatch
     assert main(["--workbench", str(tmp_path), "--store", str(store_path), "transcript", "search", "hello", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert sorted((h["model"], h["challenge"], h["position"]) for h in hits) == [("m1", "kv", 0), ("m1", "kv", 1), ("m1", "kv", 2)]
+
+
+def test_a_search_hit_opens_with_show_and_model_challenge_works_too(demo_workbench, capsys, monkeypatch):
+    """`transcript search` prints MODEL/CHALLENGE/FILE #N: `transcript show` opens that,
+    and takes MODEL CHALLENGE [FILE] as every other command does."""
+    monkeypatch.chdir(demo_workbench.parent)  # not inside the workbench: the path is the workbench's
+    wb = ["--workbench", str(demo_workbench)]
+    assert main([*wb, "transcript", "search", "layernorm"]) == 0
+    hit = capsys.readouterr().out.splitlines()[0]
+    where = hit.split(" #", 1)[0]
+    assert where.count("/") == 2, hit
+    assert main([*wb, "transcript", "show", where]) == 0
+    by_hit = capsys.readouterr().out
+    model, challenge, name = where.split("/")
+    assert main([*wb, "transcript", "show", model, challenge]) == 0
+    assert capsys.readouterr().out == by_hit and by_hit.startswith("pi session")
+    assert main([*wb, "transcript", "stats", model, challenge, name, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["format"] == "pi"
+    # an answer without a transcript, a transcript it does not have: one line each
+    assert main([*wb, "transcript", "show", "demo-hasty", "backwards"]) == 1
+    assert capsys.readouterr().err.strip() == "benchtui: demo-hasty/backwards has no transcript"
+    assert main([*wb, "transcript", "show", model, challenge, "nope.jsonl"]) == 2
+    assert "it has: session.jsonl" in capsys.readouterr().err

@@ -101,3 +101,24 @@ def test_check_cell_reads_values_as_words():
     assert check_cell("true") == "yes"
     assert check_cell("[1, 3]") == "[1, 3]"
     assert check_cell("1.8x") == "1.8x"  # stored as plain text: kept
+
+
+async def test_a_check_failed_for_another_reason_shows_no_passing_figure(demo_wb):
+    """A row stored with a figure within its threshold although the check failed (its
+    dtype was wrong) shows no value or threshold, and the detail says why."""
+    with Store(demo_wb.store_path) as store:
+        run_id = store.db["runs"].insert({"model": "demo-hasty", "challenge": "backwards", "status": "done",
+                                          "verdict": "fail", "backend": "cpu", "duration_s": 1.0}).last_pk
+        store.db["checks"].insert_all([
+            {"run_id": run_id, "position": 0, "name": "float32", "verdict": "fail", "value": "1.02e-07",
+             "threshold": "0.0001", "message": "float32 inputs must give float32 outputs, got y=float64"},
+            {"run_id": run_id, "position": 1, "name": "huge_mean", "verdict": "fail", "value": "0.0107",
+             "threshold": "1e-06", "message": "inaccurate"}])
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(80, 24)) as pilot:
+        table = await open_checks_tab(app, pilot)
+        assert [str(c) for c in table.get_row_at(0)][2:4] == ["—", "—"]
+        assert [str(c) for c in table.get_row_at(1)][2:4] == ["0.0107", "1e-06"]  # its figure is what failed
+        detail = str(app.screen.query_one("#check-detail", Static).render())
+        assert "within its threshold 0.0001: not what failed" in detail and "float64" in detail
+    assert app.errors == []

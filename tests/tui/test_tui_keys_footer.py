@@ -106,3 +106,17 @@ async def test_the_matrix_footer_lists_transcript_suites_and_rescan_and_keeps_he
         assert len(text) == 80 and "q Quit ? Help" in text and "t Transcript" in text, text
         assert text.rstrip().endswith("? Help"), text
     assert app.errors == []
+
+
+async def test_the_grades_footer_says_what_plus_and_minus_do(demo_wb):
+    """Each key is followed by what it does: "+ +  - -" said nothing."""
+    for width in (80, 140):
+        app = BenchApp(demo_wb, scan_on_start=False)
+        async with app.run_test(size=(width, 30)) as pilot:
+            await settle(app, pilot)
+            app.open_grades("demo-hasty", "backwards")
+            await settle(app, pilot)
+            text = " ".join(footer_text(app).split())
+            assert "+ Raise - Lower" in text and "+ +" not in text, text
+            assert "q Quit ? Help" in text
+        assert app.errors == []

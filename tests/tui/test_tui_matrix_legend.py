@@ -34,6 +34,18 @@ def test_every_glyph_a_cell_can_draw_is_in_the_full_legend():
     assert "B+" in full and "A-" in full  # the grades' two styles
 
 
+def test_no_verdict_glyph_reads_as_a_grade():
+    """A cell is "glyph grade judge-grade": a glyph that is a grade's letter ("C" for a
+    compile error beside "A  B-") reads as one more grade; colour alone is no cue."""
+    from engine.grading.grades import LETTERS
+    from tui.glyphs import UNKNOWN_GLYPH, VERDICTS
+
+    starts = {letter[0] for letter in LETTERS}
+    for verdict, (glyph, _, _) in VERDICTS.items():
+        assert glyph not in starts and glyph.upper() not in starts, (verdict, glyph)
+    assert UNKNOWN_GLYPH not in starts
+
+
 def test_a_legend_for_some_verdicts_explains_each_of_them():
     for verdict in MATRIX_VERDICTS:
         cell = cell_text(Cell("m", "c", 1, "answer", verdict, 1, None, None, 0))
@@ -70,10 +82,10 @@ async def test_the_legend_on_screen_explains_every_glyph_on_the_matrix(demo_wb):
             table = app.screen.query_one("#matrix", DataTable)
             shown = str(app.screen.query_one("#legend", Static).render())
             drawn = screen_glyphs(table)
-            assert {"◐", "D", "?"} <= drawn  # the seeded verdicts are on the matrix
+            assert {"◐", "∉", "?"} <= drawn  # the seeded verdicts are on the matrix
             for glyph in drawn:
                 assert glyph in shown, (glyph, shown)
-            assert "D missing dependency" in shown or "D missing dep" in shown
+            assert "∉ missing dependency" in shown or "∉ missing dep" in shown
             assert "? a_verdict_from_a_newer_version" in shown
             legend_widget = app.screen.query_one("#legend", Static)
             from rich.text import Text  # every line of it in view: none cut by the pane's height

@@ -111,3 +111,28 @@ async def test_tui_quit_mid_run_asks_first(demo_wb):
         await settle(app, pilot)
         assert runs.cancel_event.is_set()
         assert app.return_code == 0  # the `y` quit the app (None: it never exited)
+
+
+async def test_ctrl_c_asks_benchtuis_quit_question_and_quits_when_idle(demo_wb):
+    """Ctrl-C is benchtui's quit: its question while runs are going (not Textual's
+    generic notice), and a plain quit otherwise."""
+    from tui.screens.confirm import ConfirmScreen
+
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await settle(app, pilot)
+        app.open_runs([("demo-careful", "backwards")], "answer")
+        await settle(app, pilot)
+        runs = app.screen
+        runs.running = True
+        runs.batch = {"q:demo-careful/backwards": ["", "demo-careful", "backwards", "started", "", ""]}
+        await pilot.press("ctrl+c")
+        await settle(app, pilot)
+        assert isinstance(app.screen, ConfirmScreen) and app.is_running
+        assert not [n for n in app._notifications if "quit" in n.message.lower()]
+        await pilot.press("n")
+        await settle(app, pilot)
+        runs.running = False
+        await pilot.press("ctrl+c")
+        await settle(app, pilot)
+    assert app.return_code == 0

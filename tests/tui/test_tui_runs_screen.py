@@ -5,7 +5,7 @@ seen, the hint says how to change scope and backend, and the answer screen's
 "not run yet" says the keys that really start a run."""
 from __future__ import annotations
 
-from textual.widgets import DataTable, Select, Static
+from textual.widgets import DataTable, Log, Select, Static
 
 from engine.host.backends import BackendUnavailable
 from engine.runner import orchestrate
@@ -63,7 +63,9 @@ async def test_a_refused_backend_shows_refused_with_its_reason(demo_wb, monkeypa
         await settle(app, pilot)
         live = app.screen.query_one("#runs-live", DataTable)
         row = [str(c) for c in live.get_row_at(0)]
-        assert row[3] == "refused" and REASON[:40] in row[5], row
+        # the reason, cut between words to the table's width, and whole in the log below
+        assert row[3] == "refused" and row[5].endswith("…") and REASON.startswith(row[5][:-1]), row
+        assert f"refused: {REASON}" in "\n".join(app.screen.query_one(Log).lines)
         progress = text_of(app.screen, "#runs-progress")
         assert "refused" in progress and "queued" not in progress, progress
         said = [n.message for n in app._notifications]

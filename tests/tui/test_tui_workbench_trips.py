@@ -245,10 +245,44 @@ def test_pairing_leaves_unrelated_files_alone():
     assert ("layernorm.py", "layer_norm.py") in named
     assert ("NOTES.md", "IMPLEMENTATION_NOTES.md") in named
     assert ("README.md", None) in named and (None, "PROMPT.md") in named and (None, "ANALYSIS.md") in named
-    assert ("test_layernorm.py", None) in named and (None, "gradient_check.py") in named
+    # each answer's own test, whatever its name (a gradient check is one), pairs by its role
+    assert ("test_layernorm.py", "gradient_check.py") in named
     # the one implementation file of each answer is paired, whatever its name
     pairs = pair_files(files("tree_attention.py", "NOTES.md"), files("dflash_verify.py", "PROMPT.md"))
     assert (pairs[0][0]["relpath"], pairs[0][1]["relpath"]) == ("tree_attention.py", "dflash_verify.py")
+
+
+def test_main_sources_pair_by_role_and_come_first():
+    """The two main sources pair whatever their names, and the screen opens on them,
+    not on an identical PROMPT.md."""
+    from tui.diffing import pair_files
+
+    def files(*names):
+        return [{"relpath": n, "kind": "prompt" if n == "PROMPT.md" else "doc" if n.endswith(".md") else "source"}
+                for n in names]
+
+    pairs = pair_files(files("layer_norm.py", "gradient_check.py", "NOTES.md", "PROMPT.md"),
+                       files("solution.py", "bench_solution.py", "test_solution.py", "PROMPT.md", "README.md"),
+                       main=("layer_norm.py", "solution.py"))
+    named = [(a and a["relpath"], b and b["relpath"]) for a, b in pairs]
+    assert named[0] == ("layer_norm.py", "solution.py")
+    assert ("gradient_check.py", "test_solution.py") in named and ("PROMPT.md", "PROMPT.md") in named
+    assert (None, "bench_solution.py") in named
+    # same main file on both sides: that pair still comes first
+    pairs = pair_files(files("PROMPT.md", "kv.py", "util.py"), files("PROMPT.md", "kv.py"), main=("kv.py", "kv.py"))
+    assert (pairs[0][0]["relpath"], pairs[0][1]["relpath"]) == ("kv.py", "kv.py")
+
+
+async def test_compare_opens_on_the_main_sources(demo_wb):
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_compare("demo-hasty", "backwards", "demo-quitter")
+        await settle(app, pilot)
+        first = app.screen.pairs[0]
+        assert (first[0]["relpath"], first[1]["relpath"]) == ("layer_norm.py", "solution.py")
+        assert "layer_norm.py ↔ solution.py" in str(app.screen.query_one("#compare-bar", Static).render())
+    assert app.errors == []
 
 
 async def test_compare_shows_unrelated_files_alone_and_unified_keeps_names(short_wb):

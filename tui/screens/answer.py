@@ -21,10 +21,12 @@ from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 from engine.challenges.prompts import prompt_source, run_prompt_line
 from engine.store import queries
 from engine.workbench.answer_files import main_source
+from engine.verify.verdicts import figure_within
 from engine.workbench.scan_records import INFO_KINDS
 from engine.grading.grades import current_grades
 from tui.glyphs import check_cell, check_value, verdict_text
 from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
+from tui.widgets.fitted_table import Column, FittedTable
 from tui.widgets.footer import KeysFooter
 from tui.widgets.steady_tree import SteadyTree
 
@@ -39,6 +41,13 @@ HIGHLIGHT_FIRST_BYTES = 128 * 1024
 # view instead, highlighted by tree-sitter where Textual has the language.
 SYNTAX_MAX_BYTES = 256 * 1024
 TREE_SITTER_LANGUAGES = {"markdown": "markdown", "toml": "toml", "json": "json", "yaml": "yaml", "bash": "bash"}
+# Values and thresholds are never cut: the name is cut between words, and the message
+# (shown whole below the table) goes first.
+CHECK_COLUMNS = (Column("check", shrink=True, floor=8), Column("verdict"), Column("value"), Column("threshold"),
+                 Column("message", shrink=True, fill=True, floor=12, optional=True))
+HISTORY_COLUMNS = (Column("run"), Column("verdict"), Column("backend"), Column("started", shrink=True, floor=10),
+                   Column("seconds"),
+                   Column("message", shrink=True, fill=True, floor=12, optional=True))
 GROUPS = (("source", "Sources"), ("cuda", "Sources"), ("doc", "Docs"), ("prompt", "Docs"),
           ("transcript", "Transcripts"), ("data", "Artifacts"), ("artifact", "Artifacts"))
 LEXERS = {".cu": "cuda", ".cuh": "cuda", ".c": "c", ".cc": "cpp", ".cpp": "cpp", ".h": "cpp", ".hpp": "cpp",
@@ -283,12 +292,12 @@ class AnswerScreen(WholeFrameScreen):
                     # the summary scrolls in its own pane: a long requirement list must not
                     # push the check rows below the fold at 80x24
                     yield VerticalScroll(Static(id="run-summary", classes="panel-text"), id="run-summary-pane")
-                    yield DataTable(id="checks-table", cursor_type="row")
+                    yield FittedTable(id="checks-table", cursor_type="row")
                     yield VerticalScroll(Static(id="check-detail", classes="panel-text"), id="check-detail-pane")
                 with TabPane("Self-check", id="tab-self"):
                     yield VerticalScroll(Static(id="self-check", classes="panel-text"))
                 with TabPane("Runs", id="tab-runs"):
-                    yield DataTable(id="history-table", cursor_type="row")
+                    yield FittedTable(id="history-table", cursor_type="row")
                 with TabPane("Grade", id="tab-grade"):
                     yield VerticalScroll(Static(id="grade-panel", classes="panel-text"))
         # its keys in the screen's first frame, compact from the start where fit_footer would make it so
@@ -507,9 +516,10 @@ class AnswerScreen(WholeFrameScreen):
     def fill_checks(self) -> None:
         run = self.data["run"]
         summary = self.query_one("#run-summary", Static)
-        table = self.query_one("#checks-table", DataTable)
-        table.clear(columns=True)
-        table.add_columns("check", "verdict", "value", "threshold", "message")
+        table = self.query_one("#checks-table", FittedTable)
+        checks = self.data["checks"] if run else []
+        table.fill(CHECK_COLUMNS, [(str(i), (c["name"], verdict_text(c["verdict"]), *figure_cells(c), c["message"] or ""))
+                                   for i, c in enumerate(checks)])
         if not run:
             # r opens the Runs screen on this answer; s there starts it (with the backend shown there)
             summary.update("not run yet: press r, then s, to run the hidden suite")
@@ -522,10 +532,6 @@ class AnswerScreen(WholeFrameScreen):
         if run["verdict"] == "unbound" or any(c["verdict"] == "unbound" for c in self.data["checks"]):
             head.append("\n" + adapter_hint(self.model, self.challenge), style="yellow")
         summary.update(head)
-        checks = self.data["checks"]
-        for i, c in enumerate(checks):
-            table.add_row(c["name"], verdict_text(c["verdict"]), check_cell(c["value"]), check_cell(c["threshold"]),
-                          c["message"] or "", key=str(i))
         first = first_failing(checks)
         if first:
             table.move_cursor(row=first, scroll=True)
@@ -549,8 +555,12 @@ class AnswerScreen(WholeFrameScreen):
             detail.update("")
             return
         c = checks[index]
-        text = Text.assemble((c["name"], "bold"), "  ", verdict_text(c["verdict"]),
-                             f"   value {check_value(c['value']) or '—'}   threshold {check_value(c['threshold']) or '—'}\n")
+        text = Text.assemble((c["name"], "bold"), "  ", verdict_text(c["verdict"]))
+        if figure_within(c["verdict"], c["value"], c["threshold"]):  # stored before such rows kept no figure
+            text.append(f"   value {check_value(c['value'])} is within its threshold {check_value(c['threshold'])}: "
+                        "not what failed\n")
+        else:
+            text.append(f"   value {check_value(c['value']) or '—'}   threshold {check_value(c['threshold']) or '—'}\n")
         text.append(c["message"] or "")
         detail.update(text)
 
@@ -559,13 +569,10 @@ class AnswerScreen(WholeFrameScreen):
             self.show_check(int(event.row_key.value))
 
     def fill_history(self) -> None:
-        table = self.query_one("#history-table", DataTable)
-        table.clear(columns=True)
-        table.add_columns("run", "verdict", "backend", "started", "seconds", "message")
-        for r in self.data["history"]:
-            table.add_row(str(r["id"]), verdict_text(r["verdict"] or r["status"]), r["backend"] or "",
-                          (r["started_at"] or "")[:19], f"{r['duration_s']:.1f}" if r["duration_s"] else "",
-                          r["message"] or "")
+        self.query_one("#history-table", FittedTable).fill(HISTORY_COLUMNS, [
+            (None, (str(r["id"]), verdict_text(r["verdict"] or r["status"]), r["backend"] or "",
+                    (r["started_at"] or "")[:16].replace("T", " "), f"{r['duration_s']:.1f}" if r["duration_s"] else "",
+                    r["message"] or "")) for r in self.data["history"]])
 
     def fill_grades(self) -> None:
         out = Text()
@@ -734,6 +741,14 @@ class AnswerScreen(WholeFrameScreen):
 
 
 NOT_FAILING = ("pass", "info", "skipped", "not_run")
+
+
+def figure_cells(check: dict) -> tuple[str, str]:
+    """A check's value and threshold cells: none where the check failed for something
+    other than its figure (engine/verify/verdicts.figure_within), which would read as a pass."""
+    if figure_within(check["verdict"], check["value"], check["threshold"]):
+        return "—", "—"
+    return check_cell(check["value"]), check_cell(check["threshold"])
 
 
 def first_failing(checks: list[dict]) -> int:

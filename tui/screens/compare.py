@@ -18,7 +18,7 @@ from textual.widgets.option_list import Option
 
 from engine.store import queries
 from tui.diffing import Diff, diff_texts, pair_files
-from tui.screens.answer import read_text_file
+from tui.screens.answer import main_file_of, read_text_file
 from tui.widgets.option_list import SteadyOptionList
 from tui.widgets.diff_view import DiffView
 
@@ -93,8 +93,12 @@ class CompareScreen(ReadAheadScreen):
                 return self.Paired(None, [], others, ("", ""))
             left = [f for f in queries.answer_files(store, mine["id"]) if f["kind"] not in ("data", "artifact")]
             right = [f for f in queries.answer_files(store, by_model[other]["id"]) if f["kind"] not in ("data", "artifact")]
+            challenge = store.query("select id, title, language, display_names from challenges where id = ?",
+                                    (self.challenge,))
         roots = (mine["path"], by_model[other]["path"])
-        pairs = pair_files(left, right)
+        about = {"challenge": challenge[0] if challenge else None}
+        pairs = pair_files(left, right, (main_file_of({**about, "files": left}, self.challenge),
+                                         main_file_of({**about, "files": right}, self.challenge)))
         first = self.diff(app, 0, pairs[0], roots, other) if pairs else None
         return self.Paired(other, pairs, others, roots, first)
 

@@ -40,8 +40,8 @@ class GradesScreen(ReadAheadScreen):
         Binding("c", "letter('C')", "C", id="grades.c", show=False),
         Binding("d", "letter('D')", "D", id="grades.d", show=False),
         Binding("f", "letter('F')", "F", id="grades.f", show=False),
-        Binding("plus,equals_sign", "step(1)", "+", id="grades.plus"),
-        Binding("minus", "step(-1)", "-", id="grades.minus"),
+        Binding("plus,equals_sign", "step(1)", "Raise", id="grades.plus"),  # B to B+: "+ +" said nothing
+        Binding("minus", "step(-1)", "Lower", id="grades.minus"),
         Binding("N", "note", "Note", id="grades.note"),
         Binding("x", "blind", "Blind", id="grades.blind"),
         Binding("right_square_bracket", "next_ungraded", "Next ungraded", id="grades.next"),

@@ -4,7 +4,8 @@ Two tables: the batch started here (shown once a batch starts, live) above
 the run history (always shown; it gains each run as it finishes). Enter on a
 row of either shows that run's log below. Columns get explicit widths,
 measured from what they hold (the live table also from every state and
-verdict a row can reach), and the live table is rebuilt on each event rather
+verdict a row can reach), the message taking the room the others leave
+at any terminal width (tui/widgets/fitted_table.py), and the live table is rebuilt on each event rather
 than updated cell by cell: an auto-width DataTable widens a column only in
 its idle handler (after ``update_cell``, only when asked to), and a frame
 painted before that keeps cells cut ("finish", "compi").
@@ -19,6 +20,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from tui.widgets.fitted_table import Column, FittedTable
 from tui.widgets.title_bar import TitleBar
 from tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Label, Log, Select, Static
@@ -37,16 +39,12 @@ STATES = ("queued", "started", "finished", "error", "cancelled", "busy", "refuse
 ENDED = ("finished", "error", "cancelled", "busy", "refused")  # a batch row that will not change again
 # One line at 80 columns: how to reach and change the two selectors, and the screen's keys.
 HINT = "tab: scope → backend → runs · enter: change / run's log · s start · x cancel"
-MESSAGE_WIDTH = 60  # longer messages end in "…"; the log shows them whole
 
 
-def clip(text: str, width: int = MESSAGE_WIDTH) -> str:
-    text = " ".join(str(text or "").split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def cell_len(value) -> int:
-    return value.cell_len if isinstance(value, Text) else Text(str(value)).cell_len
+def message_text(text) -> str:
+    """A run's message on one line: its table cell is cut to the room the table has
+    (tui/widgets/fitted_table.py); the log shows it whole."""
+    return " ".join(str(text or "").split())
 
 
 def columns_for(rows: list[tuple]) -> tuple[str, ...]:
@@ -54,15 +52,14 @@ def columns_for(rows: list[tuple]) -> tuple[str, ...]:
     return COLUMNS + ((NODE,) if any(len(r) > len(COLUMNS) and r[len(COLUMNS)] for r in rows) else ())
 
 
-def set_columns(table: DataTable, rows: list[tuple], floor: dict[str, int] | None = None) -> tuple[str, ...]:
-    """(Re)create the columns, each as wide as its widest cell, label or floor; returns them."""
+def fill_runs(table: FittedTable, rows: list[tuple], floor: dict[str, int] | None = None) -> None:
+    """``rows`` as (key, cells): each column as wide as its widest cell, label or floor,
+    the message taking the room the others leave (cut between words where it lacks room)."""
     floor = floor or {}
-    table.clear(columns=True)
-    columns = columns_for(rows)
-    for i, key in enumerate(columns):
-        width = max([len(key), floor.get(key, 0), *(cell_len(r[i]) for r in rows)])
-        table.add_column(Text(key), key=key, width=width)
-    return columns
+    keys = columns_for([cells for _, cells in rows])
+    spec = [Column(k, shrink=k == "message", fill=k == "message", floor=12 if k == "message" else floor.get(k, 0))
+            for k in keys]
+    table.fill(spec, [(key, tuple(cells[:len(keys)])) for key, cells in rows])
 
 
 class RunsScreen(GuardedScreen):
@@ -99,8 +96,8 @@ class RunsScreen(GuardedScreen):
             yield Select(BACKENDS, value="auto", allow_blank=False, id="runs-backend")
         yield Static(HINT, id="runs-hint")
         yield Static("", id="runs-progress")
-        yield DataTable(id="runs-live", cursor_type="row")
-        yield DataTable(id="runs-table", cursor_type="row")
+        yield FittedTable(id="runs-live", cursor_type="row")
+        yield FittedTable(id="runs-table", cursor_type="row")
         yield Log(id="runs-log", highlight=False)
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
@@ -124,12 +121,10 @@ class RunsScreen(GuardedScreen):
                 keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             except Exception:
                 keep = None
-        rows = [(str(r["id"]), r["model"], r["challenge"], r["status"] or "",
-                 verdict_text(r["verdict"] or r["status"]), clip(r["message"]), r.get("node") or "", f"run:{r['id']}")
-                for r in queries.recent_runs(self.app.store, 100)]
-        columns = set_columns(table, [r[:-1] for r in rows])
-        for r in rows:
-            table.add_row(*r[:len(columns)], key=r[-1])
+        fill_runs(table, [(f"run:{r['id']}", (str(r["id"]), r["model"], r["challenge"], r["status"] or "",
+                                                verdict_text(r["verdict"] or r["status"]), message_text(r["message"]),
+                                                r.get("node") or ""))
+                          for r in queries.recent_runs(self.app.store, 100)])
         if keep is not None:
             try:
                 table.move_cursor(row=table.get_row_index(keep), scroll=True)
@@ -207,15 +202,11 @@ class RunsScreen(GuardedScreen):
     def render_live(self) -> None:
         """The batch's rows, rebuilt from ``self.batch`` (a few rows: cheap);
         the highlighted row stays highlighted."""
-        table = self.query_one("#runs-live", DataTable)
-        cursor = table.cursor_row if table.row_count else 0
-        rows = [tuple(r) for r in self.batch.values()]
+        table = self.query_one("#runs-live", FittedTable)
         newest = max((int(r["id"]) for r in queries.recent_runs(self.app.store, 1)), default=0)
-        columns = set_columns(table, rows, {"run": len(str(newest + len(rows))), "state": max(map(len, STATES)),
-                                            "verdict": max(cell_len(verdict_text(v)) for v in VERDICTS)})
-        for key, row in self.batch.items():
-            table.add_row(*row[:len(columns)], key=key)
-        table.move_cursor(row=min(cursor, table.row_count - 1), scroll=False)
+        fill_runs(table, [(key, tuple(row)) for key, row in self.batch.items()],
+                  {"run": len(str(newest + len(self.batch))), "state": max(map(len, STATES)),
+                   "verdict": max(verdict_text(v).cell_len for v in VERDICTS)})
 
     def on_run_progress(self, message: RunProgress) -> None:
         e = message.event
@@ -226,7 +217,7 @@ class RunsScreen(GuardedScreen):
                 row[0] = str(e.run_id)
             if e.verdict:
                 row[4] = verdict_text(e.verdict)
-            row[5] = clip(e.message)
+            row[5] = message_text(e.message)
             if getattr(e, "node", ""):
                 row[6] = e.node
             self.render_live()
@@ -259,7 +250,7 @@ class RunsScreen(GuardedScreen):
         if message.refused:
             for row in self.batch.values():
                 if row[3] == "queued":
-                    row[3], row[5] = "refused", clip(message.refused)
+                    row[3], row[5] = "refused", message_text(message.refused)
             self.render_live()
             self.query_one(Log).write_line(f"refused: {message.refused}")
         summary = self.batch_summary()

@@ -25,7 +25,7 @@ class TranscriptView(LineView):
         return len(row.text) + 2
 
     def render_row(self, index: int, row: Row) -> Text:
-        if row.kind == "header":
+        if row.kind in ("header", "header+"):
             text = Text("▌", style=ROLE_STYLES.get(row.role, "bold"))
             text.append(row.text, style=ROLE_STYLES.get(row.role, "bold") + (" on dark_red" if row.error else ""))
             return text
