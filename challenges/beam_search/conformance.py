@@ -315,6 +315,7 @@ def run(suite) -> None:
                  "the reference once their log-probability passes -745, where exp() underflows to 0 in float64")
 
     length_penalty_order(suite, answer, core, prompts, eos, vocab, timeout, seqs)
+    smallest_inputs(suite, answer, core, prompts, eos, vocab, timeout, seqs, matches_reference)
     own_model_contract(suite, h, answer.conv, timeout)
 
     def make_inputs(trial):
@@ -435,3 +436,42 @@ def own_model_contract(suite, h, conv, timeout) -> None:
             found.append(name)
         c.value = worst_lse
         c.message = f"{conv.detected_from}: {', '.join(found)} at lengths 1 and 5"
+
+
+def smallest_inputs(suite, answer, core, prompts, eos, vocab, timeout, seqs, matches_reference) -> None:
+    """The smallest inputs the contract allows, smallest first, each against
+    the reference: a prompt of one token (the model sees a single position),
+    one new token, and EOS near-certain at the first step beside one clear
+    runner-up (a finished beam with no token but EOS, K=2, alpha=0: no
+    length reading matters). An empty batch
+    and max_new_tokens=0 are left open by the prompts: readings only."""
+    cases = [("a one-token prompt", (1,), 2, 3, 0.6, None), ("one new token", (1, 2), 3, 1, 0.6, None),
+             ("EOS certain at the first step", (2,), 2, 3, 0.0, "eos-first")]
+    with suite.check("smallest_inputs", threshold="equals reference on each case", timeout_s=timeout,
+                     requires=("stopping", "finished_beams_compete", "new_tokens_only")) as c:
+        for label, lengths, k, n, alpha, special in cases:
+            ps = prompts(f"smallest-{label}", lengths)
+            # EOS near-certain and one clear runner-up: no ties among the tokens a search keeps
+            runner_up = next(t for t in range(vocab) if t != eos)
+            overrides = {tuple(ps[0]): {eos: -0.01, runner_up: -5.0}} if special else None
+            cr = core(f"smallest-{label}", overrides=overrides)
+            try:
+                got = answer(cr, ps, k, n, alpha, eos)
+            except Exception as exc:  # still the answer's error: name the case it met
+                if exc.args and isinstance(exc.args[0], str):
+                    exc.args = (f"{label}: {exc.args[0]}", *exc.args[1:])
+                raise
+            ok, want = matches_reference(cr, ps, got, k, n, alpha)
+            c.details[label] = {"got": [seqs(item) for item in got], "reference": want}
+            c.expect(ok, f"{label} (prompt lengths {list(lengths)}, K={k}, max_new_tokens={n}, alpha={alpha:g}): "
+                     f"got {[seqs(item) for item in got]}, reference {want}")
+        c.value = f"{len(cases)} cases"
+        c.message = "; ".join(label for label, *_ in cases)
+    for label, ps, n in (("empty_batch", [], 3), ("zero_new_tokens", prompts("smallest-zero", (3,)), 0)):
+        try:
+            got = answer(core(f"smallest-{label}"), ps, 2, n, 0.6, eos)
+        except Exception as exc:  # a figure: the prompts do not say what these return
+            reading = f"raises {type(exc).__name__}"
+        else:
+            reading = f"returns {[seqs(item) for item in got]}"
+        suite.reading(label, reading, message=f"{label.replace('_', ' ')} (left open by the prompts): {reading}")

@@ -59,20 +59,23 @@ class MockCore:
                 z = rng.standard_normal(self.vocab) * self.spread
                 z[self.eos] = rng.normal(self.eos_mean, 2.0)
                 hit = log_softmax(z)
+                # drawn after the log-probs' own draws, which it leaves as they were
+                self.offsets.setdefault(key, float(rng.normal(0.0, OFFSET_SCALE)))
             self._cache[key] = hit
         return hit.copy()  # fresh array: an answer may edit what it gets
 
     def offset(self, context) -> float:
-        """The context's constant in ``logits``: a few nats either way, its own stream."""
+        """The context's constant in ``logits``: a few nats either way."""
         key = tuple(int(t) for t in context)
-        if key in self.offsets:
-            return self.offsets[key]
-        rng = np.random.default_rng([self.salt, 1 << 20, len(key), *[t % (2**32) for t in key]])
-        return float(rng.normal(0.0, OFFSET_SCALE))
+        if key not in self.offsets:  # a crafted context: a stream of its own
+            rng = np.random.default_rng([self.salt, 1 << 20, len(key), *[t % (2**32) for t in key]])
+            self.offsets[key] = float(rng.normal(0.0, OFFSET_SCALE))
+        return self.offsets[key]
 
     def logits(self, context) -> np.ndarray:
         """What a language model returns: unnormalised next-token scores."""
-        return self.logprobs(context) + self.offset(context)
+        scores = self.logprobs(context)  # first: it draws the context's offset with its log-probs
+        return scores + self.offset(context)
 
 
 # Spread of the per-context constant in MockCore.logits, in nats: far beyond
