@@ -578,10 +578,11 @@ class AnswerScreen(WholeFrameScreen):
         out = Text()
         if not self.data["grades"]:
             out.append("no grades yet: press g to grade this answer", style="dim")
+        shown = max((len(g.display) for g in self.data["grades"]), default=0) + 2  # "86 (B)" and a gap
         for g in self.data["grades"]:
             style = "italic dim" if g.grader_kind == "judge" else "bold"
             out.append(f"{g.dimension:<28}", style="")
-            out.append(f"{g.display:<6}", style=style)
+            out.append(f"{g.display:<{shown}}", style=style)
             out.append(f"{g.grader} ({g.grader_kind})\n", style="dim")
         self.query_one("#grade-panel", Static).update(out)
 
