@@ -689,6 +689,8 @@ class AnswerScreen(WholeFrameScreen):
         try:
             workbench = self.app.workbench
             challenge, folder = adapters.locate(workbench, self.model, self.challenge)
+            if refusal := adapters.nothing_to_adapt(self.model, challenge.id, folder):  # said before asking
+                raise adapters.AdapterError(refusal)
             target = adapters.workbench_adapter_dir(workbench.root, challenge.id) / f"{self.model}.py"
             if target.exists():
                 raise FileExistsError(f"{adapters.display_path(target, workbench.root)} exists")
