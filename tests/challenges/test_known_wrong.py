@@ -218,6 +218,20 @@ DELIBERATE: dict[str, dict[str, tuple[list[tuple[str, str]], str, str]]] = {
                                      "                s = s_masked\n")],
                                    "masked_key_large", "maximum was taken before the causal mask"),
     },
+    "ternary_training": {
+        # the reported validation figure computed on a freshly built model, not the trained one
+        # (a figure from a stale checkpoint or log): the loop itself is sound
+        "reported_loss_of_a_stale_model": ([("    z = model(chunk[:, :-1])\n    z = z - z.max(-1, keepdims=True)\n    logp",
+                                             "    z = ByteMLP(np.random.default_rng(0))(chunk[:, :-1])\n"
+                                             "    z = z - z.max(-1, keepdims=True)\n    logp")],
+                                           "reported_loss_recomputed", "the reported figure is not its model's"),
+        # the context bytes taken as a set, not in order: position-blind, as a decoder whose rotary
+        # embedding is left out; it still trains to the byte frequencies
+        "position_blind_context": ([("return np.stack([padded[..., i:i + ids.shape[-1]] for i in range(self.context)], axis=-1)",
+                                     "return np.sort(np.stack([padded[..., i:i + ids.shape[-1]] for i in range(self.context)], "
+                                     "axis=-1), axis=-1)")],
+                                   "smoke_model_sees_order", "does not see the order of its input"),
+    },
 }
 DELIBERATE_CASES = sorted((cid, name) for cid, names in DELIBERATE.items() for name in names)
 
