@@ -330,7 +330,7 @@ def masked_key_diagnosis(got, want, key: int, tile: int, rel_tol: float) -> str:
     shown = ", ".join(map(str, rows[:6])) + (" ..." if len(rows) > 6 else "")
     if rows and set(rows) <= before:
         lost = "not finite" if not np.isfinite(got[:, :, rows]).all() else "wrong"
-        return (f"rows {shown} (before key {key}, in its tile) come out {lost}: the running maximum was taken "
+        return (f"rows {shown} (the rows before key {key}, in its tile) come out {lost}: the running maximum was taken "
                 f"before the causal mask, over a score those rows must not see, so their exponentials underflowed")
     return f"rows {shown} wrong: rows before key {key} must not see it"
 
