@@ -198,13 +198,21 @@ def reported_figure(node, scope: Scope | None):
         yield node.value, cst.Float("1.0"), "reported_figure", f"{scope.name} returns a constant"
 
 
-def _empty_guard(test) -> tuple[str, cst.BaseExpression] | None:
+_FLAGS = {"causal", "training", "verbose", "done", "finished", "found", "ok", "valid", "flag", "stop", "converged",
+          "debug", "eval", "is_causal", "use_cache", "inplace", "normalize", "normalise", "keepdims", "reverse"}
+
+
+def _empty_guard(test, scope: Scope | None = None) -> tuple[str, cst.BaseExpression] | None:
     """(what is tested, the guard widened to the length-one case) for a test of
-    an empty or zero-length input; None for any other test."""
+    an empty or zero-length input; None for any other test (``not causal``
+    tests a flag: a parameter defaulting to True/False, or a flag's name)."""
     t = numeric._bare(test)
     if isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not):
         inner = numeric._bare(t.expression)
-        if isinstance(inner, (cst.Name, cst.Attribute)) and not numeric._literal(inner):
+        name = inner.value if isinstance(inner, cst.Name) else inner.attr.value if isinstance(inner, cst.Attribute) else ""
+        flag = name.lower() in _FLAGS or name.lower().startswith(("is_", "has_", "use_")) or (scope is not None and any(
+            isinstance(v, cst.Name) and v.value in ("True", "False") for v in scope.constants.get(name, [])))
+        if name and not flag and not numeric._literal(inner):
             return code(inner), numeric._paren(f"len({code(inner)}) <= 1")
         return None
     if not isinstance(t, cst.Comparison) or len(t.comparisons) != 1:
@@ -223,13 +231,13 @@ def _empty_guard(test) -> tuple[str, cst.BaseExpression] | None:
     return None
 
 
-def empty_branch(node):
+def empty_branch(node, scope: Scope | None = None):
     """An empty-input branch changed: the guard for an empty (or zero-length)
     input dropped (``if len(x) == 0:`` -> ``if False:``), or widened to take
     the length-one case too (``<= 1``)."""
     if not isinstance(node, (cst.If, cst.IfExp)):
         return
-    guard = _empty_guard(node.test)
+    guard = _empty_guard(node.test, scope)
     if guard is None:
         return
     what, wider = guard

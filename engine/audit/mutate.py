@@ -212,7 +212,7 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(node, cst.Dict):
             found += flow.reported_figure(node, scope)
         elif isinstance(node, (cst.If, cst.IfExp)):
-            found += flow.empty_branch(node)
+            found += flow.empty_branch(node, scope)
         elif isinstance(node, cst.IndentedBlock):
             for block, replacement, operator, description, at in flow.statement_order(node):
                 self._add(block, replacement, operator, description, at=at)

@@ -109,6 +109,14 @@ def test_empty_branch_drops_or_widens_an_empty_input_guard():
     # n == 3 is no empty-input guard
 
 
+def test_empty_branch_leaves_flags_alone():
+    src = ("def attend(q, causal=True, is_training=False, mask=None):\n    if not causal:\n        return q\n"
+           "    if not is_training:\n        return q\n    if not mask:\n        return q\n    return q\n")
+    got = {d: added(src, s) for d, s in made(src, "empty_branch").items()}
+    assert got == {"the empty-input branch on mask dropped": ["if False:"],
+                   "the empty-input branch on mask taken for length one too": ["if (len(mask) <= 1):"]}
+
+
 def test_flow_operators_are_listed_and_named_in_the_docs():
     from pathlib import Path
 
