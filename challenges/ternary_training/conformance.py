@@ -465,9 +465,11 @@ def check_causal(suite, model, held: np.ndarray, is_mlx: bool) -> None:
 
 def check_order(suite, model, held: np.ndarray, is_mlx: bool) -> None:
     """Rotary position embeddings make a decoder see the order of its input.
-    Without them (or with them on the queries or the keys only), causal
-    attention is blind to the order of the bytes before a position: its logits
-    there are the same whatever that order, up to rounding. The held-out
+    Without them (or with them on the queries only: the keys carry no
+    position), causal attention is blind to the order of the bytes before a
+    position: its logits there are the same whatever that order, up to
+    rounding. (Keys rotated and queries not is an absolute position code: it
+    sees order, and passes.) The held-out
     windows are fed again with the two bytes before the last position swapped
     (a permutation a model with a short fixed context sees too); the logits at
     the last position must change. A short training run cannot show this: a
@@ -483,7 +485,7 @@ def check_order(suite, model, held: np.ndarray, is_mlx: bool) -> None:
         c.details.update({"position": ids.shape[1] - 1, "windows": ids.shape[0]})
         c.expect(c.value > tol, f"swapping the two bytes before the last position changes its logits by "
                  f"only {c.value:.3g} (relative): the model does not see the order of its input, as when the rotary "
-                 "position embedding is left out or applied to the queries or the keys only")
+                 "position embedding is left out or applied to the queries only")
 
 
 def heldout_text(text: str, where: dict, size: int) -> str:
