@@ -36,7 +36,8 @@ def normalisation(node):
     """A normalisation dropped: ``log_softmax(x, ...)`` / ``softmax`` /
     ``normalize`` -> ``x``, and a hand-written log-softmax ``x - logsumexp(x)``
     -> ``x`` (raw scores where log-probabilities were meant)."""
-    if isinstance(node, cst.Call) and call_name(node).lower() in _NORMALISERS:
+    if isinstance(node, cst.Call) and call_name(node).lower() in _NORMALISERS and not call_name(node)[:1].isupper():
+        # (a class, nn.RMSNorm(dims), builds a layer: it normalises nothing yet)
         pos = [i for i, a in enumerate(node.args) if a.keyword is None and not a.star]
         if pos:
             arg = node.args[pos[0]].value

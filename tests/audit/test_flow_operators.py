@@ -24,12 +24,13 @@ def added(src: str, mutated: str) -> list[str]:
 def test_normalisation_drops_a_softmax_call_and_a_hand_written_log_softmax():
     src = ("import numpy as np\n\n\ndef step(logits, h):\n    lp = log_softmax(logits, axis=-1)\n"
            "    p = h.softmax()\n    z = logits - np.log(np.exp(logits).sum(-1, keepdims=True))\n"
-           "    y = logits - scale(h)\n    return lp, p, z, y\n")
+           "    y = logits - scale(h)\n    norm = nn.RMSNorm(h)\n    return lp, p, z, y\n")
     got = made(src, "normalisation")
     assert {d: added(src, s) for d, s in got.items()} == {
         "drop the log_softmax": ["lp = (logits)"],
         "drop the softmax": ["p = (h)"],
-        "drop the log-normaliser log(...)": ["z = logits"]}  # logits - scale(h) normalises nothing
+        "drop the log-normaliser log(...)": ["z = logits"]}
+    # logits - scale(h) normalises nothing; nn.RMSNorm(h) builds a layer
 
 
 def test_one_operand_leaves_one_of_two_rotated_operands_unrotated():
