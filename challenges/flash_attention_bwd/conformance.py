@@ -111,6 +111,7 @@ def run(suite) -> None:
         memory_peak(suite, c, fwd, bwd)
 
     masked_and_float64(suite, forward, backward, ref, rel_tol)
+    rowsum_cancels(suite, forward, backward)
 
     shape, tile = tuple(T("speed_shape", [1, 4, 512, 64])), int(T("speed_tile", 64))
 
@@ -298,7 +299,7 @@ def masked_and_float64(suite, forward, backward, ref, rel_tol) -> None:
                 c.value = max(c.value or 0.0, err)
                 if not err < rel_tol:
                     c.fail(f"{name} off by {err:.3g} (relative) at {shape} tile {tile} causal, key {key} scoring "
-                           f"{gap:g} above the others: rows before key {key} must not see it")
+                           f"{gap:g} above the others: {masked_key_diagnosis(g, w, key, tile, rel_tol)}")
     tol64 = float(T("float64_rel_tol", 1e-10))
     with suite.check("float64_accuracy", threshold=tol64, requires=("forward", "gradients")) as c:
         for causal in (True, False):
@@ -312,3 +313,65 @@ def masked_and_float64(suite, forward, backward, ref, rel_tol) -> None:
                 if not err < tol64:
                     c.fail(f"{name} off by {err:.3g} (relative) from float64 attention with float64 inputs "
                            f"(causal={causal}): float64 inputs must be computed in float64")
+
+
+def masked_key_diagnosis(got, want, key: int, tile: int, rel_tol: float) -> str:
+    """What a failure of ``masked_key_large`` says about the answer: whether
+    only the rows that share a tile with the large key and come before it are
+    lost (the tile's maximum taken before the causal mask: their exponentials
+    underflow against a score they must not see, then 0/0) or others too."""
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
+    scale = max(float(np.abs(want).max()), 1e-8)
+    bad = ~np.isfinite(got) | (np.abs(np.nan_to_num(got, nan=np.inf) - want) > rel_tol * scale)
+    rows = sorted({int(r) for r in np.nonzero(bad.any(axis=(0, 1, 3)))[0]})
+    before = set(range(key - key % tile, key))
+    shown = ", ".join(map(str, rows[:6])) + (" ..." if len(rows) > 6 else "")
+    if rows and set(rows) <= before:
+        lost = "not finite" if not np.isfinite(got[:, :, rows]).all() else "wrong"
+        return (f"rows {shown} (the rows before key {key}, in its tile) come out {lost}: the running maximum was taken "
+                f"before the causal mask, over a score those rows must not see, so their exponentials underflowed")
+    return f"rows {shown} wrong: rows before key {key} must not see it"
+
+
+def value_rows_equal_inputs(shape):
+    """Fixed inputs (the same on every run) where every key carries the same
+    value vector, of powers of two (so a forward in any precision gives O = v
+    exactly), with random float64 queries, keys and upstream gradient."""
+    rng = np.random.default_rng(20261129)
+    Q, K, _, dO = inputs(rng, shape)
+    v = 2.0 ** rng.integers(-2, 3, size=shape[3]) * rng.choice([-1.0, 1.0], size=shape[3])
+    return Q, K, np.broadcast_to(v, shape).copy(), dO
+
+
+def rowsum_cancels(suite, forward, backward) -> None:
+    """``rowsum_cancels``: every key carries the same value, so the output does
+    not depend on the scores and dQ = dK = 0 exactly: the rowsum term
+    rowsum(P * dP) = rowsum(dO * O) must cancel dP in every row. In float64 it
+    does, to rounding (about 1e-16 of the terms it cancels); a row sum, dO * O
+    or dP held in float32 leaves 1e-8 of them in dQ and dK. Random inputs
+    never show this: there it is a 1e-7 relative error, inside every gradient
+    tolerance. The value vector's entries are powers of two, so O = v exactly
+    whatever precision the forward accumulates in: only the backward's own
+    reductions are judged."""
+    tol = float(suite.threshold("rowsum_cancel_tol", 1e-10))
+    with suite.check("rowsum_cancels", threshold=tol, requires=("gradients",)) as c:
+        for causal in (True, False):
+            shape, tile = (1, 2, 64, 32), 16
+            Q, K, V, dO = value_rows_equal_inputs(shape)
+            _, cache = forward(Q, K, V, tile, causal)
+            dQ, dK, _ = backward(dO, cache, tile, causal)
+            scale = 1.0 / np.sqrt(shape[3])
+            # the size of each term the rowsum cancels, carried into dQ and dK
+            terms = float(np.abs(dO @ V[0, 0, 0]).max()) * scale * max(float(np.abs(K).max()), float(np.abs(Q).max()))
+            for name, g in (("dQ", dQ), ("dK", dK)):
+                g = np.asarray(g, dtype=np.float64)
+                err = float(np.abs(g).max()) / terms if np.all(np.isfinite(g)) else float("inf")
+                c.details[f"{name}_residual_causal={causal}"] = err
+                c.value = max(c.value or 0.0, err)
+                if not err <= tol:
+                    c.fail(f"{name} is {err:.3g} (relative to the terms the rowsum cancels) where it must be 0 "
+                           f"(causal={causal}, every key carrying the same value, so the output ignores the scores): "
+                           f"rowsum(P * dP) does not cancel dP, as when the row sum (or dO * O, or dP) is taken in "
+                           f"float32 instead of the inputs' float64")

@@ -362,7 +362,7 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
     if smoke is None:
         why = getattr(adapter, "SMOKE_UNDRIVABLE", None) if adapter else None
         suite.not_exercised("smoke_run", "its training loop was not run: " + (why or why_no_loop(suite.answer_dir)),
-                            requires=("training_loop",))
+                            requires=("training_loop", "architecture"))
         return
     steps = int(suite.threshold("smoke_steps", 30))
     margin = float(suite.threshold("smoke_min_loss_drop", 0.5))
@@ -425,6 +425,8 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
                  f"than the next one ({nxt:.3f}) by {mean:.3f} nats, beyond the noise ({bar:.3f}): its loop teaches the "
                  f"wrong target")
     check_causal(suite, model, held, is_mlx)
+    check_order(suite, model, held, is_mlx)
+    check_reported_loss(suite, adapter, model, text, where, is_mlx)
     with suite.check("smoke_weights_ternary", threshold="-s, 0, +s per group; s = mean |latent|",
                      requires=("training_loop",)) as c:
         layers_of = (getattr(adapter, "smoke_layers", None) if adapter else None) or suite.find("smoke_layers", kind="function")
@@ -459,6 +461,87 @@ def check_causal(suite, model, held: np.ndarray, is_mlx: bool) -> None:
         c.details.update({"changed_from_position": cut, "positions_checked": cut})
         c.expect(first is None, f"changing the bytes from position {cut} on changes the logits at position {first} "
                  f"(by {c.value:.3g} relative): the model reads bytes after the one it predicts")
+
+
+def check_order(suite, model, held: np.ndarray, is_mlx: bool) -> None:
+    """Rotary position embeddings make a decoder see the order of its input.
+    Without them (or with them on the queries only: the keys carry no
+    position), causal attention is blind to the order of the bytes before a
+    position: its logits there are the same whatever that order, up to
+    rounding. (Keys rotated and queries not is an absolute position code: it
+    sees order, and passes.) The held-out
+    windows are fed again with the two bytes before the last position swapped
+    (a permutation a model with a short fixed context sees too); the logits at
+    the last position must change. A short training run cannot show this: a
+    position-blind model still learns the byte frequencies."""
+    ids = held[:, :-1]
+    flipped = ids.copy()
+    flipped[:, -3], flipped[:, -2] = ids[:, -2], ids[:, -3]
+    tol = float(suite.threshold("order_min_rel_change", 1e-5))
+    with suite.check("smoke_model_sees_order", requires=("architecture",), threshold=tol) as c:
+        a = model_logits(suite, model, ids, is_mlx)[:, -1]
+        b = model_logits(suite, model, flipped, is_mlx)[:, -1]
+        c.value = float(np.abs(a - b).max() / max(float(np.abs(a).max()), 1e-30))
+        c.details.update({"position": ids.shape[1] - 1, "windows": ids.shape[0]})
+        c.expect(c.value > tol, f"swapping the two bytes before the last position changes its logits by "
+                 f"only {c.value:.3g} (relative): the model does not see the order of its input, as when the rotary "
+                 "position embedding is left out or applied to the queries only")
+
+
+def heldout_text(text: str, where: dict, size: int) -> str:
+    """A contiguous stretch of ``size`` characters of ``text`` outside the slice
+    the smoke loop trained on."""
+    lo, hi = where["train_chars"]
+    return text[:size] if lo >= size else text[hi:hi + size]
+
+
+def window_loss(logp_of, data: np.ndarray, window: int) -> float:
+    """Mean next-token loss (nats) over the non-overlapping windows of ``data``
+    (window i predicts bytes i*window+1 .. i*window+window from those before)."""
+    n = (len(data) - 1) // window
+    idx = np.arange(n)[:, None] * window + np.arange(window + 1)
+    chunk = data[idx]
+    return target_loss(logp_of(chunk), chunk[:, 1:])
+
+
+def check_reported_loss(suite, adapter, model, text: str, where: dict, is_mlx: bool) -> None:
+    """The figure an answer reports about its model, recomputed: its own
+    held-out evaluation (``smoke_evaluate(model, text)``, the code its reported
+    validation loss and perplexity come from) on the trained smoke model and a
+    held-out stretch of text, beside the loss the checker computes from the
+    same model's logits on the same bytes. They must agree; a figure from a
+    stale log, another model or another variable does not."""
+    evaluate = (getattr(adapter, "smoke_evaluate", None) if adapter else None) or suite.find(
+        "smoke_evaluate", "heldout_loss", kind="function")
+    if evaluate is None:
+        suite.info("reported_loss_recomputed", message="not recomputed: nothing binds the answer's own held-out "
+                   "evaluation (smoke_evaluate(model, text)); its reported figures are its own, not verified")
+        return
+    window = int(suite.threshold("smoke_window", 64))
+    tol = float(suite.threshold("reported_loss_tol", 0.1))
+    stretch = heldout_text(text, where, int(suite.threshold("reported_eval_chars", 2049)))
+    data = np.frombuffer(stretch.encode("utf-8"), dtype=np.uint8).astype(np.int32)
+    with suite.check("reported_loss_recomputed", requires=("training_loop",), threshold=tol) as c:
+        reported = float(suite.call(evaluate, model, stretch))
+
+        def logp_of(chunk):
+            logits = model_logits(suite, model, chunk[:, :-1], is_mlx)
+            z = logits - logits.max(axis=-1, keepdims=True)
+            return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+        measured = window_loss(logp_of, data, window)
+        c.value = abs(reported - measured)
+        c.details.update({"reported_loss": round(reported, 4), "measured_loss": round(measured, 4),
+                          "reported_perplexity": round(float(np.exp(min(reported, 50.0))), 3),
+                          "measured_perplexity": round(float(np.exp(min(measured, 50.0))), 3),
+                          "heldout_bytes": int(data.size),
+                          "evidence_from": "the answer's own evaluation, and the checker's loss from the same "
+                          "model's logits on the same bytes"})
+        c.expect(np.isfinite(reported) and c.value <= tol,
+                 f"the answer's own evaluation reports {reported:.3f} nats (perplexity {np.exp(min(reported, 50.0)):.3g}) "
+                 f"on held-out text where its model scores {measured:.3f} (perplexity "
+                 f"{np.exp(min(measured, 50.0)):.3g}, computed by the checker from the model's logits): the reported "
+                 "figure is not its model's")
 
 
 def judge_layers(suite, ref, layers: dict, g: int, is_mlx: bool, rng=None) -> list[str]:
@@ -591,4 +674,15 @@ def report_figures(suite) -> None:
     if not found:
         suite.info("reported_figures", message="the answer reports no loss or perplexity figures")
     for label, (value, where) in found.items():
-        suite.info(f"reported_{label}", value, message=f"reported, not verified ({where})")
+        suite.info(f"reported_{label}", value, message=f"the answer's own figure, reported, not verified: not measured by benchtui ({where})")
+    # a perplexity and a loss from the same JSON file must agree: ppl = exp(loss) (a log's last
+    # 'perplexity' and last 'val_loss' may be measured on different sets or at different steps)
+    ppl, loss = found.get("validation_perplexity"), found.get("validation_loss")
+    if ppl and loss and ppl[1].split(":")[0] == loss[1].split(":")[0]:
+        want = float(np.exp(min(loss[0], 50.0)))
+        agree = abs(np.log(max(ppl[0], 1e-30)) - loss[0]) <= 0.01
+        suite.info("reported_figures_consistent", round(ppl[0] / want, 4),
+                   message=(f"the reported perplexity {ppl[0]:.4g} is exp(reported validation loss {loss[0]:.4g}) "
+                            "(both reported, not verified against the model)" if agree else f"disagree: the reported perplexity {ppl[0]:.4g} is not exp(reported "
+                            f"validation loss {loss[0]:.4g}) = {want:.4g} ({ppl[1]}; {loss[1]}): one of them is "
+                            "not the model's (both reported, not verified against the model)"))

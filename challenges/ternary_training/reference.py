@@ -128,6 +128,18 @@ def smoke_run(text: str, steps: int = 30, seed: int = 0, group_size: int = 128) 
     return model
 
 
+def heldout_loss(model: ByteMLP, text: str, window: int = 64) -> float:
+    """The validation figure this loop reports: mean next-byte loss (nats) over
+    the non-overlapping windows of ``text`` (perplexity = exp of it)."""
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.int64)
+    n = (len(data) - 1) // window
+    chunk = data[np.arange(n)[:, None] * window + np.arange(window + 1)]
+    z = model(chunk[:, :-1])
+    z = z - z.max(-1, keepdims=True)
+    logp = z - np.log(np.exp(z).sum(-1, keepdims=True))
+    return float(-np.take_along_axis(logp, chunk[:, 1:, None], axis=-1).mean())
+
+
 def smoke_layers(model: ByteMLP) -> dict:
     """{name: (kind, layer, holder of its latent weight)} of the model's ternary layers."""
     return {"w1": ("linear", model.w1, model.w1), "w2": ("linear", model.w2, model.w2)}

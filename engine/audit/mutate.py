@@ -22,7 +22,7 @@ import libcst as cst
 from libcst.metadata import (ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider,
                              WhitespaceInclusivePositionProvider)
 
-from engine.audit import numeric
+from engine.audit import flow, numeric
 
 # Every operator, in one place: its name (stable: stored with each mutant and
 # used to spread a capped sample) and what it writes.
@@ -45,6 +45,13 @@ OPERATORS = {
     "swap_arguments": "two same-kind arguments of a call swapped (beyond the first two, or two keyword values)",
     "gradient_condition": "a gradient multiplied by a condition: w - stop_gradient(w) or a returned/dX gradient "
                           "times (abs(w) <= 1), the clipped straight-through estimator",
+    "normalisation": "a normalisation dropped: softmax / log_softmax / normalize(x) to x, x - logsumexp(x) to x",
+    "one_operand": "a rotation or a mask applied to one operand only: k = rope(k) to k where q is rotated too; "
+                   "a mask applied after the next statement reads the masked value (a maximum taken before the mask)",
+    "unscaled": "the unscaled accumulator returned: return acc / l to return acc (and out = acc / l where out is returned)",
+    "reported_figure": "a reported figure read from elsewhere: a metric in a dict of figures replaced by another "
+                       "figure or a constant; an evaluate/perplexity function returning a constant",
+    "empty_branch": "an empty-input guard changed: if len(x) == 0 dropped (if False), or widened to len(x) <= 1",
 }
 
 
@@ -163,8 +170,8 @@ class _Collector(cst.CSTVisitor):
         if self._skipping(original_node):
             self._skip -= 1
 
-    def _add(self, node, replacement, operator: str, description: str) -> None:
-        line = self.get_metadata(PositionProvider, node).start.line
+    def _add(self, node, replacement, operator: str, description: str, at=None) -> None:
+        line = self.get_metadata(PositionProvider, at if at is not None else node).start.line
         span = self.get_metadata(WhitespaceInclusivePositionProvider, node)
         where = ((span.start.line, span.start.column), (span.end.line, span.end.column))
         self.sites.append((node, replacement, operator, description, line, where))
@@ -186,15 +193,29 @@ class _Collector(cst.CSTVisitor):
             for op in (numeric.sort_key, numeric.axis, numeric.max_arg, numeric.mask, numeric.swap_arguments,
                        numeric.range_start):
                 found += op(node, scope, self._assigning) if op is numeric.sort_key else op(node)
+            found += flow.normalisation(node)
+            found += flow.one_operand(node, scope)
         elif isinstance(node, cst.BinaryOperation):
             found += numeric.mask(node)
             found += numeric.gradient_condition(node, scope)
+            found += flow.normalisation(node)
         elif isinstance(node, (cst.Attribute, cst.SimpleString)):
             found += numeric.dtype(node)
         elif isinstance(node, cst.Return) and node.value is not None:
             found += numeric.gradient_condition(node, scope, in_return=True)
+            found += flow.unscaled(node, scope, in_return=True)
+            found += flow.reported_figure(node, scope)
         elif isinstance(node, cst.Assign):
             found += numeric.gradient_condition(node, scope)
+            found += flow.unscaled(node, scope)
+            found += flow.reported_figure(node, scope)
+        elif isinstance(node, cst.Dict):
+            found += flow.reported_figure(node, scope)
+        elif isinstance(node, (cst.If, cst.IfExp)):
+            found += flow.empty_branch(node, scope)
+        elif isinstance(node, cst.IndentedBlock):
+            for block, replacement, operator, description, at in flow.statement_order(node):
+                self._add(block, replacement, operator, description, at=at)
         for target, replacement, operator, description in found:
             self._add(target, replacement, operator, description)
 

@@ -34,6 +34,7 @@ _GRAD_NAME = re.compile(r"^(grad|cot|ct$|ct_|d[A-Z_]|d[a-z]$|d[a-z]_|dout|dy|g$|
 _STOP_GRADIENT = {"stop_gradient", "detach"}
 _TUPLE_PARAMS = {"primals", "inputs", "saved", "residuals", "res"}
 _LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+_ROTARY = re.compile(r"(rope|rotary|rotate)", re.I)
 
 
 def code(node) -> str:
@@ -104,6 +105,9 @@ class Scope:
     sources: dict[str, set[str]] = field(default_factory=dict)  # local -> names its assignments read
     locals: list[str] = field(default_factory=list)  # in order of first assignment
     gradient: bool = False  # a backward / VJP function
+    returned: set[str] = field(default_factory=set)  # names the function returns (alone or in a tuple)
+    rotated: dict[str, set[str]] = field(default_factory=dict)  # a rotary call -> the operands it rotates
+    paired_calls: set[int] = field(default_factory=set)  # ids of rotary calls unpacked to two names: q, k = rope(q, k)
 
 
 def _names_in(node) -> set[str]:
@@ -174,8 +178,38 @@ def scope_of(fn: cst.FunctionDef, call_literals: dict[str, dict[str, list]]) -> 
         def visit_For(self, n):
             self._assign([n.target], n.iter)
 
+        def visit_Return(self, n):
+            value = _bare(n.value) if n.value is not None else None
+            parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
+            s.returned.update(p.value for p in parts if isinstance(p, cst.Name))
+
+        def visit_Call(self, n):
+            if _ROTARY.search(call_name(n)):
+                pos = _positional(n)
+                if pos:
+                    s.rotated.setdefault(code(n.func), set()).add(code(n.args[pos[0]].value))
+
     fn.visit(V())
+    for stmt in _statements(fn):  # q, k = apply_rotary(q, k, ...)
+        if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Tuple) \
+                and len(stmt.targets[0].target.elements) == 2 and isinstance(_bare(stmt.value), cst.Call) \
+                and _ROTARY.search(call_name(_bare(stmt.value))):
+            s.paired_calls.add(id(_bare(stmt.value)))
     return s
+
+
+def _statements(fn: cst.FunctionDef):
+    out = []
+
+    class V(cst.CSTVisitor):
+        def visit_FunctionDef(self, n):
+            return n is fn
+
+        def visit_SimpleStatementLine(self, n):
+            out.extend(n.body)
+
+    fn.visit(V())
+    return out
 
 
 def call_literals(module: cst.Module) -> dict[str, dict[str, list]]:

@@ -268,3 +268,51 @@ def test_fault_missed_by_own_tests_fails(cid, name, tmp_path, fast_root):
     assert result["verdict"] in caught, (name, summary)
     assert checks[check]["verdict"] in caught, (name, check, summary)
     assert MISSED_MESSAGES[name] in checks[check]["message"], checks[check]["message"]
+
+# -- Known-wrong answers whose catch is deliberate: each must fail the check
+# designed for it, and that check's message must say what it caught. --------
+
+# challenge -> variant -> (edits to reference.py, the check that must fail, words its message must hold)
+DELIBERATE: dict[str, dict[str, tuple[list[tuple[str, str]], str, str]]] = {
+    "flash_attention_bwd": {
+        # the backward's row sum of dO * O taken in float32: 1e-7 relative, inside every gradient
+        # tolerance on random inputs; dQ and dK must vanish when every key carries the same value
+        "rowsum_in_float32": ([("Dr = (dO * O).sum(axis=-1)", "Dr = (dO * O).sum(axis=-1, dtype=np.float32)")],
+                              "rowsum_cancels", "float32"),
+        # the forward's running maximum taken over the tile before the causal mask
+        "max_before_causal_mask": ([("                s = np.where(cols > rows, -np.inf, s)\n"
+                                     "            m_new = np.maximum(m, s.max(axis=-1))\n",
+                                     "                s_masked = np.where(cols > rows, -np.inf, s)\n"
+                                     "            m_new = np.maximum(m, s.max(axis=-1))\n"
+                                     "            if causal and k_hi - 1 > q_lo:\n"
+                                     "                s = s_masked\n")],
+                                   "masked_key_large", "maximum was taken before the causal mask"),
+    },
+    "ternary_training": {
+        # the reported validation figure computed on a freshly built model, not the trained one
+        # (a figure from a stale checkpoint or log): the loop itself is sound
+        "reported_loss_of_a_stale_model": ([("    z = model(chunk[:, :-1])\n    z = z - z.max(-1, keepdims=True)\n    logp",
+                                             "    z = ByteMLP(np.random.default_rng(0))(chunk[:, :-1])\n"
+                                             "    z = z - z.max(-1, keepdims=True)\n    logp")],
+                                           "reported_loss_recomputed", "the reported figure is not its model's"),
+        # the context bytes taken as a set, not in order: position-blind, as a decoder whose rotary
+        # embedding is left out; it still trains to the byte frequencies
+        "position_blind_context": ([("return np.stack([padded[..., i:i + ids.shape[-1]] for i in range(self.context)], axis=-1)",
+                                     "return np.sort(np.stack([padded[..., i:i + ids.shape[-1]] for i in range(self.context)], "
+                                     "axis=-1), axis=-1)")],
+                                   "smoke_model_sees_order", "does not see the order of its input"),
+    },
+}
+DELIBERATE_CASES = sorted((cid, name) for cid, names in DELIBERATE.items() for name in names)
+
+
+@pytest.mark.parametrize("cid,name", DELIBERATE_CASES, ids=[f"{c}/{n}" for c, n in DELIBERATE_CASES])
+def test_known_wrong_answer_is_caught_by_the_check_made_for_it(cid, name, tmp_path, fast_root):
+    edits, check, words = DELIBERATE[cid][name]
+    source = mutate_source((BUNDLED_CHALLENGES / cid / "reference.py").read_text(), *edits)
+    result = run_variant(tmp_path, fast_root, cid, {"answer.py": source})
+    checks = checks_by_name(result)
+    summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
+    assert result["verdict"] == "fail", (name, summary)
+    assert check in checks and checks[check]["verdict"] == "fail", (name, check, summary)
+    assert words in (checks[check].get("message") or ""), (name, checks[check].get("message"))

@@ -1,11 +1,11 @@
 """Adapter for demo-careful (MLX, path A): a short run of its own training
 loop (train_ternary.train) on a tiny configuration with the checker's byte
 tokens, returning the model it trained; its TernaryQwen at a small size for
-the layer checks (ternary_layers)."""
+the layer checks (ternary_layers); its own held-out evaluation (smoke_evaluate)."""
 from __future__ import annotations
 
 import numpy as np
-from train_ternary import train  # the answer folder is on sys.path
+from train_ternary import evaluate, train  # the answer folder is on sys.path
 
 SMOKE_CONFIG = dict(d_model=128, n_layers=1, n_heads=4, n_kv_heads=2, d_ff=256)
 
@@ -22,6 +22,12 @@ def smoke_run(text: str, steps: int, seed: int):
     model, _, _ = train(text, cfg_overrides=SMOKE_CONFIG, steps=steps, seed=seed, batch=8, seq_len=32, lr=3e-3,
                         log=None, tokenizer=ByteTokenizer())
     return model
+
+
+def smoke_evaluate(model, text: str) -> float:
+    """Its own validation figure (evaluate: mean next-token loss over windows of
+    64, the loss its results.json reports) on the checker's byte tokens."""
+    return evaluate(model, ByteTokenizer().encode(text), seq_len=64, max_windows=10**6)
 
 
 def smoke_layers(model):

@@ -25,6 +25,7 @@ model to itself. What the adapter supplies:
   (its default is 20 of 200), lr=1e-3 (the smoke learning rate every
   adapter uses; its own default is 3e-4), eval_every=0.
 steps=0 returns the converted model without calling train.
+smoke_evaluate runs its evaluate (train.py) on the checker's held-out windows.
 """
 from __future__ import annotations
 
@@ -109,6 +110,21 @@ def smoke_run(text, steps, seed):
         mlx_lm.load = saved
         os.chdir(here)
     return model
+
+
+def smoke_evaluate(model, text):
+    """Its own validation figure: train.py's evaluate (the mean next-token
+    cross-entropy its EVAL lines and validation perplexity come from) on the
+    windows of 64 byte ids of `text`, inputs and targets as prepare_dataset
+    pairs them (targets one to the right)."""
+    import mlx.core as mx
+    import numpy as np
+    import train
+
+    data = np.frombuffer(text.encode("utf-8"), dtype=np.uint8).astype(np.int32)
+    n = (len(data) - 1) // SEQ_LEN
+    chunk = data[np.arange(n)[:, None] * SEQ_LEN + np.arange(SEQ_LEN + 1)]
+    return train.evaluate(model, mx.array(chunk[:, :-1]), mx.array(chunk[:, 1:]), batch_size=BATCH)
 
 
 def smoke_layers(model):
