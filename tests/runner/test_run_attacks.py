@@ -22,8 +22,10 @@ from engine.store.database import Store
 from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
+# Python answers only: a CUDA challenge's answer is .cu files, which a Python prelude cannot attack
 PY_CHALLENGES = [d.name for d in sorted((REPO / "challenges").iterdir())
-                 if (d / "reference.py").is_file() and (d / "challenge.toml").is_file() and d.name != "fuse"]
+                 if (d / "reference.py").is_file() and (d / "challenge.toml").is_file()
+                 and 'language = "cuda"' not in (d / "challenge.toml").read_text()]
 
 pytestmark = pytest.mark.sandbox
 

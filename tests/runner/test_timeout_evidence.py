@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.sandbox
 
 # wrong from the first decode (decode_matches_full_attention fails on its first case);
-# the second prefill (the first inside padding_isolated) never returns
+# the second prefill (the first inside large_scores, the check after it) never returns
 SLOW_AND_WRONG = """import time
 import numpy as np
 
@@ -61,9 +61,9 @@ def test_a_failed_check_before_the_time_limit_makes_the_verdict_fail(tmp_path):
     event, checks = run_one(tmp_path, SLOW_AND_WRONG, timeout_s=8)
     assert event.verdict == V.FAIL, checks
     assert checks["decode_matches_full_attention"]["verdict"] == V.FAIL
-    flight = checks["padding_isolated"]
+    flight = checks["large_scores"]
     assert flight["verdict"] == V.TIMEOUT and "stopped by the run's time limit (8 s)" in flight["message"], flight
-    assert checks["run"]["verdict"] == V.TIMEOUT and "padding_isolated was running" in checks["run"]["message"]
+    assert checks["run"]["verdict"] == V.TIMEOUT and "large_scores was running" in checks["run"]["message"]
     assert not any("process is gone" in c["message"] for c in checks.values())
 
 
