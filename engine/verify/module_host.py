@@ -37,10 +37,15 @@ class BuildTimeout(TimeoutError):
 
 
 def build_cache(spec: dict) -> Path:
-    """The answer's build and Triton caches: in its private scratch, keyed by the answer's hash."""
-    root = Path(spec.get("cache_dir") or os.environ.get("TMPDIR") or "/tmp")
-    key = str(spec.get("answer_hash") or "unhashed")[:16]
-    folder = root / "benchtui-build" / key
+    """The answer's build and Triton caches: the folder the runner keeps for this
+    answer between its GPU runs (``$BENCHTUI_BUILD_CACHE``, engine/runner/bundle.py),
+    else in its private scratch; either way keyed by the answer's hash."""
+    kept = os.environ.get("BENCHTUI_BUILD_CACHE")
+    if kept:
+        folder = Path(kept)
+    else:
+        root = Path(spec.get("cache_dir") or os.environ.get("TMPDIR") or "/tmp")
+        folder = root / "benchtui-build" / str(spec.get("answer_hash") or "unhashed")[:16]
     for sub in ("torch_extensions", "triton", "inductor"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     return folder

@@ -212,6 +212,11 @@ HARD_ANSWERS = {
             time.sleep(0.01)
 """ + _BODY.replace("        y =", "            y =").replace("        return (", "            self._cache[key] = (")
     + "        return self._cache[key].clone()\n",
+    # declares no weights: load_state_dict(strict=True) refuses the reference's (the deck's identity-kernel guard)
+    "no_weights": "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self, M, N, K):\n"
+                  "        super().__init__()\n        self.N = N\n\n    def forward(self, x):\n"
+                  "        return torch.zeros(x.shape[0], self.N, dtype=torch.bfloat16)\n",
+    "slow_build": "import time\ntime.sleep(30)\n" + HARD_RIGHT,
     "triton": "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr):\n    tl.load(x_ptr)\n\n\n" + HARD_RIGHT,
     "inline_cuda": "from torch.utils.cpp_extension import load_inline\n\nmod = load_inline(name='g', cpp_sources='', "
                    "cuda_sources='__global__ void g() {}', functions=[])\n\n\n" + HARD_RIGHT,
@@ -238,7 +243,7 @@ KB_ANSWERS = {
 }
 
 
-def write_challenge(root: Path, cid: str, kind: str) -> Path:
+def write_challenge(root: Path, cid: str, kind: str, build_timeout_s: int = 60) -> Path:
     folder = root / cid
     folder.mkdir(parents=True)
     (folder / "conformance.py").write_text(CONFORMANCE)
@@ -246,7 +251,8 @@ def write_challenge(root: Path, cid: str, kind: str) -> Path:
     if kind == "hard":
         (folder / "reference.py").write_text(HARD_REFERENCE)
         (folder / "shapes.py").write_text(HARD_SHAPES)
-        (folder / "challenge.toml").write_text(HARD_TOML.format(cid=cid))
+        (folder / "challenge.toml").write_text(HARD_TOML.format(cid=cid).replace(
+            "build_timeout_s = 60", f"build_timeout_s = {build_timeout_s}"))
     else:
         (folder / "reference.py").write_text(KB_REFERENCE)
         (folder / "challenge.toml").write_text(KB_TOML.format(cid=cid))

@@ -86,3 +86,25 @@ def test_tensors_cross_the_wire_bit_for_bit(tmp_path):
         assert torch.equal(a.view(torch.uint8) if a.numel() else a, b.view(torch.uint8) if b.numel() else b)
     with pytest.raises(ValueError):
         T.decode({T.TAG: "object", "shape": [1], "data": np.zeros(1, np.uint8)})
+
+
+def test_gpu_runs_keep_each_answers_build_cache_keyed_by_its_hash(tmp_path, monkeypatch):
+    from engine.runner.bundle import module_build_cache
+    from engine.verify import module_host
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    deck, plain = tmp_path / "deck", tmp_path / "plain"
+    for folder, text in ((deck, 'id = "deck"\n[module]\ndeck = "kernelbench"\n'), (plain, 'id = "plain"\n')):
+        folder.mkdir()
+        (folder / "challenge.toml").write_text(text)
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder, body in ((a, "x = 1\n"), (b, "x = 2\n")):
+        folder.mkdir()
+        (folder / "solution.py").write_text(body)
+    first = module_build_cache(deck, a)
+    assert first is not None and first.is_dir() and first.is_relative_to(tmp_path / "tmp")
+    assert module_build_cache(deck, a) == first and module_build_cache(deck, b) != first
+    assert module_build_cache(plain, a) is None
+    monkeypatch.setenv("BENCHTUI_BUILD_CACHE", str(first))
+    assert module_host.build_cache({"answer_hash": "ignored"}) == first
+    assert (first / "torch_extensions").is_dir() and (first / "triton").is_dir()

@@ -19,13 +19,14 @@ def decks(tmp_path_factory):
     root = tmp_path_factory.mktemp("module-decks")
     K.write_challenge(root / "challenges", "kbh_fp8", "hard")
     K.write_challenge(root / "challenges", "kb_gemm", "kb")
+    K.write_challenge(root / "challenges", "kbh_fp8_quick", "hard", build_timeout_s=2)
     answers = {"hard": K.write_answers(root / "hard", K.HARD_ANSWERS), "kb": K.write_answers(root / "kb", K.KB_ANSWERS)}
     results: dict = {}
 
-    def run(kind: str, name: str) -> dict:
+    def run(kind: str, name: str, cid: str | None = None) -> dict:
         if (kind, name) not in results:
             os.environ.setdefault("OMP_NUM_THREADS", "1")
-            cid = "kbh_fp8" if kind == "hard" else "kb_gemm"
+            cid = cid or ("kbh_fp8" if kind == "hard" else "kb_gemm")
             results[kind, name] = run_local(cid, answers[kind][name], challenges_dir=root / "challenges", seed=7)
         return results[kind, name]
 
@@ -121,3 +122,18 @@ def test_kernelbench_seeded_weights(decks):
     other = by_name(decks("kb", "other_weights"))
     assert other["deck_seeds:shape0"]["details"]["requirement"] == "output_values"
     assert other["deck_rule"]["value"] == "fail"
+
+
+def test_weights_the_module_does_not_declare_fail_as_the_deck_fails_them(decks):
+    r = decks("hard", "no_weights")
+    c = by_name(r)["weights:shape0"]
+    assert r["verdict"] == "fail" and c["verdict"] == "fail"
+    assert c["message"].startswith("state_dict: shape 0") and "load_state_dict(strict=True)" in c["message"]
+    assert by_name(r)["deck_rule"]["value"] == "fail"
+
+
+def test_a_build_past_its_own_limit_is_a_timeout(decks):
+    r = decks("hard", "slow_build", cid="kbh_fp8_quick")
+    c = by_name(r)["build"]
+    assert r["verdict"] == "timeout" and c["verdict"] == "timeout"
+    assert "build limit of 2 s" in c["message"]
