@@ -287,7 +287,7 @@ class ModuleRun:
             c.details["seeds"] = seeds
             c.details["cases"] = [case.get("name", "?") for case in cases]
             for seed in seeds:
-                inputs = self.inputs(ref, seed)
+                inputs = self.inputs(ref, seed, deck=deck)
                 for case in cases:
                     where = {"shape": label, "seed": seed, "case": case.get("name", "?")}
                     try:
@@ -309,10 +309,17 @@ class ModuleRun:
                          f"{len(cases)} cases: {', '.join(c.details['cases'])})")
         return c.verdict == V.PASS
 
-    def inputs(self, ref, seed: int) -> list:
+    def inputs(self, ref, seed: int, deck: bool = False) -> list:
+        """``get_inputs()`` under a seed: on the CPU for the deck's seeds (its
+        exact inputs), on this side's GPU for benchtui's own (fresh values,
+        made fast at the decks' sizes)."""
         torch = self.torch
         torch.manual_seed(int(seed) % (2**63))
-        return [_cast(x, self.dtype) for x in ref.get_inputs()]
+        if deck or self.device.type == "cpu":
+            return [_cast(x, self.dtype) for x in ref.get_inputs()]
+        torch.cuda.manual_seed(int(seed) % (2**63))
+        with self.device:
+            return [_cast(x, self.dtype) for x in ref.get_inputs()]
 
     def one_call(self, inputs: list, case: dict, deck: bool, clock=None, in_place: bool | None = None) -> tuple[float | None, float]:
         """Stage, run, fetch and verify one call; returns (this side's ms, the answer's own ms)."""
@@ -434,7 +441,8 @@ class ModuleRun:
         from engine.runner.timing import Clock
         from engine.verify.suite import RoundTripClock
 
-        calls = int(suite.threshold("timed_calls", spec.num_perf_trials))
+        # each timed call's output crosses the wire to be verified: at most 20 of them by default
+        calls = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
         trusted, own = [], []
         with suite.check(f"timed_outputs:shape{index}") as c:
             clock = RoundTripClock(suite.peer, Clock())
@@ -455,7 +463,7 @@ class ModuleRun:
         # the deck's own procedure, on one set of inputs kept between calls
         warmup = int(suite.threshold("published_warmup", 10 if spec.deck == R.HARD else 3))
         iters = int(suite.threshold("published_calls", spec.num_perf_trials))
-        self.host.stage(_enc(self.inputs(ref, spec.seeds[0] if spec.seeds else 42)))
+        self.host.stage(_enc(self.inputs(ref, spec.seeds[0] if spec.seeds else 42, deck=True)))
         samples = list(self.host.published_times(warmup, iters))
         published = statistics.median(samples) if spec.deck == R.HARD else statistics.fmean(samples)
         ms = statistics.median(trusted)

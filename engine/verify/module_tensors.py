@@ -67,7 +67,9 @@ def decode(d: dict, device: Any = "cpu"):
         raise ValueError(f"tensor of {data.size} bytes for {dtype_name(dtype)}{shape}")
     if data.size == 0:
         return torch.empty(shape, dtype=dtype, device=device)
-    raw = torch.from_numpy(np.array(data, copy=True))
+    # a tensor kept on the CPU gets its own copy; one bound for a GPU is copied there anyway
+    private = torch.device(device).type == "cpu" or not data.flags.writeable
+    raw = torch.from_numpy(np.array(data, copy=True) if private else data)
     return raw.view(dtype).reshape(shape).to(device)
 
 
