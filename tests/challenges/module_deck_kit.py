@@ -216,6 +216,7 @@ HARD_ANSWERS = {
     "no_weights": "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self, M, N, K):\n"
                   "        super().__init__()\n        self.N = N\n\n    def forward(self, x):\n"
                   "        return torch.zeros(x.shape[0], self.N, dtype=torch.bfloat16)\n",
+    "import_error": "import torch\nraise RuntimeError('no kernel here')\n",
     "slow_build": "import time\ntime.sleep(30)\n" + HARD_RIGHT,
     "triton": "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr):\n    tl.load(x_ptr)\n\n\n" + HARD_RIGHT,
     "inline_cuda": "from torch.utils.cpp_extension import load_inline\n\nmod = load_inline(name='g', cpp_sources='', "

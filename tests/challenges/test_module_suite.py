@@ -137,3 +137,10 @@ def test_a_build_past_its_own_limit_is_a_timeout(decks):
     c = by_name(r)["build"]
     assert r["verdict"] == "timeout" and c["verdict"] == "timeout"
     assert "build limit of 2 s" in c["message"]
+
+
+def test_an_answer_that_fails_to_import_is_an_error_the_deck_fails_too(decks):
+    r = decks("hard", "import_error")
+    checks = by_name(r)
+    assert r["verdict"] == "error" and "no kernel here" in checks["build"]["message"]
+    assert checks["deck_rule"]["value"] == "fail"
