@@ -108,3 +108,19 @@ def test_gpu_runs_keep_each_answers_build_cache_keyed_by_its_hash(tmp_path, monk
     monkeypatch.setenv("BENCHTUI_BUILD_CACHE", str(first))
     assert module_host.build_cache({"answer_hash": "ignored"}) == first
     assert (first / "torch_extensions").is_dir() and (first / "triton").is_dir()
+
+
+def test_without_torch_a_deck_answer_is_skipped_with_the_extra_named(tmp_path, monkeypatch):
+    import sys
+
+    from engine.verify.local import run_local
+    from tests.challenges import module_deck_kit as K
+
+    K.write_challenge(tmp_path / "challenges", "kbh_fp8", "hard")
+    answer = K.write_answers(tmp_path / "answers", {"right": K.HARD_RIGHT})["right"]
+    monkeypatch.setitem(sys.modules, "torch", None)  # this checker without torch
+    out = run_local("kbh_fp8", answer, challenges_dir=tmp_path / "challenges")
+    checks = {c["name"]: c for c in out["checks"]}
+    assert out["verdict"] == "skipped" and checks["module"]["verdict"] == "skipped"
+    assert "benchtui[torch]" in checks["module"]["message"]
+    assert checks["forbidden_ops"]["verdict"] == "pass"  # read from the code, torch or not
