@@ -45,6 +45,9 @@ from engine.verify.suite import CheckFailed, CheckTimeout, SkipCheck, describe_e
 
 # an as-published time this many times below the trusted one is flagged
 GAP_FLAG = 2.0
+# the requirement ids the checks name (engine/challenges/coverage.py): a challenge
+# that lists [requirements] words them under these ids
+CORRECT, NO_FORBIDDEN = "correct", "no_forbidden_ops"
 
 
 @dataclass
@@ -117,14 +120,15 @@ def run(suite) -> None:
     try:
         import torch  # noqa: F401
     except ImportError:
-        suite.skip("module", "PyTorch is not installed here: install benchtui's torch extra (pip install 'benchtui[torch]')")
+        suite.skip("module", "PyTorch is not installed here: install benchtui's torch extra (pip install 'benchtui[torch]')",
+                   requires=(CORRECT,))
         return
     if suite.backend != "cuda":
         needs = R.gpu_needs(files)
         if needs:
             suite.skip("module", f"needs an NVIDIA GPU, and this run is on the CPU: {needs[0]}"
                                  + (f" (and {len(needs) - 1} more)" if len(needs) > 1 else "")
-                                 + "; run it with --backend cuda on a machine with one")
+                                 + "; run it with --backend cuda on a machine with one", requires=(CORRECT,))
             return
     ModuleRun(suite, spec, files).run()
 
@@ -138,15 +142,15 @@ def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> None:
     deck_says = (f"the deck's text search finds {', '.join(deck_hits)}" if deck_hits
                  else "the deck's text search of solution.py finds none")
     if hits:
-        suite.record("forbidden_ops", V.FORBIDDEN, value=len(hits), threshold=0,
+        suite.record("forbidden_ops", V.FORBIDDEN, value=len(hits), threshold=0, requires=(NO_FORBIDDEN,),
                      message=f"{hits[0]}" + (f" and {len(hits) - 1} more" if len(hits) > 1 else "") + f"; {deck_says}",
                      details=details)
     elif deck_hits:  # text only: a comment or a docstring that names it
-        suite.record("forbidden_ops", V.PASS, value=0, threshold=0,
+        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=(NO_FORBIDDEN,),
                      message=f"no forbidden op reached in the code; {deck_says} (in text that is not code), "
                              "which fails the deck's own rule", details=details)
     else:
-        suite.record("forbidden_ops", V.PASS, value=0, threshold=0,
+        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=(NO_FORBIDDEN,),
                      message=f"none of {', '.join(spec.forbidden)} reached (imports, aliases, getattr, strings); {deck_says}",
                      details=details)
     suite._deck_forbidden = deck_hits
@@ -194,7 +198,7 @@ class ModuleRun:
         limit = float(suite.threshold("build_timeout_s", 600.0))
         spec_wire = {"file": spec.answer_file, "cls": spec.answer_class, "device": self.answer_device,
                      "build_timeout_s": limit, "answer_hash": answer_hash(suite.answer_dir)}
-        with suite.check("build", timeout_s=limit + 60) as c:
+        with suite.check("build", timeout_s=limit + 60, requires=(CORRECT,)) as c:
             try:
                 host = suite.peer.call_op("torch_module", spec_wire)
             except Exception as exc:
@@ -240,7 +244,7 @@ class ModuleRun:
             for k, v in shape.items():
                 setattr(ref, k, v)
         # -- build both models
-        with suite.check(f"weights:shape{index}") as c:
+        with suite.check(f"weights:shape{index}", requires=(CORRECT,)) as c:
             init = list(ref.get_init_inputs())
             if spec.weights == "seeded":
                 seed = spec.seeds[0] if spec.seeds else 42
@@ -288,7 +292,7 @@ class ModuleRun:
     def calls(self, ref, name: str, label: str, seeds: list[int], cases: list[dict], deck: bool) -> bool:
         suite = self.suite
         done = 0
-        with suite.check(name, requires=()) as c:
+        with suite.check(name, requires=(CORRECT,)) as c:
             c.details["seeds"] = seeds
             c.details["cases"] = [case.get("name", "?") for case in cases]
             for seed in seeds:
@@ -431,11 +435,11 @@ class ModuleRun:
         hits = sorted({f"{op} ({f})" for op in called for f in torchish
                        if op.rsplit(":", 1)[-1] == f.strip().rsplit(".", 1)[-1]})
         if hits:
-            suite.record("forbidden_calls", V.FORBIDDEN, value=len(hits), threshold=0,
+            suite.record("forbidden_calls", V.FORBIDDEN, value=len(hits), threshold=0, requires=(NO_FORBIDDEN,),
                          message=f"{label}: one call reached {', '.join(hits)}; read in the answer's process "
                                  "(a torch function mode)", details={"called": called})
         else:
-            suite.record("forbidden_calls", V.PASS, value=0, threshold=0,
+            suite.record("forbidden_calls", V.PASS, value=0, threshold=0, requires=(NO_FORBIDDEN,),
                          message=f"{label}: none of {', '.join(torchish)} called during a forward "
                                  f"({len(called)} torch functions seen, read in the answer's process)",
                          details={"called": called})
@@ -449,7 +453,7 @@ class ModuleRun:
         # each timed call's output crosses the wire to be verified: at most 20 of them by default
         calls = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
         trusted, own = [], []
-        with suite.check(f"timed_outputs:shape{index}") as c:
+        with suite.check(f"timed_outputs:shape{index}", requires=(CORRECT,)) as c:
             clock = RoundTripClock(suite.peer, Clock())
             self.run_call = self.host.run  # resolved before the clock starts
             for i in range(calls):

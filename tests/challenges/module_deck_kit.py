@@ -62,6 +62,10 @@ published_warmup = 1
 published_calls = 3
 build_timeout_s = 60
 
+[requirements]
+correct = "solution.Model matches reference.Model on every shape, seed and stress case"
+no_forbidden_ops = "do not call torch._scaled_mm"
+
 [module]
 deck = "kernelbench-hard"
 deck_title = "KernelBench-Hard"

@@ -50,6 +50,7 @@ def test_right_answer_passes_with_figures(decks):
     assert t["trusted_ms"] > 0 and t["as_published_ms"] > 0 and len(t["trusted_samples_ms"]) == 3
     assert t["flops"] == 2 * 3 * 8 * 17 and t["bytes"] == 3 * 17 + 17 * 8 + 3 * 8 * 2
     assert checks["peak_fraction"]["value"] is not None
+    assert {c["id"]: c["status"] for c in r["coverage"]} == {"correct": "pass", "no_forbidden_ops": "pass"}
 
 
 def test_memoised_result_fails(decks):
