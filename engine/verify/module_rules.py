@@ -51,8 +51,11 @@ def forbidden_in_code(files: dict[str, str], forbidden: list[str]) -> tuple[list
     for rel, source in sorted(files.items()):
         try:
             tree = ast.parse(source)
-        except SyntaxError:
+        except SyntaxError:  # what cannot be parsed is searched as text, as the deck does
             unparsed.append(rel)
+            for f in deck_grep(source, forbidden):
+                at = source.find(f)
+                hits.append(Hit(rel, source.count("\n", 0, at) + 1, f, "named in a file that does not parse as Python"))
             continue
         hits.extend(_Resolver(rel, tree).hits(forbidden))
     return hits, unparsed
@@ -188,6 +191,11 @@ def fold_string(node: ast.AST, depth: int = 0) -> str | None:
 
 # -- what the answer needs to run ----------------------------------------------------------
 
+_GPU_TEXT = [(r"^\s*(import|from)\s+triton\b", "imports Triton"),
+             (r"cpp_extension|load_inline", "builds a C++/CUDA extension"),
+             (r"__global__", "holds a CUDA kernel")]
+
+
 def gpu_needs(files: dict[str, str]) -> list[str]:
     """Why the answer cannot run without an NVIDIA GPU (inline CUDA, Triton, a
     tensor put on ``cuda``), read from its code; empty for plain torch."""
@@ -195,7 +203,12 @@ def gpu_needs(files: dict[str, str]) -> list[str]:
     for rel, source in sorted(files.items()):
         try:
             tree = ast.parse(source)
-        except SyntaxError:
+        except SyntaxError:  # not Python as a whole (a published run with its .cu appended): read as text
+            for pattern, what in _GPU_TEXT:
+                found = re.search(pattern, source, re.M)
+                if found:
+                    reasons.append(f"{rel}:{source.count(chr(10), 0, found.start()) + 1} {what} (read as text: "
+                                   "the file does not parse)")
             continue
         for node in ast.walk(tree):
             line = getattr(node, "lineno", 0)

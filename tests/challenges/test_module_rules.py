@@ -3,6 +3,8 @@ the code (engine/verify/module_rules.py), and tensors on the wire
 (engine/verify/module_tensors.py)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -124,3 +126,20 @@ def test_without_torch_a_deck_answer_is_skipped_with_the_extra_named(tmp_path, m
     assert out["verdict"] == "skipped" and checks["module"]["verdict"] == "skipped"
     assert "benchtui[torch]" in checks["module"]["message"]
     assert checks["forbidden_ops"]["verdict"] == "pass"  # read from the code, torch or not
+
+
+REPO = Path(__file__).resolve().parents[2]
+RUNS = next((p for p in (base / "shared" / "kernelbench-hard" / "public" / "runs" / "h100" for base in (REPO.parent, REPO.parent.parent))
+             if p.is_dir()), None)
+
+
+@pytest.mark.skipif(RUNS is None, reason="no KernelBench-Hard deck beside the repository (shared/kernelbench-hard)")
+def test_published_runs_read_as_the_harness_reads_them():
+    grok = (RUNS / "20260709_040836_grok_grok-4.5_07_w4a16_gemm_solution.py.txt").read_text()
+    needs = R.gpu_needs({"solution.py": grok})  # its .cu sidecar is appended: not Python as a whole
+    assert needs and "read as text" in needs[0]
+    hy3 = (RUNS / "20260707_121003_hy3-claude_tencent_hy3-preview_06_sonic_moe_swiglu_solution.py.txt").read_text()
+    forbidden = ["torch.matmul", "torch.bmm", "torch.nn.functional.linear", "F.linear", "from sonic_moe", "import sonic_moe"]
+    assert R.deck_grep(hy3, forbidden) == ["torch.matmul"]  # a comment: "avoids torch.matmul"; published as failed
+    assert R.forbidden_in_code({"solution.py": hy3}, forbidden) == ([], [])
+    assert R.gpu_needs({"solution.py": hy3}) == []  # plain torch: it runs on the CPU too
