@@ -236,8 +236,10 @@ def tolerance(deck: str, dtype: str, atol: float, rtol: float, table: dict | Non
     """(atol, rtol) for an output dtype: the stress case's, else the problem's
     per-dtype override, else the deck's default."""
     for source in (case, table):
-        if source and dtype in source:
-            v = source[dtype]
+        if not source:
+            continue
+        v = source.get(dtype, source.get(f"torch.{dtype}"))  # both spellings, as the deck reads them
+        if v is not None:
             if isinstance(v, dict):
                 return float(v.get("atol", 0)), float(v.get("rtol", 0))
             return float(v), float(v)

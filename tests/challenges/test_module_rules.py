@@ -61,6 +61,7 @@ def test_formulas_and_peaks():
     assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"bfloat16": 0.2}) == (0.2, 0.2)
     assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"bfloat16": 0.2}, {"bfloat16": {"atol": 5, "rtol": 0.1}}) == (5, 0.1)
     assert R.tolerance(R.KB, "float32", 1e-4, 1e-4) == (1e-4, 1e-4)
+    assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"torch.bfloat16": "5e-2"}) == (0.05, 0.05)  # 02_kda_cutlass's spelling
 
 
 def test_kernelbench_trial_seeds_as_its_eval_draws_them():
