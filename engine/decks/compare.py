@@ -162,3 +162,29 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
         "answers": [r.to_dict() for r in rows],
         "imports": [{**i, "problems": json.loads(i["problems"] or "[]")} for i in imports],
     }
+
+
+def published_detail(store: Store, model: str, challenge: str) -> list[dict]:
+    """Every published result of one answer (a model's cell may hold one run;
+    several decks may have published it), with its per-shape figures, its
+    session statistics and its annotations, quotes included."""
+    if "deck_results" not in store.table_names():
+        return []
+    out = []
+    for d in store.query("select * from deck_results where model = ? and challenge = ? order by run_id", (model, challenge)):
+        annotations = []
+        for a in store.query("select verdict, summary, peak_fraction, auditor, source, body from deck_annotations "
+                             "where deck = ? and run_id = ? order by source", (d["deck"], d["run_id"])):
+            body = json.loads(a["body"] or "{}")
+            quotes = [{"label": " ".join(str(q.get("label") or "").split()), "lines": q.get("lines"),
+                       "file": q.get("file"), "text": str(q.get("text") or "")}
+                      for q in body.get("quotes") or [] if isinstance(q, dict)]
+            annotations.append({k: a[k] for k in ("verdict", "summary", "peak_fraction", "auditor", "source")}
+                               | {"quotes": quotes})
+        out.append({**{k: d[k] for k in ("deck", "run_id", "problem", "harness", "deck_model", "effort", "failure_reason",
+                                          "peak_fraction", "speedup", "board_label", "board_peak_fraction",
+                                          "source_path", "sha256", "deck_commit", "peak_tflops", "peak_bw_gbps")},
+                    "correct": None if d["correct"] is None else bool(d["correct"]),
+                    "shapes": json.loads(d["shapes"] or "[]"), "stats": json.loads(d["stats"] or "{}"),
+                    "annotations": annotations})
+    return out
