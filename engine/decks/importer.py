@@ -61,8 +61,9 @@ class ImportResult:
 class FileTransaction:
     """Writes that land together or not at all."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, *, dry: bool = False):
         self.root = root
+        self.dry = dry  # only say what would be written
         self.staged: list[tuple[Path, Path]] = []    # (staged file, destination)
         self.done: list[tuple[Path, Path | None]] = []  # (destination, backup of what it replaced)
         self.made_dirs: list[Path] = []
@@ -81,6 +82,8 @@ class FileTransaction:
                 return False
         except OSError:
             pass
+        if self.dry:
+            return True
         tmp = self.stage / f"{len(self.staged):06d}"
         tmp.write_bytes(data)
         self.staged.append((tmp, dest))
@@ -196,8 +199,9 @@ def import_deck(deck: Deck, root: Path, store_path: Path | None = None, *, dry_r
     and its published results into the store (``root/store.db`` unless given)."""
     result = ImportResult(deck.kind, deck.title, deck.path, deck.commit, deck.gpu, str(root), dry_run=dry_run,
                           problems=list(deck.problems_found), notes=list(deck.notes))
-    root.mkdir(parents=True, exist_ok=True)
-    tx = FileTransaction(root)
+    if not dry_run:
+        root.mkdir(parents=True, exist_ok=True)
+    tx = FileTransaction(root, dry=dry_run)
     try:
         placed, challenges = plan(deck, root, tx, result)
         without = [r for r in deck.results_without_answer if r["problem"] in challenges]

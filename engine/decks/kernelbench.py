@@ -199,6 +199,7 @@ def read_run(deck: Deck, run_dir: Path, levels: set[int]) -> None:
     name = run_dir.name
     base = slug(name, lower=False)[:MODEL_NAME_MAX] or "run"
     kernels: dict[tuple[int, int, int], Run] = {}
+    refused: set[tuple[int, int, int]] = set()  # kernel files already reported: their results are not reported again
     for path in sorted(run_dir.iterdir()):
         m = KERNEL_FILE.match(path.name)
         if not m:
@@ -206,6 +207,7 @@ def read_run(deck: Deck, run_dir: Path, levels: set[int]) -> None:
                 deck.notes.append(f"run {name}: {path.name} is not named level_<L>_problem_<P>_sample_<S>_kernel.py; left out")
             continue
         level, number, sample = (int(g) for g in m.groups())
+        refused.add((level, number, sample))
         run_id = f"{name}/level_{level}_problem_{number}_sample_{sample}"
         if level not in levels:
             deck.problem(f"run {run_id}: level {level} has no folder KernelBench/level{level}/; not imported")
@@ -220,17 +222,17 @@ def read_run(deck: Deck, run_dir: Path, levels: set[int]) -> None:
             deck.problem(f"run {run_id}: the kernel file is mangled ({why}); not imported")
             continue
         run = Run(run_id=run_id, problem=key, model=base, base_model=base, harness=name, deck_model=name,
-                  data=data, source=str(path))
-        run.result = None
-        run.sample = sample  # type: ignore[attr-defined]
+                  data=data, source=str(path), sample=sample)
         kernels[(level, number, sample)] = run
+        refused.discard((level, number, sample))
         deck.runs.append(run)
     results = run_dir / "eval_results.json"
     if results.is_file():
-        read_eval_results(deck, name, results, kernels)
+        read_eval_results(deck, name, results, kernels, refused)
 
 
-def read_eval_results(deck: Deck, name: str, path: Path, kernels: dict[tuple[int, int, int], Run]) -> None:
+def read_eval_results(deck: Deck, name: str, path: Path, kernels: dict[tuple[int, int, int], Run],
+                      refused: set[tuple[int, int, int]] = frozenset()) -> None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -252,6 +254,8 @@ def read_eval_results(deck: Deck, name: str, path: Path, kernels: dict[tuple[int
                 continue
             sample = int(entry.get("sample_id", 0) or 0)
             run = kernels.get((level, int(pid), sample)) if level is not None else None
+            if run is None and (level, int(pid), sample) in refused:
+                continue
             if run is None:
                 deck.problem(f"run {name}: eval_results.json names problem {pid} sample {sample}, which has no kernel file")
                 continue
@@ -289,7 +293,6 @@ def name_models(deck: Deck) -> None:
     """One model per run folder; the samples of one problem beyond sample 0 in
     models of their own (``<run>_s1``), so no answer overwrites another."""
     for run in deck.runs:
-        sample = getattr(run, "sample", 0)
-        if sample:
-            suffix = f"_s{sample}"
+        if run.sample:
+            suffix = f"_s{run.sample}"
             run.model = run.base_model[:MODEL_NAME_MAX - len(suffix)] + suffix

@@ -58,6 +58,7 @@ class Run:
     data: bytes         # the answer file's bytes, untouched
     source: str         # its path in the deck
     effort: str | None = None
+    sample: int = 0     # KernelBench: the sample number of its problem
     result: dict | None = None       # the deck's published result (deck_results row fields)
     annotations: list[dict] = field(default_factory=list)
 

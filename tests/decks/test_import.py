@@ -335,3 +335,31 @@ def test_cli_refuses_what_is_not_a_deck(tmp_path, capsys, decks):
     assert main(["--workbench", str(tmp_path / "wb"), "import", str(decks / "kernelbench-hard"), "--gpu", "b200"]) == 1
     assert "has no problems-b200/ folder (GPUs here: h100)" in capsys.readouterr().err
     assert not (tmp_path / "wb").exists()
+
+
+def test_kb_a_mangled_kernel_is_one_line_even_with_a_result(decks, tmp_path):
+    runs = kernelbench_runs(decks / "kernelbench", tmp_path / "runs", results=json.dumps(
+        {"1": [{"sample_id": 2, "compiled": True, "correctness": True, "metadata": {}, "runtime": 1.0}]}))
+    empty = decks / "kernelbench/src/kernelbench/prompts/model_new_ex_0.py"
+    assert empty.read_bytes().strip() == b""  # the deck's own empty example
+    shutil.copyfile(empty, runs / "demo/level_1_problem_1_sample_2_kernel.py")
+    deck = kernelbench.read_deck(decks / "kernelbench", runs=runs)
+    about = [line for line in deck.problems_found if "problem_1_sample_2" in line or "problem 1 sample 2" in line]
+    assert about == ["run demo/level_1_problem_1_sample_2: the kernel file is mangled (it is empty); not imported"]
+
+
+def test_dry_run_writes_nothing(decks, tmp_path, capsys):
+    from engine.cli import main
+
+    root = tmp_path / "wb"
+    assert main(["--workbench", str(root), "import", str(decks / "kernelbench-hard"), "--gpu", "h100", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("would import KernelBench-Hard (H100) (h100)")
+    assert "4 challenges (4 new or changed), 79 answers of 22 models (79 new)" in out
+    assert not root.exists()
+    # over an imported workbench: nothing new, and still nothing written
+    import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root)
+    before = sorted(str(p) for p in root.rglob("*"))
+    result = import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root, dry_run=True)
+    assert (result.files_written, result.answers) == (0, 79)
+    assert sorted(str(p) for p in root.rglob("*")) == before
