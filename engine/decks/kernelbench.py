@@ -249,10 +249,15 @@ def read_eval_results(deck: Deck, name: str, path: Path, kernels: dict[tuple[int
     level = next(iter(run_levels), None)
     for pid, entries in data.items():
         for entry in entries if isinstance(entries, list) else [entries]:
-            if not isinstance(entry, dict) or not str(pid).isdigit():
+            if not isinstance(entry, dict) or not re.fullmatch(r"[0-9]+", str(pid)):
                 deck.problem(f"run {name}: eval_results.json entry {pid!r} is not a result object; ignored")
                 continue
-            sample = int(entry.get("sample_id", 0) or 0)
+            try:
+                sample = int(entry.get("sample_id", 0) or 0)
+            except (TypeError, ValueError):
+                deck.problem(f"run {name}: eval_results.json entry of problem {pid} has sample_id "
+                             f"{entry.get('sample_id')!r}, not a number; ignored")
+                continue
             run = kernels.get((level, int(pid), sample)) if level is not None else None
             if run is None and (level, int(pid), sample) in refused:
                 continue
@@ -264,7 +269,7 @@ def read_eval_results(deck: Deck, name: str, path: Path, kernels: dict[tuple[int
 
 def result_row(entry: dict) -> dict:
     metadata = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
-    correct = bool(entry.get("correctness"))
+    correct = entry.get("correctness") is True
     if correct:
         reason = "pass"
     elif not entry.get("compiled", True):
@@ -278,7 +283,7 @@ def result_row(entry: dict) -> dict:
     runtime = entry.get("runtime")
     ref = entry.get("ref_runtime")
     stats = {"runtime_us": runtime if isinstance(runtime, (int, float)) and runtime >= 0 else None,
-             "runtime_stats": entry.get("runtime_stats") or {},
+             "runtime_stats": entry.get("runtime_stats") if isinstance(entry.get("runtime_stats"), dict) else {},
              "ref_runtime_us": ref if isinstance(ref, (int, float)) and ref >= 0 else None,
              "metadata": {k: v for k, v in metadata.items() if k != "runtime_error_traceback"}}
     speedup = (stats["ref_runtime_us"] / stats["runtime_us"]

@@ -302,7 +302,8 @@ def read_leaderboard(deck: Deck, path: Path) -> dict[str, dict]:
     for row in data["models"]:
         if not isinstance(row, dict):
             continue
-        for problem, entry in (row.get("results") or {}).items():
+        results = row.get("results")
+        for problem, entry in results.items() if isinstance(results, dict) else ():
             if isinstance(entry, dict) and entry.get("run_id"):
                 out[str(entry["run_id"])] = {**entry, "problem": problem, "label": row.get("label"),
                                              "harness": row.get("harness"), "model": row.get("model"),
@@ -316,31 +317,50 @@ def read_details(deck: Deck, folder: Path) -> dict[str, dict]:
         data = read_json(deck, path, f"result of run {path.stem}")
         if data is None:
             continue
-        missing = [k for k in ("problem", "harness", "model", "correct") if k not in data] if isinstance(data, dict) else ["all"]
+        missing = [k for k in ("problem", "harness", "model") if not isinstance(data.get(k), str) or not data.get(k)] \
+            if isinstance(data, dict) else ["all"]
         if missing:
-            deck.problem(f"result of run {path.stem}: {path.name} lacks {', '.join(missing)}; ignored")
+            deck.problem(f"result of run {path.stem}: {path.name} lacks {', '.join(missing)} (or not as text); ignored")
             continue
         out[str(data.get("run_id") or path.stem)] = data
     return out
 
 
+def _dict(value) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _flag(value) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
 def result_row(detail: dict | None, board: dict | None) -> dict:
+    """A published result as deck_results stores it; a field of the wrong type reads as absent."""
     detail, board = detail or {}, board or {}
+    correct = _flag(detail.get("correct"))
+    peak = _number(detail.get("peak_fraction"))
+    shapes = detail.get("shapes")
+    stats = {**_dict(detail.get("stats")), **({"gpu_lock": detail["gpu_lock"]} if _dict(detail.get("gpu_lock")) else {}),
+             **({"elapsed_seconds": board["elapsed_seconds"]} if _number(board.get("elapsed_seconds")) is not None else {})}
+    text = lambda v: None if v is None else str(v)  # noqa: E731
     return {
-        "correct": detail.get("correct", board.get("correct")),
-        "failure_reason": detail.get("failure_reason"),
-        "peak_fraction": detail.get("peak_fraction", board.get("peak_fraction")),
-        "shapes": detail.get("shapes") or [],
-        "stats": {**(detail.get("stats") or {}), **({"gpu_lock": detail["gpu_lock"]} if detail.get("gpu_lock") else {}),
-                  **({"elapsed_seconds": board["elapsed_seconds"]} if board.get("elapsed_seconds") is not None else {})},
-        "regime": detail.get("regime"),
-        "precision": detail.get("dtype"),
-        "peak_tflops": detail.get("peak_tflops"),
-        "peak_bw_gbps": detail.get("peak_bw_gb_s"),
-        "board_correct": board.get("correct"),
-        "board_peak_fraction": board.get("peak_fraction"),
-        "board_label": board.get("label"),
-        "annotation_verdict": detail.get("annotation_verdict") or board.get("annotation_verdict"),
+        "correct": correct if correct is not None else _flag(board.get("correct")),
+        "failure_reason": text(detail.get("failure_reason")),
+        "peak_fraction": peak if peak is not None else _number(board.get("peak_fraction")),
+        "shapes": [s for s in shapes if isinstance(s, dict)] if isinstance(shapes, list) else [],
+        "stats": stats,
+        "regime": text(detail.get("regime")),
+        "precision": text(detail.get("dtype")),
+        "peak_tflops": _number(detail.get("peak_tflops")),
+        "peak_bw_gbps": _number(detail.get("peak_bw_gb_s")),
+        "board_correct": _flag(board.get("correct")),
+        "board_peak_fraction": _number(board.get("peak_fraction")),
+        "board_label": text(board.get("label")),
+        "annotation_verdict": text(detail.get("annotation_verdict") or board.get("annotation_verdict")),
         "has_result": bool(detail),
     }
 
@@ -441,7 +461,8 @@ def check_leaderboard(deck: Deck, board: dict[str, dict], details: dict[str, dic
             a, b = detail.get(what), entry.get(what)
             if a is None or b is None:
                 continue
-            differ = (a != b) if isinstance(a, bool) or isinstance(b, bool) else abs(float(a) - float(b)) > SAME
+            numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b))
+            differ = abs(float(a) - float(b)) > SAME if numbers else a != b
             if differ:
                 deck.problem(f"run {run_id}: its result file says {what} {a}, the leaderboard {b}")
     for run_id, detail in details.items():
