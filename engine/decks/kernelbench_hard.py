@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 from pathlib import Path
@@ -379,6 +380,19 @@ def mangled(data: bytes) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def syntax_error(data: bytes) -> str | None:
+    """Where the file stops parsing as Python, or None (parsing is most of a read's time: a
+    deck read again in one process, as the tests do, parses each file once)."""
+    try:
+        ast.parse(data.decode("utf-8"))
+    except SyntaxError as exc:
+        return f"line {exc.lineno}: {exc.msg}"
+    except ValueError as exc:  # source with NUL bytes (mangled() refuses those first)
+        return str(exc)
+    return None
+
+
 def problem_of(run_id: str, known: set[str]) -> str | None:
     hits = [p for p in known if run_id.endswith("_" + p)]
     return max(hits, key=len) if hits else None
@@ -422,11 +436,9 @@ def read_runs(deck: Deck, folder: Path, details: dict[str, dict], board: dict[st
         run = Run(run_id=run_id, problem=problem, model=base, base_model=base, harness=str(harness),
                   deck_model=str(deck_model), data=data, source=str(path), effort=(entry or {}).get("effort"))
         run.result = result_row(detail, entry)
-        try:
-            ast.parse(data.decode("utf-8"))
-        except SyntaxError as exc:
-            deck.notes.append(f"run {run_id}: solution.py does not parse as Python (line {exc.lineno}: {exc.msg}); "
-                              "imported as it is")
+        syntax = syntax_error(data)
+        if syntax:
+            deck.notes.append(f"run {run_id}: solution.py does not parse as Python ({syntax}); imported as it is")
         if detail is None:
             deck.notes.append(f"run {run_id}: no published result file; only the leaderboard's figures"
                               if entry else f"run {run_id}: no published result at all")
