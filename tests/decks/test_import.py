@@ -363,3 +363,14 @@ def test_dry_run_writes_nothing(decks, tmp_path, capsys):
     result = import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root, dry_run=True)
     assert (result.files_written, result.answers) == (0, 79)
     assert sorted(str(p) for p in root.rglob("*")) == before
+
+
+def test_kbh_a_quote_of_other_lines_is_reported(kbh_deck, tmp_path):
+    ann = kbh_deck / "benchmarks/hard/results/annotations/20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml"
+    ann.write_text(ann.read_text(encoding="utf-8").replace("lines: [684, 689]", "lines: [10, 15]"), encoding="utf-8")
+    deck = kernelbench_hard.read_deck(kbh_deck, "h100")
+    assert "run 20260702_055037_claude_claude-fable-5_01_fp8_gemm: its annotation " \
+           "(20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml) quotes solution.py:10-15, which hold other text" \
+           in deck.problems_found
+    run = next(r for r in deck.runs if r.run_id == "20260702_055037_claude_claude-fable-5_01_fp8_gemm")
+    assert [q["start"] for q in run.annotations[0]["quotes"]] == [10, 748, 122]  # kept, where the annotation puts it
