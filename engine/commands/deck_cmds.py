@@ -24,6 +24,7 @@ def register(sub) -> None:
     p = sub.add_parser("published", help="a deck's published results beside benchtui's verdicts: agreement, "
                                          "rank correlation, every disagreement")
     p.add_argument("-c", "--challenge", help="one challenge (id or display name)")
+    p.add_argument("-m", "--model", help="one model's answers, each in full: figures per shape, annotations, quotes")
     p.add_argument("--deck", choices=("kernelbench-hard", "kernelbench"))
     p.add_argument("--all", action="store_true", help="list every answer, not only the disagreements")
     p.add_argument("--json", action="store_true")
@@ -139,19 +140,30 @@ def _pct(x) -> str:
 
 
 def cmd_published(args, ctx) -> int:
-    from engine.decks.compare import compare
-    from engine.grading.grades import GradeError, resolve_challenge
+    from engine.decks.compare import compare, published_detail
+    from engine.grading.grades import GradeError, resolve_challenge, resolve_model
 
     store = ctx.store
     if "deck_results" not in store.table_names() or not store.query("select 1 from deck_results limit 1"):
         raise UsageError("no deck imported in this workbench; `benchtui import DECK` first")
-    challenge = None
-    if args.challenge:
+    def named(column: str, name: str, resolve) -> str:
+        """A name as the deck's rows hold it, else as the grades resolve it (display names, aliases)."""
+        if store.query(f"select 1 from deck_results where {column} = ? limit 1", (name,)):
+            return name
         try:
-            challenge = resolve_challenge(store, args.challenge)
+            return resolve(store, name)
         except GradeError as exc:
             raise UsageError(str(exc)) from exc
+
+    challenge = named("challenge", args.challenge, resolve_challenge) if args.challenge else None
     data = compare(store, challenge=challenge, deck=args.deck)
+    model = None
+    if args.model:
+        model = named("model", args.model, resolve_model)
+        data["answers"] = [r for r in data["answers"] if r["model"] == model]
+        data["disagreements"] = [r for r in data["disagreements"] if r["model"] == model]
+        data["detail"] = [d for c in sorted({r["challenge"] for r in data["answers"]})
+                          for d in published_detail(store, model, c)]
     if args.json:
         print_json(data)
         return 0
@@ -164,9 +176,9 @@ def cmd_published(args, ctx) -> int:
         rho = "-" if s["rank_correlation"] is None else f"{s['rank_correlation']:.2f}"
         print(f"{cid:<36} {s['answers']:>7} {s['deck_pass']:>9} {s['both_pass'] + s['both_fail']:>6} "
               f"{s['deck_pass_here_fail'] + s['deck_fail_here_pass']:>6} {s['not_judged_here']:>10} {rho:>5}")
-    rows = data["answers"] if args.all else data["disagreements"]
+    rows = data["answers"] if args.all or model else data["disagreements"]
     if rows:
-        print("every answer:" if args.all else "disagreements:")
+        print(f"{model}'s answers:" if model else "every answer:" if args.all else "disagreements:")
     for r in rows:
         fig = "" if r["deck_figure"] is None else f" pf {r['deck_figure']:.4f}"
         mine = "" if r["figure"] is None else f" pf {r['figure']:.4f}"
@@ -174,7 +186,16 @@ def cmd_published(args, ctx) -> int:
         print(f"  {r['model'] or '(no answer)'}/{r['challenge']} [{r['run_id']}]: deck {r['deck_verdict'] or '-'}"
               f" ({r['deck_reason'] or '-'}){fig}; benchtui {r['verdict'] or 'not run'}"
               f" ({r['reason'] or '-'}){mine}" + (f"; {notes}" if notes else ""))
-    for imp in data["imports"]:
+    for d in data.get("detail", []):
+        print(f"{model}, run {d['run_id']} ({d['problem']}), as published:")
+        for s in d["shapes"]:
+            print(f"    shape {s.get('idx', '?')} {s.get('label', '')}: {s.get('ms', '-')} ms, {s.get('tflops', '-')} TFLOPS, "
+                  f"{s.get('gbps', '-')} GB/s, fraction {s.get('frac', '-')}")
+        for a in d["annotations"]:
+            print(f"    annotation {a['source']}: {a['verdict']}: {a['summary']}")
+            for q in a["quotes"]:
+                print(f"      {q['file']}:{'-'.join(map(str, q['lines'] or []))} {q['label']}")
+    for imp in data["imports"] if model is None else []:
         for line in imp["problems"]:
             print(f"  the deck itself ({imp['title']}): {line}")
     return 0

@@ -70,3 +70,15 @@ def test_published_beside_benchtuis_verdicts(kbh_deck, tmp_path, capsys):
     assert "judged by both: 5, agreement 80%, rank correlation of the passes 1.00" in out
     assert ("gemini_gemini-3.5-flash/kbh_01_fp8_gemm [20260618_050815_gemini_gemini-3.5-flash_01_fp8_gemm]: deck PASS "
             "(pass) pf 0.0633; benchtui fail (memoised: fail shape 0 seed 7: the output did not follow the input)") in out
+
+    # one model's answers in full: the published figures per shape, each annotation and its quotes
+    assert main(["--workbench", str(root), "published", "-m", "claude_claude-fable-5", "-c", fp8]) == 0
+    out = capsys.readouterr().out
+    assert "claude_claude-fable-5's answers:" in out
+    assert "    shape 3 4096×14336×4096: 0.493 ms, 975.337 TFLOPS, 391.196 GB/s, fraction 0.6446" in out
+    assert "      solution.py:748-749 Graph key includes every pointer, shape, and the weight version counter" in out
+    assert main(["--workbench", str(root), "published", "-m", "claude_claude-fable-5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["problem"] for d in data["detail"]] == ["01_fp8_gemm", "02_kda_cutlass", "06_sonic_moe_swiglu", "07_w4a16_gemm"]
+    assert data["detail"][0]["annotations"][0]["verdict"] == "clean"
+    assert main(["--workbench", str(root), "published", "-m", "nobody"]) == 2
