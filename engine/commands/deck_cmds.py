@@ -85,6 +85,9 @@ def cmd_import(args, ctx) -> int:
     root = target_root(args)
     if root.exists() and not root.is_dir():
         raise UsageError(f"the workbench {root} is not a folder")
+    if root == path or path in root.parents:
+        raise UsageError(f"the workbench {root} is inside the deck {path}, which is never written to: "
+                         "give another folder with --workbench")
     refused = refuse_install_write(root)
     if refused:
         raise UsageError(refused)

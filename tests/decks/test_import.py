@@ -335,6 +335,11 @@ def test_cli_refuses_what_is_not_a_deck(tmp_path, capsys, decks):
     assert main(["--workbench", str(tmp_path / "wb"), "import", str(decks / "kernelbench-hard"), "--gpu", "b200"]) == 1
     assert "has no problems-b200/ folder (GPUs here: h100)" in capsys.readouterr().err
     assert not (tmp_path / "wb").exists()
+    # the current folder is the default workbench: never the deck itself
+    deck = decks / "kernelbench"
+    assert main(["--workbench", str(deck), "import", str(deck)]) == 2
+    assert "is inside the deck" in capsys.readouterr().err
+    assert not (deck / "models").exists() and not (deck / "challenges").exists()
 
 
 def test_kb_a_mangled_kernel_is_one_line_even_with_a_result(decks, tmp_path):
