@@ -85,9 +85,6 @@ def cmd_import(args, ctx) -> int:
     root = target_root(args)
     if root.exists() and not root.is_dir():
         raise UsageError(f"the workbench {root} is not a folder")
-    if root == path or path in root.parents:
-        raise UsageError(f"the workbench {root} is inside the deck {path}, which is never written to: "
-                         "give another folder with --workbench")
     refused = refuse_install_write(root)
     if refused:
         raise UsageError(refused)
@@ -95,6 +92,9 @@ def cmd_import(args, ctx) -> int:
         deck = read_any_deck(path, gpu=args.gpu, runs=args.runs, commit=args.commit)
     except DeckError as exc:
         raise CommandError(str(exc)) from exc
+    if root == path or path in root.parents:
+        raise UsageError(f"the workbench {root} is inside the deck {path}, which is never written to: "
+                         "give another folder with --workbench")
     if not args.dry_run:
         try:  # before its store's path is chosen: a folder that does not exist yet is not writable
             root.mkdir(parents=True, exist_ok=True)
