@@ -61,6 +61,8 @@ def read_any_deck(path: Path, *, gpu: str | None, runs: str | None, commit: str 
                 raise UsageError(f"{path} is a KernelBench-Hard deck with problems for {', '.join(have) or 'no GPU'}: "
                                  "pick one with --gpu")
             gpu = have[0]
+        if gpu.lower() not in have:
+            raise UsageError(f"{path} has no problems-{gpu.lower()}/ folder (GPUs here: {', '.join(have) or 'none'})")
         return kernelbench_hard.read_deck(path, gpu.lower(), commit=deck_commit(path, commit))
     if kernelbench.looks_like(path):
         return kernelbench.read_deck(path, runs=Path(runs) if runs else None, commit=deck_commit(path, commit))

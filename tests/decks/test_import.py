@@ -332,8 +332,11 @@ def test_cli_refuses_what_is_not_a_deck(tmp_path, capsys, decks):
 
     assert main(["--workbench", str(tmp_path / "wb"), "import", str(tmp_path)]) == 2
     assert "is neither a KernelBench-Hard deck" in capsys.readouterr().err
-    assert main(["--workbench", str(tmp_path / "wb"), "import", str(decks / "kernelbench-hard"), "--gpu", "b200"]) == 1
+    assert main(["--workbench", str(tmp_path / "wb"), "import", str(decks / "kernelbench-hard"), "--gpu", "b200"]) == 2
     assert "has no problems-b200/ folder (GPUs here: h100)" in capsys.readouterr().err
+    # the reader says the same where it is called directly
+    with pytest.raises(kernelbench_hard.DeckError, match="no problems-b200/ folder"):
+        kernelbench_hard.read_deck(decks / "kernelbench-hard", "b200")
     assert not (tmp_path / "wb").exists()
     # the current folder is the default workbench: never the deck itself
     deck = decks / "kernelbench"
