@@ -20,6 +20,8 @@ BACKWARD_NAMES = ("backward", "layer_norm_backward", "layernorm_backward", "laye
                   "ln_backward", "ln_bwd")
 CLASS_NAMES = ("LayerNorm", "LayerNormFunction", "LayerNormManual", "LayerNormNumpy")
 SHAPES = ((2, 3, 8), (4, 16, 64), (3, 5, 1), (4, 1, 32), (1, 7, 33))
+# the smallest inputs the contract allows, smallest first (fixed, the same on every run)
+SMALLEST_SHAPES = ((1, 1, 1), (1, 1, 2), (1, 2, 1), (2, 1, 2))
 
 
 class Answer:
@@ -180,6 +182,18 @@ def run(suite) -> None:
             c.details["worst_shape"] = where
             if not worst <= tol64:
                 c.fail(f"{name} relative error {worst:.3g} at shape {where}")
+
+    # the smallest inputs the contract allows: a single row of one or two
+    # features, one row per batch item, one batch item of one-feature rows
+    with suite.check("smallest_inputs", threshold=tol64, requires=("forward", "gradients", "edge_shapes")) as c:
+        c.value = 0.0
+        for i, shape in enumerate(SMALLEST_SHAPES):
+            x, gamma, beta, dy = make_case(np.random.default_rng(20261127 + i), shape)
+            err, errs = compare(ans.both(x, gamma, beta, dy, eps), oracle(ref, x, gamma, beta, dy, eps))
+            c.value = max(c.value, err)
+            if not err <= tol64:
+                c.fail(f"on the smallest shape {'x'.join(map(str, shape))}: {errs}", value=err)
+        c.message = "shapes " + ", ".join("x".join(map(str, s)) for s in SMALLEST_SHAPES)
 
     # eps far from its usual 1e-5 on rows of variance ~1, fixed inputs: an answer
     # that ignores the eps it is given (a constant) is off by ~10% on every run

@@ -32,14 +32,18 @@ def log_softmax(z: np.ndarray) -> np.ndarray:
 class MockCore:
     """A causal 'LM' whose next-token log-probs are a pseudo-random function
     of the whole context (salted with the run's secret seed). ``overrides``
-    pins chosen contexts to crafted distributions. Returns normalised
-    log-probs, so an answer that applies log_softmax again sees the same."""
+    pins chosen contexts to crafted distributions. ``logprobs`` are
+    normalised; ``logits`` are the same plus a constant of the context (a
+    different one per context, drawn apart from the log-probs), which
+    log_softmax removes: a search that sums them without normalising ranks
+    beams of different parents by those constants and picks other beams."""
 
     def __init__(self, vocab: int, salt: int, eos: int, *, eos_mean: float = 5.0, spread: float = 2.0,
-                 overrides: dict | None = None):
+                 overrides: dict | None = None, offsets: dict | None = None):
         self.vocab, self.salt, self.eos = vocab, salt, eos
         self.eos_mean, self.spread = eos_mean, spread
         self.overrides = {tuple(k): v for k, v in (overrides or {}).items()}
+        self.offsets = {tuple(k): float(v) for k, v in (offsets or {}).items()}
         self._cache: dict[tuple, np.ndarray] = {}
         self.calls = 0
 
@@ -55,8 +59,41 @@ class MockCore:
                 z = rng.standard_normal(self.vocab) * self.spread
                 z[self.eos] = rng.normal(self.eos_mean, 2.0)
                 hit = log_softmax(z)
+                # drawn after the log-probs' own draws, which it leaves as they were
+                self.offsets.setdefault(key, float(rng.normal(0.0, OFFSET_SCALE)))
             self._cache[key] = hit
         return hit.copy()  # fresh array: an answer may edit what it gets
+
+    def offset(self, context) -> float:
+        """The context's constant in ``logits``: a few nats either way."""
+        key = tuple(int(t) for t in context)
+        if key not in self.offsets:  # a crafted context: a stream of its own
+            rng = np.random.default_rng([self.salt, 1 << 20, len(key), *[t % (2**32) for t in key]])
+            self.offsets[key] = float(rng.normal(0.0, OFFSET_SCALE))
+        return self.offsets[key]
+
+    def logits(self, context) -> np.ndarray:
+        """What a language model returns: unnormalised next-token scores."""
+        scores = self.logprobs(context)  # first: it draws the context's offset with its log-probs
+        return scores + self.offset(context)
+
+
+# Spread of the per-context constant in MockCore.logits, in nats: far beyond
+# the gaps between a step's best candidates (tenths of a nat), so a missing
+# normalisation reorders beams of different parents on every run, and small
+# enough that exp() of the logits stays finite for any stable softmax.
+OFFSET_SCALE = 4.0
+# Method names whose own words promise log-probabilities: the mock returns
+# normalised log-probs from them unless probing the answer's model says otherwise.
+LOG_PROB_METHODS = ("get_log_probs", "get_logprobs", "log_probs", "logprobs")
+# |logsumexp| of a probed output row below this: the method returns log-probs
+NORMALISED_TOL = 1e-4
+
+
+def logsumexp(row) -> float:
+    row = np.asarray(row, dtype=np.float64)
+    m = float(np.max(row))
+    return m + float(np.log(np.exp(row - m).sum())) if np.isfinite(m) else m
 
 
 def crafted(spec: dict[int, float], vocab: int) -> np.ndarray:
@@ -77,9 +114,25 @@ class Convention:
     vocab: int | None = None
     detected_from: str = "default (no model class could be probed)"
     attrs: dict[str, Any] = field(default_factory=dict)
+    # per probed method: whether the answer's own model returns normalised log-probs from it
+    normalised: dict[str, bool] = field(default_factory=dict)
+    # per probed method: the rank of the token array it took (1-D or 2-D)
+    token_rank: dict[str, int] = field(default_factory=dict)
+    # the answer's own model the convention was read from (a proxy), for its own checks
+    instance: Any = None
+
+    def log_probs_from(self, name: str) -> bool:
+        """Whether the mock's method ``name`` returns normalised log-probs
+        (else logits): always where the name promises log-probs (a model of
+        the answer's own that breaks that promise is own_model_contract's
+        finding, not the search's), else as the answer's own model does where
+        it was probed; otherwise logits, what the prompts' model returns."""
+        return name in LOG_PROB_METHODS or self.normalised.get(name, False)
 
     def describe(self) -> str:
-        per = ", ".join(f"{m}: {'all-position' if a else 'last-position'}" for m, a in self.all_positions.items())
+        per = ", ".join(f"{m}: {'all-position' if a else 'last-position'}"
+                        f"{' log-probs' if self.log_probs_from(m) else ' logits'}"
+                        for m, a in self.all_positions.items())
         return f"{self.detected_from}; {per or 'all-position logits assumed'}"
 
 
@@ -113,7 +166,7 @@ class MockLM:
         all_pos = self._conv.all_positions.get(name, default)
         arr = np.asarray(tokens)
         if arr.ndim == 1:
-            return self._row(arr, None, all_pos)
+            return self._row(arr, None, all_pos, name)
         mask = _find_mask(arr, args, kwargs)
         lengths = kwargs.get("lengths", kwargs.get("seq_lens"))
         rows = []
@@ -121,19 +174,20 @@ class MockLM:
             keep = mask[i] if mask is not None else None
             if lengths is not None and keep is None:
                 keep = np.arange(len(row)) < int(np.asarray(lengths)[i])
-            rows.append(self._row(row, keep, all_pos))
+            rows.append(self._row(row, keep, all_pos, name))
         return np.stack(rows)
 
-    def _row(self, row: np.ndarray, keep, all_pos: bool) -> np.ndarray:
+    def _row(self, row: np.ndarray, keep, all_pos: bool, name: str) -> np.ndarray:
         tokens = [int(t) for t in row]
         keep = [True] * len(tokens) if keep is None else [bool(k) for k in keep]
+        scores = self._core.logprobs if self._conv.log_probs_from(name) else self._core.logits
         if not all_pos:
-            return self._core.logprobs([t for t, k in zip(tokens, keep) if k])
+            return scores([t for t, k in zip(tokens, keep) if k])
         out, ctx = [], []
         for t, k in zip(tokens, keep):
             if k:
                 ctx.append(t)
-            out.append(self._core.logprobs(ctx) if ctx else np.zeros(self._core.vocab))
+            out.append(scores(ctx) if ctx else np.zeros(self._core.vocab))
         return np.stack(out)
 
 
@@ -217,6 +271,9 @@ def probe(instance, methods: list[str], conv: Convention) -> None:
             else:
                 continue
             conv.vocab = conv.vocab or int(out.shape[-1])
+            conv.token_rank[name] = tokens.ndim
+            with np.errstate(all="ignore"):
+                conv.normalised[name] = abs(logsumexp(out.reshape(-1, out.shape[-1])[-1])) < NORMALISED_TOL
             break
     for attr in ("vocab_size", "vocab", "n_vocab", "d_model", "eos_token_id", "eos_id", "max_len", "max_seq_len"):
         value = getattr(instance, attr, None)
@@ -284,7 +341,7 @@ def detect_convention(suite, fn_module, vocab_default: int) -> tuple[Convention,
                 continue
         probe(instance, methods, conv)
         if conv.all_positions:
-            conv.detected_from = source
+            conv.detected_from, conv.instance = source, instance
             break
     if conv.vocab is None or not 2 < conv.vocab <= 100_000:
         conv.vocab = vocab_default

@@ -99,6 +99,8 @@ def run(suite) -> None:
         c.value, c.threshold = appended, g
         c.expect(appended == g, f"{n_cycles} cycles appended {appended}, the target's greedy continuation is {g}")
 
+    own_target_contract(suite, mask_fn, mock)
+
     nodes = int(T("speed_nodes", 16))
     target = new_target("speed")
 
@@ -392,3 +394,120 @@ def crafted_checks(suite, call, new_target) -> None:
     with suite.check("second_root_path", requires=("longest_path_and_bonus",)) as c:
         x = other(g[0])
         expect(c, [x, g[0], g[1], g[1]], [-1, -1, 0, 1], g[:3], "the right path may start at the second root")
+
+    smallest_inputs(suite, call, target, rng)
+
+
+def smallest_inputs(suite, call, target, rng) -> None:
+    """The smallest trees the contract allows, on a prompt of one token: one
+    wrong node, two roots both wrong (everything rejected), one right node.
+    Each appends a prefix of g and at least its first token; the wrong ones
+    exactly g[0]. An empty tree is left open by the published prompt: a reading."""
+    prompt = [int(rng.integers(0, target.vocab))]
+    g = target.continuation(prompt, 3)
+    wrong = [t for t in range(target.vocab) if t != g[0]]
+    w1, w2 = (int(t) for t in rng.choice(wrong, size=2, replace=False))
+    cases = [("one wrong node", [w1], [-1], g[:1]), ("two roots, both wrong", [w1, w2], [-1, -1], g[:1]),
+             ("one right node", [g[0]], [-1], None)]
+    with suite.check("smallest_inputs", threshold="a prefix of g; g[0] alone after a rejection",
+                     requires=("greedy_exact",)) as c:
+        for label, tokens, parents, want in cases:
+            got = call(prompt, tokens, parents, target)
+            c.details.setdefault("cases", []).append({"case": label, "prompt": prompt, "tree_tokens": tokens,
+                                                      "tree_parents": parents, "appended": got, "greedy": g})
+            ok = got == want if want is not None else got[:1] == g[:1] and got == g[:len(got)]
+            c.expect(ok, f"{label} on a one-token prompt: appended {got}, expected "
+                         f"{want if want is not None else f'{g[:1]} or {g[:2]}'} (tree_tokens={tokens}, "
+                         f"tree_parents={parents}, greedy continuation {g})")
+        c.value = f"{len(cases)} cases"
+        c.message = "one-token prompt: " + "; ".join(label for label, *_ in cases)
+    try:
+        got = call(prompt, [], [], target)
+    except Exception as exc:  # a figure: the published prompt does not say what an empty tree appends
+        reading = f"raises {type(exc).__name__}"
+    else:
+        reading = f"appends {got}" + (" (g[0], the bonus token)" if got == g[:1] else "")
+    suite.reading("empty_tree", reading, message=f"an empty tree (left open by the published prompt): {reading}",
+                  accepted=reading.startswith("appends") and got == g[:1])
+
+
+# The answer's own target model: by the names answers give it, then any class
+# with forward() whose name says it is a model (never a draft model or a test)
+TARGET_NAMES = ("MinimalLM", "TargetModel", "TinyLM", "MinimalTransformer", "TransformerLM", "TargetLM",
+                "TinyTransformer", "ToyLM")
+
+
+def find_target_class(suite):
+    cls = suite.find(*TARGET_NAMES, kind="class", methods=("forward",))
+    if cls is not None:
+        return cls
+    for d in suite.binder.defs:
+        name = d.name.lower()
+        if (d.kind == "class" and "forward" in d.methods and any(w in name for w in ("lm", "model", "transformer"))
+                and not any(w in name for w in ("draft", "test", "mock"))):
+            return suite.binder.load(d)
+    return None
+
+
+def own_target_contract(suite, mask_fn, mock) -> None:
+    """The target model the published prompt asks the answer to write (the
+    suite swaps in its own everywhere else), held to what that prompt says it
+    returns: one row of finite logits per position of prompt + tree, the same
+    for the same input, with the tree mask applied: a row never changes when
+    a token it may not attend to changes (a sibling's, or any tree token for a
+    prompt row). It runs on a one-token-per-branch tree, with the answer's own
+    mask where it builds one (in the format its forward takes)."""
+    cls = find_target_class(suite)
+    if cls is None:
+        # not a skip (a missing backend): nothing of the answer's own to hold to the contract
+        suite.not_exercised("own_target_contract", "no target model class of the answer's own found (looked for "
+                            f"{', '.join(TARGET_NAMES)} or a *LM / *Model class with forward)", ("own_target",))
+        return
+    with suite.check("own_target_contract", threshold="(T, V) finite logits, deterministic, masked tokens unseen",
+                     requires=("own_target",)) as c:
+        model = cls()
+        name = getattr(cls, "__name__", "its target class")
+        prompt, parents = [3, 1, 4], [-1, -1, 0, 1]
+        P, T = len(prompt), len(prompt) + len(parents)
+        built = suite.call(mask_fn, P, list(parents)) if mask_fn is not None else None
+        allowed = mock.allowed_matrix(built, T) if built is not None else None
+        if allowed is None or not np.array_equal(allowed, suite.reference().build_tree_mask(P, parents).astype(bool)):
+            allowed = suite.reference().build_tree_mask(P, parents).astype(bool)
+            built = allowed
+        formats = [np.asarray(built), np.where(allowed, 0.0, -np.inf), allowed]
+
+        def logits(tokens):
+            last = None
+            for mask in formats:
+                try:
+                    out = np.asarray(suite.call(model.forward, np.array(tokens), mask), dtype=np.float64)
+                except Exception as exc:  # another mask format may be the one its forward takes
+                    last = exc
+                    continue
+                formats[:] = [mask]
+                return out[0] if out.ndim == 3 and out.shape[0] == 1 else out
+            raise last
+
+        tokens = prompt + [5, 9, 2, 6]
+        out = logits(tokens)
+        what = f"{name}().forward on {T} tokens (prompt {P}, tree parents {parents})"
+        c.expect(out.ndim == 2 and out.shape[0] == T, f"{what} returns shape {out.shape}, expected ({T}, V)")
+        c.expect(bool(np.all(np.isfinite(out))), f"{what} returns non-finite logits")
+        again = logits(tokens)
+        c.expect(np.array_equal(again, out), f"{what} is not deterministic: two calls on the same input differ by "
+                 f"{float(np.max(np.abs(again - out))):.3g}")
+        scale = max(float(np.max(np.abs(out))), 1e-300)
+        worst = 0.0
+        # node 0's token changes: node 1 (its sibling) and node 3 (node 1's child) may not see it,
+        # nor may any prompt row; node 2's token changes: only node 2 sees itself
+        for changed, unseen in ((P + 0, [0, 1, 2, P + 1, P + 3]), (P + 2, [0, 1, 2, P + 0, P + 1, P + 3])):
+            edited = list(tokens)
+            edited[changed] = 7
+            diff = np.abs(logits(edited) - out) / scale
+            for row in unseen:
+                worst = max(worst, float(diff[row].max()))
+                c.expect(diff[row].max() <= 1e-9, f"{what}: row {row} changes (by {diff[row].max():.3g} of the "
+                         f"largest logit) when the token at position {changed}, which the tree mask hides from it, "
+                         "changes: the mask is not applied")
+        c.value = worst
+        c.message = f"{what}: shape {out.shape}, deterministic, masked tokens unseen"

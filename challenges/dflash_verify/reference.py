@@ -53,3 +53,29 @@ def verify_and_accept(prompt_tokens, tree_tokens, tree_parents, target_model, te
         if match is None:
             return out
         node = match
+
+
+class MinimalLM:
+    """A small target model of the kind the published prompt asks answers to
+    write: one attention block over token embeddings, no positions (so a node
+    that sees exactly prompt + its path predicts what greedy decoding would),
+    logits for every position with the tree mask applied (boolean, or
+    additive: 0 attends, -inf or a large negative blocks)."""
+
+    def __init__(self, vocab_size: int = 1000, d_model: int = 64, seed: int = 0):
+        rng = np.random.default_rng(seed)
+        self.vocab_size = vocab_size
+        self.emb = rng.normal(size=(vocab_size, d_model))
+        self.wq, self.wk, self.wv = (rng.normal(size=(d_model, d_model)) / np.sqrt(d_model) for _ in range(3))
+        self.head = rng.normal(size=(d_model, vocab_size)) / np.sqrt(d_model)
+
+    def forward(self, tokens, mask):
+        x = self.emb[np.asarray(tokens, dtype=np.int64)]
+        allowed = np.asarray(mask)
+        allowed = allowed if allowed.dtype == bool else allowed > -1.0
+        s = (x @ self.wq) @ (x @ self.wk).T / np.sqrt(x.shape[1])
+        s = np.where(allowed, s, -np.inf)
+        w = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (x + (w / w.sum(axis=-1, keepdims=True)) @ (x @ self.wv)) @ self.head
+
+    __call__ = forward

@@ -109,6 +109,14 @@ def run(suite) -> None:
                                                    ((1, 2, 1, 16), 64, False, f64, 1.0)], tol, ("any_n",))
     accuracy_check(suite, ans, ref, "n_smaller_than_tile", [((1, 2, 40, 16), 128, True, f64, 1.0),
                                                             ((1, 2, 40, 16), 128, False, f64, 1.0)], tol, ("any_n",))
+    # the smallest inputs the contract allows: one position of head dim 1, tiles of
+    # one row, N equal to the tile, and a last tile of a single row
+    accuracy_check(suite, ans, ref, "smallest_inputs", [((1, 1, 1, 1), 1, True, f64, 1.0),
+                                                        ((1, 1, 1, 1), 1, False, f64, 1.0),
+                                                        ((1, 1, 5, 1), 1, True, f64, 1.0),
+                                                        ((1, 2, 7, 3), 1, False, f64, 1.0),
+                                                        ((1, 1, 64, 8), 64, True, f64, 1.0),
+                                                        ((2, 1, 65, 8), 64, True, f64, 1.0)], tol, ("any_n",))
     # scores ~100x larger: exp overflows in float32 without the running max; at
     # ~1000x, scores of a few thousand overflow exp in float64 too, so a running
     # max that is not the row's maximum (or none) gives inf / NaN on every run

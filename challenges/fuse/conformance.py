@@ -12,18 +12,14 @@ reported as a fraction of the device's peak bandwidth and of the roofline.
 """
 from __future__ import annotations
 
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-from engine.verify import cuda_build, cuda_device
+from engine.verify import cuda_build, cuda_suite
 from engine.verify.cuda_device import seeded_rows
 from engine.verify import verdicts as V
 from engine.runner import seeds as run_seeds
-from engine.runner import timing
-from engine.verify import wire
 from engine.verify.suite import CheckFailed, InputMutated
 
 SYMBOL = "benchtui_softmax_topk"
@@ -41,46 +37,12 @@ def run(suite) -> None:
 
 # -- without a GPU: does each file compile? --------------------------------------
 
-def answer_sources(folder: Path) -> list[Path]:
-    """Every .cu file (or, when there is none, every .cuh) outside hidden folders."""
-    def visible(p: Path) -> bool:
-        return not any(part.startswith(".") for part in p.relative_to(folder).parts)
-
-    for pattern in ("*.cu", "*.cuh"):
-        found = sorted(p for p in folder.rglob(pattern) if p.is_file() and visible(p))
-        if found:
-            return found
-    return []
+# every .cu file compiled on its own, one check each (engine/verify/cuda_suite.py)
+answer_sources = cuda_suite.answer_sources
 
 
 def compile_answer(suite) -> None:
-    folder = suite.answer_dir
-    sources = answer_sources(folder)
-    if not sources:
-        suite.record("nvcc_compile", V.UNBOUND, message="no .cu or .cuh file in the answer (looked for *.cu, *.cuh)",
-                     requires=("compiles",))
-        return
-    nvcc = cuda_build.find_nvcc()
-    if nvcc is None:
-        suite.skip("nvcc_compile", "nvcc not found (PATH, $CUDA_HOME, /usr/local/cuda/bin): cannot compile",
-                   requires=("compiles",))
-        return
-    arch = suite.threshold("nvcc_arch", "sm_90")
-    limit = float(suite.threshold("compile_timeout_s", 120.0))
-    for source in sources:
-        rel = source.relative_to(folder).as_posix()
-        name = f"nvcc_compile:{rel}"
-        result = cuda_build.compile_check(source, include_dirs=[folder], arch=arch, timeout_s=limit, nvcc=nvcc)
-        details = {"command": " ".join(result.command[1:]), "output": result.output, "cached": result.cached}
-        if result.timed_out:
-            suite.record(name, V.TIMEOUT, value=round(result.seconds, 3), threshold=limit,
-                         message=result.summary(), details=details, requires=("compiles",))
-        elif result.ok:
-            suite.record(name, V.PASS, value=round(result.seconds, 3), threshold="0 errors",
-                         message=f"nvcc -std=c++17 -c: {result.summary()}", details=details, requires=("compiles",))
-        else:
-            suite.record(name, V.COMPILE_ERROR, value=result.error_count, threshold="0 errors", requires=("compiles",),
-                         message=result.summary(), details={**details, "errors": result.errors[:20]})
+    cuda_suite.compile_answer(suite, requires=("compiles",))
 
 
 # -- with a GPU: the answer's library, built and run in the answer's process ---------
@@ -99,8 +61,7 @@ FIGURES = ("speed", "bandwidth", "roofline")
 EVENTS_AGREE = 0.8
 
 
-class CudaFault(Exception):
-    """The answer's call failed on the device (its CUDA error named)."""
+CudaFault = cuda_suite.CudaFault
 
 
 def requires_of(name: str) -> tuple:
@@ -124,12 +85,9 @@ def skip_gpu(suite, names: list[str], reason: str) -> None:
 
 def gpu_checks(suite) -> None:
     names = gpu_check_names(suite.thresholds)
-    if suite.backend != "cuda":
-        skip_gpu(suite, names, f"needs an NVIDIA GPU: this run's backend is {suite.backend}, not cuda")
-        return
-    usable, reason = cuda_build.gpu_status()
-    if not usable:
-        skip_gpu(suite, names, f"needs an NVIDIA GPU: {reason}")
+    reason = cuda_suite.gpu_unavailable(suite)
+    if reason:
+        skip_gpu(suite, names, reason)
         return
     adapter = suite.adapter_path
     if adapter is None or Path(adapter).suffix != ".cu":
@@ -157,31 +115,13 @@ def gpu_checks(suite) -> None:
     checks.run_all()
 
 
-def checker_device():
-    """This process's own harness on the GPU (cuda_device.CheckerDevice), or
-    the exception that stopped it (the timing figures then say why)."""
-    try:
-        return cuda_device.CheckerDevice(Path(tempfile.mkdtemp(prefix="benchtui-checker-harness-")))
-    except Exception as exc:
-        return exc
+checker_device = cuda_suite.checker_device
 
 
 def build_in_answer_process(suite):
     """nvcc builds the adapter and the answer inside the answer's sandbox, which
     loads the library; this process gets a proxy and never loads it."""
-    facts, host, why = suite.cuda_library(SYMBOL, PARAMS, timeout_s=float(suite.threshold("build_timeout_s", 300.0)))
-    details = {k: facts.get(k) for k in ("command", "output", "errors")}
-    if not facts.get("ok"):
-        verdict = V.TIMEOUT if facts.get("timed_out") else V.COMPILE_ERROR
-        suite.record("build_library", verdict, value=facts.get("error_count"), threshold="0 errors",
-                     message=facts.get("summary", ""), details=details, requires=("compiles",))
-        return None
-    if host is None:
-        suite.record("build_library", V.UNBOUND, message=why, details=details, requires=("compiles",))
-        return None
-    suite.record("build_library", V.PASS, value=facts.get("seconds"), message=f"built in {facts.get('seconds', 0):.1f} s "
-                 "by nvcc in the answer's sandbox", details=details, requires=("compiles",))
-    return host
+    return cuda_suite.build_in_answer_process(suite, SYMBOL, PARAMS, requires=("compiles",))
 
 
 class FuseChecks:
@@ -319,60 +259,28 @@ class FuseChecks:
 
     def time_answer(self, rows: int, vocab: int, k: int, seeds: list[int], warmup: int, info: dict) -> dict:
         """Timed cycles on fresh inputs made in the answer's process from this
-        side's seeds. This side's clock brackets each whole cycle (inputs
-        made, L2 flushed, the call, the outputs back) in one round trip, so no
-        work can move out of it; what the same cycle costs without the call
-        (run by this process's own harness) and what the wire costs for that
-        reply (measured here, without the answer's process) is subtracted.
-        The answer's CUDA events are kept beside it, labelled as the answer's.
-        Every call's outputs are checked on rows drawn here afterwards."""
-        host, s = self.host, self.suite
+        side's seeds, timed by this side's clock around each whole cycle
+        (engine/verify/cuda_suite.py's ``timed_cycles``). Every call's
+        outputs are checked on rows drawn here afterwards."""
         n = rows * k
         scratch = max(4 * int(info.get("l2_bytes") or 0), 256 * 2**20)
         inputs, outputs = [("float32", rows * vocab, 0, 0)], [("float32", n, NAN_BITS), ("int32", n, IDX_FILL)]
-        empty = self.empty_cycle(inputs, outputs, scratch, seeds, warmup)
-        host.timing_setup(inputs, outputs, scratch)
-        cycle = host.timing_cycle
-        events, walls, checked, wrong, why = [], [], 0, 0, None
-        pick = s.rng("timing-rows")
-        try:
-            for trial, seed in enumerate(seeds):
-                start = time.perf_counter()
-                got = cycle([[seed]], trial, [rows, vocab, k])
-                wall = time.perf_counter() - start
-                if got.get("error") or got.get("rc"):
-                    raise CudaFault(f"timed call {trial}: {got.get('error') or got.get('rc')}")
-                probs, idx = (np.asarray(a).reshape(rows, k) for a in got["outputs"][0])
-                sample = np.sort(pick.choice(rows, size=min(2, rows), replace=False))
-                x = seeded_rows(seed, sample.tolist(), vocab)
-                bad, first = self.ref.check_topk(x, idx[sample], probs[sample], k, self.rtol)
-                checked, wrong = checked + len(sample), wrong + bad
-                why = why or (f"call {trial}, {first}" if bad else None)
-                if trial >= warmup:
-                    events.append(float(got["seconds"]))
-                    walls.append(max(0.0, wall - empty["s"]))
-        finally:
-            host.timing_release()
-        return {"events": events, "walls": walls, "rows_checked": checked, "rows_wrong": wrong, "why": why,
-                "empty_cycle": empty}
+        pick = self.suite.rng("timing-rows")
 
-    def empty_cycle(self, inputs: list, outputs: list, scratch: int, seeds: list[int], warmup: int) -> dict:
-        """What a timed cycle costs without the answer's call: the median of the
-        same cycle by this process's own harness, plus a round trip bringing
-        back as much as the outputs over a wire served by this process."""
-        self.device_info()
-        cycles = self.device.empty_cycles(inputs, outputs, scratch, [[[seed]] for seed in seeds])
-        harness_s = timing.median_iqr(cycles[warmup:] or cycles)[0]
-        reply = {"rc": 0, "error": "", "seconds": 0.0,
-                 "outputs": [[np.zeros(int(n), dtype=np.float32 if d == "float32" else np.int32) for d, n, _ in outputs]]}
-        wire_s = wire.echo_round_trip_s(reply) if getattr(self.suite, "peer", None) is not None else 0.0
-        return {"s": harness_s + wire_s, "harness_s": harness_s, "wire_s": wire_s}
+        def verify(trial, cycle_seeds, got):
+            (seed,), = cycle_seeds
+            probs, idx = (np.asarray(a).reshape(rows, k) for a in got[0])
+            sample = np.sort(pick.choice(rows, size=min(2, rows), replace=False))
+            x = seeded_rows(seed, sample.tolist(), vocab)
+            bad, first = self.ref.check_topk(x, idx[sample], probs[sample], k, self.rtol)
+            return len(sample), bad, first
+
+        return cuda_suite.timed_cycles(self.suite, self.host, self.device, inputs, outputs, scratch,
+                                       [[[seed]] for seed in seeds], warmup, [rows, vocab, k], verify)
 
     def device_info(self) -> dict:
         """The device's facts as this process read them (never the answer's process)."""
-        if self.device is None or isinstance(self.device, BaseException):
-            raise RuntimeError(f"this process has no view of the GPU: {describe(self.device) if self.device else 'none'}")
-        return self.device.info
+        return cuda_suite.device_info(self.device)
 
     def time_baseline(self, rows: int, vocab: int, k: int, seeds: list[int]) -> dict | None:
         """The best library baseline present, timed here the same way."""
@@ -388,45 +296,18 @@ class FuseChecks:
 
     def record_figures(self, rows: int, vocab: int, k: int, run: dict, baseline: dict | None, info: dict) -> None:
         s = self.suite
-        med, iqr = median_iqr(run["walls"])  # this side's clock: the figure that ranks
-        events_med, events_iqr = median_iqr(run["events"])  # the answer's own CUDA events: shown, never ranked
         moved = rows * vocab * 4 + rows * k * 8  # logits read once, k (probability, index) pairs written
-        peak = float(info.get("peak_bytes_per_s") or 0.0)
-        roofline_s = moved / peak if peak > 0 else float("nan")
-        gpu = info.get("name", "the GPU")
-        flags = []
-        if run["rows_wrong"]:
-            flags.append("the timed calls' outputs are wrong")
-        if peak > 0 and med < roofline_s:
-            flags.append(f"{med * 1e3:.3f} ms is below the roofline's {roofline_s * 1e3:.3f} ms: physically impossible")
-        # judged on the medians of all timed calls, never on one noisy call
-        said = ""
-        if med > 0 and not events_med >= EVENTS_AGREE * med:
-            said = (f"; the answer's own CUDA events say {events_med * 1e3:.3f} ms "
-                    f"({events_med / med:.2f}x this side's clock)")
-        common = {"gpu": info, "rows": rows, "V": vocab, "k": k, "bytes": moved, "answer_median_s": med,
-                  "answer_iqr_s": iqr, "events_median_s": events_med, "events_iqr_s": events_iqr,
-                  "events_disagree": bool(said), "empty_cycle_s": run["empty_cycle"]["s"],
-                  "empty_cycle": run["empty_cycle"], "trials": len(run["walls"]), "roofline_s": roofline_s,
-                  "peak_bytes_per_s": peak, "device_read_by": "the checker's own harness, before the answer's library loaded",
-                  "timed_by": "the checker's clock around each whole cycle (inputs made, L2 flushed, the call, the outputs "
-                              "back) minus the same cycle without the call run by the checker's own harness and the wire's "
-                              "cost measured in the checker; events_median_s is the answer's process's own CUDA events"}
-        if flags:
-            common["flagged"] = flags
+        common, flags, said = cuda_suite.timing_details(run, info, moved, EVENTS_AGREE)
+        common.update(rows=rows, V=vocab, k=k)
+        med = common["answer_median_s"]
         base = baseline or {}
         base_med = median_iqr(base["times"])[0] if base.get("times") else None
-        where = f"{rows} x {vocab}, k={k} on {gpu}"
+        where = f"{rows} x {vocab}, k={k} on {info.get('name', 'the GPU')}"
         figures = {
             "speed": (base_med / med if base_med and med > 0 else None,
                       f"{base_med / med:.2f}x {base['name']} ({med * 1e3:.3f} ms against {base_med * 1e3:.3f} ms), {where}"
                       if base_med and med > 0 else f"no library baseline: {base.get('error', 'none present')}"),
-            "bandwidth": (moved / med / peak if med > 0 and peak > 0 else None,
-                          f"{moved / med / 1e9:.0f} GB/s of {peak / 1e9:.0f} GB/s peak "
-                          f"({100 * moved / med / peak:.1f}%), {where}" if med > 0 and peak > 0 else "no peak bandwidth"),
-            "roofline": (med / roofline_s if peak > 0 and med > 0 else None,
-                         f"{med / roofline_s:.2f}x the roofline's {roofline_s * 1e3:.3f} ms "
-                         f"(median {med * 1e3:.3f} ms, IQR {iqr * 1e3:.3f} ms), {where}" if peak > 0 and med > 0 else "no peak bandwidth"),
+            **cuda_suite.roofline_figures(common, where),
         }
         figures = {name: (value, message + said) for name, (value, message) in figures.items()}
         for name, (value, message) in figures.items():
@@ -439,13 +320,8 @@ class FuseChecks:
             s.info(name, value=None if value is None else float(f"{value:.5g}"), message=message, details=details)
 
 
-def median_iqr(samples: list[float]) -> tuple[float, float]:
-    """The engine's median and IQR; nan for no timed calls at all."""
-    return timing.median_iqr(samples) if samples else (float("nan"), float("nan"))
-
-
-def describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"[:400]
+median_iqr = cuda_suite.median_iqr
+describe = cuda_suite.describe
 
 
 def library_baseline(rows: int, vocab: int, k: int, seeds: list[int], harness) -> tuple[str, list[float]]:

@@ -165,6 +165,8 @@ def run(suite) -> None:
         if not c.value <= tol:
             c.fail(f"decode output differs from causal attention recomputed from scratch: error {c.value:.3g} at {where}")
 
+    large_scores(suite, factory, ref, tol, garbage)
+
     with suite.check("padding_isolated", threshold=tol, requires=("variable_lengths", "inputs_unchanged"),
                      reach=True) as c:
         pad_lengths = [2, 9, 1]
@@ -200,6 +202,7 @@ def run(suite) -> None:
         if not worst <= tol:
             c.fail(f"a sequence decoded alone differs from the same sequence in a batch (error {worst:.3g})")
 
+    smallest_inputs(suite, factory, ref, tol, garbage)
     multi_token(suite, factory, ref, tol)
     reach_report.record(suite)
     memory(suite, factory)
@@ -218,6 +221,76 @@ def own_batching(c, batch: int) -> None:
 
 
 FIXED_SEED = 20261123  # the fixed cases: the same inputs on every run, whatever the secret seed
+# attention scores of the large-score case sit this far from 0 (either sign)
+LARGE_SCORE = 1000.0
+
+
+def large_scores(suite, factory, ref, tol, garbage) -> None:
+    """Scores near +1000 in one sequence and -1000 in the other, a few units
+    apart: exp() of them overflows to inf (or underflows to 0) in float64
+    unless each row's maximum is subtracted first, while the softmax itself is
+    well conditioned (float32 rounding costs about 1e-4). A fixed case, the
+    same on every run, without padding (that is padding_isolated's)."""
+    with suite.check("large_scores", threshold=tol, requires=("cached_attention",), reach=True) as c:
+        sc = make_scenario(np.random.default_rng(FIXED_SEED + 1), [3, 3], 2, 4, 3, garbage)
+        dim = sc.k.shape[-1]
+        rng = np.random.default_rng(FIXED_SEED + 2)
+        s = math.sqrt(LARGE_SCORE * math.sqrt(dim))  # q . k / sqrt(dim) = +-LARGE_SCORE along u
+        u = np.ones(dim) / math.sqrt(dim)
+        for b, n in enumerate(sc.lengths):
+            sign = 1.0 if b == 0 else -1.0
+            sc.k[b, :, :n] = s * u + 0.05 * rng.normal(size=sc.k[b, :, :n].shape)
+            sc.ks[:, b] = s * u + 0.05 * rng.normal(size=sc.ks[:, b].shape)
+            sc.qs[:, b] = sign * s * u + 0.05 * rng.normal(size=sc.qs[:, b].shape)
+            sc.prompt_q[b, :, :n] = sign * s * u
+        got = run_decode(suite, factory, sc)
+        c.value, where = worst_step(got, oracle(ref, sc))
+        c.message = (f"scores near +{LARGE_SCORE:g} (sequence 0) and -{LARGE_SCORE:g} (sequence 1); worst at {where}"
+                     if where else f"scores near +-{LARGE_SCORE:g}: exact")
+        if not c.value <= tol:
+            nonfinite = [b for b in range(got.shape[1]) if not np.all(np.isfinite(got[:, b]))]
+            c.fail((f"non-finite output (sequence{'s' * (len(nonfinite) > 1)} {nonfinite}) with attention scores "
+                    f"near +-{LARGE_SCORE:g}: exp() of the scores overflows or underflows; a softmax must "
+                    "subtract each row's maximum first" if nonfinite else
+                    f"decode output differs from causal attention recomputed from scratch with scores near "
+                    f"+-{LARGE_SCORE:g}: error {c.value:.3g} at {where}"), value=c.value)
+
+
+# The smallest inputs the contract allows, smallest first: (lengths, heads, dim, steps)
+SMALLEST_CASES = [([1], 1, 1, 1), ([1], 1, 1, 3), ([1, 1], 1, 2, 2), ([2, 2], 2, 1, 2)]
+
+
+def smallest_inputs(suite, factory, ref, tol, garbage) -> None:
+    """One sequence of one token, one head of dim 1, one decode step, and
+    small batches of them (equal lengths: padding is padding_isolated's),
+    against attention from scratch. A sequence with no
+    prompt at all (length 0) is left open by the prompts: a reading."""
+    with suite.check("smallest_inputs", threshold=tol, requires=("incremental_decode", "cached_attention"),
+                     reach=True) as c:
+        c.value = 0.0
+        for lengths, heads, dim, steps in SMALLEST_CASES:
+            sc = make_scenario(np.random.default_rng(FIXED_SEED + 3), lengths, heads, dim, steps, garbage)
+            case = f"lengths {lengths}, {heads} head{'s' * (heads > 1)}, dim {dim}, {steps} step{'s' * (steps > 1)}"
+            try:
+                err, where = worst_step(run_decode(suite, factory, sc), oracle(ref, sc))
+            except Exception as exc:  # still the answer's error: name the case it met
+                if exc.args and isinstance(exc.args[0], str):
+                    exc.args = (f"{case}: {exc.args[0]}", *exc.args[1:])
+                raise
+            c.value = max(c.value, err)
+            if not err <= tol:
+                c.fail(f"decode output differs from causal attention recomputed from scratch on the smallest "
+                       f"case {case}: error {err:.3g} at {where}", value=err)
+        c.message = f"{len(SMALLEST_CASES)} cases, smallest lengths [1], 1 head, dim 1, 1 step"
+    sc = make_scenario(np.random.default_rng(FIXED_SEED + 4), [0, 2], 1, 2, 2, garbage)
+    try:
+        err = worst_step(run_decode(suite, factory, sc), oracle(ref, sc))[0]
+    except Exception as exc:  # a figure: the prompts do not say whether a sequence may start empty
+        reading = f"raises {type(exc).__name__}"
+    else:
+        reading = "matches attention from scratch" if err <= tol else f"differs from attention from scratch ({err:.3g})"
+    suite.reading("empty_prompt", reading, message=f"a sequence with no prompt tokens (lengths [0, 2]; left open "
+                  f"by the prompts): {reading}", accepted=reading.startswith("matches"))
 
 
 # Hand-built cases for several new tokens at once, smallest first: a path that

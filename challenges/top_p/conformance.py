@@ -91,6 +91,15 @@ def run(suite) -> None:
     with suite.check("p_one_keeps_all", threshold=tol, requires=("p_one",)) as c:
         judge(c, random_logits(suite.rng("p_one"), 3, 64), 1.0, "p = 1")
 
+    # The smallest inputs the contract allows: one token, one row, every token but
+    # one banned, two equal logits at p = 1.
+    with suite.check("smallest_inputs", threshold=tol, requires=("nucleus", "banned_tokens")) as c:
+        for logits, p, what in (([[0.0]], 1e-6, "a single token, tiny p"), ([[3.0]], 1.0, "a single token, p = 1"),
+                                ([[1.0, -np.inf]], 0.3, "two tokens, one banned"),
+                                ([[-np.inf, 2.0, -np.inf]], 1.0, "every token but one banned"),
+                                ([[0.5, 0.5]], 1.0, "two equal logits, p = 1")):
+            judge(c, logits, p, f"smallest input: {what}")
+
     # Random draws: batch, vocabulary, scale and p vary per run.
     with suite.check("random_cases", threshold=tol, requires=("nucleus",)) as c:
         rng = suite.rng("random")

@@ -447,6 +447,15 @@ def locate(workbench, model: str, challenge_name: str) -> tuple[Challenge, Path]
     return challenge, folder
 
 
+def nothing_to_adapt(model: str, challenge_id: str, folder: Path) -> str | None:
+    """Why an answer folder has nothing an adapter could bind (None: it has): only its
+    PROMPT.md (a model that has not answered yet), or notes."""
+    if answer_source_files(folder):
+        return None
+    return (f"{model}/{challenge_id} holds no answer source files ({', '.join(SOURCE_SUFFIXES)}): "
+            "there is nothing to adapt")
+
+
 def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = False, store=None) -> Path:
     """``benchtui adapter new``: the scaffold for one answer of a workbench.
 
@@ -457,9 +466,8 @@ def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = Fa
     challenge, folder = locate(workbench, model, challenge_name)
     if refusal := refuse_install_write(workbench.root):  # before any other reason: nothing is written there, forced or not
         raise ValueError(refusal)
-    if not answer_source_files(folder):  # only its PROMPT.md (a model that has not answered yet), or notes
-        raise AdapterError(f"{model}/{challenge.id} holds no answer source files ({', '.join(SOURCE_SUFFIXES)}): "
-                           "there is nothing to adapt")
+    if refusal := nothing_to_adapt(model, challenge.id, folder):
+        raise AdapterError(refusal)
     if not force:
         latest, checks = None, None
         if store is not None:

@@ -18,7 +18,7 @@ import textwrap
 
 WHOLE_UNLESS = frozenset({"pass", "info", "skipped"})  # the rest fail: their whole message is the evidence
 FALLBACK_COLUMNS = 120  # output to a pipe or file
-MIN_TEXT = 30  # narrower than this under the prefix, continuation lines start at a fixed indent
+MIN_TEXT = 30  # narrower than this under the prefix (or than a word), the prefix is wrapped with the text
 ELLIPSIS = "…"
 _BREAKS = re.compile(r" +|(?<=_)")  # between words, or after an identifier's underscore
 _FIGURE = re.compile(r"\d")
@@ -55,16 +55,22 @@ def fit(prefix: str, message: str | None, *, whole: bool, width: int | None = No
     text = " ".join(str(message or "").split())
     if len(prefix) + len(text) <= width and not (whole and "\n" in str(message or "").strip()):
         return [prefix + text]
-    room = max(width - len(prefix), 1)
-    if not whole and not drops_a_figure(text, room):
+    room = width - len(prefix)
+    if not whole and room > 1 and not drops_a_figure(text, room):
         return [prefix + cut(text, room)]
-    indent = " " * (len(prefix) if width - len(prefix) >= MIN_TEXT else 6)
     # A failing check's own lines stay lines (a compiler's errors, one per line); any
     # other message wrapped for its figures is wrapped as one paragraph.
-    parts = str(message or "").splitlines() if whole else [text]
+    parts = [" ".join(p.split()) for p in (str(message or "").splitlines() if whole else [text]) if p.strip()]
+    longest = max((len(w) for p in parts for w in p.split()), default=0)
+    lead = prefix[:len(prefix) - len(prefix.lstrip())]
+    if room >= MIN_TEXT and room >= longest:  # the text keeps its column under the prefix
+        indent, first = " " * len(prefix), prefix
+    else:  # too narrow for a column (a long list of names, a long path): the prefix is wrapped too
+        indent, first = " " * (len(lead) + 2), lead
+        parts = [prefix.strip() + (" " + parts[0] if parts else "")] + parts[1:]
     lines: list[str] = []
-    for part in (p for p in parts if p.strip()):
-        lines += textwrap.wrap(" ".join(part.split()), width=width, initial_indent=indent if lines else prefix,
+    for part in parts:
+        lines += textwrap.wrap(part, width=width, initial_indent=indent if lines else first,
                                subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
     return lines or [prefix]
 

@@ -302,6 +302,8 @@ def _print_import(path: Path, result, args) -> None:
 
 def cmd_grades_list(args, ctx) -> int:
     store = ctx.store
+    if args.grader and get_grader(store, args.grader) is None:  # else a typo reads "no grades yet"
+        raise UsageError(f"unknown grader {args.grader!r}; see `benchtui grades list`")
     rows = current_grades(store, grader=args.grader, dimension=args.dimension)
     if args.json:
         print_json([g.to_dict() for g in rows])

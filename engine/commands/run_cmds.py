@@ -61,10 +61,18 @@ def run_record(store, run_id: int) -> dict:
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
 
 
-def print_record(r: dict) -> None:
+def in_scan_words(verdict: str | None, model: str, challenge: str, answers: dict | None) -> str | None:
+    """A ``no_answer`` verdict as the scan says it: ``waiting`` for a folder holding only its prompt.
+    ``answers``: the store's answers by (model, challenge)."""
+    a = (answers or {}).get((model, challenge))
+    return queries.answer_state(a) if verdict == "no_answer" and a is not None else verdict
+
+
+def print_record(r: dict, answers: dict | None = None) -> None:
     """One run as `benchtui run` prints it: the verdict, then what it did not cover and the checks
-    that did not pass, each reason said once."""
-    print(f"{shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+    that did not pass, each reason said once. ``answers``: see ``in_scan_words``."""
+    said = in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer" else None
+    print(f"{said or shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
     # requirements and checks that share a reason are said once (a CPU-only run skips most of fuse's)
     unmet = said_once(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
     for (status, reason), ids in unmet:
@@ -127,12 +135,13 @@ def cmd_run(args, ctx) -> int:
             raise UsageError(str(exc)) from None
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
+    answers = {(a["model"], a["challenge"]): a for a in ctx.store.answers()}
     cancel, drain, flight = threading.Event(), threading.Event(), InFlight()
     with connected(address) as cluster, driver_signals(cancel, cluster) as caught, \
             two_step_interrupt(drain, cancel, flight, caught, enabled=cluster is None):
         # Progress always goes to stderr (stdout stays the report, or JSON): a bar on
         # a terminal, else one line per answer as it ends (and, on a cluster, as a node takes it).
-        progress = _progress(len(pairs)) if sys.stderr.isatty() else _progress_lines()
+        progress = _progress(len(pairs), answers) if sys.stderr.isatty() else _progress_lines(answers)
 
         def on_event(event) -> None:
             flight.on_event(event)
@@ -157,7 +166,7 @@ def cmd_run(args, ctx) -> int:
                                                "message": e.message} for e in busy]})
         return 130 if caught else 0
     for r in records:
-        print_record(r)
+        print_record(r, answers)
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
@@ -173,13 +182,16 @@ def cmd_run(args, ctx) -> int:
 class _progress_lines:
     """One line on stderr per answer that ends: ``[3/35] glm5/kv: pass (12.3 s)``."""
 
+    def __init__(self, answers: dict | None = None):
+        self.answers = answers
+
     def on_event(self, event) -> None:
         if event.kind in ("running", "retrying"):  # a cluster node took it (or lost it)
             said = f"running on node {event.node}" if event.kind == "running" else event.message
             print(f"[run] {event.model}/{event.challenge}: {said}", file=sys.stderr, flush=True)
         if event.kind in ("finished", "error", "cancelled", "busy"):
             took = f" ({event.duration_s:.1f} s)" if event.duration_s is not None else ""
-            said = event.verdict or event.kind
+            said = in_scan_words(event.verdict, event.model, event.challenge, self.answers) or event.kind
             extra = f": {event.message}" if (event.kind in ("error", "busy") or said == "interrupted") and event.message else ""
             extra += f" [node {event.node}]" if event.node else ""
             print(f"[{event.done}/{event.total}] {event.model}/{event.challenge}: {said}{took}{extra}", file=sys.stderr, flush=True)
@@ -191,7 +203,8 @@ class _progress_lines:
 class _progress:
     """A rich progress bar on stderr, fed by RunEvents from worker threads."""
 
-    def __init__(self, total: int):
+    def __init__(self, total: int, answers: dict | None = None):
+        self.answers = answers
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -207,7 +220,8 @@ class _progress:
             self.bar.update(self.task, description=f"{event.model}/{event.challenge} on {event.node}"
                                                    + (" (retrying)" if event.kind == "retrying" else ""))
         elif event.kind in ("finished", "error", "cancelled", "busy"):
-            self.bar.update(self.task, completed=event.done, description=f"{event.model}/{event.challenge}: {event.verdict or event.kind}")
+            self.bar.update(self.task, completed=event.done, description=f"{event.model}/{event.challenge}: "
+                            f"{in_scan_words(event.verdict, event.model, event.challenge, self.answers) or event.kind}")
 
     def stop(self) -> None:
         self.bar.stop()
@@ -236,9 +250,8 @@ def cmd_results(args, ctx) -> int:
         return 0
     answers = {(a["model"], a["challenge"]): a for a in store.answers()}
     for r in records:
-        said = shown_verdict(r)
-        if r["verdict"] == "no_answer" and (a := answers.get((r["model"], r["challenge"]))) is not None:
-            said = queries.answer_state(a)  # in the scan's words: `waiting` for a folder with only its prompt
+        said = (in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer"
+                else shown_verdict(r))
         print(f"{said:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""

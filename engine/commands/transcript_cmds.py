@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import re
 from pathlib import Path
 
 from engine.cli import CommandError, UsageError, print_json
@@ -20,7 +22,7 @@ def register(subparsers) -> None:
 
     show = sub.add_parser("show", help="print a transcript as readable text", description=(
         "TARGET: a transcript file, MODEL CHALLENGE [FILE] (the answer's transcript), or "
-        "MODEL/CHALLENGE/FILE as `transcript search` prints it."))
+        "MODEL/CHALLENGE/FILE #N as `transcript search` prints it (show starts at entry N)."))
     show.add_argument("target", nargs="+", metavar="TARGET")
     show.add_argument("--no-tools", action="store_true", help="hide tool calls and results")
     show.add_argument("--no-thinking", action="store_true", help="hide thinking")
@@ -116,8 +118,24 @@ def find_transcript(ctx, target: list[str]) -> Path:
             raise missing from None
 
 
+_HIT_ENTRY = re.compile(r"(.*?)\s*#(\d+)(?:\s*\(branch (\d+)\))?")
+
+
+def split_hit(target: list[str]) -> tuple[list[str], int | None, int]:
+    """TARGET less the ``#N`` and ``(branch K)`` of a `transcript search` hit
+    (copied as one word or several): ``(target, N or None, K)``."""
+    tokens, branch = list(target), 0
+    if len(tokens) >= 3 and tokens[-2] == "(branch" and re.fullmatch(r"\d+\)", tokens[-1]):
+        branch, tokens = int(tokens[-1][:-1]), tokens[:-2]
+    m = _HIT_ENTRY.fullmatch(tokens[-1]) if tokens else None
+    if not m or not (m[1] or len(tokens) > 1):
+        return list(target), None, 0
+    return tokens[:-1] + ([m[1]] if m[1] else []), int(m[2]), int(m[3]) if m[3] else branch
+
+
 def _load(args, ctx) -> Transcript:
-    path = find_transcript(ctx, args.target)
+    target, _, _ = split_hit(args.target)
+    path = find_transcript(ctx, target)
     try:
         return load_transcript(path, args.format)
     except TranscriptError as exc:
@@ -126,6 +144,16 @@ def _load(args, ctx) -> Transcript:
 
 def cmd_show(args, ctx) -> int:
     t = _load(args, ctx)
+    _, position, branch = split_hit(args.target)
+    if position is not None:  # a search hit: its path, from that entry on
+        if branch and not 0 <= branch < len(t.branches):
+            raise UsageError(f"{Path(t.path).name} has no branch {branch}")
+        path = t.branches[branch].entries if branch else t.entries
+        if not any(e.index == position for e in path):
+            last = max((e.index for e in path), default=-1)
+            raise UsageError(f"entry #{position}: {Path(t.path).name} has entries 0 to {last}"
+                             + (f" on branch {branch}" if branch else ""))
+        t = dataclasses.replace(t, entries=[e for e in path if e.index >= position])
     opts = RenderOptions(tools=not args.no_tools, thinking=not args.no_thinking, errors_only=args.errors)
     print(render_text(t, opts), end="")
     return 0

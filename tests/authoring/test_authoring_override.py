@@ -13,6 +13,8 @@ from engine.store.database import Store
 from engine.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
+# the published eight, then the bundled CUDA challenge no published benchmark has
+BUNDLED_IDS = (*CHALLENGE_IDS, "paged_attention")
 
 
 def models_wb(tmp_path: Path, *challenges: str) -> Path:
@@ -23,16 +25,16 @@ def models_wb(tmp_path: Path, *challenges: str) -> Path:
     return root
 
 
-def test_without_own_challenges_the_bundled_eight_and_not_the_demo_example(tmp_path):
+def test_without_own_challenges_the_bundled_nine_and_not_the_demo_example(tmp_path):
     wb = find_workbench(str(models_wb(tmp_path, "kv")), None, tmp_path)
-    assert list(wb.challenges) == list(CHALLENGE_IDS)
+    assert list(wb.challenges) == list(BUNDLED_IDS)
     assert "top_p" not in wb.challenges and (BUNDLED_CHALLENGES / "top_p" / "challenge.toml").is_file()
     assert wb.challenge_set.overrides == []
 
 
 def test_the_demo_workbench_holds_its_own_example(tmp_path):
     wb = find_workbench(str(REPO), None, tmp_path)
-    assert set(wb.challenges) == {*CHALLENGE_IDS, "top_p"} and wb.challenge_set.overrides == []
+    assert set(wb.challenges) == {*BUNDLED_IDS, "top_p"} and wb.challenge_set.overrides == []
 
 
 def test_own_challenge_is_added_and_one_with_a_bundled_id_replaces_it(tmp_path):
@@ -46,7 +48,7 @@ def test_own_challenge_is_added_and_one_with_a_bundled_id_replaces_it(tmp_path):
     toml.write_text(toml.read_text().replace('id = "backwards"', 'id = "mine"'))
 
     wb = find_workbench(str(root), None, tmp_path)
-    assert set(wb.challenges) == {*CHALLENGE_IDS, "mine"}
+    assert set(wb.challenges) == {*BUNDLED_IDS, "mine"}
     assert wb.challenges["kv"].path == own / "kv" and wb.challenges["kv"].title.startswith("Ours: ")
     assert wb.challenges["backwards"].path == BUNDLED_CHALLENGES / "backwards"
     with Store(wb.store_path) as store:
@@ -66,7 +68,7 @@ def test_a_broken_own_challenge_is_left_out_and_reported(tmp_path, capsys):
     (root / "challenges" / "broken").mkdir(parents=True)
     (root / "challenges" / "broken" / "challenge.toml").write_text("id = [unclosed\n")
     wb = find_workbench(str(root), None, tmp_path)
-    assert list(wb.challenges) == list(CHALLENGE_IDS)
+    assert list(wb.challenges) == list(BUNDLED_IDS)
     assert main(["--workbench", str(root), "scan"]) == 0
     out = capsys.readouterr().out
     assert "bad_challenge" in out and "challenges/broken" in out and "Traceback" not in out

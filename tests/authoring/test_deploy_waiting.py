@@ -45,3 +45,20 @@ def test_deployed_folders_wait_for_their_answer_without_a_warning(tmp_path, caps
     assert "gamma/ternary_training: waiting for an answer" in out
     assert main(["--workbench", str(root), "show", "gamma", "ternary_training"]) == 0
     assert "info waiting: waiting for an answer" in capsys.readouterr().out
+
+
+def test_run_says_waiting_as_scan_results_and_list_do(tmp_path, capsys):
+    """A run of a folder deploy handed a challenge to reports it in the scan's
+    word, `waiting`; a folder whose model left only a transcript stays no_answer."""
+    root = tmp_path / "wb"
+    (root / "models" / "alpha" / "kv").mkdir(parents=True)
+    (root / "models" / "alpha" / "kv" / "cache.py").write_text("x = 1\n")
+    assert main(["--workbench", str(root), "deploy", "backwards"]) == 0
+    (root / "models" / "beta" / "backwards").mkdir(parents=True)
+    (root / "models" / "beta" / "backwards" / "session.jsonl").write_text(
+        (Path(__file__).parents[1] / "transcripts" / "samples" / "pi_v1.jsonl").read_text())
+    capsys.readouterr()
+    assert main(["--workbench", str(root), "run", "-c", "backwards", "--unsafe-no-isolation"]) == 0
+    out, err = capsys.readouterr()
+    assert "waiting        alpha/backwards" in out and "no_answer      beta/backwards" in out, out
+    assert "alpha/backwards: waiting" in err and "beta/backwards: no_answer" in err, err

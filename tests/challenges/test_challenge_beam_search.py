@@ -230,3 +230,31 @@ def test_masked_answer_without_its_mask_is_not_independent(tmp_path, fast_challe
         "mask = np.array([[0] * (T - len(s))", "mask = np.array([[1] * (T - len(s))"))
     checks = checks_of(run_local("beam_search", folder, seed=4, challenges_dir=fast_challenges))
     assert checks["batch_independence"]["verdict"] == "fail"
+
+
+def test_raw_scores_are_only_a_reading_where_no_prompt_states_the_rule(tmp_path, fast_challenges):
+    """Both known prompts say a reported score is logprob / len**alpha (the
+    known-wrong suite runs this mutant under ours: fail); an answer without a
+    known prompt gets the raw log-prob shown as a reading, never a pass."""
+    source = mutate("return [(b[0], score(b)) for b in beams]", "return [(b[0], b[1]) for b in beams]")
+    check = checks_of(run_source(tmp_path, source, fast_challenges))["scores_recomputed"]
+    assert check["verdict"] == "info", check
+    assert check["message"].startswith("reading: the reported scores are the raw accumulated log-prob"), check
+    assert check["details"]["raw_logprob_error"] <= 1e-9 < check["value"]
+
+
+def test_mock_logits_differ_from_log_probs_by_a_constant_per_context():
+    import numpy as np
+
+    h = _harness()
+    core = h.MockCore(50, 11, 3, offsets={(1, 2): 5.0})
+    shifts = {ctx: core.logits(ctx) - core.logprobs(ctx) for ctx in [(1, 2), (1,), (4, 5, 6)]}
+    for shift in shifts.values():
+        assert np.ptp(shift) < 1e-12  # one constant over the whole row: log_softmax removes it
+    assert shifts[(1, 2)][0] == 5.0 and len({round(float(s[0]), 9) for s in shifts.values()}) == 3
+    # logits from forward, log-probs from a name that promises them, or where the answer's own model gave them
+    conv = h.Convention(all_positions={"forward": False, "score": False}, normalised={"score": True})
+    lm = h.MockLM(core, conv)
+    assert abs(h.logsumexp(lm.forward(np.array([1, 2])))) > 1.0
+    for out in (lm.get_log_probs(np.array([1, 2])), lm.score(np.array([1, 2]))):
+        assert abs(h.logsumexp(out)) < 1e-12

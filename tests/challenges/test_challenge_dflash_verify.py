@@ -273,3 +273,19 @@ def test_random_trees_have_unique_sibling_tokens(shape):
         for parent in set(parents):
             siblings = [tokens[i] for i, p in enumerate(parents) if p == parent]
             assert len(siblings) == len(set(siblings))
+
+
+
+@pytest.mark.parametrize("prompt", [False, True])
+def test_own_target_model_with_the_tree_mask_passes_its_contract(prompt, tmp_path):
+    """The published prompt asks the answer to write its target model: the
+    reference's applies the tree mask, so the contract holds; under our
+    prompt, which asks for no model, the same check is only a figure."""
+    folder = tmp_path / "answer"
+    folder.mkdir()
+    (folder / "answer.py").write_text((BUNDLED_CHALLENGES / "dflash_verify" / "reference.py").read_text())
+    if prompt:
+        (folder / "PROMPT.md").write_bytes((BUNDLED_CHALLENGES / "dflash_verify" / "PROMPT.md").read_bytes())
+    check = {c["name"]: c for c in run_local("dflash_verify", folder, seed=5)["checks"]}["own_target_contract"]
+    assert check["verdict"] == ("info" if prompt else "pass"), check
+    assert "masked tokens unseen" in check["message"], check

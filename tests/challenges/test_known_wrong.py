@@ -175,8 +175,9 @@ def run_variant(tmp_path: Path, root: Path, cid: str, files: dict[str, str]) -> 
 
 def test_every_challenge_keeps_known_wrong_answers():
     bundled = {d.name for d in BUNDLED_CHALLENGES.iterdir() if (d / "challenge.toml").is_file()}
-    # fuse's answers are CUDA: its own tests keep its mutants (compile and launch on a GPU)
-    assert bundled - {"fuse"} == {cid for cid, _ in CASES}
+    # fuse's and paged_attention's answers are CUDA: their own tests keep their mutants (a NumPy
+    # stand-in of the answer's process here, the demo answers on a GPU)
+    assert bundled - {"fuse", "paged_attention"} == {cid for cid, _ in CASES}
 
 
 @pytest.mark.parametrize("cid,name", CASES, ids=[f"{c}/{n}" for c, n in CASES])
@@ -197,3 +198,73 @@ def test_the_reference_itself_passes_as_deployed(cid, tmp_path, fast_root):
     checks = checks_by_name(result)
     failing = {n: c.get("message") for n, c in checks.items() if c["verdict"] not in ("pass", "info", "skipped")}
     assert not failing, failing
+
+
+# ---------------------------------------------------------------------------
+# Faults an answer's own tests miss: a reported score its prompt forbids, a
+# model's logits summed without log_softmax, the answer's own model breaking
+# its contract (the suite swaps it for a mock everywhere else), a softmax
+# without its row maximum, and the smallest inputs a contract allows. Each
+# passed the suites before the check named beside it existed.
+BEAM_SEARCH_CALL = "lp = log_softmax(np.asarray(model(np.array(prompt + tokens, dtype=np.int64)))[-1])"
+MISSED_BY_OWN_TESTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
+    "beam_search": {
+        # the prompt: "a reported score must equal logprob / len(new_tokens) ** alpha"
+        "reports_raw_logprob": ([("    return [(b[0], score(b)) for b in beams]",
+                                  "    return [(b[0], b[1]) for b in beams]")], "scores_recomputed"),
+        "logits_not_normalised": ([(BEAM_SEARCH_CALL,
+                                    "lp = np.asarray(model(np.array(prompt + tokens, dtype=np.int64)))[-1]")],
+                                  "logits_normalised"),
+        # its own model's get_log_probs returns logits; the search calls it and trusts the name
+        "own_model_log_probs_unnormalised": ([("        return self._norm(x) @ self.unembed\n",
+                                               "        return self._norm(x) @ self.unembed\n\n"
+                                               "    def get_log_probs(self, tokens):\n"
+                                               "        return self(tokens)[-1]\n"),
+                                              (BEAM_SEARCH_CALL, "lp = np.asarray(model.get_log_probs("
+                                                                 "np.array(prompt + tokens, dtype=np.int64)))")],
+                                             "own_model_contract"),
+        # squeezes the batch axis away: with a one-token prompt the first step's (1, V) logits
+        # become (V,) and [-1] picks a single logit (an error where the search sorts it)
+        "squeezed_logits": ([(BEAM_SEARCH_CALL, "lp = log_softmax(np.squeeze(np.asarray(model(np.array("
+                                                "prompt + tokens, dtype=np.int64))))[-1])")], "smallest_inputs"),
+    },
+    "kv": {
+        "softmax_without_max": ([("        scores -= scores.max(axis=-1, keepdims=True)\n        weights = np.exp(scores)\n"
+                                  "        weights /=", "        weights = np.exp(scores)\n        weights /=")],
+                                "large_scores"),
+    },
+    "dflash_verify": {
+        # its own target model (the published prompt asks for one) applies no mask: every row sees
+        # every token; judged without a PROMPT.md, so the published prompt's check counts
+        "own_target_ignores_tree_mask": ([("        s = np.where(allowed, s, -np.inf)\n", "")], "own_target_contract"),
+    },
+}
+# what the catching check's message must name, so a reader sees the fault itself
+MISSED_MESSAGES = {"reports_raw_logprob": "raw accumulated log-prob", "logits_not_normalised": "without normalising",
+                   "own_model_log_probs_unnormalised": "log_softmax missing",
+                   "softmax_without_max": "subtract each row's maximum",
+                   "own_target_ignores_tree_mask": "the mask is not applied",
+                   "squeezed_logits": "a one-token prompt"}
+MISSED_CASES = sorted((cid, name) for cid, names in MISSED_BY_OWN_TESTS.items() for name in names)
+# judged without a PROMPT.md: every check counts, checks only the published prompt asks for included
+WITHOUT_PROMPT = {"own_target_ignores_tree_mask"}
+
+
+@pytest.mark.parametrize("cid,name", MISSED_CASES, ids=[f"{c}/{n}" for c, n in MISSED_CASES])
+def test_fault_missed_by_own_tests_fails(cid, name, tmp_path, fast_root):
+    edits, check = MISSED_BY_OWN_TESTS[cid][name]
+    source = mutate_source((BUNDLED_CHALLENGES / cid / "reference.py").read_text(), *edits)
+    if name in WITHOUT_PROMPT:
+        folder = tmp_path / "answer"
+        folder.mkdir()
+        (folder / "answer.py").write_text(source)
+        result = run_local(cid, folder, seed=SEED, challenges_dir=fast_copy(cid, fast_root, FAST[cid]))
+    else:
+        result = run_variant(tmp_path, fast_root, cid, {"answer.py": source})
+    checks = checks_by_name(result)
+    summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
+    # a smallest input may crash a wrong answer: an error there is the catch too
+    caught = ("fail", "error") if check == "smallest_inputs" else ("fail",)
+    assert result["verdict"] in caught, (name, summary)
+    assert checks[check]["verdict"] in caught, (name, check, summary)
+    assert MISSED_MESSAGES[name] in checks[check]["message"], checks[check]["message"]

@@ -21,7 +21,7 @@ from cluster_kit import REPO, kill_cluster_of, leftovers, ray_env, require_ray
 
 pytestmark = pytest.mark.sandbox
 
-# The whole demo (3 models x 9 challenges, about a minute on 2 cores): its verdicts must be
+# The whole demo (3 models x 10 challenges, about a minute on 2 cores): its verdicts must be
 # the ones a local run gets, pinned in tests/runner/test_demo_matrix.py's EXPECTED table.
 
 

@@ -104,3 +104,21 @@ def test_a_failing_message_keeps_its_own_lines():
     # a check that passed gets one paragraph: its figures kept, its own lines not
     lines = fit("  pass  build: ", nvcc, whole=False, width=100)
     assert " ".join(" ".join(lines).split()) == "pass build: " + " ".join(nvcc.split()) and len(lines) == 2
+
+
+@pytest.mark.parametrize("width", [60, 80])
+def test_a_long_prefix_or_a_long_word_stays_within_the_width(width):
+    """`run` says one reason for several requirements at once: their names make a
+    prefix wider than the terminal, and a path can be wider than the column under
+    the prefix. Both are wrapped, not printed past the edge."""
+    names = "    not_exercised topk_softmax, large_vocab, many_rows, accuracy, numerically_stable: "
+    reason = "skipped (needs an NVIDIA GPU: this run's backend is cpu, not cuda)"
+    lines = fit(names, reason, whole=True, width=width)
+    assert all(len(x) <= width for x in lines), lines
+    assert " ".join(x.strip() for x in lines) == (names + reason).strip()
+    path = "(challenges/ternary_training/adapters/<model>.py)"
+    prefix = "    not_exercised training_loop:            "
+    lines = fit(prefix, f"smoke_run: no adapter binds smoke_run(text, steps, seed) {path}", whole=True, width=width)
+    assert all(len(x) <= width for x in lines), lines
+    assert lines[-1].strip().endswith(path)
+    assert all(len(x) <= width for x in fit(names, PROSE, whole=False, width=width))

@@ -46,7 +46,9 @@ def test_list_json_shape(capsys, small_wb):
     data = json.loads(out)
     assert code == 0
     assert data["models"] == ["alpha", "beta"]
-    assert data["challenges"][:3] == ["backwards", "fuse", "kv"] and len(data["challenges"]) == 8
+    # the eight published challenges, then the bundled paged_attention (order 10)
+    assert data["challenges"][:3] == ["backwards", "fuse", "kv"] and len(data["challenges"]) == 9
+    assert data["challenges"][-1] == "paged_attention"
     assert data["answers"] == [
         {"model": "alpha", "challenge": "backwards", "status": "answer", "files": 2, "transcripts": 0},
         # in the scan's words: a folder holding only its PROMPT.md is waiting for an answer
@@ -75,7 +77,7 @@ def test_new_model_scaffolds_and_refuses_overwrite(capsys, tmp_path):
     code, out, _ = run_cli(capsys, "--workbench", str(tmp_path), "new-model", "gpt-x")
     assert code == 0
     folders = sorted(p.name for p in (tmp_path / "models" / "gpt-x").iterdir())
-    assert len(folders) == 8 and "ternary_training" in folders
+    assert len(folders) == 9 and "ternary_training" in folders and "paged_attention" in folders
     assert (tmp_path / "models" / "gpt-x" / "kv" / "PROMPT.md").read_text().strip()
     data = tmp_path / "models" / "gpt-x" / "ternary_training" / "train_data.txt"
     assert data.is_file() and data.stat().st_size > 200_000

@@ -89,3 +89,15 @@ def test_show_prints_a_score_with_its_letter(bench, capsys, monkeypatch):
     code, out, err = run(bench, capsys, "show", "demo-careful", "kv")
     assert code == 0, err
     assert "grade correctness: 82 (B-) by ana" in out and "grade overall: A- by ana" in out
+
+
+def test_grades_list_refuses_a_grader_it_does_not_know(bench, capsys, monkeypatch):
+    """A mistyped --grader is not a grader without grades: "no grades yet" would
+    say the store holds none."""
+    monkeypatch.setenv("BENCHTUI_GRADER", "ana")
+    assert run(bench, capsys, "grade", "set", "demo-hasty", "kv", "B")[0] == 0
+    code, out, err = run(bench, capsys, "grades", "list", "--grader", "anna")
+    assert code == 2 and out == "" and err.strip() == (
+        "benchtui: error: unknown grader 'anna'; see `benchtui grades list`")
+    code, out, _ = run(bench, capsys, "grades", "list", "--grader", "ana")
+    assert code == 0 and "demo-hasty" in out

@@ -107,7 +107,7 @@ def test_prompt_versions_are_recognised_whitespace_blind(tmp_path):
     (folder / "PROMPT.md").unlink()
     assert prompts.answer_prompt(ch, folder) == (None, None)
     assert set(prompts.version_checks(ch)) == {"random_trees_match_reference", "wrong_sibling_no_replacement",
-                                               "second_root_path", "all_correct_chain"}
+                                               "second_root_path", "all_correct_chain", "own_target_contract"}
 
 
 def test_a_prompt_version_may_relax_a_threshold():
@@ -221,7 +221,9 @@ def test_beam_mock_offers_get_log_probs():
     for name in ("get_log_probs", "log_probs", "logprobs"):
         got = getattr(lm, name)(np.array(ctx))
         assert got.shape == (50,) and np.allclose(got, want), name
-    assert np.allclose(lm.forward(np.array(ctx))[-1], want)  # all positions, as before
+    # all positions, as before; logits: the log-probs plus a constant of the context
+    shift = lm.forward(np.array(ctx))[-1] - want
+    assert np.ptp(shift) < 1e-12 and np.allclose(shift, core.offset(ctx))
 
 
 # -- scan and import ---------------------------------------------------------------------

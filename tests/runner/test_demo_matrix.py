@@ -49,6 +49,10 @@ EXPECTED = {
     ("demo-quitter", "dflash_verify"): ("unbound", {"bind_verify_and_accept"}),
     # the demo workbench's own challenge (README: "Adding your own challenge"), deployed to every model
     ("demo-careful", "top_p"): ("pass", set()),
+    # both compile; demo-hasty's dropped block on a boundary shows only on a GPU
+    # (tests/challenges/test_challenge_paged_attention.py, -m gpu)
+    ("demo-careful", "paged_attention"): ("skipped", set()),
+    ("demo-hasty", "paged_attention"): ("skipped", set()),
     ("demo-hasty", "top_p"): ("fail", {"fixed_crossing_token", "fixed_tiny_p"}),
     ("demo-quitter", "top_p"): ("no_answer", set()),
 }

@@ -76,3 +76,26 @@ def test_a_search_hit_opens_with_show_and_model_challenge_works_too(demo_workben
     assert capsys.readouterr().err.strip() == "benchtui: demo-hasty/backwards has no transcript"
     assert main([*wb, "transcript", "show", model, challenge, "nope.jsonl"]) == 2
     assert "it has: session.jsonl" in capsys.readouterr().err
+
+
+def test_a_search_hit_copied_with_its_entry_number_opens_at_that_entry(demo_workbench, capsys, monkeypatch):
+    """The hit `transcript search` prints is MODEL/CHALLENGE/FILE #N: copied whole
+    (one word or two) it opens the transcript at entry N, and an entry it lacks
+    is one line."""
+    monkeypatch.chdir(demo_workbench.parent)
+    wb = ["--workbench", str(demo_workbench)]
+    assert main([*wb, "transcript", "search", "layernorm"]) == 0
+    hit = capsys.readouterr().out.splitlines()[0]
+    where, position = hit.split(" ")[0], hit.split(" ")[1]
+    assert position.startswith("#"), hit
+    assert main([*wb, "transcript", "show", where]) == 0
+    whole = capsys.readouterr().out
+    assert main([*wb, "transcript", "show", where, position]) == 0
+    from_hit = capsys.readouterr().out
+    assert main([*wb, "transcript", "show", f"{where} {position}"]) == 0
+    assert capsys.readouterr().out == from_hit
+    assert from_hit.startswith("pi session") and len(from_hit) < len(whole)
+    assert from_hit.split("\n\n", 1)[1] in whole  # the same entries, from N on
+    assert main([*wb, "transcript", "show", where, "#9999"]) == 2
+    err = capsys.readouterr().err
+    assert "entry #9999" in err and "has entries 0 to" in err, err

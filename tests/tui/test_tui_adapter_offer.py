@@ -64,3 +64,21 @@ async def test_tui_adapter_key_asks_and_names_what_binds_today(demo_wb):
         assert not isinstance(app.screen, ConfirmScreen)
     assert not (demo_wb.root / ".benchtui").exists()
     assert app.errors == []
+
+
+async def test_tui_adapter_key_on_a_folder_without_sources_says_so_before_asking(demo_wb):
+    """demo-quitter/kv holds only its prompt: `a` asked to write a scaffold, and
+    only after "yes" said there was nothing to adapt."""
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(app, pilot)
+        app.open_answer("demo-quitter", "kv")
+        await settle(app, pilot)
+        await pilot.press("a")
+        await settle(app, pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        notices = [n.message for n in app._notifications]
+        assert any("demo-quitter/kv holds no answer source files" in n and "nothing to adapt" in n
+                   for n in notices), notices
+    assert not (demo_wb.root / ".benchtui" / "adapters" / "kv" / "demo-quitter.py").exists()
+    assert app.errors == []

@@ -316,3 +316,20 @@ async def test_a_kept_answer_screen_shows_in_one_whole_frame(demo_wb):
         whole = [n for n in frames if n >= 30]  # frames that rewrite every line of the 30-line terminal
         assert len(whole) == 1, frames
     assert app.errors == []
+
+
+async def test_grade_tab_keeps_a_scored_grade_apart_from_its_grader(demo_wb):
+    """A judge's score with its letter ("86 (B)") is as wide as the grade column
+    was: the grader's name ran into it ("86 (B)Kimi")."""
+    from engine.grading.grades import set_grade
+
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        set_grade(app.store, "demo-careful", "backwards", "86", grader="Kimi K2.6", grader_kind="judge")
+        set_grade(app.store, "demo-careful", "backwards", "B+", grader="DeepSeek V4 Pro", grader_kind="judge")
+        app.open_answer("demo-careful", "backwards")
+        await settle(app, pilot)
+        panel = str(app.screen.query_one("#grade-panel", Static).render())
+        assert "86 (B)  Kimi K2.6" in panel and "B+      DeepSeek V4 Pro" in panel, panel
+    assert app.errors == []

@@ -341,3 +341,43 @@ async def test_tui_damage_found_by_the_first_rescan_stops_every_write(demo_wb):
     wal = path.with_name(path.name + "-wal")
     assert not wal.exists() or wal.stat().st_size == 0  # nor into its write-ahead log
     assert any("not saved" in e and "is damaged" in e for e in app.errors)
+
+
+async def test_tui_matrix_status_says_the_store_is_damaged_once_the_notice_is_gone(demo_wb):
+    """A store whose header is overwritten (a big store reaches the dashboard
+    unchecked): the status line said "loading the store…" for good once the
+    notice had gone."""
+    path = demo_wb.store_path
+    with open(path, "r+b") as fh:
+        fh.write(b"X" * 31)
+    app = BenchApp(demo_wb, scan_on_start=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await settle(app, pilot)
+        app.clear_notifications()
+        status = str(app.screen.query_one("#matrix-status").render())
+        assert "loading" not in status and "the store is damaged (file is not a database)" in status, status
+        assert app.store_damaged
+
+
+async def test_tui_grades_screen_refuses_a_grade_where_the_folder_holds_no_answer(demo_wb):
+    """demo-quitter/kv holds only its prompt: `benchtui grade set` refuses a grade
+    there, and so does the grades screen (its judges' grades are still shown)."""
+    from engine.store.database import Store
+    from tui.screens.grades import GradesScreen
+
+    app = BenchApp(demo_wb, scan_on_start=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.push_screen(GradesScreen("demo-quitter", "kv"))
+        await settle(app, pilot)
+        await pilot.press("a")
+        await pilot.press("plus")
+        await settle(app, pilot)
+        notices = [n.message for n in app._notifications]
+        assert any("demo-quitter/kv holds no answer" in n and "nothing to grade" in n for n in notices), notices
+        await pilot.press("escape")
+        await settle(app, pilot)
+    with Store(demo_wb.store_path) as store:
+        assert store.query("select id from grades where model = 'demo-quitter' and challenge = 'kv'") == []
+    assert app.errors == []

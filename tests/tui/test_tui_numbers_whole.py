@@ -121,3 +121,27 @@ def test_columns_give_way_message_first_and_figures_never():
     assert fit_widths(columns, rows, 52) == [24, 8, 9, None]  # narrower than its floor: the message left out
     assert fit_widths(columns, rows, 40) == [17, 8, 9, None]  # then the name is cut
     assert fit_widths(columns, rows, 20)[1:3] == [8, 9]  # too narrow even so: figures keep their width
+
+
+async def test_runs_screen_fits_80_columns_with_an_interrupted_run_of_a_long_challenge(demo_wb):
+    """"interrupted" and "compile error" widen their columns: the names give way
+    too, so the message is cut with an ellipsis, not at the screen's edge."""
+    with Store(demo_wb.store_path) as store:
+        store.db["runs"].insert({
+            "model": "demo-careful", "challenge": "flash_attention_bwd", "status": "interrupted",
+            "verdict": "interrupted", "backend": "cpu", "device": "x86_64", "started_at": "2025-06-16T14:00:00.000Z",
+            "duration_s": 5.0, "message": "stopped by the user after 5.0 s"})
+        store.db["runs"].insert({
+            "model": "demo-hasty", "challenge": "ternary_training", "status": "done", "verdict": "compile_error",
+            "backend": "cpu", "device": "x86_64", "started_at": "2025-06-16T14:01:00.000Z", "duration_s": 2.0,
+            "message": "quantize_group_scale: a group's level is 7.48 (relative) away from its mean"})
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.open_runs([("demo-careful", "flash_attention_bwd")])
+        await settle(app, pilot)
+        table = app.screen.query_one("#runs-table", DataTable)
+        assert table.max_scroll_x == 0
+        row = next(line for line in table_lines(table) if "quantize" in line)
+        assert row.rstrip().endswith("…") and "quantize_" in row, row
+    assert app.errors == []

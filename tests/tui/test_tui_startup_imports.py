@@ -56,7 +56,7 @@ def first_frame_modules(root: Path) -> tuple[str, str]:
 
 def test_first_frame_of_a_models_workbench_loads_nothing_it_does_not_show(demo_wb):
     shown, loaded = first_frame_modules(demo_wb.root)
-    assert shown.startswith("3 models × 8 challenges|8"), shown
+    assert shown.startswith("3 models × 9 challenges|9"), shown
     assert loaded == "", f"loaded before the first frame: {loaded}"
 
 
@@ -75,7 +75,7 @@ def test_first_frame_of_a_published_workbench_loads_nothing_it_does_not_show(tmp
     with Store(wb.store_path) as store:
         scan_workbench(wb, store)
     shown, loaded = first_frame_modules(root)
-    assert shown.startswith("2 models × 8 challenges|8"), shown
+    assert shown.startswith("2 models × 9 challenges|9"), shown
     assert loaded == "", f"loaded before the first frame: {loaded}"
 
 
@@ -95,8 +95,8 @@ def test_layout_found_without_reading_challenge_files_matches_the_ids(tmp_path):
     toml.write_text('id = "kv"\n' + "\n".join(line for line in toml.read_text().splitlines() if not line.startswith("id ")))
     (root / "m1" / "kv").mkdir(parents=True)
     found = workbench.find_workbench(str(root), None, root)
-    # the workbench's kv replaces the bundled one; the other bundled seven stay
-    assert (found.layout, len(found.challenges), found.challenges["kv"].path.name) == ("published", 8, "kv_folder")
+    # the workbench's kv replaces the bundled one; the other bundled eight stay
+    assert (found.layout, len(found.challenges), found.challenges["kv"].path.name) == ("published", 9, "kv_folder")
 
 
 async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(demo_wb):

@@ -580,10 +580,11 @@ class AnswerScreen(WholeFrameScreen):
         out = Text()
         if not self.data["grades"]:
             out.append("no grades yet: press g to grade this answer", style="dim")
+        shown = max((len(g.display) for g in self.data["grades"]), default=0) + 2  # "86 (B)" and a gap
         for g in self.data["grades"]:
             style = "italic dim" if g.grader_kind == "judge" else "bold"
             out.append(f"{g.dimension:<28}", style="")
-            out.append(f"{g.display:<6}", style=style)
+            out.append(f"{g.display:<{shown}}", style=style)
             out.append(f"{g.grader} ({g.grader_kind})\n", style="dim")
         self.query_one("#grade-panel", Static).update(out)
 
@@ -693,6 +694,8 @@ class AnswerScreen(WholeFrameScreen):
         try:
             workbench = self.app.workbench
             challenge, folder = adapters.locate(workbench, self.model, self.challenge)
+            if refusal := adapters.nothing_to_adapt(self.model, challenge.id, folder):  # said before asking
+                raise adapters.AdapterError(refusal)
             target = adapters.workbench_adapter_dir(workbench.root, challenge.id) / f"{self.model}.py"
             if target.exists():
                 raise FileExistsError(f"{adapters.display_path(target, workbench.root)} exists")

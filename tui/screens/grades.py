@@ -197,12 +197,29 @@ class GradesScreen(ReadAheadScreen):
         self.query_one("#rubric", Static).update(text)
 
     # -- grading -------------------------------------------------------------------
+    def nothing_to_grade(self) -> bool:
+        """As `benchtui grade set` refuses it: a cell whose folder holds no answer
+        (only its prompt) is shown with its judges' grades, never graded here."""
+        try:
+            why = G.missing_answer(self.app.store, self.model, self.challenge)
+        except Exception as exc:
+            self.app.report_error("grade not saved", exc)
+            return True
+        if why:
+            self.notify(f"{why}: nothing to grade (`benchtui grade set ... --allow-missing` grades it anyway)",
+                        severity="warning", timeout=6)
+        return bool(why)
+
     def action_letter(self, letter: str) -> None:
+        if self.nothing_to_grade():
+            return
         self.save(self.current_dimension().id, letter)
 
     STEP_SETTLE_S = 1.0  # +/- steps within this long make one history row: the letter you stop at
 
     def action_step(self, step: int) -> None:
+        if self.nothing_to_grade():
+            return
         dim = self.current_dimension().id
         new = step_letter(self.mine.get(dim), step)
         if new is None:

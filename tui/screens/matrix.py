@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 from rich.text import Text
 from textual import work
@@ -127,7 +128,7 @@ class MatrixScreen(GuardedScreen):
                 matrix = load_matrix(self.app.store)
             self.on_matrix_screen_loaded(self.Loaded(matrix))
         except Exception as exc:
-            self.app.report_error("loading the matrix", exc)
+            self.load_failed(exc)
             self.reload()
         # runs and grades written by other processes (`benchtui run` elsewhere) show up by themselves
         self.app.after_first_frame(self._start_watching)
@@ -204,7 +205,7 @@ class MatrixScreen(GuardedScreen):
                     pass  # the palette builds it when it opens, and reports its own errors
                 self.app.warm_up()  # the screens one key opens, built before that key
         except Exception as exc:
-            self.app.call_from_thread(self.app.report_error, "loading the matrix", exc)
+            self.app.call_from_thread(self.load_failed, exc)
         finally:
             if rescan:
                 self._rescanning = False
@@ -379,6 +380,17 @@ class MatrixScreen(GuardedScreen):
                   for i, model in enumerate(models)}
         cache[self.filter_mode] = widths
         return widths
+
+    def load_failed(self, exc: BaseException) -> None:
+        """Said in a notice, and in the status line, which would otherwise go on
+        saying "loading the store…" (or an old count) once the notice is gone."""
+        self.app.report_error("loading the matrix", exc)
+        status = f"could not read the store: {exc}"
+        if self.app.store_damaged:  # two lines at 80 columns; the notice and the shell say the rest
+            how = re.search(r"is damaged( \([^)]*\))", self.app.store_damaged)
+            status = (f"the store is damaged{how.group(1) if how else ''}: nothing more is written to it; "
+                      "q quits, and any benchtui command then says what to do")
+        self.query_one("#matrix-status", Static).update(status)
 
     def update_status(self, models: list[str], challenges: list) -> None:
         sort = "grade (human, else judge)" if self.sort_mode == "grade" else self.sort_mode

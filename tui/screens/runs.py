@@ -57,7 +57,11 @@ def fill_runs(table: FittedTable, rows: list[tuple], floor: dict[str, int] | Non
     the message taking the room the others leave (cut between words where it lacks room)."""
     floor = floor or {}
     keys = columns_for([cells for _, cells in rows])
-    spec = [Column(k, shrink=k == "message", fill=k == "message", floor=12 if k == "message" else floor.get(k, 0))
+    # the message gives way first, then the names (an interrupted run's state and a compile
+    # error's verdict leave 80 columns too few for both whole); the run's log says them whole
+    names = ("model", "challenge")
+    spec = [Column(k, shrink=k == "message" or k in names, fill=k == "message",
+                   floor=12 if k == "message" else 8 if k in names else floor.get(k, 0))
             for k in keys]
     table.fill(spec, [(key, tuple(cells[:len(keys)])) for key, cells in rows])
 

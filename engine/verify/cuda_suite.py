@@ -1,0 +1,238 @@
+"""What every CUDA challenge's hidden checks share (fuse, paged_attention).
+
+- ``compile_answer``: each .cu file of the answer compiled on its own by nvcc
+  (no GPU needed), one check per file;
+- ``checker_device`` / ``build_in_answer_process``: the checker's own view of
+  the GPU, and the answer's library built and served in the answer's sandbox;
+- ``timed_cycles``: the timing loop. The checker's clock brackets each whole
+  cycle (inputs made from the checker's seeds, L2 flushed, every launch of
+  the call, the outputs back) in one round trip; what the same cycle costs
+  without the call (``empty_cycle``: the checker's own harness, plus the
+  wire's cost for that reply measured without the answer's process) is
+  subtracted. The answer's CUDA events are kept beside it, labelled as the
+  answer's. A suite verifies each cycle's outputs through a callback.
+
+Everything here runs in the checker's process; nothing of the answer's is
+imported, and every figure the answer's process sends is labelled as its.
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from engine.runner import timing
+from engine.verify import cuda_build, cuda_device
+from engine.verify import verdicts as V
+from engine.verify import wire
+
+TIMED_BY = ("the checker's clock around each whole cycle (inputs made, L2 flushed, the call, the outputs back) minus "
+            "the same cycle without the call run by the checker's own harness and the wire's cost measured in the "
+            "checker; events_median_s is the answer's process's own CUDA events")
+DEVICE_READ_BY = "the checker's own harness, before the answer's library loaded"
+
+
+class CudaFault(Exception):
+    """The answer's call failed on the device (its CUDA error named)."""
+
+
+def describe(exc: BaseException | None) -> str:
+    return f"{type(exc).__name__}: {exc}"[:400]
+
+
+def median_iqr(samples: list[float]) -> tuple[float, float]:
+    """The engine's median and IQR; nan for no timed calls at all."""
+    return timing.median_iqr(samples) if samples else (float("nan"), float("nan"))
+
+
+# -- without a GPU: does each file compile? --------------------------------------
+
+def answer_sources(folder: Path) -> list[Path]:
+    """Every .cu file (or, when there is none, every .cuh) outside hidden folders."""
+    def visible(p: Path) -> bool:
+        return not any(part.startswith(".") for part in p.relative_to(folder).parts)
+
+    for pattern in ("*.cu", "*.cuh"):
+        found = sorted(p for p in folder.rglob(pattern) if p.is_file() and visible(p))
+        if found:
+            return found
+    return []
+
+
+def compile_answer(suite, requires: tuple = ("compiles",)) -> None:
+    """One ``nvcc_compile:<file>`` check per source: nvcc -std=c++17 -c, the
+    answer's folder on the include path (``nvcc_arch``, ``compile_timeout_s``)."""
+    folder = suite.answer_dir
+    sources = answer_sources(folder)
+    if not sources:
+        suite.record("nvcc_compile", V.UNBOUND, message="no .cu or .cuh file in the answer (looked for *.cu, *.cuh)",
+                     requires=requires)
+        return
+    nvcc = cuda_build.find_nvcc()
+    if nvcc is None:
+        suite.skip("nvcc_compile", "nvcc not found (PATH, $CUDA_HOME, /usr/local/cuda/bin): cannot compile",
+                   requires=requires)
+        return
+    arch = suite.threshold("nvcc_arch", "sm_90")
+    limit = float(suite.threshold("compile_timeout_s", 120.0))
+    for source in sources:
+        rel = source.relative_to(folder).as_posix()
+        name = f"nvcc_compile:{rel}"
+        result = cuda_build.compile_check(source, include_dirs=[folder], arch=arch, timeout_s=limit, nvcc=nvcc)
+        details = {"command": " ".join(result.command[1:]), "output": result.output, "cached": result.cached}
+        if result.timed_out:
+            suite.record(name, V.TIMEOUT, value=round(result.seconds, 3), threshold=limit,
+                         message=result.summary(), details=details, requires=requires)
+        elif result.ok:
+            suite.record(name, V.PASS, value=round(result.seconds, 3), threshold="0 errors",
+                         message=f"nvcc -std=c++17 -c: {result.summary()}", details=details, requires=requires)
+        else:
+            suite.record(name, V.COMPILE_ERROR, value=result.error_count, threshold="0 errors", requires=requires,
+                         message=result.summary(), details={**details, "errors": result.errors[:20]})
+
+
+# -- with a GPU ------------------------------------------------------------------------
+
+def gpu_unavailable(suite) -> str:
+    """Why this run cannot use a GPU ("" when it can)."""
+    if suite.backend != "cuda":
+        return f"needs an NVIDIA GPU: this run's backend is {suite.backend}, not cuda"
+    usable, reason = cuda_build.gpu_status()
+    return "" if usable else f"needs an NVIDIA GPU: {reason}"
+
+
+def checker_device():
+    """This process's own harness on the GPU (cuda_device.CheckerDevice), or
+    the exception that stopped it (the timing figures then say why)."""
+    try:
+        return cuda_device.CheckerDevice(Path(tempfile.mkdtemp(prefix="benchtui-checker-harness-")))
+    except Exception as exc:
+        return exc
+
+
+def build_in_answer_process(suite, symbol: str, params: list[str], requires: tuple = ("compiles",)):
+    """nvcc builds the adapter and the answer inside the answer's sandbox, which
+    loads the library; this process gets a proxy and never loads it. Records
+    ``build_library``; returns the proxy or None."""
+    facts, host, why = suite.cuda_library(symbol, params, timeout_s=float(suite.threshold("build_timeout_s", 300.0)))
+    details = {k: facts.get(k) for k in ("command", "output", "errors")}
+    if not facts.get("ok"):
+        verdict = V.TIMEOUT if facts.get("timed_out") else V.COMPILE_ERROR
+        suite.record("build_library", verdict, value=facts.get("error_count"), threshold="0 errors",
+                     message=facts.get("summary", ""), details=details, requires=requires)
+        return None
+    if host is None:
+        suite.record("build_library", V.UNBOUND, message=why, details=details, requires=requires)
+        return None
+    suite.record("build_library", V.PASS, value=facts.get("seconds"), message=f"built in {facts.get('seconds', 0):.1f} s "
+                 "by nvcc in the answer's sandbox", details=details, requires=requires)
+    return host
+
+
+def device_info(device) -> dict:
+    """The device's facts as this process read them (never the answer's process)."""
+    if device is None or isinstance(device, BaseException):
+        raise RuntimeError(f"this process has no view of the GPU: {describe(device) if device else 'none'}")
+    return device.info
+
+
+# -- timing ------------------------------------------------------------------------------
+
+def empty_cycle(suite, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
+                launches: int = 1) -> dict:
+    """What a timed cycle costs without the answer's call: the median of the
+    same cycle by this process's own harness, plus a round trip bringing
+    back as much as the outputs over a wire served by this process.
+    ``seeds[cycle][launch][input]``."""
+    device_info(device)
+    if launches == 1:  # the stand-ins of older callers take no launches argument
+        cycles = device.empty_cycles(inputs, outputs, scratch, seeds)
+    else:
+        cycles = device.empty_cycles(inputs, outputs, scratch, seeds, launches)
+    harness_s = timing.median_iqr(cycles[warmup:] or cycles)[0]
+    reply = {"rc": 0, "error": "", "seconds": 0.0,
+             "outputs": [[np.zeros(int(n), dtype=cuda_device.DTYPES[d][1]) for d, n, _ in outputs]
+                         for _ in range(max(1, launches))]}
+    wire_s = wire.echo_round_trip_s(reply) if getattr(suite, "peer", None) is not None else 0.0
+    return {"s": harness_s + wire_s, "harness_s": harness_s, "wire_s": wire_s}
+
+
+def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
+                 scalars: list, verify: Callable[[int, list, list], tuple[int, int, str | None]],
+                 launches: int = 1) -> dict:
+    """Timed cycles on fresh inputs made in the answer's process from this
+    side's seeds (``seeds[cycle][launch][input]``), ``launches`` launches of
+    the entry point per cycle. ``verify(trial, cycle_seeds, outputs)``
+    returns (items checked, items wrong, why) for each cycle's outputs
+    (``outputs[launch][output]``). The first ``warmup`` cycles are verified
+    but not timed. Returns the checker's times (``walls``), the answer's
+    events (``events``), the verification counts and the empty cycle."""
+    empty = empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
+    if launches == 1:
+        host.timing_setup(inputs, outputs, scratch)
+    else:
+        host.timing_setup(inputs, outputs, scratch, launches)
+    cycle = host.timing_cycle
+    events, walls, checked, wrong, why = [], [], 0, 0, None
+    try:
+        for trial, cycle_seeds in enumerate(seeds):
+            start = time.perf_counter()
+            got = cycle(cycle_seeds, trial, scalars)
+            wall = time.perf_counter() - start
+            if got.get("error") or got.get("rc"):
+                raise CudaFault(f"timed call {trial}: {got.get('error') or got.get('rc')}")
+            n, bad, first = verify(trial, cycle_seeds, got["outputs"])
+            checked, wrong = checked + n, wrong + bad
+            why = why or (f"call {trial}, {first}" if bad else None)
+            if trial >= warmup:
+                events.append(float(got["seconds"]))
+                walls.append(max(0.0, wall - empty["s"]))
+    finally:
+        host.timing_release()
+    return {"events": events, "walls": walls, "rows_checked": checked, "rows_wrong": wrong, "why": why,
+            "empty_cycle": empty}
+
+
+def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tuple[dict, list[str], str]:
+    """What every figure of a timed run carries: (details, flags, what the
+    answer's events said when they disagree). Judged on the medians of all
+    timed calls, never on one noisy call; a flagged run is shown, never ranked."""
+    med, iqr = median_iqr(run["walls"])  # this side's clock: the figure that ranks
+    events_med, events_iqr = median_iqr(run["events"])  # the answer's own CUDA events: shown, never ranked
+    peak = float(info.get("peak_bytes_per_s") or 0.0)
+    roofline_s = moved / peak if peak > 0 else float("nan")
+    flags = []
+    if run["rows_wrong"]:
+        flags.append("the timed calls' outputs are wrong")
+    if peak > 0 and med < roofline_s:
+        flags.append(f"{med * 1e3:.3f} ms is below the roofline's {roofline_s * 1e3:.3f} ms: physically impossible")
+    said = ""
+    if med > 0 and not events_med >= events_agree * med:
+        said = (f"; the answer's own CUDA events say {events_med * 1e3:.3f} ms "
+                f"({events_med / med:.2f}x this side's clock)")
+    details = {"gpu": info, "bytes": moved, "answer_median_s": med, "answer_iqr_s": iqr, "events_median_s": events_med,
+               "events_iqr_s": events_iqr, "events_disagree": bool(said), "empty_cycle_s": run["empty_cycle"]["s"],
+               "empty_cycle": run["empty_cycle"], "trials": len(run["walls"]), "roofline_s": roofline_s,
+               "peak_bytes_per_s": peak, "device_read_by": DEVICE_READ_BY, "timed_by": TIMED_BY}
+    if flags:
+        details["flagged"] = flags
+    return details, flags, said
+
+
+def roofline_figures(details: dict, where: str) -> dict:
+    """``bandwidth`` (fraction of the checker-read peak) and ``roofline``
+    (time over bytes moved / peak): name -> (value or None, message)."""
+    med, iqr, moved = details["answer_median_s"], details["answer_iqr_s"], details["bytes"]
+    peak, roofline_s = details["peak_bytes_per_s"], details["roofline_s"]
+    ok = med > 0 and peak > 0
+    return {
+        "bandwidth": (moved / med / peak if ok else None,
+                      f"{moved / med / 1e9:.0f} GB/s of {peak / 1e9:.0f} GB/s peak ({100 * moved / med / peak:.1f}%), "
+                      f"{where}" if ok else "no peak bandwidth"),
+        "roofline": (med / roofline_s if ok else None,
+                     f"{med / roofline_s:.2f}x the roofline's {roofline_s * 1e3:.3f} ms "
+                     f"(median {med * 1e3:.3f} ms, IQR {iqr * 1e3:.3f} ms), {where}" if ok else "no peak bandwidth"),
+    }
