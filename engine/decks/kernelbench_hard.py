@@ -154,7 +154,7 @@ def read_problem(deck: Deck, folder: Path, order: int, seeds_default, tolerance_
     module = {k: v for k, v in module.items() if v is not None}
     title = str(meta.get("display_name") or key)
     cid = challenge_slug(f"kbh_{key}")[:CHALLENGE_ID_MAX].rstrip("_")
-    requirements = prompt_requirements(prompt)
+    requirements = prompt_requirements(prompt, module.get("forbidden"))
     return Problem(key=key, challenge=cid, title=title, prompt=prompt, files=files, module=module,
                    requirements=requirements, display_names=(title, key), order=100 + order, source=str(folder))
 
@@ -176,9 +176,19 @@ def fallback_tolerance(defaults: dict) -> dict:
     return {"atol": float(entry["atol"]), "rtol": float(entry["rtol"])}
 
 
-def prompt_requirements(prompt: str) -> dict[str, object]:
-    """Requirements in the prompt's own words: its first sentence (the task) and the
-    deck's generic sentences where this prompt has them."""
+def forbidden_sentence(flat: str, forbidden: list[str]) -> str | None:
+    """The prompt's sentence that names the forbidden ops (the one naming most of them), or None."""
+    sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z])", flat)
+    scored = [(sum(f in s for f in forbidden), s) for s in sentences]
+    best = max(scored, key=lambda t: t[0], default=(0, ""))
+    return best[1] if best[0] else None
+
+
+def prompt_requirements(prompt: str, forbidden: list[str] | None = None) -> dict[str, object]:
+    """Requirements in the prompt's own words: its first sentence (the task), the
+    deck's generic sentences where this prompt has them, and the sentence naming
+    the forbidden ops (``no_forbidden_ops``; without one, a forbidden op fails
+    ``correct``, as the deck's problem.yaml says)."""
     from engine.authoring.soundness import words
 
     flat = " ".join(prompt.split())
@@ -187,6 +197,10 @@ def prompt_requirements(prompt: str) -> dict[str, object]:
     for rid, text in PROMPT_REQUIREMENTS.items():
         if words(text) in words(prompt):
             out[rid] = text
+    if forbidden:
+        said = forbidden_sentence(flat, forbidden)
+        if said:
+            out["no_forbidden_ops"] = said
     out["fast"] = {"words": first, "checkable": False,
                    "reason": "a figure: time per shape and peak_fraction, measured on a GPU"}
     return out

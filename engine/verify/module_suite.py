@@ -45,9 +45,14 @@ from engine.verify.suite import CheckFailed, CheckTimeout, SkipCheck, describe_e
 
 # an as-published time this many times below the trusted one is flagged
 GAP_FLAG = 2.0
-# the requirement ids the checks name (engine/challenges/coverage.py): a challenge
-# that lists [requirements] words them under these ids
-CORRECT, NO_FORBIDDEN = "correct", "no_forbidden_ops"
+# the requirement ids the checks name (engine/challenges/coverage.py), by what they test:
+# the answer's results (``correct``, and ``task`` where the challenge words the task
+# itself), its module's interface (``interface``: it imports, builds from the
+# reference's constructor arguments and takes its weights) and the deck's forbidden
+# ops (``no_forbidden_ops``). A challenge names in [requirements] the ones its prompt
+# words; a check whose id it does not declare names ``correct`` instead (the decks
+# count a forbidden op, or a module that does not build, as a failed correctness check).
+CORRECT, TASK, INTERFACE, NO_FORBIDDEN = "correct", "task", "interface", "no_forbidden_ops"
 
 
 @dataclass
@@ -73,6 +78,21 @@ class Spec:
     shapes: str | None = None
     stress: list[dict] = field(default_factory=list)
     deck_title: str = ""
+    declared: frozenset = frozenset()  # the ids of the challenge's [requirements]
+
+    def requires(self, role: str) -> tuple[str, ...]:
+        """The requirement ids a check of ``role`` (correct, interface, no_forbidden_ops)
+        names: the role's own id where the challenge declares it (or declares none),
+        else ``correct``; a correctness check names ``task`` too where it is declared."""
+        if role == CORRECT:
+            return (CORRECT, TASK) if TASK in self.declared else (CORRECT,)
+        if not self.declared or role in self.declared:
+            return (role,)
+        return self.requires(CORRECT)
+
+    def skipped(self) -> tuple[str, ...]:
+        """What a check standing for the whole module run (skipped here) names."""
+        return tuple(dict.fromkeys(self.requires(INTERFACE) + self.requires(CORRECT)))
 
     @classmethod
     def read(cls, challenge_dir: Path) -> "Spec":
@@ -96,6 +116,7 @@ class Spec:
             regime=str(m.get("regime", "compute")), precision=str(m.get("precision", "")),
             peak=dict(m.get("peak", {})), reference=str(m.get("reference", "reference.py")),
             shapes=m.get("shapes"), stress=list(m.get("stress", [])), deck_title=str(m.get("deck_title", "")),
+            declared=frozenset(str(k) for k in (data.get("requirements") or {})),
         )
 
 
@@ -121,14 +142,14 @@ def run(suite) -> None:
         import torch  # noqa: F401
     except ImportError:
         suite.skip("module", "PyTorch is not installed here: install benchtui's torch extra (pip install 'benchtui[torch]')",
-                   requires=(CORRECT,))
+                   requires=spec.skipped())
         return
     if suite.backend != "cuda":
         needs = R.gpu_needs(files)
         if needs:
             suite.skip("module", f"needs an NVIDIA GPU, and this run is on the CPU: {needs[0]}"
                                  + (f" (and {len(needs) - 1} more)" if len(needs) > 1 else "")
-                                 + "; run it with --backend cuda on a machine with one", requires=(CORRECT,))
+                                 + "; run it with --backend cuda on a machine with one", requires=spec.skipped())
             return
     ModuleRun(suite, spec, files).run()
 
@@ -142,15 +163,15 @@ def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> None:
     deck_says = (f"the deck's text search finds {', '.join(deck_hits)}" if deck_hits
                  else "the deck's text search of solution.py finds none")
     if hits:
-        suite.record("forbidden_ops", V.FORBIDDEN, value=len(hits), threshold=0, requires=(NO_FORBIDDEN,),
+        suite.record("forbidden_ops", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"{hits[0]}" + (f" and {len(hits) - 1} more" if len(hits) > 1 else "") + f"; {deck_says}",
                      details=details)
     elif deck_hits:  # text only: a comment or a docstring that names it
-        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=(NO_FORBIDDEN,),
+        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"no forbidden op reached in the code; {deck_says} (in text that is not code), "
                              "which fails the deck's own rule", details=details)
     else:
-        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=(NO_FORBIDDEN,),
+        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"none of {', '.join(spec.forbidden)} reached (imports, aliases, getattr, strings); {deck_says}",
                      details=details)
     suite._deck_forbidden = deck_hits
@@ -198,7 +219,7 @@ class ModuleRun:
         limit = float(suite.threshold("build_timeout_s", 600.0))
         spec_wire = {"file": spec.answer_file, "cls": spec.answer_class, "device": self.answer_device,
                      "build_timeout_s": limit, "answer_hash": answer_hash(suite.answer_dir)}
-        with suite.check("build", timeout_s=limit + 60, requires=(CORRECT,)) as c:
+        with suite.check("build", timeout_s=limit + 60, requires=spec.requires(INTERFACE)) as c:
             try:
                 host = suite.peer.call_op("torch_module", spec_wire)
             except Exception as exc:
@@ -244,7 +265,7 @@ class ModuleRun:
             for k, v in shape.items():
                 setattr(ref, k, v)
         # -- build both models
-        with suite.check(f"weights:shape{index}", requires=(CORRECT,)) as c:
+        with suite.check(f"weights:shape{index}", requires=spec.requires(INTERFACE)) as c:
             init = list(ref.get_init_inputs())
             if spec.weights == "seeded":
                 seed = spec.seeds[0] if spec.seeds else 42
@@ -292,7 +313,7 @@ class ModuleRun:
     def calls(self, ref, name: str, label: str, seeds: list[int], cases: list[dict], deck: bool) -> bool:
         suite = self.suite
         done = 0
-        with suite.check(name, requires=(CORRECT,)) as c:
+        with suite.check(name, requires=self.spec.requires(CORRECT)) as c:
             c.details["seeds"] = seeds
             c.details["cases"] = [case.get("name", "?") for case in cases]
             for seed in seeds:
@@ -435,11 +456,11 @@ class ModuleRun:
         hits = sorted({f"{op} ({f})" for op in called for f in torchish
                        if op.rsplit(":", 1)[-1] == f.strip().rsplit(".", 1)[-1]})
         if hits:
-            suite.record("forbidden_calls", V.FORBIDDEN, value=len(hits), threshold=0, requires=(NO_FORBIDDEN,),
+            suite.record("forbidden_calls", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
                          message=f"{label}: one call reached {', '.join(hits)}; read in the answer's process "
                                  "(a torch function mode)", details={"called": called})
         else:
-            suite.record("forbidden_calls", V.PASS, value=0, threshold=0, requires=(NO_FORBIDDEN,),
+            suite.record("forbidden_calls", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
                          message=f"{label}: none of {', '.join(torchish)} called during a forward "
                                  f"({len(called)} torch functions seen, read in the answer's process)",
                          details={"called": called})
@@ -453,7 +474,7 @@ class ModuleRun:
         # each timed call's output crosses the wire to be verified: at most 20 of them by default
         calls = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
         trusted, own = [], []
-        with suite.check(f"timed_outputs:shape{index}", requires=(CORRECT,)) as c:
+        with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
             clock = RoundTripClock(suite.peer, Clock())
             self.run_call = self.host.run  # resolved before the clock starts
             for i in range(calls):
