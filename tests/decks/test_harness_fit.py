@@ -124,6 +124,17 @@ def test_challenge_check_of_a_kernelbench_hard_problem_without_a_gpu_says_not_ju
     assert items["requirements_quote_prompt"].ok and items["prompt_version"].ok
 
 
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the reference runs where torch sees a GPU")
+def test_challenge_check_of_a_kernelbench_problem_too_large_for_the_cpu_says_not_judged(decks, tmp_path):
+    """The shared deck's ReLU at its own sizes (6 GiB of input) is not run on the CPU."""
+    root = tmp_path / "wb"
+    import_deck(kernelbench.read_deck(decks / "kernelbench", runs=tmp_path / "no-runs", commit="423217d"), root)
+    report = check_challenge(load_challenge(root / "challenges" / "kb_l1_p19_relu"), seeds=(1,))
+    items = {i.name: i for i in report.items}
+    assert set(report.not_judged) == {"reference_passes", "checks_name_requirements", "thresholds_outside_noise"}
+    assert "6.0 GiB" in items["reference_passes"].message
+
+
 def test_run_verdicts_beside_the_decks_in_published_json(small_kb, capsys):
     code, _ = cli(capsys, "--workbench", str(small_kb), "run", "--backend", "cpu")
     code, out = cli(capsys, "--workbench", str(small_kb), "published", "--json")
