@@ -34,6 +34,7 @@ COMMAND_MODULES = [
     "engine.commands.install_cmds",
     "engine.commands.challenge_cmds",
     "engine.commands.audit_cmds",
+    "engine.commands.deck_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

@@ -24,7 +24,8 @@ from tui.config import load_key_config
 # A notice's width (app.tcss's Toast rule): Textual's 60 cells, at most this share of a narrow
 # screen (Textual's 50% wrapped a notice to a word or two a line at 80 columns).
 TOAST_WIDTH, TOAST_MAX_PERCENT = 60, 70
-BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm", "audit")
+BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm", "audit",
+                 "published")
 
 
 class BenchApp(App[int]):
@@ -444,6 +445,12 @@ class BenchApp(App[int]):
         self.push_screen(ConfirmScreen("Runs are in progress. Quit and cancel them?",
                                        f"{left} answer(s) not finished; the ones running now are stopped "
                                        "and recorded as interrupted."), answered)
+
+    def open_published(self, model: str | None = None, challenge: str | None = None) -> None:
+        """An imported deck's published results beside benchtui's verdicts (one answer's, or every one)."""
+        from tui.screens.published import PublishedScreen
+
+        self.push_screen(PublishedScreen(model, challenge))
 
     def open_audit(self) -> None:
         from tui.screens.audit import AuditScreen

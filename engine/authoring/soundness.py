@@ -38,6 +38,8 @@ from engine.verify import verdicts as V
 ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter", "prompt"}
 PLUGIN_FILES = ("challenge.toml", "PROMPT.md", "reference.py", "conformance.py", "ADAPTER.md")
 NOT_SOUND_NOTE = "not measured: the plugin is not sound (see FAIL above)"
+# an imported deck problem whose one call's inputs exceed this is not run on a CPU by challenge check
+CPU_INPUT_BYTES = 1 << 30
 
 
 @dataclass
@@ -87,6 +89,70 @@ def words(text: str) -> str:
     return " ".join(re.sub(r"[`*_]", "", text).lower().split())
 
 
+def module_answer(challenge: Challenge) -> tuple[str, str] | None:
+    """An imported deck problem's answer file and class (its ``[module]`` table), or None."""
+    m = challenge.raw.get("module")
+    if not isinstance(m, dict):
+        return None
+    return str(m.get("answer_file", "solution.py")), str(m.get("answer_class", "Model"))
+
+
+def write_reference_answer(challenge: Challenge, answer: Path) -> None:
+    """The reference as an answer folder: ``reference.py``, or for an imported deck
+    problem its answer file holding the reference's module, with ``ModelNew = Model``
+    appended where the deck's answer class is another name (the checker's own alias
+    of its own reference, not an answer's adapter)."""
+    module = module_answer(challenge)
+    if module is None:
+        shutil.copyfile(challenge.reference_path, answer / "reference.py")
+        return
+    name, cls = module
+    text = challenge.reference_path.read_text(encoding="utf-8")
+    if cls != "Model":
+        text += f"\n\n# benchtui challenge check: the reference as the answer\n{cls} = Model\n"
+    (answer / name).write_text(text, encoding="utf-8")
+
+
+def module_not_here(challenge: Challenge) -> str | None:
+    """Why an imported deck problem's reference cannot be run as the answer on this
+    machine (the items resting on it are then not judged), or None."""
+    m = challenge.raw.get("module")
+    if not isinstance(m, dict):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return "not judged: PyTorch is not installed here (pip install 'benchtui[torch]'); the reference is a torch module"
+    if torch.cuda.is_available():
+        return None
+    if m.get("deck") == "kernelbench-hard":
+        return ("not judged: this machine has no GPU, and a KernelBench-Hard reference is written for one (its "
+                "shapes sized for an H100, fp8 and bf16 GEMMs the CPU runs slowly or not at all); run "
+                "`challenge check` where torch sees a GPU")
+    size = reference_input_bytes(challenge)
+    if size is not None and size > CPU_INPUT_BYTES:
+        return (f"not judged: this machine has no GPU, and the reference's inputs at the deck's sizes are "
+                f"{size / 2**30:.1f} GiB (over {CPU_INPUT_BYTES / 2**30:g} GiB, too large to check on the CPU); "
+                "run `challenge check` where torch sees a GPU")
+    return None
+
+
+def reference_input_bytes(challenge: Challenge) -> int | None:
+    """The bytes of one call's inputs (``get_inputs()`` of the reference, made on
+    torch's meta device, so nothing is allocated), or None where that cannot be told."""
+    import torch
+
+    from engine.verify.binding import load_module
+
+    try:
+        ref = load_module(challenge.reference_path, f"benchtui_size_{challenge.id}")
+        with torch.device("meta"):
+            inputs = list(ref.get_inputs())
+    except Exception:  # the reference's own code: where it cannot say on meta, running it will
+        return None
+    return sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+
+
 def run_reference(challenge: Challenge, seed: int) -> dict:
     """The suite's checks with the challenge's reference as the answer (its
     ``adapters/reference.py`` binds it where its API is not the contract)."""
@@ -95,7 +161,7 @@ def run_reference(challenge: Challenge, seed: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
         answer = Path(tmp) / "reference-as-answer"
         answer.mkdir()
-        shutil.copyfile(challenge.reference_path, answer / "reference.py")
+        write_reference_answer(challenge, answer)
         return run_local(challenge.path.name, answer, model="reference", seed=seed,
                          challenges_dir=challenge.path.parent, copy=False)
 
@@ -265,6 +331,13 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
         report.items.extend(i for i in check_requirements(challenge, []) if i.name != "checks_name_requirements")
         report.items.append(check_prompt_version(challenge))
         return report
+    why = module_not_here(challenge)
+    if why:
+        report.items.extend(Item(name, None, why) for name in
+                            ("reference_passes", "checks_name_requirements", "thresholds_outside_noise"))
+        report.items.extend(i for i in check_requirements(challenge, []) if i.name != "checks_name_requirements")
+        report.items.append(check_prompt_version(challenge))
+        return report
     runs = {seed: run_reference(challenge, seed) for seed in seeds}
     report.items.append(check_reference(runs))
     report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
@@ -287,6 +360,9 @@ def reference_mutation_score(workbench, challenge: Challenge, mutants: int) -> d
 
     if challenge.language == "cuda":
         return {"score": None, "note": "not measured: CUDA sources are not mutated yet"}
+    why = module_not_here(challenge)
+    if why:
+        return {"score": None, "note": why.replace("not judged", "not measured", 1)}
     try:
         sandbox.choose_layer("auto")
     except sandbox.SandboxUnavailable as exc:

@@ -88,17 +88,24 @@ def cupy_fit(dists: dict[str, str], driver: tuple[int, int] | None) -> dict:
 
 def recommend_extras(*, nvidia_gpu: bool, cupy: str | None, mlx_lm: str | None, platform_ok_for_mlx_lm: bool,
                      from_clone: bool, cluster: str | None = None, ray: str | None = None,
-                     cuda_extra: str | None = None) -> list[dict]:
+                     cuda_extra: str | None = None, torch_missing: bool = False, module_challenges: int = 0) -> list[dict]:
     """The optional extras worth installing on this machine, each with why
     and the command. ``cluster``: the default cluster address configured here
     (engine/host/config.py), which needs Ray. ``cuda_extra``: the CuPy extra that
-    fits this machine's driver (``cuda12``/``cuda13``), else ``cuda``."""
+    fits this machine's driver (``cuda12``/``cuda13``), else ``cuda``. ``torch_missing``:
+    PyTorch is not importable; ``module_challenges``: the workbench's kernel-deck
+    challenges (a ``[module]`` table), which need it."""
     out = []
     if nvidia_gpu and not cupy:
         out.append({"extra": cuda_extra or "cuda",
                     "why": "an NVIDIA GPU is present but CuPy is not installed: CUDA answers would be skipped"})
     if platform_ok_for_mlx_lm and not mlx_lm:
         out.append({"extra": "ternary", "why": "mlx-lm is not installed: ternary_training answers importing mlx_lm get missing_dependency"})
+    if torch_missing and (module_challenges or nvidia_gpu):
+        why = (f"PyTorch is not installed: this workbench's {module_challenges} kernel-deck challenge(s) "
+               "(KernelBench, KernelBench-Hard) would be skipped" if module_challenges
+               else "PyTorch is not installed: kernel-deck challenges (KernelBench, KernelBench-Hard) would be skipped")
+        out.append({"extra": "torch", "why": why})
     if cluster and not ray:
         out.append({"extra": "cluster", "why": f"runs default to the cluster {cluster!r} but Ray is not installed"})
     for r in out:
@@ -169,7 +176,9 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         "sandbox": _sandbox(),
         "paths": paths(workbench_arg, store_arg),
         "cluster": {"ray": _version("ray"), "default": default_cluster()},  # run --cluster
+        "torch": _version("torch"),  # kernel-deck challenges ([module]: engine/verify/module_suite.py)
     }
+    report["module_challenges"] = module_challenges(report["paths"].get("workbench"))
     dists = report["cuda"]["cupy_distributions"]
     report["cuda"]["cupy"] = ", ".join(f"{n} {v}" for n, v in dists.items()) or None
     report["cuda"]["fit"] = cupy_fit(dists, driver_cuda_version() if _nvidia_gpu() else None)
@@ -177,8 +186,24 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         nvidia_gpu=_nvidia_gpu(), cupy=report["cuda"]["cupy"], mlx_lm=_version("mlx-lm"),
         cuda_extra=report["cuda"]["fit"]["extra"],
         platform_ok_for_mlx_lm=sys.platform == "linux" or (sys.platform == "darwin" and platform.machine() == "arm64"),
-        from_clone=not resources.is_installed(), cluster=report["cluster"]["default"], ray=report["cluster"]["ray"])
+        from_clone=not resources.is_installed(), cluster=report["cluster"]["default"], ray=report["cluster"]["ray"],
+        torch_missing=report["torch"] is None, module_challenges=report["module_challenges"])
     return report
+
+
+def module_challenges(workbench: str | None) -> int:
+    """How many of the workbench's challenges are kernel-deck problems (a [module] table)."""
+    import tomllib
+
+    if not workbench:
+        return 0
+    count = 0
+    for toml in sorted((Path(workbench) / "challenges").glob("*/challenge.toml")):
+        try:
+            count += isinstance(tomllib.loads(toml.read_text(encoding="utf-8")).get("module"), dict)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+    return count
 
 
 def _sandbox() -> dict:
@@ -212,6 +237,9 @@ def render(report: dict) -> str:
         + (f"devices: {cuda['devices']}" if cuda["available"] else cuda["detail"]) + f"; nvcc {cuda['nvcc'] or 'not found'}"
         + _fit_text(cuda.get("fit")),
         f"{ok(mlx['available'])}mlx      {mlx['version'] or 'not installed'}; " + (mlx["device"] if mlx["available"] else mlx["detail"]),
+        f"{ok(report.get('torch'))}torch    " + (report.get("torch") or "not installed: kernel-deck challenges "
+                                                "(KernelBench, KernelBench-Hard) are skipped")
+        + (f"; {report['module_challenges']} in this workbench" if report.get("module_challenges") else ""),
         f"{ok(True)}cluster  Ray {cluster.get('ray') or 'not installed'}; default "
         + (repr(cluster["default"]) if cluster.get("default") else "none (runs stay on this machine)"),
         f"{ok(sb['active'])}sandbox  active layer: {sb['active'] or 'none (runs refused without --unsafe-no-isolation)'}",

@@ -50,7 +50,8 @@ def main(argv: list[str]) -> int:
            "to_mlx": _to_mlx, "forget": lambda _: _forget(folder),
            "reach_start": lambda _: reach.start(folder, adapter), "reach_stop": lambda _: reach.stop(),
            "probe_start": lambda _: _probing(True), "probe_end": lambda _: _probing(False),
-           "cuda_library": lambda spec: _cuda_library(folder, adapter, spec)}
+           "cuda_library": lambda spec: _cuda_library(folder, adapter, spec),
+           "torch_module": lambda spec: _torch_module(folder, spec)}
     peer = wire.Peer(wire.Connection(wire.socket_from_fd(fd)), trusting=True, ops=ops)
     peer.finish = _evaluate_mlx
     peer.serve_forever()
@@ -65,6 +66,14 @@ def _cuda_library(folder: Path, adapter: Path | None, spec):
     if not isinstance(spec, dict):
         raise TypeError("cuda_library takes a dict")
     return cuda_device.serve_library(folder, adapter, spec)
+
+
+def _torch_module(folder: Path, spec):
+    """Import (and build) the answer's PyTorch module here, in the answer's
+    sandbox, and serve it (engine.verify.module_host)."""
+    from engine.verify import module_host
+
+    return module_host.serve_module(folder, spec)
 
 
 # Called with True / False around a harness's probing of the answer (the

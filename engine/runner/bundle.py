@@ -259,6 +259,27 @@ def sandbox_env(gpu: bool) -> dict:
     return env
 
 
+def module_build_cache(challenge_path: Path, work: Path) -> Path | None:
+    """For a kernel-deck challenge (a ``[module]`` table) run on a GPU: the
+    answer's own build cache, kept between its runs in the temporary folder
+    and keyed by the hash of its Python files, so its inline CUDA or Triton
+    kernels are built once. Only this folder is bound writable into the
+    answer's sandbox: another answer's cache is out of its reach."""
+    import tomllib
+
+    from engine.verify.module_host import answer_hash
+
+    try:
+        spec = tomllib.loads((Path(challenge_path) / "challenge.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    if not isinstance(spec.get("module"), dict):
+        return None
+    folder = Path(tempfile.gettempdir()) / f"benchtui-build-cache-{os.getuid()}" / answer_hash(work)[:32]
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return folder
+
+
 def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
                   layer: str, hide: list[Path], checker: str = "engine.runner.child",
                   answer_server: str = "engine.runner.answer_server", cancel: threading.Event | None = None,
@@ -278,6 +299,8 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     # it ends anyway when the checker goes
     answer_box = dataclasses.replace(box, wall_s=limits.timeout_s + ANSWER_GRACE_S)
     env = sandbox_env(gpu)
+    build_cache = module_build_cache(challenge_path, work) if gpu else None
+    answer_env = {**env, "BENCHTUI_BUILD_CACHE": str(build_cache)} if build_cache else env
     answer_proc: list = []
     stop = threading.Event()
 
@@ -291,7 +314,8 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
             sandbox.run_sandboxed(
                 [sys.executable, "-m", answer_server, str(answer_end.fileno()), str(work), str(adapter or "")],
                 workdir=work, ro_paths=[REPO_ROOT / "engine"] + ([adapter.parent] if adapter else []),
-                hide_paths=hide, limits=answer_box, layer=layer, env=env, gpu=gpu,
+                rw_paths=[build_cache] if build_cache else [],
+                hide_paths=hide, limits=answer_box, layer=layer, env=answer_env, gpu=gpu,
                 stdout_path=out / "answer_stdout.txt", stderr_path=out / "answer_stderr.txt",
                 pass_fds=[answer_end.fileno()], started=answer_proc.append, stop=stop)
         finally:

@@ -167,3 +167,21 @@ def test_site_folders_outside_the_prefix_are_bound_back(tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     assert sandbox._Bind(user_site, False) in sandbox._plan_binds(work, [], [], [])
+
+
+def test_doctor_recommends_torch_for_kernel_deck_challenges(tmp_path):
+    from engine.host.doctor import module_challenges, recommend_extras
+
+    (tmp_path / "challenges" / "deck_a").mkdir(parents=True)
+    (tmp_path / "challenges" / "deck_a" / "challenge.toml").write_text('id = "deck_a"\n[module]\ndeck = "kernelbench"\n')
+    (tmp_path / "challenges" / "plain").mkdir()
+    (tmp_path / "challenges" / "plain" / "challenge.toml").write_text('id = "plain"\n')
+    assert module_challenges(str(tmp_path)) == 1
+    base = dict(nvidia_gpu=False, cupy=None, mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=True)
+    wanted = recommend_extras(**base, torch_missing=True, module_challenges=1)
+    assert [(r["extra"], r["command"]) for r in wanted] == [("torch", 'python3 -m pip install -e ".[torch]"')]
+    assert "1 kernel-deck challenge" in wanted[0]["why"]
+    assert recommend_extras(**base, torch_missing=True, module_challenges=0) == []  # the lean install stays lean
+    assert recommend_extras(**base, torch_missing=False, module_challenges=3) == []
+    gpu = recommend_extras(**{**base, "nvidia_gpu": True, "cupy": "14.0"}, torch_missing=True)
+    assert [r["extra"] for r in gpu] == ["torch"]

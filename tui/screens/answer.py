@@ -181,6 +181,8 @@ class AnswerScreen(WholeFrameScreen):
         *(Binding(str(i + 1), f"tab({i})", f"Tab {name}", show=False, id=f"answer.tab{i + 1}")
           for i, name in enumerate(("File", "Checks", "Self-check", "Runs", "Grade"))),
         Binding("a", "adapter", "Adapter", show=False, id="answer.adapter"),  # scaffold an adapter
+        # an imported deck's published result and annotations for this answer (benchtui import)
+        Binding("p", "published", "Published", show=False, id="answer.published"),
     ]
 
     class FileLoaded(Message):
@@ -676,6 +678,9 @@ class AnswerScreen(WholeFrameScreen):
 
     def action_run(self) -> None:
         self.app.open_runs([(self.model, self.challenge)], "answer")
+
+    def action_published(self) -> None:
+        self.app.open_published(self.model, self.challenge)
 
     def action_adapter(self) -> None:
         """Scaffold this answer's workbench adapter (what `benchtui adapter new` writes),

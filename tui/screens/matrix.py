@@ -73,6 +73,7 @@ class MatrixScreen(GuardedScreen):
         Binding("l", "leaderboard", "Leaders", id="matrix.leaderboard"),
         # last: where the footer has no room for every key (80 columns) these go first; ? lists them all
         Binding("a", "audit", "Suites", id="matrix.audit"),
+        Binding("p", "published", "Published", id="matrix.published", show=False),
         Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh"),
     ]
 
@@ -509,6 +510,9 @@ class MatrixScreen(GuardedScreen):
 
     def action_audit(self) -> None:
         self.app.open_audit()
+
+    def action_published(self) -> None:
+        self.app.open_published()
 
     def action_cycle_sort(self) -> None:
         self.ensure_whole()

@@ -1,0 +1,152 @@
+"""`benchtui import` of a big KernelBench deck. Prints JSON.
+
+    python bench/deck_import.py [--problems 250] [--runs 10] [--samples 4] [--keep DIR] [--no-scan]
+
+Synthesises a KernelBench tree in a scratch folder: P problems over levels 1
+and 2 (a small `Model` each, as KernelBench writes them), R run folders of S
+samples per problem (R x P x S kernel files: 10,000 at the defaults, a
+normal deck of 250 problems x several samples per model), each run with its
+eval_results.json. Then reads the deck, imports it into a fresh workbench
+(files and the store's rows) and indexes the workbench (the scan the command
+runs after an import), and imports it a second time (nothing to write).
+
+Goal: reading and importing 10,000 runs in under a minute (`import_s`); the
+scan is reported apart (`scan_s`, held to its own goal by bench/scale.py).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+PROBLEM = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Synthetic problem {n}: a scaled ReLU."""
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x) * {n}
+
+
+def get_inputs():
+    return [torch.randn(16, {n})]
+
+
+def get_init_inputs():
+    return []
+'''
+KERNEL = '''import torch
+import torch.nn as nn
+
+# run {run}, problem {n}, sample {s}
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.clamp_min(x, 0) * {n}
+'''
+
+
+def synthesise(root: Path, problems: int, runs: int, samples: int) -> int:
+    per_level = (problems + 1) // 2
+    placed = []
+    for i in range(problems):
+        level, n = (1, i + 1) if i < per_level else (2, i - per_level + 1)
+        folder = root / "KernelBench" / f"level{level}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{n}_Synthetic_relu_{n}.py").write_text(PROBLEM.format(n=n), encoding="utf-8")
+        placed.append((level, n))
+    count = 0
+    for r in range(runs):
+        for level in (1, 2):
+            run = root / "runs" / f"model{r:02d}_level{level}"
+            run.mkdir(parents=True)
+            results: dict[str, list] = {}
+            for lv, n in placed:
+                if lv != level:
+                    continue
+                for s in range(samples):
+                    (run / f"level_{level}_problem_{n}_sample_{s}_kernel.py").write_text(
+                        KERNEL.format(run=r, n=n, s=s), encoding="utf-8")
+                    results.setdefault(str(n), []).append(
+                        {"sample_id": s, "compiled": True, "correctness": (n + s) % 3 != 0,
+                         "metadata": {"hardware": "NVIDIA H100", "correctness_trials": "(5 / 5)"},
+                         "runtime": 10.0 + s, "runtime_stats": {"mean": 10.0 + s}, "ref_runtime": 20.0})
+                    count += 1
+            (run / "eval_results.json").write_text(json.dumps(results), encoding="utf-8")
+    return count
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", type=int, default=250)
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--samples", type=int, default=4)
+    ap.add_argument("--keep", metavar="DIR", help="work here and keep it (default: a scratch folder, removed)")
+    ap.add_argument("--no-scan", action="store_true", help="skip the workbench scan after the import")
+    args = ap.parse_args()
+
+    from engine.decks import kernelbench
+    from engine.decks.importer import import_deck
+    from engine.store.database import Store
+    from engine.workbench.layout import find_workbench
+    from engine.workbench.scan import scan_workbench
+
+    base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="benchtui-deck-bench-"))
+    if base.exists() and args.keep:
+        shutil.rmtree(base)
+    base.mkdir(parents=True, exist_ok=True)
+    try:
+        deck_root, wb = base / "deck", base / "wb"
+        t = time.perf_counter()
+        kernels = synthesise(deck_root, args.problems, args.runs, args.samples)
+        synth_s = time.perf_counter() - t
+
+        t = time.perf_counter()
+        deck = kernelbench.read_deck(deck_root, commit="synthetic")
+        read_s = time.perf_counter() - t
+        t = time.perf_counter()
+        result = import_deck(deck, wb)
+        write_s = time.perf_counter() - t
+        scan_s = None
+        if not args.no_scan:
+            t = time.perf_counter()
+            with Store(wb / "store.db") as store:
+                scan = scan_workbench(find_workbench(str(wb), None, Path.cwd()), store, index_transcripts=False)
+            scan_s = time.perf_counter() - t
+        t = time.perf_counter()
+        again = import_deck(kernelbench.read_deck(deck_root, commit="synthetic"), wb)
+        reimport_s = time.perf_counter() - t
+        out = {
+            "problems": args.problems, "kernels": kernels, "runs_read": len(deck.runs),
+            "challenges": result.challenges, "answers": result.answers, "models": result.models,
+            "results": result.results, "problems_reported": len(result.problems),
+            "synthesise_s": round(synth_s, 2), "read_s": round(read_s, 2), "write_s": round(write_s, 2),
+            "import_s": round(read_s + write_s, 2), "goal_import_s": 60.0,
+            "import_ok": read_s + write_s < 60.0,
+            "scan_s": None if scan_s is None else round(scan_s, 2),
+            "scan_answers": None if scan_s is None else scan.answers,
+            "reimport_s": round(reimport_s, 2), "reimport_files_written": again.files_written,
+            "store_mb": round((wb / "store.db").stat().st_size / 1e6, 2),
+        }
+        print(json.dumps(out, indent=2))
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""import (another benchmark's deck into a workbench), published (its results beside benchtui's)."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from engine.cli import CommandError, UsageError, print_json
+
+COMMIT_WORDS = re.compile(r"\bcommit\s+`?([0-9a-f]{7,40})\b", re.IGNORECASE)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("import", help="open another benchmark's deck (KernelBench, KernelBench-Hard) as a workbench")
+    p.add_argument("deck", help="the deck's folder: a KernelBench-Hard repository, or a KernelBench tree")
+    p.add_argument("--gpu", help="KernelBench-Hard: which problems-<gpu>/ and public/runs/<gpu>/ (e.g. h100)")
+    p.add_argument("--runs", metavar="PATH", help="KernelBench: the runs folder (default: DECK/runs)")
+    p.add_argument("--commit", help="the deck's commit, where the deck is not a git checkout")
+    p.add_argument("--dry-run", action="store_true", help="read and check the deck; write nothing")
+    p.add_argument("--strict", action="store_true", help="exit 1 when the report lists any problem")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("published", help="a deck's published results beside benchtui's verdicts: agreement, "
+                                         "rank correlation, every disagreement")
+    p.add_argument("-c", "--challenge", help="one challenge (id or display name)")
+    p.add_argument("-m", "--model", help="one model's answers, each in full: figures per shape, annotations, quotes")
+    p.add_argument("--deck", choices=("kernelbench-hard", "kernelbench"))
+    p.add_argument("--all", action="store_true", help="list every answer, not only the disagreements")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_published)
+
+
+def deck_commit(root: Path, given: str | None) -> str:
+    """--commit, else the deck's own git checkout's HEAD, else a commit its ABOUT/README names."""
+    if given:
+        return given
+    from engine.workbench.gitinfo import read_git
+
+    git = read_git(root)
+    if git.commit and git.top is not None and git.top == root.resolve():
+        return git.commit
+    for name in ("ABOUT.md", "README.md"):
+        try:
+            m = COMMIT_WORDS.search((root / name).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        if m:
+            return m.group(1)
+    return ""
+
+
+def read_any_deck(path: Path, *, gpu: str | None, runs: str | None, commit: str | None):
+    from engine.decks import kernelbench, kernelbench_hard
+
+    if kernelbench_hard.looks_like(path):
+        bench, _ = kernelbench_hard.find_bench(path)
+        have = sorted(p.name.removeprefix("problems-") for p in bench.glob("problems-*") if p.is_dir())
+        if gpu is None:
+            if len(have) != 1:
+                raise UsageError(f"{path} is a KernelBench-Hard deck with problems for {', '.join(have) or 'no GPU'}: "
+                                 "pick one with --gpu")
+            gpu = have[0]
+        if gpu.lower() not in have:
+            raise UsageError(f"{path} has no problems-{gpu.lower()}/ folder (GPUs here: {', '.join(have) or 'none'})")
+        return kernelbench_hard.read_deck(path, gpu.lower(), commit=deck_commit(path, commit))
+    if kernelbench.looks_like(path):
+        return kernelbench.read_deck(path, runs=Path(runs) if runs else None, commit=deck_commit(path, commit))
+    raise UsageError(f"{path} is neither a KernelBench-Hard deck (benchmarks/hard/) nor a KernelBench tree "
+                     "(KernelBench/level<N>/)")
+
+
+def target_root(args) -> Path:
+    raw = args.workbench or os.environ.get("BENCHTUI_WORKBENCH") or str(Path.cwd())
+    return Path(os.path.expanduser(raw)).resolve()
+
+
+def cmd_import(args, ctx) -> int:
+    from engine.decks.importer import DeckImportError, import_deck
+    from engine.decks.model import DeckError
+    from engine.host.resources import default_store_path, refuse_install_write
+    from engine.store.database import StoreError
+
+    path = Path(os.path.expanduser(args.deck)).resolve()
+    if not path.is_dir():
+        raise UsageError(f"no such deck folder: {args.deck}")
+    root = target_root(args)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"the workbench {root} is not a folder")
+    refused = refuse_install_write(root)
+    if refused:
+        raise UsageError(refused)
+    try:
+        deck = read_any_deck(path, gpu=args.gpu, runs=args.runs, commit=args.commit)
+    except DeckError as exc:
+        raise CommandError(str(exc)) from exc
+    if root == path or path in root.parents:
+        raise UsageError(f"the workbench {root} is inside the deck {path}, which is never written to: "
+                         "give another folder with --workbench")
+    if not args.dry_run:
+        try:  # before its store's path is chosen: a folder that does not exist yet is not writable
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CommandError(f"cannot make the workbench {root}: {exc}") from exc
+    store_path = Path(os.path.expanduser(args.store)).resolve() if args.store else default_store_path(root)
+    try:
+        result = import_deck(deck, root, store_path, dry_run=args.dry_run)
+    except (DeckImportError, StoreError) as exc:
+        raise CommandError(f"{exc}; nothing was imported") from exc
+    except OSError as exc:
+        raise CommandError(f"cannot write the workbench {root}: {exc}; nothing was imported") from exc
+    scan = None
+    if not args.dry_run:
+        from engine.store.database import Store
+        from engine.workbench.layout import find_workbench
+        from engine.workbench.scan import scan_workbench
+
+        with Store(store_path) as store:
+            scan = scan_workbench(find_workbench(str(root), None, Path.cwd(), store=str(store_path)), store,
+                                  index_transcripts=False)
+    if args.json:
+        print_json({**result.to_dict(), "scan": scan.as_json() if scan else None})
+    else:
+        print_report(result)
+    return 1 if args.strict and result.problems else 0
+
+
+def print_report(r) -> None:
+    verb = "would import" if r.dry_run else "imported"
+    gpu = f" ({r.gpu})" if r.gpu else ""
+    print(f"{verb} {r.title}{gpu} from {r.path} (commit {r.commit or 'unknown'}) into {r.workbench}:")
+    print(f"  {r.challenges} challenges ({r.challenges_written} new or changed), {r.answers} answers of {r.models} models "
+          f"({r.answers_written} new), {r.results} published results ({r.results_without_answer} without an answer), "
+          f"{r.annotations} annotations ({r.notes_added} line notes added)")
+    for line in r.problems:
+        print(f"  problem: {line}")
+    for line in r.notes:
+        print(f"  note: {line}")
+    if not r.dry_run:
+        print("  next: `benchtui run -c CHALLENGE` runs the answers; `benchtui published` sets the verdicts beside the deck's")
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
+def cmd_published(args, ctx) -> int:
+    from engine.decks.compare import compare, published_detail
+    from engine.grading.grades import GradeError, resolve_challenge, resolve_model
+
+    store = ctx.store
+    if "deck_results" not in store.table_names() or not store.query("select 1 from deck_results limit 1"):
+        raise UsageError("no deck imported in this workbench; `benchtui import DECK` first")
+    def named(column: str, name: str, resolve) -> str:
+        """A name as the deck's rows hold it, else as the grades resolve it (display names, aliases)."""
+        if store.query(f"select 1 from deck_results where {column} = ? limit 1", (name,)):
+            return name
+        try:
+            return resolve(store, name)
+        except GradeError as exc:
+            raise UsageError(str(exc)) from exc
+
+    challenge = named("challenge", args.challenge, resolve_challenge) if args.challenge else None
+    data = compare(store, challenge=challenge, deck=args.deck)
+    model = None
+    if args.model:
+        model = named("model", args.model, resolve_model)
+        data["answers"] = [r for r in data["answers"] if r["model"] == model]
+        data["disagreements"] = [r for r in data["disagreements"] if r["model"] == model]
+        data["detail"] = [d for c in sorted({r["challenge"] for r in data["answers"]})
+                          for d in published_detail(store, model, c)]
+    if args.json:
+        print_json(data)
+        return 0
+    o = data["overall"]
+    rho = "-" if o["rank_correlation"] is None else f"{o['rank_correlation']:.2f}"
+    print(f"{o['answers']} answers, {o['published']} published results ({o['deck_pass']} PASS), {o['run_here']} run here; "
+          f"judged by both: {o['judged_both']}, agreement {_pct(o['agreement'])}, rank correlation of the passes {rho}")
+    print(f"{'challenge':<36} {'answers':>7} {'deck PASS':>9} {'agree':>6} {'differ':>6} {'not judged':>10} {'rho':>5}")
+    for cid, s in data["challenges"].items():
+        rho = "-" if s["rank_correlation"] is None else f"{s['rank_correlation']:.2f}"
+        print(f"{cid:<36} {s['answers']:>7} {s['deck_pass']:>9} {s['both_pass'] + s['both_fail']:>6} "
+              f"{s['deck_pass_here_fail'] + s['deck_fail_here_pass']:>6} {s['not_judged_here']:>10} {rho:>5}")
+    rows = data["answers"] if args.all or model else data["disagreements"]
+    if rows:
+        print(f"{model}'s answers:" if model else "every answer:" if args.all else "disagreements:")
+    for r in rows:
+        fig = "" if r["deck_figure"] is None else f" pf {r['deck_figure']:.4f}"
+        mine = "" if r["figure"] is None else f" pf {r['figure']:.4f}"
+        notes = "; ".join(f"annotation: {a['verdict']}" for a in r["annotations"])
+        print(f"  {r['model'] or '(no answer)'}/{r['challenge']} [{r['run_id']}]: deck {r['deck_verdict'] or '-'}"
+              f" ({r['deck_reason'] or '-'}){fig}; benchtui {r['verdict'] or 'not run'}"
+              f" ({r['reason'] or '-'}){mine}" + (f"; {notes}" if notes else ""))
+    for d in data.get("detail", []):
+        print(f"{model}, run {d['run_id']} ({d['problem']}), as published:")
+        for s in d["shapes"]:
+            print(f"    shape {s.get('idx', '?')} {s.get('label', '')}: {s.get('ms', '-')} ms, {s.get('tflops', '-')} TFLOPS, "
+                  f"{s.get('gbps', '-')} GB/s, fraction {s.get('frac', '-')}")
+        for a in d["annotations"]:
+            print(f"    annotation {a['source']}: {a['verdict']}: {a['summary']}")
+            for q in a["quotes"]:
+                print(f"      {q['file']}:{'-'.join(map(str, q['lines'] or []))} {q['label']}")
+    for imp in data["imports"] if model is None else []:
+        for line in imp["problems"]:
+            print(f"  the deck itself ({imp['title']}): {line}")
+    return 0

@@ -1,0 +1,190 @@
+"""benchtui's verdicts beside a deck's published results: per answer, the
+two verdicts and figures; per problem and overall, how often they agree, the
+rank correlation of the passes' figures, and every disagreement with both
+reasons (``benchtui published``, the dashboard's published-results screen)."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from engine.store.database import Store
+from engine.verify import verdicts as V
+
+# benchtui's verdicts that judge the answer (a pass, or a failure of the answer's own);
+# the others (skipped, unbound, a missing dependency, not run) judged nothing.
+PASSING = {V.PASS, V.PARTIAL}
+FAILING = {V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN}
+FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module_suite.py)
+
+
+@dataclass
+class Row:
+    deck: str
+    run_id: str
+    model: str | None
+    challenge: str
+    problem: str
+    deck_verdict: str | None        # 'PASS' / 'FAIL' / None (no published result)
+    deck_reason: str | None
+    deck_figure: float | None
+    verdict: str | None             # benchtui's latest verdict, None when never run
+    reason: str | None
+    figure: float | None
+    annotations: list[dict] = field(default_factory=list)
+    has_answer: bool = True
+
+    @property
+    def judged(self) -> str | None:
+        return "PASS" if self.verdict in PASSING else "FAIL" if self.verdict in FAILING else None
+
+    @property
+    def agreement(self) -> str:
+        if not self.has_answer:
+            return "no answer"
+        if self.deck_verdict is None:
+            return "no published result"
+        if self.judged is None:
+            return "not judged here" if self.verdict else "not run here"
+        return "agree" if self.judged == self.deck_verdict else "disagree"
+
+    def to_dict(self) -> dict:
+        return {**{k: v for k, v in self.__dict__.items()}, "judged": self.judged, "agreement": self.agreement}
+
+
+def spearman(pairs: list[tuple[float, float]]) -> float | None:
+    """Spearman's rank correlation (average ranks for ties); None under 3 pairs or no spread."""
+    if len(pairs) < 3:
+        return None
+
+    def ranks(values: list[float]) -> list[float]:
+        order = sorted(range(len(values)), key=values.__getitem__)
+        out = [0.0] * len(values)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2 + 1
+            i = j + 1
+        return out
+
+    a, b = ranks([p[0] for p in pairs]), ranks([p[1] for p in pairs])
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    va, vb = sum((x - ma) ** 2 for x in a), sum((y - mb) ** 2 for y in b)
+    return None if va == 0 or vb == 0 else cov / (va * vb) ** 0.5
+
+
+def summary(rows: list[Row]) -> dict:
+    counts = {"answers": sum(r.has_answer for r in rows), "published": sum(r.deck_verdict is not None for r in rows),
+              "deck_pass": sum(r.deck_verdict == "PASS" for r in rows), "run_here": sum(r.verdict is not None for r in rows),
+              "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
+              "not_judged_here": 0}
+    for r in rows:
+        if r.agreement in ("agree", "disagree"):
+            key = ("both_pass" if r.judged == "PASS" else "both_fail") if r.agreement == "agree" else \
+                  ("deck_pass_here_fail" if r.deck_verdict == "PASS" else "deck_fail_here_pass")
+            counts[key] += 1
+        elif r.has_answer and r.deck_verdict is not None:
+            counts["not_judged_here"] += 1
+    judged = counts["both_pass"] + counts["both_fail"] + counts["deck_pass_here_fail"] + counts["deck_fail_here_pass"]
+    counts["judged_both"] = judged
+    counts["agreement"] = None if not judged else (counts["both_pass"] + counts["both_fail"]) / judged
+    pairs = [(r.deck_figure, r.figure) for r in rows
+             if r.deck_verdict == "PASS" and r.judged == "PASS" and r.deck_figure is not None and r.figure is not None]
+    counts["passes_with_both_figures"] = len(pairs)
+    counts["rank_correlation"] = spearman(pairs)
+    if counts["rank_correlation"] is None:
+        counts["rank_correlation_note"] = ("fewer than 3 answers pass both with a peak_fraction from each"
+                                           if len(pairs) < 3 else "no spread in one of the rankings")
+    return counts
+
+
+def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
+    """(the worst check's 'name: message', benchtui's peak_fraction) of one run."""
+    reason, figure = None, None
+    rank = -1.0
+    for c in store.query("select name, verdict, value, message from checks where run_id = ? order by position, id", (run_id,)):
+        name = c["name"].split("::")[-1]
+        if name == FIGURE or name.endswith("." + FIGURE):
+            try:
+                figure = float(json.loads(c["value"])) if isinstance(c["value"], str) else float(c["value"])
+            except (TypeError, ValueError):
+                pass
+        severity = V.SEVERITY.get(c["verdict"], -1)
+        if c["verdict"] != V.PASS and severity > rank:
+            rank, reason = severity, f"{c['name']}: {c['verdict']} {c['message'] or ''}".strip()
+    return reason, figure
+
+
+def compare(store: Store, *, challenge: str | None = None, deck: str | None = None) -> dict:
+    where, params = [], []
+    if challenge:
+        where.append("challenge = ?")
+        params.append(challenge)
+    if deck:
+        where.append("deck = ?")
+        params.append(deck)
+    sql = "select * from deck_results" + (" where " + " and ".join(where) if where else "") + " order by challenge, model, run_id"
+    rows: list[Row] = []
+    latest = {}
+    for r in store.query("select r.* from runs r join (select model, challenge, max(id) id from runs "
+                         "where status != 'interrupted' group by model, challenge) m on r.id = m.id"):
+        latest[(r["model"], r["challenge"])] = r
+    notes: dict[tuple[str, str], list[dict]] = {}
+    for a in store.query("select deck, run_id, verdict, summary, peak_fraction, source from deck_annotations order by id"):
+        notes.setdefault((a["deck"], a["run_id"]), []).append(
+            {"verdict": a["verdict"], "summary": a["summary"], "peak_fraction": a["peak_fraction"], "source": a["source"]})
+    for d in store.query(sql, tuple(params)):
+        run = latest.get((d["model"], d["challenge"])) if d["model"] else None
+        reason, figure = _figure(store, run["id"]) if run else (None, None)
+        if run and run["verdict"] in PASSING:
+            reason = None
+        elif run and not reason:
+            reason = run.get("message")
+        deck_verdict = None if d["correct"] is None else ("PASS" if d["correct"] else "FAIL")
+        rows.append(Row(deck=d["deck"], run_id=d["run_id"], model=d["model"], challenge=d["challenge"],
+                        problem=d["problem"], deck_verdict=deck_verdict, deck_reason=d["failure_reason"],
+                        deck_figure=d["peak_fraction"], verdict=run["verdict"] if run else None, reason=reason,
+                        figure=figure, annotations=notes.get((d["deck"], d["run_id"]), []),
+                        has_answer=bool(d["has_answer"])))
+    per: dict[str, list[Row]] = {}
+    for r in rows:
+        per.setdefault(r.challenge, []).append(r)
+    imports = store.query("select deck, title, path, deck_commit, gpu, imported_at, problems from deck_imports "
+                          "where id in (select max(id) from deck_imports group by deck, path, gpu) order by id")
+    return {
+        "overall": summary(rows),
+        "challenges": {cid: {"problem": rs[0].problem, "deck": rs[0].deck, **summary(rs)} for cid, rs in per.items()},
+        "disagreements": [r.to_dict() for r in rows if r.agreement == "disagree"],
+        "annotated": [r.to_dict() for r in rows if any(a["verdict"] != "clean" for a in r.annotations)],
+        "answers": [r.to_dict() for r in rows],
+        "imports": [{**i, "problems": json.loads(i["problems"] or "[]")} for i in imports],
+    }
+
+
+def published_detail(store: Store, model: str, challenge: str) -> list[dict]:
+    """Every published result of one answer (a model's cell may hold one run;
+    several decks may have published it), with its per-shape figures, its
+    session statistics and its annotations, quotes included."""
+    if "deck_results" not in store.table_names():
+        return []
+    out = []
+    for d in store.query("select * from deck_results where model = ? and challenge = ? order by run_id", (model, challenge)):
+        annotations = []
+        for a in store.query("select verdict, summary, peak_fraction, auditor, source, body from deck_annotations "
+                             "where deck = ? and run_id = ? order by source", (d["deck"], d["run_id"])):
+            body = json.loads(a["body"] or "{}")
+            quotes = [{"label": " ".join(str(q.get("label") or "").split()), "lines": q.get("lines"),
+                       "file": q.get("file"), "text": str(q.get("text") or "")}
+                      for q in body.get("quotes") or [] if isinstance(q, dict)]
+            annotations.append({k: a[k] for k in ("verdict", "summary", "peak_fraction", "auditor", "source")}
+                               | {"quotes": quotes})
+        out.append({**{k: d[k] for k in ("deck", "run_id", "problem", "harness", "deck_model", "effort", "failure_reason",
+                                          "peak_fraction", "speedup", "board_label", "board_peak_fraction",
+                                          "source_path", "sha256", "deck_commit", "peak_tflops", "peak_bw_gbps")},
+                    "correct": None if d["correct"] is None else bool(d["correct"]),
+                    "shapes": json.loads(d["shapes"] or "[]"), "stats": json.loads(d["stats"] or "{}"),
+                    "annotations": annotations})
+    return out

@@ -1,0 +1,324 @@
+"""``benchtui import``: a deck read by its reader (kernelbench_hard,
+kernelbench) written into a workbench, all or nothing.
+
+Files first, through a :class:`FileTransaction` (every new or changed file
+staged beside the workbench, then moved into place; on any failure each move
+is undone), then the store's rows in one transaction; if that fails the
+files are undone too. An answer folder that already holds another answer is
+never written to: that run is reported and left out. Re-importing the same
+deck changes nothing (files compare equal; rows are keyed by deck and run id;
+notes are added once).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine.decks.challenge import challenge_files
+from engine.decks.model import Deck, Run
+from engine.store.database import Store, now_iso
+
+NOTE_AUTHOR = "{deck} annotation"
+
+
+class DeckImportError(Exception):
+    """The import could not be written; nothing was: the message is for the user."""
+
+
+@dataclass
+class ImportResult:
+    deck: str
+    title: str
+    path: str
+    commit: str
+    gpu: str
+    workbench: str
+    challenges: int = 0
+    challenges_written: int = 0
+    answers: int = 0
+    answers_written: int = 0
+    models: int = 0
+    results: int = 0
+    results_without_answer: int = 0
+    annotations: int = 0
+    notes_added: int = 0
+    files_written: int = 0
+    dry_run: bool = False
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    import_id: int | None = None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class FileTransaction:
+    """Writes that land together or not at all."""
+
+    def __init__(self, root: Path, *, dry: bool = False):
+        self.root = root
+        self.dry = dry  # only say what would be written
+        self.staged: list[tuple[Path, Path]] = []    # (staged file, destination)
+        self.done: list[tuple[Path, Path | None]] = []  # (destination, backup of what it replaced)
+        self.made_dirs: list[Path] = []
+        self._stage: Path | None = None
+
+    @property
+    def stage(self) -> Path:
+        if self._stage is None:
+            self._stage = Path(tempfile.mkdtemp(prefix=".benchtui-import-", dir=self.root))
+        return self._stage
+
+    def write(self, dest: Path, data: bytes) -> bool:
+        """Stage ``data`` for ``dest``; False when ``dest`` already holds exactly it."""
+        try:
+            if dest.is_file() and dest.read_bytes() == data:
+                return False
+        except OSError:
+            pass
+        if self.dry:
+            return True
+        tmp = self.stage / f"{len(self.staged):06d}"
+        tmp.write_bytes(data)
+        self.staged.append((tmp, dest))
+        return True
+
+    def _mkdirs(self, folder: Path) -> None:
+        missing = []
+        while not folder.exists():
+            missing.append(folder)
+            folder = folder.parent
+        for d in reversed(missing):
+            d.mkdir()
+            self.made_dirs.append(d)
+
+    def commit(self) -> None:
+        backups = self.stage / "replaced" if self.staged else None
+        try:
+            for i, (tmp, dest) in enumerate(self.staged):
+                self._mkdirs(dest.parent)
+                backup = None
+                if dest.exists():
+                    backups.mkdir(exist_ok=True)
+                    backup = backups / f"{i:06d}"
+                    os.replace(dest, backup)
+                os.replace(tmp, dest)
+                self.done.append((dest, backup))
+        except BaseException:
+            self.rollback()
+            raise
+
+    def rollback(self) -> None:
+        for dest, backup in reversed(self.done):
+            try:
+                if backup is not None:
+                    os.replace(backup, dest)
+                else:
+                    dest.unlink(missing_ok=True)
+            except OSError:
+                pass
+        self.done.clear()
+        for d in reversed(self.made_dirs):
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        self.made_dirs.clear()
+
+    def cleanup(self) -> None:
+        if self._stage is not None:
+            shutil.rmtree(self._stage, ignore_errors=True)
+            self._stage = None
+
+
+def imported_problem(folder: Path) -> tuple[str, str] | None:
+    """(deck, problem) of a challenge folder written by an import, else None."""
+    try:
+        data = tomllib.loads((folder / "challenge.toml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    module = data.get("module")
+    if isinstance(module, dict) and module.get("deck") and module.get("problem"):
+        return str(module["deck"]), str(module["problem"])
+    return None
+
+
+def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> tuple[list[Run], set[str]]:
+    """Stage every file; returns the runs whose answers are (or already were) in place
+    and the challenges written."""
+    challenges: set[str] = set()
+    for problem in deck.problems.values():
+        folder = root / "challenges" / problem.challenge
+        if folder.exists():
+            owner = imported_problem(folder)
+            if owner != (deck.kind, problem.key):
+                result.problems.append(
+                    f"problem {problem.key}: challenges/{problem.challenge}/ exists and is not this deck's import of it "
+                    f"({'deck ' + ' problem '.join(owner) if owner else 'a challenge of its own'}); "
+                    "the problem and its runs are not imported")
+                continue
+        wrote = [tx.write(folder / rel, data) for rel, data in challenge_files(deck, problem).items()]
+        result.challenges_written += any(wrote)
+        result.files_written += sum(wrote)
+        challenges.add(problem.key)
+    result.challenges = len(challenges)
+    placed = []
+    for run in deck.runs:
+        problem = deck.problems[run.problem]
+        if run.problem not in challenges:
+            continue
+        answer = root / "models" / run.model / problem.challenge
+        target = answer / problem.module["answer_file"]
+        if answer.exists():
+            held = target.read_bytes() if target.is_file() else None
+            if held == run.data:  # this answer, already in place (files added beside it are kept)
+                placed.append(run)
+                continue
+            what = "another solution.py" if held is not None else \
+                   f"other files ({', '.join(sorted(p.name for p in answer.iterdir())[:3]) or 'none'}) and no solution.py"
+            result.problems.append(f"run {run.run_id}: models/{run.model}/{problem.challenge}/ already holds {what}; "
+                                   "an answer is never overwritten, so this run is not imported")
+            continue
+        wrote = tx.write(target, run.data)
+        result.answers_written += wrote
+        result.files_written += wrote
+        placed.append(run)
+    result.answers = len(placed)
+    result.models = len({r.model for r in placed})
+    return placed, challenges
+
+
+def import_deck(deck: Deck, root: Path, store_path: Path | None = None, *, dry_run: bool = False) -> ImportResult:
+    """Write ``deck`` into the workbench at ``root`` (created if need be: models/, challenges/)
+    and its published results into the store (``root/store.db`` unless given)."""
+    result = ImportResult(deck.kind, deck.title, deck.path, deck.commit, deck.gpu, str(root), dry_run=dry_run,
+                          problems=list(deck.problems_found), notes=list(deck.notes))
+    if not dry_run:
+        root.mkdir(parents=True, exist_ok=True)
+    tx = FileTransaction(root, dry=dry_run)
+    try:
+        placed, challenges = plan(deck, root, tx, result)
+        without = [r for r in deck.results_without_answer if r["problem"] in challenges]
+        result.results = sum(1 for r in placed if r.result) + len(without)
+        result.results_without_answer = len(without)
+        result.annotations = sum(len(r.annotations) for r in placed)
+        if dry_run:
+            return result
+        for sub in ("models", "challenges"):
+            if not (root / sub).exists():
+                tx._mkdirs(root / sub)
+        tx.commit()
+        try:
+            store = Store(store_path or root / "store.db", check=True)
+        except Exception:
+            tx.rollback()
+            raise
+        try:
+            write_store(store, deck, placed, without, result)
+        except BaseException:
+            tx.rollback()
+            raise
+        finally:
+            store.close()
+    finally:
+        tx.cleanup()
+    return result
+
+
+def _json(value) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _int(value) -> int | None:
+    return None if value is None else int(bool(value))
+
+
+def result_values(deck: Deck, row: dict, *, run_id: str, model: str | None, challenge: str, problem: str,
+                  harness, deck_model, effort, has_answer: bool, source: str | None, sha: str | None,
+                  import_id: int, at: str) -> tuple:
+    return (deck.kind, run_id, model, challenge, problem, harness, deck_model, effort, int(has_answer),
+            int(bool(row.get("has_result"))), _int(row.get("correct")), row.get("failure_reason"),
+            row.get("peak_fraction"), row.get("speedup"), _json(row.get("shapes") or []), _json(row.get("stats") or {}),
+            row.get("regime"), row.get("precision"), row.get("peak_tflops"), row.get("peak_bw_gbps"),
+            row.get("board_label"), _int(row.get("board_correct")), row.get("board_peak_fraction"),
+            row.get("annotation_verdict"), source, sha, deck.commit, import_id, at)
+
+
+RESULT_COLUMNS = ("deck, run_id, model, challenge, problem, harness, deck_model, effort, has_answer, has_result, "
+                  "correct, failure_reason, peak_fraction, speedup, shapes, stats, regime, precision, peak_tflops, "
+                  "peak_bw_gbps, board_label, board_correct, board_peak_fraction, annotation_verdict, source_path, "
+                  "sha256, deck_commit, import_id, imported_at")
+
+
+def upsert_sql(table: str, columns: str, key: str) -> str:
+    names = [c.strip() for c in columns.split(",")]
+    keys = {k.strip() for k in key.split(",")}
+    updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in keys)
+    return (f"insert into {table} ({columns}) values ({', '.join('?' * len(names))}) "
+            f"on conflict({key}) do update set {updates}")
+
+
+def write_store(store: Store, deck: Deck, placed: list[Run], without: list[dict], result: ImportResult) -> None:
+    conn = store.conn
+    at = now_iso()
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        raise DeckImportError(f"the store is busy, nothing imported: {exc}") from exc
+    try:
+        cur = conn.execute(
+            "insert into deck_imports (deck, title, path, deck_commit, gpu, imported_at, challenges, answers, results, "
+            "annotations, problems, notes) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (deck.kind, deck.title, deck.path, deck.commit, deck.gpu, at, result.challenges, result.answers,
+             result.results, result.annotations, _json(result.problems), _json(result.notes)))
+        import_id = cur.lastrowid
+        result.import_id = import_id
+        rows = []
+        for run in placed:
+            problem = deck.problems[run.problem]
+            rows.append(result_values(deck, run.result or {}, run_id=run.run_id, model=run.model,
+                                      challenge=problem.challenge, problem=run.problem, harness=run.harness,
+                                      deck_model=run.deck_model, effort=run.effort, has_answer=True,
+                                      source=run.source, sha=run.sha256, import_id=import_id, at=at))
+        for row in without:
+            problem = deck.problems[row["problem"]]
+            rows.append(result_values(deck, row, run_id=row["run_id"], model=None, challenge=problem.challenge,
+                                      problem=row["problem"], harness=row.get("harness"),
+                                      deck_model=row.get("deck_model"), effort=row.get("effort"), has_answer=False,
+                                      source=None, sha=None, import_id=import_id, at=at))
+        conn.executemany(upsert_sql("deck_results", RESULT_COLUMNS, "deck, run_id"), rows)
+        author = NOTE_AUTHOR.format(deck=deck.kind)
+        annotations, notes = [], []
+        for run in placed:
+            challenge = deck.problems[run.problem].challenge
+            answer_file = deck.problems[run.problem].module["answer_file"]
+            for a in run.annotations:
+                annotations.append((deck.kind, run.run_id, run.model, challenge, a["source"], a["verdict"], a["summary"],
+                                    a["peak_fraction"] if isinstance(a["peak_fraction"], (int, float)) else None,
+                                    a["auditor"], len(a["quotes"]), _json(a["body"]), import_id, at))
+                for q in a["quotes"]:
+                    span = f"lines {q['start']}-{q['end']}" if q["start"] is not None and q["end"] != q["start"] else \
+                           f"line {q['start']}" if q["start"] is not None else "no line given"
+                    text = f"[{a['verdict']}] {q['label'] or 'quoted'} ({span}; {a['source']})"
+                    relpath = answer_file if q["file"] == answer_file else q["file"]
+                    notes.append((run.model, challenge, relpath, q["start"], author, text))
+        conn.executemany(upsert_sql("deck_annotations", "deck, run_id, model, challenge, source, verdict, summary, "
+                                    "peak_fraction, auditor, quotes, body, import_id, imported_at", "deck, run_id, source"),
+                         annotations)
+        for model, challenge, relpath, line, who, text in notes:
+            exists = conn.execute("select 1 from notes where model = ? and challenge = ? and relpath is ? and line is ? "
+                                  "and author = ? and text = ?", (model, challenge, relpath, line, who, text)).fetchone()
+            if not exists:
+                conn.execute("insert into notes (model, challenge, relpath, line, author, text, created_at) "
+                             "values (?, ?, ?, ?, ?, ?, ?)", (model, challenge, relpath, line, who, text, at))
+                result.notes_added += 1
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,89 @@
+"""What a deck reader returns: the deck's problems, runs, published results
+and annotations, read and checked but not yet written anywhere, and the
+problems found on the way (one line each)."""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+KERNELBENCH_HARD = "kernelbench-hard"
+KERNELBENCH = "kernelbench"
+
+# benchtui's names: challenge ids (engine/authoring/new_challenge.py) and model folders
+# (engine/workbench/new_model.py).
+CHALLENGE_ID_MAX = 48
+MODEL_NAME_MAX = 64
+
+
+def slug(text: str, *, lower: bool = True) -> str:
+    """'anthropic/claude-fable-5' -> 'anthropic_claude-fable-5'; what is left of a
+    name once every character a folder name may not hold is an underscore."""
+    out = re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_.-")
+    return out.lower() if lower else out
+
+
+def challenge_slug(text: str) -> str:
+    return re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", text.lower())).strip("_")
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Problem:
+    """One problem of the deck, as a challenge of benchtui will hold it."""
+    key: str            # the deck's id: '01_fp8_gemm', 'level_1_problem_3'
+    challenge: str      # benchtui's challenge id: 'kbh_01_fp8_gemm'
+    title: str          # the deck's display name
+    prompt: str         # PROMPT.md's text
+    files: dict[str, bytes]  # the deck's own files, copied untouched (name -> bytes)
+    module: dict        # the [module] table of challenge.toml
+    requirements: dict[str, object]  # [requirements]: id -> words (or a table)
+    display_names: tuple[str, ...] = ()
+    order: int = 100
+    source: str = ""    # the folder or file it was read from
+
+
+@dataclass
+class Run:
+    """One published run: an answer file and, when the deck has them, its result."""
+    run_id: str
+    problem: str        # the deck's problem id
+    model: str          # benchtui's model folder, assigned once all runs are read
+    base_model: str     # '<harness>_<model>' before runs of one cell are told apart
+    harness: str
+    deck_model: str     # the model as the deck names it ('anthropic/claude-fable-5')
+    data: bytes         # the answer file's bytes, untouched
+    source: str         # its path in the deck
+    effort: str | None = None
+    sample: int = 0     # KernelBench: the sample number of its problem
+    result: dict | None = None       # the deck's published result (deck_results row fields)
+    annotations: list[dict] = field(default_factory=list)
+
+    @property
+    def sha256(self) -> str:
+        return sha256_bytes(self.data)
+
+
+@dataclass
+class Deck:
+    kind: str           # KERNELBENCH_HARD or KERNELBENCH
+    title: str
+    path: str
+    commit: str
+    gpu: str = ""
+    problems: dict[str, Problem] = field(default_factory=dict)   # by the deck's id
+    runs: list[Run] = field(default_factory=list)
+    # published results of runs that have no answer file (the deck says there was none)
+    results_without_answer: list[dict] = field(default_factory=list)
+    problems_found: list[str] = field(default_factory=list)      # one line each, for the report
+    notes: list[str] = field(default_factory=list)               # what was left out, and why (not a problem)
+
+    def problem(self, line: str) -> None:
+        self.problems_found.append(line)
+
+
+class DeckError(Exception):
+    """A path that is not a deck benchtui can read: nothing is imported."""

@@ -1,0 +1,324 @@
+"""The answer's side of a PyTorch module harness (engine/verify/module_suite.py).
+
+Runs in the answer's sandboxed process only (``engine.runner.answer_server``,
+op ``torch_module``): it imports the answer's file, which may build inline
+CUDA (``torch.utils.cpp_extension.load_inline``) or Triton kernels, builds
+its module, and serves calls on it. The checker holds a proxy to the
+:class:`ModuleHost` and never imports the answer.
+
+Everything here runs beside untrusted code, so what it reports (its own CUDA
+event times, whether an input changed, the aten ops a call dispatched) is
+labelled as coming from the answer's side. The checker verifies outputs
+itself, against its own reference on its own copy of the inputs.
+
+Inputs persist between calls: each call's fresh values are written into the
+same storage (same tensor objects, same data pointers, same version
+counters), so a module that memoises on identity, pointer or version returns
+a stale result, which the checker sees.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from engine.verify import module_tensors as T
+
+# Bigger than any L2 the decks target (Blackwell's 96 MB), as the decks' own timers flush.
+L2_FLUSH_BYTES = 128 << 20
+
+
+class BuildTimeout(TimeoutError):
+    """Importing (and building) the answer ran past its own build limit."""
+
+
+def build_cache(spec: dict) -> Path:
+    """The answer's build and Triton caches: the folder the runner keeps for this
+    answer between its GPU runs (``$BENCHTUI_BUILD_CACHE``, engine/runner/bundle.py),
+    else in its private scratch; either way keyed by the answer's hash."""
+    kept = os.environ.get("BENCHTUI_BUILD_CACHE")
+    if kept:
+        folder = Path(kept)
+    else:
+        root = Path(spec.get("cache_dir") or os.environ.get("TMPDIR") or "/tmp")
+        folder = root / "benchtui-build" / str(spec.get("answer_hash") or "unhashed")[:16]
+    for sub in ("torch_extensions", "triton", "inductor"):
+        (folder / sub).mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def serve_module(folder: Path, spec: dict) -> "ModuleHost":
+    """Import the answer's file (building what it builds at import) within the
+    build limit and return its host. Raises what the import raised."""
+    from engine.verify.binding import import_file
+
+    if not isinstance(spec, dict):
+        raise TypeError("torch_module takes a dict")
+    rel = str(spec.get("file", "solution.py"))
+    path = (folder / rel).resolve()
+    if not path.is_relative_to(folder) or path.suffix != ".py" or not path.is_file():
+        raise ImportError(f"{rel} is not a Python file of the answer")
+    cache = build_cache(spec)
+    os.environ["TORCH_EXTENSIONS_DIR"] = str(cache / "torch_extensions")
+    os.environ["TRITON_CACHE_DIR"] = str(cache / "triton")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(cache / "inductor")
+    os.environ.setdefault("MAX_JOBS", str(max(1, min(8, os.cpu_count() or 1))))
+    limit = float(spec.get("build_timeout_s") or 600.0)
+    start = time.perf_counter()
+    with _limit(limit, f"importing {rel}"):
+        module = import_file(folder, path)
+    import_s = time.perf_counter() - start
+    name = str(spec.get("cls", "Model"))
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise AttributeError(f"{rel} defines no {name}")
+    return ModuleHost(cls, str(spec.get("device", "cpu")), limit, import_s, cache)
+
+
+@contextlib.contextmanager
+def _limit(seconds: float, what: str):
+    if seconds <= 0:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise BuildTimeout(f"{what} ran past the build limit of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class ModuleHost:
+    """The answer's module and its persistent inputs, served to the checker."""
+
+    def __init__(self, cls, device: str, build_limit_s: float, import_s: float, cache: Path):
+        import torch
+
+        self._torch = torch
+        self._cls = cls
+        self._device = torch.device(device)
+        self._build_limit_s = build_limit_s
+        self.import_s = import_s
+        self.cache = str(cache)
+        self._model = None
+        self._inputs: list = []
+        self._clones: list = []
+        self._out = None
+        self._backups: list = []
+        self._scratch = None
+
+    # -- building ------------------------------------------------------------------
+    def build(self, init_inputs, seed=None, state=None, dtype=None) -> dict:
+        """Construct the answer's module: seeded construction (``seed``) and/or
+        the checker's weights loaded with ``load_state_dict(strict=True)``."""
+        torch = self._torch
+        init = T.decode_tree(init_inputs, "cpu")
+        start = time.perf_counter()
+        with _limit(self._build_limit_s, "building the module"), torch.no_grad():
+            if seed is not None:
+                torch.manual_seed(int(seed))
+                if self._device.type == "cuda":
+                    torch.cuda.manual_seed(int(seed))
+            model = self._cls(*init)
+            model = model.to(self._device)
+            if dtype:
+                model = model.to(T.torch_dtype(str(dtype)))
+            if state is not None:
+                model.load_state_dict(T.decode_tree(state, self._device), strict=True)
+            model.eval()
+            self._sync()
+        self._model = model
+        self._inputs, self._clones, self._out = [], [], None
+        return {"build_s": round(time.perf_counter() - start, 4), "import_s": round(self.import_s, 4),
+                "class": f"{type(model).__module__}.{type(model).__qualname__}"}
+
+    # -- staging -------------------------------------------------------------------
+    def stage(self, inputs, flush: bool = True, in_place: bool = True) -> dict:
+        """Write a call's inputs into the persistent input storage, in place when
+        the shapes match (same objects, pointers and version counters); keep a
+        copy to see later whether the call changed them; flush L2."""
+        torch = self._torch
+        fresh = list(T.decode_tree(inputs, self._device))
+        same = in_place and len(fresh) == len(self._inputs) and all(
+            (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype)
+            or (not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor))
+            for a, b in zip(fresh, self._inputs))
+        reused = 0
+        if same:
+            for i, (new, old) in enumerate(zip(fresh, self._inputs)):
+                if isinstance(old, torch.Tensor):
+                    old.data.copy_(new)  # .data: the version counter stays as it was
+                    reused += 1
+                else:
+                    self._inputs[i] = new
+        else:
+            self._inputs = fresh
+        self._clones = [t.detach().clone() if isinstance(t, torch.Tensor) else None for t in self._inputs]
+        self._out = None
+        if flush:
+            self._flush_l2()
+        self._sync()
+        return {"in_place": same and reused > 0,
+                "pointers": [t.data_ptr() if isinstance(t, torch.Tensor) else None for t in self._inputs],
+                "versions": [t._version if isinstance(t, torch.Tensor) else None for t in self._inputs]}
+
+    # -- calling -------------------------------------------------------------------
+    def run(self) -> float:
+        """One forward on the staged inputs, synchronised; the output is kept here.
+        Returns the answer's side's own time in ms (CUDA events on a GPU)."""
+        torch = self._torch
+        if self._model is None:
+            raise RuntimeError("the module was not built")
+        if self._device.type == "cuda":
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            with torch.no_grad():
+                out = self._model(*self._inputs)
+            end.record()
+            torch.cuda.synchronize()
+            self._out = out
+            return float(start.elapsed_time(end))
+        began = time.perf_counter()
+        with torch.no_grad():
+            out = self._model(*self._inputs)
+        self._out = out
+        return (time.perf_counter() - began) * 1e3
+
+    def output(self) -> dict:
+        """The last output: each tensor's facts (its exact type, dtype, device)
+        and its bytes."""
+        torch = self._torch
+        leaves = _leaves(self._out)
+        facts = []
+        for leaf in leaves:
+            if isinstance(leaf, torch.Tensor):
+                plain = T.plain_tensor(leaf)
+                facts.append({"type": f"{type(leaf).__module__}.{type(leaf).__qualname__}",
+                              "exact_tensor": type(leaf) is torch.Tensor, "dtype": T.dtype_name(plain.dtype),
+                              "device": plain.device.type, "shape": list(plain.shape)})
+            else:
+                facts.append({"type": f"{type(leaf).__module__}.{type(leaf).__qualname__}", "exact_tensor": False})
+        values = [T.encode(leaf) if isinstance(leaf, torch.Tensor) else None for leaf in leaves]
+        return {"container": type(self._out).__name__, "facts": facts, "values": values}
+
+    def inputs_changed(self) -> list[int]:
+        """Indices of the tensor inputs whose bytes the last call changed."""
+        torch = self._torch
+        changed = []
+        for i, (now, was) in enumerate(zip(self._inputs, self._clones)):
+            if was is None or not isinstance(now, torch.Tensor):
+                continue
+            a, b = T.plain_tensor(now).detach().reshape(-1), was.reshape(-1)
+            if a.shape != b.shape or not torch.equal(a.view(torch.uint8), b.view(torch.uint8)):
+                changed.append(i)
+        return changed
+
+    # -- the decks' numeric stress -------------------------------------------------
+    def scale_state(self, scales: dict) -> None:
+        """Scale named parameters or buffers (a stress case); ``restore_state`` undoes it."""
+        torch = self._torch
+        state = dict(self._model.named_parameters())
+        state.update(dict(self._model.named_buffers()))
+        with torch.no_grad():
+            for name, scale in scales.items():
+                if name not in state:
+                    raise KeyError(f"state scale target {name!r} not found in the answer's module")
+                tensor = state[name]
+                self._backups.append((tensor, tensor.detach().clone()))
+                tensor.copy_((tensor.float() * float(scale)).to(dtype=tensor.dtype))
+
+    def restore_state(self) -> None:
+        with self._torch.no_grad():
+            for tensor, original in reversed(self._backups):
+                tensor.copy_(original)
+        self._backups.clear()
+
+    # -- what a call dispatched ------------------------------------------------------
+    def op_trace(self) -> list[str]:
+        """The torch functions one forward on the staged inputs called, as
+        ``module:name`` (a tensor method has no module): the calls the answer
+        made, whatever names, aliases or ``getattr`` it reached them by."""
+        torch = self._torch
+        from torch.overrides import TorchFunctionMode
+
+        seen: set[str] = set()
+
+        class Trace(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.add(f"{getattr(func, '__module__', None) or ''}:{getattr(func, '__name__', None) or func}")
+                return func(*args, **(kwargs or {}))
+
+        with Trace(), torch.no_grad():
+            self._model(*self._inputs)
+        self._sync()
+        return sorted(seen)
+
+    # -- the deck's own timing, as published -----------------------------------------
+    def published_times(self, warmup: int, iters: int, flush: bool = True) -> list[float]:
+        """The deck's timing loop on the staged inputs, unchanged between calls:
+        warm-ups, then per call an L2 flush and CUDA events (a perf counter on
+        the CPU). Milliseconds per call; the checker takes the deck's statistic."""
+        torch = self._torch
+        with torch.no_grad():
+            for _ in range(int(warmup)):
+                self._model(*self._inputs)
+        self._sync()
+        times = []
+        for _ in range(int(iters)):
+            if flush:
+                self._flush_l2()
+            self._sync()
+            if self._device.type == "cuda":
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                with torch.no_grad():
+                    self._model(*self._inputs)
+                e.record()
+                torch.cuda.synchronize()
+                times.append(float(s.elapsed_time(e)))
+            else:
+                began = time.perf_counter()
+                with torch.no_grad():
+                    self._model(*self._inputs)
+                times.append((time.perf_counter() - began) * 1e3)
+        return times
+
+    def device_name(self) -> str:
+        if self._device.type == "cuda":
+            return self._torch.cuda.get_device_name(self._device)
+        return "cpu"
+
+    # -- helpers ---------------------------------------------------------------------
+    def _sync(self) -> None:
+        if self._device.type == "cuda":
+            self._torch.cuda.synchronize()
+
+    def _flush_l2(self) -> None:
+        if self._device.type != "cuda":
+            return
+        if self._scratch is None:
+            self._scratch = self._torch.empty(L2_FLUSH_BYTES // 4, dtype=self._torch.float32, device=self._device)
+        self._scratch.zero_()
+
+
+def _leaves(out: Any, depth: int = 0) -> list:
+    if depth < 4 and type(out) in (list, tuple):
+        return [leaf for item in out for leaf in _leaves(item, depth + 1)]
+    return [out]
+
+
+def answer_hash(folder: Path) -> str:
+    """sha256 over the answer's Python files (names and bytes): the build cache's key."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*.py") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()

@@ -1,0 +1,368 @@
+"""The rules of the kernel decks a module harness reproduces, and benchtui's own.
+
+Pure functions the checker calls (engine/verify/module_suite.py): each deck's
+forbidden-op rule (a text search of solution.py) beside benchtui's reading of
+the code (names resolved through imports, aliases, ``getattr`` and string
+concatenation), each deck's tolerance and comparison, the bytes/flops
+formulas, and the device peaks a figure is set against. Nothing here imports
+answer code: the answer's files are read as text and parsed.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+HARD, KB = "kernelbench-hard", "kernelbench"
+
+# KernelBench-Hard's per-dtype defaults (its src/eval/correctness.py); fp32 for anything else.
+HARD_TOLERANCE = {
+    "float32": (1e-4, 1e-4), "float16": (1e-2, 1e-2), "bfloat16": (1e-2, 1e-2),
+    "float8_e4m3fn": (1e-1, 1e-1), "float8_e5m2": (1e-1, 1e-1),
+    "int8": (0.0, 0.0), "int32": (0.0, 0.0), "int64": (0.0, 0.0),
+}
+
+
+# -- forbidden ops ----------------------------------------------------------------------
+
+def deck_grep(source: str, forbidden: list[str]) -> list[str]:
+    """KernelBench-Hard's own rule: a forbidden string anywhere in solution.py's text."""
+    return [f for f in forbidden if re.search(re.escape(f), source)]
+
+
+@dataclass
+class Hit:
+    file: str
+    line: int
+    forbidden: str
+    how: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.how} ({self.forbidden})"
+
+
+def forbidden_in_code(files: dict[str, str], forbidden: list[str]) -> tuple[list[Hit], list[str]]:
+    """Where the answer's Python files reach a forbidden op, read from their
+    syntax trees: (hits, files that do not parse)."""
+    hits, unparsed = [], []
+    for rel, source in sorted(files.items()):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # what cannot be parsed is searched as text, as the deck does
+            unparsed.append(rel)
+            for f in deck_grep(source, forbidden):
+                at = source.find(f)
+                hits.append(Hit(rel, source.count("\n", 0, at) + 1, f, "named in a file that does not parse as Python"))
+            continue
+        hits.extend(_Resolver(rel, tree).hits(forbidden))
+    return hits, unparsed
+
+
+class _Resolver:
+    """Dotted names of the expressions of one file, through its imports and
+    simple assignments (flow-insensitive: one name, every value it was given)."""
+
+    def __init__(self, rel: str, tree: ast.AST):
+        self.rel, self.tree = rel, tree
+        # a docstring that names an op is prose, not a call
+        self.docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
+        self.names: dict[str, set[str]] = {}
+        self.imports: list[tuple[int, str]] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    self.imports.append((node.lineno, a.name))
+                    if a.asname:
+                        self.names.setdefault(a.asname, set()).add(a.name)
+                    else:
+                        top = a.name.split(".")[0]
+                        self.names.setdefault(top, set()).add(top)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                self.imports.append((node.lineno, node.module))
+                for a in node.names:
+                    self.names.setdefault(a.asname or a.name, set()).add(f"{node.module}.{a.name}")
+        for _ in range(3):  # aliases of aliases
+            for node in ast.walk(tree):
+                value, targets = None, []
+                if isinstance(node, ast.Assign):
+                    value, targets = node.value, node.targets
+                elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                    value, targets = node.value, [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name):
+                        for dotted in self.resolve(value):
+                            self.names.setdefault(target.id, set()).add(dotted)
+
+    def resolve(self, node: ast.AST, depth: int = 0) -> set[str]:
+        if depth > 12:
+            return set()
+        if isinstance(node, ast.Name):
+            return set(self.names.get(node.id, ())) | {node.id}
+        if isinstance(node, ast.Attribute):
+            return {f"{base}.{node.attr}" for base in self.resolve(node.value, depth + 1)}
+        if isinstance(node, ast.Call):
+            fn = node.func
+            fname = fn.id if isinstance(fn, ast.Name) else fn.attr if isinstance(fn, ast.Attribute) else ""
+            if fname == "getattr" and len(node.args) >= 2:
+                attr = fold_string(node.args[1])
+                if attr is not None:
+                    return {f"{base}.{attr}" for base in self.resolve(node.args[0], depth + 1)}
+            if fname in ("import_module", "__import__") and node.args:
+                module = fold_string(node.args[0])
+                if module is not None:
+                    return {module}
+        return set()
+
+    def hits(self, forbidden: list[str]) -> list[Hit]:
+        out: list[Hit] = []
+        seen: set[tuple[int, str]] = set()
+
+        def add(line: int, f: str, how: str) -> None:
+            if (line, f) not in seen:
+                seen.add((line, f))
+                out.append(Hit(self.rel, line, f, how))
+
+        for f in forbidden:
+            words = f.split()
+            if len(words) == 2 and words[0] in ("import", "from"):  # an import statement's text
+                for line, module in self.imports:
+                    if module == words[1] or module.startswith(words[1] + "."):
+                        add(line, f, f"imports {module}")
+                continue
+            target = f.strip()
+            last = target.rsplit(".", 1)[-1]
+            for node in ast.walk(self.tree):
+                line = getattr(node, "lineno", 0)
+                if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+                    for dotted in self.resolve(node):
+                        if _reaches(dotted, target):
+                            text = ast.unparse(node)[:80]
+                            how = f"{text} is {target}" if text != target else f"calls {target}"
+                            add(line, f, how)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == last \
+                        and target.startswith("torch.") and target.count(".") == 1 and not self.resolve(node.func) & {target}:
+                    # x.matmul(w): the tensor method of a forbidden torch function
+                    add(line, f, f"the tensor method .{last}() is {target}")
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and target == "torch.matmul":
+                    add(line, f, "the @ operator is torch.matmul")
+                if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)) and id(node) not in self.docstrings:
+                    text = fold_string(node)
+                    if text and (target in text or re.search(rf"\b(at|torch|aten)::{re.escape(last)}\b", text)):
+                        add(line, f, "named in a string (code built from text, or C++ calling the same op)")
+        return out
+
+
+def _reaches(dotted: str, target: str) -> bool:
+    if dotted == target or dotted.startswith(target + "."):
+        return True
+    parts = target.split(".")
+    if len(parts) == 2 and parts[0] == "torch":  # torch.X is also torch.ops.aten.X
+        aten = f"torch.ops.aten.{parts[1]}"
+        if dotted == aten or dotted.startswith(aten + "."):
+            return True
+    # torch.nn.functional.linear written F.linear with `from torch.nn import functional as F`
+    return "." not in target and dotted.rsplit(".", 1)[-1] == target
+
+
+def fold_string(node: ast.AST, depth: int = 0) -> str | None:
+    """A string expression's value when it is built from constants only:
+    literals, ``+``, f-strings without fields, ``"sep".join([...])``."""
+    if depth > 20:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = fold_string(node.left, depth + 1), fold_string(node.right, depth + 1)
+        return a + b if a is not None and b is not None else None
+    if isinstance(node, ast.JoinedStr):
+        parts = [fold_string(v, depth + 1) for v in node.values]
+        return "".join(parts) if all(p is not None for p in parts) else None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join" \
+            and len(node.args) == 1 and isinstance(node.args[0], (ast.List, ast.Tuple)):
+        sep = fold_string(node.func.value, depth + 1)
+        parts = [fold_string(e, depth + 1) for e in node.args[0].elts]
+        if sep is not None and all(p is not None for p in parts):
+            return sep.join(parts)
+    return None
+
+
+# -- what the answer needs to run ----------------------------------------------------------
+
+_GPU_TEXT = [(r"^\s*(import|from)\s+triton\b", "imports Triton"),
+             (r"cpp_extension|load_inline", "builds a C++/CUDA extension"),
+             (r"__global__", "holds a CUDA kernel")]
+
+
+def gpu_needs(files: dict[str, str]) -> list[str]:
+    """Why the answer cannot run without an NVIDIA GPU (inline CUDA, Triton, a
+    tensor put on ``cuda``), read from its code; empty for plain torch."""
+    reasons = []
+    for rel, source in sorted(files.items()):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # not Python as a whole (a published run with its .cu appended): read as text
+            for pattern, what in _GPU_TEXT:
+                found = re.search(pattern, source, re.M)
+                if found:
+                    reasons.append(f"{rel}:{source.count(chr(10), 0, found.start()) + 1} {what} (read as text: "
+                                   "the file does not parse)")
+            continue
+        for node in ast.walk(tree):
+            line = getattr(node, "lineno", 0)
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                for m in modules:
+                    if m.split(".")[0] == "triton":
+                        reasons.append(f"{rel}:{line} imports Triton")
+                    if m.startswith("torch.utils.cpp_extension"):
+                        reasons.append(f"{rel}:{line} builds a C++/CUDA extension (torch.utils.cpp_extension)")
+            elif isinstance(node, ast.Attribute) and node.attr in ("load_inline", "cpp_extension"):
+                reasons.append(f"{rel}:{line} builds a C++/CUDA extension ({node.attr})")
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda" \
+                    and not isinstance(node.func.value, ast.Name):
+                reasons.append(f"{rel}:{line} moves a tensor to the GPU (.cuda())")
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"cuda(:\d+)?", node.value):
+                reasons.append(f"{rel}:{line} names the device {node.value!r}")
+    return list(dict.fromkeys(reasons))
+
+
+# -- tolerance and comparison ---------------------------------------------------------------
+
+def tolerance(deck: str, dtype: str, atol: float, rtol: float, table: dict | None = None,
+              case: dict | None = None) -> tuple[float, float]:
+    """(atol, rtol) for an output dtype: the stress case's, else the problem's
+    per-dtype override, else the deck's default."""
+    for source in (case, table):
+        if not source:
+            continue
+        v = source.get(dtype, source.get(f"torch.{dtype}"))  # both spellings, as the deck reads them
+        if v is not None:
+            if isinstance(v, dict):
+                return float(v.get("atol", 0)), float(v.get("rtol", 0))
+            return float(v), float(v)
+    if deck == HARD:
+        return HARD_TOLERANCE.get(dtype, HARD_TOLERANCE["float32"])
+    return float(atol), float(rtol)
+
+
+def compare(ref, out, atol: float, rtol: float) -> tuple[bool, str]:
+    """The decks' comparison (shape, NaN/Inf, exact for zero tolerance, else
+    allclose in float32), with the worst element named."""
+    import torch
+
+    if tuple(ref.shape) != tuple(out.shape):
+        return False, f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}"
+    if out.is_floating_point() or out.is_complex():
+        if torch.isnan(out.float()).any():
+            return False, "output contains NaN"
+        if torch.isinf(out.float()).any() and not torch.isinf(ref.float()).any():
+            return False, "output contains Inf"
+    if atol == 0 and rtol == 0:
+        if torch.equal(ref.to(out.dtype) if ref.dtype != out.dtype else ref, out):
+            return True, "exact"
+        return False, f"exact match required; {int((ref != out).sum())} elements differ"
+    r, o = ref.float(), out.float()
+    if torch.allclose(r, o, atol=atol, rtol=rtol):
+        return True, f"within atol={atol:g} rtol={rtol:g}"
+    diff = (r - o).abs()
+    bad = diff > atol + rtol * r.abs()
+    worst = int(diff.argmax())
+    idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), diff.shape))
+    return False, (f"{int(bad.sum())}/{diff.numel()} elements beyond atol={atol:g} rtol={rtol:g}; "
+                   f"worst at {idx}: {float(o.reshape(-1)[worst]):.6g} vs {float(r.reshape(-1)[worst]):.6g}")
+
+
+def kernelbench_trial_seeds(seed: int, trials: int) -> list[int]:
+    """KernelBench's correctness-trial seeds, drawn as its eval draws them."""
+    import torch
+
+    gen = torch.Generator().manual_seed(int(seed))
+    return [int(torch.randint(0, 2**32 - 1, (1,), generator=gen).item()) for _ in range(int(trials))]
+
+
+# -- figures ----------------------------------------------------------------------------------
+
+_OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod}
+
+
+def eval_formula(expr: str, names: dict) -> float:
+    """A deck's bytes or flops formula ("2 * M * N * K") over a shape's names:
+    numbers, names, + - * / // % ** and parentheses only."""
+    def ev(node):
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id not in names:
+                raise ValueError(f"unknown name {node.id!r} in {expr!r}")
+            return names[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return -ev(node.operand) if isinstance(node.op, ast.USub) else ev(node.operand)
+        raise ValueError(f"unsupported expression in {expr!r}")
+
+    return float(ev(ast.parse(str(expr), mode="eval")))
+
+
+# Published dense peaks (GB/s, TFLOPS per precision) by the name the driver reports.
+DEVICE_PEAKS = {
+    "H100 PCIe": (2039.0, {"fp8": 1513.0, "bf16": 756.0, "fp16": 756.0, "tf32": 378.0, "fp32": 51.0}),
+    "H100 NVL": (3900.0, {"fp8": 1671.0, "bf16": 835.0, "fp16": 835.0, "tf32": 418.0, "fp32": 60.0}),
+    "H100 80GB HBM3": (3350.0, {"fp8": 1979.0, "bf16": 989.0, "fp16": 989.0, "tf32": 494.0, "fp32": 67.0}),
+    "H100 SXM": (3350.0, {"fp8": 1979.0, "bf16": 989.0, "fp16": 989.0, "tf32": 494.0, "fp32": 67.0}),
+    "H200": (4800.0, {"fp8": 1979.0, "bf16": 989.0, "fp16": 989.0, "tf32": 494.0, "fp32": 67.0}),
+    "B200": (8000.0, {"fp8": 4500.0, "bf16": 2250.0, "fp16": 2250.0, "tf32": 1100.0, "fp32": 80.0}),
+    "A100-SXM4-80GB": (2039.0, {"bf16": 312.0, "fp16": 312.0, "tf32": 156.0, "fp32": 19.5}),
+}
+
+
+def precision_key(precision: str) -> str:
+    p = (precision or "").lower()
+    for key in ("fp8", "fp16", "tf32", "fp32"):
+        if p.startswith(key):
+            return key
+    return "bf16"
+
+
+def device_peak(device_name: str, precision: str) -> tuple[str, float, float | None] | None:
+    """(matched name, GB/s, TFLOPS or None) of a device by the name its driver reports."""
+    for name, (gbps, tflops) in DEVICE_PEAKS.items():
+        if name.lower() in (device_name or "").lower():
+            return name, gbps, tflops.get(precision_key(precision))
+    return None
+
+
+def peak_fraction(regime: str, flops: float | None, nbytes: float | None, ms: float,
+                  peak_gbps: float | None, peak_tflops: float | None) -> float | None:
+    """The deck's figure: achieved TFLOPS / peak for a compute-bound problem, GB/s / peak otherwise."""
+    if ms <= 0:
+        return None
+    if regime == "compute":
+        if flops is None or not peak_tflops:
+            return None
+        return flops / (ms * 1e-3) / 1e12 / peak_tflops
+    if nbytes is None or not peak_gbps:
+        return None
+    return nbytes / (ms * 1e-3) / 1e9 / peak_gbps
+
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    if not values:
+        return None
+    return math.exp(sum(math.log(max(v, 1e-9)) for v in values) / len(values))
+
+
+def answer_sources(folder: Path) -> dict[str, str]:
+    """The answer's Python files as text (never imported here)."""
+    out = {}
+    for path in sorted(Path(folder).rglob("*.py")):
+        if path.is_file() and "__pycache__" not in path.parts and not any(p.startswith(".") for p in path.relative_to(folder).parts):
+            out[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8", errors="replace")
+    return out

@@ -1,0 +1,617 @@
+"""Checks for a kernel deck's problem whose answer is a PyTorch module.
+
+A challenge made from a KernelBench or KernelBench-Hard problem holds the
+deck's ``reference.py`` (and ``shapes.py``) and a ``[module]`` table in its
+challenge.toml; its conformance.py is ``from engine.verify.module_suite import
+run``. The answer (``solution.py``: ``Model`` or ``ModelNew``) is imported,
+built and called only in the answer's sandboxed process
+(engine/verify/module_host.py); the reference runs here, in the checker, on
+its own copy of every input.
+
+Verdicts as the deck defines them, and harder:
+
+- the deck's shapes, seeds, numeric stress cases, tolerance and weights
+  (``load_state_dict(strict=True)`` or seeded construction) reproduced; an
+  ``info`` check says whether the deck's own check.py rule alone would pass;
+- fresh secret seeds beside the deck's; the output of every timed call
+  verified; the input storage overwritten in place between calls, so a
+  module that memoises on identity, pointer or version returns stale results;
+  inputs checked unchanged; outputs of the reference's dtype and device, of
+  the exact type ``torch.Tensor``;
+- forbidden ops read from the code's syntax tree (imports, aliases,
+  ``getattr``, strings) and from the aten ops a call dispatched, beside the
+  deck's text search. What the answer prints, and how it exits, mean nothing:
+  only what comes back over the wire is judged.
+
+Each failure names its requirement, shape, seed and case. Figures: time per
+shape by this side's clock around each call (trusted), the deck's own timing
+loop run in the answer's process (labelled "as published"), peak_fraction
+by the deck's formulas against the deck's hardware peak and against the
+device measured; a gap between the two times is flagged.
+"""
+from __future__ import annotations
+
+import statistics
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.verify import module_rules as R
+from engine.verify import verdicts as V
+from engine.verify.binding import load_module
+from engine.verify import wire
+from engine.verify.suite import CheckFailed, CheckTimeout, SkipCheck, describe_exception, missing_package
+
+# an as-published time this many times below the trusted one is flagged
+GAP_FLAG = 2.0
+# the requirement ids the checks name (engine/challenges/coverage.py), by what they test:
+# the answer's results (``correct``, and ``task`` where the challenge words the task
+# itself), its module's interface (``interface``: it imports, builds from the
+# reference's constructor arguments and takes its weights) and the deck's forbidden
+# ops (``no_forbidden_ops``). A challenge names in [requirements] the ones its prompt
+# words; a check whose id it does not declare names ``correct`` instead (the decks
+# count a forbidden op, or a module that does not build, as a failed correctness check).
+CORRECT, TASK, INTERFACE, NO_FORBIDDEN = "correct", "task", "interface", "no_forbidden_ops"
+
+
+@dataclass
+class Spec:
+    deck: str
+    problem: str
+    answer_file: str
+    answer_class: str
+    weights: str
+    seeds: list[int]
+    atol: float
+    rtol: float
+    tolerance: dict
+    forbidden: list[str]
+    num_correct_trials: int
+    num_perf_trials: int
+    flops_formula: str | None
+    bytes_formula: str | None
+    regime: str
+    precision: str
+    peak: dict
+    reference: str = "reference.py"
+    shapes: str | None = None
+    stress: list[dict] = field(default_factory=list)
+    deck_title: str = ""
+    declared: frozenset = frozenset()  # the ids of the challenge's [requirements]
+
+    def requires(self, role: str) -> tuple[str, ...]:
+        """The requirement ids a check of ``role`` (correct, interface, no_forbidden_ops)
+        names: the role's own id where the challenge declares it (or declares none),
+        else ``correct``; a correctness check names ``task`` too where it is declared."""
+        if role == CORRECT:
+            return (CORRECT, TASK) if TASK in self.declared else (CORRECT,)
+        if not self.declared or role in self.declared:
+            return (role,)
+        return self.requires(CORRECT)
+
+    def skipped(self) -> tuple[str, ...]:
+        """What a check standing for the whole module run (skipped here) names."""
+        return tuple(dict.fromkeys(self.requires(INTERFACE) + self.requires(CORRECT)))
+
+    @classmethod
+    def read(cls, challenge_dir: Path) -> "Spec":
+        data = tomllib.loads((Path(challenge_dir) / "challenge.toml").read_text(encoding="utf-8"))
+        m = data.get("module")
+        if not isinstance(m, dict):
+            raise ValueError("challenge.toml has no [module] table")
+        deck = str(m.get("deck", ""))
+        if deck not in (R.HARD, R.KB):
+            raise ValueError(f"[module] deck {deck!r} is neither {R.HARD!r} nor {R.KB!r}")
+        return cls(
+            deck=deck, problem=str(m.get("problem", "")), answer_file=str(m.get("answer_file", "solution.py")),
+            answer_class=str(m.get("answer_class", "Model" if deck == R.HARD else "ModelNew")),
+            weights=str(m.get("weights", "load_state_dict" if deck == R.HARD else "seeded")),
+            seeds=[int(s) for s in m.get("seeds", [42, 123, 456] if deck == R.HARD else [42])],
+            atol=float(m.get("atol", 1e-4)), rtol=float(m.get("rtol", 1e-4)),
+            tolerance=dict(m.get("tolerance", {})), forbidden=[str(f) for f in m.get("forbidden", [])],
+            num_correct_trials=int(m.get("num_correct_trials", 3 if deck == R.HARD else 5)),
+            num_perf_trials=int(m.get("num_perf_trials", 30 if deck == R.HARD else 100)),
+            flops_formula=m.get("flops_formula"), bytes_formula=m.get("bytes_formula"),
+            regime=str(m.get("regime", "compute")), precision=str(m.get("precision", "")),
+            peak=dict(m.get("peak", {})), reference=str(m.get("reference", "reference.py")),
+            shapes=m.get("shapes"), stress=list(m.get("stress", [])), deck_title=str(m.get("deck_title", "")),
+            declared=frozenset(str(k) for k in (data.get("requirements") or {})),
+        )
+
+
+class CallFailed(CheckFailed):
+    def __init__(self, requirement: str, message: str):
+        super().__init__(message)
+        self.requirement = requirement
+
+
+def run(suite) -> None:
+    try:
+        spec = Spec.read(suite.challenge_dir)
+    except (OSError, ValueError, tomllib.TOMLDecodeError) as exc:
+        suite.record("module_spec", V.ERROR, message=f"this challenge's [module] table cannot be read: {exc}")
+        return
+    files = R.answer_sources(suite.answer_dir)
+    if spec.answer_file not in files:
+        suite.record("bind", V.UNBOUND, message=f"no {spec.answer_file} in the answer (the deck's answer file, "
+                                                f"defining {spec.answer_class})")
+        return
+    forbidden_checks(suite, spec, files)
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        suite.skip("module", "PyTorch is not installed here: install benchtui's torch extra (pip install 'benchtui[torch]')",
+                   requires=spec.skipped())
+        return
+    if suite.backend != "cuda":
+        needs = R.gpu_needs(files)
+        if needs:
+            suite.skip("module", f"needs an NVIDIA GPU, and this run is on the CPU: {needs[0]}"
+                                 + (f" (and {len(needs) - 1} more)" if len(needs) > 1 else "")
+                                 + "; run it with --backend cuda on a machine with one", requires=spec.skipped())
+            return
+    ModuleRun(suite, spec, files).run()
+
+
+def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> None:
+    deck_hits = R.deck_grep(files[spec.answer_file], spec.forbidden)
+    if not spec.forbidden:
+        return
+    hits, unparsed = R.forbidden_in_code(files, spec.forbidden)
+    details = {"deck_rule_hits": deck_hits, "hits": [str(h) for h in hits], "unparsed": unparsed}
+    deck_says = (f"the deck's text search finds {', '.join(deck_hits)}" if deck_hits
+                 else "the deck's text search of solution.py finds none")
+    if hits:
+        suite.record("forbidden_ops", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
+                     message=f"{hits[0]}" + (f" and {len(hits) - 1} more" if len(hits) > 1 else "") + f"; {deck_says}",
+                     details=details)
+    elif deck_hits:  # text only: a comment or a docstring that names it
+        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
+                     message=f"no forbidden op reached in the code; {deck_says} (in text that is not code), "
+                             "which fails the deck's own rule", details=details)
+    else:
+        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
+                     message=f"none of {', '.join(spec.forbidden)} reached (imports, aliases, getattr, strings); {deck_says}",
+                     details=details)
+    suite._deck_forbidden = deck_hits
+
+
+class ModuleRun:
+    def __init__(self, suite, spec: Spec, files: dict[str, str]):
+        import torch
+
+        self.suite, self.spec, self.files, self.torch = suite, spec, files, torch
+        self.device = torch.device("cuda" if suite.backend == "cuda" and torch.cuda.is_available() else "cpu")
+        self.answer_device = "cuda" if suite.backend == "cuda" else "cpu"
+        self.dtype = _precision_dtype(spec) if spec.deck == R.KB else None
+        self.deck_ok: bool | None = True
+        self.deck_failure = ""
+        self.fractions: dict[str, list] = {"deck_peak": [], "device_peak": [], "deck_peak_published": []}
+        self.right_outputs: set[str] = set()  # fingerprints of right outputs, to name a memoised one
+
+    # -- the whole run ----------------------------------------------------------------
+    def run(self) -> None:
+        suite, spec = self.suite, self.spec
+        self.host = self.build_host()
+        if self.host is None:
+            build = suite.checks[-1] if suite.checks else None
+            if build is not None and build.name.endswith("build") and build.verdict in (V.ERROR, V.COMPILE_ERROR) \
+                    and not any(c.name.endswith("deck_rule") for c in suite.checks):
+                suite.info("deck_rule", value="fail", message="the deck's own check.py rule alone would FAIL this answer "
+                                                              f"too (importing solution.py fails: {build.message})")
+            return
+        ref = suite.reference()
+        shapes = [None]
+        if spec.shapes:
+            shapes_mod = load_module(suite.challenge_dir / spec.shapes, f"benchtui_shapes_{suite.challenge_id}")
+            shapes = list(getattr(shapes_mod, "SHAPES", [])) or [None]
+        self.device_name = self.host.device_name()
+        for index, shape in enumerate(shapes):
+            if not self.shape_checks(ref, index, shape):
+                break
+        self.summary(len(shapes))
+
+    def build_host(self):
+        suite, spec = self.suite, self.spec
+        from engine.verify.module_host import answer_hash
+
+        limit = float(suite.threshold("build_timeout_s", 600.0))
+        spec_wire = {"file": spec.answer_file, "cls": spec.answer_class, "device": self.answer_device,
+                     "build_timeout_s": limit, "answer_hash": answer_hash(suite.answer_dir)}
+        with suite.check("build", timeout_s=limit + 60, requires=spec.requires(INTERFACE)) as c:
+            try:
+                host = suite.peer.call_op("torch_module", spec_wire)
+            except Exception as exc:
+                reason = self._not_here(exc)
+                if reason:
+                    raise SkipCheck(reason) from None
+                if getattr(exc, "remote_type", type(exc).__name__) in ("BuildTimeout", "TimeoutError"):
+                    c.verdict, c.message = V.TIMEOUT, describe_exception(exc)
+                    return None
+                if getattr(exc, "remote_type", "") == "SystemExit":
+                    suite.info("deck_rule", value="exit status", message=(
+                        "the deck's check.py would end at `import solution` with the answer's exit status "
+                        f"({str(exc) or 'None'}): SystemExit is not an Exception there, so a harness reading the exit "
+                        "status or a printed PASS would count it"))
+                    c.verdict, c.message = V.ERROR, f"{describe_exception(exc)} (the answer exits while being imported)"
+                    return None
+                if "Error building extension" in str(exc) or "CalledProcessError" in str(exc):
+                    c.verdict, c.message = V.COMPILE_ERROR, describe_exception(exc)
+                    return None
+                raise
+            c.value = round(float(host.import_s), 3)
+            c.message = f"imported {spec.answer_file} in the answer's process ({c.value:g} s, build cache {host.cache})"
+            return host
+        return None
+
+    def _not_here(self, exc: BaseException) -> str | None:
+        """Why an answer cannot run on this machine (not its fault), or None."""
+        text = str(exc)
+        package = missing_package(exc) if "ModuleNotFoundError" in (getattr(exc, "remote_type", "") or type(exc).__name__) \
+            or isinstance(exc, ModuleNotFoundError) else None
+        if package == "triton":
+            return "the answer uses Triton, which is not installed here (Triton kernels need a GPU)"
+        if self.answer_device == "cpu" and any(s in text for s in ("not compiled with CUDA", "no NVIDIA driver",
+                                                                     "CUDA_HOME", "Found no NVIDIA", "CUDA driver")):
+            return f"the answer needs an NVIDIA GPU, and this run is on the CPU ({text.splitlines()[0][:160]})"
+        return None
+
+    # -- one shape --------------------------------------------------------------------
+    def shape_checks(self, ref, index: int, shape: dict | None) -> bool:
+        suite, spec, torch = self.suite, self.spec, self.torch
+        label = f"shape {index}" + (f" {shape}" if shape else "")
+        if shape:
+            for k, v in shape.items():
+                setattr(ref, k, v)
+        # -- build both models
+        with suite.check(f"weights:shape{index}", requires=spec.requires(INTERFACE)) as c:
+            init = list(ref.get_init_inputs())
+            if spec.weights == "seeded":
+                seed = spec.seeds[0] if spec.seeds else 42
+                torch.manual_seed(seed)
+                init = [_cast(x, self.dtype) for x in ref.get_init_inputs()]
+                torch.manual_seed(seed)
+                ref_model = ref.Model(*init)
+                facts = self.host.build(_enc(init), seed=seed, state=None,
+                                        dtype=str(self.dtype).removeprefix("torch.") if self.dtype else None)
+            else:
+                torch.manual_seed(self._secret("weights", index) % (2**63))
+                ref_model = ref.Model(*init)
+                try:
+                    facts = self.host.build(_enc(init), seed=None, state=_enc(dict(ref_model.state_dict())))
+                except Exception as exc:
+                    if "state_dict" in str(exc) or "Missing key" in str(exc) or "Unexpected key" in str(exc):
+                        self._deck_fail(f"{label}: state_dict mismatch")
+                        c.fail(f"state_dict: {label}: the answer's module does not take the reference's weights with "
+                               f"load_state_dict(strict=True): {describe_exception(exc)}")
+                    raise
+            ref_model = ref_model.to(self.device)
+            if self.dtype is not None:
+                ref_model = ref_model.to(self.dtype)
+            ref_model.eval()
+            c.message = (f"{label}: built in the answer's process ({facts['build_s']:g} s); weights "
+                         + ("by seeded construction (seed " + str(spec.seeds[0] if spec.seeds else 42) + ")"
+                            if spec.weights == "seeded" else "loaded from the reference's state_dict (strict)"))
+        if c.verdict != V.PASS:
+            return False
+        self.ref_model = ref_model
+        cases = [{"name": "nominal"}] + list(spec.stress)
+        # -- the deck's seeds
+        deck_seeds = (R.kernelbench_trial_seeds(spec.seeds[0] if spec.seeds else 42, spec.num_correct_trials)
+                      if spec.deck == R.KB else list(spec.seeds))
+        right = self.calls(ref, f"deck_seeds:shape{index}", label, deck_seeds, cases, deck=True)
+        # -- fresh secret seeds
+        secret = [self._secret("inputs", index, i) for i in range(max(1, min(3, len(deck_seeds))))]
+        right = self.calls(ref, f"secret_seeds:shape{index}", label, secret, cases, deck=False) and right
+        if index == 0:
+            self.op_trace(ref, label)
+        if right:  # a wrong answer's time is no figure
+            self.timing(ref, index, label, shape or {})
+        return True
+
+    def calls(self, ref, name: str, label: str, seeds: list[int], cases: list[dict], deck: bool) -> bool:
+        suite = self.suite
+        done = 0
+        with suite.check(name, requires=self.spec.requires(CORRECT)) as c:
+            c.details["seeds"] = seeds
+            c.details["cases"] = [case.get("name", "?") for case in cases]
+            for seed in seeds:
+                inputs = self.inputs(ref, seed, deck=deck)
+                for case in cases:
+                    where = {"shape": label, "seed": seed, "case": case.get("name", "?")}
+                    try:
+                        self.one_call(inputs, case, deck=deck)
+                    except CallFailed as exc:
+                        c.details["requirement"], c.details["where"] = exc.requirement, where
+                        c.fail(f"{exc.requirement}: {label}, seed {seed}, case {case.get('name', '?')}: {exc}")
+                    except (CheckTimeout, wire.Deadline, wire.PeerGone):
+                        raise
+                    except Exception as exc:  # the answer raised: an error, named where
+                        self._deck_fail_if(deck, describe_exception(exc))
+                        c.details["requirement"], c.details["where"] = "runs", where
+                        c.verdict = V.ERROR
+                        c.message = f"runs: {label}, seed {seed}, case {case.get('name', '?')}: {describe_exception(exc)}"
+                        return False
+                    done += 1
+            c.value = done
+            c.message = (f"{label}: {done} calls right ({len(seeds)} {'deck' if deck else 'fresh secret'} seeds x "
+                         f"{len(cases)} cases: {', '.join(c.details['cases'])})")
+        return c.verdict == V.PASS
+
+    def inputs(self, ref, seed: int, deck: bool = False) -> list:
+        """``get_inputs()`` under a seed: on the CPU for the deck's seeds (its
+        exact inputs), on this side's GPU for benchtui's own (fresh values,
+        made fast at the decks' sizes)."""
+        torch = self.torch
+        torch.manual_seed(int(seed) % (2**63))
+        if deck or self.device.type == "cpu":
+            return [_cast(x, self.dtype) for x in ref.get_inputs()]
+        torch.cuda.manual_seed(int(seed) % (2**63))
+        with self.device:
+            return [_cast(x, self.dtype) for x in ref.get_inputs()]
+
+    def one_call(self, inputs: list, case: dict, deck: bool, clock=None, in_place: bool | None = None) -> tuple[float | None, float]:
+        """Stage, run, fetch and verify one call; returns (this side's ms, the answer's own ms)."""
+        torch = self.torch
+        scaled = _scale_inputs(inputs, case.get("input_scales", {}))
+        state_scales = case.get("state_scales", {})
+        backups = _scale_state(self.ref_model, state_scales, torch)
+        if state_scales:
+            self.host.scale_state(dict(state_scales))
+        try:
+            with torch.no_grad():
+                expected = self.ref_model(*[x.to(self.device) if isinstance(x, torch.Tensor) else x for x in scaled])
+            # the deck's seeds get new tensors each call, as the deck's check.py makes them; benchtui's
+            # own calls overwrite the same storage in place
+            in_place = (not deck) if in_place is None else in_place
+            self.host.stage(_enc(scaled), True, in_place)
+            trusted = None
+            if clock is not None:
+                box = {}
+                run = self.run_call
+                trusted = clock.measure(lambda: box.setdefault("ms", run())) * 1e3
+                own = float(box["ms"])
+            else:
+                own = float(self.host.run())
+            out = self.host.output()
+            changed = self.host.inputs_changed()
+        finally:
+            if state_scales:
+                self.host.restore_state()
+            for tensor, original in backups:
+                with torch.no_grad():
+                    tensor.copy_(original)
+        self.verify(expected, out, changed, case, deck, in_place)
+        return trusted, own
+
+    def verify(self, expected, out: dict, changed: list[int], case: dict, deck: bool, in_place: bool) -> None:
+        from engine.verify import module_tensors as T
+
+        spec = self.spec
+        want = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+        facts, values = out["facts"], out["values"]
+        if len(facts) != len(want):
+            self._deck_fail_if(deck, "output count")
+            raise CallFailed("output_shape", f"{len(facts)} outputs, the reference returns {len(want)}")
+        got = [T.decode(v) if v is not None else None for v in values]
+        # the deck's rule on these values first (its figure), then benchtui's
+        for w, g, f in zip(want, got, facts):
+            if g is None:
+                self._deck_fail_if(deck, "not a tensor")
+                raise CallFailed("output_type", f"the output is a {f['type']}, not a tensor")
+            atol, rtol = R.tolerance(spec.deck, T.dtype_name(w.dtype), spec.atol, spec.rtol, spec.tolerance,
+                                     case.get("tolerance"))
+            if spec.deck == R.KB and g.dtype != w.dtype:
+                ok_deck, msg_deck = False, f"dtype {f['dtype']} (allclose refuses mixed dtypes)"
+            else:
+                ok_deck, msg_deck = R.compare(w.detach().cpu(), g, atol, rtol)
+            if not ok_deck:
+                self._deck_fail_if(deck, msg_deck)
+        for w, g, f in zip(want, got, facts):
+            if not f.get("exact_tensor"):
+                raise CallFailed("output_type", f"the output is a {f['type']}, not exactly torch.Tensor "
+                                                "(a subclass could change how it compares)")
+            if f["dtype"] != T.dtype_name(w.dtype):
+                raise CallFailed("output_dtype", f"output dtype {f['dtype']}, the reference's is {T.dtype_name(w.dtype)}")
+            if f["device"] != self.answer_device:
+                raise CallFailed("output_device", f"output on {f['device']}, expected {self.answer_device}")
+            atol, rtol = R.tolerance(spec.deck, f["dtype"], spec.atol, spec.rtol, spec.tolerance, case.get("tolerance"))
+            ok, msg = R.compare(w.detach().cpu(), g, atol, rtol)
+            if not ok:
+                if _fingerprint(g) in self.right_outputs:
+                    how = (" (their storage was overwritten in place: same objects, pointers and versions)"
+                           if in_place else " (new tensors, perhaps at a freed one's address)")
+                    raise CallFailed("fresh_result", "returned an earlier call's output for other inputs" + how
+                                     + ": a result memoised on the inputs' identity; " + msg)
+                raise CallFailed("output_values", msg)
+        self.right_outputs.update(_fingerprint(g) for g in got)
+        if changed:
+            raise CallFailed("inputs_unchanged", f"the answer changed input(s) {changed} in place "
+                                                 "(read in the answer's process after the call)")
+
+    def _deck_fail_if(self, deck: bool, message: str) -> None:
+        if deck:
+            self._deck_fail(message)
+
+    def _deck_fail(self, message: str) -> None:
+        if self.deck_ok:
+            self.deck_ok, self.deck_failure = False, message
+
+    def _secret(self, *label) -> int:
+        return int(self.suite.rng("module:" + ":".join(str(x) for x in label)).integers(0, 2**63 - 1))
+
+    # -- resolved calls ---------------------------------------------------------------
+    def op_trace(self, ref, label: str) -> None:
+        suite, spec = self.suite, self.spec
+        torchish = [f for f in spec.forbidden if f.strip().startswith(("torch.", "F.")) and " " not in f.strip()]
+        if not torchish:
+            return
+        try:
+            self.host.stage(_enc(self.inputs(ref, self._secret("trace"))))
+            called = list(self.host.op_trace())
+        except Exception as exc:  # a module that cannot run under a torch function mode: a figure missing, no verdict
+            suite.info("called_ops", message=f"the torch calls could not be traced: {describe_exception(exc)}")
+            return
+        hits = sorted({f"{op} ({f})" for op in called for f in torchish
+                       if op.rsplit(":", 1)[-1] == f.strip().rsplit(".", 1)[-1]})
+        if hits:
+            suite.record("forbidden_calls", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
+                         message=f"{label}: one call reached {', '.join(hits)}; read in the answer's process "
+                                 "(a torch function mode)", details={"called": called})
+        else:
+            suite.record("forbidden_calls", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
+                         message=f"{label}: none of {', '.join(torchish)} called during a forward "
+                                 f"({len(called)} torch functions seen, read in the answer's process)",
+                         details={"called": called})
+
+    # -- timing -----------------------------------------------------------------------
+    def timing(self, ref, index: int, label: str, shape: dict) -> None:
+        suite, spec = self.suite, self.spec
+        from engine.runner.timing import Clock
+        from engine.verify.suite import RoundTripClock
+
+        # each timed call's output crosses the wire to be verified: at most 20 of them by default
+        calls = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
+        trusted, own = [], []
+        with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
+            clock = RoundTripClock(suite.peer, Clock())
+            self.run_call = self.host.run  # resolved before the clock starts
+            for i in range(calls):
+                seed = self._secret("timed", index, i)
+                try:
+                    t, o = self.one_call(self.inputs(ref, seed), {"name": "nominal"}, deck=False, clock=clock, in_place=True)
+                except CallFailed as exc:
+                    c.details["where"] = {"shape": label, "seed": seed, "case": "nominal", "call": i}
+                    c.fail(f"{exc.requirement}: {label}, timed call {i} (seed {seed}): {exc}")
+                trusted.append(t)
+                own.append(o)
+            c.value = calls
+            c.message = f"{label}: the outputs of all {calls} timed calls are right (fresh inputs each, written in place)"
+        if c.verdict != V.PASS or not trusted:
+            return
+        # the deck's own procedure, on one set of inputs kept between calls
+        warmup = int(suite.threshold("published_warmup", 10 if spec.deck == R.HARD else 3))
+        iters = int(suite.threshold("published_calls", spec.num_perf_trials))
+        self.host.stage(_enc(self.inputs(ref, spec.seeds[0] if spec.seeds else 42, deck=True)))
+        samples = list(self.host.published_times(warmup, iters))
+        published = statistics.median(samples) if spec.deck == R.HARD else statistics.fmean(samples)
+        ms = statistics.median(trusted)
+        names = {**shape}
+        flops = _formula(spec.flops_formula, names)
+        nbytes = _formula(spec.bytes_formula, names)
+        peak_gbps, peak_tflops = spec.peak.get("bandwidth_gbps"), spec.peak.get("tflops")
+        frac = R.peak_fraction(spec.regime, flops, nbytes, ms, peak_gbps, peak_tflops)
+        frac_pub = R.peak_fraction(spec.regime, flops, nbytes, published, peak_gbps, peak_tflops)
+        dev = R.device_peak(self.device_name, spec.precision) if self.answer_device == "cuda" else None
+        frac_dev = R.peak_fraction(spec.regime, flops, nbytes, ms, dev[1], dev[2]) if dev else None
+        self.fractions["deck_peak"].append(frac)
+        self.fractions["deck_peak_published"].append(frac_pub)
+        self.fractions["device_peak"].append(frac_dev)
+        # on a CPU the round trip's jitter is of the order of small calls: flag only a gap of milliseconds
+        min_gap = float(suite.threshold("gap_min_ms", 0.05 if self.answer_device == "cuda" else 2.0))
+        gap = published > 0 and ms / published > GAP_FLAG and ms - published > min_gap
+        stat = "median" if spec.deck == R.HARD else "mean"
+        details = {"trusted_ms": ms, "trusted_samples_ms": trusted, "answer_side_ms": own,
+                   "as_published_ms": published, "as_published_samples_ms": samples,
+                   "as_published_procedure": f"{warmup} warm-ups, {iters} calls on the same inputs, "
+                                             f"L2 flushed before each, CUDA events ({stat}); run in the answer's process",
+                   "flops": flops, "bytes": nbytes, "peak_fraction_deck_peak": frac,
+                   "peak_fraction_deck_peak_as_published": frac_pub, "peak_fraction_device_peak": frac_dev,
+                   "deck_peak": spec.peak, "device": self.device_name,
+                   "device_peak": {"matched": dev[0], "bandwidth_gbps": dev[1], "tflops": dev[2]} if dev else None,
+                   "flagged": bool(gap), "clock": "the checker's clock around each round trip, minus an empty round trip"}
+        message = (f"{label}: {ms:.4g} ms (trusted) vs {published:.4g} ms as published"
+                   + (f"; peak_fraction {frac:.3g} of the deck's {spec.peak.get('hardware', 'peak')}" if frac is not None else "")
+                   + (f", {frac_dev:.3g} of this {dev[0]}" if frac_dev is not None else ""))
+        if gap:
+            message += (f"; FLAGGED: the as-published time is {ms / published:.1f}x below the trusted one "
+                        "(results memoised on unchanged inputs, CUDA-graph replay keyed on pointers, or data kept in L2)")
+        suite.info(f"time:shape{index}", value=round(ms, 6), message=message, details=details)
+
+    def summary(self, shapes: int) -> None:
+        suite, spec = self.suite, self.spec
+        deck_forbidden = getattr(suite, "_deck_forbidden", [])
+        ok = self.deck_ok and not deck_forbidden
+        why = self.deck_failure or (f"forbidden text {deck_forbidden[0]!r}" if deck_forbidden else "")
+        suite.info("deck_rule", value="pass" if ok else "fail",
+                   message=(f"the deck's own check.py rule alone would {'PASS' if ok else 'FAIL'} this answer"
+                            + (f" ({why})" if why else "") + " (its seeds, shapes, stress cases, tolerance and text search; "
+                            "not benchtui's added checks)"),
+                   details={"deck": spec.deck, "problem": spec.problem})
+        fr = {k: R.geomean(v) for k, v in self.fractions.items()}
+        if fr["deck_peak"] is not None:
+            suite.info("peak_fraction", value=round(fr["deck_peak"], 6),
+                       message=(f"geomean over {len(self.fractions['deck_peak'])} shapes: {fr['deck_peak']:.4g} of the "
+                                f"deck's peak ({spec.peak.get('hardware', '?')}), "
+                                + (f"{fr['device_peak']:.4g} of this device's; " if fr["device_peak"] is not None
+                                   else "no device peak (not a known GPU); ")
+                                + f"as published: {fr['deck_peak_published']:.4g}"),
+                       details=fr)
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+def _enc(x: Any):
+    from engine.verify import module_tensors as T
+
+    return T.encode_tree(x)
+
+
+def _fingerprint(t) -> str:
+    """A tensor's dtype, shape and up to 4,096 evenly spaced elements, hashed."""
+    import hashlib
+
+    import torch
+
+    flat = t.reshape(-1)
+    step = max(1, flat.numel() // 4096)
+    sample = flat[::step].contiguous()
+    data = sample.view(torch.uint8).numpy().tobytes() if sample.numel() else b""
+    return hashlib.sha256(f"{t.dtype}{tuple(t.shape)}".encode() + data).hexdigest()
+
+
+def _formula(expr: str | None, names: dict) -> float | None:
+    if not expr:
+        return None
+    try:
+        return R.eval_formula(expr, names)
+    except (ValueError, ZeroDivisionError, SyntaxError):
+        return None
+
+
+def _precision_dtype(spec: Spec):
+    import torch
+
+    return {"fp16": torch.float16, "bf16": torch.bfloat16, "float16": torch.float16,
+            "bfloat16": torch.bfloat16}.get(spec.precision.lower(), torch.float32)
+
+
+def _cast(x, dtype):
+    import torch
+
+    if dtype is not None and isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.to(dtype)
+    return x
+
+
+def _scale_inputs(inputs: list, scales: dict) -> list:
+    out = list(inputs)
+    for idx, scale in (scales or {}).items():
+        i = int(idx)
+        out[i] = (out[i].float() * float(scale)).to(out[i].dtype)
+    return out
+
+
+def _scale_state(model, scales: dict, torch) -> list:
+    backups = []
+    if not scales:
+        return backups
+    state = dict(model.named_parameters())
+    state.update(dict(model.named_buffers()))
+    for name, scale in scales.items():
+        tensor = state[name]
+        backups.append((tensor, tensor.detach().clone()))
+        with torch.no_grad():
+            tensor.copy_((tensor.float() * float(scale)).to(tensor.dtype))
+    return backups

@@ -1,0 +1,274 @@
+"""Small deck-shaped challenges for the PyTorch module harness, written by hand
+as an imported deck's challenge folder looks (engine/verify/module_suite.py),
+and pure-torch answers to them: a right one and the known ways to cheat."""
+from __future__ import annotations
+
+from pathlib import Path
+
+CONFORMANCE = ('"""Hidden checks for an imported deck problem (engine/verify/module_suite.py)."""\n'
+               "from engine.verify.module_suite import run  # noqa: F401\n")
+
+# KernelBench-Hard-shaped: fp8 x fp8 GEMM with a per-channel scale, bf16 out, as 01_fp8_gemm, small.
+HARD_REFERENCE = '''import torch
+import torch.nn as nn
+
+E4M3_MAX = 448.0
+
+
+class Model(nn.Module):
+    def __init__(self, M, N, K):
+        super().__init__()
+        self.M, self.N, self.K = M, N, K
+        w = torch.empty(N, K, dtype=torch.bfloat16)
+        nn.init.normal_(w, std=0.02)
+        s = (w.float().abs().amax(dim=1, keepdim=True) / E4M3_MAX).clamp(min=1e-12)
+        self.register_buffer("weight", (w.float() / s).to(torch.float8_e4m3fn))
+        self.register_buffer("weight_scale", s.squeeze(1).to(torch.float32))
+
+    def forward(self, x):
+        y = (x.to(torch.bfloat16) @ self.weight.to(torch.bfloat16).T).float()
+        return (y * self.weight_scale[None, :]).to(torch.bfloat16)
+
+
+M = 8
+N = 16
+K = 32
+
+
+def get_inputs():
+    return [(torch.rand(M, K) * 8 - 4).to(torch.float8_e4m3fn)]
+
+
+def get_init_inputs():
+    return [M, N, K]
+'''
+
+HARD_SHAPES = '''SHAPES = [
+    {"M": 8, "N": 16, "K": 32},
+    {"M": 3, "N": 8, "K": 17},
+]
+'''
+
+HARD_TOML = '''id = "{cid}"
+title = "FP8 e4m3 GEMM (small)"
+difficulty = "HARD"
+language = "python"
+backends = ["cuda", "cpu"]
+display_names = ["01_fp8_gemm"]
+
+[thresholds]
+timed_calls = 3
+published_warmup = 1
+published_calls = 3
+build_timeout_s = 60
+
+[requirements]
+correct = "solution.Model matches reference.Model on every shape, seed and stress case"
+no_forbidden_ops = "do not call torch._scaled_mm"
+
+[module]
+deck = "kernelbench-hard"
+deck_title = "KernelBench-Hard"
+deck_commit = "c7d9221"
+problem = "01_fp8_gemm"
+reference = "reference.py"
+shapes = "shapes.py"
+answer_file = "solution.py"
+answer_class = "Model"
+weights = "load_state_dict"
+seeds = [42, 123, 456]
+atol = 1e-4
+rtol = 1e-4
+forbidden = ["torch._scaled_mm", "torch.ops.aten._scaled_mm"]
+num_correct_trials = 3
+num_perf_trials = 30
+flops_formula = "2 * M * N * K"
+bytes_formula = "M*K + K*N + M*N*2"
+regime = "compute"
+precision = "fp8_e4m3"
+
+[module.tolerance]
+bfloat16 = 0.05
+
+[module.peak]
+hardware = "H100"
+bandwidth_gbps = 2039.0
+tflops = 1513.0
+
+[[module.stress]]
+name = "large_input"
+input_scales = {{ "0" = 4.0 }}
+tolerance = {{ bfloat16 = {{ atol = 0.5, rtol = 0.05 }} }}
+
+[[module.stress]]
+name = "small_weight"
+state_scales = {{ weight = 0.01 }}
+tolerance = {{ bfloat16 = {{ atol = 3e-3, rtol = 0.05 }} }}
+'''
+
+# KernelBench-shaped (level 2 style: a Linear then a ReLU), small; ModelNew with seeded weights.
+KB_REFERENCE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.gemm(x))
+
+
+batch_size = 4
+in_features = 24
+out_features = 12
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+'''
+
+KB_TOML = '''id = "{cid}"
+title = "Gemm_ReLU (small)"
+difficulty = "MEDIUM"
+language = "python"
+backends = ["cuda", "cpu"]
+
+[thresholds]
+timed_calls = 3
+published_warmup = 1
+published_calls = 3
+build_timeout_s = 60
+
+[module]
+deck = "kernelbench"
+deck_title = "KernelBench"
+deck_commit = "423217d"
+problem = "level2/small_Gemm_ReLU"
+reference = "reference.py"
+answer_file = "solution.py"
+answer_class = "ModelNew"
+weights = "seeded"
+seeds = [42]
+atol = 1e-4
+rtol = 1e-4
+forbidden = []
+num_correct_trials = 5
+num_perf_trials = 100
+regime = "compute"
+precision = "fp32"
+'''
+
+HARD_RIGHT = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, M, N, K):
+        super().__init__()
+        self.register_buffer("weight", torch.zeros(N, K, dtype=torch.float8_e4m3fn))
+        self.register_buffer("weight_scale", torch.zeros(N, dtype=torch.float32))
+
+    def forward(self, x):
+        y = torch.einsum("mk,nk->mn", x.to(torch.bfloat16), self.weight.to(torch.bfloat16)).float()
+        return (y * self.weight_scale[None, :]).to(torch.bfloat16)
+'''
+
+_HEAD, _BODY = HARD_RIGHT.split("    def forward(self, x):\n")
+
+HARD_ANSWERS = {
+    "right": HARD_RIGHT,
+    # memoises on the input's identity, pointer and version: stale once the storage is rewritten in place
+    "memoise": _HEAD + '''        self._memo = {}
+
+    def forward(self, x):
+        key = (id(x), x.data_ptr(), x._version)
+        if key not in self._memo:
+''' + _BODY.replace("        y =", "            y =").replace("        return (", "            self._memo[key] = (")
+    + "        return self._memo[key]\n",
+    "mutate_input": _HEAD + '''    def forward(self, x):
+        y = torch.einsum("mk,nk->mn", x.to(torch.bfloat16), self.weight.to(torch.bfloat16)).float()
+        x.copy_(torch.zeros_like(x))
+        return (y * self.weight_scale[None, :]).to(torch.bfloat16)
+''',
+    "wrong_dtype": HARD_RIGHT.replace(".to(torch.bfloat16)\n", ".float()\n"),
+    "subclass": "class Lying(__import__('torch').Tensor):\n    pass\n\n\n" + HARD_RIGHT.replace(
+        "return (y * self.weight_scale[None, :]).to(torch.bfloat16)",
+        "return (y * self.weight_scale[None, :]).to(torch.bfloat16).as_subclass(Lying)"),
+    "exit_early": "import sys\nprint('PASS')\nsys.exit(0)\n" + HARD_RIGHT,
+    "print_pass": _HEAD + '''    def forward(self, x):
+        print("PASS")
+        return torch.zeros(x.shape[0], self.weight.shape[0], dtype=torch.bfloat16)
+''',
+    "hidden_forbidden": HARD_RIGHT.replace(
+        "import torch.nn as nn\n", "import torch.nn as nn\n\nfast = getattr(torch, '_scaled' + '_mm')\n"),
+    # right, but caches on the inputs' content: fast only when the same inputs come back (the deck's timing loop)
+    "content_cache": "import time\n" + _HEAD + """        self._cache = {}
+
+    def forward(self, x):
+        key = x.view(torch.uint8).numpy().tobytes() + self.weight.view(torch.uint8).numpy().tobytes()
+        if key not in self._cache:
+            time.sleep(0.01)
+""" + _BODY.replace("        y =", "            y =").replace("        return (", "            self._cache[key] = (")
+    + "        return self._cache[key].clone()\n",
+    # declares no weights: load_state_dict(strict=True) refuses the reference's (the deck's identity-kernel guard)
+    "no_weights": "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self, M, N, K):\n"
+                  "        super().__init__()\n        self.N = N\n\n    def forward(self, x):\n"
+                  "        return torch.zeros(x.shape[0], self.N, dtype=torch.bfloat16)\n",
+    "import_error": "import torch\nraise RuntimeError('no kernel here')\n",
+    "slow_build": "import time\ntime.sleep(30)\n" + HARD_RIGHT,
+    "triton": "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr):\n    tl.load(x_ptr)\n\n\n" + HARD_RIGHT,
+    "inline_cuda": "from torch.utils.cpp_extension import load_inline\n\nmod = load_inline(name='g', cpp_sources='', "
+                   "cuda_sources='__global__ void g() {}', functions=[])\n\n\n" + HARD_RIGHT,
+}
+
+KB_RIGHT = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.clamp_min(torch.addmm(self.gemm.bias, x, self.gemm.weight.t()), 0.0)
+'''
+
+KB_ANSWERS = {
+    "right": KB_RIGHT,
+    # draws its weights in another order than the reference: seeded construction gives other weights
+    "other_weights": KB_RIGHT.replace("        self.gemm = nn.Linear(in_features, out_features)\n",
+                                      "        torch.rand(1)\n        self.gemm = nn.Linear(in_features, out_features)\n"),
+}
+
+
+def write_challenge(root: Path, cid: str, kind: str, build_timeout_s: int = 60) -> Path:
+    folder = root / cid
+    folder.mkdir(parents=True)
+    (folder / "conformance.py").write_text(CONFORMANCE)
+    (folder / "PROMPT.md").write_text(f"# {cid}\n\nWrite solution.py.\n")
+    if kind == "hard":
+        (folder / "reference.py").write_text(HARD_REFERENCE)
+        (folder / "shapes.py").write_text(HARD_SHAPES)
+        (folder / "challenge.toml").write_text(HARD_TOML.format(cid=cid).replace(
+            "build_timeout_s = 60", f"build_timeout_s = {build_timeout_s}"))
+    else:
+        (folder / "reference.py").write_text(KB_REFERENCE)
+        (folder / "challenge.toml").write_text(KB_TOML.format(cid=cid))
+    return folder
+
+
+def write_answers(root: Path, answers: dict[str, str]) -> dict[str, Path]:
+    out = {}
+    for name, source in answers.items():
+        folder = root / name
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(source)
+        out[name] = folder
+    return out

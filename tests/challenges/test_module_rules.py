@@ -1,0 +1,146 @@
+"""The deck rules the module harness reproduces, and benchtui's reading of
+the code (engine/verify/module_rules.py), and tensors on the wire
+(engine/verify/module_tensors.py)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.verify import module_rules as R
+
+FORBIDDEN = ["torch._scaled_mm", "torch.ops.aten._scaled_mm", "torch.nn.functional.linear", "from sonic_moe"]
+
+
+@pytest.mark.parametrize("source, expect", [
+    ("import torch\ny = torch._scaled_mm(a, b)\n", "calls torch._scaled_mm"),
+    ("import torch as t\nf = t._scaled_mm\n", "is torch._scaled_mm"),
+    ("from torch import _scaled_mm as mm\nmm(a, b)\n", "is torch._scaled_mm"),
+    ("import torch\nf = getattr(torch, '_scaled' + '_mm')\n", "is torch._scaled_mm"),
+    ("import torch\nf = getattr(torch.ops.aten, ''.join(['_scaled', '_mm']))\n", "torch.ops.aten._scaled_mm"),
+    ("import importlib\nF = importlib.import_module('torch.nn.functional')\nF.linear(x, w)\n", "torch.nn.functional.linear"),
+    ("from torch.nn import functional as F\ny = F.linear(x, w)\n", "F.linear is torch.nn.functional.linear"),
+    ("src = 'return at::_scaled_mm(a, b);'\n", "named in a string"),
+    ("import sonic_moe.ops\n", "imports sonic_moe.ops"),
+])
+def test_forbidden_ops_resolved_through_the_code(source, expect):
+    hits, unparsed = R.forbidden_in_code({"solution.py": source}, FORBIDDEN)
+    assert unparsed == []
+    assert any(expect in str(h) for h in hits), [str(h) for h in hits]
+
+
+def test_prose_and_other_names_are_not_forbidden():
+    source = ('"""Does not use torch._scaled_mm."""\nimport torch\n# torch._scaled_mm would be faster\n'
+              'class M(torch.nn.Module):\n    def forward(self, x):\n        return self.linear(x)\n')
+    hits, _ = R.forbidden_in_code({"solution.py": source}, FORBIDDEN)
+    assert hits == []
+    assert R.deck_grep(source, FORBIDDEN) == ["torch._scaled_mm"]  # the deck's text search would fail it
+
+
+def test_matmul_disguises():
+    hits, _ = R.forbidden_in_code({"s.py": "import torch\ny = x @ w\nz = x.matmul(w)\n"}, ["torch.matmul"])
+    assert {h.how for h in hits} == {"the @ operator is torch.matmul", "the tensor method .matmul() is torch.matmul"}
+
+
+def test_gpu_needs():
+    assert R.gpu_needs({"s.py": "import torch\ny = torch.relu(x)\n"}) == []
+    assert "imports Triton" in R.gpu_needs({"s.py": "import triton\n"})[0]
+    assert "names the device 'cuda'" in R.gpu_needs({"s.py": "import torch\nx = torch.ones(1, device='cuda')\n"})[0]
+
+
+def test_formulas_and_peaks():
+    assert R.eval_formula("M*K + (K/128)*N*2", {"M": 2, "K": 256, "N": 3}) == 2 * 256 + 2 * 3 * 2
+    with pytest.raises(ValueError):
+        R.eval_formula("__import__('os')", {})
+    assert R.peak_fraction("compute", 2e12, None, 1000.0, None, 2.0) == pytest.approx(1.0)
+    assert R.peak_fraction("memory", None, 2e9, 1.0, 2000.0, None) == pytest.approx(1.0)
+    assert R.device_peak("NVIDIA H100 80GB HBM3", "fp8_e4m3")[1:] == (3350.0, 1979.0)
+    assert R.device_peak("NVIDIA H100 PCIe", "bf16")[1:] == (2039.0, 756.0)
+    assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4) == (1e-2, 1e-2)
+    assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"bfloat16": 0.2}) == (0.2, 0.2)
+    assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"bfloat16": 0.2}, {"bfloat16": {"atol": 5, "rtol": 0.1}}) == (5, 0.1)
+    assert R.tolerance(R.KB, "float32", 1e-4, 1e-4) == (1e-4, 1e-4)
+    assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"torch.bfloat16": "5e-2"}) == (0.05, 0.05)  # 02_kda_cutlass's spelling
+
+
+def test_kernelbench_trial_seeds_as_its_eval_draws_them():
+    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
+    torch.manual_seed(42)
+    expected = [torch.randint(0, 2**32 - 1, (1,)).item() for _ in range(3)]
+    assert R.kernelbench_trial_seeds(42, 3) == expected
+
+
+def test_tensors_cross_the_wire_bit_for_bit(tmp_path):
+    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
+    from engine.verify import module_tensors as T
+    from engine.verify.execute import local_answer_process
+
+    g = torch.Generator().manual_seed(1)
+    big = torch.randn(4096, 4096, generator=g)  # 64 MB
+    values = [big, big[:7, :5].to(torch.bfloat16), (big[:9] * 8).to(torch.float8_e4m3fn),
+              big[:3].to(torch.float8_e5m2), (big[:4] * 100).to(torch.int8), big[:2].to(torch.float16),
+              torch.arange(5, dtype=torch.int64), torch.zeros(0, 3, dtype=torch.bfloat16)]
+    with local_answer_process(tmp_path) as (peer, _):
+        back = peer.call_op("keep", T.encode_tree(values))
+    out = T.decode_tree(back)
+    for a, b in zip(values, out):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        assert torch.equal(a.view(torch.uint8) if a.numel() else a, b.view(torch.uint8) if b.numel() else b)
+    with pytest.raises(ValueError):
+        T.decode({T.TAG: "object", "shape": [1], "data": np.zeros(1, np.uint8)})
+
+
+def test_gpu_runs_keep_each_answers_build_cache_keyed_by_its_hash(tmp_path, monkeypatch):
+    from engine.runner.bundle import module_build_cache
+    from engine.verify import module_host
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    deck, plain = tmp_path / "deck", tmp_path / "plain"
+    for folder, text in ((deck, 'id = "deck"\n[module]\ndeck = "kernelbench"\n'), (plain, 'id = "plain"\n')):
+        folder.mkdir()
+        (folder / "challenge.toml").write_text(text)
+    a, b = tmp_path / "a", tmp_path / "b"
+    for folder, body in ((a, "x = 1\n"), (b, "x = 2\n")):
+        folder.mkdir()
+        (folder / "solution.py").write_text(body)
+    first = module_build_cache(deck, a)
+    assert first is not None and first.is_dir() and first.is_relative_to(tmp_path / "tmp")
+    assert module_build_cache(deck, a) == first and module_build_cache(deck, b) != first
+    assert module_build_cache(plain, a) is None
+    monkeypatch.setenv("BENCHTUI_BUILD_CACHE", str(first))
+    assert module_host.build_cache({"answer_hash": "ignored"}) == first
+    assert (first / "torch_extensions").is_dir() and (first / "triton").is_dir()
+
+
+def test_without_torch_a_deck_answer_is_skipped_with_the_extra_named(tmp_path, monkeypatch):
+    import sys
+
+    from engine.verify.local import run_local
+    from tests.challenges import module_deck_kit as K
+
+    K.write_challenge(tmp_path / "challenges", "kbh_fp8", "hard")
+    answer = K.write_answers(tmp_path / "answers", {"right": K.HARD_RIGHT})["right"]
+    monkeypatch.setitem(sys.modules, "torch", None)  # this checker without torch
+    out = run_local("kbh_fp8", answer, challenges_dir=tmp_path / "challenges")
+    checks = {c["name"]: c for c in out["checks"]}
+    assert out["verdict"] == "skipped" and checks["module"]["verdict"] == "skipped"
+    assert "benchtui[torch]" in checks["module"]["message"]
+    assert checks["forbidden_ops"]["verdict"] == "pass"  # read from the code, torch or not
+
+
+REPO = Path(__file__).resolve().parents[2]
+RUNS = next((p for p in (base / "shared" / "kernelbench-hard" / "public" / "runs" / "h100" for base in (REPO.parent, REPO.parent.parent))
+             if p.is_dir()), None)
+
+
+@pytest.mark.skipif(RUNS is None, reason="no KernelBench-Hard deck beside the repository (shared/kernelbench-hard)")
+def test_published_runs_read_as_the_harness_reads_them():
+    grok = (RUNS / "20260709_040836_grok_grok-4.5_07_w4a16_gemm_solution.py.txt").read_text()
+    needs = R.gpu_needs({"solution.py": grok})  # its .cu sidecar is appended: not Python as a whole
+    assert needs and "read as text" in needs[0]
+    hy3 = (RUNS / "20260707_121003_hy3-claude_tencent_hy3-preview_06_sonic_moe_swiglu_solution.py.txt").read_text()
+    forbidden = ["torch.matmul", "torch.bmm", "torch.nn.functional.linear", "F.linear", "from sonic_moe", "import sonic_moe"]
+    assert R.deck_grep(hy3, forbidden) == ["torch.matmul"]  # a comment: "avoids torch.matmul"; published as failed
+    assert R.forbidden_in_code({"solution.py": hy3}, forbidden) == ([], [])
+    assert R.gpu_needs({"solution.py": hy3}) == []  # plain torch: it runs on the CPU too

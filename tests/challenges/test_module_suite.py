@@ -1,0 +1,147 @@
+"""The PyTorch module harness (engine/verify/module_suite.py) on small
+deck-shaped challenges, with pure-torch answers on the CPU: a right one and
+the known ways to cheat, each caught with the requirement, shape, seed and
+case named; GPU-only answers skipped with the reason, never failed."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
+
+from engine.verify.local import run_local  # noqa: E402
+from tests.challenges import module_deck_kit as K  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def decks(tmp_path_factory):
+    root = tmp_path_factory.mktemp("module-decks")
+    K.write_challenge(root / "challenges", "kbh_fp8", "hard")
+    K.write_challenge(root / "challenges", "kb_gemm", "kb")
+    K.write_challenge(root / "challenges", "kbh_fp8_quick", "hard", build_timeout_s=2)
+    answers = {"hard": K.write_answers(root / "hard", K.HARD_ANSWERS), "kb": K.write_answers(root / "kb", K.KB_ANSWERS)}
+    results: dict = {}
+
+    def run(kind: str, name: str, cid: str | None = None) -> dict:
+        if (kind, name) not in results:
+            os.environ.setdefault("OMP_NUM_THREADS", "1")
+            cid = cid or ("kbh_fp8" if kind == "hard" else "kb_gemm")
+            results[kind, name] = run_local(cid, answers[kind][name], challenges_dir=root / "challenges", seed=7)
+        return results[kind, name]
+
+    return run
+
+
+def by_name(result: dict) -> dict:
+    return {c["name"]: c for c in result["checks"]}
+
+
+def test_right_answer_passes_with_figures(decks):
+    r = decks("hard", "right")
+    checks = by_name(r)
+    assert r["verdict"] == "pass", [(c["name"], c["verdict"], c["message"]) for c in r["checks"]]
+    for name in ("deck_seeds:shape0", "secret_seeds:shape0", "timed_outputs:shape0", "deck_seeds:shape1",
+                 "secret_seeds:shape1", "timed_outputs:shape1", "forbidden_ops", "forbidden_calls"):
+        assert checks[name]["verdict"] == "pass", name
+    assert "3 deck seeds x 3 cases: nominal, large_input, small_weight" in checks["deck_seeds:shape0"]["message"]
+    assert checks["deck_rule"]["value"] == "pass"
+    t = checks["time:shape1"]["details"]
+    assert t["trusted_ms"] > 0 and t["as_published_ms"] > 0 and len(t["trusted_samples_ms"]) == 3
+    assert t["flops"] == 2 * 3 * 8 * 17 and t["bytes"] == 3 * 17 + 17 * 8 + 3 * 8 * 2
+    assert checks["peak_fraction"]["value"] is not None
+    assert {c["id"]: c["status"] for c in r["coverage"]} == {"correct": "pass", "no_forbidden_ops": "pass"}
+
+
+def test_memoised_result_fails(decks):
+    checks = by_name(decks("hard", "memoise"))
+    c = checks["secret_seeds:shape0"]
+    assert c["verdict"] == "fail" and c["message"].startswith("fresh_result: shape 0")
+    assert "overwritten in place" in c["message"]
+    assert c["details"]["where"]["case"] == "nominal" and "seed" in c["details"]["where"]
+
+
+@pytest.mark.parametrize("answer, requirement", [
+    ("mutate_input", "inputs_unchanged"), ("wrong_dtype", "output_dtype"), ("subclass", "output_type"),
+])
+def test_cheats_the_deck_rule_lets_through_fail(decks, answer, requirement):
+    r = decks("hard", answer)
+    checks = by_name(r)
+    assert r["verdict"] == "fail"
+    c = checks["deck_seeds:shape0"]
+    assert c["verdict"] == "fail" and c["details"]["requirement"] == requirement
+    assert c["message"].startswith(f"{requirement}: shape 0 {{'M': 8, 'N': 16, 'K': 32}}, seed 42, case nominal")
+    assert checks["deck_rule"]["value"] == "pass"
+
+
+def test_printing_pass_means_nothing(decks):
+    r = decks("hard", "print_pass")
+    checks = by_name(r)
+    assert r["verdict"] == "fail"
+    assert checks["deck_seeds:shape0"]["details"]["requirement"] == "output_values"
+    assert checks["secret_seeds:shape0"]["details"]["requirement"] == "output_values"  # not blamed on memoisation
+    assert checks["deck_rule"]["value"] == "fail"
+
+
+def test_exiting_at_import_is_an_error_and_the_deck_would_see_exit_status(decks):
+    r = decks("hard", "exit_early")
+    checks = by_name(r)
+    assert r["verdict"] == "error"
+    assert checks["build"]["verdict"] == "error" and "SystemExit" in checks["build"]["message"]
+    assert checks["deck_rule"]["value"] == "exit status"
+
+
+def test_hidden_forbidden_op_is_found_in_the_code(decks):
+    r = decks("hard", "hidden_forbidden")
+    c = by_name(r)["forbidden_ops"]
+    assert r["verdict"] == "forbidden"
+    assert "solution.py:4" in c["message"] and "torch._scaled_mm" in c["message"]
+    assert c["details"]["deck_rule_hits"] == []  # the deck's text search misses it
+
+
+def test_content_cache_flags_the_as_published_time(decks):
+    r = decks("hard", "content_cache")
+    t = by_name(r)["time:shape0"]
+    assert r["verdict"] == "pass"
+    assert t["details"]["flagged"] and "FLAGGED" in t["message"]
+    assert t["details"]["trusted_ms"] > 5 > t["details"]["as_published_ms"]
+
+
+@pytest.mark.parametrize("answer, why", [("triton", "imports Triton"), ("inline_cuda", "C++/CUDA extension")])
+def test_gpu_answers_skip_on_the_cpu_with_the_reason(decks, answer, why):
+    r = decks("hard", answer)
+    c = by_name(r)["module"]
+    assert r["verdict"] == "skipped" and c["verdict"] == "skipped"
+    assert "needs an NVIDIA GPU" in c["message"] and why in c["message"]
+
+
+def test_kernelbench_seeded_weights(decks):
+    right = decks("kb", "right")
+    assert right["verdict"] == "pass", [(c["name"], c["verdict"], c["message"]) for c in right["checks"]]
+    checks = by_name(right)
+    assert checks["deck_seeds:shape0"]["value"] == 5  # KernelBench's num_correct_trials, its trial seeds
+    other = by_name(decks("kb", "other_weights"))
+    assert other["deck_seeds:shape0"]["details"]["requirement"] == "output_values"
+    assert other["deck_rule"]["value"] == "fail"
+
+
+def test_weights_the_module_does_not_declare_fail_as_the_deck_fails_them(decks):
+    r = decks("hard", "no_weights")
+    c = by_name(r)["weights:shape0"]
+    assert r["verdict"] == "fail" and c["verdict"] == "fail"
+    assert c["message"].startswith("state_dict: shape 0") and "load_state_dict(strict=True)" in c["message"]
+    assert by_name(r)["deck_rule"]["value"] == "fail"
+
+
+def test_a_build_past_its_own_limit_is_a_timeout(decks):
+    r = decks("hard", "slow_build", cid="kbh_fp8_quick")
+    c = by_name(r)["build"]
+    assert r["verdict"] == "timeout" and c["verdict"] == "timeout"
+    assert "build limit of 2 s" in c["message"]
+
+
+def test_an_answer_that_fails_to_import_is_an_error_the_deck_fails_too(decks):
+    r = decks("hard", "import_error")
+    checks = by_name(r)
+    assert r["verdict"] == "error" and "no kernel here" in checks["build"]["message"]
+    assert checks["deck_rule"]["value"] == "fail"

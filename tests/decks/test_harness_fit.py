@@ -1,0 +1,160 @@
+"""An imported deck's challenges run by the PyTorch module harness: the
+requirements the importer declares are the ones the harness's checks name,
+``challenge check`` runs the reference as the deck's answer, and a run's
+verdict shows beside the deck's in ``published``."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine.authoring.soundness import check_challenge, words
+from engine.challenges.definition import load_challenge
+from engine.cli import main
+from engine.decks.importer import import_deck
+from engine.decks import kernelbench, kernelbench_hard
+from engine.verify.module_suite import Spec
+
+torch = pytest.importorskip("torch")
+
+RIGHT = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+"""
+WRONG = """import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B) + 1.0
+"""
+RESULTS = {"1": [{"sample_id": 0, "compiled": True, "correctness": True, "runtime": 1.0}],
+           "19": [{"sample_id": 0, "compiled": True, "correctness": True, "runtime": 1.0}]}
+
+
+def cli(capsys, *argv) -> tuple[int, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, _ = capsys.readouterr()
+    return code, out
+
+
+@pytest.fixture(scope="module")
+def small_kb(decks, tmp_path_factory) -> Path:
+    """The KernelBench deck cut to two level-1 problems at CPU sizes (ReLU, square
+    matmul), with a run holding a right ModelNew for one and a wrong one for the other."""
+    base = tmp_path_factory.mktemp("kb-small")
+    deck = Path(shutil.copytree(decks / "kernelbench", base / "deck"))
+    shutil.rmtree(deck / "KernelBench" / "level2")
+    level1 = deck / "KernelBench" / "level1"
+    for f in level1.iterdir():
+        if f.name not in ("19_ReLU.py", "1_Square_matrix_multiplication_.py"):
+            f.unlink()
+    for name, sizes in (("19_ReLU.py", {"batch_size": 4, "dim": 8}), ("1_Square_matrix_multiplication_.py", {"N": 8})):
+        lines = (level1 / name).read_text().splitlines()
+        for i, line in enumerate(lines):
+            key = line.split("=")[0].strip()
+            if key in sizes and not line.startswith(" "):
+                lines[i] = f"{key} = {sizes[key]}"
+        (level1 / name).write_text("\n".join(lines) + "\n")
+    run = deck / "runs" / "demo"
+    run.mkdir(parents=True)
+    (run / "level_1_problem_19_sample_0_kernel.py").write_text(RIGHT)
+    (run / "level_1_problem_1_sample_0_kernel.py").write_text(WRONG)
+    (run / "eval_results.json").write_text(json.dumps(RESULTS))
+    root = base / "wb"
+    import_deck(kernelbench.read_deck(deck, runs=deck / "runs", commit="423217d"), root)
+    return root
+
+
+def test_imported_requirements_are_the_harness_checks(kbh_imported):
+    root = kbh_imported[0]
+    for folder in sorted((root / "challenges").iterdir()):
+        spec = Spec.read(folder)
+        prompt = words((folder / "PROMPT.md").read_text(encoding="utf-8"))
+        toml = load_challenge(folder).raw["requirements"]
+        # the forbidden ops are declared in the prompt's own sentence naming them
+        said = toml["no_forbidden_ops"]
+        assert words(said) in prompt and any(f in said for f in spec.forbidden), folder.name
+        assert spec.requires("no_forbidden_ops") == ("no_forbidden_ops",)
+        assert spec.requires("interface") == ("interface",)
+        assert spec.requires("correct") == ("correct", "task")
+        assert set(spec.skipped()) == {"interface", "correct", "task"}
+
+
+def test_requirements_a_challenge_does_not_declare_fall_to_correct():
+    spec = Spec(deck="kernelbench", problem="p", answer_file="solution.py", answer_class="ModelNew", weights="seeded",
+                seeds=[42], atol=1e-4, rtol=1e-4, tolerance={}, forbidden=[], num_correct_trials=1, num_perf_trials=1,
+                flops_formula=None, bytes_formula=None, regime="compute", precision="", peak={},
+                declared=frozenset({"correct"}))
+    assert spec.requires("no_forbidden_ops") == ("correct",)
+    assert spec.requires("interface") == ("correct",)
+    assert spec.requires("correct") == ("correct",)
+
+
+def test_challenge_check_passes_on_an_imported_kernelbench_problem(small_kb):
+    report = check_challenge(load_challenge(small_kb / "challenges" / "kb_l1_p19_relu"), seeds=(1,))
+    items = {i.name: i for i in report.items}
+    assert report.sound and not report.not_judged, [i.as_dict() for i in report.items]
+    assert items["reference_passes"].ok and items["checks_name_requirements"].ok
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the reference runs where torch sees a GPU")
+def test_challenge_check_of_a_kernelbench_hard_problem_without_a_gpu_says_not_judged(kbh_imported):
+    report = check_challenge(load_challenge(kbh_imported[0] / "challenges" / "kbh_07_w4a16_gemm"), seeds=(1,))
+    items = {i.name: i for i in report.items}
+    assert report.sound
+    assert set(report.not_judged) == {"reference_passes", "checks_name_requirements", "thresholds_outside_noise"}
+    assert "no GPU" in items["reference_passes"].message
+    assert items["requirements_quote_prompt"].ok and items["prompt_version"].ok
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the reference runs where torch sees a GPU")
+def test_challenge_check_of_a_kernelbench_problem_too_large_for_the_cpu_says_not_judged(decks, tmp_path):
+    """The shared deck's ReLU at its own sizes (6 GiB of input) is not run on the CPU."""
+    root = tmp_path / "wb"
+    import_deck(kernelbench.read_deck(decks / "kernelbench", runs=tmp_path / "no-runs", commit="423217d"), root)
+    report = check_challenge(load_challenge(root / "challenges" / "kb_l1_p19_relu"), seeds=(1,))
+    items = {i.name: i for i in report.items}
+    assert set(report.not_judged) == {"reference_passes", "checks_name_requirements", "thresholds_outside_noise"}
+    assert "6.0 GiB" in items["reference_passes"].message
+
+
+def test_run_verdicts_beside_the_decks_in_published_json(small_kb, capsys):
+    code, _ = cli(capsys, "--workbench", str(small_kb), "run", "--backend", "cpu")
+    code, out = cli(capsys, "--workbench", str(small_kb), "published", "--json")
+    assert code == 0
+    rows = {a["challenge"]: a for a in json.loads(out)["answers"]}
+    right, wrong = rows["kb_l1_p19_relu"], rows["kb_l1_p1_square_matrix_multiplication"]
+    assert (right["deck_verdict"], right["verdict"], right["agreement"]) == ("PASS", "pass", "agree")
+    assert (wrong["deck_verdict"], wrong["verdict"], wrong["agreement"]) == ("PASS", "fail", "disagree")
+    assert "output_values" in wrong["reason"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU runs the published answers")
+def test_published_cuda_answers_on_the_cpu_are_skipped_not_disagreements(decks, tmp_path, capsys):
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100", commit="c7d9221"), root)
+    model = "codex_gpt-5.5"
+    code, _ = cli(capsys, "--workbench", str(root), "run", "-c", "kbh_07_w4a16_gemm", "-m", model, "--backend", "cpu")
+    code, out = cli(capsys, "--workbench", str(root), "published", "--json", "-c", "kbh_07_w4a16_gemm")
+    data = json.loads(out)
+    mine = [a for a in data["answers"] if a["model"] == model]
+    assert mine and all(a["verdict"] == "skipped" for a in mine)
+    assert all("GPU" in (a["reason"] or "") or "Triton" in (a["reason"] or "") for a in mine)
+    assert all(a["agreement"] == "not judged here" for a in mine)

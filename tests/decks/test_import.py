@@ -1,0 +1,384 @@
+"""``benchtui import`` on the two published decks: what lands in the workbench
+and the store, names and duplicates, every kind of bad input (one line each,
+nothing half-written), re-importing, and the challenges it generates."""
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from engine.decks.importer import import_deck
+from engine.decks import kernelbench, kernelbench_hard
+from engine.decks.challenge import CONFORMANCE
+
+from deck_fixtures import kernelbench_runs
+
+KBH_IDS = ["kbh_01_fp8_gemm", "kbh_02_kda_cutlass", "kbh_06_sonic_moe_swiglu", "kbh_07_w4a16_gemm"]
+ANNOTATION_DISAGREEMENTS = {
+    "20260721_142442_codex_gpt-5.6-sol_02_kda_cutlass": ("0.0154", "0.0132"),
+    "20260721_145355_codex_gpt-5.6-sol_06_sonic_moe_swiglu": ("0.0332", "0.0758"),
+    "20260721_150450_codex_gpt-5.6-sol_07_w4a16_gemm": ("0.217", "0.1888"),
+}
+
+
+def rows(root: Path, sql: str, params=()) -> list[tuple]:
+    with sqlite3.connect(root / "store.db") as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+# -- KernelBench-Hard, the shared deck ------------------------------------------------
+
+def test_kbh_deck_counts_names_and_store(kbh_imported, decks):
+    root, r, _ = kbh_imported
+    assert (r.challenges, r.answers, r.models, r.results, r.results_without_answer, r.annotations) == (4, 79, 22, 80, 1, 30)
+    assert sorted(p.name for p in (root / "challenges").iterdir()) == KBH_IDS
+    assert len(list((root / "models").glob("*/*/solution.py"))) == 79
+    # the only problems of the published slice: three annotations whose peak_fraction is not the leaderboard's
+    assert len(r.problems) == 3
+    for run_id, (annotation, board) in ANNOTATION_DISAGREEMENTS.items():
+        line = next(p for p in r.problems if run_id in p)
+        assert f"peak_fraction {annotation}, the leaderboard {board}" in line
+    assert rows(root, "select count(*), sum(has_answer), sum(correct) from deck_results") == [(80, 79, 66)]
+    assert rows(root, "select count(*) from deck_annotations") == [(30,)]
+    # the run with no answer file: its published result is kept, flagged
+    assert rows(root, "select run_id, correct, failure_reason, model from deck_results where has_answer = 0") == [
+        ("20260618_170834_zai-claude_glm-5.2_02_kda_cutlass", 0, "timeout", None)]
+    # one published result in full: figures per shape, session statistics, provenance
+    (row,) = rows(root, "select model, challenge, correct, failure_reason, peak_fraction, shapes, stats, sha256, "
+                        "source_path, deck_commit, peak_tflops, peak_bw_gbps from deck_results where run_id = ?",
+                  ("20260618_041754_codex_gpt-5.5_01_fp8_gemm",))
+    model, challenge, correct, reason, pf, shapes, stats, sha, source, commit, tflops, bw = row
+    assert (model, challenge, correct, reason, pf, commit, tflops, bw) == (
+        "codex_gpt-5.5", "kbh_01_fp8_gemm", 1, "pass", 0.2445, "c7d9221", 1513.0, 2039.0)
+    assert [s["ms"] for s in json.loads(shapes)] == [0.194, 0.198, 0.105, 0.634]
+    assert json.loads(stats)["output_tokens"] == 79908
+    run_file = decks / "kernelbench-hard/public/runs/h100/20260618_041754_codex_gpt-5.5_01_fp8_gemm_solution.py.txt"
+    answer = root / "models/codex_gpt-5.5/kbh_01_fp8_gemm/solution.py"
+    assert answer.read_bytes() == run_file.read_bytes()
+    assert source.endswith(run_file.name)
+    import hashlib
+    assert sha == hashlib.sha256(run_file.read_bytes()).hexdigest()
+    # the answer folder holds the answer and nothing else
+    assert [p.name for p in answer.parent.iterdir()] == ["solution.py"]
+
+
+def test_kbh_runs_of_one_cell_are_kept_apart(kbh_imported):
+    root, _, _ = kbh_imported
+    got = dict(rows(root, "select run_id, model from deck_results where has_answer = 1"))
+    # one harness and model at two efforts on the leaderboard: a model per effort
+    assert got["20260621_000344_claude_claude-opus-4-8_01_fp8_gemm"] == "claude_claude-opus-4-8"
+    assert got["20260719_034935_claude_claude-opus-4-8_01_fp8_gemm"] == "claude_claude-opus-4-8_max"
+    assert got["20260709_040836_grok_grok-4.5_07_w4a16_gemm"] == "grok_grok-4.5_max"
+    assert got["20260719_034935_grok_grok-4.5_07_w4a16_gemm"] == "grok_grok-4.5_high"
+    # two runs of one cell at one effort: the later keeps its stamp
+    assert got["20260720_210639_or-fable_anthropic_claude-fable-5_02_kda_cutlass"] == "or-fable_anthropic_claude-fable-5"
+    assert got["20260721_223835_or-fable_anthropic_claude-fable-5_02_kda_cutlass"] == \
+        "or-fable_anthropic_claude-fable-5_20260721_223835"
+    assert len(set(zip(*rows(root, "select model, challenge from deck_results where has_answer = 1")))) == 2
+    cells = rows(root, "select model, challenge, count(*) from deck_results where has_answer = 1 group by 1, 2 having count(*) > 1")
+    assert cells == []
+    # the deck's own model name, slashes and all, is kept beside benchtui's folder name
+    assert rows(root, "select deck_model, harness from deck_results where run_id = ?",
+                ("20260725_063736_or-opus_anthropic_claude-opus-5_01_fp8_gemm",)) == [("anthropic/claude-opus-5", "or-opus")]
+
+
+def test_kbh_annotations_and_their_quotes_as_line_notes(kbh_imported):
+    root, r, _ = kbh_imported
+    assert r.notes_added == 7
+    notes = rows(root, "select model, challenge, relpath, line, author, text from notes order by id")
+    assert len(notes) == 7
+    first = [n for n in notes if n[0] == "claude_claude-fable-5" and n[1] == "kbh_01_fp8_gemm"]
+    assert [(n[2], n[3]) for n in first] == [("solution.py", 684), ("solution.py", 748), ("solution.py", 122)]
+    assert first[0][4] == "kernelbench-hard annotation"
+    assert first[0][5].startswith("[clean] CUDA-graph cache is a launch cache, not an output cache (lines 684-689;")
+    (summary,) = rows(root, "select summary from deck_annotations where run_id = ?",
+                      ("20260702_055037_claude_claude-fable-5_01_fp8_gemm",))[0]
+    assert summary.startswith("A genuine CUTLASS 3.x SM90 FP8 GEMM")
+
+
+def test_kbh_reimport_changes_nothing(kbh_imported):
+    root, first, second = kbh_imported
+    assert (second.files_written, second.challenges_written, second.answers_written, second.notes_added) == (0, 0, 0, 0)
+    assert (second.answers, second.results, second.annotations) == (first.answers, first.results, first.annotations)
+    assert rows(root, "select count(*) from deck_results") == [(80,)]
+    assert rows(root, "select count(*) from deck_annotations") == [(30,)]
+    assert rows(root, "select count(*) from notes") == [(7,)]
+    assert rows(root, "select count(*) from deck_imports") == [(2,)]  # each import is logged
+
+
+def test_kbh_challenge_folder(kbh_imported, decks):
+    from engine.authoring.soundness import check_files, check_prompt_version, check_requirements
+    from engine.challenges.definition import load_challenge
+
+    root, _, _ = kbh_imported
+    folder = root / "challenges" / "kbh_06_sonic_moe_swiglu"
+    source = decks / "kernelbench-hard/benchmarks/hard/problems-h100/06_sonic_moe_swiglu"
+    for name in ("reference.py", "shapes.py", "problem.yaml", "sota.py"):
+        assert (folder / name).read_bytes() == (source / name).read_bytes()
+    assert not (folder / "check.py").exists() and not (folder / "benchmark.py").exists()
+    assert (folder / "PROMPT.md").read_text(encoding="utf-8") == (source / "PROMPT.txt").read_text(encoding="utf-8")
+    assert (folder / "conformance.py").read_text(encoding="utf-8") == CONFORMANCE
+    challenge = load_challenge(folder)
+    assert (challenge.id, challenge.title, challenge.language, challenge.backends) == (
+        "kbh_06_sonic_moe_swiglu", "Sonic-MoE up-projection (Grouped GEMM + SwiGLU)", "python", ("cuda", "cpu"))
+    m = challenge.raw["module"]
+    assert (m["deck"], m["problem"], m["answer_class"], m["weights"], m["seeds"], m["reference"], m["shapes"]) == (
+        "kernelbench-hard", "06_sonic_moe_swiglu", "Model", "load_state_dict", [42, 123, 456], "reference.py", "shapes.py")
+    assert (m["atol"], m["rtol"], m["tolerance"], m["num_correct_trials"], m["num_perf_trials"]) == (
+        1e-4, 1e-4, {"bfloat16": 0.02}, 3, 20)
+    assert m["forbidden"] == ["torch.matmul", "torch.bmm", "torch.nn.functional.linear", "F.linear",
+                              "from sonic_moe", "import sonic_moe"]
+    assert m["flops_formula"] == "2 * T_total * H * (2 * I)"
+    assert m["bytes_formula"] == "T_total*K*H*2 + E*H*(2*I)*2 + T_total*K*I*2"
+    assert m["peak"] == {"hardware": "NVIDIA H100 PCIe", "bandwidth_gbps": 2039.0, "tflops": 756.0, "tflops_key": "bf16"}
+    assert [c["name"] for c in m["stress"]] == ["small_hidden", "large_hidden"]
+    assert m["stress"][1] == {"name": "large_hidden", "input_scales": {"0": 8.0},
+                              "tolerance": {"bfloat16": {"atol": 0.1, "rtol": 0.05}}}
+    assert m["default_tolerance"]["bfloat16"] == {"atol": 0.01, "rtol": 0.01}
+    # the "torch.bfloat16" spelling of 02's problem.yaml is the dtype's name here
+    kda = tomllib.loads((root / "challenges/kbh_02_kda_cutlass/challenge.toml").read_text(encoding="utf-8"))
+    assert kda["module"]["tolerance"] == {"bfloat16": 0.05}
+    assert kda["module"]["peak"]["tflops"] == 756.0
+    # what `challenge check` judges without running the harness
+    assert check_files(challenge).ok
+    assert check_prompt_version(challenge).ok
+    quote = next(i for i in check_requirements(challenge, []) if i.name == "requirements_quote_prompt")
+    assert quote.ok, quote.message
+
+
+# -- bad input ------------------------------------------------------------------------
+
+def _runs(deck: Path) -> Path:
+    return deck / "public/runs/h100"
+
+
+def test_kbh_bad_inputs_each_one_line(kbh_deck, tmp_path):
+    runs = _runs(kbh_deck)
+    # a mangled run file
+    (runs / "20260618_041754_codex_gpt-5.5_01_fp8_gemm_solution.py.txt").write_bytes(b"\x00\x01\x02garbage")
+    # a run of no known problem
+    (runs / "20260801_000000_someharness_somemodel_99_mystery_solution.py.txt").write_text("class Model: pass\n")
+    # a leaderboard entry whose run file is gone
+    (runs / "20260618_044030_codex_gpt-5.5_07_w4a16_gemm_solution.py.txt").unlink()
+    # runs whose problem folder is missing
+    shutil.rmtree(kbh_deck / "benchmarks/hard/problems-h100/02_kda_cutlass")
+    deck = kernelbench_hard.read_deck(kbh_deck, "h100")
+    result = import_deck(deck, tmp_path / "wb")
+    lines = result.problems
+    assert "run 20260618_041754_codex_gpt-5.5_01_fp8_gemm: the run file is mangled (it holds NUL bytes (binary, not " \
+           "source)); not imported" in lines
+    assert any(line.startswith("run 20260801_000000_someharness_somemodel_99_mystery: unknown problem") for line in lines)
+    assert "leaderboard names run 20260618_044030_codex_gpt-5.5_07_w4a16_gemm (codex/gpt-5.5 [xhigh], 07_w4a16_gemm), " \
+           "which public/runs/h100/ does not hold" in lines
+    missing = [line for line in lines if "its problem 02_kda_cutlass has no folder in problems-h100/" in line]
+    assert len(missing) == 19  # every run of that problem, one line each
+    assert sum(1 for line in lines if "says peak_fraction" in line) == 2  # the 02 one went with its problem
+    assert len(lines) == 1 + 1 + 1 + 19 + 2
+    # the sound rest is imported; nothing of the bad runs is
+    assert (result.challenges, result.answers) == (3, 79 - 1 - 1 - 19)
+    root = tmp_path / "wb"
+    assert not (root / "challenges/kbh_02_kda_cutlass").exists()
+    assert not (root / "models/codex_gpt-5.5/kbh_01_fp8_gemm").exists()
+    assert rows(root, "select count(*) from deck_results where run_id like '%02_kda_cutlass'") == [(0,)]
+
+
+def test_kbh_broken_result_files_and_annotations(kbh_deck, tmp_path):
+    detail = kbh_deck / "public/data/rundetail/h100/20260618_041754_codex_gpt-5.5_01_fp8_gemm.json"
+    detail.write_text("{not json", encoding="utf-8")
+    ann = kbh_deck / "benchmarks/hard/results/annotations/20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml"
+    ann.write_text("run_id: [unclosed\n", encoding="utf-8")
+    board = kbh_deck / "benchmarks/hard/results/leaderboard.h100.json"
+    data = json.loads(board.read_text(encoding="utf-8"))
+    data["models"][1]["results"]["02_kda_cutlass"]["peak_fraction"] = 0.5  # the run's file says otherwise
+    board.write_text(json.dumps(data), encoding="utf-8")
+    result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), tmp_path / "wb")
+    lines = result.problems
+    assert any(line.startswith("result of run 20260618_041754_codex_gpt-5.5_01_fp8_gemm: "
+                               "20260618_041754_codex_gpt-5.5_01_fp8_gemm.json is not readable JSON") for line in lines)
+    assert any(line.startswith("annotation 20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml: not readable YAML")
+               for line in lines)
+    run_id = data["models"][1]["results"]["02_kda_cutlass"]["run_id"]
+    assert any(line.startswith(f"run {run_id}: its result file says peak_fraction") and line.endswith("the leaderboard 0.5")
+               for line in lines)
+    # the answer whose result file broke is still imported, with the leaderboard's figures
+    assert result.answers == 79
+    root = tmp_path / "wb"
+    assert rows(root, "select has_result, correct, peak_fraction from deck_results where run_id = ?",
+                ("20260618_041754_codex_gpt-5.5_01_fp8_gemm",)) == [(0, 1, 0.2445)]
+
+
+def test_kbh_nothing_half_written_when_the_store_fails(kbh_deck, tmp_path, monkeypatch):
+    from engine.decks import importer
+
+    def boom(*args, **kwargs):
+        raise sqlite3.OperationalError("disk full")
+
+    monkeypatch.setattr(importer, "write_store", boom)
+    root = tmp_path / "wb"
+    with pytest.raises(sqlite3.OperationalError):
+        import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    assert [p.name for p in root.iterdir()] == ["store.db"] or sorted(p.name for p in root.iterdir()) == \
+        ["store.db", "store.db-shm", "store.db-wal"]
+    assert rows(root, "select count(*) from deck_results") == [(0,)]
+
+
+def test_kbh_an_answer_is_never_overwritten(kbh_deck, tmp_path):
+    root = tmp_path / "wb"
+    mine = root / "models/codex_gpt-5.5/kbh_01_fp8_gemm"
+    mine.mkdir(parents=True)
+    (mine / "solution.py").write_text("# my own answer\n", encoding="utf-8")
+    result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    assert (mine / "solution.py").read_text(encoding="utf-8") == "# my own answer\n"
+    assert "run 20260618_041754_codex_gpt-5.5_01_fp8_gemm: models/codex_gpt-5.5/kbh_01_fp8_gemm/ already holds another " \
+           "solution.py; an answer is never overwritten, so this run is not imported" in result.problems
+    assert result.answers == 78
+
+
+def test_kbh_a_challenge_of_ones_own_is_not_replaced(kbh_deck, tmp_path):
+    root = tmp_path / "wb"
+    own = root / "challenges/kbh_01_fp8_gemm"
+    own.mkdir(parents=True)
+    (own / "challenge.toml").write_text('id = "kbh_01_fp8_gemm"\ntitle = "mine"\n', encoding="utf-8")
+    result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    assert (own / "challenge.toml").read_text(encoding="utf-8").endswith('title = "mine"\n')
+    assert any(line.startswith("problem 01_fp8_gemm: challenges/kbh_01_fp8_gemm/ exists and is not this deck's import")
+               for line in result.problems)
+    assert result.challenges == 3 and not (root / "models/codex_gpt-5.5/kbh_01_fp8_gemm").exists()
+
+
+# -- KernelBench ----------------------------------------------------------------------
+
+def test_kb_problems_become_challenges(kb_imported, decks):
+    root, r = kb_imported
+    levels = decks / "kernelbench/KernelBench"
+    n = len(list(levels.glob("level1/*.py"))) + len(list(levels.glob("level2/*.py")))
+    assert r.challenges == n == 200
+    folder = root / "challenges/kb_l1_p1_square_matrix_multiplication"
+    assert (folder / "reference.py").read_bytes() == (levels / "level1/1_Square_matrix_multiplication_.py").read_bytes()
+    data = tomllib.loads((folder / "challenge.toml").read_text(encoding="utf-8"))
+    m = data["module"]
+    assert (m["deck"], m["problem"], m["answer_class"], m["weights"], m["level"]) == (
+        "kernelbench", "level_1_problem_1", "ModelNew", "seeded", 1)
+    assert "shapes" not in m and "flops_formula" not in m and "peak" not in m
+    assert (m["atol"], m["rtol"], m["num_correct_trials"], m["num_perf_trials"]) == (1e-4, 1e-4, 5, 100)
+    assert m["seeds"] == kernelbench.TRIAL_SEEDS_FROM_42 and m["init_seed"] == 42
+    assert m["static_checks"] == ["code_bypass", "timing_event_patch", "thread_injection", "lazy_eval"]
+    prompt = (folder / "PROMPT.md").read_text(encoding="utf-8")
+    assert "Name your optimized output architecture ModelNew" in prompt
+    assert (levels / "level1/1_Square_matrix_multiplication_.py").read_text(encoding="utf-8").strip() in prompt
+    ids = [p.name for p in (root / "challenges").iterdir()]
+    assert all(len(i) <= 48 and i.startswith("kb_l") for i in ids) and len(set(ids)) == 200
+
+
+def test_kb_runs_samples_and_eval_results(kb_imported, decks):
+    root, r = kb_imported
+    assert (r.answers, r.models, r.results) == (3, 2, 3)
+    examples = decks / "kernelbench/src/kernelbench/prompts"
+    assert (root / "models/demo/kb_l1_p1_square_matrix_multiplication/solution.py").read_bytes() == \
+        (examples / "model_new_ex_add.py").read_bytes()
+    # sample 1 of the same problem: a model of its own, not an overwrite
+    assert (root / "models/demo_s1/kb_l1_p1_square_matrix_multiplication/solution.py").read_bytes() == \
+        (examples / "model_new_ex_add_cute.py").read_bytes()
+    got = {row[0]: row[1:] for row in rows(root, "select run_id, correct, failure_reason, speedup, stats from deck_results")}
+    assert got["demo/level_1_problem_1_sample_0"][:3] == (1, "pass", 2.0)
+    assert json.loads(got["demo/level_1_problem_1_sample_0"][3])["runtime_us"] == 12.5
+    assert got["demo/level_1_problem_1_sample_1"][:2] == (0, "compile_error: RuntimeError")
+    assert got["demo/level_1_problem_19_sample_0"][:2] == (0, "Output mismatch (0 / 5)")
+    assert r.problems == [
+        "run demo/level_1_problem_999_sample_0: unknown problem (KernelBench/level1/ has no problem 999); not imported",
+        "run demo/level_3_problem_1_sample_0: level 3 has no folder KernelBench/level3/; not imported",
+        "run demo: eval_results.json names problem 42 sample 0, which has no kernel file",
+    ]
+
+
+def test_kb_mangled_eval_results(decks, tmp_path):
+    runs = kernelbench_runs(decks / "kernelbench", tmp_path / "runs", results="{ not json")
+    deck = kernelbench.read_deck(decks / "kernelbench", runs=runs)
+    assert any(line.startswith("run demo: eval_results.json is not readable JSON") for line in deck.problems_found)
+    assert all(run.result is None for run in deck.runs)
+
+
+def test_kb_trial_seeds_are_kernelbenchs():
+    torch = pytest.importorskip("torch", reason="the seeds are checked against torch's generator where torch is installed")
+    torch.manual_seed(kernelbench.BASE_SEED)
+    assert [torch.randint(0, 2**32 - 1, (1,)).item() for _ in range(5)] == kernelbench.TRIAL_SEEDS_FROM_42
+
+
+# -- the command ----------------------------------------------------------------------
+
+def test_cli_import_and_published(decks, tmp_path, capsys):
+    from engine.cli import main
+
+    root = tmp_path / "new-wb"
+    assert main(["--workbench", str(root), "import", str(decks / "kernelbench-hard"), "--gpu", "h100", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["answers"], out["challenges"], out["commit"], out["scan"]["answers"]) == (79, 4, "c7d9221", 79)
+    assert (root / "store.db").is_file()
+    assert main(["--workbench", str(root), "import", str(decks / "kernelbench-hard"), "--gpu", "h100", "--strict"]) == 1
+    assert "problem: run 20260721_145355_codex_gpt-5.6-sol_06_sonic_moe_swiglu" in capsys.readouterr().out
+    assert main(["--workbench", str(root), "published", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["overall"]["answers"] == 79 and data["overall"]["deck_pass"] == 66
+    assert data["overall"]["not_judged_here"] == 79 and data["disagreements"] == []
+    assert len(data["imports"][0]["problems"]) == 3
+
+
+def test_cli_refuses_what_is_not_a_deck(tmp_path, capsys, decks):
+    from engine.cli import main
+
+    assert main(["--workbench", str(tmp_path / "wb"), "import", str(tmp_path)]) == 2
+    assert "is neither a KernelBench-Hard deck" in capsys.readouterr().err
+    assert main(["--workbench", str(tmp_path / "wb"), "import", str(decks / "kernelbench-hard"), "--gpu", "b200"]) == 2
+    assert "has no problems-b200/ folder (GPUs here: h100)" in capsys.readouterr().err
+    # the reader says the same where it is called directly
+    with pytest.raises(kernelbench_hard.DeckError, match="no problems-b200/ folder"):
+        kernelbench_hard.read_deck(decks / "kernelbench-hard", "b200")
+    assert not (tmp_path / "wb").exists()
+    # the current folder is the default workbench: never the deck itself
+    deck = decks / "kernelbench"
+    assert main(["--workbench", str(deck), "import", str(deck)]) == 2
+    assert "is inside the deck" in capsys.readouterr().err
+    assert not (deck / "models").exists() and not (deck / "challenges").exists()
+
+
+def test_kb_a_mangled_kernel_is_one_line_even_with_a_result(decks, tmp_path):
+    runs = kernelbench_runs(decks / "kernelbench", tmp_path / "runs", results=json.dumps(
+        {"1": [{"sample_id": 2, "compiled": True, "correctness": True, "metadata": {}, "runtime": 1.0}]}))
+    empty = decks / "kernelbench/src/kernelbench/prompts/model_new_ex_0.py"
+    assert empty.read_bytes().strip() == b""  # the deck's own empty example
+    shutil.copyfile(empty, runs / "demo/level_1_problem_1_sample_2_kernel.py")
+    deck = kernelbench.read_deck(decks / "kernelbench", runs=runs)
+    about = [line for line in deck.problems_found if "problem_1_sample_2" in line or "problem 1 sample 2" in line]
+    assert about == ["run demo/level_1_problem_1_sample_2: the kernel file is mangled (it is empty); not imported"]
+
+
+def test_dry_run_writes_nothing(decks, tmp_path, capsys):
+    from engine.cli import main
+
+    root = tmp_path / "wb"
+    assert main(["--workbench", str(root), "import", str(decks / "kernelbench-hard"), "--gpu", "h100", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("would import KernelBench-Hard (H100) (h100)")
+    assert "4 challenges (4 new or changed), 79 answers of 22 models (79 new)" in out
+    assert not root.exists()
+    # over an imported workbench: nothing new, and still nothing written
+    import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root)
+    before = sorted(str(p) for p in root.rglob("*"))
+    result = import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root, dry_run=True)
+    assert (result.files_written, result.answers) == (0, 79)
+    assert sorted(str(p) for p in root.rglob("*")) == before
+
+
+def test_kbh_a_quote_of_other_lines_is_reported(kbh_deck, tmp_path):
+    ann = kbh_deck / "benchmarks/hard/results/annotations/20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml"
+    ann.write_text(ann.read_text(encoding="utf-8").replace("lines: [684, 689]", "lines: [10, 15]"), encoding="utf-8")
+    deck = kernelbench_hard.read_deck(kbh_deck, "h100")
+    assert "run 20260702_055037_claude_claude-fable-5_01_fp8_gemm: its annotation " \
+           "(20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml) quotes solution.py:10-15, which hold other text" \
+           in deck.problems_found
+    run = next(r for r in deck.runs if r.run_id == "20260702_055037_claude_claude-fable-5_01_fp8_gemm")
+    assert [q["start"] for q in run.annotations[0]["quotes"]] == [10, 748, 122]  # kept, where the annotation puts it

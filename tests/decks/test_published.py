@@ -1,0 +1,84 @@
+"""benchtui's verdicts beside a deck's published ones: agreement counts, the
+rank correlation of the passes, every disagreement with both reasons."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.decks.compare import compare, spearman
+from engine.decks.importer import import_deck
+from engine.decks import kernelbench_hard
+from engine.store.database import Store
+
+
+def test_spearman():
+    assert spearman([(1, 10), (2, 20), (3, 30)]) == pytest.approx(1.0)
+    assert spearman([(1, 30), (2, 20), (3, 10)]) == pytest.approx(-1.0)
+    assert spearman([(1, 1), (2, 3), (3, 2), (4, 4)]) == pytest.approx(0.8)
+    assert spearman([(1, 5), (2, 5), (3, 5)]) is None  # no spread
+    assert spearman([(1, 2), (2, 3)]) is None  # too few
+    assert spearman([(1, 1), (1, 2), (2, 3)]) == pytest.approx(0.866, abs=1e-3)  # ties share their rank
+
+
+def _run(store: Store, model: str, challenge: str, verdict: str, checks: list[tuple]) -> None:
+    cur = store.execute("insert into runs (model, challenge, status, verdict) values (?, ?, 'done', ?)",
+                        (model, challenge, verdict))
+    for i, (name, v, value, message) in enumerate(checks):
+        store.execute("insert into checks (run_id, position, name, verdict, value, message) values (?, ?, ?, ?, ?, ?)",
+                      (cur.lastrowid, i, name, v, json.dumps(value), message))
+    store.conn.commit()
+
+
+def test_published_beside_benchtuis_verdicts(kbh_deck, tmp_path, capsys):
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    fp8 = "kbh_01_fp8_gemm"
+    with Store(root / "store.db") as store:
+        # three passes on both sides, ranked alike by the deck's and benchtui's peak_fraction
+        _run(store, "codex_gpt-5.5", fp8, "pass", [("correct", "pass", None, ""), ("peak_fraction", "info", 0.30, "")])
+        _run(store, "claude_claude-fable-5", fp8, "pass", [("peak_fraction", "info", 0.35, "")])
+        _run(store, "cursor_composer-2.5-fast", fp8, "pass", [("peak_fraction", "info", 0.20, "")])
+        # the deck passed it; benchtui did not
+        _run(store, "gemini_gemini-3.5-flash", fp8, "fail",
+             [("correct", "pass", None, ""), ("memoised", "fail", None, "shape 0 seed 7: the output did not follow the input")])
+        # an older run of the same answer is not its verdict
+        _run(store, "hy3_hy3", fp8, "pass", [])
+        _run(store, "hy3_hy3", fp8, "skipped", [("module_harness", "skipped", None, "no GPU here")])
+        failed = store.query("select model, challenge from deck_results where correct = 0 and has_answer = 1 "
+                             "order by run_id limit 1")[0]
+        _run(store, failed["model"], failed["challenge"], "error", [("build", "error", None, "nvcc failed")])
+        data = compare(store)
+        only = compare(store, challenge=fp8)
+    o = data["overall"]
+    assert (o["judged_both"], o["both_pass"], o["both_fail"], o["deck_pass_here_fail"], o["deck_fail_here_pass"]) == (5, 3, 1, 1, 0)
+    assert o["agreement"] == pytest.approx(4 / 5)
+    assert o["run_here"] == 6 and o["not_judged_here"] == 79 - 5
+    assert o["passes_with_both_figures"] == 3 and o["rank_correlation"] == pytest.approx(1.0)
+    (d,) = data["disagreements"]
+    assert (d["model"], d["deck_verdict"], d["deck_reason"], d["verdict"]) == ("gemini_gemini-3.5-flash", "PASS", "pass", "fail")
+    assert d["reason"] == "memoised: fail shape 0 seed 7: the output did not follow the input"
+    hy3 = next(a for a in data["answers"] if a["model"] == "hy3_hy3" and a["challenge"] == fp8)
+    assert (hy3["verdict"], hy3["agreement"]) == ("skipped", "not judged here")
+    assert only["overall"]["answers"] == 20 and set(only["challenges"]) == {fp8}
+    assert data["challenges"][fp8]["rank_correlation"] == pytest.approx(1.0)
+
+    from engine.cli import main
+
+    assert main(["--workbench", str(root), "published"]) == 0
+    out = capsys.readouterr().out
+    assert "judged by both: 5, agreement 80%, rank correlation of the passes 1.00" in out
+    assert ("gemini_gemini-3.5-flash/kbh_01_fp8_gemm [20260618_050815_gemini_gemini-3.5-flash_01_fp8_gemm]: deck PASS "
+            "(pass) pf 0.0633; benchtui fail (memoised: fail shape 0 seed 7: the output did not follow the input)") in out
+
+    # one model's answers in full: the published figures per shape, each annotation and its quotes
+    assert main(["--workbench", str(root), "published", "-m", "claude_claude-fable-5", "-c", fp8]) == 0
+    out = capsys.readouterr().out
+    assert "claude_claude-fable-5's answers:" in out
+    assert "    shape 3 4096×14336×4096: 0.493 ms, 975.337 TFLOPS, 391.196 GB/s, fraction 0.6446" in out
+    assert "      solution.py:748-749 Graph key includes every pointer, shape, and the weight version counter" in out
+    assert main(["--workbench", str(root), "published", "-m", "claude_claude-fable-5", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["problem"] for d in data["detail"]] == ["01_fp8_gemm", "02_kda_cutlass", "06_sonic_moe_swiglu", "07_w4a16_gemm"]
+    assert data["detail"][0]["annotations"][0]["verdict"] == "clean"
+    assert main(["--workbench", str(root), "published", "-m", "nobody"]) == 2

@@ -1,0 +1,66 @@
+"""The dashboard's published-results screen: `p` in the matrix lists every
+published run beside benchtui's verdict; `p` on an answer shows that answer's
+published result with its annotation and quotes."""
+from __future__ import annotations
+
+import asyncio
+
+from textual.widgets import DataTable, Static
+from textual.worker import WorkerCancelled
+
+from engine.decks import kernelbench_hard
+from engine.decks.importer import import_deck
+from engine.store.database import Store
+from engine.workbench.layout import find_workbench
+from engine.workbench.scan import scan_workbench
+
+
+async def settle(app, pilot, rounds: int = 3) -> None:
+    for _ in range(rounds):
+        await pilot.pause()
+        for worker in list(app.workers):
+            try:
+                await worker.wait()
+            except WorkerCancelled:
+                pass
+    await pilot.pause()
+
+
+def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path, monkeypatch):
+    from tui.app import BenchApp
+
+    monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    wb = find_workbench(str(root), None, root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+
+    async def drive():
+        app = BenchApp(wb)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            await pilot.press("p")
+            await settle(app, pilot)
+            assert type(app.screen).__name__ == "PublishedScreen"
+            table = app.screen.query_one("#published-table", DataTable)
+            assert table.row_count == 80
+            summary = str(app.screen.query_one("#published-summary", Static).render())
+            assert "79 answers, 80 published (66 PASS), 0 run here" in summary
+            assert "the deck itself: run 20260721_145355_codex_gpt-5.6-sol_06_sonic_moe_swiglu" in summary
+            await pilot.press("escape")
+            await settle(app, pilot)
+            app.open_answer("claude_claude-fable-5", "kbh_01_fp8_gemm")
+            await settle(app, pilot)
+            await pilot.press("p")
+            await settle(app, pilot)
+            table = app.screen.query_one("#published-table", DataTable)
+            assert table.row_count == 1
+            detail = str(app.screen.query_one("#published-detail", Static).render())
+            assert "deck: PASS (pass), peak_fraction 0.3033" in detail
+            assert "annotation (20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml): clean" in detail
+            assert "solution.py:684-689  CUDA-graph cache is a launch cache, not an output cache" in detail
+            assert "shape 3 4096×14336×4096" in detail
+        assert app.errors == []
+
+    asyncio.run(drive())
