@@ -59,6 +59,7 @@ def number(x):
 def margins(all_runs: list[list[dict]]) -> list[dict]:
     values: dict[tuple[str, str, str], list[float]] = {}
     limits: dict[tuple[str, str, str], float] = {}
+    floors: set[tuple[str, str, str]] = set()
     for runs in all_runs:
         for r in runs:
             for c in r["checks"]:
@@ -68,12 +69,17 @@ def margins(all_runs: list[list[dict]]) -> list[dict]:
                 key = (r["model"], r["challenge"], c["name"])
                 values.setdefault(key, []).append(v)
                 limits[key] = t
+                # a pass above its threshold or a fail under it: the threshold is a floor
+                if (c["verdict"] == "pass") == (v > t):
+                    floors.add(key)
     out = []
     for key, vals in sorted(values.items()):
         t = limits[key]
-        margin = min((t - v) / t for v in vals)
+        sign = -1.0 if key in floors else 1.0
+        margin = min(sign * (t - v) / t for v in vals)
         noise = (max(vals) - min(vals)) / t
         out.append({"answer": f"{key[0]}/{key[1]}", "check": key[2], "threshold": t,
+                    "direction": "at_least" if key in floors else "at_most",
                     "values": [float(f"{v:.4g}") for v in vals], "margin": round(margin, 4),
                     "noise": round(noise, 4), "runs": len(vals),
                     # near the threshold on either side: a verdict that could flip with the noise

@@ -33,3 +33,22 @@ def test_stability_runs_only_the_challenges_named(tmp_path):
     assert set(report["verdicts"]) == {"careful/backwards"}
     assert report["stable"] and report["verdicts"]["careful/backwards"]["verdict"] == "pass"
     assert len(report["wall_s"]) == 2
+
+
+def test_margins_count_a_floor_upwards():
+    """A check that passes above its threshold (a floor) has a positive margin
+    when it passes, and a ceiling keeps threshold - value."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("stability", REPO / "bench" / "stability.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def run(value, verdict, name):
+        return {"model": "m", "challenge": "c", "checks": [{"name": name, "value": value, "threshold": 1e-5,
+                                                             "verdict": verdict}]}
+    table = mod.margins([[run(3e-5, "pass", "floor"), run(5e-6, "pass", "ceiling")],
+                         [run(2e-5, "pass", "floor"), run(6e-6, "pass", "ceiling")]])
+    by = {m["check"]: m for m in table}
+    assert by["floor"]["direction"] == "at_least" and by["floor"]["margin"] == pytest.approx(1.0)
+    assert by["ceiling"]["direction"] == "at_most" and by["ceiling"]["margin"] == pytest.approx(0.4)
+    assert not by["floor"]["within_noise"] and not by["ceiling"]["within_noise"]
