@@ -193,6 +193,15 @@ class ModuleHost:
         self._out = out
         return (time.perf_counter() - began) * 1e3
 
+    def cycle(self, inputs, in_place: bool = True) -> dict:
+        """One whole timed cycle in one round trip: the inputs written into
+        their storage, L2 flushed, the call, the output and whether the call
+        changed its inputs. The checker's clock brackets all of it, so work
+        moved into staging or into the output's fetch is timed too."""
+        staged = self.stage(inputs, True, in_place)
+        ms = self.run()
+        return {"staged": staged, "ms": ms, "out": self.output(), "changed": self.inputs_changed()}
+
     def output(self) -> dict:
         """The last output: each tensor's facts (its exact type, dtype, device)
         and its bytes."""

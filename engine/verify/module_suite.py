@@ -24,7 +24,9 @@ Verdicts as the deck defines them, and harder:
   only what comes back over the wire is judged.
 
 Each failure names its requirement, shape, seed and case. Figures: time per
-shape by this side's clock around each call (trusted), the deck's own timing
+shape by this side's clock around each whole cycle, staging and the output's
+fetch included, less the same cycle without the answer (trusted; see
+engine/verify/module_timing.py), the deck's own timing
 loop run in the answer's process (labelled "as published"), peak_fraction
 by the deck's formulas against the deck's hardware peak and against the
 device measured; a gap between the two times is flagged.
@@ -32,6 +34,7 @@ device measured; a gap between the two times is flagged.
 from __future__ import annotations
 
 import statistics
+import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -351,8 +354,10 @@ class ModuleRun:
         with self.device:
             return [_cast(x, self.dtype) for x in ref.get_inputs()]
 
-    def one_call(self, inputs: list, case: dict, deck: bool, clock=None, in_place: bool | None = None) -> tuple[float | None, float]:
-        """Stage, run, fetch and verify one call; returns (this side's ms, the answer's own ms)."""
+    def one_call(self, inputs: list, case: dict, deck: bool, empty: dict | None = None,
+                 in_place: bool | None = None) -> tuple[float | None, float]:
+        """Stage, run, fetch and verify one call; returns (this side's ms, the answer's own ms).
+        Given the ``empty`` cycle's cost, the call is one whole cycle under this side's clock."""
         torch = self.torch
         scaled = _scale_inputs(inputs, case.get("input_scales", {}))
         state_scales = case.get("state_scales", {})
@@ -365,17 +370,18 @@ class ModuleRun:
             # the deck's seeds get new tensors each call, as the deck's check.py makes them; benchtui's
             # own calls overwrite the same storage in place
             in_place = (not deck) if in_place is None else in_place
-            self.host.stage(_enc(scaled), True, in_place)
             trusted = None
-            if clock is not None:
-                box = {}
-                run = self.run_call
-                trusted = clock.measure(lambda: box.setdefault("ms", run())) * 1e3
-                own = float(box["ms"])
+            if empty is not None:
+                wire_inputs, cycle = _enc(scaled), self.cycle  # resolved before the clock starts
+                start = time.perf_counter()
+                got = cycle(wire_inputs, in_place)
+                trusted = max(0.0, time.perf_counter() - start - empty["s"]) * 1e3
+                own, out, changed = float(got["ms"]), got["out"], got["changed"]
             else:
+                self.host.stage(_enc(scaled), True, in_place)
                 own = float(self.host.run())
-            out = self.host.output()
-            changed = self.host.inputs_changed()
+                out = self.host.output()
+                changed = self.host.inputs_changed()
         finally:
             if state_scales:
                 self.host.restore_state()
@@ -468,19 +474,21 @@ class ModuleRun:
     # -- timing -----------------------------------------------------------------------
     def timing(self, ref, index: int, label: str, shape: dict) -> None:
         suite, spec = self.suite, self.spec
-        from engine.runner.timing import Clock
-        from engine.verify.suite import RoundTripClock
+        from engine.verify import module_timing
 
         # each timed call's output crosses the wire to be verified: at most 20 of them by default
         calls = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
         trusted, own = [], []
         with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
-            clock = RoundTripClock(suite.peer, Clock())
-            self.run_call = self.host.run  # resolved before the clock starts
+            sample = self.inputs(ref, self._secret("empty", index))
+            with self.torch.no_grad():
+                expected = self.ref_model(*[x.to(self.device) if isinstance(x, self.torch.Tensor) else x for x in sample])
+            empty = module_timing.empty_cycle(suite, str(self.device), _enc(sample), expected)
+            self.cycle = self.host.cycle
             for i in range(calls):
                 seed = self._secret("timed", index, i)
                 try:
-                    t, o = self.one_call(self.inputs(ref, seed), {"name": "nominal"}, deck=False, clock=clock, in_place=True)
+                    t, o = self.one_call(self.inputs(ref, seed), {"name": "nominal"}, deck=False, empty=empty, in_place=True)
                 except CallFailed as exc:
                     c.details["where"] = {"shape": label, "seed": seed, "case": "nominal", "call": i}
                     c.fail(f"{exc.requirement}: {label}, timed call {i} (seed {seed}): {exc}")
@@ -520,7 +528,7 @@ class ModuleRun:
                    "peak_fraction_deck_peak_as_published": frac_pub, "peak_fraction_device_peak": frac_dev,
                    "deck_peak": spec.peak, "device": self.device_name,
                    "device_peak": {"matched": dev[0], "bandwidth_gbps": dev[1], "tflops": dev[2]} if dev else None,
-                   "flagged": bool(gap), "clock": "the checker's clock around each round trip, minus an empty round trip"}
+                   "flagged": bool(gap), "clock": module_timing.TIMED_BY, "empty_cycle": empty}
         message = (f"{label}: {ms:.4g} ms (trusted) vs {published:.4g} ms as published"
                    + (f"; peak_fraction {frac:.3g} of the deck's {spec.peak.get('hardware', 'peak')}" if frac is not None else "")
                    + (f", {frac_dev:.3g} of this {dev[0]}" if frac_dev is not None else ""))

@@ -777,11 +777,12 @@ def socket_from_fd(fd: int) -> socket.socket:
     return sock
 
 
-def echo_round_trip_s(reply: Any, samples: int = 15) -> float:
-    """Median seconds of a round trip whose answer is ``reply``, to a peer
-    served by a thread of this process: what the wire itself costs a call
-    that brings that much back, measured without the other process (which
-    could slow its own empty calls to enlarge what is subtracted)."""
+def echo_round_trip_s(reply: Any, samples: int = 15, request: Any = None) -> float:
+    """Median seconds of a round trip carrying ``request`` whose answer is
+    ``reply``, to a peer served by a thread of this process: what the wire
+    itself costs a call that sends and brings back that much, measured
+    without the other process (which could slow its own empty calls to
+    enlarge what is subtracted)."""
     import statistics
     import threading
     import time
@@ -795,7 +796,7 @@ def echo_round_trip_s(reply: Any, samples: int = 15) -> float:
         times = []
         for _ in range(max(1, samples)):
             start = time.perf_counter()
-            client.call_op("echo")
+            client.call_op("echo", request)
             times.append(time.perf_counter() - start)
         return statistics.median(times)
     finally:

@@ -216,6 +216,38 @@ HARD_ANSWERS = {
             time.sleep(0.01)
 """ + _BODY.replace("        y =", "            y =").replace("        return (", "            self._cache[key] = (")
     + "        return self._cache[key].clone()\n",
+    # does its work while the harness writes the inputs (it patches the host in its own process) and
+    # returns the result ready-made: fast as a call, slow as a cycle
+    "work_in_staging": "import sys\nimport time\n" + HARD_RIGHT + """
+
+_host = sys.modules["engine.verify.module_host"].ModuleHost
+_stage, _forward = _host.stage, Model.forward
+
+
+def _stage_and_work(self, *args, **kwargs):
+    staged = _stage(self, *args, **kwargs)
+    time.sleep(0.03)
+    self._model.ready = _forward(self._model, *self._inputs)
+    return staged
+
+
+_host.stage = _stage_and_work
+Model.forward = lambda self, x: self.ready
+""",
+    # right, but slows the fetch of its output rather than its call
+    "work_in_fetch": "import sys\nimport time\n" + HARD_RIGHT + """
+
+_host = sys.modules["engine.verify.module_host"].ModuleHost
+_output = _host.output
+
+
+def _slow_output(self):
+    time.sleep(0.03)
+    return _output(self)
+
+
+_host.output = _slow_output
+""",
     # declares no weights: load_state_dict(strict=True) refuses the reference's (the deck's identity-kernel guard)
     "no_weights": "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self, M, N, K):\n"
                   "        super().__init__()\n        self.N = N\n\n    def forward(self, x):\n"

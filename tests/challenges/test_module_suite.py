@@ -107,6 +107,24 @@ def test_content_cache_flags_the_as_published_time(decks):
     assert t["details"]["trusted_ms"] > 5 > t["details"]["as_published_ms"]
 
 
+@pytest.mark.parametrize("answer", ["work_in_staging", "work_in_fetch"])
+def test_work_moved_out_of_the_call_is_timed(decks, answer):
+    """The trusted time brackets the whole cycle: 30 ms of work hidden in the
+    staging of the inputs or in the fetch of the output is counted."""
+    r = decks("hard", answer)
+    t = by_name(r)["time:shape0"]
+    assert r["verdict"] == "pass", [(c["name"], c["verdict"], c["message"]) for c in r["checks"]]
+    assert t["details"]["trusted_ms"] > 20, t["details"]
+    assert t["details"]["empty_cycle"]["s"] < 0.02
+
+
+def test_right_answer_time_is_not_the_empty_cycle(decks):
+    """The empty cycle is subtracted, not the call: a right answer's trusted
+    time stays of the order of its own."""
+    t = by_name(decks("hard", "right"))["time:shape1"]["details"]
+    assert t["trusted_ms"] < 20 and "whole cycle" in t["clock"]
+
+
 @pytest.mark.parametrize("answer, why", [("triton", "imports Triton"), ("inline_cuda", "C++/CUDA extension")])
 def test_gpu_answers_skip_on_the_cpu_with_the_reason(decks, answer, why):
     r = decks("hard", answer)
