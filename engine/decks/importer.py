@@ -174,10 +174,11 @@ def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> t
         if run.problem not in challenges:
             continue
         answer = root / "models" / run.model / problem.challenge
+        files = run.answer_files(problem.module["answer_file"])
         target = answer / problem.module["answer_file"]
         if answer.exists():
             held = target.read_bytes() if target.is_file() else None
-            if held == run.data:  # this answer, already in place (files added beside it are kept)
+            if held == files[target.name]:  # this answer, already in place (files added beside it are kept)
                 placed.append(run)
                 continue
             what = "another solution.py" if held is not None else \
@@ -185,9 +186,9 @@ def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> t
             result.problems.append(f"run {run.run_id}: models/{run.model}/{problem.challenge}/ already holds {what}; "
                                    "an answer is never overwritten, so this run is not imported")
             continue
-        wrote = tx.write(target, run.data)
-        result.answers_written += wrote
-        result.files_written += wrote
+        wrote = [tx.write(answer / name, data) for name, data in files.items()]
+        result.answers_written += any(wrote)
+        result.files_written += sum(wrote)
         placed.append(run)
     result.answers = len(placed)
     result.models = len({r.model for r in placed})

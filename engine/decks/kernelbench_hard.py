@@ -407,6 +407,41 @@ def syntax_error(data: bytes) -> str | None:
     return None
 
 
+# The deck's run file appends each file solution.py loads after a banner:
+#   # ==================...
+#   # ===== sidecar: w4a16_kernels.cu (8062 bytes, loaded by solution.py) =====
+#   # ==================...
+# then a blank line and the file (its size counted in bytes or in characters).
+SIDECAR = re.compile(rb"^# =+\n# ===== sidecar: (?P<name>[^\n]+?) \((?P<size>\d+) bytes, loaded by [^)\n]+\) =====\n"
+                     rb"# =+\n\n?", re.M)
+
+
+def split_sidecars(data: bytes, answer_file: str) -> tuple[dict[str, bytes], dict[str, int], list[str]]:
+    """The answer file and each sidecar of a run file, where each starts
+    (1-based line of its first byte in the run file), and what did not fit.
+    A run file with no sidecar gives ({}, {}, [])."""
+    marks = list(SIDECAR.finditer(data))
+    if not marks:
+        return {}, {}, []
+    head = data[:marks[0].start()]
+    files = {answer_file: head[:-2] if head.endswith(b"\n\n\n") else head}  # the banner's two blank lines
+    starts, problems = {}, []
+    for i, m in enumerate(marks):
+        name = m.group("name").decode("utf-8", "replace").strip()
+        body = data[m.end():marks[i + 1].start() if i + 1 < len(marks) else len(data)]
+        if i + 1 < len(marks) and body.endswith(b"\n\n\n"):
+            body = body[:-2]
+        if name in files or "/" in name or "\\" in name or name.startswith(".") or not name:
+            problems.append(f"a sidecar named {name!r} cannot be a file of its own")
+            return {}, {}, problems
+        size = int(m.group("size"))
+        if size not in (len(body), len(body.decode("utf-8", "replace"))):
+            problems.append(f"sidecar {name}: its banner says {size} bytes, {len(body)} follow")
+        files[name] = body
+        starts[name] = data[:m.end()].count(b"\n") + 1
+    return files, starts, problems
+
+
 def problem_of(run_id: str, known: set[str]) -> str | None:
     hits = [p for p in known if run_id.endswith("_" + p)]
     return max(hits, key=len) if hits else None
@@ -450,7 +485,14 @@ def read_runs(deck: Deck, folder: Path, details: dict[str, dict], board: dict[st
         run = Run(run_id=run_id, problem=problem, model=base, base_model=base, harness=str(harness),
                   deck_model=str(deck_model), data=data, source=str(path), effort=(entry or {}).get("effort"))
         run.result = result_row(detail, entry)
-        syntax = syntax_error(data)
+        files, run.sidecar_lines, misfits = split_sidecars(data, ANSWER_FILE)
+        run.files = files or None
+        for why in misfits:
+            deck.notes.append(f"run {run_id}: {why}")
+        if files:
+            deck.notes.append(f"run {run_id}: solution.py carries {', '.join(n for n in files if n != ANSWER_FILE)} "
+                              "appended; written as files of their own beside it")
+        syntax = syntax_error(files.get(ANSWER_FILE, data))
         if syntax:
             deck.notes.append(f"run {run_id}: solution.py does not parse as Python ({syntax}); imported as it is")
         if detail is None:
@@ -558,12 +600,18 @@ def read_quote(deck: Deck, run: Run, source: str, q) -> dict | None:
     start, end = (lines[0], lines[-1]) if lines else (None, None)
     quote = {"file": ANSWER_FILE if str(q.get("file") or ANSWER_FILE) in (ANSWER_FILE, Path(run.source).name) else str(q["file"]),
              "start": start, "end": end, "label": _text(q.get("label")), "text": str(q.get("text") or "")}
-    if start is not None and quote["file"] == ANSWER_FILE:
-        have = run.data.decode("utf-8", "replace").splitlines()
+    # a line past the answer file's own falls in a sidecar: quoted at that file's line
+    into = [(name, first) for name, first in run.sidecar_lines.items() if start is not None and start >= first]
+    if into and quote["file"] == ANSWER_FILE:
+        name, first = max(into, key=lambda kv: kv[1])
+        quote.update(file=name, start=start - first + 1, end=end - first + 1)
+    if start is not None and quote["file"] in (run.files or {ANSWER_FILE: run.data}):
+        have = (run.files or {ANSWER_FILE: run.data})[quote["file"]].decode("utf-8", "replace").splitlines()
+        start, end = quote["start"], quote["end"]
         first = next((ln.strip() for ln in quote["text"].splitlines() if ln.strip()), "")
         held = " ".join(have[start - 1:end]) if 0 < start <= len(have) else ""
         if first and first not in held:
-            deck.problem(f"run {run.run_id}: its annotation ({source}) quotes {ANSWER_FILE}:{start}-{end}, "
+            deck.problem(f"run {run.run_id}: its annotation ({source}) quotes {quote['file']}:{start}-{end}, "
                          "which hold other text")
     return quote
 

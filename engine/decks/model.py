@@ -61,6 +61,14 @@ class Run:
     sample: int = 0     # KernelBench: the sample number of its problem
     result: dict | None = None       # the deck's published result (deck_results row fields)
     annotations: list[dict] = field(default_factory=list)
+    # files the deck's run file carries appended to its answer file ("sidecars": a .cu source
+    # solution.py loads), split back out: the answer file's own bytes first, then each by name
+    files: dict[str, bytes] | None = None
+    sidecar_lines: dict[str, int] = field(default_factory=dict)  # where each starts in the run file (1-based)
+
+    def answer_files(self, answer_file: str) -> dict[str, bytes]:
+        """The files of the answer folder: the run file as it is, or split where it carries sidecars."""
+        return dict(self.files) if self.files else {answer_file: self.data}
 
     @property
     def sha256(self) -> str:

@@ -326,8 +326,9 @@ def _leaves(out: Any, depth: int = 0) -> list:
 
 
 def answer_hash(folder: Path) -> str:
-    """sha256 over the answer's Python files (names and bytes): the build cache's key."""
+    """sha256 over the answer's files (names and bytes; a .cu source a module loads counts):
+    the build cache's key."""
     h = hashlib.sha256()
-    for path in sorted(p for p in Path(folder).rglob("*.py") if p.is_file() and "__pycache__" not in p.parts):
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         h.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()

@@ -382,3 +382,62 @@ def test_kbh_a_quote_of_other_lines_is_reported(kbh_deck, tmp_path):
            in deck.problems_found
     run = next(r for r in deck.runs if r.run_id == "20260702_055037_claude_claude-fable-5_01_fp8_gemm")
     assert [q["start"] for q in run.annotations[0]["quotes"]] == [10, 748, 122]  # kept, where the annotation puts it
+
+
+# -- run files that carry the files their solution.py loads ---------------------------
+
+SIDECAR_RUNS = {"grok_grok-4.5_max/kbh_07_w4a16_gemm": "w4a16_kernels.cu",
+                "kinetic-claude_kinetic-0715_1m/kbh_01_fp8_gemm": "fp8_gemm_cutlass.cu",
+                "or-fable_anthropic_claude-fable-5/kbh_01_fp8_gemm": "_fp8_cutlass_gen.cu",
+                "codex_gpt-5.6-sol/kbh_07_w4a16_gemm": "cutlass_kernel.cu"}
+
+
+def test_kbh_sidecars_are_split_back_into_their_files(kbh_imported):
+    """The deck appends each .cu file a solution.py loads to its run file;
+    the import writes it back beside solution.py, which then parses."""
+    import ast
+
+    root, r, _ = kbh_imported
+    for cell, name in SIDECAR_RUNS.items():
+        folder = root / "models" / cell
+        assert sorted(p.name for p in folder.iterdir()) == sorted(["solution.py", name])
+        ast.parse((folder / "solution.py").read_text(encoding="utf-8"))
+        assert b"===== sidecar:" not in (folder / "solution.py").read_bytes()
+        assert (folder / name).read_bytes().rstrip().endswith(b"}")
+        assert any(f"carries {name} appended" in n for n in r.notes)
+    assert not any("does not parse as Python" in n for n in r.notes)
+    grok = (root / "models/grok_grok-4.5_max/kbh_07_w4a16_gemm/w4a16_kernels.cu").read_text(encoding="utf-8")
+    assert grok.startswith("// W4A16 kernels: fused GEMV") and len(grok) == 8062  # the size its banner gives
+
+
+def test_split_sidecars_sizes_names_and_quote_lines():
+    py = b"import torch\n\nclass Model:\n    pass\n"
+    banner = b"# " + b"=" * 10 + b"\n# ===== sidecar: k.cu (%d bytes, loaded by solution.py) =====\n# " + b"=" * 10 + b"\n\n"
+    cu = b"__global__ void k() {}\n// two\n"
+    data = py + b"\n\n" + (banner % len(cu)) + cu
+    files, starts, problems = kernelbench_hard.split_sidecars(data, "solution.py")
+    assert files == {"solution.py": py, "k.cu": cu} and problems == []
+    assert data.splitlines()[starts["k.cu"] - 1] == b"__global__ void k() {}"
+    # a banner whose size is not what follows: split, and said
+    _, _, problems = kernelbench_hard.split_sidecars(py + b"\n\n" + (banner % 99) + cu, "solution.py")
+    assert problems == ["sidecar k.cu: its banner says 99 bytes, 30 follow"]
+    # a name that would leave the answer folder: not split
+    evil = banner.replace(b"k.cu", b"../k.cu") % len(cu)
+    files, _, problems = kernelbench_hard.split_sidecars(py + evil + cu, "solution.py")
+    assert files == {} and "cannot be a file of its own" in problems[0]
+    assert kernelbench_hard.split_sidecars(py, "solution.py") == ({}, {}, [])
+
+
+def test_kbh_a_quote_in_a_sidecar_is_noted_on_that_file(kbh_deck, tmp_path):
+    run_id = "20260709_040836_grok_grok-4.5_07_w4a16_gemm"
+    data = (kbh_deck / f"public/runs/h100/{run_id}_solution.py.txt").read_bytes()
+    line = data.splitlines().index(b"// W4A16 kernels: fused GEMV (M=1) + fast dequant for prefill matmul.") + 1
+    (kbh_deck / f"benchmarks/hard/results/annotations/{run_id}.yaml").write_text(
+        f"run_id: {run_id}\nverdict: clean\nsummary: the kernels\nquotes:\n"
+        f"  - lines: [{line}, {line}]\n    label: header\n    text: \"// W4A16 kernels: fused GEMV\"\n",
+        encoding="utf-8")
+    deck = kernelbench_hard.read_deck(kbh_deck, "h100")
+    run = next(r for r in deck.runs if r.run_id == run_id)
+    (quote,) = run.annotations[0]["quotes"]
+    assert (quote["file"], quote["start"]) == ("w4a16_kernels.cu", 1)
+    assert not any(run_id in p and "other text" in p for p in deck.problems_found)
