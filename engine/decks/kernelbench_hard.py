@@ -77,9 +77,12 @@ def read_deck(root: Path, gpu: str, *, commit: str = "") -> Deck:
     tolerance_defaults = default_tolerances(eval_dir / "correctness.py")
     stress = stress_cases(eval_dir / "numeric_stress.py")
     hardware = hardware_targets(bench / "src" / "hardware")
+    properties = property_problems(eval_dir / "property_stress.py")
     for order, folder in enumerate(sorted(p for p in problems_dir.iterdir() if p.is_dir()), start=1):
         problem = read_problem(deck, folder, order, seeds_default, tolerance_defaults, stress, hardware)
         if problem is not None:
+            if problem.key in properties:
+                add_property_stress(problem, bench)
             deck.problems[problem.key] = problem
     if not deck.problems:
         raise DeckError(f"{problems_dir} holds no problem this reader can import (see above)"
@@ -247,6 +250,39 @@ def stress_cases(path: Path) -> dict[str, list[dict]]:
                 cases.append(case)
             out[str(k.value)] = cases
     return out
+
+
+# The deck's property stress (src/eval/property_stress.py) makes its cases with code, not
+# data: Hypothesis strategies and the functions that mutate a problem's inputs. A problem it
+# covers gets the deck's src/ package copied into its challenge folder, under this name,
+# which the module harness imports in the checker (the deck's code, as reference.py is).
+DECK_EVAL = "deck_eval"
+PROPERTY_MODULE = "src.eval.property_stress"
+
+
+def property_problems(path: Path) -> set[str]:
+    """The problems property_stress.py has a case for: the keys of its
+    ``_CANONICAL_CASES`` (each generated plan starts with that case)."""
+    tree = pyread.parse(path) if path.is_file() else None
+    if tree is None:
+        return set()
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if isinstance(value, ast.Dict) and any(isinstance(t, ast.Name) and t.id == "_CANONICAL_CASES" for t in targets):
+            return {k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return set()
+
+
+def add_property_stress(problem: Problem, bench: Path) -> None:
+    """Copy the deck's src/ Python files (property_stress.py and what it imports) into the
+    challenge, untouched, and name them in its [module] table."""
+    src = bench / "src"
+    for path in sorted(src.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            problem.files[f"{DECK_EVAL}/src/{path.relative_to(src).as_posix()}"] = path.read_bytes()
+    problem.module["property_stress"] = {"path": DECK_EVAL, "module": PROPERTY_MODULE,
+                                         "problem": problem.key}
 
 
 def hardware_targets(folder: Path) -> dict[str, dict]:

@@ -80,6 +80,7 @@ class Spec:
     reference: str = "reference.py"
     shapes: str | None = None
     stress: list[dict] = field(default_factory=list)
+    property_stress: dict = field(default_factory=dict)  # the deck's generated cases (module_property.py)
     deck_title: str = ""
     declared: frozenset = frozenset()  # the ids of the challenge's [requirements]
 
@@ -119,6 +120,7 @@ class Spec:
             regime=str(m.get("regime", "compute")), precision=str(m.get("precision", "")),
             peak=dict(m.get("peak", {})), reference=str(m.get("reference", "reference.py")),
             shapes=m.get("shapes"), stress=list(m.get("stress", [])), deck_title=str(m.get("deck_title", "")),
+            property_stress=dict(m.get("property_stress") or {}),
             declared=frozenset(str(k) for k in (data.get("requirements") or {})),
         )
 
@@ -307,6 +309,10 @@ class ModuleRun:
         # -- fresh secret seeds
         secret = [self._secret("inputs", index, i) for i in range(max(1, min(3, len(deck_seeds))))]
         right = self.calls(ref, f"secret_seeds:shape{index}", label, secret, cases, deck=False) and right
+        if spec.property_stress:
+            from engine.verify import module_property
+
+            right = module_property.check(self, ref, index, label) and right
         if index == 0:
             self.op_trace(ref, label)
         if right:  # a wrong answer's time is no figure
@@ -322,25 +328,39 @@ class ModuleRun:
             for seed in seeds:
                 inputs = self.inputs(ref, seed, deck=deck)
                 for case in cases:
-                    where = {"shape": label, "seed": seed, "case": case.get("name", "?")}
-                    try:
-                        self.one_call(inputs, case, deck=deck)
-                    except CallFailed as exc:
-                        c.details["requirement"], c.details["where"] = exc.requirement, where
-                        c.fail(f"{exc.requirement}: {label}, seed {seed}, case {case.get('name', '?')}: {exc}")
-                    except (CheckTimeout, wire.Deadline, wire.PeerGone):
-                        raise
-                    except Exception as exc:  # the answer raised: an error, named where
-                        self._deck_fail_if(deck, describe_exception(exc))
-                        c.details["requirement"], c.details["where"] = "runs", where
-                        c.verdict = V.ERROR
-                        c.message = f"runs: {label}, seed {seed}, case {case.get('name', '?')}: {describe_exception(exc)}"
+                    if not self.checked_call(c, inputs, case, deck, label, seed):
                         return False
                     done += 1
             c.value = done
             c.message = (f"{label}: {done} calls right ({len(seeds)} {'deck' if deck else 'fresh secret'} seeds x "
                          f"{len(cases)} cases: {', '.join(c.details['cases'])})")
         return c.verdict == V.PASS
+
+    @staticmethod
+    def encode(values):
+        """Values as the wire carries them to the answer's process."""
+        return _enc(values)
+
+    def checked_call(self, c, inputs: list, case: dict, deck: bool, label: str, seed,
+                     in_place: bool | None = None) -> bool:
+        """One verified call inside check ``c``: a wrong result fails ``c`` with the
+        requirement, shape, seed and case named; the answer raising makes ``c`` an
+        error and returns False (the check's calls stop there)."""
+        where = {"shape": label, "seed": seed, "case": case.get("name", "?")}
+        try:
+            self.one_call(inputs, case, deck=deck, in_place=in_place)
+        except CallFailed as exc:
+            c.details["requirement"], c.details["where"] = exc.requirement, where
+            c.fail(f"{exc.requirement}: {label}, seed {seed}, case {case.get('name', '?')}: {exc}")
+        except (CheckTimeout, wire.Deadline, wire.PeerGone):
+            raise
+        except Exception as exc:  # the answer raised: an error, named where
+            self._deck_fail_if(deck, describe_exception(exc))
+            c.details["requirement"], c.details["where"] = "runs", where
+            c.verdict = V.ERROR
+            c.message = f"runs: {label}, seed {seed}, case {case.get('name', '?')}: {describe_exception(exc)}"
+            return False
+        return True
 
     def inputs(self, ref, seed: int, deck: bool = False) -> list:
         """``get_inputs()`` under a seed: on the CPU for the deck's seeds (its

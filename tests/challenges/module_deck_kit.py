@@ -248,6 +248,15 @@ def _slow_output(self):
 
 _host.output = _slow_output
 """,
+    # caches its result on a probe of the input (its first row): right on inputs drawn afresh,
+    # stale when only the rest of the input changes (the deck's property stress)
+    "probe_cache": _HEAD + """        self._cache = {}
+
+    def forward(self, x):
+        key = x[0].view(torch.uint8).numpy().tobytes() + self.weight.view(torch.uint8).numpy().tobytes()
+        if key not in self._cache:
+""" + _BODY.replace("        y =", "            y =").replace("        return (", "            self._cache[key] = (")
+    + "        return self._cache[key].clone()\n",
     # declares no weights: load_state_dict(strict=True) refuses the reference's (the deck's identity-kernel guard)
     "no_weights": "import torch\nimport torch.nn as nn\n\n\nclass Model(nn.Module):\n    def __init__(self, M, N, K):\n"
                   "        super().__init__()\n        self.N = N\n\n    def forward(self, x):\n"
@@ -258,6 +267,58 @@ _host.output = _slow_output
     "inline_cuda": "from torch.utils.cpp_extension import load_inline\n\nmod = load_inline(name='g', cpp_sources='', "
                    "cuda_sources='__global__ void g() {}', functions=[])\n\n\n" + HARD_RIGHT,
 }
+
+# The deck's property stress as a deck ships it (src/eval/property_stress.py, beside its
+# src/__init__.py), small: the fixed case keeps the first row of x and scales the rest, as
+# the deck's keeps a first-token probe nominal; generated cases vary the rows and the scale.
+PROPERTY_STRESS = '''from dataclasses import dataclass
+
+import torch
+from hypothesis import Phase, example, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+
+@dataclass(frozen=True)
+class RowsCase:
+    first_row: int
+    scale: int
+
+
+_CANONICAL_CASES = {"01_fp8_gemm": RowsCase(first_row=1, scale=8)}
+
+
+def property_shape_index(problem_name):
+    return {"01_fp8_gemm": 0}.get(problem_name)
+
+
+def tolerance_for_property(problem_name, base):
+    return base
+
+
+def canonical_property_case(problem_name):
+    return _CANONICAL_CASES[problem_name]
+
+
+def generate_property_cases(problem_name, *, seed=None, max_examples=None):
+    cases = []
+
+    @hypothesis_seed(seed or 0)
+    @settings(max_examples=max_examples or 2, deadline=None, database=None, phases=(Phase.explicit, Phase.generate))
+    @example(case=_CANONICAL_CASES[problem_name])
+    @given(case=st.builds(RowsCase, first_row=st.integers(1, 6), scale=st.integers(2, 10)))
+    def plan(case):
+        cases.append(case)
+
+    plan()
+    return seed, tuple(cases)
+
+
+def apply_property_case(problem_name, inputs, case):
+    x = inputs[0].clone()
+    x[case.first_row:] = (x[case.first_row:].float() * case.scale).clamp(-448, 448).to(x.dtype)
+    return [x]
+'''
 
 KB_RIGHT = '''import torch
 import torch.nn as nn
@@ -280,7 +341,7 @@ KB_ANSWERS = {
 }
 
 
-def write_challenge(root: Path, cid: str, kind: str, build_timeout_s: int = 60) -> Path:
+def write_challenge(root: Path, cid: str, kind: str, build_timeout_s: int = 60, properties: bool = False) -> Path:
     folder = root / cid
     folder.mkdir(parents=True)
     (folder / "conformance.py").write_text(CONFORMANCE)
@@ -288,8 +349,15 @@ def write_challenge(root: Path, cid: str, kind: str, build_timeout_s: int = 60) 
     if kind == "hard":
         (folder / "reference.py").write_text(HARD_REFERENCE)
         (folder / "shapes.py").write_text(HARD_SHAPES)
-        (folder / "challenge.toml").write_text(HARD_TOML.format(cid=cid).replace(
-            "build_timeout_s = 60", f"build_timeout_s = {build_timeout_s}"))
+        toml = HARD_TOML.format(cid=cid).replace("build_timeout_s = 60", f"build_timeout_s = {build_timeout_s}")
+        if properties:
+            toml += ('\n[module.property_stress]\npath = "deck_eval"\nmodule = "src.eval.property_stress"\n'
+                     'problem = "01_fp8_gemm"\n')
+            (folder / "deck_eval/src/eval").mkdir(parents=True)
+            (folder / "deck_eval/src/__init__.py").write_text("")
+            (folder / "deck_eval/src/eval/__init__.py").write_text("")
+            (folder / "deck_eval/src/eval/property_stress.py").write_text(PROPERTY_STRESS)
+        (folder / "challenge.toml").write_text(toml)
     else:
         (folder / "reference.py").write_text(KB_REFERENCE)
         (folder / "challenge.toml").write_text(KB_TOML.format(cid=cid))

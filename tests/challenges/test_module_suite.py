@@ -20,15 +20,16 @@ def decks(tmp_path_factory):
     K.write_challenge(root / "challenges", "kbh_fp8", "hard")
     K.write_challenge(root / "challenges", "kb_gemm", "kb")
     K.write_challenge(root / "challenges", "kbh_fp8_quick", "hard", build_timeout_s=2)
+    K.write_challenge(root / "challenges", "kbh_fp8_props", "hard", properties=True)
     answers = {"hard": K.write_answers(root / "hard", K.HARD_ANSWERS), "kb": K.write_answers(root / "kb", K.KB_ANSWERS)}
     results: dict = {}
 
     def run(kind: str, name: str, cid: str | None = None) -> dict:
-        if (kind, name) not in results:
+        cid = cid or ("kbh_fp8" if kind == "hard" else "kb_gemm")
+        if (kind, name, cid) not in results:
             os.environ.setdefault("OMP_NUM_THREADS", "1")
-            cid = cid or ("kbh_fp8" if kind == "hard" else "kb_gemm")
-            results[kind, name] = run_local(cid, answers[kind][name], challenges_dir=root / "challenges", seed=7)
-        return results[kind, name]
+            results[kind, name, cid] = run_local(cid, answers[kind][name], challenges_dir=root / "challenges", seed=7)
+        return results[kind, name, cid]
 
     return run
 
@@ -163,3 +164,27 @@ def test_an_answer_that_fails_to_import_is_an_error_the_deck_fails_too(decks):
     checks = by_name(r)
     assert r["verdict"] == "error" and "no kernel here" in checks["build"]["message"]
     assert checks["deck_rule"]["value"] == "fail"
+
+
+def test_the_decks_property_stress_runs_with_a_recorded_seed(decks):
+    r = decks("hard", "right", cid="kbh_fp8_props")
+    c = by_name(r)["property_stress:shape0"]
+    assert r["verdict"] == "pass" and c["verdict"] == "pass", c
+    # the fixed case in the warmed storage, then the fixed case again and two generated ones
+    assert c["value"] == 4 and len(c["details"]["cases"]) == 3
+    assert c["details"]["cases"][0] == "RowsCase(first_row=1, scale=8)"
+    assert 0 <= c["details"]["hypothesis_seed"] < 2**64
+    assert "property_stress:shape1" not in by_name(r)  # the deck's cases are for shape 0 only
+
+
+def test_a_result_cached_on_a_probe_of_the_input_fails_the_property_stress(decks):
+    """Right on every input drawn afresh; stale once only the rows after the
+    first change, which only the deck's property stress does."""
+    r = decks("hard", "probe_cache", cid="kbh_fp8_props")
+    checks = by_name(r)
+    assert checks["deck_seeds:shape0"]["verdict"] == "pass" and checks["secret_seeds:shape0"]["verdict"] == "pass"
+    c = checks["property_stress:shape0"]
+    assert r["verdict"] == "fail" and c["verdict"] == "fail"
+    assert c["details"]["requirement"] == "output_values"  # the warm calls' output was never verified: not named stale
+    assert "same storage after 11 calls: RowsCase(first_row=1, scale=8)" in c["message"]
+    assert checks["deck_rule"]["value"] == "fail"  # the deck's own check.py catches it too

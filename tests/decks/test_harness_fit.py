@@ -158,3 +158,30 @@ def test_published_cuda_answers_on_the_cpu_are_skipped_not_disagreements(decks, 
     assert mine and all(a["verdict"] == "skipped" for a in mine)
     assert all("GPU" in (a["reason"] or "") or "Triton" in (a["reason"] or "") for a in mine)
     assert all(a["agreement"] == "not judged here" for a in mine)
+
+
+def test_the_decks_property_stress_loads_from_the_imported_challenge(decks, tmp_path):
+    """The copied deck code generates its plan in the checker: the fixed case
+    first, then Hypothesis's, the same for the same seed; its ``src`` package
+    is not left behind in the checker's modules."""
+    import sys
+
+    pytest.importorskip("hypothesis")
+    from engine.verify import module_property
+
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root)
+    folder = root / "challenges/kbh_06_sonic_moe_swiglu"
+    table = Spec.read(folder).property_stress
+    mod = module_property.load(folder, table)
+    assert not any(k == "src" or k.startswith("src.") for k in sys.modules)
+    assert mod.property_shape_index("06_sonic_moe_swiglu") == 1
+    _, cases = mod.generate_property_cases("06_sonic_moe_swiglu", seed=12345)
+    _, again = mod.generate_property_cases("06_sonic_moe_swiglu", seed=12345)
+    assert cases == again and cases[0] == mod.canonical_property_case("06_sonic_moe_swiglu") and len(cases) >= 2
+    # its mutation of the routing offsets keeps every expert non-empty, on CPU tensors
+    hidden = torch.randn(8 * 4, 16, dtype=torch.bfloat16)
+    offsets = torch.arange(0, 33, 4, dtype=torch.int32)
+    mutated = mod.apply_property_case("06_sonic_moe_swiglu", [hidden, offsets], cases[0])
+    counts = mutated[1][1:] - mutated[1][:-1]
+    assert int(counts.sum()) == 32 and int(counts.min()) >= 1 and not torch.equal(mutated[1], offsets)

@@ -143,6 +143,16 @@ def test_kbh_challenge_folder(kbh_imported, decks):
     kda = tomllib.loads((root / "challenges/kbh_02_kda_cutlass/challenge.toml").read_text(encoding="utf-8"))
     assert kda["module"]["tolerance"] == {"bfloat16": 0.05}
     assert kda["module"]["peak"]["tflops"] == 756.0
+    # the deck's property stress covers 02 and 06: its src/ package is copied, untouched, and named
+    assert m["property_stress"] == {"path": "deck_eval", "module": "src.eval.property_stress",
+                                    "problem": "06_sonic_moe_swiglu"}
+    deck_src = decks / "kernelbench-hard/benchmarks/hard/src"
+    for rel in ("eval/property_stress.py", "eval/correctness.py", "eval/__init__.py", "__init__.py"):
+        assert (folder / "deck_eval/src" / rel).read_bytes() == (deck_src / rel).read_bytes()
+    assert "property_stress" in kda["module"]
+    assert "property_stress" not in tomllib.loads(
+        (root / "challenges/kbh_01_fp8_gemm/challenge.toml").read_text(encoding="utf-8"))["module"]
+    assert not (root / "challenges/kbh_01_fp8_gemm/deck_eval").exists()
     # what `challenge check` judges without running the harness
     assert check_files(challenge).ok
     assert check_prompt_version(challenge).ok
