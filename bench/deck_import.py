@@ -1,6 +1,7 @@
 """`benchtui import` of a big KernelBench deck. Prints JSON.
 
     python bench/deck_import.py [--problems 250] [--runs 10] [--samples 4] [--keep DIR] [--no-scan]
+                                [--no-published]
 
 Synthesises a KernelBench tree in a scratch folder: P problems over levels 1
 and 2 (a small `Model` each, as KernelBench writes them), R run folders of S
@@ -12,6 +13,12 @@ runs after an import), and imports it a second time (nothing to write).
 
 Goal: reading and importing 10,000 runs in under a minute (`import_s`); the
 scan is reported apart (`scan_s`, held to its own goal by bench/scale.py).
+
+Then the side-by-side view of those 10,000 published results: `benchtui
+published`'s comparison (`published_compare_s`) and the dashboard's published
+screen, headless at 140x45: from pushing the screen to its table holding every
+row (`published_screen_s`), and a key moving the cursor, the detail pane
+following (`published_key_ms`, median of 20).
 """
 from __future__ import annotations
 
@@ -90,6 +97,62 @@ def synthesise(root: Path, problems: int, runs: int, samples: int) -> int:
     return count
 
 
+def published_figures(wb: Path) -> dict:
+    """The comparison ``benchtui published`` prints, and the dashboard's screen of it."""
+    import asyncio
+    import statistics
+
+    from engine.decks.compare import compare
+    from engine.store.database import Store
+
+    t = time.perf_counter()
+    with Store(wb / "store.db") as store:
+        data = compare(store)
+    compare_s = time.perf_counter() - t
+    screen_s, key_ms = asyncio.run(_published_screen(wb, len(data["answers"])))
+    return {"published_rows": len(data["answers"]), "published_compare_s": round(compare_s, 2),
+            "published_screen_s": round(screen_s, 2), "published_key_ms": round(statistics.median(key_ms), 1)}
+
+
+async def _published_screen(wb: Path, rows: int) -> tuple[float, list[float]]:
+    from textual.widgets import DataTable
+    from textual.worker import WorkerCancelled
+
+    from engine.workbench.layout import find_workbench
+    from tui.app import BenchApp
+    from tui.screens.published import PublishedScreen
+
+    async def settle(app) -> None:
+        for _ in range(20):
+            try:
+                await app.workers.wait_for_complete()
+                return
+            except WorkerCancelled:
+                continue
+
+    app = BenchApp(find_workbench(str(wb), None, wb), scan_on_start=False)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await pilot.pause()
+        await settle(app)
+        t = time.perf_counter()
+        screen = PublishedScreen()
+        await app.push_screen(screen)
+        table = screen.query_one("#published-table", DataTable)
+        while table.row_count < rows and time.perf_counter() - t < 600:
+            await pilot.pause(0.05)
+        await settle(app)
+        screen_s = time.perf_counter() - t
+        keys = []
+        for _ in range(20):
+            k = time.perf_counter()
+            await pilot.press("down")
+            await pilot.pause()
+            await settle(app)
+            await pilot.pause()
+            keys.append((time.perf_counter() - k) * 1000)
+    return screen_s, keys
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problems", type=int, default=250)
@@ -97,6 +160,7 @@ def main() -> None:
     ap.add_argument("--samples", type=int, default=4)
     ap.add_argument("--keep", metavar="DIR", help="work here and keep it (default: a scratch folder, removed)")
     ap.add_argument("--no-scan", action="store_true", help="skip the workbench scan after the import")
+    ap.add_argument("--no-published", action="store_true", help="skip the published view's figures")
     args = ap.parse_args()
 
     from engine.decks import kernelbench
@@ -142,6 +206,8 @@ def main() -> None:
             "reimport_s": round(reimport_s, 2), "reimport_files_written": again.files_written,
             "store_mb": round((wb / "store.db").stat().st_size / 1e6, 2),
         }
+        if not args.no_published:
+            out.update(published_figures(wb))
         print(json.dumps(out, indent=2))
     finally:
         if not args.keep:
