@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.verify import cuda_build, cuda_suite
+from engine.verify import cuda_suite
 from engine.verify.cuda_device import seeded_rows
 from engine.verify import verdicts as V
 from engine.runner import seeds as run_seeds
@@ -85,26 +85,10 @@ def skip_gpu(suite, names: list[str], reason: str) -> None:
 
 def gpu_checks(suite) -> None:
     names = gpu_check_names(suite.thresholds)
-    reason = cuda_suite.gpu_unavailable(suite)
-    if reason:
-        skip_gpu(suite, names, reason)
+    device = cuda_suite.gpu_preamble(suite, names, SIGNATURE, requires_of)
+    if device is None:
         return
-    adapter = suite.adapter_path
-    if adapter is None or Path(adapter).suffix != ".cu":
-        looked = (f".benchtui/adapters/fuse/{suite.model}.cu, else challenges/fuse/adapters/{suite.model}.cu, "
-                  f"exposing {SIGNATURE}")
-        for name in names:
-            suite.record(name, V.UNBOUND, message=f"no adapter: looked for {looked}",
-                         details={"looked_for": [looked]}, requires=requires_of(name))
-        return
-    if cuda_build.find_nvcc() is None:
-        skip_gpu(suite, names, "nvcc not found: cannot build the answer")
-        return
-    # The device's facts are read here, by this process's own harness, and the
-    # library baseline is timed, before the answer's library is built or loaded
-    # anywhere: nothing the answer leaves running can slow the baseline.
-    device = checker_device()
-    suite.hold_gpu()  # one GPU job at a time per device, from here to the end of the run
+    # the library baseline is timed before the answer's library is built or loaded anywhere
     checks = FuseChecks(suite, None, device=device)
     checks.measure_baseline()
     host = build_in_answer_process(suite)

@@ -16,12 +16,11 @@ the device's peak as this process read it.
 """
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
 from engine.runner import seeds as run_seeds
-from engine.verify import cuda_build, cuda_suite
+from engine.verify import cuda_suite
 from engine.verify import verdicts as V
 from engine.verify.cuda_device import bf16_bits, bf16_to_float32, seeded_values
 from engine.verify.suite import CheckFailed, InputMutated
@@ -80,23 +79,9 @@ def skip_gpu(suite, names: list[str], reason: str) -> None:
 
 def gpu_checks(suite) -> None:
     names = gpu_check_names()
-    reason = cuda_suite.gpu_unavailable(suite)
-    if reason:
-        skip_gpu(suite, names, reason)
+    device = cuda_suite.gpu_preamble(suite, names, SIGNATURE, requires_of)
+    if device is None:
         return
-    adapter = suite.adapter_path
-    if adapter is None or Path(adapter).suffix != ".cu":
-        looked = (f".benchtui/adapters/paged_attention/{suite.model}.cu, else "
-                  f"challenges/paged_attention/adapters/{suite.model}.cu, exposing {SIGNATURE}")
-        for name in names:
-            suite.record(name, V.UNBOUND, message=f"no adapter: looked for {looked}",
-                         details={"looked_for": [looked]}, requires=requires_of(name))
-        return
-    if cuda_build.find_nvcc() is None:
-        skip_gpu(suite, names, "nvcc not found: cannot build the answer")
-        return
-    # the device's facts are read by this process's own harness before the answer's library exists
-    device = cuda_suite.checker_device()
     host = cuda_suite.build_in_answer_process(suite, SYMBOL, PARAMS, requires=("compiles",))
     if host is None:
         skip_gpu(suite, names[1:], "not run: the answer's library did not build")

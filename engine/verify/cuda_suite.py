@@ -104,6 +104,37 @@ def gpu_unavailable(suite) -> str:
     return "" if usable else f"needs an NVIDIA GPU: {reason}"
 
 
+def gpu_preamble(suite, names: list[str], signature: str, requires_of: Callable[[str], tuple]):
+    """What every CUDA challenge's GPU checks do first: without a usable GPU, a
+    .cu adapter or nvcc, each of ``names`` is skipped or unbound with the reason
+    (returns None). Otherwise the GPU lock is taken for the rest of the run and
+    the device's facts are read by this process's own harness, before the
+    answer's library is built or loaded anywhere, so nothing the answer leaves
+    running can touch them; returns that device (or the exception that stopped
+    it)."""
+    def skip(reason: str) -> None:
+        for name in names:
+            suite.skip(name, reason, requires=requires_of(name))
+
+    reason = gpu_unavailable(suite)
+    if reason:
+        skip(reason)
+        return None
+    adapter = suite.adapter_path
+    if adapter is None or Path(adapter).suffix != ".cu":
+        looked = (f".benchtui/adapters/{suite.challenge_id}/{suite.model}.cu, else "
+                  f"challenges/{suite.challenge_id}/adapters/{suite.model}.cu, exposing {signature}")
+        for name in names:
+            suite.record(name, V.UNBOUND, message=f"no adapter: looked for {looked}",
+                         details={"looked_for": [looked]}, requires=requires_of(name))
+        return None
+    if cuda_build.find_nvcc() is None:
+        skip("nvcc not found: cannot build the answer")
+        return None
+    suite.hold_gpu()  # one GPU job at a time per device, from here to the end of the run
+    return checker_device()
+
+
 def checker_device():
     """This process's own harness on the GPU (cuda_device.CheckerDevice), or
     the exception that stopped it (the timing figures then say why)."""

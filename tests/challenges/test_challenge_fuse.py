@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from engine.verify import cuda_build, cuda_device
+from engine.verify import cuda_build, cuda_device, cuda_suite
 from engine.verify import verdicts as V
 from engine.verify.binding import load_module
 from engine.verify.local import run_local
@@ -528,7 +528,7 @@ def test_a_leftover_thread_of_the_answer_cannot_slow_the_baseline(tmp_path, monk
     monkeypatch.setattr(cuda_build, "gpu_status", lambda: (True, "a stand-in"))
     monkeypatch.setattr(cuda_build, "find_nvcc", lambda: "nvcc")
     monkeypatch.setattr(conformance, "build_in_answer_process", lambda suite: host)
-    monkeypatch.setattr(conformance, "checker_device", lambda: StandInDevice(1e15), raising=False)
+    monkeypatch.setattr(cuda_suite, "checker_device", lambda: StandInDevice(1e15))
     monkeypatch.setattr(conformance, "library_baseline", baseline)
     suite = fake_suite(tmp_path)
     suite.adapter_path = tmp_path / "adapter.cu"

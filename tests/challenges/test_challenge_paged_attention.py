@@ -416,3 +416,32 @@ def test_full_conformance_on_gpu_for_demo_careful():
     checks = by_name(out["checks"])
     assert out["verdict"] == V.PASS, {n: (c["verdict"], c["message"]) for n, c in checks.items()}
     assert checks["roofline"]["verdict"] == V.INFO and checks["roofline"]["value"] >= 1.0
+
+
+def test_the_gpu_lock_is_taken_before_the_device_is_read(tmp_path, monkeypatch):
+    """Both CUDA challenges open their GPU checks the same way
+    (cuda_suite.gpu_preamble): the run's GPU lock first, then the checker's
+    own view of the device, then the answer's library."""
+    from engine.verify import cuda_build, cuda_suite
+
+    order = []
+    monkeypatch.setattr(cuda_build, "gpu_status", lambda: (True, "a stand-in"))
+    monkeypatch.setattr(cuda_build, "find_nvcc", lambda: "nvcc")
+    monkeypatch.setattr(cuda_suite, "checker_device", lambda: order.append("device") or "device")
+
+    def build(*args, **kwargs):
+        order.append("build")
+
+    monkeypatch.setattr(cuda_suite, "build_in_answer_process", build)
+    suite = fake_suite(tmp_path)
+    suite.adapter_path = tmp_path / "adapter.cu"
+    monkeypatch.setattr(suite, "hold_gpu", lambda: order.append("lock"))
+    conformance.gpu_checks(suite)
+    assert order == ["lock", "device", "build"]
+    # without an adapter: every GPU check unbound, naming where it looked; no lock taken
+    order.clear()
+    suite = fake_suite(tmp_path)
+    monkeypatch.setattr(suite, "hold_gpu", lambda: order.append("lock"))
+    conformance.gpu_checks(suite)
+    assert order == [] and {c.verdict for c in suite.checks} == {V.UNBOUND}
+    assert ".benchtui/adapters/paged_attention/fake.cu" in suite.checks[0].message
