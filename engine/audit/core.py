@@ -192,7 +192,7 @@ class Auditor:
             {k: prompt.get(k) for k in ("prompt_version", "version_checks", "thresholds")},
             key=f"{target.model}/{challenge.id}/{mutant.sha[:12] if mutant is not None else 'baseline'}",
             limits=RunLimits(timeout_s=timeout_s, cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
-                             self_check_timeout_s=limits.self_check_timeout_s),
+                             self_check_timeout_s=limits.self_check_timeout_s, file_size_mb=limits.file_size_mb),
             adapter_root=self.workbench.root if target.model != REFERENCE else None,
             job_extra={"audit": {"stop_first": not baseline}},
             overlay={mutant.file: mutant.source} if mutant is not None else {},

@@ -38,8 +38,6 @@ from engine.verify import verdicts as V
 ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter", "prompt"}
 PLUGIN_FILES = ("challenge.toml", "PROMPT.md", "reference.py", "conformance.py", "ADAPTER.md")
 NOT_SOUND_NOTE = "not measured: the plugin is not sound (see FAIL above)"
-# an imported deck problem whose one call's inputs exceed this is not run on a CPU by challenge check
-CPU_INPUT_BYTES = 1 << 30
 
 
 @dataclass
@@ -129,28 +127,15 @@ def module_not_here(challenge: Challenge) -> str | None:
         return ("not judged: this machine has no GPU, and a KernelBench-Hard reference is written for one (its "
                 "shapes sized for an H100, fp8 and bf16 GEMMs the CPU runs slowly or not at all); run "
                 "`challenge check` where torch sees a GPU")
-    size = reference_input_bytes(challenge)
-    if size is not None and size > CPU_INPUT_BYTES:
-        return (f"not judged: this machine has no GPU, and the reference's inputs at the deck's sizes are "
-                f"{size / 2**30:.1f} GiB (over {CPU_INPUT_BYTES / 2**30:g} GiB, too large to check on the CPU); "
-                "run `challenge check` where torch sees a GPU")
+    from engine.verify.module_rules import CPU_CALL_BYTES, call_bytes
+
+    shapes = m.get("shapes")
+    size = call_bytes(challenge.reference_path, challenge.path / shapes if shapes else None)
+    if size is not None and size > CPU_CALL_BYTES:
+        return (f"not judged: this machine has no GPU, and one call of the reference at the deck's sizes holds "
+                f"{size / 2**30:.1f} GiB of inputs and weights (over {CPU_CALL_BYTES / 2**30:g} GiB, too large to "
+                "check on the CPU); run `challenge check` where torch sees a GPU")
     return None
-
-
-def reference_input_bytes(challenge: Challenge) -> int | None:
-    """The bytes of one call's inputs (``get_inputs()`` of the reference, made on
-    torch's meta device, so nothing is allocated), or None where that cannot be told."""
-    import torch
-
-    from engine.verify.binding import load_module
-
-    try:
-        ref = load_module(challenge.reference_path, f"benchtui_size_{challenge.id}")
-        with torch.device("meta"):
-            inputs = list(ref.get_inputs())
-    except Exception:  # the reference's own code: where it cannot say on meta, running it will
-        return None
-    return sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
 
 
 def run_reference(challenge: Challenge, seed: int) -> dict:

@@ -32,6 +32,9 @@ class Limits:
     memory_mb: int = 4096
     cpu_s: int = 600
     self_check_timeout_s: float = 60.0
+    # the largest file a run may write: the wire's shared-memory payloads count too,
+    # so a challenge moving tensors of several GB (an imported kernel deck) raises it
+    file_size_mb: int = 256
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,10 @@ from engine.decks.model import Deck, Problem
 CONFORMANCE = ('"""Hidden checks for an imported deck problem (engine/verify/module_suite.py)."""\n'
                "from engine.verify.module_suite import run  # noqa: F401\n")
 PROMPT_VERSION = "deck"
-LIMITS = {"timeout_s": 1200.0, "memory_mb": 32768, "cpu_s": 2400, "self_check_timeout_s": 60.0}
+# file_size_mb: the decks' tensors (weights and inputs of several GB at their H100 sizes)
+# cross between the checker and the answer as shared-memory files, which RLIMIT_FSIZE caps
+LIMITS = {"timeout_s": 1200.0, "memory_mb": 32768, "cpu_s": 2400, "self_check_timeout_s": 60.0,
+          "file_size_mb": 16384}
 
 ADAPTER = """\
 # {title}: the answer's contract

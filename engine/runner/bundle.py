@@ -49,6 +49,7 @@ class RunLimits:
     cpu_s: int
     memory_mb: int
     self_check_timeout_s: float
+    file_size_mb: int = 256
 
 
 @dataclass
@@ -293,7 +294,8 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno(), "gpu_lock_fd": gpu_lock_fd}
     (out / "job.json").write_text(json.dumps(job))
-    box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb)
+    box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb,
+                         file_size_mb=limits.file_size_mb)
     # the answer's process outlives the checker's limit a little, so the time limit
     # stops the checker (which names the check in flight), never the answer first:
     # it ends anyway when the checker goes

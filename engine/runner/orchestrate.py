@@ -298,7 +298,7 @@ class Runner:
             limits = dataclasses.replace(limits, timeout_s=self.options.timeout_s,
                                          self_check_timeout_s=min(limits.self_check_timeout_s, self.options.timeout_s))
         return RunLimits(timeout_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
-                         self_check_timeout_s=limits.self_check_timeout_s)
+                         self_check_timeout_s=limits.self_check_timeout_s, file_size_mb=limits.file_size_mb)
 
     def make_bundle(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int,
                     prompt: dict | None = None, *, key: str | None = None, limits: RunLimits | None = None,

@@ -359,6 +359,41 @@ def geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(max(v, 1e-9)) for v in values) / len(values))
 
 
+# On the CPU, a problem whose one call moves more than this (inputs and weights) is not
+# run: the decks size their problems for a GPU, where the CPU takes minutes or runs out
+# of memory (KernelBench's level-1 ReLU has 6 GiB of inputs).
+CPU_CALL_BYTES = 1 << 30
+
+
+def call_bytes(reference: Path, shapes: Path | None = None) -> int | None:
+    """The most bytes one call holds, inputs (``get_inputs()``) and the module's
+    parameters and buffers, over the deck's shapes: made on torch's meta device,
+    so nothing is allocated. None where the reference cannot say on meta."""
+    import torch
+
+    from engine.verify.binding import load_module
+
+    try:
+        ref = load_module(reference, f"benchtui_size_{abs(hash(str(reference)))}")
+        shape_list = [None]
+        if shapes is not None and shapes.is_file():
+            shape_list = list(getattr(load_module(shapes, f"benchtui_size_shapes_{abs(hash(str(shapes)))}"),
+                                      "SHAPES", [])) or [None]
+        most = 0
+        for shape in shape_list:
+            for k, v in (shape or {}).items():
+                setattr(ref, k, v)
+            with torch.device("meta"):
+                inputs = list(ref.get_inputs())
+                model = ref.Model(*ref.get_init_inputs())
+            tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+            tensors += list(model.parameters()) + list(model.buffers())
+            most = max(most, sum(t.numel() * t.element_size() for t in tensors))
+        return most
+    except Exception:  # the reference's own code: where it cannot say on meta, running it will
+        return None
+
+
 def answer_sources(folder: Path) -> dict[str, str]:
     """The answer's Python files as text (never imported here)."""
     out = {}

@@ -156,6 +156,13 @@ def run(suite) -> None:
                                  + (f" (and {len(needs) - 1} more)" if len(needs) > 1 else "")
                                  + "; run it with --backend cuda on a machine with one", requires=spec.skipped())
             return
+        size = R.call_bytes(Path(suite.challenge_dir) / spec.reference,
+                            Path(suite.challenge_dir) / spec.shapes if spec.shapes else None)
+        if size is not None and size > R.CPU_CALL_BYTES:
+            suite.skip("module", f"one call at the deck's sizes holds {size / 2**30:.1f} GiB of inputs and weights, "
+                                 f"over the {R.CPU_CALL_BYTES / 2**30:g} GiB this harness runs on the CPU; run it with "
+                                 "--backend cuda on a machine with a GPU", requires=spec.skipped())
+            return
     ModuleRun(suite, spec, files).run()
 
 

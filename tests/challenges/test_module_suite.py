@@ -188,3 +188,17 @@ def test_a_result_cached_on_a_probe_of_the_input_fails_the_property_stress(decks
     assert c["details"]["requirement"] == "output_values"  # the warm calls' output was never verified: not named stale
     assert "same storage after 11 calls: RowsCase(first_row=1, scale=8)" in c["message"]
     assert checks["deck_rule"]["value"] == "fail"  # the deck's own check.py catches it too
+
+
+def test_a_problem_too_large_for_the_cpu_is_skipped_with_its_size(tmp_path):
+    """Weights of 4 GiB at the deck's sizes (sized on torch's meta device, nothing
+    allocated): skipped on the CPU with the size and what to do, never run."""
+    folder = K.write_challenge(tmp_path / "challenges", "kb_huge", "kb")
+    ref = folder / "reference.py"
+    ref.write_text(ref.read_text().replace("in_features = 24", "in_features = 1 << 16").replace(
+        "out_features = 12", "out_features = 1 << 14"))
+    answers = K.write_answers(tmp_path / "kb", {"right": K.KB_RIGHT})
+    r = run_local("kb_huge", answers["right"], challenges_dir=tmp_path / "challenges", seed=7)
+    c = by_name(r)["module"]
+    assert r["verdict"] == "skipped" and c["verdict"] == "skipped"
+    assert "4.0 GiB of inputs and weights" in c["message"] and "--backend cuda" in c["message"]
