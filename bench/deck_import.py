@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 PROBLEM = '''import torch
 import torch.nn as nn
@@ -116,19 +117,11 @@ def published_figures(wb: Path) -> dict:
 
 async def _published_screen(wb: Path, rows: int) -> tuple[float, list[float]]:
     from textual.widgets import DataTable
-    from textual.worker import WorkerCancelled
 
     from engine.workbench.layout import find_workbench
+    from scale import _settle_workers as settle
     from tui.app import BenchApp
     from tui.screens.published import PublishedScreen
-
-    async def settle(app) -> None:
-        for _ in range(20):
-            try:
-                await app.workers.wait_for_complete()
-                return
-            except WorkerCancelled:
-                continue
 
     app = BenchApp(find_workbench(str(wb), None, wb), scan_on_start=False)
     async with app.run_test(size=(140, 45)) as pilot:

@@ -41,7 +41,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-PUBLISHED = Path("/work/shared/published-benchmark/llm_programming_tests")
+PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
 SAMPLES = REPO / "tests" / "transcripts" / "samples"
 # sample file -> a token that appears in it and names the session (made unique per copy)
 SAMPLE_TOKENS = {"claude_code.jsonl": "cc-1", "codex.jsonl": "cx-1", "opencode_export.json": "ses_abc",

@@ -276,7 +276,7 @@ def bench_memory(wb) -> dict:
             "max_rss_mb": round(after / 1024, 1), "growth_mb": round((after - before) / 1024, 1)}
 
 
-PUBLISHED = Path("/work/shared/published-benchmark/llm_programming_tests")
+PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
 
 
 def main() -> None:
