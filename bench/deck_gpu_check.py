@@ -37,7 +37,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "bench"))
+sys.path.append(str(REPO / "bench"))  # after the repository: bench/engine.py is not the package
 
 from gpu_check import cli, checks_of, machine  # noqa: E402
 
