@@ -75,11 +75,16 @@ def margins(all_runs: list[list[dict]]) -> list[dict]:
     out = []
     for key, vals in sorted(values.items()):
         t = limits[key]
-        sign = -1.0 if key in floors else 1.0
-        margin = min(sign * (t - v) / t for v in vals)
-        noise = (max(vals) - min(vals)) / t
+        if key in floors and min(vals) > 0:
+            # a floor on a change (smoke_model_sees_order: 1e-5) sees values spread over decades:
+            # margin and noise in decades, not in multiples of a tiny threshold
+            margin, noise, scale = math.log10(min(vals) / t), math.log10(max(vals) / min(vals)), "log10"
+        else:
+            sign = -1.0 if key in floors else 1.0
+            margin = min(sign * (t - v) / t for v in vals)
+            noise, scale = (max(vals) - min(vals)) / t, "relative to the threshold"
         out.append({"answer": f"{key[0]}/{key[1]}", "check": key[2], "threshold": t,
-                    "direction": "at_least" if key in floors else "at_most",
+                    "direction": "at_least" if key in floors else "at_most", "scale": scale,
                     "values": [float(f"{v:.4g}") for v in vals], "margin": round(margin, 4),
                     "noise": round(noise, 4), "runs": len(vals),
                     # near the threshold on either side: a verdict that could flip with the noise

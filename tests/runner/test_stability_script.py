@@ -37,7 +37,8 @@ def test_stability_runs_only_the_challenges_named(tmp_path):
 
 def test_margins_count_a_floor_upwards():
     """A check that passes above its threshold (a floor) has a positive margin
-    when it passes, and a ceiling keeps threshold - value."""
+    when it passes, in decades; a ceiling keeps threshold - value."""
+    import math
     import importlib.util
     spec = importlib.util.spec_from_file_location("stability", REPO / "bench" / "stability.py")
     mod = importlib.util.module_from_spec(spec)
@@ -49,6 +50,8 @@ def test_margins_count_a_floor_upwards():
     table = mod.margins([[run(3e-5, "pass", "floor"), run(5e-6, "pass", "ceiling")],
                          [run(2e-5, "pass", "floor"), run(6e-6, "pass", "ceiling")]])
     by = {m["check"]: m for m in table}
-    assert by["floor"]["direction"] == "at_least" and by["floor"]["margin"] == pytest.approx(1.0)
+    assert by["floor"]["direction"] == "at_least" and by["floor"]["scale"] == "log10"
+    assert by["floor"]["margin"] == pytest.approx(math.log10(2.0), abs=1e-4)  # the lowest value, 2x the floor
+    assert by["floor"]["noise"] == pytest.approx(math.log10(1.5), abs=1e-4)
     assert by["ceiling"]["direction"] == "at_most" and by["ceiling"]["margin"] == pytest.approx(0.4)
     assert not by["floor"]["within_noise"] and not by["ceiling"]["within_noise"]
