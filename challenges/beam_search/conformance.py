@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.verify import verdicts as V
 from engine.verify.binding import load_module
 from engine.verify.suite import InputMutated
 
@@ -401,13 +402,18 @@ def own_model_contract(suite, h, conv, timeout) -> None:
     vocabulary entry, finite, the same for the same tokens, and, from a
     method whose name promises log-probabilities, rows whose probabilities
     sum to 1. Lengths 1 and 5; each method the search calls (and forward)."""
+    if conv.instance is None and conv.unusable:
+        suite.record("own_model_contract", V.FAIL, message=f"its own model returns no scores: {conv.unusable}",
+                     requires=("own_model",))
+        return
     if conv.instance is None:
         # not a skip (a missing backend): nothing of the answer's own to hold to the contract
         suite.not_exercised("own_model_contract", f"no model of the answer's own could be called "
                             f"({conv.detected_from})", ("own_model",))
         return
     with suite.check("own_model_contract", threshold=f"finite (T, V) or (V,) scores, deterministic; log-prob "
-                     f"methods: |logsumexp| <= {h.NORMALISED_TOL:g}", timeout_s=timeout, requires=("own_model",)) as c:
+                     f"methods: |logsumexp| <= {h.NORMALISED_TOL:g}", timeout_s=timeout, requires=("own_model",)) as c, \
+            suite.contract_only():
         rng = suite.rng("own-model")
         found, worst_lse = [], 0.0
         for name, all_pos in conv.all_positions.items():

@@ -120,6 +120,8 @@ class Convention:
     token_rank: dict[str, int] = field(default_factory=dict)
     # the answer's own model the convention was read from (a proxy), for its own checks
     instance: Any = None
+    # why a model of the answer's own that was built gave no next-token scores when probed
+    unusable: str | None = None
 
     def log_probs_from(self, name: str) -> bool:
         """Whether the mock's method ``name`` returns normalised log-probs
@@ -341,8 +343,11 @@ def detect_convention(suite, fn_module, vocab_default: int) -> tuple[Convention,
                 continue
         probe(instance, methods, conv)
         if conv.all_positions:
-            conv.detected_from, conv.instance = source, instance
+            conv.detected_from, conv.instance, conv.unusable = source, instance, None
             break
+        conv.unusable = conv.unusable or (
+            f"{source}: none of {', '.join(methods)} returned next-token scores (one row of V per position, or "
+            "for the last one) for the tokens [1, 2, 3] or [[1, 2, 3]]")
     if conv.vocab is None or not 2 < conv.vocab <= 100_000:
         conv.vocab = vocab_default
     return conv, holders

@@ -464,7 +464,7 @@ def own_target_contract(suite, mask_fn, mock) -> None:
                             f"{', '.join(TARGET_NAMES)} or a *LM / *Model class with forward)", ("own_target",))
         return
     with suite.check("own_target_contract", threshold="(T, V) finite logits, deterministic, masked tokens unseen",
-                     requires=("own_target",)) as c:
+                     requires=("own_target",)) as c, suite.contract_only():
         model = cls()
         name = getattr(cls, "__name__", "its target class")
         prompt, parents = [3, 1, 4], [-1, -1, 0, 1]

@@ -263,6 +263,24 @@ class Suite:
             with contextlib.suppress(Exception):
                 self.peer.call_op("probe_end")
 
+    @contextlib.contextmanager
+    def contract_only(self):
+        """Around a check's calls of a component the answer wrote for itself
+        (beam search's own language model, dflash's own target) that the check
+        judges only by the contract its prompt states, the internals being the
+        answer's choice: an audit mutates the lines these calls reach, so a
+        mutant that breaks the contract is killed by the check, but leaves the
+        values they return out of its comparison, so one that keeps the
+        contract counts as equivalent."""
+        if self.peer is None:
+            yield
+            return
+        was, self.peer.probing = self.peer.probing, True
+        try:
+            yield
+        finally:
+            self.peer.probing = was
+
     def reference(self):
         """The challenge's trusted ``reference.py``, imported under a private name
         (an answer may ship its own ``reference.py``)."""

@@ -81,6 +81,10 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
                                  "backward_dx"),
     },
     "beam_search": {
+        # its own toy model returns nothing: the harness cannot read its convention, and the
+        # model is still the answer's own, held to what the prompt says a model returns
+        "own_model_returns_nothing": ([("        return self._norm(x) @ self.unembed", "        return None")],
+                                      "own_model_contract"),
         "alpha_ignored_for_a_constant": ([("logprob / (max(length, 1) ** alpha)", "logprob / (max(length, 1) ** 0.6)")],
                                          "length_penalty_order"),
         "result_ordered_by_raw_logprob": ([("    return [(b[0], score(b)) for b in beams]",
