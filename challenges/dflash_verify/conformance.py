@@ -16,7 +16,7 @@ import numpy as np
 from engine.verify import verdicts as V
 from engine.verify.binding import Unbound
 from engine.verify.binding import load_module
-from engine.verify.suite import InputMutated
+from engine.verify.suite import InputMutated, describe_exception
 
 MASK_NAMES = ("build_tree_mask", "tree_mask", "build_tree_attention_mask", "make_tree_mask",
               "tree_attention_mask", "build_attention_mask")
@@ -402,33 +402,49 @@ def smallest_inputs(suite, call, target, rng) -> None:
     """The smallest trees the contract allows, on a prompt of one token: one
     wrong node, two roots both wrong (everything rejected), one right node.
     Each appends a prefix of g and at least its first token; the wrong ones
-    exactly g[0]. An empty tree is left open by the published prompt: a reading."""
+    exactly g[0]. Where the prompt asks for the bonus token, the right node
+    appends itself and the bonus, g[:2] (a prompt that leaves the bonus open
+    allows g[:1]). An empty tree is left open by the published prompt: an
+    answer may refuse it (a reading); one that takes it follows the rule for
+    every cycle, the accepted path (none) and the bonus token, g[:1]."""
     prompt = [int(rng.integers(0, target.vocab))]
     g = target.continuation(prompt, 3)
     wrong = [t for t in range(target.vocab) if t != g[0]]
     w1, w2 = (int(t) for t in rng.choice(wrong, size=2, replace=False))
     cases = [("one wrong node", [w1], [-1], g[:1]), ("two roots, both wrong", [w1, w2], [-1, -1], g[:1]),
              ("one right node", [g[0]], [-1], None)]
+    right_node = None
     with suite.check("smallest_inputs", threshold="a prefix of g; g[0] alone after a rejection",
                      requires=("greedy_exact",)) as c:
         for label, tokens, parents, want in cases:
             got = call(prompt, tokens, parents, target)
             c.details.setdefault("cases", []).append({"case": label, "prompt": prompt, "tree_tokens": tokens,
                                                       "tree_parents": parents, "appended": got, "greedy": g})
+            if want is None:
+                right_node = got
             ok = got == want if want is not None else got[:1] == g[:1] and got == g[:len(got)]
             c.expect(ok, f"{label} on a one-token prompt: appended {got}, expected "
                          f"{want if want is not None else f'{g[:1]} or {g[:2]}'} (tree_tokens={tokens}, "
                          f"tree_parents={parents}, greedy continuation {g})")
         c.value = f"{len(cases)} cases"
         c.message = "one-token prompt: " + "; ".join(label for label, *_ in cases)
+    with suite.check("smallest_inputs_bonus", threshold=f"one right node: {g[:2]}",
+                     requires=("longest_path_and_bonus",)) as c:
+        c.value = right_node
+        c.expect(right_node == g[:2], f"one right node on a one-token prompt appended {right_node}, expected {g[:2]}: "
+                                      "the node, accepted, then the bonus token after it")
     try:
         got = call(prompt, [], [], target)
-    except Exception as exc:  # a figure: the published prompt does not say what an empty tree appends
-        reading = f"raises {type(exc).__name__}"
-    else:
-        reading = f"appends {got}" + (" (g[0], the bonus token)" if got == g[:1] else "")
-    suite.reading("empty_tree", reading, message=f"an empty tree (left open by the published prompt): {reading}",
-                  accepted=reading.startswith("appends") and got == g[:1])
+    except Exception as exc:
+        if getattr(exc, "remote_where", None) is not None:  # the answer refuses an input its prompt leaves open
+            reading = f"raises {getattr(exc, 'remote_type', type(exc).__name__)}"
+            suite.reading("empty_tree", reading, message=f"an empty tree (left open by the published prompt): {reading}")
+            return
+        got = f"nothing that reads as tokens ({describe_exception(exc)})"
+    with suite.check("empty_tree", threshold=f"{g[:1]}, or a refusal", requires=("longest_path_and_bonus",)) as c:
+        c.value = got if isinstance(got, list) else str(got)
+        c.expect(got == g[:1], f"an empty tree on a one-token prompt: appended {got}; a cycle appends the accepted "
+                               f"path (none here) and the bonus token, {g[:1]} (refusing an empty tree is allowed)")
 
 
 # The answer's own target model: by the names answers give it, then any class

@@ -100,6 +100,14 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
         "beam_width_ignored_for_a_constant": ([("    k = beam_width\n", "    k = 4\n")], "max_new_tokens_unfinished"),
     },
     "dflash_verify": {
+        # an empty tree taken, and nothing appended: a cycle always appends the bonus token
+        "empty_tree_appends_nothing": ([("    P, N = len(prompt), len(tree)\n",
+                                         "    P, N = len(prompt), len(tree)\n    if N == 0:\n        return []\n")],
+                                       "empty_tree"),
+        # a one-node tree goes down the empty-tree path: a right node is never accepted
+        "single_node_tree_skipped": ([("    P, N = len(prompt), len(tree)\n",
+                                       "    P, N = len(prompt), len(tree)\n    if N <= 1:\n        tree, parents, N = [], [], 0\n")],
+                                     "smallest_inputs_bonus"),
         "mask_sees_earlier_nodes": ([("            mask[P + i, P:P + N] |= mask[P + parent, P:P + N]",
                                       "            mask[P + i, P:P + i] = True")], "mask_random_trees"),
     },
