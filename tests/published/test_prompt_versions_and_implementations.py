@@ -107,7 +107,8 @@ def test_prompt_versions_are_recognised_whitespace_blind(tmp_path):
     (folder / "PROMPT.md").unlink()
     assert prompts.answer_prompt(ch, folder) == (None, None)
     assert set(prompts.version_checks(ch)) == {"random_trees_match_reference", "wrong_sibling_no_replacement",
-                                               "second_root_path", "all_correct_chain", "own_target_contract"}
+                                               "second_root_path", "all_correct_chain", "smallest_inputs_bonus",
+                                               "empty_tree", "own_target_contract"}
 
 
 def test_a_prompt_version_may_relax_a_threshold():
