@@ -18,10 +18,8 @@ a stale result, which the checker sees.
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-import signal
 import time
 from pathlib import Path
 from typing import Any
@@ -79,22 +77,10 @@ def serve_module(folder: Path, spec: dict) -> "ModuleHost":
     return ModuleHost(cls, str(spec.get("device", "cpu")), limit, import_s, cache)
 
 
-@contextlib.contextmanager
 def _limit(seconds: float, what: str):
-    if seconds <= 0:
-        yield
-        return
+    from engine.verify.suite import alarm
 
-    def on_alarm(signum, frame):
-        raise BuildTimeout(f"{what} ran past the build limit of {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return alarm(seconds, lambda: BuildTimeout(f"{what} ran past the build limit of {seconds:g} s"))
 
 
 class ModuleHost:

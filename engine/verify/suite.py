@@ -557,15 +557,16 @@ def describe_exception(exc: BaseException) -> str:
 
 
 @contextlib.contextmanager
-def _alarm(seconds: float | None):
-    """SIGALRM-based per-check limit (main thread only; the sandbox's own
-    wall-clock limit is the real backstop)."""
-    if not seconds or threading.current_thread() is not threading.main_thread():
+def alarm(seconds: float | None, timed_out: Callable[[], BaseException]):
+    """Raise ``timed_out()`` in this thread once ``seconds`` pass (SIGALRM; the
+    main thread only, elsewhere no limit: the sandbox's own wall-clock limit
+    is the real backstop)."""
+    if not seconds or seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def on_alarm(signum, frame):
-        raise CheckTimeout()
+        raise timed_out()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
@@ -574,3 +575,8 @@ def _alarm(seconds: float | None):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def _alarm(seconds: float | None):
+    """The per-check limit."""
+    return alarm(seconds, CheckTimeout)
