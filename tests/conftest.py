@@ -42,3 +42,16 @@ def pytest_runtest_setup(item):
         sandbox.choose_layer("auto")
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(f"no isolating sandbox layer here: {exc}")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """``BENCHTUI_REQUIRE_GPU=1`` (a GPU machine's acceptance run): a `gpu` test that
+    skips is a failure, so a check that ran no GPU test cannot come out green."""
+    outcome = yield
+    report = outcome.get_result()
+    if (report.skipped and os.environ.get("BENCHTUI_REQUIRE_GPU") == "1"
+            and item.get_closest_marker("gpu") is not None):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"BENCHTUI_REQUIRE_GPU=1: a gpu test skipped: {reason}"
