@@ -37,7 +37,7 @@ def main() -> None:
         args += ["-c", c]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run([sys.executable, "-m", "benchtui", *args], capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         print(json.dumps({"error": proc.stderr.strip().splitlines()[-1:] or proc.returncode}))

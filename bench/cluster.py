@@ -35,7 +35,7 @@ def benchtui(workbench: Path, *args: str, env: dict | None = None) -> tuple[subp
     """(result, wall seconds, seconds from start to the cluster's 'connected' line or None)."""
     env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "engine", "--workbench", str(workbench), *args], cwd=REPO,
+    proc = subprocess.Popen([sys.executable, "-m", "benchtui", "--workbench", str(workbench), *args], cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     connected = None
     err_lines: list[str] = []
@@ -72,8 +72,8 @@ def one_run(source: Path, tmp: Path, name: str, args: list[str]) -> dict:
 
 def store_writes(n: int, checks: int = 10) -> dict:
     """Runs recorded per second by one writer, as the driver records them."""
-    from engine.runner.orchestrate import claim_run
-    from engine.store.database import Store, now_iso
+    from benchtui.runner.orchestrate import claim_run
+    from benchtui.store.database import Store, now_iso
 
     with tempfile.TemporaryDirectory(prefix="benchtui-store-bench-") as tmp:
         with Store(Path(tmp) / "store.db") as store:

@@ -103,8 +103,8 @@ def published_figures(wb: Path) -> dict:
     import asyncio
     import statistics
 
-    from engine.decks.compare import compare
-    from engine.store.database import Store
+    from benchtui.decks.compare import compare
+    from benchtui.store.database import Store
 
     t = time.perf_counter()
     with Store(wb / "store.db") as store:
@@ -118,10 +118,10 @@ def published_figures(wb: Path) -> dict:
 async def _published_screen(wb: Path, rows: int) -> tuple[float, list[float]]:
     from textual.widgets import DataTable
 
-    from engine.workbench.layout import find_workbench
+    from benchtui.workbench.layout import find_workbench
     from scale import _settle_workers as settle
-    from tui.app import BenchApp
-    from tui.screens.published import PublishedScreen
+    from benchtui.tui.app import BenchApp
+    from benchtui.tui.screens.published import PublishedScreen
 
     app = BenchApp(find_workbench(str(wb), None, wb), scan_on_start=False)
     async with app.run_test(size=(140, 45)) as pilot:
@@ -156,11 +156,11 @@ def main() -> None:
     ap.add_argument("--no-published", action="store_true", help="skip the published view's figures")
     args = ap.parse_args()
 
-    from engine.decks import kernelbench
-    from engine.decks.importer import import_deck
-    from engine.store.database import Store
-    from engine.workbench.layout import find_workbench
-    from engine.workbench.scan import scan_workbench
+    from benchtui.decks import kernelbench
+    from benchtui.decks.importer import import_deck
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
 
     base = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="benchtui-deck-bench-"))
     if base.exists() and args.keep:

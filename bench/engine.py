@@ -25,13 +25,13 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 
-from engine.runner import sandbox  # noqa: E402
-from engine.runner.orchestrate import run_answers  # noqa: E402
-from engine.runner.timing import time_pair  # noqa: E402
-from engine.workbench.scan import scan_workbench  # noqa: E402
-from engine.store.database import Store  # noqa: E402
-from engine.verify.binding import load_module  # noqa: E402
-from engine.workbench.layout import find_workbench  # noqa: E402
+from benchtui.runner import sandbox  # noqa: E402
+from benchtui.runner.orchestrate import run_answers  # noqa: E402
+from benchtui.runner.timing import time_pair  # noqa: E402
+from benchtui.workbench.scan import scan_workbench  # noqa: E402
+from benchtui.store.database import Store  # noqa: E402
+from benchtui.verify.binding import load_module  # noqa: E402
+from benchtui.workbench.layout import find_workbench  # noqa: E402
 
 
 def make_workbench(tmp: Path) -> Path:
@@ -97,9 +97,9 @@ def pipeline_overhead(root: Path, model: str = "demo-careful", challenge: str = 
             (Path(tmp) / "job.json").write_text(json.dumps(job))
             env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "OPENBLAS_NUM_THREADS": "1"}
             t = time.perf_counter()
-            server = subprocess.Popen([sys.executable, "-m", "engine.runner.answer_server", str(theirs.fileno()), str(work)],
+            server = subprocess.Popen([sys.executable, "-m", "benchtui.runner.answer_server", str(theirs.fileno()), str(work)],
                                       cwd=work, env=env, pass_fds=[theirs.fileno()])
-            child = subprocess.run([sys.executable, "-m", "engine.runner.child", str(Path(tmp) / "job.json")], cwd=work,
+            child = subprocess.run([sys.executable, "-m", "benchtui.runner.child", str(Path(tmp) / "job.json")], cwd=work,
                                    env=env, capture_output=True, text=True, pass_fds=[ours.fileno()])
             if child.returncode:
                 raise SystemExit(f"direct checker failed: {child.stderr[-2000:]}")
@@ -119,7 +119,7 @@ def wire_overhead(n: int = 15) -> dict:
     """What crossing the trust boundary costs per call: an empty round trip, a
     small call, and a 4096x4096 float32 input and output (64 MiB each way),
     by value and staged (input sent ahead, result kept by reference)."""
-    from engine.verify.execute import local_answer_process
+    from benchtui.verify.execute import local_answer_process
 
     def median_ms(fn) -> float:
         fn()

@@ -45,7 +45,7 @@ FIGURES = ("timed_outputs", "speed", "bandwidth", "roofline", "fewer_than_k_fini
 
 def cli(workbench: Path, *args: str, timeout: float = 400, env: dict | None = None, user: int | None = None) -> dict:
     prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user is not None else []
-    cmd = [*prefix, sys.executable, "-m", "engine", "--workbench", str(workbench), *args]
+    cmd = [*prefix, sys.executable, "-m", "benchtui", "--workbench", str(workbench), *args]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=REPO,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
@@ -68,9 +68,9 @@ def run_fuse(workbench: Path, models: list[str], jobs: int = 1, user: int | None
 
 def checks_of(workbench: Path, run_id: int) -> dict:
     sys.path.insert(0, str(REPO))
-    from engine.store import queries
-    from engine.store.database import Store
-    from engine.workbench.layout import find_workbench
+    from benchtui.store import queries
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
 
     wb = find_workbench(str(workbench), None, Path.cwd())
     with Store(wb.store_path) as store:
@@ -128,7 +128,7 @@ def machine() -> dict:
         except Exception as exc:  # noqa: BLE001 - recorded as found
             info[mod] = f"not importable: {exc}"[:200]
     sys.path.insert(0, str(REPO))
-    from engine.host import doctor
+    from benchtui.host import doctor
 
     report = doctor.gather()
     info["doctor_cuda"] = {k: report["cuda"].get(k) for k in ("cupy", "available", "devices", "nvcc", "fit")}

@@ -70,7 +70,7 @@ def main() -> None:
     tops = Counter()
     for i in infos:
         parts = i.filename.split("/")
-        tops["/".join(parts[:2]) if parts[0] == "benchtui_data" else parts[0]] += 1
+        tops["/".join(parts[:3]) if parts[:2] == ["benchtui", "bundled"] else "/".join(parts[:2]) if parts[0] == "benchtui" and len(parts) > 2 else parts[0]] += 1
     out = {
         "wheel": {"file": wheel.name, "mb": round(wheel.stat().st_size / MB, 3), "files": len(infos),
                   "unpacked_mb": round(sum(i.file_size for i in infos) / MB, 3), "files_by_folder": dict(sorted(tops.items()))},

@@ -58,7 +58,7 @@ def main() -> None:
         root = Path(tmp) / "wb"
         size = build(root, args.mb)
         env = {**os.environ, "PYTHONPATH": str(args.code.resolve())}
-        base = [sys.executable, "-m", "engine", "--workbench", str(root)]
+        base = [sys.executable, "-m", "benchtui", "--workbench", str(root)]
         seconds, peak_kib, _ = child_peak(base + ["scan"], env)
         _, _, shown = child_peak(base + ["show", "m", "kv"], env)
         line = next((x for x in shown.splitlines() if x.startswith("transcript:")), "")

@@ -25,7 +25,7 @@ DEFAULT_SOURCE = REPO.parent / "shared" / "published-benchmark" / "llm_programmi
 
 def benchtui(workbench: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "engine", "--workbench", str(workbench), *args],
+    return subprocess.run([sys.executable, "-m", "benchtui", "--workbench", str(workbench), *args],
                           capture_output=True, text=True, env=env, check=False)
 
 

@@ -73,7 +73,7 @@ def solution_source(rng: random.Random, model: str, cid: str) -> str:
 
 
 def generate(root: Path, n_models: int, n_challenges: int, seed: int = 20) -> dict:
-    from engine.authoring.new_challenge import scaffold_challenge
+    from benchtui.authoring.new_challenge import scaffold_challenge
 
     rng = random.Random(seed)
     started = time.perf_counter()
@@ -118,7 +118,7 @@ def generate(root: Path, n_models: int, n_challenges: int, seed: int = 20) -> di
 
 def seed_store(store) -> dict:
     """One run per answer with 8 checks, a human and a judge grade per answer."""
-    from engine.grading.grades import ensure_grader, parse_grade
+    from benchtui.grading.grades import ensure_grader, parse_grade
 
     rng = random.Random(7)
     answers = store.query("select model, challenge from answers where status = 'answer' order by model, challenge")
@@ -175,9 +175,9 @@ def put_under_git(root: Path) -> dict:
 
 
 def measure_scans(root: Path) -> dict:
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
-    from engine.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
 
     for p in root.glob("store.db*"):
         p.unlink()
@@ -206,9 +206,9 @@ def measure_scans(root: Path) -> dict:
 
 
 def measure_reports(root: Path) -> dict:
-    from engine.grading import exports as report
-    from engine.grading.aggregates import leaderboard
-    from engine.store.database import Store
+    from benchtui.grading import exports as report
+    from benchtui.grading.aggregates import leaderboard
+    from benchtui.store.database import Store
 
     out = {}
     with Store(root / "store.db") as store:
@@ -271,8 +271,8 @@ async def _floor(repeat: int) -> float:
 
 
 async def _drive(root: Path, repeat: int) -> dict:
-    from engine.workbench.layout import find_workbench
-    from tui.app import BenchApp
+    from benchtui.workbench.layout import find_workbench
+    from benchtui.tui.app import BenchApp
 
     wb = find_workbench(str(root), None, root)
     app = BenchApp(wb, scan_on_start=True)
@@ -349,8 +349,8 @@ def startup(root: Path, rounds: int) -> dict:
         # cannot show at this size: the status line's counts, the first model,
         # the first challenge and the footer's last key instead.
         marks = small_markers(root)
-        from engine.store.queries import load_matrix
-        from engine.store.database import Store
+        from benchtui.store.queries import load_matrix
+        from benchtui.store.database import Store
 
         with Store(root / "store.db") as store:
             m = load_matrix(store)

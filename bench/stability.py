@@ -44,7 +44,7 @@ RATED = {"pass", "fail"}
 
 def benchtui(workbench: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "engine", "--workbench", str(workbench), *args],
+    return subprocess.run([sys.executable, "-m", "benchtui", "--workbench", str(workbench), *args],
                           capture_output=True, text=True, env=env, check=False)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from engine.store.database import Store  # noqa: E402
+from benchtui.store.database import Store  # noqa: E402
 
 
 def best(fn, n: int = 5) -> float:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.store.database import Store  # noqa: E402
-from engine.transcripts import load_transcript  # noqa: E402
-from engine.transcripts.index import index_pending, search  # noqa: E402
+from benchtui.store.database import Store  # noqa: E402
+from benchtui.transcripts import load_transcript  # noqa: E402
+from benchtui.transcripts.index import index_pending, search  # noqa: E402
 
 WORDS = ("tile softmax running max rescale accumulator causal mask kernel numpy float32 gradient cache "
          "decode beam logits shape broadcast tolerance reference assert error tracemalloc peak memory").split()

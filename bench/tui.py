@@ -104,10 +104,10 @@ def matrix_markers(root: Path) -> list:
     """What the matrix's first frame must show: the status line with the
     store's counts, the last model's column, the last challenge's row and the
     footer's last matrix key (Textual's footer lists keys a frame late)."""
-    from engine.store.queries import load_matrix
-    from engine.store.database import Store
-    from engine.workbench.layout import find_workbench
-    from tui.screens.matrix import MatrixScreen
+    from benchtui.store.queries import load_matrix
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
+    from benchtui.tui.screens.matrix import MatrixScreen
 
     with Store(find_workbench(str(root), None, root).store_path) as store:
         m = load_matrix(store)
@@ -204,7 +204,7 @@ def scratch_published(source: Path, dest: Path) -> Path:
 
 
 async def _open_transcript(wb, model: str, challenge: str, relpath: str) -> float:
-    from tui.app import BenchApp
+    from benchtui.tui.app import BenchApp
 
     app = BenchApp(wb)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -223,8 +223,8 @@ def bench_transcript(wb) -> dict:
     answer = wb.root / "models" / "demo-careful" / "backwards"
     text = pi_session(turns=65, pad=3)  # ~330 KB
     (answer / "big-session.jsonl").write_text(text, encoding="utf-8")
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
 
     with Store(wb.store_path) as store:
         scan_workbench(wb, store)
@@ -234,7 +234,7 @@ def bench_transcript(wb) -> dict:
 
 
 def bench_diff() -> dict:
-    from tui.diffing import diff_lines
+    from benchtui.tui.diffing import diff_lines
 
     a = [f"    value_{i} = compute(x[{i}], scale={i % 7}, bias=b[{i % 13}])  # step {i}" for i in range(1700)]
     b = list(a)
@@ -252,9 +252,9 @@ def bench_diff() -> dict:
 
 
 def bench_memory(wb) -> dict:
-    from engine.store.database import Store
-    from engine.transcripts import TranscriptError, load_transcript
-    from tui.transcript_rows import build_rows
+    from benchtui.store.database import Store
+    from benchtui.transcripts import TranscriptError, load_transcript
+    from benchtui.tui.transcript_rows import build_rows
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     opened, failed, rows = 0, 0, 0
@@ -293,7 +293,7 @@ def main() -> None:
     args = parser.parse_args()
     only = set(args.only or ("startup", "diff", "memory", "transcript"))
 
-    from engine.workbench.layout import find_workbench
+    from benchtui.workbench.layout import find_workbench
     from tui_demo import build_demo
 
     with tempfile.TemporaryDirectory() as tmp:

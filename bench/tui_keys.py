@@ -223,7 +223,7 @@ def pick_answer(workbench: Path) -> tuple[str, str] | None:
     the first by model and challenge. None when the store holds none."""
     import sqlite3
 
-    from engine.workbench.layout import find_workbench  # the repository is on sys.path: bench/tui.py put it there
+    from benchtui.workbench.layout import find_workbench  # the repository is on sys.path: bench/tui.py put it there
 
     store = find_workbench(str(workbench), None, workbench).store_path
     if not Path(store).is_file():

@@ -2,6 +2,6 @@
 (a tool that imports every module of the package does) starts nothing."""
 
 if __name__ == "__main__":
-    from engine.cli import main
+    from benchtui.cli import main
 
     raise SystemExit(main())

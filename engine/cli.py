@@ -19,22 +19,22 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from engine.store.database import Store, StoreError, damage_message, is_damage
-from engine.workbench.layout import Workbench, WorkbenchError, find_workbench
+from benchtui.store.database import Store, StoreError, damage_message, is_damage
+from benchtui.workbench.layout import Workbench, WorkbenchError, find_workbench
 
 if TYPE_CHECKING:
     import argparse
 
 COMMAND_MODULES = [
-    "engine.commands.workbench_cmds",
-    "engine.commands.transcript_cmds",
-    "engine.commands.run_cmds",
-    "engine.commands.grade_cmds",
-    "engine.commands.adapter_cmds",
-    "engine.commands.install_cmds",
-    "engine.commands.challenge_cmds",
-    "engine.commands.audit_cmds",
-    "engine.commands.deck_cmds",
+    "benchtui.commands.workbench_cmds",
+    "benchtui.commands.transcript_cmds",
+    "benchtui.commands.run_cmds",
+    "benchtui.commands.grade_cmds",
+    "benchtui.commands.adapter_cmds",
+    "benchtui.commands.install_cmds",
+    "benchtui.commands.challenge_cmds",
+    "benchtui.commands.audit_cmds",
+    "benchtui.commands.deck_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -149,7 +149,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace | SimpleNamespace:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine import __version__
+    from benchtui import __version__
 
     parser = parser_class()(prog="benchtui", description="Index, run, compare and grade coding-LLM answers.")
     parser.add_argument("--version", action="version", version=f"benchtui {__version__}")
@@ -179,14 +179,14 @@ def open_dashboard(ctx: Context) -> int:
     # back on then), or until the app returns.
     gc.disable()
     try:
-        from engine.store.queries import MatrixPrefetch
+        from benchtui.store.queries import MatrixPrefetch
 
         # the cells a first frame can show (a row per terminal line; the models whose
         # columns fit beside the 24-cell challenge column); the rest are read in the
         # matrix's worker right after that frame
         size = shutil.get_terminal_size()
         prefetch = MatrixPrefetch(path, first=size.lines, width=size.columns - 24)
-        from tui.app import run_app  # imported late: engine stays free of textual
+        from benchtui.tui.app import run_app  # imported late: engine stays free of textual
 
         return run_app(ctx.workbench, prefetch=prefetch) or 0
     finally:

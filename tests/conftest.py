@@ -36,7 +36,7 @@ def pytest_runtest_setup(item):
     isolating layer works (no bwrap, no user namespaces): the machine's lack, not a failure."""
     if item.get_closest_marker("sandbox") is None:
         return
-    from engine.runner import sandbox
+    from benchtui.runner import sandbox
 
     try:
         sandbox.choose_layer("auto")

@@ -14,7 +14,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PROBE = """
 import json, os, socket
-from engine.cluster.netns import enter_private_network, interfaces
+from benchtui.cluster.netns import enter_private_network, interfaces
 before = os.stat('/proc/thread-self/ns/net').st_ino
 why = enter_private_network()
 s = socket.socket(); s.bind(('0.0.0.0', 0)); s.listen(); port = s.getsockname()[1]
@@ -74,7 +74,7 @@ def test_threads_started_before_keep_a_user_from_isolating():
         pytest.skip("needs root to become an ordinary user (setpriv)")
     if why := _refused([*AS_NOBODY, "unshare", "--user", "--net"]):
         pytest.skip(why)
-    code = ("import threading, time, json; from engine.cluster.netns import enter_private_network as e; "
+    code = ("import threading, time, json; from benchtui.cluster.netns import enter_private_network as e; "
             "threading.Thread(target=time.sleep, args=(5,), daemon=True).start(); print(json.dumps(e()))")
     p = subprocess.run([*AS_NOBODY, sys.executable, "-c", code],
                        cwd=REPO, capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})

@@ -17,7 +17,7 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding
 
-from tui.config import load_key_config
+from benchtui.tui.config import load_key_config
 
 
 # Binding ids are "<area>.<name>"; an id in keys.toml outside these areas is a typo.
@@ -123,13 +123,13 @@ class BenchApp(App[int]):
         from textual.drivers.linux_driver import LinuxDriver
 
         if driver is LinuxDriver:
-            from tui.input_driver import PromptEscapeDriver
+            from benchtui.tui.input_driver import PromptEscapeDriver
 
             return PromptEscapeDriver
         return driver
 
     def get_default_screen(self):
-        from tui.screens.matrix import MatrixScreen
+        from benchtui.tui.screens.matrix import MatrixScreen
 
         return MatrixScreen()
 
@@ -150,14 +150,14 @@ class BenchApp(App[int]):
         """The main thread's connection (quick reads), opened on first use."""
         self._refuse_damaged()
         if self._store is None:
-            from engine.store.database import Store
+            from benchtui.store.database import Store
 
             self._store = Store(self.store_path)
         return self._store
 
     def _refuse_damaged(self) -> None:
         if self.store_damaged:
-            from engine.store.database import StoreDamaged
+            from benchtui.store.database import StoreDamaged
 
             raise StoreDamaged(self.store_damaged)
 
@@ -174,13 +174,13 @@ class BenchApp(App[int]):
 
     def open_store(self):
         """A fresh connection for a worker thread."""
-        from engine.store.database import Store
+        from benchtui.store.database import Store
 
         self._refuse_damaged()
         return Store(self.store_path)
 
     def report_error(self, what: str, error: BaseException | str) -> None:
-        from engine.store.database import StoreDamaged, damage_message, is_damage
+        from benchtui.store.database import StoreDamaged, damage_message, is_damage
 
         if isinstance(error, StoreDamaged):  # found by a Store, already in words: touch it no more
             self.store_damaged = self.store_damaged or str(error)
@@ -244,7 +244,7 @@ class BenchApp(App[int]):
 
     async def mount_palette(self, screen):
         """``screen``'s jump palette (hidden until it opens), mounted if it has none."""
-        from tui.widgets.jump_palette import JumpPalette
+        from benchtui.tui.widgets.jump_palette import JumpPalette
 
         palette = getattr(screen, "_jump_palette", None)
         if palette is None or not palette.is_attached:
@@ -254,7 +254,7 @@ class BenchApp(App[int]):
 
     # -- navigation (used by screens and the jump palette) ----------------------
     def jump_matrix(self, model: str | None = None, challenge: str | None = None) -> None:
-        from tui.screens.matrix import MatrixScreen
+        from benchtui.tui.screens.matrix import MatrixScreen
 
         while len(self.screen_stack) > 1 and not isinstance(self.screen, MatrixScreen):
             self.pop_screen()
@@ -265,7 +265,7 @@ class BenchApp(App[int]):
         """The answer screen is built once and kept: building it is most of
         what opening an answer cost. A kept screen not on the stack is filled first and
         shows itself once its data is in (AnswerScreen.open); otherwise a new one."""
-        from tui.screens.answer import AnswerScreen
+        from benchtui.tui.screens.answer import AnswerScreen
 
         kept = self._answer_screen
         if kept is not None and kept.is_mounted and kept not in self.screen_stack:
@@ -279,7 +279,7 @@ class BenchApp(App[int]):
     def keep_answer_screen(self, screen=None) -> None:
         """Keep ``screen`` (by default a new, empty one, composed now off screen) for
         open_answer to reuse."""
-        from tui.screens.answer import AnswerScreen
+        from benchtui.tui.screens.answer import AnswerScreen
 
         if self._answer_screen is not None:
             return
@@ -347,11 +347,11 @@ class BenchApp(App[int]):
         the matrix opens with one key need, compile Python's highlight query, and build
         the answer screen, so that the first of each opens as fast as the later ones."""
         try:
-            import tui.screens.answer  # noqa: F401  (rich.syntax, TabbedContent, TextArea, engine.grading.grades…)
-            import tui.screens.compare  # noqa: F401
-            import tui.screens.grades  # noqa: F401
-            import tui.screens.transcript  # noqa: F401
-            from tui.widgets.code_view import highlight_query
+            import benchtui.tui.screens.answer  # noqa: F401  (rich.syntax, TabbedContent, TextArea, engine.grading.grades…)
+            import benchtui.tui.screens.compare  # noqa: F401
+            import benchtui.tui.screens.grades  # noqa: F401
+            import benchtui.tui.screens.transcript  # noqa: F401
+            from benchtui.tui.widgets.code_view import highlight_query
 
             highlight_query("python")
             self.call_from_thread(self.keep_answer_screen)
@@ -397,39 +397,39 @@ class BenchApp(App[int]):
         self.set_timer(self.READ_AHEAD_WAIT_S, partial(show, None, False))
 
     def open_transcript(self, model: str, challenge: str, relpath: str) -> None:
-        from tui.screens.transcript import TranscriptScreen
+        from benchtui.tui.screens.transcript import TranscriptScreen
 
         self.open_read_ahead(TranscriptScreen(model, challenge, relpath))
 
     def open_compare(self, model: str, challenge: str, other: str | None = None) -> None:
-        from tui.screens.compare import CompareScreen
+        from benchtui.tui.screens.compare import CompareScreen
 
         self.open_read_ahead(CompareScreen(model, challenge, other))
 
     def open_grades(self, model: str, challenge: str) -> None:
-        from tui.screens.grades import GradesScreen
+        from benchtui.tui.screens.grades import GradesScreen
 
         self.open_read_ahead(GradesScreen(model, challenge))
 
     def open_runs(self, pairs: list[tuple[str, str]] | None = None, scope: str = "") -> None:
-        from tui.screens.runs import RunsScreen
+        from benchtui.tui.screens.runs import RunsScreen
 
         self.push_screen(RunsScreen(pairs or [], scope))
 
     def open_leaderboard(self) -> None:
-        from tui.screens.leaderboard import LeaderboardScreen
+        from benchtui.tui.screens.leaderboard import LeaderboardScreen
 
         self.push_screen(LeaderboardScreen())
 
     async def action_quit(self) -> None:
         """Quit; while runs are going, ask first (quitting cancels them)."""
-        from tui.screens.runs import RunsScreen
+        from benchtui.tui.screens.runs import RunsScreen
 
         running = [s for s in self.screen_stack if isinstance(s, RunsScreen) and s.running]
         if not running:
             self.exit()
             return
-        from tui.screens.confirm import ConfirmScreen
+        from benchtui.tui.screens.confirm import ConfirmScreen
 
         if isinstance(self.screen, ConfirmScreen):
             return
@@ -448,17 +448,17 @@ class BenchApp(App[int]):
 
     def open_published(self, model: str | None = None, challenge: str | None = None) -> None:
         """An imported deck's published results beside benchtui's verdicts (one answer's, or every one)."""
-        from tui.screens.published import PublishedScreen
+        from benchtui.tui.screens.published import PublishedScreen
 
         self.push_screen(PublishedScreen(model, challenge))
 
     def open_audit(self) -> None:
-        from tui.screens.audit import AuditScreen
+        from benchtui.tui.screens.audit import AuditScreen
 
         self.push_screen(AuditScreen())
 
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
+        from benchtui.tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.screen))

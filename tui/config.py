@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.host.config import config_path  # one file: the engine's tables and the keys
+from benchtui.host.config import config_path  # one file: the engine's tables and the keys
 
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.verify import verdicts as V
-from engine.verify.binding import load_module
-from engine.verify.suite import InputMutated
+from benchtui.verify import verdicts as V
+from benchtui.verify.binding import load_module
+from benchtui.verify.suite import InputMutated
 
 NAMES = ("batched_beam_search", "beam_search_batched", "batch_beam_search", "beam_search", "batched_beam_search_numpy")
 SYNONYMS = {

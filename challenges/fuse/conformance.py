@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.verify import cuda_suite
-from engine.verify.cuda_device import seeded_rows
-from engine.verify import verdicts as V
-from engine.runner import seeds as run_seeds
-from engine.verify.suite import CheckFailed, InputMutated
+from benchtui.verify import cuda_suite
+from benchtui.verify.cuda_device import seeded_rows
+from benchtui.verify import verdicts as V
+from benchtui.runner import seeds as run_seeds
+from benchtui.verify.suite import CheckFailed, InputMutated
 
 SYMBOL = "benchtui_softmax_topk"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const float* logits, int rows, int V, int k, "
@@ -349,7 +349,7 @@ def library_baseline(rows: int, vocab: int, k: int, seeds: list[int], harness) -
 
 
 def load_reference():
-    from engine.verify.binding import load_module
+    from benchtui.verify.binding import load_module
 
     return load_module(Path(__file__).with_name("reference.py"), "benchtui_reference_fuse_baseline")
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.verify import reach_report
-from engine.verify.suite import CheckFailed
+from benchtui.verify import reach_report
+from benchtui.verify.suite import CheckFailed
 
 CLASS_NAMES = ("KVCache", "KvCache", "KVCacheNumpy", "Cache", "DecodeCache", "IncrementalDecoder")
 FACTORY_NAMES = ("make_cache", "new_cache", "create_cache", "make_session")

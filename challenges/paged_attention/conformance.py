@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.runner import seeds as run_seeds
-from engine.verify import cuda_suite
-from engine.verify import verdicts as V
-from engine.verify.cuda_device import bf16_bits, bf16_to_float32, seeded_values
-from engine.verify.suite import CheckFailed, InputMutated
+from benchtui.runner import seeds as run_seeds
+from benchtui.verify import cuda_suite
+from benchtui.verify import verdicts as V
+from benchtui.verify.cuda_device import bf16_bits, bf16_to_float32, seeded_values
+from benchtui.verify.suite import CheckFailed, InputMutated
 
 SYMBOL = "benchtui_paged_attention"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, "

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.verify import wire
-from engine.verify.binding import python_files
-from engine.verify.suite import CheckFailed
+from benchtui.verify import wire
+from benchtui.verify.binding import python_files
+from benchtui.verify.suite import CheckFailed
 
 QUANT_NAMES = ("ternary_quantize", "quantize_ternary", "ternarize", "absmean_quantize", "weight_quant",
                "quantize_weights", "bitnet_quantize", "ternary_quant", "quantize_weight", "quantize")

@@ -22,7 +22,7 @@ LINES_FILE = ".benchtui-audit-lines.json"
 
 
 def main(argv: list[str]) -> int:
-    from engine.runner import answer_server
+    from benchtui.runner import answer_server
 
     folder = str(Path(argv[2]).resolve()) + os.sep
     seen: dict[str, set[int]] = {}

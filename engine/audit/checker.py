@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.audit.equivalence import entry
-from engine.verify import verdicts as V
-from engine.verify import wire
-from engine.verify.suite import SkipCheck, Suite
+from benchtui.audit.equivalence import entry
+from benchtui.verify import verdicts as V
+from benchtui.verify import wire
+from benchtui.verify.suite import SkipCheck, Suite
 
 # A check with one of these verdicts kills a mutant (a verdict the original did not get).
 KILLING = frozenset({V.FORBIDDEN, V.COMPILE_ERROR, V.TIMEOUT, V.ERROR, V.FAIL, V.UNBOUND, V.MISSING_DEPENDENCY})
@@ -92,8 +92,8 @@ class TracingPeer(wire.Peer):
 
 
 def main(job_path: str) -> int:
-    from engine.verify.execute import Job, new_suite, run_conformance
-    from engine.verify.binding import load_module
+    from benchtui.verify.execute import Job, new_suite, run_conformance
+    from benchtui.verify.binding import load_module
 
     raw = json.loads(Path(job_path).read_text(encoding="utf-8"))
     audit = raw.pop("audit", {})

@@ -29,17 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from engine.challenges import adapters, prompts
-from engine.audit.answer_lines import LINES_FILE
-from engine.audit.checker import KILLING
-from engine.audit.equivalence import allowed_by_prompt, same_values, unstable_positions
-from engine.audit.mutate import Mutant, Source
-from engine.host.backends import choose_backend
-from engine.challenges.definition import Challenge
-from engine.runner.bundle import RunLimits
-from engine.runner.orchestrate import RunInterrupted, RunOptions, Runner, answer_prompt_facts, tree_digest
-from engine.store.database import Store, now_iso
-from engine.workbench.layout import Workbench
+from benchtui.challenges import adapters, prompts
+from benchtui.audit.answer_lines import LINES_FILE
+from benchtui.audit.checker import KILLING
+from benchtui.audit.equivalence import allowed_by_prompt, same_values, unstable_positions
+from benchtui.audit.mutate import Mutant, Source
+from benchtui.host.backends import choose_backend
+from benchtui.challenges.definition import Challenge
+from benchtui.runner.bundle import RunLimits
+from benchtui.runner.orchestrate import RunInterrupted, RunOptions, Runner, answer_prompt_facts, tree_digest
+from benchtui.store.database import Store, now_iso
+from benchtui.workbench.layout import Workbench
 
 REFERENCE = "(reference)"
 DEFAULT_SEED = 1717  # fixed: a mutant and its baseline must see the same inputs (and the cache needs it)
@@ -196,8 +196,8 @@ class Auditor:
             adapter_root=self.workbench.root if target.model != REFERENCE else None,
             job_extra={"audit": {"stop_first": not baseline}},
             overlay={mutant.file: mutant.source} if mutant is not None else {},
-            self_check=False, checker="engine.audit.checker",
-            answer_server="engine.audit.answer_lines" if lines else "engine.runner.answer_server",
+            self_check=False, checker="benchtui.audit.checker",
+            answer_server="benchtui.audit.answer_lines" if lines else "benchtui.runner.answer_server",
             collect_trace=True, collect_lines=LINES_FILE if lines else None)
         started = time.perf_counter()
         got = self.runner.dispatch(bundle, challenge)

@@ -19,8 +19,8 @@ import re
 
 import libcst as cst
 
-from engine.audit import numeric
-from engine.audit.numeric import Scope, call_name, code
+from benchtui.audit import numeric
+from benchtui.audit.numeric import Scope, call_name, code
 
 # a call that normalises its first argument (returns it as probabilities,
 # log-probabilities or a unit-norm / unit-RMS vector)

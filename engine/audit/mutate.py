@@ -22,7 +22,7 @@ import libcst as cst
 from libcst.metadata import (ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider,
                              WhitespaceInclusivePositionProvider)
 
-from engine.audit import flow, numeric
+from benchtui.audit import flow, numeric
 
 # Every operator, in one place: its name (stable: stored with each mutant and
 # used to spread a capped sample) and what it writes.

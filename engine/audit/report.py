@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from engine.audit.core import effective_status, marks, mutant_rows
-from engine.audit.equivalence import ALLOWED
-from engine.store.database import Store, now_iso
+from benchtui.audit.core import effective_status, marks, mutant_rows
+from benchtui.audit.equivalence import ALLOWED
+from benchtui.store.database import Store, now_iso
 
 
 def latest_answers(store: Store) -> list[dict]:
@@ -121,7 +121,7 @@ def apply_diff(original: str, diff: str) -> str | None:
 
 def original_text(store: Store, workbench, model: str, challenge: str, file: str) -> str | None:
     """The audited file as it is on disk now (the reference, or the answer's file)."""
-    from engine.audit.core import REFERENCE
+    from benchtui.audit.core import REFERENCE
 
     if model == REFERENCE:
         ch = workbench.challenges.get(challenge)

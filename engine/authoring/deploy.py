@@ -11,7 +11,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.challenges.definition import Challenge
+from benchtui.challenges.definition import Challenge
 
 
 @dataclass

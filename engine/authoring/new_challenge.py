@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from engine.challenges.prompts import prompt_sha256
+from benchtui.challenges.prompts import prompt_sha256
 
 CHALLENGE_ID = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 

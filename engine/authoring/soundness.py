@@ -29,10 +29,10 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.challenges.definition import Challenge
-from engine.challenges import coverage
-from engine.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
-from engine.verify import verdicts as V
+from benchtui.challenges.definition import Challenge
+from benchtui.challenges import coverage
+from benchtui.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
+from benchtui.verify import verdicts as V
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
 ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter", "prompt"}
@@ -127,7 +127,7 @@ def module_not_here(challenge: Challenge) -> str | None:
         return ("not judged: this machine has no GPU, and a KernelBench-Hard reference is written for one (its "
                 "shapes sized for an H100, fp8 and bf16 GEMMs the CPU runs slowly or not at all); run "
                 "`challenge check` where torch sees a GPU")
-    from engine.verify.module_rules import CPU_CALL_BYTES, call_bytes
+    from benchtui.verify.module_rules import CPU_CALL_BYTES, call_bytes
 
     shapes = m.get("shapes")
     size = call_bytes(challenge.reference_path, challenge.path / shapes if shapes else None)
@@ -141,7 +141,7 @@ def module_not_here(challenge: Challenge) -> str | None:
 def run_reference(challenge: Challenge, seed: int) -> dict:
     """The suite's checks with the challenge's reference as the answer (its
     ``adapters/reference.py`` binds it where its API is not the contract)."""
-    from engine.verify.local import run_local
+    from benchtui.verify.local import run_local
 
     with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
         answer = Path(tmp) / "reference-as-answer"
@@ -338,10 +338,10 @@ def reference_mutation_score(workbench, challenge: Challenge, mutants: int) -> d
     ``None`` with ``mutants`` 0; a note instead of a score where it cannot run."""
     if mutants <= 0:
         return None
-    from engine.audit.core import REFERENCE, AuditOptions, Auditor
-    from engine.audit.report import challenge_reports
-    from engine.runner import sandbox
-    from engine.store.database import Store
+    from benchtui.audit.core import REFERENCE, AuditOptions, Auditor
+    from benchtui.audit.report import challenge_reports
+    from benchtui.runner import sandbox
+    from benchtui.store.database import Store
 
     if challenge.language == "cuda":
         return {"score": None, "note": "not measured: CUDA sources are not mutated yet"}

@@ -38,7 +38,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.challenges.definition import Challenge
+from benchtui.challenges.definition import Challenge
 
 ADAPTER_SUFFIXES = (".py", ".cu")
 WORKBENCH_ADAPTERS = Path(".benchtui") / "adapters"
@@ -170,7 +170,7 @@ def resolve(root: Path | None, challenge: Challenge, model: str, answer_dir: Pat
 
 
 def display_path(path: Path, root: Path | None) -> str:
-    from engine.host.resources import bundled_challenges
+    from benchtui.host.resources import bundled_challenges
 
     # bundled adapters read "challenges/<id>/adapters/..." from a clone and from a wheel alike
     for base in [root, bundled_challenges().parent]:
@@ -316,7 +316,7 @@ def scaffold(root: Path, challenge: Challenge, model: str, answer_dir: Path, *, 
     """Write ``<root>/.benchtui/adapters/<challenge>/<model>.py`` (``.cu`` for a CUDA challenge): the contract,
     the answer's current ANSWER_SHA256 and its discovered API. Never writes
     inside the answer folder. Raises FileExistsError unless ``force``."""
-    from engine.host.resources import refuse_install_write
+    from benchtui.host.resources import refuse_install_write
 
     if refusal := refuse_install_write(root):
         raise ValueError(refusal)
@@ -433,7 +433,7 @@ def already_binds(root: Path, challenge: Challenge, model: str, answer_dir: Path
 
 def locate(workbench, model: str, challenge_name: str) -> tuple[Challenge, Path]:
     """(challenge, answer folder) for a model and a challenge id or display name."""
-    from engine.challenges.definition import challenge_for_name
+    from benchtui.challenges.definition import challenge_for_name
 
     challenge = challenge_for_name(challenge_name, workbench.challenges)
     if challenge is None:
@@ -461,7 +461,7 @@ def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = Fa
 
     Unless ``force``, raises :class:`AlreadyBinds` when the answer binds today
     (``store``, when given, supplies its latest run)."""
-    from engine.host.resources import refuse_install_write
+    from benchtui.host.resources import refuse_install_write
 
     challenge, folder = locate(workbench, model, challenge_name)
     if refusal := refuse_install_write(workbench.root):  # before any other reason: nothing is written there, forced or not
@@ -471,7 +471,7 @@ def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = Fa
     if not force:
         latest, checks = None, None
         if store is not None:
-            from engine.store.queries import latest_run, run_checks
+            from benchtui.store.queries import latest_run, run_checks
 
             latest = latest_run(store, model, challenge.id)
             checks = run_checks(store, latest["id"]) if latest else None

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.challenges.definition import Challenge, ChallengeError, load_challenge
+from benchtui.challenges.definition import Challenge, ChallengeError, load_challenge
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ was not exercised gets the verdict ``partial``, never ``pass``.
 """
 from __future__ import annotations
 
-from engine.verify import verdicts as V
+from benchtui.verify import verdicts as V
 
 PASS, FAIL, NOT_EXERCISED = "pass", "fail", "not_exercised"
 # check verdicts that say the requirement does not hold

@@ -11,7 +11,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.host.resources import bundled_challenges
+from benchtui.host.resources import bundled_challenges
 
 BUNDLED_CHALLENGES = bundled_challenges()  # in a clone challenges/, installed benchtui_data/challenges
 

@@ -60,7 +60,7 @@ def _task(bundle, challenge_tar: bytes, reporter, attempt: str) -> dict:
     execute_bundle starts the sandboxed checker and answer processes."""
     import ray
 
-    from engine.runner.bundle import check_engine, execute_bundle, worker_facts
+    from benchtui.runner.bundle import check_engine, execute_bundle, worker_facts
 
     node = node_label(ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address())
     try:
@@ -106,7 +106,7 @@ class Cluster:
                 # Ray's gRPC servers listen on every interface and it rewrites a loopback node
                 # address to the routable one: the local instance gets a network namespace of
                 # its own, where loopback is the only interface (engine/cluster/netns.py).
-                from engine.cluster.netns import enter_private_network
+                from benchtui.cluster.netns import enter_private_network
 
                 self.unisolated = enter_private_network()
                 os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "error")  # not "no external connectivity" warnings
@@ -165,7 +165,7 @@ class Cluster:
         """The backend for a challenge on this cluster: CUDA where the cluster has a
         GPU (the task asks for one), else what this machine's probe picks among the
         rest (the nodes run the same benchtui install)."""
-        from engine.host.backends import choose_backend
+        from benchtui.host.backends import choose_backend
 
         gpus = self.resources().get("GPU", 0)
         if "cuda" in supported and requested in ("auto", "cuda") and gpus > 0:
@@ -178,7 +178,7 @@ class Cluster:
         return choose_backend(requested, rest or ("cpu",))
 
     def require_backend(self, requested: str) -> None:
-        from engine.host.backends import BackendUnavailable, require_backend
+        from benchtui.host.backends import BackendUnavailable, require_backend
 
         if requested == "cuda":
             if self.resources().get("GPU", 0) <= 0:
@@ -200,7 +200,7 @@ class Cluster:
 
     def challenge_ref(self, path: Path):
         """The challenge plugin in the object store, put once per content and shared by its tasks."""
-        from engine.runner.bundle import pack_tree
+        from benchtui.runner.bundle import pack_tree
 
         data = pack_tree(path)
         key = hashlib.sha256(data).hexdigest()
@@ -229,7 +229,7 @@ class Cluster:
     def run(self, bundle, challenge, on_running: Callable[..., None] | None = None) -> dict:
         """Run one bundle as a Ray task and wait for it (called from a runner thread).
         Raises RunInterrupted when cancelled or when its node died twice."""
-        from engine.runner.orchestrate import RunInterrupted
+        from benchtui.runner.orchestrate import RunInterrupted
 
         ray = self.ray
         if self._cancelled_now():

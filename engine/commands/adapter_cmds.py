@@ -1,9 +1,9 @@
 """adapter new, adapter check: adapters that live with the workbench."""
 from __future__ import annotations
 
-from engine.challenges import adapters
-from engine.cli import CommandError, UsageError, print_json
-from engine.commands.fit import fit_check
+from benchtui.challenges import adapters
+from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.fit import fit_check
 
 
 def register(sub) -> None:
@@ -51,11 +51,11 @@ def cmd_new(args, ctx) -> int:
 
 
 def cmd_check(args, ctx) -> int:
-    from engine.commands.run_cmds import run_record
-    from engine.runner import sandbox
-    from engine.runner.orchestrate import run_answers
-    from engine.store.queries import latest_run
-    from engine.workbench.scan import scan_workbench
+    from benchtui.commands.run_cmds import run_record
+    from benchtui.runner import sandbox
+    from benchtui.runner.orchestrate import run_answers
+    from benchtui.store.queries import latest_run
+    from benchtui.workbench.scan import scan_workbench
 
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError("--timeout must be positive")

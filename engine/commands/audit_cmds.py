@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engine.challenges.definition import challenge_for_name
-from engine.cli import CommandError, UsageError, print_json
-from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
-from engine.workbench.scan import scan_workbench
+from benchtui.challenges.definition import challenge_for_name
+from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
+from benchtui.workbench.scan import scan_workbench
 
 
 # The size docs/audit.md measures and recommends: every site of the published benchmark takes hours.
@@ -66,9 +66,9 @@ def _challenge_ids(ctx, names: list[str]) -> list[str]:
 
 
 def cmd_audit(args, ctx) -> int:
-    from engine.audit.core import REFERENCE, AuditOptions, run_audit
-    from engine.audit.report import challenge_reports
-    from engine.runner import sandbox
+    from benchtui.audit.core import REFERENCE, AuditOptions, run_audit
+    from benchtui.audit.report import challenge_reports
+    from benchtui.runner import sandbox
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
@@ -81,7 +81,7 @@ def cmd_audit(args, ctx) -> int:
                 raise UsageError(f"unknown model {m!r}; known: {', '.join(sorted(known))}")
         address = cluster_address(args)
         if address is not None:
-            from engine.cluster.ray_cluster import ClusterUnavailable, ray_module
+            from benchtui.cluster.ray_cluster import ClusterUnavailable, ray_module
 
             try:
                 ray_module()
@@ -170,8 +170,8 @@ def _progress(event) -> None:
 
 
 def cmd_mark(args, ctx) -> int:
-    from engine.audit.report import mark
-    from engine.grading.grades import default_grader_name
+    from benchtui.audit.report import mark
+    from benchtui.grading.grades import default_grader_name
 
     cid = _challenge_ids(ctx, [args.challenge])[0]
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.cli import CommandError, UsageError, print_json
+from benchtui.cli import CommandError, UsageError, print_json
 
 
 def register(sub) -> None:
@@ -48,7 +48,7 @@ def _root(args, ctx) -> Path:
 
 
 def _challenge(ctx, name: str):
-    from engine.challenges.definition import challenge_for_name
+    from benchtui.challenges.definition import challenge_for_name
 
     challenge = challenge_for_name(name, ctx.workbench.challenges)
     if challenge is None:
@@ -57,9 +57,9 @@ def _challenge(ctx, name: str):
 
 
 def cmd_new(args, ctx) -> int:
-    from engine.authoring.new_challenge import ScaffoldError, scaffold_challenge
-    from engine.challenges.catalog import load_challenge_set
-    from engine.challenges.definition import BUNDLED_CHALLENGES
+    from benchtui.authoring.new_challenge import ScaffoldError, scaffold_challenge
+    from benchtui.challenges.catalog import load_challenge_set
+    from benchtui.challenges.definition import BUNDLED_CHALLENGES
 
     prompt = None
     if args.prompt:
@@ -86,7 +86,7 @@ def cmd_new(args, ctx) -> int:
 
 
 def cmd_check(args, ctx) -> int:
-    from engine.authoring.soundness import check_challenge, reference_mutation_score
+    from benchtui.authoring.soundness import check_challenge, reference_mutation_score
 
     if args.seeds < 1 or args.margin <= 0 or args.mutants < 0:
         raise UsageError("--seeds must be at least 1, --margin positive and --mutants at least 0")
@@ -112,7 +112,7 @@ def cmd_check(args, ctx) -> int:
 
 
 def cmd_deploy(args, ctx) -> int:
-    from engine.authoring.deploy import deploy
+    from benchtui.authoring.deploy import deploy
 
     challenge = _challenge(ctx, args.id)
     models = ctx.workbench.model_dirs()

@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 
-from engine.cli import CommandError, UsageError
+from benchtui.cli import CommandError, UsageError
 
 
 def add_cluster_args(p) -> None:
@@ -23,7 +23,7 @@ def cluster_address(args) -> str | None:
         return None
     if args.cluster:
         return args.cluster
-    from engine.host.config import default_cluster
+    from benchtui.host.config import default_cluster
 
     return default_cluster()
 
@@ -34,7 +34,7 @@ def connected(address: str | None):
     if address is None:
         yield None
         return
-    from engine.cluster.ray_cluster import ClusterUnavailable, INSTALL_HINT, open_cluster
+    from benchtui.cluster.ray_cluster import ClusterUnavailable, INSTALL_HINT, open_cluster
 
     try:
         cluster = open_cluster(address)

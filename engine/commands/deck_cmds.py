@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from engine.cli import CommandError, UsageError, print_json
+from benchtui.cli import CommandError, UsageError, print_json
 
 COMMIT_WORDS = re.compile(r"\bcommit\s+`?([0-9a-f]{7,40})\b", re.IGNORECASE)
 
@@ -35,7 +35,7 @@ def deck_commit(root: Path, given: str | None) -> str:
     """--commit, else the deck's own git checkout's HEAD, else a commit its ABOUT/README names."""
     if given:
         return given
-    from engine.workbench.gitinfo import read_git
+    from benchtui.workbench.gitinfo import read_git
 
     git = read_git(root)
     if git.commit and git.top is not None and git.top == root.resolve():
@@ -51,7 +51,7 @@ def deck_commit(root: Path, given: str | None) -> str:
 
 
 def read_any_deck(path: Path, *, gpu: str | None, runs: str | None, commit: str | None):
-    from engine.decks import kernelbench, kernelbench_hard
+    from benchtui.decks import kernelbench, kernelbench_hard
 
     if kernelbench_hard.looks_like(path):
         bench, _ = kernelbench_hard.find_bench(path)
@@ -76,10 +76,10 @@ def target_root(args) -> Path:
 
 
 def cmd_import(args, ctx) -> int:
-    from engine.decks.importer import DeckImportError, import_deck
-    from engine.decks.model import DeckError
-    from engine.host.resources import default_store_path, refuse_install_write
-    from engine.store.database import StoreError
+    from benchtui.decks.importer import DeckImportError, import_deck
+    from benchtui.decks.model import DeckError
+    from benchtui.host.resources import default_store_path, refuse_install_write
+    from benchtui.store.database import StoreError
 
     path = Path(os.path.expanduser(args.deck)).resolve()
     if not path.is_dir():
@@ -111,9 +111,9 @@ def cmd_import(args, ctx) -> int:
         raise CommandError(f"cannot write the workbench {root}: {exc}; nothing was imported") from exc
     scan = None
     if not args.dry_run:
-        from engine.store.database import Store
-        from engine.workbench.layout import find_workbench
-        from engine.workbench.scan import scan_workbench
+        from benchtui.store.database import Store
+        from benchtui.workbench.layout import find_workbench
+        from benchtui.workbench.scan import scan_workbench
 
         with Store(store_path) as store:
             scan = scan_workbench(find_workbench(str(root), None, Path.cwd(), store=str(store_path)), store,
@@ -145,8 +145,8 @@ def _pct(x) -> str:
 
 
 def cmd_published(args, ctx) -> int:
-    from engine.decks.compare import compare, published_detail
-    from engine.grading.grades import GradeError, resolve_challenge, resolve_model
+    from benchtui.decks.compare import compare, published_detail
+    from benchtui.grading.grades import GradeError, resolve_challenge, resolve_model
 
     store = ctx.store
     if "deck_results" not in store.table_names() or not store.query("select 1 from deck_results limit 1"):

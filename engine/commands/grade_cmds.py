@@ -5,16 +5,16 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from engine.grading.agreement import agreement
-from engine.store.backup import BackupError, backup
-from engine.cli import CommandError, UsageError, print_json
-from engine.grading.judge_import import MARKDOWN_SUFFIXES, add_alias, import_markdown, list_aliases
-from engine.grading.grades import (
+from benchtui.grading.agreement import agreement
+from benchtui.store.backup import BackupError, backup
+from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.grading.judge_import import MARKDOWN_SUFFIXES, add_alias, import_markdown, list_aliases
+from benchtui.grading.grades import (
     CELL_RULE, DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
     grade_history, invalidate_grade, missing_answer, notes_for, resolve_challenge, resolve_model, set_grade,
     shown_grade, source_words,
 )
-from engine.grading.exports import FORMATS, export
+from benchtui.grading.exports import FORMATS, export
 
 
 def register(sub) -> None:
@@ -110,7 +110,7 @@ def _store(ctx):
     """The store, indexed first if it has never been scanned (names to map)."""
     store = ctx.store
     if not store.query("select 1 from models limit 1"):
-        from engine.workbench.scan import scan_workbench
+        from benchtui.workbench.scan import scan_workbench
 
         scan_workbench(ctx.workbench, store)
     return store
@@ -393,7 +393,7 @@ def cmd_backup(args, ctx) -> int:
 
 
 def cmd_salvage(args, ctx) -> int:
-    from engine.store.salvage import SalvageError, salvage, write
+    from benchtui.store.salvage import SalvageError, salvage, write
 
     try:  # the store is opened read-only, never through ctx.store (which refuses a damaged file)
         result = salvage(ctx.workbench.store_path)

@@ -5,8 +5,8 @@ import shlex
 import shutil
 from pathlib import Path
 
-from engine.host import resources
-from engine.cli import CommandError, UsageError, open_dashboard
+from benchtui.host import resources
+from benchtui.cli import CommandError, UsageError, open_dashboard
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*", "*.db-wal", "*.db-shm")
 
@@ -47,7 +47,7 @@ def place_demo(target: Path) -> tuple[Path, bool]:
 def demo_own_challenges() -> list[Path]:
     """Bundled-folder challenges marked ``bundled = false``: the demo
     workbench's own (its worked example), which travel with the demo."""
-    from engine.challenges.definition import load_challenges
+    from benchtui.challenges.definition import load_challenges
 
     return [c.path for c in load_challenges(resources.bundled_challenges()).values()
             if c.raw.get("bundled", True) is False]

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import sys
 
-from engine.challenges.definition import challenge_for_name
-from engine.cli import CommandError, UsageError, print_json
-from engine.commands.fit import fit, fit_check
-from engine.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
-from engine.commands.interrupt import InFlight, runs, two_step_interrupt
-from engine.workbench.scan import scan_workbench
-from engine.store import queries
+from benchtui.challenges.definition import challenge_for_name
+from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.fit import fit, fit_check
+from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
+from benchtui.commands.interrupt import InFlight, runs, two_step_interrupt
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store import queries
 
 
 def register(sub) -> None:
@@ -96,21 +96,21 @@ def said_once(items) -> list[tuple[tuple, list[str]]]:
 
 def run_coverage(r: dict) -> dict:
     """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements")."""
-    from engine.challenges import coverage
+    from benchtui.challenges import coverage
 
     cov = queries.stored_value(r.get("coverage")) if r.get("coverage") else None
     return {"coverage": cov, "covers": coverage.summary(cov)}
 
 
 def shown_verdict(r: dict) -> str:
-    from engine.challenges import coverage
+    from benchtui.challenges import coverage
 
     return coverage.describe(r["verdict"], r.get("coverage"))
 
 
 def cmd_run(args, ctx) -> int:
-    from engine.runner import sandbox
-    from engine.runner.orchestrate import run_answers
+    from benchtui.runner import sandbox
+    from benchtui.runner.orchestrate import run_answers
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
@@ -118,7 +118,7 @@ def cmd_run(args, ctx) -> int:
         raise UsageError("--timeout must be positive")
     import threading
 
-    from engine.host.backends import BackendUnavailable, require_backend
+    from benchtui.host.backends import BackendUnavailable, require_backend
 
     address = cluster_address(args)
     if address is None:
@@ -127,7 +127,7 @@ def cmd_run(args, ctx) -> int:
         except BackendUnavailable as exc:
             raise UsageError(str(exc)) from exc
     else:
-        from engine.cluster.ray_cluster import ray_module, ClusterUnavailable
+        from benchtui.cluster.ray_cluster import ray_module, ClusterUnavailable
 
         try:  # before the scan: without Ray, say so at once
             ray_module()
@@ -228,7 +228,7 @@ class _progress:
 
 
 def cmd_results(args, ctx) -> int:
-    from engine.runner.orchestrate import mark_interrupted
+    from benchtui.runner.orchestrate import mark_interrupted
 
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store

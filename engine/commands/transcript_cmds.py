@@ -7,9 +7,9 @@ import os
 import re
 from pathlib import Path
 
-from engine.cli import CommandError, UsageError, print_json
-from engine.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
-from engine.transcripts.render import RenderOptions, render_text
+from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
+from benchtui.transcripts.render import RenderOptions, render_text
 
 
 WARNINGS_SHOWN = 20
@@ -68,8 +68,8 @@ def transcript_path(path: Path, workbench: str | None) -> Path:
 def answer_transcript(ctx, model: str, challenge: str, name: str | None = None) -> Path:
     """The transcript of answer MODEL CHALLENGE (names resolved as every command
     resolves them); ``name`` picks one of several by its path in the answer folder."""
-    from engine.commands.workbench_cmds import resolve_answer
-    from engine.workbench.scan import scan_workbench
+    from benchtui.commands.workbench_cmds import resolve_answer
+    from benchtui.workbench.scan import scan_workbench
 
     scan_workbench(ctx.workbench, ctx.store, index_transcripts=False)
     model, challenge = resolve_answer(ctx, model, challenge)
@@ -181,7 +181,7 @@ def cmd_stats(args, ctx) -> int:
     if args.json:
         print_json(data)
         return 0
-    from engine.transcripts.render import totals_lines
+    from benchtui.transcripts.render import totals_lines
     h = t.header
     print(f"{' '.join(args.target)}: {h.format}, model {'/'.join(x for x in (h.provider, h.model) if x) or '?'}, "
           f"{len(t.entries)} entries on the active path, {len(t.branches)} branch(es), {len(t.turns)} turn(s)")
@@ -195,8 +195,8 @@ def cmd_stats(args, ctx) -> int:
 
 
 def cmd_search(args, ctx) -> int:
-    from engine.workbench.scan import scan_workbench
-    from engine.transcripts.index import search
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.transcripts.index import search
 
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")

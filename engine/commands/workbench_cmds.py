@@ -5,17 +5,17 @@ import os
 import shlex
 from pathlib import Path
 
-from engine.challenges.catalog import load_challenge_set
-from engine.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
-from engine.cli import CommandError, UsageError, print_json
-from engine.challenges.prompts import prompt_source, run_prompt_line
-from engine.grading.grades import GradeValue
-from engine.commands.fit import fit_check
-from engine.commands.run_cmds import run_coverage, shown_verdict
-from engine.workbench.new_model import BadModelName, ScaffoldError, new_model
-from engine.workbench.scan import scan_workbench
-from engine.workbench.scan_records import INFO_KINDS
-from engine.store import queries
+from benchtui.challenges.catalog import load_challenge_set
+from benchtui.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
+from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.challenges.prompts import prompt_source, run_prompt_line
+from benchtui.grading.grades import GradeValue
+from benchtui.commands.fit import fit_check
+from benchtui.commands.run_cmds import run_coverage, shown_verdict
+from benchtui.workbench.new_model import BadModelName, ScaffoldError, new_model
+from benchtui.workbench.scan import scan_workbench
+from benchtui.workbench.scan_records import INFO_KINDS
+from benchtui.store import queries
 
 
 def register(sub) -> None:
@@ -141,7 +141,7 @@ def answer_detail(store, model: str, challenge: str) -> dict:
         "join graders gr on gr.id = g.grader_id where g.model = ? and g.challenge = ? and g.invalidated_at is null "
         "and g.id not in (select supersedes from grades where supersedes is not null) order by gr.name, g.dimension",
         (model, challenge))
-    from engine.grading.grades import notes_for
+    from benchtui.grading.grades import notes_for
 
     notes = [n.to_dict() for n in notes_for(store, model, challenge)]
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
@@ -200,7 +200,7 @@ def cmd_show(args, ctx) -> int:
               + " (benchtui adapter check; history, not a verdict)")
     for g in detail["grades"]:
         print(f"grade {g['dimension']}: {GradeValue(g['letter'], g['score']).display} by {g['grader']}")
-    from engine.commands.grade_cmds import note_place
+    from benchtui.commands.grade_cmds import note_place
     from types import SimpleNamespace
 
     for n in detail["notes"]:
@@ -233,7 +233,7 @@ def cmd_new_model(args, ctx) -> int:
 
 
 def cmd_doctor(args, ctx) -> int:
-    from engine.host.doctor import gather, render
+    from benchtui.host.doctor import gather, render
 
     report = gather(args.workbench, args.store)
     if args.json:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from engine.store.database import Store
-from engine.verify import verdicts as V
+from benchtui.store.database import Store
+from benchtui.verify import verdicts as V
 
 # benchtui's verdicts that judge the answer (a pass, or a failure of the answer's own);
 # the others (skipped, unbound, a missing dependency, not run) judged nothing.

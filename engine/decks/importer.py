@@ -20,9 +20,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.decks.challenge import challenge_files
-from engine.decks.model import Deck, Run
-from engine.store.database import Store, now_iso
+from benchtui.decks.challenge import challenge_files
+from benchtui.decks.model import Deck, Run
+from benchtui.store.database import Store, now_iso
 
 NOTE_AUTHOR = "{deck} annotation"
 

@@ -17,9 +17,9 @@ import json
 import re
 from pathlib import Path
 
-from engine.decks import pyread
-from engine.decks.kernelbench_hard import mangled
-from engine.decks.model import (
+from benchtui.decks import pyread
+from benchtui.decks.kernelbench_hard import mangled
+from benchtui.decks.model import (
     CHALLENGE_ID_MAX, KERNELBENCH, MODEL_NAME_MAX, Deck, DeckError, Problem, Run, challenge_slug, slug,
 )
 

@@ -25,8 +25,8 @@ import yaml
 # libyaml's loader where PyYAML was built with it: a deck holds hundreds of annotations
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-from engine.decks import pyread
-from engine.decks.model import (
+from benchtui.decks import pyread
+from benchtui.decks.model import (
     CHALLENGE_ID_MAX, KERNELBENCH_HARD, MODEL_NAME_MAX, Deck, DeckError, Problem, Run, challenge_slug, slug,
 )
 
@@ -192,7 +192,7 @@ def prompt_requirements(prompt: str, forbidden: list[str] | None = None) -> dict
     deck's generic sentences where this prompt has them, and the sentence naming
     the forbidden ops (``no_forbidden_ops``; without one, a forbidden op fails
     ``correct``, as the deck's problem.yaml says)."""
-    from engine.authoring.soundness import words
+    from benchtui.authoring.soundness import words
 
     flat = " ".join(prompt.split())
     first = re.split(r"(?<=[.!?])\s", flat, maxsplit=1)[0]

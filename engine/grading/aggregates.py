@@ -14,8 +14,8 @@ from itertools import combinations
 from statistics import mean
 from typing import Callable
 
-from engine.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
-from engine.store.database import Store
+from benchtui.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
+from benchtui.store.database import Store
 
 PASS = "pass"
 DONE = "done"  # the runner's status for a run that finished with a verdict
@@ -41,7 +41,7 @@ def current_messages(store: Store) -> dict[tuple[str, str], str]:
 def current_coverage(store: Store) -> dict[tuple[str, str], str]:
     """(model, challenge) -> "3 of 5 requirements" of the latest finished run
     (engine/challenges/coverage.py; absent for runs recorded before coverage)."""
-    from engine.challenges.coverage import summary
+    from benchtui.challenges.coverage import summary
 
     if "coverage" not in store.db["runs"].columns_dict:
         return {}

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from engine.grading.aggregates import current_verdicts
-from engine.grading.grades import LETTERS, POINTS, Grade, GradeError, current_grades, get_grader, is_a_range
-from engine.store.database import Store
+from benchtui.grading.aggregates import current_verdicts
+from benchtui.grading.grades import LETTERS, POINTS, Grade, GradeError, current_grades, get_grader, is_a_range
+from benchtui.store.database import Store
 
 # Verdicts that mean the hidden suite ran and the answer did not hold up.
 FAILING = {"fail", "error", "timeout", "compile_error", "forbidden", "unbound"}

@@ -6,13 +6,13 @@ import csv
 import io
 import json
 
-from engine.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
-from engine.grading.aggregates import Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard
-from engine.grading.grades import (
+from benchtui.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
+from benchtui.grading.aggregates import Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard
+from benchtui.grading.grades import (
     CELL_RULE, RUBRIC_VERSION, all_grades, all_notes, answerless_cells, current_grades, list_graders, shown_grade,
 )
-from engine.store.database import Store, now_iso
-from engine.verify import verdicts as V
+from benchtui.store.database import Store, now_iso
+from benchtui.verify import verdicts as V
 
 FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"
@@ -195,7 +195,7 @@ def json_data(store: Store) -> dict:
 
 
 def _audit(store: Store) -> list[dict]:
-    from engine.audit.report import export_section
+    from benchtui.audit.report import export_section
 
     return export_section(store)
 

@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
-from engine.challenges.definition import CHALLENGE_IDS, normalise_name
-from engine.store.database import Store, now_iso
+from benchtui.challenges.definition import CHALLENGE_IDS, normalise_name
+from benchtui.store.database import Store, now_iso
 
 RUBRIC_VERSION = "1"
 

@@ -52,12 +52,12 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.challenges.definition import normalise_name
-from engine.grading.grades import (
+from benchtui.challenges.definition import normalise_name
+from benchtui.grading.grades import (
     DIMENSION_IDS, OVERALL, GradeError, GradeValue, _write, answerless_cells, challenge_names, current_grade,
     ensure_grader, get_grader, parse_grade, set_grade, source_words,
 )
-from engine.store.database import Store, now_iso
+from benchtui.store.database import Store, now_iso
 
 NO_ENTRY = {"", "\u2014", "\u2013", "-", "--", "n/a", "na", "none", "\u00b7", "x", "\u2715", "\u2717",
             "no submission", "not submitted", "dnf"}

@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from engine.host.config import default_cluster
-from engine import __version__
-from engine.host import resources
-from engine.host.backends import nvcc_version, probe_all
+from benchtui.host.config import default_cluster
+from benchtui import __version__
+from benchtui.host import resources
+from benchtui.host.backends import nvcc_version, probe_all
 
 
 def _version(dist: str) -> str | None:
@@ -145,7 +145,7 @@ def paths(workbench_arg: str | None, store_arg: str | None) -> dict:
     """Where benchtui reads its own files and where it writes."""
     import os
 
-    from engine.workbench.layout import WorkbenchError, find_workbench
+    from benchtui.workbench.layout import WorkbenchError, find_workbench
 
     out = {"installed": resources.is_installed(), "engine": str(resources.ENGINE_DIR),
            "challenges": str(resources.bundled_challenges()), "demo": str(resources.bundled_demo_models()),
@@ -207,7 +207,7 @@ def module_challenges(workbench: str | None) -> int:
 
 
 def _sandbox() -> dict:
-    from engine.runner import sandbox
+    from benchtui.runner import sandbox
 
     layers = sandbox.describe_layers()
     active = next((layer["name"] for layer in layers if layer.get("active")), None)

@@ -1,12 +1,13 @@
 """Where benchtui's own files are, in a clone and in an installed wheel.
 
-From a clone the bundled challenges and the demo workbench are the
-repository's top-level ``challenges/`` and ``models/``. A wheel carries the
-same folders as ``benchtui_data/challenges`` and ``benchtui_data/demo``
-beside ``engine`` in site-packages (pyproject maps them there), so an
-installed benchtui never looks for a clone. Nothing is written under either:
-stores go to the workbench, or to the user data directory when the
-workbench cannot take one.
+benchtui is one import package, ``benchtui``. In a clone its code is the
+repository's ``engine/`` (with ``tui/`` as ``benchtui.tui``), and the bundled
+challenges and the demo workbench are the top-level ``challenges/`` and
+``models/``. A wheel carries them inside the package as
+``benchtui/bundled/challenges`` and ``benchtui/bundled/demo`` (pyproject maps
+every folder), so an installed benchtui never looks for a clone. Nothing is
+written under either: stores go to the workbench, or to the user data
+directory when the workbench cannot take one.
 """
 from __future__ import annotations
 
@@ -14,17 +15,17 @@ import os
 import sys
 from pathlib import Path
 
-import engine
+import benchtui
 
-ENGINE_DIR = Path(engine.__file__).resolve().parent
-# What holds ``engine``: the repository root in a clone, site-packages once installed.
-PACKAGE_ROOT = ENGINE_DIR.parent
-DATA_PACKAGE = "benchtui_data"
+# The package's own folder: the clone's engine/, or site-packages/benchtui once installed.
+ENGINE_DIR = Path(benchtui.__file__).resolve().parent
+DATA_PACKAGE = "benchtui.bundled"
+DATA_DIR_NAME = "bundled"
 
 
 def installed_data() -> Path | None:
-    """``site-packages/benchtui_data`` when benchtui runs from a wheel, else None."""
-    data = PACKAGE_ROOT / DATA_PACKAGE
+    """``site-packages/benchtui/bundled`` when benchtui runs from a wheel, else None."""
+    data = ENGINE_DIR / DATA_DIR_NAME
     return data if (data / "challenges").is_dir() else None
 
 
@@ -32,28 +33,32 @@ def is_installed() -> bool:
     return installed_data() is not None
 
 
+# What holds all of benchtui's files: the package folder once installed, the clone's root otherwise.
+PACKAGE_ROOT = ENGINE_DIR if is_installed() else ENGINE_DIR.parent
+
+
 def bundled_challenges() -> Path:
     """The challenges benchtui ships (the one place this is computed)."""
     data = installed_data()
-    return data / "challenges" if data else PACKAGE_ROOT / "challenges"
+    return data / "challenges" if data else ENGINE_DIR.parent / "challenges"
 
 
 def bundled_demo_models() -> Path:
     """The demo workbench's model folders (``models/`` in a clone)."""
     data = installed_data()
-    return data / "demo" if data else PACKAGE_ROOT / "models"
+    return data / "demo" if data else ENGINE_DIR.parent / "models"
 
 
 def install_folders() -> list[Path]:
-    """benchtui's own folders other than ``engine``: nothing is written there,
-    and an answer's process must not see them (suites, references, adapters,
-    the demo's answers, the dashboard). In a clone that is the whole checkout;
-    installed, only benchtui's folders in site-packages, never site-packages
-    itself (it holds NumPy and the rest of what answers import)."""
+    """benchtui's own folders other than its engine code: nothing is written
+    there, and an answer's process must not see them (suites, references,
+    adapters, the demo's answers, the dashboard). In a clone that is the whole
+    checkout; installed, the package's ``bundled`` and ``tui`` folders, never
+    site-packages itself (it holds NumPy and the rest of what answers import)."""
     data = installed_data()
     if data is None:
-        return [PACKAGE_ROOT]
-    return [data, PACKAGE_ROOT / "tui"]
+        return [ENGINE_DIR.parent]
+    return [data, ENGINE_DIR / "tui"]
 
 
 def inside_install(path: Path) -> bool:

@@ -20,9 +20,9 @@ def main(argv: list[str]) -> int:
     if len(argv) not in (3, 4):
         print("usage: python -m engine.runner.answer_server FD ANSWER_DIR [ADAPTER]", file=sys.stderr)
         return 2
-    from engine.runner import reach
-    from engine.verify import wire
-    from engine.verify.binding import ADAPTER_MODULE, import_file
+    from benchtui.runner import reach
+    from benchtui.verify import wire
+    from benchtui.verify.binding import ADAPTER_MODULE, import_file
 
     fd, folder = int(argv[1]), Path(argv[2]).resolve()
     adapter = Path(argv[3]) if len(argv) == 4 and argv[3] else None
@@ -61,7 +61,7 @@ def main(argv: list[str]) -> int:
 def _cuda_library(folder: Path, adapter: Path | None, spec):
     """Build the reviewer's .cu adapter with the answer here, in the answer's
     sandbox, and serve its entry point (engine.verify.cuda_device)."""
-    from engine.verify import cuda_device
+    from benchtui.verify import cuda_device
 
     if not isinstance(spec, dict):
         raise TypeError("cuda_library takes a dict")
@@ -71,7 +71,7 @@ def _cuda_library(folder: Path, adapter: Path | None, spec):
 def _torch_module(folder: Path, spec):
     """Import (and build) the answer's PyTorch module here, in the answer's
     sandbox, and serve it (engine.verify.module_host)."""
-    from engine.verify import module_host
+    from benchtui.verify import module_host
 
     return module_host.serve_module(folder, spec)
 

@@ -33,13 +33,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import engine
-from engine.host import resources
-from engine.runner import gpu_lock, monitor, sandbox
-from engine.runner.selfcheck import plan_self_check, read_capped
-from engine.verify import verdicts as V
+import benchtui
+from benchtui.host import resources
+from benchtui.runner import gpu_lock, monitor, sandbox
+from benchtui.runner.selfcheck import plan_self_check, read_capped
+from benchtui.verify import verdicts as V
 
-REPO_ROOT = resources.PACKAGE_ROOT  # holds engine: the clone, or site-packages once installed
+REPO_ROOT = resources.PACKAGE_ROOT  # all of benchtui's files: the clone, or the installed package folder
 ANSWER_GRACE_S = 5.0
 
 
@@ -71,12 +71,12 @@ class JobBundle:
     self_check: bool = True
     layer: str = "auto"  # the sandbox layer; "auto": the strongest that works where it runs
     allow_unsafe: bool = False
-    checker: str = "engine.runner.child"
-    answer_server: str = "engine.runner.answer_server"
+    checker: str = "benchtui.runner.child"
+    answer_server: str = "benchtui.runner.answer_server"
     collect_trace: bool = False  # an audit's baseline: the {"trace"} line of the results
     collect_lines: str | None = None  # an audit's baseline: this file of the answer's copy (lines reached)
     hide: list[str] = field(default_factory=list)  # the driver's folders an answer must not see, where they exist
-    engine_version: str = engine.__version__
+    engine_version: str = benchtui.__version__
     engine_fingerprint: str = ""
 
     def without_challenge_path(self, challenge_path: Path) -> "JobBundle":
@@ -143,7 +143,7 @@ def engine_fingerprint() -> str:
     """sha256 over engine's own Python files: a worker running other code than the driver is refused."""
     global _fingerprint
     if _fingerprint is None:
-        root = Path(engine.__file__).resolve().parent
+        root = Path(benchtui.__file__).resolve().parent
         h = hashlib.sha256()
         for path in sorted(root.rglob("*.py")):
             if "__pycache__" not in path.parts:
@@ -157,9 +157,9 @@ class EngineMismatch(RuntimeError):
 
 
 def check_engine(bundle: JobBundle) -> None:
-    if bundle.engine_version != engine.__version__ or (bundle.engine_fingerprint and bundle.engine_fingerprint != engine_fingerprint()):
+    if bundle.engine_version != benchtui.__version__ or (bundle.engine_fingerprint and bundle.engine_fingerprint != engine_fingerprint()):
         raise EngineMismatch(
-            f"benchtui on node {platform.node()} ({engine.__version__}, {engine_fingerprint()[:12]}, {Path(engine.__file__).parent}) "
+            f"benchtui on node {platform.node()} ({benchtui.__version__}, {engine_fingerprint()[:12]}, {Path(benchtui.__file__).parent}) "
             f"is not the driver's ({bundle.engine_version}, {bundle.engine_fingerprint[:12]}): install the same benchtui on every node")
 
 
@@ -250,7 +250,7 @@ def sandbox_env(gpu: bool) -> dict:
     """What the sandboxed processes get on top of the sandbox's own clean environment:
     benchtui's engine, and for a GPU run the devices this process was given (a Ray task
     asking for one GPU gets CUDA_VISIBLE_DEVICES: the answer sees only that one)."""
-    env = {"PYTHONPATH": str(REPO_ROOT)}
+    env: dict[str, str] = {}  # the interpreter's own site finds benchtui (installed, or a clone's editable install)
     if gpu:  # CuPy's kernel cache would go to the sandbox's 1 MB $HOME
         env["CUPY_CACHE_DIR"] = "/tmp/benchtui-cupy-cache"
     if "NVCC" in os.environ:  # the nvcc this process found (or none): the checker's must be the same
@@ -268,7 +268,7 @@ def module_build_cache(challenge_path: Path, work: Path) -> Path | None:
     answer's sandbox: another answer's cache is out of its reach."""
     import tomllib
 
-    from engine.verify.module_host import answer_hash
+    from benchtui.verify.module_host import answer_hash
 
     try:
         spec = tomllib.loads((Path(challenge_path) / "challenge.toml").read_text(encoding="utf-8"))
@@ -282,8 +282,8 @@ def module_build_cache(challenge_path: Path, work: Path) -> Path | None:
 
 
 def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
-                  layer: str, hide: list[Path], checker: str = "engine.runner.child",
-                  answer_server: str = "engine.runner.answer_server", cancel: threading.Event | None = None,
+                  layer: str, hide: list[Path], checker: str = "benchtui.runner.child",
+                  answer_server: str = "benchtui.runner.answer_server", cancel: threading.Event | None = None,
                   gpu_lock_fd: int | None = None):
     """The checker and the answer, each in its own sandbox, joined by a
     socket; the checker also gets a socket to a memory monitor run here.
@@ -315,7 +315,7 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
         try:
             sandbox.run_sandboxed(
                 [sys.executable, "-m", answer_server, str(answer_end.fileno()), str(work), str(adapter or "")],
-                workdir=work, ro_paths=[REPO_ROOT / "engine"] + ([adapter.parent] if adapter else []),
+                workdir=work, ro_paths=[resources.ENGINE_DIR] + ([adapter.parent] if adapter else []),
                 rw_paths=[build_cache] if build_cache else [],
                 hide_paths=hide, limits=answer_box, layer=layer, env=answer_env, gpu=gpu,
                 stdout_path=out / "answer_stdout.txt", stderr_path=out / "answer_stderr.txt",
@@ -368,7 +368,7 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
             log = Path(tmp) / "self.log"
             res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else limits.memory_mb),
                                         layer=layer, hide_paths=hide,
-                                        ro_paths=[REPO_ROOT / "engine"], env=sandbox_env(gpu), gpu=gpu,
+                                        ro_paths=[resources.ENGINE_DIR], env=sandbox_env(gpu), gpu=gpu,
                                         stdout_path=log, stderr_path=log)
             text = read_capped(log, 16 * 1024)
             code = res.exit_code if res.exit_code is not None else -(res.signal or 9)
@@ -405,7 +405,7 @@ def in_flight(path: Path) -> str | None:
 def parse_results(path: Path) -> tuple[list[dict], dict | None]:
     """Checks and the final 'done' record from the child's results file.
     A torn last line (the child was killed mid-write) is ignored."""
-    from engine.verify import verdicts as V
+    from benchtui.verify import verdicts as V
 
     checks, done = [], None
     try:
@@ -428,9 +428,9 @@ def parse_results(path: Path) -> tuple[list[dict], dict | None]:
 
 def worker_facts(backend: str) -> dict:
     """Where it ran: versions and the device, as the run row records them."""
-    from engine.host.backends import probe_all
+    from benchtui.host.backends import probe_all
 
-    out = {"python": platform.python_version(), "benchtui": engine.__version__}
+    out = {"python": platform.python_version(), "benchtui": benchtui.__version__}
     for st in probe_all().values():
         out.update(st.versions)
     status = probe_all().get(backend)

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.runner.sandbox import Limits, probe_layers, run_sandboxed
+from benchtui.runner.sandbox import Limits, probe_layers, run_sandboxed
 
 
 def _direct_ms(argv: list[str], runs: int) -> list[float]:

@@ -19,20 +19,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-import engine
-from engine.challenges import adapters
-from engine.challenges import coverage
-from engine.host import resources
-from engine.host.backends import choose_backend, probe_all, require_backend
-from engine.challenges.definition import Challenge
-from engine.workbench.gitinfo import read_git
-from engine.runner import sandbox, seeds
-from engine.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
+import benchtui
+from benchtui.challenges import adapters
+from benchtui.challenges import coverage
+from benchtui.host import resources
+from benchtui.host.backends import choose_backend, probe_all, require_backend
+from benchtui.challenges.definition import Challenge
+from benchtui.workbench.gitinfo import read_git
+from benchtui.runner import sandbox, seeds
+from benchtui.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
                                   in_flight, open_up, pack_tree, parse_results, two_processes)
-from engine.store.database import Store, now_iso
-from engine.store.queries import TRIAL, suite_origin
-from engine.verify import verdicts as V
-from engine.workbench.layout import Workbench
+from benchtui.store.database import Store, now_iso
+from benchtui.store.queries import TRIAL, suite_origin
+from benchtui.verify import verdicts as V
+from benchtui.workbench.layout import Workbench
 
 
 @dataclass
@@ -152,7 +152,7 @@ def copy_answer(workbench: Workbench, src: Path, dst: Path, challenge: Challenge
 
 
 def versions(backend: str) -> dict:
-    out = {"python": platform.python_version(), "benchtui": engine.__version__}
+    out = {"python": platform.python_version(), "benchtui": benchtui.__version__}
     for st in probe_all().values():
         out.update(st.versions)
     return out
@@ -391,8 +391,8 @@ class Runner:
                 resources.bundled_challenges(), *resources.install_folders()]
 
     def _two_processes(self, job: dict, work: Path, out: Path, adapter: Path | None, challenge: Challenge,
-                       limits, gpu: bool, checker: str = "engine.runner.child",
-                       answer_server: str = "engine.runner.answer_server"):
+                       limits, gpu: bool, checker: str = "benchtui.runner.child",
+                       answer_server: str = "benchtui.runner.answer_server"):
         """The two sandboxed processes on this machine (engine.runner.bundle.two_processes)."""
         return two_processes(job, work, out, adapter, challenge.path, limits, gpu, self.layer,
                              self._hidden_from_answers(challenge), checker=checker, answer_server=answer_server)
@@ -402,7 +402,7 @@ class Runner:
 def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model: str) -> dict:
     """The answer's prompt version (engine/challenges/prompts.py), the checks that belong to
     a prompt version, and the latest scan's duplicate_file warnings for it."""
-    from engine.challenges import prompts
+    from benchtui.challenges import prompts
 
     version, sha = prompts.answer_prompt(challenge, folder)
     source = prompts.PROMPT_FILE if sha else None
@@ -429,8 +429,8 @@ def first_user_messages(store: Store, folder: Path, model: str, challenge_id: st
     """(where, text) of the first three user messages of each transcript the
     scan found for this answer (a harness may open with a command before the
     prompt); a transcript that cannot be read is passed over."""
-    from engine.transcripts import TranscriptError, load_transcript
-    from engine.transcripts.model import USER
+    from benchtui.transcripts import TranscriptError, load_transcript
+    from benchtui.transcripts.model import USER
 
     rows = store.query("select t.relpath from transcripts t join answers a on a.id = t.answer_id "
                        "where a.model = ? and a.challenge = ? order by t.relpath", (model, challenge_id))
@@ -446,7 +446,7 @@ def first_user_messages(store: Store, folder: Path, model: str, challenge_id: st
 
 def prompt_check(prompt: dict | None) -> dict | None:
     """The ``prompt`` check a run records when its version came from elsewhere than PROMPT.md."""
-    from engine.challenges.prompts import PROMPT_FILE
+    from benchtui.challenges.prompts import PROMPT_FILE
 
     source = (prompt or {}).get("prompt_source")
     if not source or source == PROMPT_FILE:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.verify.binding import python_files
+from benchtui.verify.binding import python_files
 
 TEST_FILE = re.compile(r"^(test_.*|.*_test)\.py$")
 DEMO_FILE = re.compile(r"^(demo|bench(mark)?).*\.py$")

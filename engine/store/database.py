@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from engine.store import migrations as _migrations_pkg
+from benchtui.store import migrations as _migrations_pkg
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -52,7 +52,7 @@ class Migration:
 
     @property
     def apply(self) -> Callable[["sqlite_utils.Database"], None]:
-        return importlib.import_module(f"engine.store.migrations.{self.name}").apply
+        return importlib.import_module(f"benchtui.store.migrations.{self.name}").apply
 
 
 # Migrations renamed since they shipped: a store records the name it applied,

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.store.database import Store
-from engine.workbench.scan_records import INFO_KINDS, WAITING_KIND
+from benchtui.store.database import Store
+from benchtui.workbench.scan_records import INFO_KINDS, WAITING_KIND
 
 # A finished run's status is "done", "interrupted" (stopped: history, never the verdict shown) or
 # "trial" (`benchtui adapter check` trying an adapter: history too, never the answer's latest verdict).
@@ -32,7 +32,7 @@ def suite_origin(challenge_path) -> str:
     """Which suite judges a challenge: "bundled" (a folder benchtui ships) or "workbench" (the
     workbench's own ``challenges/<id>``, which replaces a bundled one of the same id). A run records
     it (``versions.suite``); a run judged by the other one is not the answer's current verdict."""
-    from engine.host.resources import bundled_challenges
+    from benchtui.host.resources import bundled_challenges
 
     try:
         return "bundled" if Path(challenge_path).resolve().parent == bundled_challenges().resolve() else "workbench"
@@ -244,7 +244,7 @@ def run_covers(store: Store, run_id: int | None) -> str:
     import json
     import sqlite3
 
-    from engine.challenges.coverage import summary
+    from benchtui.challenges.coverage import summary
 
     try:  # plain SQL: the first frame must not wait for sqlite_utils (and the numpy it imports)
         row = next(iter(store.query("select coverage from runs where id = ?", (run_id,))), None)

@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.store.database import now_iso
+from benchtui.store.database import now_iso
 
 TABLES = ("graders", "grades", "notes", "name_aliases")  # what a person made; the rest a scan or run remakes
 MAX_ID = 2 ** 62

@@ -1,6 +1,6 @@
 """Session transcripts: one parser per format, one common model (see model.py).
 
-    from engine.transcripts import load_transcript, TranscriptError
+    from benchtui.transcripts import load_transcript, TranscriptError
     t = load_transcript(path)          # raises TranscriptError only
     t.header, t.entries, t.branches, t.warnings, t.totals, t.turns
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
-from engine.transcripts.model import (
+from benchtui.transcripts.model import (
     ASSISTANT, BRANCH_SUMMARY, COMPACTION, META, RAW, ROLES, SYSTEM, TOOL_RESULT, USER,
     Branch, Entry, Header, ToolCall, ToolResult, Totals, Transcript, TranscriptError,
     TranscriptWarning, Turn, Usage,
@@ -31,7 +31,7 @@ def read_text(path: Path | str) -> str:
     """The file's text, or TranscriptError for unreadable, binary or non-UTF-8
     files, and files over the text cap (engine/workbench/caps.py: refused before reading,
     as the scan and the dashboard refuse them)."""
-    from engine.workbench import caps
+    from benchtui.workbench import caps
 
     p = Path(path)
     try:
@@ -62,10 +62,10 @@ def decode(data: bytes, name: str = "input") -> str:
 
 def parse_text(text: str, fmt: str | None = None, path: str = "") -> Transcript:
     """Parse transcript text in ``fmt`` (detected when None) and compute totals."""
-    from engine.transcripts import detect, totals
-    from engine.transcripts.parsers import PARSERS
+    from benchtui.transcripts import detect, totals
+    from benchtui.transcripts.parsers import PARSERS
 
-    from engine.workbench.caps import EMPTY_TRANSCRIPT
+    from benchtui.workbench.caps import EMPTY_TRANSCRIPT
 
     name = Path(path).name or "input"
     if not text.strip():

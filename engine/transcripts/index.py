@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.transcripts import FORMATS, decode, parse_text
-from engine.transcripts.model import TOOL_RESULT, Branch, Entry, Transcript, TranscriptError
-from engine.transcripts.render import call_summary
+from benchtui.transcripts import FORMATS, decode, parse_text
+from benchtui.transcripts.model import TOOL_RESULT, Branch, Entry, Transcript, TranscriptError
+from benchtui.transcripts.render import call_summary
 
 # Bump when parsing changes what is stored: every transcript is re-parsed once.
 PARSER_VERSION = 1
@@ -199,7 +199,7 @@ def prepare(path: Path, stored_sha: str | None, fmt: str | None) -> tuple:
     """Read and parse one transcript, touching no store (a worker process may
     run it): ("error", sha, problem) or ("ok", sha, values for the transcripts
     row, entry rows as tuples of ENTRY_COLUMNS, seconds it took)."""
-    from engine.workbench import caps
+    from benchtui.workbench import caps
 
     started = time.perf_counter()
     path = Path(path)

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.transcripts.model import W_BAD_JSON, W_REPAIRED, TranscriptWarning
+from benchtui.transcripts.model import W_BAD_JSON, W_REPAIRED, TranscriptWarning
 
 MAX_REPAIRS = 8  # quotes escaped per line before the line is declared raw
 

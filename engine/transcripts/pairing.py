@@ -1,7 +1,7 @@
 """Pair tool results with the calls they answer, across a whole file."""
 from __future__ import annotations
 
-from engine.transcripts.model import TOOL_RESULT, W_UNPAIRED, Entry, ToolCall, ToolResult, TranscriptWarning
+from benchtui.transcripts.model import TOOL_RESULT, W_UNPAIRED, Entry, ToolCall, ToolResult, TranscriptWarning
 
 
 def pair_tool_results(entries: list[Entry], warnings: list[TranscriptWarning] | None = None) -> None:

@@ -5,8 +5,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from engine.transcripts.fields import epoch_to_iso
-from engine.transcripts.model import RAW, TOOL_RESULT, Entry, Totals, Transcript, Usage
+from benchtui.transcripts.fields import epoch_to_iso
+from benchtui.transcripts.model import RAW, TOOL_RESULT, Entry, Totals, Transcript, Usage
 
 
 @dataclass

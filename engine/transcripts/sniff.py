@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.transcripts.detect import detect_format
+from benchtui.transcripts.detect import detect_format
 
 HEAD_BYTES = 64 * 1024
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from engine.transcripts.model import ASSISTANT, TOOL_RESULT, USER, Entry, Totals, Transcript, Turn
+from benchtui.transcripts.model import ASSISTANT, TOOL_RESULT, USER, Entry, Totals, Transcript, Turn
 
 WRITE_TOOLS = {"write", "write_file", "create_file", "create"}
 EDIT_TOOLS = {"edit", "multiedit", "str_replace", "str_replace_editor", "str_replace_based_edit_tool",

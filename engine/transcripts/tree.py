@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.transcripts.model import W_ORPHAN, Branch, Entry, TranscriptWarning
+from benchtui.transcripts.model import W_ORPHAN, Branch, Entry, TranscriptWarning
 
 
 @dataclass

@@ -27,8 +27,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from engine.runner import seeds
-from engine.verify import cuda_build
+from benchtui.runner import seeds
+from benchtui.verify import cuda_build
 
 HARNESS_SOURCE = Path(__file__).with_name("cuda_harness.cu")
 LIBRARY_NAME = "libbenchtui_answer.so"

@@ -24,10 +24,10 @@ from typing import Callable
 
 import numpy as np
 
-from engine.runner import timing
-from engine.verify import cuda_build, cuda_device
-from engine.verify import verdicts as V
-from engine.verify import wire
+from benchtui.runner import timing
+from benchtui.verify import cuda_build, cuda_device
+from benchtui.verify import verdicts as V
+from benchtui.verify import wire
 
 TIMED_BY = ("the checker's clock around each whole cycle (inputs made, L2 flushed, the call, the outputs back) minus "
             "the same cycle without the call run by the checker's own harness and the wire's cost measured in the "

@@ -17,11 +17,11 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.verify import verdicts as V
-from engine.verify import wire
-from engine.verify.binding import ADAPTER_MODULE, Unbound, load_module
-from engine.verify.static_rules import forbidden_imports
-from engine.verify.suite import Suite, describe_exception, missing_package
+from benchtui.verify import verdicts as V
+from benchtui.verify import wire
+from benchtui.verify.binding import ADAPTER_MODULE, Unbound, load_module
+from benchtui.verify.static_rules import forbidden_imports
+from benchtui.verify.suite import Suite, describe_exception, missing_package
 
 
 @dataclass
@@ -151,23 +151,21 @@ def verdict_of(suite: Suite) -> str:
     return V.worst(c.verdict for c in suite.checks)
 
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextlib.contextmanager
 def local_answer_process(answer_dir: Path, adapter: Path | None = None):
     """The answer's process without a sandbox, for trusted code only (tests of
     references and mutants, challenge authors): yields (peer, monitor)."""
-    from engine.runner.monitor import ProcMonitor
-    from engine.verify import wire
+    from benchtui.runner.monitor import ProcMonitor
+    from benchtui.verify import wire
 
     # a private temporary folder, as the sandbox's /tmp is: what the answer
     # builds there (a CUDA library) goes with it
     scratch = tempfile.TemporaryDirectory(prefix="benchtui-answer-tmp-")
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    env = {**os.environ, "TMPDIR": scratch.name,
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.Popen([sys.executable, "-m", "engine.runner.answer_server", str(theirs.fileno()),
+    env = {**os.environ, "TMPDIR": scratch.name}
+    proc = subprocess.Popen([sys.executable, "-m", "benchtui.runner.answer_server", str(theirs.fileno()),
                              str(answer_dir), str(adapter or "")],
                             pass_fds=[theirs.fileno()], cwd=answer_dir, env=env, stdin=subprocess.DEVNULL)
     theirs.close()

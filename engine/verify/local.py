@@ -14,10 +14,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from engine.challenges import coverage
-from engine.challenges import prompts
-from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from engine.verify.execute import Job, execute, local_answer_process, verdict_of
+from benchtui.challenges import coverage
+from benchtui.challenges import prompts
+from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from benchtui.verify.execute import Job, execute, local_answer_process, verdict_of
 
 
 def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local", seed: int = 1234,

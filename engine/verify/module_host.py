@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from engine.verify import module_tensors as T
+from benchtui.verify import module_tensors as T
 
 # Bigger than any L2 the decks target (Blackwell's 96 MB), as the decks' own timers flush.
 L2_FLUSH_BYTES = 128 << 20
@@ -52,7 +52,7 @@ def build_cache(spec: dict) -> Path:
 def serve_module(folder: Path, spec: dict) -> "ModuleHost":
     """Import the answer's file (building what it builds at import) within the
     build limit and return its host. Raises what the import raised."""
-    from engine.verify.binding import import_file
+    from benchtui.verify.binding import import_file
 
     if not isinstance(spec, dict):
         raise TypeError("torch_module takes a dict")
@@ -78,7 +78,7 @@ def serve_module(folder: Path, spec: dict) -> "ModuleHost":
 
 
 def _limit(seconds: float, what: str):
-    from engine.verify.suite import alarm
+    from benchtui.verify.suite import alarm
 
     return alarm(seconds, lambda: BuildTimeout(f"{what} ran past the build limit of {seconds:g} s"))
 

@@ -21,8 +21,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from engine.verify import verdicts as V
-from engine.verify.suite import describe_exception, missing_package
+from benchtui.verify import verdicts as V
+from benchtui.verify.suite import describe_exception, missing_package
 
 NOMINAL_SEED = 0xC0DE  # the deck's seed for the inputs its property cases mutate
 WARM_CALLS = 11        # the deck's prime_replay_state: past its timing loop's ten warm-ups

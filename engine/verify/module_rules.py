@@ -371,7 +371,7 @@ def call_bytes(reference: Path, shapes: Path | None = None) -> int | None:
     so nothing is allocated. None where the reference cannot say on meta."""
     import torch
 
-    from engine.verify.binding import load_module
+    from benchtui.verify.binding import load_module
 
     try:
         ref = load_module(reference, f"benchtui_size_{abs(hash(str(reference)))}")

@@ -40,11 +40,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.verify import module_rules as R
-from engine.verify import verdicts as V
-from engine.verify.binding import load_module
-from engine.verify import wire
-from engine.verify.suite import CheckFailed, CheckTimeout, SkipCheck, describe_exception, missing_package
+from benchtui.verify import module_rules as R
+from benchtui.verify import verdicts as V
+from benchtui.verify.binding import load_module
+from benchtui.verify import wire
+from benchtui.verify.suite import CheckFailed, CheckTimeout, SkipCheck, describe_exception, missing_package
 
 # an as-published time this many times below the trusted one is flagged
 GAP_FLAG = 2.0
@@ -226,7 +226,7 @@ class ModuleRun:
 
     def build_host(self):
         suite, spec = self.suite, self.spec
-        from engine.verify.module_host import answer_hash
+        from benchtui.verify.module_host import answer_hash
 
         limit = float(suite.threshold("build_timeout_s", 600.0))
         spec_wire = {"file": spec.answer_file, "cls": spec.answer_class, "device": self.answer_device,
@@ -317,7 +317,7 @@ class ModuleRun:
         secret = [self._secret("inputs", index, i) for i in range(max(1, min(3, len(deck_seeds))))]
         right = self.calls(ref, f"secret_seeds:shape{index}", label, secret, cases, deck=False) and right
         if spec.property_stress:
-            from engine.verify import module_property
+            from benchtui.verify import module_property
 
             right = module_property.check(self, ref, index, label) and right
         if index == 0:
@@ -419,7 +419,7 @@ class ModuleRun:
         return trusted, own
 
     def verify(self, expected, out: dict, changed: list[int], case: dict, deck: bool, in_place: bool) -> None:
-        from engine.verify import module_tensors as T
+        from benchtui.verify import module_tensors as T
 
         spec = self.spec
         want = list(expected) if isinstance(expected, (tuple, list)) else [expected]
@@ -501,7 +501,7 @@ class ModuleRun:
     # -- timing -----------------------------------------------------------------------
     def timing(self, ref, index: int, label: str, shape: dict) -> None:
         suite, spec = self.suite, self.spec
-        from engine.verify import module_timing
+        from benchtui.verify import module_timing
 
         # each timed call's output crosses the wire to be verified: at most 20 of them by default
         calls = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
@@ -588,7 +588,7 @@ class ModuleRun:
 # -- helpers ------------------------------------------------------------------------------
 
 def _enc(x: Any):
-    from engine.verify import module_tensors as T
+    from benchtui.verify import module_tensors as T
 
     return T.encode_tree(x)
 

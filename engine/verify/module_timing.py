@@ -37,8 +37,8 @@ def empty_cycle(suite, device: str, encoded_inputs: list, expected: Any, samples
     """Median seconds of a cycle without the answer: this process's own host
     running it with a stand-in module (``harness_s``), plus a round trip
     carrying the same inputs and bringing back the same output (``wire_s``)."""
-    from engine.verify import wire
-    from engine.verify.module_host import ModuleHost
+    from benchtui.verify import wire
+    from benchtui.verify.module_host import ModuleHost
 
     with tempfile.TemporaryDirectory(prefix="benchtui-empty-cycle-") as cache:
         host = ModuleHost(_stand_in(expected), device, 0.0, 0.0, Path(cache))

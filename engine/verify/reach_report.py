@@ -5,8 +5,8 @@ exercised by the answer; the run lists the answer's public entry points that
 no check reached."""
 from __future__ import annotations
 
-from engine.verify import verdicts as V
-from engine.verify.binding import is_self_test
+from benchtui.verify import verdicts as V
+from benchtui.verify.binding import is_self_test
 
 
 def batch_loops(reach: dict | None, entry: str, batch: int) -> dict[str, float]:

@@ -5,7 +5,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.verify.binding import python_files
+from benchtui.verify.binding import python_files
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from engine.runner.timing import Clock, Timing, clock_for, time_pair
-from engine.verify import verdicts as V
-from engine.verify import wire
-from engine.verify.binding import Binder, Unbound
+from benchtui.runner.timing import Clock, Timing, clock_for, time_pair
+from benchtui.verify import verdicts as V
+from benchtui.verify import wire
+from benchtui.verify.binding import Binder, Unbound
 
 
 class CheckFailed(AssertionError):
@@ -226,7 +226,7 @@ class Suite:
         the rest of the run: one GPU job at a time per device. A no-op
         without one (a CPU run, a local run)."""
         if self.gpu_lock_fd is not None:
-            from engine.runner import gpu_lock
+            from benchtui.runner import gpu_lock
 
             gpu_lock.hold(self.gpu_lock_fd)
 
@@ -285,7 +285,7 @@ class Suite:
         """The challenge's trusted ``reference.py``, imported under a private name
         (an answer may ship its own ``reference.py``)."""
         if getattr(self, "_reference", None) is None:
-            from engine.verify.binding import load_module
+            from benchtui.verify.binding import load_module
 
             self._reference = load_module(self.challenge_dir / "reference.py", f"benchtui_reference_{self.challenge_id}")
         return self._reference

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.host.resources import bundled_challenges, default_store_path, user_data_dir
+from benchtui.host.resources import bundled_challenges, default_store_path, user_data_dir
 
 if TYPE_CHECKING:
-    from engine.challenges.catalog import ChallengeSet
-    from engine.challenges.definition import Challenge
+    from benchtui.challenges.catalog import ChallengeSet
+    from benchtui.challenges.definition import Challenge
 
 # engine.challenges.definition (and tomllib) load on first use: the dashboard's first
 # frame reads the store and needs neither. The same path as
@@ -55,7 +55,7 @@ class Workbench:
         """The bundled challenges with the workbench's own over them, and what
         replaced what (the scan reports it)."""
         if self._challenge_set is None:
-            from engine.challenges.catalog import load_challenge_set
+            from benchtui.challenges.catalog import load_challenge_set
 
             self._challenge_set = load_challenge_set(self.own_challenges_dir, BUNDLED_CHALLENGES)
         return self._challenge_set
@@ -166,7 +166,7 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
     # (engine/challenges/catalog.py): either's folder names may name a model's folders.
     layout = detect_layout(root, challenge_folder_names(root / "challenges") | challenge_folder_names(BUNDLED_CHALLENGES))
     if layout is None and (root / "challenges").is_dir():
-        from engine.challenges.catalog import load_challenge_set
+        from benchtui.challenges.catalog import load_challenge_set
 
         layout = detect_layout(root, set(load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges))
     if layout is None:

@@ -5,7 +5,7 @@ import re
 import shutil
 from pathlib import Path
 
-from engine.challenges.definition import Challenge
+from benchtui.challenges.definition import Challenge
 
 MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -26,7 +26,7 @@ def new_model(models_dir: Path, name: str, challenges: dict[str, Challenge]) -> 
         raise BadModelName(f"bad model name {name!r}: use letters, digits, '.', '_' or '-' (max 64)")
     if not challenges:
         raise ScaffoldError("no challenges found to scaffold")
-    from engine.host.resources import refuse_install_write
+    from benchtui.host.resources import refuse_install_write
 
     if refusal := refuse_install_write(models_dir):
         raise ScaffoldError(refusal)

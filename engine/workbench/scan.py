@@ -16,14 +16,14 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
-from engine.workbench.gitinfo import read_git
-from engine.challenges.prompts import file_prompt_sha256
-from engine.store.database import Store, now_iso
-from engine.workbench.scan_records import CHAT_KIND, WAITING_KIND
-from engine.workbench.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
-from engine.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
-from engine.workbench.layout import Workbench
+from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
+from benchtui.workbench.gitinfo import read_git
+from benchtui.challenges.prompts import file_prompt_sha256
+from benchtui.store.database import Store, now_iso
+from benchtui.workbench.scan_records import CHAT_KIND, WAITING_KIND
+from benchtui.workbench.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
+from benchtui.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
+from benchtui.workbench.layout import Workbench
 
 MAX_TEXT_BYTES = TEXT_CAP_BYTES  # larger text files are flagged, never parsed or displayed (engine/workbench/caps.py)
 TEXT_KINDS = {"source", "cuda", "prompt", "doc", "transcript"}
@@ -174,7 +174,7 @@ class _Examiner:
 
     def submit(self, jobs: list[tuple]) -> tuple:
         """Hand ``jobs`` to the workers (when they are used); results() waits for them."""
-        from engine.transcripts.index import POOL_MIN, index_workers
+        from benchtui.transcripts.index import POOL_MIN, index_workers
 
         if self.pool is None and not self.broken and len(jobs) >= POOL_MIN:
             workers = index_workers(len(jobs))
@@ -543,7 +543,7 @@ def stray_records(model: str, strays: list[Stray], answer_ids: set[str], known, 
 def challenge_warnings(workbench: Workbench) -> list[Warning]:
     """What the workbench's own challenges/ changed in the bundled set, and
     what in it could not be read (engine/challenges/catalog.py)."""
-    from engine.challenges.catalog import same_content
+    from benchtui.challenges.catalog import same_content
 
     found = workbench.challenge_set
     out = [Warning("challenge_override", None, o.id, f"challenges/{o.own.name}", o.describe())
@@ -634,6 +634,6 @@ def _delete_transcript(db, transcript_id: int) -> None:
 
 
 def _index_transcripts(store: Store, workbench: Workbench) -> None:
-    from engine.transcripts.index import index_pending  # parses only new or changed transcripts
+    from benchtui.transcripts.index import index_pending  # parses only new or changed transcripts
 
     index_pending(store, workbench.root)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from engine.workbench.scan_records import CHAT_KIND  # noqa: F401  (information: indexed as an answer's transcript)
+from benchtui.workbench.scan_records import CHAT_KIND  # noqa: F401  (information: indexed as an answer's transcript)
 
 OUTSIDE_KIND = "outside_challenge"   # a warning: the file is not indexed
 MOST_NAMED = 100         # per model; the rest are named in one record
@@ -88,8 +88,8 @@ def list_strays(model_dir: Path, answer_ids: set[str], contains: Callable[[Path]
 def read_chat(stray: Stray, cap: int) -> ChatFile | None:
     """The file as a one-shot chat export, or None when it is not one (or is
     over the text cap, binary, unreadable)."""
-    from engine.transcripts.detect import looks_like_chat
-    from engine.transcripts.parsers.chat import quoted_prompt
+    from benchtui.transcripts.detect import looks_like_chat
+    from benchtui.transcripts.parsers.chat import quoted_prompt
 
     if stray.st is None or stray.st.st_size > cap or Path(stray.relpath).suffix.lower() not in CHAT_SUFFIXES:
         return None
@@ -113,7 +113,7 @@ def known_prompts(challenges: dict, answer_prompts: dict[str, list[Path]]) -> di
     """Challenge id -> the whitespace-normalised prompts it is known by: its own
     PROMPT.md and the PROMPT.md each model's answer folder carries (a
     published benchmark's prompts are those)."""
-    from engine.challenges.prompts import normalise_prompt
+    from benchtui.challenges.prompts import normalise_prompt
 
     out: dict[str, list[str]] = {}
     for cid, challenge in challenges.items():
@@ -142,7 +142,7 @@ def similarity(quoted: str, known: str) -> float:
 def match_prompt(prompt: str, known: dict[str, list[str]]) -> tuple[str | None, list[str]]:
     """(the challenge whose prompt ``prompt`` quotes, []), or (None, the
     challenges it is too close to tell apart), or (None, []) for none."""
-    from engine.challenges.prompts import normalise_prompt
+    from benchtui.challenges.prompts import normalise_prompt
 
     quoted = normalise_prompt(prompt)
     scores = sorted(((max((similarity(quoted, k) for k in texts), default=0.0), cid) for cid, texts in known.items()),

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.runner import sandbox
-from engine.runner.orchestrate import tree_digest
+from benchtui.cli import main
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import tree_digest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,8 +48,8 @@ def test_new_writes_the_scaffold_outside_the_answer(wb, capsys):
 def test_new_writes_a_cu_scaffold_for_a_cuda_challenge(wb, capsys):
     """fuse's adapter is CUDA built with the answer: the scaffold is a .cu file
     the run reads the key from, and it compiles to nothing but the answer."""
-    from engine.challenges.adapters import compare_key, read_key
-    from engine.verify import cuda_build
+    from benchtui.challenges.adapters import compare_key, read_key
+    from benchtui.verify import cuda_build
 
     answer = wb / "models" / "m1" / "fuse"
     shutil.copytree(REPO / "models" / "demo-careful" / "fuse", answer)
@@ -125,8 +125,8 @@ def test_new_refuses_an_answer_a_plugin_adapter_binds(demo_workbench, capsys):
 
 
 def test_new_refuses_an_answer_whose_latest_run_bound(wb, capsys):
-    from engine.store.database import Store, now_iso
-    from engine.workbench.layout import find_workbench
+    from benchtui.store.database import Store, now_iso
+    from benchtui.workbench.layout import find_workbench
 
     store_path = find_workbench(str(wb), None, wb).store_path
     with Store(store_path) as store:
@@ -144,9 +144,9 @@ def test_new_refuses_an_answer_whose_latest_run_bound(wb, capsys):
 def test_unbound_message_does_not_name_the_plugin_adapter_when_a_workbench_one_is_used(wb):
     """With an empty workbench scaffold in use, the unbound message
     used to say it looked for challenges/kv/adapters/<model>.py only."""
-    from engine.challenges.adapters import scaffold
-    from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-    from engine.verify.local import run_local
+    from benchtui.challenges.adapters import scaffold
+    from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+    from benchtui.verify.local import run_local
 
     answer = wb / "models" / "m1" / "kv"
     path = scaffold(wb, load_challenge(BUNDLED_CHALLENGES / "kv"), "m1", answer)
@@ -160,9 +160,9 @@ def test_unbound_message_does_not_name_the_plugin_adapter_when_a_workbench_one_i
 def test_an_unfinished_scaffold_binds_nothing(demo_workbench):
     """A scaffold that does not define what the contract names is `unbound`
     (it used to be an `error` blamed on the answer, with the run reported as bound)."""
-    from engine.challenges.adapters import scaffold
-    from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-    from engine.verify.local import run_local
+    from benchtui.challenges.adapters import scaffold
+    from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+    from benchtui.verify.local import run_local
 
     answer = demo_workbench / "models" / "demo-quitter" / "dflash_verify"
     path = scaffold(demo_workbench, load_challenge(BUNDLED_CHALLENGES / "dflash_verify"), "demo-quitter", answer)
@@ -177,9 +177,9 @@ def test_an_unfinished_scaffold_binds_nothing(demo_workbench):
 def test_check_of_a_scaffold_is_a_trial_that_keeps_the_answers_verdict(demo_workbench, capsys):
     """`adapter check` on an unfinished scaffold exits 1, and its run is a trial: the
     answer's latest verdict (results, show, the matrix) stays the real run's."""
-    from engine.store import queries
-    from engine.store.database import Store
-    from engine.workbench.layout import find_workbench
+    from benchtui.store import queries
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
 
     try:
         sandbox.choose_layer("auto")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.challenges import adapters
-from engine.challenges.definition import Challenge
+from benchtui.challenges import adapters
+from benchtui.challenges.definition import Challenge
 
 
 def sha(text: str) -> str:

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.audit.core import REFERENCE, AuditOptions, Auditor
-from engine.audit.mutate import mutants_of
-from engine.audit.report import challenge_reports, mark
-from engine.cli import main
-from engine.runner import sandbox
-from engine.runner.orchestrate import run_answers
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.audit.core import REFERENCE, AuditOptions, Auditor
+from benchtui.audit.mutate import mutants_of
+from benchtui.audit.report import challenge_reports, mark
+from benchtui.cli import main
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import run_answers
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 SMALL = '''"""Docstring: 1 < 2 stays."""
 
@@ -265,7 +265,7 @@ def test_an_interrupted_audit_resumes_from_its_cache(toy):
 
 
 def test_values_that_vary_between_two_runs_of_the_original_never_decide_equivalence():
-    from engine.audit.equivalence import same_values, unstable_positions
+    from benchtui.audit.equivalence import same_values, unstable_positions
 
     first, second = ["a", "r1", "c"], ["a", "r2", "c"]
     unstable = unstable_positions(first, second)
@@ -301,8 +301,8 @@ def test_lines_reached_only_while_the_harness_probes_get_no_mutants(toy):
 def test_an_answer_left_out_says_why_and_the_default_is_sixty_mutants(toy, capsys):
     """`audit -m M -c C` on an answer that does not pass used to print "0 answers, 0 mutants",
     exit 0; and the default --mutants was every site (hours on the published benchmark)."""
-    from engine.cli import parse_args
-    from engine.store.database import now_iso
+    from benchtui.cli import parse_args
+    from benchtui.store.database import now_iso
 
     assert parse_args(["audit"]).mutants == 60 and parse_args(["audit", "--mutants", "all"]).mutants is None
     root = toy(WEAK, answers={"hasty": {"total.py": "def total(xs, k):\n    return 0\n"}})

@@ -1,12 +1,12 @@
 """Trace entries: exact, or floats within rounding; an accepted other reading."""
 import numpy as np
 
-from engine.audit.checker import digest
-from engine.audit.equivalence import ALLOWED, allowed_by_prompt, same_entry, same_values
+from benchtui.audit.checker import digest
+from benchtui.audit.equivalence import ALLOWED, allowed_by_prompt, same_entry, same_values
 
 
 def entry(value):
-    from engine.audit.equivalence import entry as make
+    from benchtui.audit.equivalence import entry as make
     return make(digest(value), value)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.audit.mutate import OPERATORS, mutants_of
+from benchtui.audit.mutate import OPERATORS, mutants_of
 
 
 def made(src: str, operator: str) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.audit.mutate import OPERATORS, mutants_of
+from benchtui.audit.mutate import OPERATORS, mutants_of
 
 
 def changed(src: str, operator: str) -> dict[str, str]:
@@ -169,7 +169,7 @@ def test_every_mutant_names_a_listed_operator():
 def test_the_readme_names_every_operator_beyond_the_classics():
     from pathlib import Path
 
-    from engine.audit.mutate import OPERATORS
+    from benchtui.audit.mutate import OPERATORS
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Suite strength"):readme.index("## The challenges")]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.runner.orchestrate import tree_digest
+from benchtui.cli import main
+from benchtui.runner.orchestrate import tree_digest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -178,7 +178,7 @@ def test_deploy_hands_out_data_files_and_takes_models_by_name(capsys, wb):
 
 
 def test_margins_judge_errors_by_ratio_and_quantities_by_spread():
-    from engine.authoring.soundness import check_margins
+    from benchtui.authoring.soundness import check_margins
 
     def runs(values_by_seed):
         return {seed: {"checks": [{"name": n, "verdict": "pass", "value": v, "threshold": t}
@@ -204,8 +204,8 @@ def test_margins_judge_errors_by_ratio_and_quantities_by_spread():
 
 
 def test_requirements_declared_not_checkable_need_no_check_and_quote_by_their_words():
-    from engine.authoring.soundness import check_requirements
-    from engine.challenges.definition import load_challenge
+    from benchtui.authoring.soundness import check_requirements
+    from benchtui.challenges.definition import load_challenge
 
     challenge = load_challenge(Path(__file__).resolve().parents[2] / "challenges" / "backwards")
     declared = challenge.raw["requirements"]
@@ -223,7 +223,7 @@ def test_requirements_declared_not_checkable_need_no_check_and_quote_by_their_wo
 
 
 def test_a_threshold_near_the_reference_passes_only_with_its_reason_shown():
-    from engine.authoring.soundness import check_margins
+    from benchtui.authoring.soundness import check_margins
 
     runs = {seed: {"checks": [{"name": "peak", "verdict": "pass", "value": 0.1, "threshold": 0.2}]} for seed in (1, 2)}
     assert not check_margins(runs, 10.0).ok
@@ -234,16 +234,16 @@ def test_a_threshold_near_the_reference_passes_only_with_its_reason_shown():
 
 @pytest.mark.parametrize("cid", sorted(p.parent.name for p in (REPO / "challenges").glob("*/challenge.toml")))
 def test_every_bundled_requirement_quotes_the_bundled_prompt(cid):
-    from engine.authoring.soundness import check_requirements
-    from engine.challenges.definition import load_challenge
+    from benchtui.authoring.soundness import check_requirements
+    from benchtui.challenges.definition import load_challenge
 
     items = {i.name: i for i in check_requirements(load_challenge(REPO / "challenges" / cid), [])}
     assert items["requirements_quote_prompt"].ok, items["requirements_quote_prompt"].message
 
 
 def test_a_prompt_version_words_a_requirement_its_own_way():
-    from engine.challenges import coverage
-    from engine.challenges.definition import load_challenge
+    from benchtui.challenges import coverage
+    from benchtui.challenges.definition import load_challenge
 
     challenge = load_challenge(REPO / "challenges" / "beam_search")
     ours = {r["id"]: r["words"] for r in coverage.requirements(challenge, "benchtui")}
@@ -279,10 +279,10 @@ def test_new_refuses_a_bundled_id_without_force(capsys, wb):
 def test_a_verdict_of_a_removed_workbench_suite_is_not_current(capsys, tmp_path):
     """A run judged by the workbench's own kv stays history once that folder is gone: the
     matrix, results, list and show no longer present its verdict as the answer's."""
-    from engine.runner import sandbox
-    from engine.store import queries
-    from engine.store.database import Store
-    from engine.workbench.layout import find_workbench
+    from benchtui.runner import sandbox
+    from benchtui.store import queries
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
 
     try:
         sandbox.choose_layer("auto")

@@ -7,10 +7,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from engine.challenges.definition import BUNDLED_CHALLENGES, CHALLENGE_IDS
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.challenges.definition import BUNDLED_CHALLENGES, CHALLENGE_IDS
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 # the published eight, then the bundled CUDA challenge no published benchmark has
@@ -62,7 +62,7 @@ def test_own_challenge_is_added_and_one_with_a_bundled_id_replaces_it(tmp_path):
 
 
 def test_a_broken_own_challenge_is_left_out_and_reported(tmp_path, capsys):
-    from engine.cli import main
+    from benchtui.cli import main
 
     root = models_wb(tmp_path, "kv")
     (root / "challenges" / "broken").mkdir(parents=True)

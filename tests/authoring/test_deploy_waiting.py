@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from engine.store import queries
-from engine.cli import main
-from engine.store.database import Store
+from benchtui.store import queries
+from benchtui.cli import main
+from benchtui.store.database import Store
 
 
 def test_deployed_folders_wait_for_their_answer_without_a_warning(tmp_path, capsys):

@@ -6,7 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
-from engine.challenges.definition import BUNDLED_CHALLENGES
+from benchtui.challenges.definition import BUNDLED_CHALLENGES
 
 
 def fast_copy(cid: str, dest: Path, overrides: dict[str, str]) -> Path:

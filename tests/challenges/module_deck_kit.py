@@ -220,7 +220,7 @@ HARD_ANSWERS = {
     # returns the result ready-made: fast as a call, slow as a cycle
     "work_in_staging": "import sys\nimport time\n" + HARD_RIGHT + """
 
-_host = sys.modules["engine.verify.module_host"].ModuleHost
+_host = sys.modules["benchtui.verify.module_host"].ModuleHost
 _stage, _forward = _host.stage, Model.forward
 
 
@@ -237,7 +237,7 @@ Model.forward = lambda self, x: self.ready
     # right, but slows the fetch of its output rather than its call
     "work_in_fetch": "import sys\nimport time\n" + HARD_RIGHT + """
 
-_host = sys.modules["engine.verify.module_host"].ModuleHost
+_host = sys.modules["benchtui.verify.module_host"].ModuleHost
 _output = _host.output
 
 

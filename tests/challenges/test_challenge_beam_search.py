@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.challenges.definition import BUNDLED_CHALLENGES
-from engine.verify.local import run_local
+from benchtui.challenges.definition import BUNDLED_CHALLENGES
+from benchtui.verify.local import run_local
 
 from challenge_kit import checks_by_name, fast_copy
 
@@ -148,7 +148,7 @@ def test_other_injection_routes_bind_and_pass(source, via, tmp_path, fast_challe
 
 
 def _harness():
-    from engine.verify.binding import load_module
+    from benchtui.verify.binding import load_module
 
     return load_module(CHALLENGE / "harness.py", "test_beam_harness")
 

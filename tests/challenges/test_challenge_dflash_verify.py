@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from engine.verify.binding import load_module
-from engine.verify.local import run_local
+from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from benchtui.verify.binding import load_module
+from benchtui.verify.local import run_local
 
 from challenge_kit import mutate_source, write_answer
 

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from engine.verify import cuda_build, cuda_device, cuda_suite
-from engine.verify import verdicts as V
-from engine.verify.binding import load_module
-from engine.verify.local import run_local
-from engine.verify.suite import Suite
+from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from benchtui.verify import cuda_build, cuda_device, cuda_suite
+from benchtui.verify import verdicts as V
+from benchtui.verify.binding import load_module
+from benchtui.verify.local import run_local
+from benchtui.verify.suite import Suite
 
 ROOT = BUNDLED_CHALLENGES.parent
 CHALLENGE = BUNDLED_CHALLENGES / "fuse"
@@ -647,7 +647,7 @@ PUBLISHED_OPUS = ROOT.parent / "shared" / "published-benchmark" / "llm_programmi
 @needs_nvcc
 @pytest.mark.skipif(not PUBLISHED_OPUS.is_dir(), reason=f"no published benchmark at {PUBLISHED_OPUS}")
 def test_opus_adapter_is_keyed_to_its_answer_and_builds(tmp_path):
-    from engine.challenges.adapters import compare_key, read_key
+    from benchtui.challenges.adapters import compare_key, read_key
 
     adapter = CHALLENGE / "adapters" / "opus47_1m.cu"
     changed, missing = compare_key(read_key(adapter), PUBLISHED_OPUS)

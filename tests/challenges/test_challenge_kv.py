@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from engine.verify.local import run_local
+from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from benchtui.verify.local import run_local
 
 from challenge_kit import checks_by_name, fast_copy, mutate_source, write_answer
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.verify.local import run_local
+from benchtui.verify.local import run_local
 
 REPO = Path(__file__).resolve().parents[2]
 

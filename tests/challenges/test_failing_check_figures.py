@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.challenges.definition import BUNDLED_CHALLENGES
-from engine.verify import verdicts as V
-from engine.verify.local import run_local
-from engine.verify.suite import Suite
+from benchtui.challenges.definition import BUNDLED_CHALLENGES
+from benchtui.verify import verdicts as V
+from benchtui.verify.local import run_local
+from benchtui.verify.suite import Suite
 
 MODELS = BUNDLED_CHALLENGES.parent / "models"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.verify import module_rules as R
+from benchtui.verify import module_rules as R
 
 FORBIDDEN = ["torch._scaled_mm", "torch.ops.aten._scaled_mm", "torch.nn.functional.linear", "from sonic_moe"]
 
@@ -73,8 +73,8 @@ def test_kernelbench_trial_seeds_as_its_eval_draws_them():
 
 def test_tensors_cross_the_wire_bit_for_bit(tmp_path):
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    from engine.verify import module_tensors as T
-    from engine.verify.execute import local_answer_process
+    from benchtui.verify import module_tensors as T
+    from benchtui.verify.execute import local_answer_process
 
     g = torch.Generator().manual_seed(1)
     big = torch.randn(4096, 4096, generator=g)  # 64 MB
@@ -92,8 +92,8 @@ def test_tensors_cross_the_wire_bit_for_bit(tmp_path):
 
 
 def test_gpu_runs_keep_each_answers_build_cache_keyed_by_its_hash(tmp_path, monkeypatch):
-    from engine.runner.bundle import module_build_cache
-    from engine.verify import module_host
+    from benchtui.runner.bundle import module_build_cache
+    from benchtui.verify import module_host
 
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
     deck, plain = tmp_path / "deck", tmp_path / "plain"
@@ -116,7 +116,7 @@ def test_gpu_runs_keep_each_answers_build_cache_keyed_by_its_hash(tmp_path, monk
 def test_without_torch_a_deck_answer_is_skipped_with_the_extra_named(tmp_path, monkeypatch):
     import sys
 
-    from engine.verify.local import run_local
+    from benchtui.verify.local import run_local
     from tests.challenges import module_deck_kit as K
 
     K.write_challenge(tmp_path / "challenges", "kbh_fp8", "hard")

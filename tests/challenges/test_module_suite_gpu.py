@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.verify import cuda_build
-from engine.verify.local import run_local
+from benchtui.verify import cuda_build
+from benchtui.verify.local import run_local
 from tests.challenges import module_deck_kit as K
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from engine.runner.bundle import (EngineMismatch, JobBundle, RunLimits, check_engine, engine_fingerprint, pack_tree,
+from benchtui.runner.bundle import (EngineMismatch, JobBundle, RunLimits, check_engine, engine_fingerprint, pack_tree,
                                   sandbox_env, unpack_tree)
 
 

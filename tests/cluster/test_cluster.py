@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner.sandbox import _descendants
+from benchtui.runner.sandbox import _descendants
 from cluster_kit import REPO, kill_cluster_of, leftovers, ray_env, require_ray
 
 pytestmark = pytest.mark.sandbox
@@ -33,7 +33,7 @@ def _expected() -> dict:
 
 
 def _sandbox_or_skip():
-    from engine.runner import sandbox
+    from benchtui.runner import sandbox
 
     try:
         sandbox.choose_layer("auto")
@@ -42,7 +42,7 @@ def _sandbox_or_skip():
 
 
 def _benchtui(args: list[str], env: dict, **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "engine", *args], cwd=REPO, env=env, text=True,
+    return subprocess.Popen([sys.executable, "-m", "benchtui", *args], cwd=REPO, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
 
@@ -63,7 +63,7 @@ def test_without_ray_cluster_says_how_to_install(demo_workbench, tmp_path):
 def test_local_ray_gets_the_local_verdicts(demo_workbench, tmp_path):
     require_ray()
     _sandbox_or_skip()
-    from engine.runner.orchestrate import tree_digest
+    from benchtui.runner.orchestrate import tree_digest
 
     expected = _expected()
     scratch = tmp_path / "scratch"
@@ -110,7 +110,7 @@ def test_second_node_dies_mid_run(two_nodes, demo_workbench):
     on the head (or recorded interrupted, naming the node), every other run is stored,
     and no sandboxed process is left on either node."""
     _sandbox_or_skip()
-    from engine.store.database import Store
+    from benchtui.store.database import Store
 
     second = two_nodes.second.node_id[:12]
     args = ["--workbench", str(demo_workbench), "run", "--backend", "cpu", "--cluster", two_nodes.address,
@@ -182,7 +182,7 @@ def test_a_stopped_driver_leaves_no_sandbox(demo_workbench, sig):
     left running."""
     require_ray()
     _sandbox_or_skip()
-    from engine.store.database import Store
+    from benchtui.store.database import Store
 
     for model in ("demo-careful", "demo-hasty"):  # two answers that hang at import
         slow = demo_workbench / "models" / f"{model}-slow" / "backwards"
@@ -211,7 +211,7 @@ def test_a_stopped_driver_leaves_no_sandbox(demo_workbench, sig):
             assert p.returncode == 130, err[-3000:]
         else:
             assert p.returncode == -signal.SIGKILL
-            done = subprocess.run([sys.executable, "-m", "engine", "--workbench", str(demo_workbench), "results", "--json"],
+            done = subprocess.run([sys.executable, "-m", "benchtui", "--workbench", str(demo_workbench), "results", "--json"],
                                   cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
             assert done.returncode == 0, done.stderr
         with Store(demo_workbench / "store.db") as store:
@@ -233,7 +233,7 @@ def test_a_stopped_driver_leaves_no_sandbox(demo_workbench, sig):
 
 HOLD_LOCAL = """
 import json, os, sys
-from engine.cluster.ray_cluster import Cluster, LOCAL
+from benchtui.cluster.ray_cluster import Cluster, LOCAL
 import ray
 with Cluster(LOCAL, num_cpus=1) as c:
     node = ray._private.worker.global_worker.node
@@ -249,7 +249,7 @@ def test_local_ray_listens_on_a_private_loopback(tmp_path):
     require_ray()
     import socket
 
-    from engine.cluster.netns import enter_private_network  # noqa: F401 (Linux only)
+    from benchtui.cluster.netns import enter_private_network  # noqa: F401 (Linux only)
 
     env = ray_env(tmp_path, os.urandom(32).hex())
     p = subprocess.Popen([sys.executable, "-c", HOLD_LOCAL], cwd=REPO, env=env, text=True,

@@ -2,8 +2,8 @@
 the config file the dashboard reads its keys from; doctor recommends the extra it needs."""
 from __future__ import annotations
 
-from engine.host.config import default_cluster
-from engine.host.doctor import recommend_extras
+from benchtui.host.config import default_cluster
+from benchtui.host.doctor import recommend_extras
 
 
 def test_default_cluster_from_env_then_config(tmp_path, monkeypatch):
@@ -23,7 +23,7 @@ def test_default_cluster_from_env_then_config(tmp_path, monkeypatch):
 
 
 def test_the_dashboard_key_config_ignores_the_cluster_table(tmp_path):
-    from tui.config import load_key_config
+    from benchtui.tui.config import load_key_config
 
     cfg = tmp_path / "keys.toml"
     cfg.write_text('"matrix.open" = "o"\n\n[cluster]\naddress = "local"\n')  # keys at the top level, no [keys]

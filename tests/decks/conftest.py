@@ -43,8 +43,8 @@ def kbh_deck(decks, tmp_path) -> Path:
 @pytest.fixture(scope="session")
 def kbh_imported(decks, tmp_path_factory):
     """(workbench, first import's result, second import's result) of the KernelBench-Hard deck."""
-    from engine.decks.importer import import_deck
-    from engine.decks.kernelbench_hard import read_deck
+    from benchtui.decks.importer import import_deck
+    from benchtui.decks.kernelbench_hard import read_deck
 
     root = tmp_path_factory.mktemp("kbh-wb")
     deck = decks / "kernelbench-hard"
@@ -56,8 +56,8 @@ def kbh_imported(decks, tmp_path_factory):
 @pytest.fixture(scope="session")
 def kb_imported(decks, tmp_path_factory):
     """(workbench, import result) of the KernelBench deck with a runs/ folder built in tmp."""
-    from engine.decks.importer import import_deck
-    from engine.decks.kernelbench import read_deck
+    from benchtui.decks.importer import import_deck
+    from benchtui.decks.kernelbench import read_deck
 
     base = tmp_path_factory.mktemp("kb")
     runs = kernelbench_runs(decks / "kernelbench", base / "runs", results=EVAL_RESULTS)

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.authoring.soundness import check_challenge, words
-from engine.challenges.definition import load_challenge
-from engine.cli import main
-from engine.decks.importer import import_deck
-from engine.decks import kernelbench, kernelbench_hard
-from engine.verify.module_suite import Spec
+from benchtui.authoring.soundness import check_challenge, words
+from benchtui.challenges.definition import load_challenge
+from benchtui.cli import main
+from benchtui.decks.importer import import_deck
+from benchtui.decks import kernelbench, kernelbench_hard
+from benchtui.verify.module_suite import Spec
 
 torch = pytest.importorskip("torch")
 
@@ -167,7 +167,7 @@ def test_the_decks_property_stress_loads_from_the_imported_challenge(decks, tmp_
     import sys
 
     pytest.importorskip("hypothesis")
-    from engine.verify import module_property
+    from benchtui.verify import module_property
 
     root = tmp_path / "wb"
     import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root)

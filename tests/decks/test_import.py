@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.decks.importer import import_deck
-from engine.decks import kernelbench, kernelbench_hard
-from engine.decks.challenge import CONFORMANCE
+from benchtui.decks.importer import import_deck
+from benchtui.decks import kernelbench, kernelbench_hard
+from benchtui.decks.challenge import CONFORMANCE
 
 from deck_fixtures import kernelbench_runs
 
@@ -111,8 +111,8 @@ def test_kbh_reimport_changes_nothing(kbh_imported):
 
 
 def test_kbh_challenge_folder(kbh_imported, decks):
-    from engine.authoring.soundness import check_files, check_prompt_version, check_requirements
-    from engine.challenges.definition import load_challenge
+    from benchtui.authoring.soundness import check_files, check_prompt_version, check_requirements
+    from benchtui.challenges.definition import load_challenge
 
     root, _, _ = kbh_imported
     folder = root / "challenges" / "kbh_06_sonic_moe_swiglu"
@@ -222,7 +222,7 @@ def test_kbh_broken_result_files_and_annotations(kbh_deck, tmp_path):
 
 
 def test_kbh_nothing_half_written_when_the_store_fails(kbh_deck, tmp_path, monkeypatch):
-    from engine.decks import importer
+    from benchtui.decks import importer
 
     def boom(*args, **kwargs):
         raise sqlite3.OperationalError("disk full")
@@ -321,7 +321,7 @@ def test_kb_trial_seeds_are_kernelbenchs():
 # -- the command ----------------------------------------------------------------------
 
 def test_cli_import_and_published(decks, tmp_path, capsys):
-    from engine.cli import main
+    from benchtui.cli import main
 
     root = tmp_path / "new-wb"
     assert main(["--workbench", str(root), "import", str(decks / "kernelbench-hard"), "--gpu", "h100", "--json"]) == 0
@@ -338,7 +338,7 @@ def test_cli_import_and_published(decks, tmp_path, capsys):
 
 
 def test_cli_refuses_what_is_not_a_deck(tmp_path, capsys, decks):
-    from engine.cli import main
+    from benchtui.cli import main
 
     assert main(["--workbench", str(tmp_path / "wb"), "import", str(tmp_path)]) == 2
     assert "is neither a KernelBench-Hard deck" in capsys.readouterr().err
@@ -367,7 +367,7 @@ def test_kb_a_mangled_kernel_is_one_line_even_with_a_result(decks, tmp_path):
 
 
 def test_dry_run_writes_nothing(decks, tmp_path, capsys):
-    from engine.cli import main
+    from benchtui.cli import main
 
     root = tmp_path / "wb"
     assert main(["--workbench", str(root), "import", str(decks / "kernelbench-hard"), "--gpu", "h100", "--dry-run"]) == 0

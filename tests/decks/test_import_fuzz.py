@@ -6,8 +6,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from engine.decks import kernelbench, kernelbench_hard
-from engine.decks.model import Deck, Run
+from benchtui.decks import kernelbench, kernelbench_hard
+from benchtui.decks.model import Deck, Run
 
 scalars = st.none() | st.booleans() | st.integers(-5, 50) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8)
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),

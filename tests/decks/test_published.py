@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from engine.decks.compare import compare, spearman
-from engine.decks.importer import import_deck
-from engine.decks import kernelbench_hard
-from engine.store.database import Store
+from benchtui.decks.compare import compare, spearman
+from benchtui.decks.importer import import_deck
+from benchtui.decks import kernelbench_hard
+from benchtui.store.database import Store
 
 
 def test_spearman():
@@ -63,7 +63,7 @@ def test_published_beside_benchtuis_verdicts(kbh_deck, tmp_path, capsys):
     assert only["overall"]["answers"] == 20 and set(only["challenges"]) == {fp8}
     assert data["challenges"][fp8]["rank_correlation"] == pytest.approx(1.0)
 
-    from engine.cli import main
+    from benchtui.cli import main
 
     assert main(["--workbench", str(root), "published"]) == 0
     out = capsys.readouterr().out

@@ -8,11 +8,11 @@ import asyncio
 from textual.widgets import DataTable, Static
 from textual.worker import WorkerCancelled
 
-from engine.decks import kernelbench_hard
-from engine.decks.importer import import_deck
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
-from engine.workbench.scan import scan_workbench
+from benchtui.decks import kernelbench_hard
+from benchtui.decks.importer import import_deck
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 
 async def settle(app, pilot, rounds: int = 3) -> None:
@@ -27,7 +27,7 @@ async def settle(app, pilot, rounds: int = 3) -> None:
 
 
 def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path, monkeypatch):
-    from tui.app import BenchApp
+    from benchtui.tui.app import BenchApp
 
     monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))
     root = tmp_path / "wb"

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.commands.fit import fit
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.cli import main
+from benchtui.commands.fit import fit
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 PASSING = "fixed case error 3.3e-16 below the tolerance 1e-05 on every one of the twelve fixed cases and the seeded random ones too"
 FAILING = ("multi_token_causal: 3 of 4 decode steps differ from full attention; smallest counter-example: batch 0, "
@@ -39,7 +39,7 @@ def test_a_passing_message_never_drops_a_number(width):
 
 @pytest.mark.parametrize("width", [1, 2, 4, 5, 6, 9, 17, 18, 30, 80, 140])
 def test_a_cut_cell_holds_whole_words_only(width):
-    from engine.commands.fit import cut
+    from benchtui.commands.fit import cut
 
     for text in ("speed_8x512x1024_float32", "1e-06", "0.0001", "threshold 1e-06 value 0.0107", SPEED):
         shown = cut(text, width)
@@ -86,7 +86,7 @@ def test_show_prints_to_the_terminals_width(demo_workbench: Path, capsys, monkey
 
 
 def test_a_check_without_a_message_shows_its_value_and_threshold():
-    from engine.commands.workbench_cmds import measured
+    from benchtui.commands.workbench_cmds import measured
 
     assert measured({"value": "2.6776818533170106e-16", "threshold": "0.0001", "message": ""}) == "value 2.68e-16 (threshold 0.0001)"
     assert measured({"value": "ok", "threshold": None}) == "value ok"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from benchtui.cli import main
 
 
 def run_cli(capsys, *argv) -> tuple[int, str, str]:
@@ -103,7 +103,7 @@ def test_doctor_json(capsys):
 
 
 def test_console_script_entry_point_runs():
-    out = subprocess.run([sys.executable, "-m", "engine", "--help"], capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-m", "benchtui", "--help"], capture_output=True, text=True)
     assert out.returncode == 0 and "benchtui" in out.stdout
 
 
@@ -134,7 +134,7 @@ def test_demo_on_a_file_says_it_is_a_file(capsys, tmp_path):
 @pytest.mark.sandbox
 def test_results_and_list_say_waiting_as_scan_does(capsys, small_wb):
     """beta/kv holds only its PROMPT.md: scan calls it `waiting`; list and results did `no_answer`."""
-    from engine.runner import sandbox
+    from benchtui.runner import sandbox
 
     try:
         sandbox.choose_layer("auto")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cli import add_global_options, dashboard_args, parse_args, parser_class
+from benchtui.cli import add_global_options, dashboard_args, parse_args, parser_class
 
 
 def argparse_view(argv: list[str]) -> dict:

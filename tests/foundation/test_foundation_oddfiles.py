@@ -9,9 +9,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 names = st.from_regex(r"[A-Za-z0-9_]{1,12}", fullmatch=True)
 exts = st.sampled_from([".py", ".cu", ".md", ".jsonl", ".json", ".txt", ".bin", ".npy", ""])

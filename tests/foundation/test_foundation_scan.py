@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.workbench import scan as scan_mod
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import WorkbenchError, find_workbench
+from benchtui.workbench import scan as scan_mod
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import WorkbenchError, find_workbench
 
 PROMPT = "# Task\nImplement it.\n"
 
@@ -216,7 +216,7 @@ def test_migrations_are_idempotent(tmp_path):
 
 
 def test_scan_never_writes_answer_folders(demo_workbench):
-    from engine.runner.orchestrate import tree_digest
+    from benchtui.runner.orchestrate import tree_digest
 
     before = tree_digest(demo_workbench / "models")
     wb, store = open_wb(demo_workbench)

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.grading.grades import add_note, set_grade
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store, StoreDamaged
-from engine.workbench.layout import find_workbench
+from benchtui.cli import main
+from benchtui.grading.grades import add_note, set_grade
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store, StoreDamaged
+from benchtui.workbench.layout import find_workbench
 
 MODELS = ("demo-careful", "demo-hasty", "demo-quitter")
 CHALLENGES = ("backwards", "kv", "fuse", "beam_search")

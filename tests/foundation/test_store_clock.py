@@ -2,7 +2,7 @@
 import time
 import types
 
-from engine.store import database
+from benchtui.store import database
 
 
 def test_now_iso_formats_one_reading_of_the_clock(monkeypatch):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from benchtui.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 COMMANDS = (["list"], ["results"], ["grades", "list"], ["transcript", "search", "cache"], ["show", "demo-careful", "kv"],

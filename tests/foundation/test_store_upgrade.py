@@ -10,7 +10,7 @@ import gzip
 import shutil
 from pathlib import Path
 
-from engine.store.database import RENAMED_MIGRATIONS, Store, discover_migrations
+from benchtui.store.database import RENAMED_MIGRATIONS, Store, discover_migrations
 
 FIXTURE = Path(__file__).parent / "data" / "store-0.1.0.db.gz"
 OLD_NAMES = ["m001_foundation", "m002_transcripts", "m004_grades", "m005_run_prompt_version",
@@ -53,7 +53,7 @@ def test_a_store_of_the_previous_release_opens_migrates_and_keeps_its_rows(tmp_p
 
 
 def test_the_dashboard_and_the_commands_read_an_upgraded_store(tmp_path, capsys):
-    from engine.cli import main as cli
+    from benchtui.cli import main as cli
 
     workbench = tmp_path / "wb"
     (workbench / "models").mkdir(parents=True)

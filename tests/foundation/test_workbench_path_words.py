@@ -1,7 +1,7 @@
 """A --workbench that is not there says so; one that is a file says that."""
 from __future__ import annotations
 
-from engine.cli import main
+from benchtui.cli import main
 
 
 def test_a_missing_workbench_does_not_exist_and_a_file_is_not_a_folder(tmp_path, capsys, monkeypatch):

@@ -2,7 +2,7 @@
 uniquely named module, so test files can import them)."""
 import pytest
 
-from engine.store.database import Store
+from benchtui.store.database import Store
 from grades_fixtures import fill
 
 

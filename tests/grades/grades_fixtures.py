@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from engine.store.database import Store
+from benchtui.store.database import Store
 
 MODELS = {"demo-careful": "Careful-1", "demo-hasty": "Hasty-2", "demo-quitter": "Quitter-3"}
 CHALLENGES = [

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.grading.aggregates import leaderboard
-from engine.grading.judge_import import import_markdown, import_text
-from engine.grading.grades import set_grade
-from engine.grading.exports import markdown
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.grading.aggregates import leaderboard
+from benchtui.grading.judge_import import import_markdown, import_text
+from benchtui.grading.grades import set_grade
+from benchtui.grading.exports import markdown
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 
 def scanned(root: Path) -> Store:

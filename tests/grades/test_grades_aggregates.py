@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.grading.aggregates import current_verdicts, head_to_head_records, leaderboard
-from engine.grading.judge_import import import_markdown
-from engine.grading.grades import set_grade
+from benchtui.grading.aggregates import current_verdicts, head_to_head_records, leaderboard
+from benchtui.grading.judge_import import import_markdown
+from benchtui.grading.grades import set_grade
 
 JUDGES = Path(__file__).resolve().parents[2] / "models" / "JUDGES.md"
 
@@ -103,7 +103,7 @@ def test_a_checkpoint_can_stop_the_leaderboard_anywhere_and_changes_nothing_else
 
 
 def test_grades_are_read_between_checkpoints_of_2000(store):
-    from engine.grading.grades import OVERALL, current_grades
+    from benchtui.grading.grades import OVERALL, current_grades
 
     store.conn.executemany(
         "insert into grades (model, challenge, dimension, letter, points, created_at) values (?, ?, ?, 'B', 3.0, 't')",

@@ -2,8 +2,8 @@
 worked out by hand, and the disagreement list."""
 import pytest
 
-from engine.grading.agreement import agreement, quadratic_kappa, suite_conflicts
-from engine.grading.grades import GradeError, set_grade
+from benchtui.grading.agreement import agreement, quadratic_kappa, suite_conflicts
+from benchtui.grading.grades import GradeError, set_grade
 
 
 def test_kappa_hand_computed():

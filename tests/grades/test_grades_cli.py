@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from grades_fixtures import fill
-from engine.cli import main
-from engine.store.database import Store
+from benchtui.cli import main
+from benchtui.store.database import Store
 
 JUDGES = Path(__file__).resolve().parents[2] / "models" / "JUDGES.md"
 

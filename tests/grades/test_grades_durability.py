@@ -7,15 +7,15 @@ import sys
 import textwrap
 
 from grades_fixtures import fill
-from engine.grading.grades import current_grades, set_grade
-from engine.store.database import Store
+from benchtui.grading.grades import current_grades, set_grade
+from benchtui.store.database import Store
 
 # Writes runs and their checks in transactions, forever, the way the runner
 # does; a tiny page cache makes uncommitted pages spill into the WAL. Once
 # the stop file exists it keeps its next transaction open until killed.
 WRITER = textwrap.dedent("""
     import os, sys, time
-    from engine.store.database import Store
+    from benchtui.store.database import Store
     store = Store(sys.argv[1])
     conn = store.db.conn
     conn.execute("PRAGMA cache_size=5")

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from grades_fixtures import fill
-from engine.store.backup import BackupError, backup
-from engine.grading.judge_import import import_markdown, import_text
-from engine.grading.grades import current_grades, invalidate_grade, set_grade
-from engine.grading.exports import csv_text, export, json_data, markdown
-from engine.store.database import Store
+from benchtui.store.backup import BackupError, backup
+from benchtui.grading.judge_import import import_markdown, import_text
+from benchtui.grading.grades import current_grades, invalidate_grade, set_grade
+from benchtui.grading.exports import csv_text, export, json_data, markdown
+from benchtui.store.database import Store
 
 JUDGES = Path(__file__).resolve().parents[2] / "models" / "JUDGES.md"
 

@@ -2,10 +2,10 @@
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from engine.grading.judge_import import (
+from benchtui.grading.judge_import import (
     ImportError_, add_alias, import_markdown, import_text, list_aliases, parse_cell, read_models_table,
 )
-from engine.grading.grades import LETTERS, GradeError, all_grades, current_grade, current_grades
+from benchtui.grading.grades import LETTERS, GradeError, all_grades, current_grade, current_grades
 
 
 def grades_of(store, grader):

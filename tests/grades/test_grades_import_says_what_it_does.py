@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.grading.aggregates import leaderboard
-from engine.grading.exports import csv_text, markdown
-from engine.grading.grades import CELL_RULE, all_grades, current_grade, list_graders, set_grade
-from engine.grading.judge_import import import_markdown, import_text
-from engine.store.database import Store
+from benchtui.cli import main
+from benchtui.grading.aggregates import leaderboard
+from benchtui.grading.exports import csv_text, markdown
+from benchtui.grading.grades import CELL_RULE, all_grades, current_grade, list_graders, set_grade
+from benchtui.grading.judge_import import import_markdown, import_text
+from benchtui.store.database import Store
 from grades_fixtures import fill
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,10 +2,10 @@
 start-up need not import engine.grading.grades); it must agree with
 engine.grading.grades.current_grades on every cell: superseded, invalidated, other
 dimensions, several judges, a person and judges on one cell."""
-from engine.grading import grades
-from engine.store import queries
-from engine.grading.grades import current_grades, invalidate_grade, set_grade
-from engine.store.queries import load_matrix
+from benchtui.grading import grades
+from benchtui.store import queries
+from benchtui.grading.grades import current_grades, invalidate_grade, set_grade
+from benchtui.store.queries import load_matrix
 
 
 def expected(store) -> tuple[dict, dict]:
@@ -54,7 +54,7 @@ def test_a_cells_coverage_is_read_for_its_run(store):
     """The matrix's detail line says what the highlighted verdict covers."""
     import json
 
-    from engine.store.queries import load_matrix, run_covers
+    from benchtui.store.queries import load_matrix, run_covers
 
     cov = [{"id": "a", "status": "pass", "checkable": True}, {"id": "b", "status": "not_exercised", "checkable": True},
            {"id": "c", "status": "not_exercised", "checkable": False}]

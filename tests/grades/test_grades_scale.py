@@ -2,7 +2,7 @@
 import pytest
 from hypothesis import given, strategies as st
 
-from engine.grading.grades import (
+from benchtui.grading.grades import (
     DIMENSION_IDS, DIMENSIONS, LETTERS, POINTS, RUBRIC_VERSION, GradeError, band, find_dimension,
     parse_grade, parse_letter, points_to_letter, score_to_letter,
 )

@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from engine.cli import main
+from benchtui.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,7 +45,7 @@ def test_notes_in_show_history_and_exports(tmp_path, capsys, monkeypatch):
 def test_agreement_counts_add_up(tmp_path, capsys):
     """The "2 shared items" line above 4 rows: items one grader alone graded
     (listed for contradicting the suite) now sit under their own heading."""
-    from engine.store.database import Store, now_iso
+    from benchtui.store.database import Store, now_iso
 
     root = tmp_path / "wb"
     for m in ("m1", "m2", "m3"):

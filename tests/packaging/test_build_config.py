@@ -49,8 +49,8 @@ def test_package_data_still_carries_every_bundled_file():
     """With include-package-data off, package-data alone must still take in
     every file of the bundled challenges and demo, and the dashboard's CSS."""
     data = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    assert data["benchtui_data.challenges"] == ["**/*"] and data["benchtui_data.demo"] == ["**/*"]
-    assert "*.tcss" in data["tui"]
+    assert data["benchtui.bundled.challenges"] == ["**/*"] and data["benchtui.bundled.demo"] == ["**/*"]
+    assert "*.tcss" in data["benchtui.tui"]
 
 
 def test_the_wheel_states_its_license_and_no_placeholder_addresses():

@@ -2,7 +2,8 @@
 
 Building a real wheel here would need the network (build isolation) and
 writes build/ into the checkout, so these tests lay out what the wheel
-holds (pyproject maps challenges/ and models/ to benchtui_data/) in the
+holds (pyproject maps engine/ to benchtui/, tui/ to benchtui/tui/, and
+challenges/ and models/ to benchtui/bundled/) in the
 site-packages of a throwaway virtualenv under tmp, which is what pipx does
 under $HOME: the interpreter's prefix sits under a folder the sandbox hides
 and binds back. `.ci/run` builds and installs the real wheel.
@@ -20,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.host import resources
-from engine.runner import sandbox
+from benchtui.host import resources
+from benchtui.runner import sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*")
@@ -32,8 +33,8 @@ SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*")
 THIEF = '''
 import glob, importlib.util, os, sys
 import numpy as np
-import engine
-roots = {os.path.dirname(os.path.dirname(engine.__file__)), sys.prefix}
+import benchtui
+roots = {os.path.dirname(benchtui.__file__), os.path.dirname(os.path.dirname(benchtui.__file__)), sys.prefix}
 found = sorted({p for r in roots for p in glob.glob(os.path.join(r, "**", "backwards", "reference.py"), recursive=True)})
 print("FOUND", found)
 ref = None
@@ -78,24 +79,26 @@ def fake_install(tmp_path: Path) -> tuple[Path, Path]:
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
     (site / "zz_test_interpreter_packages.pth").write_text("".join(f"{d}\n" for d in outer_site_dirs()))
-    for name in ("engine", "tui"):
-        shutil.copytree(REPO / name, site / name, ignore=SKIP)
-    shutil.copytree(REPO / "challenges", site / "benchtui_data" / "challenges", ignore=SKIP)
-    shutil.copytree(REPO / "models", site / "benchtui_data" / "demo", ignore=SKIP)
+    shutil.copytree(REPO / "engine", site / "benchtui", ignore=SKIP)
+    shutil.copytree(REPO / "tui", site / "benchtui" / "tui", ignore=SKIP)
+    shutil.copytree(REPO / "challenges", site / "benchtui" / "bundled" / "challenges", ignore=SKIP)
+    shutil.copytree(REPO / "models", site / "benchtui" / "bundled" / "demo", ignore=SKIP)
     return python, site
 
 
 def benchtui(python: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BENCHTUI_WORKBENCH")}
-    return subprocess.run([str(python), "-m", "engine", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([str(python), "-m", "benchtui", *args], cwd=cwd, capture_output=True, text=True,
                           env={**clean, **env}, timeout=300)
 
 
 def test_pyproject_lists_every_package_and_maps_the_bundled_folders():
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
     on_disk = {".".join(p.parent.relative_to(REPO).parts) for top in ("engine", "tui") for p in (REPO / top).rglob("__init__.py")}
+    on_disk = {"benchtui" + name[len("engine"):] if name.startswith("engine") else "benchtui." + name for name in on_disk}
     assert on_disk <= set(config["packages"]), f"add to pyproject's packages: {sorted(on_disk - set(config['packages']))}"
-    assert config["package-dir"] == {f"{resources.DATA_PACKAGE}.challenges": "challenges", f"{resources.DATA_PACKAGE}.demo": "models"}
+    assert config["package-dir"] == {"benchtui": "engine", "benchtui.tui": "tui",
+                                     f"{resources.DATA_PACKAGE}.challenges": "challenges", f"{resources.DATA_PACKAGE}.demo": "models"}
 
 
 def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_there(tmp_path):
@@ -106,12 +109,12 @@ def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_th
     assert probe.returncode == 0, probe.stderr
     where = json.loads(probe.stdout)["paths"]
     assert where["installed"] is True
-    assert where["engine"] == str(site / "engine")
-    assert where["challenges"] == str(site / "benchtui_data" / "challenges")
+    assert where["engine"] == str(site / "benchtui")
+    assert where["challenges"] == str(site / "benchtui" / "bundled" / "challenges")
     assert where["user_data"] == str(tmp_path / "data")
     assert where["workbench"] is None and "is not a workbench" in where["workbench_error"]
 
-    before = sorted(p for p in (site / "benchtui_data").rglob("*"))
+    before = sorted(p for p in (site / "benchtui" / "bundled").rglob("*"))
     demo = benchtui(python, elsewhere, "demo", "--no-open", BENCHTUI_DATA_DIR=str(tmp_path / "data"))
     assert demo.returncode == 0, demo.stderr
     placed = tmp_path / "data" / "demo"
@@ -130,27 +133,27 @@ def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_th
     hidden = subprocess.run([str(python), "-c", f"""
 import json
 from pathlib import Path
-from engine.runner.orchestrate import Runner, RunOptions
-from engine.workbench.layout import find_workbench
+from benchtui.runner.orchestrate import Runner, RunOptions
+from benchtui.workbench.layout import find_workbench
 wb = find_workbench({str(placed)!r}, None, Path.cwd())
 runner = Runner(wb, RunOptions(layer="rlimits", allow_unsafe=True))
 print(json.dumps([str(p) for p in runner._hidden_from_answers(wb.challenges["kv"])]))
 """], cwd=elsewhere, capture_output=True, text=True)
     assert hidden.returncode == 0, hidden.stderr
     hidden = set(json.loads(hidden.stdout))
-    assert {str(site / "benchtui_data"), str(site / "tui"), str(site / "benchtui_data" / "challenges"), str(placed)} <= hidden
+    assert {str(site / "benchtui" / "bundled"), str(site / "benchtui" / "tui"), str(site / "benchtui" / "bundled" / "challenges"), str(placed)} <= hidden
     assert str(site) not in hidden
 
     # The bundled demo itself, opened in place: its store goes to the user data folder.
-    inplace = benchtui(python, elsewhere, "--workbench", str(site / "benchtui_data" / "demo"), "scan",
+    inplace = benchtui(python, elsewhere, "--workbench", str(site / "benchtui" / "bundled" / "demo"), "scan",
                        BENCHTUI_DATA_DIR=str(tmp_path / "data"))
     assert inplace.returncode == 0, inplace.stderr
-    bundled_demo = str(site / "benchtui_data" / "demo")
+    bundled_demo = str(site / "benchtui" / "bundled" / "demo")
     for args in (["new-model", "mine"], ["adapter", "new", "demo-hasty", "kv"], ["demo", bundled_demo, "--no-open"]):
         refused = benchtui(python, elsewhere, "--workbench", bundled_demo, *args, BENCHTUI_DATA_DIR=str(tmp_path / "data"))
         assert refused.returncode == 1 and "inside benchtui's installed files, which are never written to" in refused.stderr, \
             (args, refused.stderr)
-    assert sorted(p for p in (site / "benchtui_data").rglob("*")) == before
+    assert sorted(p for p in (site / "benchtui" / "bundled").rglob("*")) == before
     assert list((tmp_path / "data" / "stores").glob("demo-*/store.db"))
 
 
@@ -172,7 +175,7 @@ def test_an_answer_hunting_for_the_installed_reference_does_not_pass(tmp_path):
     except sandbox.SandboxUnavailable as exc:
         pytest.skip(f"no isolating sandbox layer here: {exc}")
     python, site = fake_install(tmp_path)
-    target = site / "benchtui_data" / "challenges" / "backwards" / "reference.py"
+    target = site / "benchtui" / "bundled" / "challenges" / "backwards" / "reference.py"
     assert target.is_file()  # it is there; the answer's process just cannot see it
     wb = tmp_path / "wb"
     (wb / "thief" / "backwards").mkdir(parents=True)

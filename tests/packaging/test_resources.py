@@ -4,9 +4,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from engine.host import resources
-from engine.runner import sandbox
-from engine.workbench.layout import find_workbench
+from benchtui.host import resources
+from benchtui.runner import sandbox
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,9 +48,9 @@ def test_user_data_dir_follows_xdg(monkeypatch, tmp_path):
 
 
 def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
-    """A virtualenv-like prefix under /tmp holding benchtui_data with an adapter folder."""
+    """A virtualenv-like prefix under /tmp holding benchtui/bundled with an adapter folder."""
     venv = tmp_path / "venv"
-    data = venv / "lib" / "site-packages" / "benchtui_data"
+    data = venv / "lib" / "site-packages" / "benchtui" / "bundled"
     adapters = data / "challenges" / "kv" / "adapters"
     adapters.mkdir(parents=True)
     return venv, data, adapters
@@ -93,19 +93,19 @@ def test_without_a_bind_nothing_extra_is_masked(tmp_path):
 def test_version_comes_from_the_package(capsys):
     import pytest
 
-    import engine
-    from engine.cli import main
+    import benchtui
+    from benchtui.cli import main
 
     with pytest.raises(SystemExit) as exit_:
         main(["--version"])
     assert exit_.value.code == 0
-    assert capsys.readouterr().out.strip() == f"benchtui {engine.__version__}"
+    assert capsys.readouterr().out.strip() == f"benchtui {benchtui.__version__}"
     meta = (REPO / "pyproject.toml").read_text()
-    assert 'version = { attr = "engine.__version__" }' in meta  # the wheel's version is the same string
+    assert 'version = { attr = "benchtui.__version__" }' in meta  # the wheel's version is the same string
 
 
 def test_doctor_recommends_the_extras_this_machine_lacks():
-    from engine.host.doctor import recommend_extras
+    from benchtui.host.doctor import recommend_extras
 
     gpu_no_cupy = recommend_extras(nvidia_gpu=True, cupy=None, mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=False)
     assert [r["extra"] for r in gpu_no_cupy] == ["cuda"]
@@ -123,7 +123,7 @@ def test_doctor_recommends_the_extras_this_machine_lacks():
 
 def test_an_installed_benchtui_gets_each_extras_exact_packages(monkeypatch):
     """The extra's packages come from the installed distribution's metadata."""
-    from engine.host import doctor
+    from benchtui.host import doctor
 
     requires = ['numpy>=1.26', 'mlx[cpu]>=0.20; sys_platform == "linux"',
                 'mlx-lm>=0.20; (sys_platform == "linux" or (sys_platform == "darwin")) and extra == "ternary"',
@@ -138,7 +138,7 @@ def test_an_installed_benchtui_gets_each_extras_exact_packages(monkeypatch):
 def test_doctor_names_every_cupy_distribution_and_the_one_the_driver_fits(monkeypatch):
     from types import SimpleNamespace
 
-    from engine.host import doctor
+    from benchtui.host import doctor
 
     fake = [SimpleNamespace(metadata={"Name": n}, version=v)
             for n, v in (("cupy-cuda13x", "14.2.0"), ("numpy", "2.0"), ("cupy", "13.0.0"))]
@@ -170,7 +170,7 @@ def test_site_folders_outside_the_prefix_are_bound_back(tmp_path, monkeypatch):
 
 
 def test_doctor_recommends_torch_for_kernel_deck_challenges(tmp_path):
-    from engine.host.doctor import module_challenges, recommend_extras
+    from benchtui.host.doctor import module_challenges, recommend_extras
 
     (tmp_path / "challenges" / "deck_a").mkdir(parents=True)
     (tmp_path / "challenges" / "deck_a" / "challenge.toml").write_text('id = "deck_a"\n[module]\ndeck = "kernelbench"\n')

@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.challenges import prompts
-from engine.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from engine.grading.judge_import import import_text
-from engine.runner import sandbox
-from engine.runner.orchestrate import run_answers
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.verify import verdicts as V
-from engine.verify.execute import Job, execute, load_module, local_answer_process, verdict_of
-from engine.workbench.layout import find_workbench
+from benchtui.challenges import prompts
+from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from benchtui.grading.judge_import import import_text
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import run_answers
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.verify import verdicts as V
+from benchtui.verify.execute import Job, execute, load_module, local_answer_process, verdict_of
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 DFLASH = BUNDLED_CHALLENGES / "dflash_verify"
@@ -271,7 +271,7 @@ def test_run_records_prompt_version_and_show_says_it(tmp_path, capsys):
         pytest.skip(str(exc))
     import json
 
-    from engine.cli import main
+    from benchtui.cli import main
 
     root = tmp_path / "wb"
     shutil.copytree(REPO / "challenges", root / "challenges")

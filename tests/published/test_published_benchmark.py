@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.grading.judge_import import import_markdown
-from engine.runner import sandbox
-from engine.runner.orchestrate import run_answers
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.verify import cuda_build
-from engine.verify import verdicts as V
-from engine.workbench.layout import find_workbench
+from benchtui.grading.judge_import import import_markdown
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import run_answers
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.verify import cuda_build
+from benchtui.verify import verdicts as V
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
@@ -101,7 +101,7 @@ def published_run(tmp_path_factory):
 
     if importlib.util.find_spec("mlx_lm") is None:
         pytest.skip('pinned verdicts need the ternary extra (mlx-lm): pip install -e ".[test,ternary]"')
-    from engine.host.backends import probe_all
+    from benchtui.host.backends import probe_all
 
     if probe_all().get("cuda") and probe_all()["cuda"].available:
         pytest.skip("pinned verdicts are for a machine without an NVIDIA GPU (fuse would run for real)")

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.challenges import coverage
-from engine.cli import main
-from engine.runner import sandbox
-from engine.verify import verdicts as V
+from benchtui.challenges import coverage
+from benchtui.cli import main
+from benchtui.runner import sandbox
+from benchtui.verify import verdicts as V
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,7 +77,7 @@ def test_a_reason_many_checks_share_is_said_once(capsys):
     assert [r["reason"].count(gpu) for r in cov if r["id"] in ("a", "b")] == [1, 1]
     mixed = coverage.compute(reqs, skipped + [check("bind", V.UNBOUND, ["a"]) | {"message": "looked for f"}])
     assert mixed[0]["reason"] == f"11 checks: skipped ({gpu}); bind: unbound (looked for f)"
-    from engine.commands.run_cmds import print_record
+    from benchtui.commands.run_cmds import print_record
 
     print_record({"verdict": V.SKIPPED, "model": "m", "challenge": "fuse", "backend": "cpu", "duration_s": 1.0,
                   "coverage": cov, "checks": skipped + [check("speed", V.SKIPPED, []) | {"message": gpu}]})
@@ -131,7 +131,7 @@ def test_run_results_show_and_export_carry_the_coverage(tmp_path, capsys):
     assert by_id["streams"]["status"] == "not_exercised" and by_id["incremental_decode"]["status"] == "pass"
     assert "decode_matches_full_attention" in by_id["incremental_decode"]["checks"]
     assert by_id["no_recompute"]["reason"].startswith("not checkable")
-    from engine.store.database import Store
+    from benchtui.store.database import Store
 
     with Store(root / "store.db") as store:
         (row,) = store.query("select details from checks where name = 'padding_isolated'")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.challenges.definition import BUNDLED_CHALLENGES
-from engine.verify import cuda_build, wire
-from engine.verify.execute import load_module, local_answer_process
-from engine.verify.suite import Suite
+from benchtui.challenges.definition import BUNDLED_CHALLENGES
+from benchtui.verify import cuda_build, wire
+from benchtui.verify.execute import load_module, local_answer_process
+from benchtui.verify.suite import Suite
 
 REPO = Path(__file__).resolve().parents[2]
 CHALLENGE = BUNDLED_CHALLENGES / "fuse"

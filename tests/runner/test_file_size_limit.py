@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import types
 
-from engine.challenges.definition import load_challenge
-from engine.decks.challenge import LIMITS
-from engine.runner import bundle, sandbox
-from engine.runner.orchestrate import Runner
+from benchtui.challenges.definition import load_challenge
+from benchtui.decks.challenge import LIMITS
+from benchtui.runner import bundle, sandbox
+from benchtui.runner.orchestrate import Runner
 
 
 def test_a_challenges_file_size_limit_reaches_both_sandboxes(tmp_path, monkeypatch):
@@ -25,7 +25,7 @@ def test_a_challenges_file_size_limit_reaches_both_sandboxes(tmp_path, monkeypat
 
     def capture(cmd, *, limits, **kwargs):
         seen.append(limits.file_size_mb)
-        if "engine.runner.answer_server" not in cmd:  # the checker's: stop the run here
+        if "benchtui.runner.answer_server" not in cmd:  # the checker's: stop the run here
             raise RuntimeError("captured")
 
     monkeypatch.setattr(sandbox, "run_sandboxed", capture)

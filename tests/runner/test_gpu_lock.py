@@ -14,8 +14,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from engine.runner import bundle as bundle_mod
-from engine.runner.bundle import JobBundle, RunLimits, pack_tree
+from benchtui.runner import bundle as bundle_mod
+from benchtui.runner.bundle import JobBundle, RunLimits, pack_tree
 
 
 @pytest.fixture(autouse=True)
@@ -30,7 +30,7 @@ def spans_of_two_runs(tmp_path, monkeypatch, gpu: bool) -> list[tuple[float, flo
     def two_processes(*args, **kwargs):
         fd = kwargs.get("gpu_lock_fd")
         if fd is not None:  # what the checker does with the descriptor it is given
-            from engine.runner import gpu_lock
+            from benchtui.runner import gpu_lock
 
             gpu_lock.hold(fd)
         start = time.perf_counter()
@@ -59,9 +59,9 @@ def test_two_gpu_runs_on_one_device_never_overlap_and_cpu_runs_do(tmp_path, monk
 
 
 def test_the_lock_holds_across_processes_and_a_cancel_stops_the_wait(tmp_path):
-    from engine.runner import gpu_lock
+    from benchtui.runner import gpu_lock
 
-    held = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom engine.runner import gpu_lock\n"
+    held = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom benchtui.runner import gpu_lock\n"
                              "with gpu_lock.device_lock('0'):\n    print('held', flush=True)\n    time.sleep(1.0)\n"],
                             stdout=subprocess.PIPE, text=True)
     try:
@@ -110,8 +110,8 @@ def run(suite):
 
 @pytest.mark.parametrize("late", [False, True])
 def test_the_checker_holds_the_lock_before_its_checks_or_when_the_suite_says(tmp_path, late):
-    from engine.runner import gpu_lock
-    from engine.verify.execute import Job, execute
+    from benchtui.runner import gpu_lock
+    from benchtui.verify.execute import Job, execute
 
     path = gpu_lock.lock_path("0")
     challenge = tmp_path / "c"

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import queries
-from engine.runner import sandbox
-from engine.runner.orchestrate import run_answers, tree_digest
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.verify import cuda_build
-from engine.verify import verdicts as V
-from engine.workbench.layout import find_workbench
+from benchtui.store import queries
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import run_answers, tree_digest
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.verify import cuda_build
+from benchtui.verify import verdicts as V
+from benchtui.workbench.layout import find_workbench
 
 pytestmark = [pytest.mark.gpu, pytest.mark.sandbox]
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import queries
-from engine.cli import main
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.store import queries
+from benchtui.cli import main
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -77,7 +77,7 @@ class _Run:
 
     def __init__(self, root: Path):
         env = {**os.environ, "PYTHONPATH": str(REPO)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "engine", "--workbench", str(root), "run", "-m", "slow",
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchtui", "--workbench", str(root), "run", "-m", "slow",
                                       "-c", "backwards", "--no-self-check"], cwd=REPO, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: list[tuple[float, str]] = []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import importlib.util
 import sys
 
-from engine.runner import reach
-from engine.verify.reach_report import batch_loops, describe_loops
+from benchtui.runner import reach
+from benchtui.verify.reach_report import batch_loops, describe_loops
 
 
 def load(path, name):

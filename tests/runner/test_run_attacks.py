@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner import sandbox
-from engine.runner.orchestrate import run_answers, tree_digest
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import run_answers, tree_digest
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 # Python answers only: a CUDA challenge's answer is .cu files, which a Python prelude cannot attack

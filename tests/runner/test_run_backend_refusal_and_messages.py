@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.host import backends
-from engine.cli import main
-from engine.runner import sandbox
-from engine.runner.orchestrate import run_answers
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.host import backends
+from benchtui.cli import main
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import run_answers
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -87,7 +87,7 @@ def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, sandbox_l
     import json
     import os
 
-    from engine.store.database import now_iso
+    from benchtui.store.database import now_iso
 
     wb = scanned(wb_root)
     with Store(wb.store_path) as store:
@@ -118,7 +118,7 @@ def test_doctor_names_cupy_once_when_it_has_no_device(monkeypatch):
     import sys
     import types
 
-    from engine.host import doctor
+    from benchtui.host import doctor
 
     def no_device():
         raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
@@ -143,8 +143,8 @@ def test_doctor_names_cupy_once_when_it_has_no_device(monkeypatch):
 def test_an_answer_another_process_ran_during_the_batch_is_joined_not_rerun(wb_root, sandbox_layer, monkeypatch):
     import os
 
-    from engine.runner import orchestrate
-    from engine.store.database import now_iso
+    from benchtui.runner import orchestrate
+    from benchtui.store.database import now_iso
 
     wb = scanned(wb_root)
     real_claim = orchestrate.claim_run

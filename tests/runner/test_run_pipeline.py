@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.runner import sandbox
-from engine.runner.orchestrate import mark_interrupted, parse_results, run_answers
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.verify import verdicts as V
-from engine.workbench.layout import find_workbench
+from benchtui.cli import main
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import mark_interrupted, parse_results, run_answers
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.verify import verdicts as V
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.sandbox
@@ -116,7 +116,7 @@ def test_cli_run_and_results_json(wb_root, capsys):
 
 
 def test_stored_values_are_decoded_once_for_every_reader():
-    from engine.store.queries import stored_value
+    from benchtui.store.queries import stored_value
 
     assert stored_value("0.0137") == 0.0137 and stored_value("null") is None
     assert stored_value('{"a": 1}') == {"a": 1} and stored_value("[1, 2]") == [1, 2]

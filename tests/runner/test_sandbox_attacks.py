@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner.sandbox import LAYERS, RUN_UID_BASE, Limits, SandboxResult, probe_layers, run_sandboxed
+from benchtui.runner.sandbox import LAYERS, RUN_UID_BASE, Limits, SandboxResult, probe_layers, run_sandboxed
 
 pytestmark = pytest.mark.sandbox
 ISOLATING = ("bwrap", "unshare")

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from engine.runner import sandbox
-from engine.runner.sandbox import Limits, run_sandboxed
+from benchtui.runner import sandbox
+from benchtui.runner.sandbox import Limits, run_sandboxed
 
 
 def isolating_layer() -> str:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner import sandbox
-from engine.runner.sandbox import (LAYERS, LayerStatus, Limits, SandboxUnavailable, choose_layer, describe_layers,
+from benchtui.runner import sandbox
+from benchtui.runner.sandbox import (LAYERS, LayerStatus, Limits, SandboxUnavailable, choose_layer, describe_layers,
                                    probe_layers, run_sandboxed)
 
 pytestmark = pytest.mark.sandbox

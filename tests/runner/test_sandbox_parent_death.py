@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner.sandbox import probe_layers
+from benchtui.runner.sandbox import probe_layers
 
 pytestmark = pytest.mark.sandbox
 
@@ -49,7 +49,7 @@ def test_sandbox_dies_when_the_process_that_started_it_is_killed(layer, tmp_path
     script = textwrap.dedent(f"""
         import sys, threading, time
         from pathlib import Path
-        from engine.runner.sandbox import Limits, run_sandboxed
+        from benchtui.runner.sandbox import Limits, run_sandboxed
         work = Path({str(tmp_path)!r}) / "work"
         work.mkdir()
         def go():

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.runner import orchestrate, seeds
-from engine.runner.orchestrate import RunOptions, Runner
-from engine.store.database import Store
-from engine.verify import cuda_device
-from engine.verify import verdicts as V
-from engine.verify.suite import Suite
-from engine.workbench.layout import find_workbench
-from engine.workbench.scan import scan_workbench
+from benchtui.runner import orchestrate, seeds
+from benchtui.runner.orchestrate import RunOptions, Runner
+from benchtui.store.database import Store
+from benchtui.verify import cuda_device
+from benchtui.verify import verdicts as V
+from benchtui.verify.suite import Suite
+from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.runner.selfcheck import plan_self_check
+from benchtui.runner.selfcheck import plan_self_check
 
 
 def make(folder: Path, files: dict[str, str]) -> Path:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.host import doctor
-from engine.runner import selfcheck
-from engine.runner.orchestrate import run_answers
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.host import doctor
+from benchtui.runner import selfcheck
+from benchtui.runner.orchestrate import run_answers
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner import sandbox
+from benchtui.runner import sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner import sandbox
-from engine.runner.orchestrate import run_answers
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.verify import verdicts as V
-from engine.workbench.layout import find_workbench
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import run_answers
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.verify import verdicts as V
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.sandbox

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from engine.runner.timing import Clock, MlxClock, median_iqr, time_pair
+from benchtui.runner.timing import Clock, MlxClock, median_iqr, time_pair
 
 
 def test_speedup_direction_and_fresh_inputs():

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.runner import sandbox
-from engine.runner.orchestrate import run_answers
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.runner import sandbox
+from benchtui.runner.orchestrate import run_answers
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.sandbox
@@ -71,7 +71,7 @@ def test_patching_the_check_library_changes_nothing(tmp_path):
     layer_or_skip()
     prelude = '''
 try:
-    import engine.verify.suite as s
+    import benchtui.verify.suite as s
     s.Check.fail = lambda self, *a, **k: None
     s.Check.expect = lambda self, *a, **k: None
     s.CheckFailed = Exception

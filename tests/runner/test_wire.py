@@ -12,7 +12,7 @@ import threading
 import numpy as np
 import pytest
 
-from engine.verify import wire
+from benchtui.verify import wire
 
 
 class Model:
@@ -210,7 +210,7 @@ def test_echo_round_trip_measures_the_wire_without_the_other_process():
     this process: more bytes back take longer than none."""
     import numpy as np
 
-    from engine.verify.wire import echo_round_trip_s
+    from benchtui.verify.wire import echo_round_trip_s
 
     empty = echo_round_trip_s(None, samples=9)
     full = echo_round_trip_s({"outputs": [np.zeros(1 << 21, dtype=np.float32)]}, samples=9)

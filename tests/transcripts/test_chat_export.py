@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.store import queries
-from engine.cli import main
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.scan_records import CHAT_KIND
-from engine.workbench.strays import OUTSIDE_KIND
-from engine.transcripts import ASSISTANT, USER, RAW, load_transcript, parse_text
-from engine.transcripts.detect import detect_format
-from engine.workbench.layout import find_workbench
+from benchtui.store import queries
+from benchtui.cli import main
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.scan_records import CHAT_KIND
+from benchtui.workbench.strays import OUTSIDE_KIND
+from benchtui.transcripts import ASSISTANT, USER, RAW, load_transcript, parse_text
+from benchtui.transcripts.detect import detect_format
+from benchtui.workbench.layout import find_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
@@ -111,7 +111,7 @@ def test_scan_and_show_print_the_records(wb, capsys):
 
 
 def test_a_model_folder_with_many_loose_files_gets_them_named_and_the_rest_counted(tmp_path, challenge_prompts):
-    from engine.workbench import strays
+    from benchtui.workbench import strays
 
     model = tmp_path / "models" / "m"
     (model / "kv").mkdir(parents=True)

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.workbench import caps
-from engine.cli import main
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.workbench import caps
+from benchtui.cli import main
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 
 @pytest.fixture

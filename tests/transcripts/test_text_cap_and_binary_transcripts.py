@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.workbench import caps
-from engine.workbench import scan as scan_mod
-from engine.cli import main
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from engine.workbench.layout import find_workbench
+from benchtui.workbench import caps
+from benchtui.workbench import scan as scan_mod
+from benchtui.cli import main
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.workbench.layout import find_workbench
 
 SAMPLES = Path(__file__).parent / "samples"
 CAP = 4000

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.store.database import Store
-from engine.transcripts import index as index_mod
-from engine.transcripts.index import index_pending, resume_fts, search, suspend_fts
+from benchtui.store.database import Store
+from benchtui.transcripts import index as index_mod
+from benchtui.transcripts.index import index_pending, resume_fts, search, suspend_fts
 
 QUERIES = ["softmax", "def", "read", "error", "kernel OR cache", "the"]
 
@@ -100,7 +100,7 @@ def test_parsing_in_worker_processes_hands_over_what_parsing_here_does(tmp_path,
     assert pooled == here
     assert [p[0] for p in here] == ["ok"] * 5 + ["error", "error"]
     # the tuples follow ENTRY_COLUMNS: entry_rows' keys, less the transcript's id
-    from engine.transcripts import parse_text
+    from benchtui.transcripts import parse_text
 
     rows = index_mod.entry_rows(7, parse_text((samples / "pi_v1.jsonl").read_text(), None, "x"))
     assert tuple(k for k in rows[0] if k != "transcript_id") == index_mod.ENTRY_COLUMNS
@@ -146,7 +146,7 @@ def test_entry_tuples_built_directly_are_entry_rows_values(samples):
     """entry_tuples skips entry_rows' dicts: the same values,
     in ENTRY_COLUMNS order, for every sample (branches, tool results, errors,
     text past the stored cap)."""
-    from engine.transcripts import decode, parse_text
+    from benchtui.transcripts import decode, parse_text
 
     checked = 0
     long_entry = ('{"type":"message","id":"big","parentId":null,"message":{"role":"user","content":"'
@@ -171,8 +171,8 @@ def test_tool_text_cuts_long_arguments_before_dumping_them_to_the_same_text():
     import json
     import random
 
-    from engine.transcripts.model import ASSISTANT, Entry, ToolCall
-    from engine.transcripts.render import call_summary
+    from benchtui.transcripts.model import ASSISTANT, Entry, ToolCall
+    from benchtui.transcripts.render import call_summary
 
     def whole(e: Entry) -> str | None:  # tool_text before the change
         parts = []

@@ -1,7 +1,7 @@
 """``benchtui transcript show|stats|search`` end to end through engine.cli.main."""
 import json
 
-from engine.cli import main
+from benchtui.cli import main
 
 
 def test_stats_json_shape(samples, capsys):
@@ -40,7 +40,7 @@ def test_search_needs_workbench_and_finds(tmp_path, samples, capsys, monkeypatch
     import hashlib
     import shutil
 
-    from engine.store.database import Store
+    from benchtui.store.database import Store
 
     (tmp_path / "models/m1/kv").mkdir(parents=True)
     shutil.copy(samples / "pi_v1.jsonl", tmp_path / "models/m1/kv/session.jsonl")

@@ -1,8 +1,8 @@
 """The bundled demo sessions load and show what they were written to show."""
 from pathlib import Path
 
-from engine.transcripts import load_transcript
-from engine.transcripts.sniff import sniff_format
+from benchtui.transcripts import load_transcript
+from benchtui.transcripts.sniff import sniff_format
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 

@@ -1,8 +1,8 @@
 """opencode (export and run), Claude Code and Codex parsers, and detection by content."""
 import shutil
 
-from engine.transcripts import load_transcript
-from engine.transcripts.sniff import sniff_format
+from benchtui.transcripts import load_transcript
+from benchtui.transcripts.sniff import sniff_format
 
 
 def test_opencode_export_failed_tool(samples):

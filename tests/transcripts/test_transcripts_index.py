@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.store.database import Store
-from engine.transcripts.index import index_pending, search
+from benchtui.store.database import Store
+from benchtui.transcripts.index import index_pending, search
 
 
 def _add(store: Store, root: Path, model: str, challenge: str, src: Path, name: str, fmt: str | None) -> int:

@@ -1,5 +1,5 @@
 """pi sessions v1 and v3: entries, tree, branches, totals, robustness."""
-from engine.transcripts import load_transcript
+from benchtui.transcripts import load_transcript
 
 
 def roles(entries):
@@ -78,7 +78,7 @@ def test_pi_turns(samples):
 
 
 def test_missing_parent_attaches_to_previous_entry():
-    from engine.transcripts import parse_text
+    from benchtui.transcripts import parse_text
 
     text = "\n".join([
         '{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00Z","cwd":"/"}',

@@ -5,8 +5,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from engine.transcripts import FORMATS, TranscriptError, decode, load_transcript, parse_text
-from engine.transcripts.lines import repair
+from benchtui.transcripts import FORMATS, TranscriptError, decode, load_transcript, parse_text
+from benchtui.transcripts.lines import repair
 
 
 def test_redaction_quote_is_repaired():

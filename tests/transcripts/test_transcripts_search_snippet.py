@@ -3,8 +3,8 @@ spaces are collapsed, so one hit never spans several lines of output."""
 import hashlib
 import json
 
-from engine.store.database import Store
-from engine.transcripts.index import index_pending, search
+from benchtui.store.database import Store
+from benchtui.transcripts.index import index_pending, search
 
 
 def test_snippet_is_one_line(tmp_path):

@@ -20,7 +20,7 @@ def demo_template(tmp_path_factory) -> Path:
 def demo_wb(demo_template: Path, tmp_path: Path, monkeypatch):
     import shutil
 
-    from engine.workbench.layout import find_workbench
+    from benchtui.workbench.layout import find_workbench
 
     dest = tmp_path / "wb"
     shutil.copytree(demo_template, dest)

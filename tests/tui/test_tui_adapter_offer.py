@@ -7,10 +7,10 @@ import json
 
 from textual.widgets import Static
 
-from engine.runner.orchestrate import tree_digest
-from engine.store.database import Store, now_iso
-from tui.app import BenchApp
-from tui.screens.confirm import ConfirmScreen
+from benchtui.runner.orchestrate import tree_digest
+from benchtui.store.database import Store, now_iso
+from benchtui.tui.app import BenchApp
+from benchtui.tui.screens.confirm import ConfirmScreen
 from settling import settle
 
 

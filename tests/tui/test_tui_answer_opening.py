@@ -17,9 +17,9 @@ import time
 from textual.app import App
 from textual.widgets import DataTable, Static, TextArea, Tree
 
-from tui.app import BenchApp
-from tui.screens.answer import AnswerScreen
-from tui.widgets.code_view import CodeView, prepare_code
+from benchtui.tui.app import BenchApp
+from benchtui.tui.screens.answer import AnswerScreen
+from benchtui.tui.widgets.code_view import CodeView, prepare_code
 from settling import settle
 
 
@@ -169,8 +169,8 @@ async def test_kept_answer_screen_shows_the_next_answer_and_nothing_of_the_last(
 
 
 async def test_a_big_file_shows_at_once_plain_then_highlighted_without_holding_the_screen(demo_wb):
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
 
     answer = demo_wb.models_dir / "demo-careful" / "backwards"
     unit = (answer / "layernorm.py").read_text()
@@ -321,7 +321,7 @@ async def test_a_kept_answer_screen_shows_in_one_whole_frame(demo_wb):
 async def test_grade_tab_keeps_a_scored_grade_apart_from_its_grader(demo_wb):
     """A judge's score with its letter ("86 (B)") is as wide as the grade column
     was: the grader's name ran into it ("86 (B)Kimi")."""
-    from engine.grading.grades import set_grade
+    from benchtui.grading.grades import set_grade
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(80, 24)) as pilot:

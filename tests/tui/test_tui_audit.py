@@ -6,10 +6,10 @@ import json
 
 from textual.widgets import DataTable
 
-from engine.audit.mutate import mutants_of
-from engine.audit.report import apply_diff, challenge_reports
-from engine.store.database import Store, now_iso
-from tui.app import BenchApp
+from benchtui.audit.mutate import mutants_of
+from benchtui.audit.report import apply_diff, challenge_reports
+from benchtui.store.database import Store, now_iso
+from benchtui.tui.app import BenchApp
 from settling import settle
 
 

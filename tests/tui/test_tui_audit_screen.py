@@ -8,10 +8,10 @@ import json
 from textual.app import App
 from textual.widgets import DataTable, Static
 
-from engine.store.database import Store, now_iso
-from tui.app import BenchApp
-from tui.diffing import diff_texts
-from tui.widgets.diff_view import DiffView
+from benchtui.store.database import Store, now_iso
+from benchtui.tui.app import BenchApp
+from benchtui.tui.diffing import diff_texts
+from benchtui.tui.widgets.diff_view import DiffView
 from settling import settle
 
 LEFT = "    out = np.asarray(compute_the_layer_norm_backward_pass(dy, x, weight, eps), dtype=np.float64, copy=False)"
@@ -74,7 +74,7 @@ async def test_a_cancelled_audit_reads_as_partial(demo_wb):
 async def test_A_asks_with_the_count_and_a_cap_then_fills_results_in(demo_wb, monkeypatch):
     import threading
 
-    from engine.audit import core
+    from benchtui.audit import core
 
     calls, release, emitted = [], threading.Event(), threading.Event()
 

@@ -7,9 +7,9 @@ import json
 
 from textual.widgets import DataTable, Static
 
-from engine.store.database import Store
-from tui.app import BenchApp
-from tui.glyphs import check_cell
+from benchtui.store.database import Store
+from benchtui.tui.app import BenchApp
+from benchtui.tui.glyphs import check_cell
 from settling import settle
 
 REQUIREMENTS = [

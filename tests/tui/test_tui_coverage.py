@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from tui.glyphs import verdict_text
-from tui.screens.answer import coverage_note
+from benchtui.tui.glyphs import verdict_text
+from benchtui.tui.screens.answer import coverage_note
 
 
 def test_run_summary_lists_requirements_not_passed_with_their_reason():

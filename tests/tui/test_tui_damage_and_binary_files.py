@@ -3,14 +3,14 @@ screens that hide what they hold."""
 from __future__ import annotations
 
 
-from tui.app import BenchApp
+from benchtui.tui.app import BenchApp
 from settling import settle, wait_workers
 
 
 async def test_tui_store_damage_found_mid_session_names_the_backup(demo_wb):
     import os
 
-    from engine.store.database import Store
+    from benchtui.store.database import Store
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -36,10 +36,10 @@ async def test_tui_store_damage_found_mid_session_names_the_backup(demo_wb):
 async def test_tui_binary_transcript_and_binary_file_are_named_not_printed(demo_wb):
     from textual.widgets import Static
 
-    from engine.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
-    from tui.screens.transcript import TranscriptScreen
+    from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
+    from benchtui.tui.screens.transcript import TranscriptScreen
 
     answer = demo_wb.models_dir / "demo-hasty" / "kv"
     (answer / "session.jsonl").write_bytes(b'{"type": "session"}\n\x00\x9c\xff\x00' * 50)
@@ -61,8 +61,8 @@ async def test_tui_binary_transcript_and_binary_file_are_named_not_printed(demo_
 
 
 async def test_tui_matrix_notices_runs_written_by_another_process(demo_wb, monkeypatch):
-    from engine.store.database import Store, now_iso
-    from tui import store_watch
+    from benchtui.store.database import Store, now_iso
+    from benchtui.tui import store_watch
 
     monkeypatch.setattr(store_watch, "WATCH_S", 0.1)
     app = BenchApp(demo_wb)
@@ -102,8 +102,8 @@ async def test_tui_matrix_keeps_the_scan_note_after_help(demo_wb):
 async def test_tui_sort_by_grade_uses_judge_grades_when_no_human_graded(demo_wb):
     from textual.widgets import Static
 
-    from engine.grading.grades import set_grade
-    from engine.store.database import Store
+    from benchtui.grading.grades import set_grade
+    from benchtui.store.database import Store
 
     with Store(demo_wb.store_path) as store:
         store.execute("delete from grades")
@@ -124,7 +124,7 @@ async def test_tui_sort_by_grade_uses_judge_grades_when_no_human_graded(demo_wb)
         assert "sort: grade (human, else judge)" in str(matrix.query_one("#matrix-status", Static).render())
         await pilot.press("l")
         await settle(app, pilot)
-        from tui.screens.leaderboard import rankings_table
+        from benchtui.tui.screens.leaderboard import rankings_table
 
         title = str(rankings_table(app.screen.board).title)
         assert "a person's, else a judge's" in title and "judge)" in title
@@ -133,7 +133,7 @@ async def test_tui_sort_by_grade_uses_judge_grades_when_no_human_graded(demo_wb)
 async def test_tui_answer_tabs_follow_keys_whatever_has_focus_and_remap(demo_wb, tmp_path):
     from textual.widgets import TabbedContent
 
-    from tui.screens.help import HelpScreen
+    from benchtui.tui.screens.help import HelpScreen
 
     keys = tmp_path / "keys.toml"
     keys.write_text('[keys]\n"answer.tab" = "f1,f2,f3,f4,f5"\n')
@@ -185,11 +185,11 @@ async def test_tui_answer_digits_switch_tabs_from_the_checks_table(demo_wb):
 async def test_tui_transcript_wraps_to_the_width_left_by_the_scrollbar_at_first_open(demo_wb):
     """At 80 columns the first build wrapped to the width before the scrollbar
     appeared, and the character under the scrollbar was lost until `e`."""
-    from tui.screens.transcript import TranscriptScreen
-    from tui.widgets.transcript_view import TranscriptView
+    from benchtui.tui.screens.transcript import TranscriptScreen
+    from benchtui.tui.widgets.transcript_view import TranscriptView
 
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
     from tui_demo import pi_session
 
     (demo_wb.models_dir / "demo-careful" / "backwards" / "long-session.jsonl").write_text(pi_session(6, pad=2))
@@ -239,8 +239,8 @@ async def test_tui_transcript_says_its_filter_and_recounts_hits(demo_wb):
 async def test_tui_grade_steps_make_one_row_and_a_note_is_on_top(demo_wb):
     from textual.widgets import DataTable, Input
 
-    from engine.store.database import Store
-    from tui.screens.grades import GradesScreen
+    from benchtui.store.database import Store
+    from benchtui.tui.screens.grades import GradesScreen
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(140, 45)) as pilot:
@@ -274,7 +274,7 @@ async def test_tui_grade_steps_make_one_row_and_a_note_is_on_top(demo_wb):
 
 
 async def test_tui_every_footer_keeps_quit_and_help_at_80_columns(demo_wb):
-    from tui.widgets.footer import KeysFooter
+    from benchtui.tui.widgets.footer import KeysFooter
 
     app = BenchApp(demo_wb)
     opens = [lambda: None,
@@ -363,8 +363,8 @@ async def test_tui_matrix_status_says_the_store_is_damaged_once_the_notice_is_go
 async def test_tui_grades_screen_refuses_a_grade_where_the_folder_holds_no_answer(demo_wb):
     """demo-quitter/kv holds only its prompt: `benchtui grade set` refuses a grade
     there, and so does the grades screen (its judges' grades are still shown)."""
-    from engine.store.database import Store
-    from tui.screens.grades import GradesScreen
+    from benchtui.store.database import Store
+    from benchtui.tui.screens.grades import GradesScreen
 
     app = BenchApp(demo_wb, scan_on_start=True)
     async with app.run_test(size=(80, 24)) as pilot:

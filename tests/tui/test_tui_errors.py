@@ -2,8 +2,8 @@
 handler becomes a notification, and the screen keeps working."""
 from __future__ import annotations
 
-from tui.app import BenchApp
-from tui.screens.matrix import MatrixScreen
+from benchtui.tui.app import BenchApp
+from benchtui.tui.screens.matrix import MatrixScreen
 from settling import settle
 
 

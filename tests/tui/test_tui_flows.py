@@ -4,10 +4,10 @@ from __future__ import annotations
 from rich.console import Console
 from textual.widgets import DataTable, Static
 
-from engine.grading.aggregates import leaderboard
-from engine.grading.grades import current_grade
-from engine.store.database import Store
-from tui.app import BenchApp
+from benchtui.grading.aggregates import leaderboard
+from benchtui.grading.grades import current_grade
+from benchtui.store.database import Store
+from benchtui.tui.app import BenchApp
 from fakes import like
 from settling import settle
 
@@ -67,7 +67,7 @@ async def test_tui_grading_a_cell_shows_in_the_matrix(demo_wb):
 
 
 async def test_tui_blind_mode_hides_names_until_graded(demo_wb):
-    from tui.screens.grades import GradesScreen
+    from benchtui.tui.screens.grades import GradesScreen
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -189,8 +189,8 @@ async def test_tui_leaderboard_shows_rankings_and_plot(demo_wb):
 
 
 async def test_tui_runs_live_progress_and_log(demo_wb, monkeypatch):
-    import engine.runner.orchestrate as orchestrate
-    from engine.runner.orchestrate import RunEvent
+    import benchtui.runner.orchestrate as orchestrate
+    from benchtui.runner.orchestrate import RunEvent
 
     seen = {}
 
@@ -281,8 +281,8 @@ async def test_tui_leaderboard_comes_back_rendered_unless_the_store_changed(demo
     """Leaving the leaderboard and coming back shows the board already rendered
     (no worker: at 50 models it is ~1 s of CPU); a grade written meanwhile, by
     this app or another connection, makes it compute the board again."""
-    from engine.grading.grades import set_grade
-    from tui.screens.leaderboard import LeaderboardScreen
+    from benchtui.grading.grades import set_grade
+    from benchtui.tui.screens.leaderboard import LeaderboardScreen
 
     computed = []
     original = LeaderboardScreen.compute

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_after_input_the_selector_waits_at_most_the_escape_delay():
-    from tui.input_driver import PromptSelector
+    from benchtui.tui.input_driver import PromptSelector
 
     read, write = os.pipe()
     selector = PromptSelector()
@@ -42,8 +42,8 @@ def test_after_input_the_selector_waits_at_most_the_escape_delay():
 def test_the_dashboard_uses_it_where_textual_would_use_its_linux_driver(demo_wb, monkeypatch):
     from textual.drivers.linux_driver import LinuxDriver
 
-    from tui.app import BenchApp
-    from tui.input_driver import PromptEscapeDriver
+    from benchtui.tui.app import BenchApp
+    from benchtui.tui.input_driver import PromptEscapeDriver
 
     monkeypatch.setattr(constants, "DRIVER", None)
     app = BenchApp(demo_wb)
@@ -61,7 +61,7 @@ def App_default_driver():
 KEYS_APP = r"""
 import sys
 from textual.app import App
-from tui.input_driver import PromptEscapeDriver
+from benchtui.tui.input_driver import PromptEscapeDriver
 
 class Keys(App):
     def on_key(self, event):

@@ -1,8 +1,8 @@
 """The matrix's footer (tui/widgets/footer.py): its keys as one line, clickable."""
 from __future__ import annotations
 
-from tui.app import BenchApp
-from tui.widgets.footer import KeysFooter
+from benchtui.tui.app import BenchApp
+from benchtui.tui.widgets.footer import KeysFooter
 from settling import settle
 
 
@@ -66,7 +66,7 @@ async def test_a_remapped_key_shows_as_remapped(demo_wb, tmp_path, monkeypatch):
 
 
 async def test_the_title_line_reads_as_textuals_header_and_its_icon_opens_the_palette(demo_wb, monkeypatch):
-    from tui.widgets.title_bar import TitleBar
+    from benchtui.tui.widgets.title_bar import TitleBar
 
     opened = []
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 from rich.console import Console
 from rich.text import Text
 
-from tui.screens import leaderboard as L
+from benchtui.tui.screens import leaderboard as L
 from settling import wait_workers
 
 
@@ -69,7 +69,7 @@ def test_a_cancelled_render_stops_between_slices():
 async def test_escape_stops_the_render_before_the_screen_goes(demo_wb, monkeypatch):
     import threading
 
-    from tui.app import BenchApp
+    from benchtui.tui.app import BenchApp
 
     started, seen_cancelled = threading.Event(), threading.Event()
 
@@ -111,7 +111,7 @@ async def test_escape_goes_back_before_the_panes_waiting_to_be_shown(demo_wb, mo
 
     from textual import events
 
-    from tui.app import BenchApp
+    from benchtui.tui.app import BenchApp
 
     shown = []
 
@@ -142,9 +142,9 @@ async def test_escape_stops_computing_the_board(demo_wb, monkeypatch):
     stops at its next checkpoint instead of holding the GIL against the matrix."""
     import threading
 
-    import engine.grading.aggregates
+    import benchtui.grading.aggregates
 
-    from tui.app import BenchApp
+    from benchtui.tui.app import BenchApp
 
     started, stopped = threading.Event(), threading.Event()
 
@@ -159,5 +159,5 @@ async def test_escape_stops_computing_the_board(demo_wb, monkeypatch):
             raise
         raise AssertionError("never stopped")
 
-    monkeypatch.setattr(engine.grading.aggregates, "leaderboard", slow_leaderboard)
+    monkeypatch.setattr(benchtui.grading.aggregates, "leaderboard", slow_leaderboard)
     await leave_the_leaderboard_while(BenchApp(demo_wb), started, stopped)  # at the next checkpoint, not after 5 s

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Static
 
-from engine.store.queries import Cell
-from engine.store.database import Store
-from engine.verify.verdicts import ANSWER_VERDICTS
-from tui.app import BenchApp
-from tui.glyphs import legend
-from tui.screens.matrix import _PENDING, cell_text
+from benchtui.store.queries import Cell
+from benchtui.store.database import Store
+from benchtui.verify.verdicts import ANSWER_VERDICTS
+from benchtui.tui.app import BenchApp
+from benchtui.tui.glyphs import legend
+from benchtui.tui.screens.matrix import _PENDING, cell_text
 from settling import wait_workers
 
 # every verdict a cell can carry: engine/store/queries.load_matrix's, and one from a newer version
@@ -37,8 +37,8 @@ def test_every_glyph_a_cell_can_draw_is_in_the_full_legend():
 def test_no_verdict_glyph_reads_as_a_grade():
     """A cell is "glyph grade judge-grade": a glyph that is a grade's letter ("C" for a
     compile error beside "A  B-") reads as one more grade; colour alone is no cue."""
-    from engine.grading.grades import LETTERS
-    from tui.glyphs import UNKNOWN_GLYPH, VERDICTS
+    from benchtui.grading.grades import LETTERS
+    from benchtui.tui.glyphs import UNKNOWN_GLYPH, VERDICTS
 
     starts = {letter[0] for letter in LETTERS}
     for verdict, (glyph, _, _) in VERDICTS.items():

@@ -10,11 +10,11 @@ import random
 from rich.text import Text
 from textual.widgets import DataTable
 
-from engine.store.queries import Cell, ChallengeInfo, Matrix
-from tui.app import BenchApp
-from tui.glyphs import VERDICTS
-from tui.screens.matrix import FILTERS, SORTS, MatrixScreen, cell_text, not_passing
-from tui.widgets.matrix_table import MatrixTable
+from benchtui.store.queries import Cell, ChallengeInfo, Matrix
+from benchtui.tui.app import BenchApp
+from benchtui.tui.glyphs import VERDICTS
+from benchtui.tui.screens.matrix import FILTERS, SORTS, MatrixScreen, cell_text, not_passing
+from benchtui.tui.widgets.matrix_table import MatrixTable
 from settling import settle
 
 
@@ -36,7 +36,7 @@ def synthetic_matrix(n_models: int = 12, n_challenges: int = 30, seed: int = 3) 
 
 def naive_ordered(m: Matrix, sort_mode: str, filter_mode: str):
     """The matrix's ordering as it was computed before (per key, cell by cell)."""
-    from engine.grading.grades import POINTS
+    from benchtui.grading.grades import POINTS
 
     models = list(m.models)
     if sort_mode == "passes":
@@ -171,8 +171,8 @@ async def test_matrix_mouse_lands_where_textuals_metadata_says(demo_wb, monkeypa
     """Clicks and hovers find the cell from the mouse's position: the same cell as
     Textual's per-segment metadata finds, sideways scrolled, fixed column and
     the space after the last column included; a second click opens the cell."""
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
 
     for model in [f"a-long-model-name-{i}" for i in range(8)]:
         (demo_wb.models_dir / model / "fuse").mkdir(parents=True)
@@ -194,8 +194,8 @@ async def test_matrix_mouse_lands_where_textuals_metadata_says(demo_wb, monkeypa
 async def test_matrix_paints_what_textuals_own_datatable_paints(demo_wb, monkeypatch):
     """Every line of the matrix, styles included, after sorts, filters, cursor
     moves and scrolls sideways, is the line Textual's own DataTable code paints."""
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
 
     for model in [f"a-long-model-name-{i}" for i in range(8)]:
         (demo_wb.models_dir / model / "fuse").mkdir(parents=True)
@@ -220,7 +220,7 @@ async def test_matrix_paints_what_textuals_own_datatable_paints(demo_wb, monkeyp
 
 
 def test_palette_index_finds_every_word_in_any_order_then_fuzzily_capped_in_priority_order():
-    from tui.palette_index import PaletteIndex
+    from benchtui.tui.palette_index import PaletteIndex
 
     rows = [("model", f"model-{m:02d}", None, None) for m in range(50)]
     rows += [("challenge", None, f"task_{c:03d}", None) for c in range(200)]
@@ -252,7 +252,7 @@ def test_palette_index_finds_every_word_in_any_order_then_fuzzily_capped_in_prio
 
 
 async def test_back_on_the_matrix_reloads_only_when_the_store_changed(demo_wb):
-    from engine.grading.grades import set_grade
+    from benchtui.grading.grades import set_grade
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -281,7 +281,7 @@ async def test_leaderboard_panes_are_their_tables_rendered_once_at_their_width(d
     the pane's width: what a Static would paint, without re-rendering per layout pass."""
     from rich.console import Console
 
-    from tui.screens.leaderboard import RenderedPane
+    from benchtui.tui.screens.leaderboard import RenderedPane
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -305,8 +305,8 @@ def segments_text(line) -> str:
 def test_a_first_frames_matrix_holds_the_first_challenges_cells_exactly(demo_wb):
     """load_matrix(first=k): every model and challenge, the first k challenges' cells
     exactly as the whole read has them, and nothing else; partial only when cut."""
-    from engine.store.queries import load_matrix
-    from engine.store.database import Store
+    from benchtui.store.queries import load_matrix
+    from benchtui.store.database import Store
 
     with Store(demo_wb.store_path) as store:
         whole = load_matrix(store)
@@ -323,8 +323,8 @@ def test_a_first_frames_matrix_reads_only_the_models_that_can_show(demo_wb):
     """load_matrix(first=k, width=w): only the cells of the first k challenges and
     of the models whose columns (name and two cells of padding at least) fit in
     w cells; every other cell is not read, and says so (is_read)."""
-    from engine.store.queries import load_matrix, models_that_fit
-    from engine.store.database import Store
+    from benchtui.store.queries import load_matrix, models_that_fit
+    from benchtui.store.database import Store
 
     assert models_that_fit(["ab", "cde", "f"], 9) == ["ab", "cde"]  # 4 + 5 = 9 cells
     assert models_that_fit(["ab", "cde", "f"], 8) == ["ab"]
@@ -351,7 +351,7 @@ async def test_a_partial_first_matrix_is_read_whole_before_sorting_or_filtering(
     """The first frame may show a screenful of rows (the rest as "…"); a sort or a
     filter before the worker has read the rest reads it first, so it never sorts
     or filters on part of the matrix. Without the key, the worker completes it."""
-    from engine.store.queries import MatrixPrefetch
+    from benchtui.store.queries import MatrixPrefetch
 
     async def first_frame(reload_works: bool, keys: list[str]):
         app = BenchApp(demo_wb, scan_on_start=False)
@@ -388,8 +388,8 @@ async def test_a_partial_first_matrix_is_read_whole_before_sorting_or_filtering(
 async def test_cells_of_models_not_read_yet_show_pending_not_no_folder(demo_wb, monkeypatch):
     """A first frame read for a narrow window: the other models' cells say "…"
     (not read yet), never "no folder", until the worker has read them."""
-    from engine.store.queries import MatrixPrefetch, load_matrix
-    from engine.store.database import Store
+    from benchtui.store.queries import MatrixPrefetch, load_matrix
+    from benchtui.store.database import Store
 
     with Store(demo_wb.store_path) as store:
         whole = load_matrix(store)

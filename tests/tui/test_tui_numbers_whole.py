@@ -8,11 +8,11 @@ import re
 import pytest
 from textual.widgets import DataTable
 
-from engine.store.database import Store
-from engine.transcripts.model import Entry, Usage
-from tui.app import BenchApp
-from tui.transcript_rows import build_rows
-from tui.widgets.fitted_table import Column, fit_widths
+from benchtui.store.database import Store
+from benchtui.transcripts.model import Entry, Usage
+from benchtui.tui.app import BenchApp
+from benchtui.tui.transcript_rows import build_rows
+from benchtui.tui.widgets.fitted_table import Column, fit_widths
 from settling import settle
 
 NUMBER = re.compile(r"\d[\d.]*(?:e[-+]?\d*)?")

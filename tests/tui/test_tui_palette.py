@@ -6,8 +6,8 @@ import sqlite3
 
 from textual.widget import Widget
 
-from tui.app import BenchApp
-from tui.widgets.jump_palette import JumpInput, JumpList, JumpPalette, search
+from benchtui.tui.app import BenchApp
+from benchtui.tui.widgets.jump_palette import JumpInput, JumpList, JumpPalette, search
 from settling import settle
 
 
@@ -250,7 +250,7 @@ async def test_the_palette_from_the_leaderboard_and_the_help_screen(demo_wb):
 
 
 async def test_no_palette_over_a_question(demo_wb):
-    from tui.screens.confirm import ConfirmScreen
+    from benchtui.tui.screens.confirm import ConfirmScreen
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 from rich.console import Console
 from textual.widgets import DataTable, Static, Tree
 
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from tui.app import BenchApp
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.tui.app import BenchApp
 
 sys.path.insert(0, str(Path(__file__).parent))
 from tui_demo import pi_session  # noqa: E402
@@ -46,7 +46,7 @@ def repaired_session() -> str:
 def add_repaired_transcript(wb) -> tuple[str, int]:
     path = Path(wb.root) / "models" / "demo-careful" / "backwards" / "repaired-session.jsonl"
     path.write_text(repaired_session(), encoding="utf-8")
-    from engine.transcripts import load_transcript
+    from benchtui.transcripts import load_transcript
 
     t = load_transcript(path)
     assert [w.kind for w in t.warnings] == ["repaired"]
@@ -82,7 +82,7 @@ async def test_transcript_repaired_tool_result_is_shown_found_and_filtered(demo_
 
 
 async def test_transcript_expand_all_keeps_the_reading_position_and_is_in_the_footer(demo_wb):
-    from tui.widgets.footer import KeysFooter
+    from benchtui.tui.widgets.footer import KeysFooter
 
     path = Path(demo_wb.root) / "models" / "demo-careful" / "backwards" / "long-session.jsonl"
     path.write_text(pi_session(turns=6, bad_line=False), encoding="utf-8")
@@ -138,7 +138,7 @@ def add_glm5_like_fuse(wb, model: str = "glm5") -> None:
 
 
 def test_main_source_picks_the_answer_not_a_diagram_test_or_demo():
-    from engine.workbench.answer_files import main_source
+    from benchtui.workbench.answer_files import main_source
 
     def files(*names_sizes):
         kinds = {".py": "source", ".cu": "cuda", ".cuh": "cuda", ".md": "doc"}
@@ -202,7 +202,7 @@ async def test_answer_tree_keeps_file_names_and_warnings_at_80x24(demo_wb):
 # -- grades, matrix filter, palette, 80x24 ------------------------------------
 
 async def test_grades_never_cut_a_judge_name(demo_wb):
-    from engine.grading.grades import set_grade
+    from benchtui.grading.grades import set_grade
 
     with Store(demo_wb.store_path) as store:
         set_grade(store, "demo-careful", "backwards", "A-", grader="DeepSeek V4 Pro", grader_kind="judge")
@@ -272,7 +272,7 @@ async def test_matrix_80x24_keeps_the_challenge_column_when_scrolling(demo_wb):
 
 
 def test_leaderboard_keeps_the_mean_and_grades_at_80_columns():
-    from tui.screens.leaderboard import rankings_table
+    from benchtui.tui.screens.leaderboard import rankings_table
 
     s = SimpleNamespace
     lb = s(model_summaries=[
@@ -301,8 +301,8 @@ async def test_leaderboard_explains_head_to_head_level(demo_wb):
 
 def palette_search(app, query: str) -> list[str]:
     """What ctrl+p's palette lists for ``query`` (tui/widgets/jump_palette.py)."""
-    from tui.palette_index import palette_index
-    from tui.widgets.jump_palette import search
+    from benchtui.tui.palette_index import palette_index
+    from benchtui.tui.widgets.jump_palette import search
 
     return [hit.text for hit in search(app, palette_index(app), query, app.screen)]
 
@@ -337,8 +337,8 @@ def _is_json(line: str) -> bool:
 def test_transcript_rows_are_single_lines_even_for_multiline_commands():
     """qwen36/kv runs `python -c "<script>"`: the tool row showed the script's newlines,
     which a one-line row draws over the rows below it."""
-    from engine.transcripts.model import Entry, ToolCall, ToolResult
-    from tui.transcript_rows import build_rows
+    from benchtui.transcripts.model import Entry, ToolCall, ToolResult
+    from benchtui.tui.transcript_rows import build_rows
 
     script = 'cd ./qwen36/kv && python -c "\nimport numpy as np\nprint(np.ones(3))\n"'
     call = ToolCall("c1", "bash", {"command": script}, ToolResult(text="[1. 1. 1.]"))
@@ -357,7 +357,7 @@ PUBLISHED = Path(__file__).resolve().parents[2].parent / "shared" / "published-b
 def published_copy(tmp_path: Path):
     import pytest
 
-    from engine.workbench.layout import find_workbench
+    from benchtui.workbench.layout import find_workbench
 
     if not PUBLISHED.is_dir():
         pytest.skip(f"the published benchmark is not at {PUBLISHED}")
@@ -375,9 +375,9 @@ def published_copy(tmp_path: Path):
 
 
 async def test_published_copy_answer_transcript_grades_palette(tmp_path, monkeypatch):
-    from engine.workbench.answer_files import is_helper
-    from engine.grading.judge_import import import_markdown
-    from engine.store.queries import answer_files
+    from benchtui.workbench.answer_files import is_helper
+    from benchtui.grading.judge_import import import_markdown
+    from benchtui.store.queries import answer_files
 
     wb = published_copy(tmp_path)
     monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))

@@ -13,12 +13,12 @@ import threading
 
 from textual.widgets import DataTable, OptionList
 
-from tui.app import BenchApp
-from tui.screens.whole_frame import ReadAheadScreen
-from tui.screens.compare import CompareScreen
-from tui.screens.grades import GradesScreen
-from tui.screens.transcript import TranscriptScreen
-from tui.widgets.diff_view import DiffView
+from benchtui.tui.app import BenchApp
+from benchtui.tui.screens.whole_frame import ReadAheadScreen
+from benchtui.tui.screens.compare import CompareScreen
+from benchtui.tui.screens.grades import GradesScreen
+from benchtui.tui.screens.transcript import TranscriptScreen
+from benchtui.tui.widgets.diff_view import DiffView
 from settling import settle
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from engine.runner import orchestrate
-from engine.runner.orchestrate import RunEvent
-from engine.store.database import Store
-from tui.app import BenchApp
+from benchtui.runner import orchestrate
+from benchtui.runner.orchestrate import RunEvent
+from benchtui.store.database import Store
+from benchtui.tui.app import BenchApp
 from fakes import like
 from settling import settle
 
@@ -85,7 +85,7 @@ async def test_tui_runs_done_count_survives_a_start(demo_wb, monkeypatch):
 
 
 async def test_tui_quit_mid_run_asks_first(demo_wb):
-    from tui.screens.confirm import ConfirmScreen
+    from benchtui.tui.screens.confirm import ConfirmScreen
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -116,7 +116,7 @@ async def test_tui_quit_mid_run_asks_first(demo_wb):
 async def test_ctrl_c_asks_benchtuis_quit_question_and_quits_when_idle(demo_wb):
     """Ctrl-C is benchtui's quit: its question while runs are going (not Textual's
     generic notice), and a plain quit otherwise."""
-    from tui.screens.confirm import ConfirmScreen
+    from benchtui.tui.screens.confirm import ConfirmScreen
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30), notifications=True) as pilot:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from textual.widgets import DataTable, Log, Select, Static
 
-from engine.host.backends import BackendUnavailable
-from engine.runner import orchestrate
-from engine.runner.orchestrate import RunEvent
-from engine.store.database import Store
-from tui.app import BenchApp
+from benchtui.host.backends import BackendUnavailable
+from benchtui.runner import orchestrate
+from benchtui.runner.orchestrate import RunEvent
+from benchtui.store.database import Store
+from benchtui.tui.app import BenchApp
 from settling import settle
 
 REASON = "backend cuda is not usable on this machine (no NVIDIA GPU found)"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 from textual.widgets._toast import Toast
 
-from tui.app import BenchApp
+from benchtui.tui.app import BenchApp
 from settling import settle
 
 
@@ -48,7 +48,7 @@ async def test_the_leaderboard_has_a_title_line(demo_wb):
 
 
 async def test_blind_mode_on_a_graded_answer_says_why_nothing_is_hidden(demo_wb):
-    from engine.store.database import Store
+    from benchtui.store.database import Store
 
     with Store(demo_wb.store_path) as store:  # the answer the demo's reviewer graded B+
         graded = store.query("select model, challenge from grades g join graders r on r.id = g.grader_id "

@@ -5,7 +5,7 @@ Update after an intended change with: pytest tests/tui/test_tui_snapshots.py --s
 from __future__ import annotations
 
 from settling import settle
-from tui.app import BenchApp
+from benchtui.tui.app import BenchApp
 
 SIZE = (100, 30)
 

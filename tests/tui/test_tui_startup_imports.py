@@ -17,19 +17,19 @@ REPO = Path(__file__).resolve().parents[2]
 
 # Not before the first frame: each costs start-up milliseconds (sqlite_utils,
 # numpy and git far more) and the matrix needs none of them.
-LATER = ("engine.grading.grades", "engine.challenges.definition", "engine.workbench.scan", "engine.runner", "tomllib", "sqlite_utils",
-         "numpy", "git", "pygments", "tui.widgets.jump_palette", "rich._emoji_codes", "argparse",
-         "tui.screens.whole_frame")
+LATER = ("benchtui.grading.grades", "benchtui.challenges.definition", "benchtui.workbench.scan", "benchtui.runner", "tomllib", "sqlite_utils",
+         "numpy", "git", "pygments", "benchtui.tui.widgets.jump_palette", "rich._emoji_codes", "argparse",
+         "benchtui.tui.screens.whole_frame")
 
 PROBE = r"""
 import asyncio, os, sys
 from pathlib import Path
-from engine.cli import Context, parse_args
+from benchtui.cli import Context, parse_args
 
 ctx = Context(parse_args(["--workbench", sys.argv[1]]))  # what `benchtui` resolves before the app
 ctx.store
 ctx.close()
-from tui.app import BenchApp
+from benchtui.tui.app import BenchApp
 
 async def main():
     app = BenchApp(ctx.workbench)  # no rescan: nothing runs after the first frame
@@ -61,9 +61,9 @@ def test_first_frame_of_a_models_workbench_loads_nothing_it_does_not_show(demo_w
 
 
 def test_first_frame_of_a_published_workbench_loads_nothing_it_does_not_show(tmp_path):
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
-    from engine.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
 
     root = tmp_path / "published"
     for model, challenge in (("glm5", "kv"), ("qwen36", "kv"), ("qwen36", "fuse")):
@@ -82,8 +82,8 @@ def test_first_frame_of_a_published_workbench_loads_nothing_it_does_not_show(tmp
 def test_layout_found_without_reading_challenge_files_matches_the_ids(tmp_path):
     # The folder names stand in for the ids at start-up; the bundled ones agree,
     # and a workbench whose own challenge says another id still opens by that id.
-    from engine.challenges import definition as challenges
-    from engine.workbench import layout as workbench
+    from benchtui.challenges import definition as challenges
+    from benchtui.workbench import layout as workbench
 
     assert workbench.BUNDLED_CHALLENGES == challenges.BUNDLED_CHALLENGES
     bundled = challenges.load_challenges(challenges.BUNDLED_CHALLENGES)
@@ -100,8 +100,8 @@ def test_layout_found_without_reading_challenge_files_matches_the_ids(tmp_path):
 
 
 async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(demo_wb):
-    from tui.app import BenchApp
-    from tui.widgets.footer import KeysFooter
+    from benchtui.tui.app import BenchApp
+    from benchtui.tui.widgets.footer import KeysFooter
 
     first: list = []
     app = BenchApp(demo_wb, scan_on_start=True)
@@ -133,7 +133,7 @@ async def test_keys_footer_follows_focus_and_skips_same_keys():
     from textual.binding import Binding
     from textual.widgets import Button
 
-    from tui.widgets.footer import KeysFooter
+    from benchtui.tui.widgets.footer import KeysFooter
 
     class One(Button):
         BINDINGS = [Binding("x", "noop", "Ex")]
@@ -173,7 +173,7 @@ def test_the_first_frame_is_let_out_before_more_work(demo_wb):
     import time
     from types import SimpleNamespace
 
-    from tui.app import BenchApp
+    from benchtui.tui.app import BenchApp
 
     app = BenchApp(demo_wb)
     pending: queue.Queue = queue.Queue()
@@ -211,7 +211,7 @@ def test_the_escape_key_waits_25_ms_unless_the_user_says_otherwise():
     is the escape key (its default: 100 ms, paid by every `esc back`); the
     dashboard's package sets 25 ms before Textual is imported, and a user's own
     ESCDELAY stays."""
-    probe = "import tui.app, textual.constants as c; print(c.ESCAPE_DELAY)"
+    probe = "import benchtui.tui.app, textual.constants as c; print(c.ESCAPE_DELAY)"
     env = {k: v for k, v in __import__("os").environ.items() if k != "ESCDELAY"}
     ours = subprocess.run([sys.executable, "-c", probe], env=env, cwd=REPO, capture_output=True, text=True, check=True)
     theirs = subprocess.run([sys.executable, "-c", probe], env={**env, "ESCDELAY": "150"}, cwd=REPO,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.widgets import DataTable
 
-from tui.app import BenchApp
+from benchtui.tui.app import BenchApp
 from settling import settle
 
 

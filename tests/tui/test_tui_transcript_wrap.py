@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui.transcript_rows import wrap
+from benchtui.tui.transcript_rows import wrap
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz.,()", min_size=1, max_size=15)
 

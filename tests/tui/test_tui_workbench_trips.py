@@ -19,10 +19,10 @@ import pytest
 from rich.text import Text
 from textual.widgets import DataTable, OptionList, Static
 
-from engine.grading.grades import set_grade
-from engine.workbench.scan import scan_workbench
-from engine.store.database import Store
-from tui.app import BenchApp
+from benchtui.grading.grades import set_grade
+from benchtui.workbench.scan import scan_workbench
+from benchtui.store.database import Store
+from benchtui.tui.app import BenchApp
 from fakes import like
 from settling import settle
 
@@ -165,8 +165,8 @@ async def test_matrix_keeps_whole_grades_at_80x24(short_wb, monkeypatch):
 
 
 def published_copy(tmp_path: Path, monkeypatch):
-    from engine.cli import main as cli
-    from engine.workbench.layout import find_workbench
+    from benchtui.cli import main as cli
+    from benchtui.workbench.layout import find_workbench
 
     dest = tmp_path / "pub"
     shutil.copytree(PUBLISHED, dest, ignore=shutil.ignore_patterns("store.db*"))
@@ -221,7 +221,7 @@ async def test_compare_model_picker_highlights_the_current_model(short_wb):
 
 
 def test_pairing_leaves_unrelated_files_alone():
-    from tui.diffing import pair_files
+    from benchtui.tui.diffing import pair_files
 
     def files(*names):
         kinds = {"PROMPT.md": "prompt", "session.jsonl": "transcript", "sesion.jsonl": "transcript"}
@@ -255,7 +255,7 @@ def test_pairing_leaves_unrelated_files_alone():
 def test_main_sources_pair_by_role_and_come_first():
     """The two main sources pair whatever their names, and the screen opens on them,
     not on an identical PROMPT.md."""
-    from tui.diffing import pair_files
+    from benchtui.tui.diffing import pair_files
 
     def files(*names):
         return [{"relpath": n, "kind": "prompt" if n == "PROMPT.md" else "doc" if n.endswith(".md") else "source"}
@@ -337,8 +337,8 @@ async def test_published_compare_pairs_by_role(tmp_path, monkeypatch, capsys):
 # -- 3. runs: history during a live run, enter opens a log, no `null` ----------------
 
 def fake_runs(monkeypatch, gate: threading.Event, seen: dict):
-    import engine.runner.orchestrate as orchestrate
-    from engine.runner.orchestrate import RunEvent
+    import benchtui.runner.orchestrate as orchestrate
+    from benchtui.runner.orchestrate import RunEvent
 
     @like(orchestrate.run_answers)
     def fake_run_answers(workbench, pairs, *, backend="auto", on_event=None, cancel=None, **_):

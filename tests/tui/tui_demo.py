@@ -68,10 +68,10 @@ def pi_session(turns: int = 3, *, pad: int = 0, bad_line: bool = True) -> str:
 
 def build_demo(dest: Path) -> Path:
     """Copy models/ and challenges/ into ``dest``, scan, add fixed runs and grades."""
-    from engine.grading.grades import set_grade
-    from engine.workbench.scan import scan_workbench
-    from engine.store.database import Store
-    from engine.workbench.layout import find_workbench
+    from benchtui.grading.grades import set_grade
+    from benchtui.workbench.scan import scan_workbench
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
 
     # The screens are pinned on the eight bundled challenges: the demo's own
     # worked example (top_p) is left out so the snapshots stay put.

@@ -13,22 +13,22 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import ScreenResume
 from textual.message import Message
 from textual.widget import Widget
-from tui.screens.base import COMPACT_FOOTER_BELOW
-from tui.screens.whole_frame import WholeFrameScreen, measure_tables_now
-from tui.widgets.title_bar import TitleBar
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
+from benchtui.tui.screens.whole_frame import WholeFrameScreen, measure_tables_now
+from benchtui.tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
-from engine.challenges.prompts import prompt_source, run_prompt_line
-from engine.store import queries
-from engine.workbench.answer_files import main_source
-from engine.verify.verdicts import figure_within
-from engine.workbench.scan_records import INFO_KINDS
-from engine.grading.grades import current_grades
-from tui.glyphs import check_cell, check_value, verdict_text
-from tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
-from tui.widgets.fitted_table import Column, FittedTable
-from tui.widgets.footer import KeysFooter
-from tui.widgets.steady_tree import SteadyTree
+from benchtui.challenges.prompts import prompt_source, run_prompt_line
+from benchtui.store import queries
+from benchtui.workbench.answer_files import main_source
+from benchtui.verify.verdicts import figure_within
+from benchtui.workbench.scan_records import INFO_KINDS
+from benchtui.grading.grades import current_grades
+from benchtui.tui.glyphs import check_cell, check_value, verdict_text
+from benchtui.tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
+from benchtui.tui.widgets.fitted_table import Column, FittedTable
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.steady_tree import SteadyTree
 
 MAX_VIEW_BYTES = 2 * 1024 * 1024  # bigger files are summarised, not rendered
 # Above this a file is shown as plain text first and highlighted after (in the
@@ -105,7 +105,7 @@ def read_answer_file(path: Path) -> tuple[str, str]:
     """The head of a file as text, and a note for the reader ("" when none): the file
     is cut, or is not UTF-8 (its undecodable bytes are shown as �). ValueError for
     binary content (raw bytes would break the layout)."""
-    from engine.workbench.caps import BINARY_TEXT
+    from benchtui.workbench.caps import BINARY_TEXT
 
     with open(path, "rb") as fh:
         data = fh.read(MAX_VIEW_BYTES + 1)
@@ -689,7 +689,7 @@ class AnswerScreen(WholeFrameScreen):
 
     @work(thread=True, exclusive=True, group="answer-adapter")
     def ask_adapter(self) -> None:
-        from engine.challenges import adapters
+        from benchtui.challenges import adapters
 
         try:
             workbench = self.app.workbench
@@ -714,7 +714,7 @@ class AnswerScreen(WholeFrameScreen):
         self.app.call_from_thread(self._confirm_adapter, where, detail)
 
     def _confirm_adapter(self, where: str, detail: str) -> None:
-        from tui.screens.confirm import ConfirmScreen
+        from benchtui.tui.screens.confirm import ConfirmScreen
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -724,7 +724,7 @@ class AnswerScreen(WholeFrameScreen):
 
     @work(thread=True, exclusive=True, group="answer-adapter")
     def scaffold_adapter(self) -> None:
-        from engine.challenges import adapters
+        from benchtui.challenges import adapters
 
         try:
             # confirmed: the question named what it replaces
@@ -777,7 +777,7 @@ def coverage_note(run: dict) -> Text:
     each one not passed with its reason."""
     import json
 
-    from engine.challenges.coverage import summary
+    from benchtui.challenges.coverage import summary
 
     try:
         cov = json.loads(run.get("coverage") or "null") or []

@@ -14,11 +14,11 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from tui.diffing import diff_texts
-from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from tui.widgets.title_bar import TitleBar
-from tui.widgets.footer import KeysFooter
-from tui.widgets.diff_view import DiffView
+from benchtui.tui.diffing import diff_texts
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.diff_view import DiffView
 
 
 # The README's advice (`benchtui audit --jobs 2 --mutants 40`): a whole audit of the demo is
@@ -106,7 +106,7 @@ class AuditScreen(GuardedScreen):
     @work(thread=True, exclusive=True, group="audit-load")
     def load(self) -> None:
         try:
-            from engine.audit.report import challenge_reports
+            from benchtui.audit.report import challenge_reports
 
             with self.app.open_store() as store:
                 reports = challenge_reports(store)
@@ -175,7 +175,7 @@ class AuditScreen(GuardedScreen):
 
     @work(thread=True, exclusive=True, group="audit-diff")
     def build_diff(self, key: str, s: dict) -> None:
-        from engine.audit.report import apply_diff, original_text
+        from benchtui.audit.report import apply_diff, original_text
 
         with self.app.open_store() as store:
             original = original_text(store, self.app.workbench, s["model"], s["challenge"], s["file"])
@@ -202,8 +202,8 @@ class AuditScreen(GuardedScreen):
         return self.survivors.get(key)
 
     def action_mark(self, equivalent: bool) -> None:
-        from engine.audit.report import mark
-        from engine.grading.grades import default_grader_name
+        from benchtui.audit.report import mark
+        from benchtui.grading.grades import default_grader_name
 
         s = self._current_survivor()
         if s is None:
@@ -226,7 +226,7 @@ class AuditScreen(GuardedScreen):
         import tempfile
         from pathlib import Path
 
-        from engine.audit.core import REFERENCE, AuditOptions, Auditor
+        from benchtui.audit.core import REFERENCE, AuditOptions, Auditor
 
         try:
             with tempfile.TemporaryDirectory(prefix="benchtui-audit-count-") as tmp:
@@ -238,7 +238,7 @@ class AuditScreen(GuardedScreen):
         self.post_message(self.Counted(len(targets) - references, references))
 
     def on_audit_screen_counted(self, message: Counted) -> None:
-        from tui.screens.confirm import ConfirmScreen
+        from benchtui.tui.screens.confirm import ConfirmScreen
 
         if message.error:
             self.app.report_error("audit", message.error)
@@ -277,7 +277,7 @@ class AuditScreen(GuardedScreen):
 
     @work(thread=True, exclusive=True, group="audit-run")
     def run_audit(self) -> None:
-        from engine.audit.core import AuditOptions, run_audit
+        from benchtui.audit.core import AuditOptions, run_audit
 
         def on_event(e) -> None:
             if e.kind == "planned":

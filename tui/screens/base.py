@@ -27,7 +27,7 @@ class GuardedScreen(Screen):
         self.fit_footer()
 
     def fit_footer(self) -> None:
-        from tui.widgets.footer import KeysFooter
+        from benchtui.tui.widgets.footer import KeysFooter
 
         narrow = self.app.size.width < COMPACT_FOOTER_BELOW
         for footer in self.query(KeysFooter):  # it shows the palette key while it fits

@@ -9,18 +9,18 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from tui.screens.base import COMPACT_FOOTER_BELOW
-from tui.screens.whole_frame import ReadAheadScreen
-from tui.widgets.title_bar import TitleBar
-from tui.widgets.footer import KeysFooter
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
+from benchtui.tui.screens.whole_frame import ReadAheadScreen
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from engine.store import queries
-from tui.diffing import Diff, diff_texts, pair_files
-from tui.screens.answer import main_file_of, read_text_file
-from tui.widgets.option_list import SteadyOptionList
-from tui.widgets.diff_view import DiffView
+from benchtui.store import queries
+from benchtui.tui.diffing import Diff, diff_texts, pair_files
+from benchtui.tui.screens.answer import main_file_of, read_text_file
+from benchtui.tui.widgets.option_list import SteadyOptionList
+from benchtui.tui.widgets.diff_view import DiffView
 
 NO_FILE = "— (no related file)"
 

@@ -10,14 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from tui.screens.base import COMPACT_FOOTER_BELOW
-from tui.screens.whole_frame import ReadAheadScreen
-from tui.widgets.title_bar import TitleBar
-from tui.widgets.footer import KeysFooter
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
+from benchtui.tui.screens.whole_frame import ReadAheadScreen
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Input, Static
 
-from engine.grading import grades as G
-from tui.glyphs import grade_style
+from benchtui.grading import grades as G
+from benchtui.tui.glyphs import grade_style
 
 
 def step_letter(letter: str | None, step: int) -> str | None:

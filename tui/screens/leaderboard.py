@@ -14,14 +14,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.strip import Strip
-from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from tui.widgets.title_bar import TitleBar
-from tui.widgets.footer import KeysFooter
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import Static
 
-from engine.grading.grades import LETTERS
-from tui.glyphs import grade_style
-from tui.store_watch import store_fingerprint
+from benchtui.grading.grades import LETTERS
+from benchtui.tui.glyphs import grade_style
+from benchtui.tui.store_watch import store_fingerprint
 
 
 def _best_worst(letter: str | None, challenge: str | None) -> Text:
@@ -301,7 +301,7 @@ class LeaderboardScreen(GuardedScreen):
 
         try:
             if board is None:
-                from engine.grading.aggregates import leaderboard
+                from benchtui.grading.aggregates import leaderboard
 
                 with self.app.open_store() as store:
                     board = leaderboard(store, checkpoint=checkpoint)

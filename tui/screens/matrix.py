@@ -9,14 +9,14 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from tui.screens.base import GuardedScreen
+from benchtui.tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Static
 
-from tui.widgets.matrix_table import MatrixTable
+from benchtui.tui.widgets.matrix_table import MatrixTable
 
-from tui.widgets.footer import KeysFooter
-from tui.widgets.title_bar import TitleBar
-from tui.glyphs import PENDING_MARK, WARNING_MARK, grade_style, legend, verdict_glyph, VERDICTS
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.glyphs import PENDING_MARK, WARNING_MARK, grade_style, legend, verdict_glyph, VERDICTS
 
 SORTS = ("order", "passes", "grade", "name")
 FILTERS = ("all", "not passing", "ungraded")
@@ -123,7 +123,7 @@ class MatrixScreen(GuardedScreen):
                 except Exception:
                     matrix = None  # read it again below: its error, if any, is reported there
             if matrix is None:
-                from engine.store.queries import load_matrix
+                from benchtui.store.queries import load_matrix
 
                 matrix = load_matrix(self.app.store)
             self.on_matrix_screen_loaded(self.Loaded(matrix))
@@ -134,7 +134,7 @@ class MatrixScreen(GuardedScreen):
         self.app.after_first_frame(self._start_watching)
 
     def _start_watching(self) -> None:
-        from tui.store_watch import watch_store
+        from benchtui.tui.store_watch import watch_store
 
         watch_store(self, self._store_changed)
 
@@ -162,7 +162,7 @@ class MatrixScreen(GuardedScreen):
                 self.reload()
 
     def _store_fingerprint(self) -> tuple | None:
-        from tui.store_watch import store_fingerprint
+        from benchtui.tui.store_watch import store_fingerprint
 
         return store_fingerprint(self.app)
 
@@ -172,7 +172,7 @@ class MatrixScreen(GuardedScreen):
         """Show what the store holds at once; then, on start-up or on request,
         rescan the workbench (incremental) and show the result."""
         try:
-            from engine.store.queries import load_matrix  # imported here: keeps start-up off the main thread
+            from benchtui.store.queries import load_matrix  # imported here: keeps start-up off the main thread
 
             with self.app.open_store() as store:
                 seq = next(self._read_seq)
@@ -180,9 +180,9 @@ class MatrixScreen(GuardedScreen):
                 self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else "", seq))
                 if not rescan:
                     return
-                from engine.runner.orchestrate import mark_interrupted
-                from engine.workbench.scan import scan_workbench
-                from engine.store.database import damage_message
+                from benchtui.runner.orchestrate import mark_interrupted
+                from benchtui.workbench.scan import scan_workbench
+                from benchtui.store.database import damage_message
 
                 self._rescanning = True
                 problem = store.damage()  # a big store is checked here, not before the first frame
@@ -196,7 +196,7 @@ class MatrixScreen(GuardedScreen):
                 seq = next(self._read_seq)
                 self.post_message(self.Loaded(load_matrix(store), note, seq))
                 try:
-                    from tui.palette_index import palette_index
+                    from benchtui.tui.palette_index import palette_index
 
                     palette_index(self.app, store)  # ctrl+p then opens on a built index
                     # and its palette is mounted (hidden) now, not on the first ctrl+p (~0.2 s)
@@ -242,7 +242,7 @@ class MatrixScreen(GuardedScreen):
         matrix is read whole here, if its worker has not brought it yet (~0.1 s at
         10,000 answers)."""
         if self.matrix is not None and self.matrix.partial:
-            from engine.store.queries import load_matrix
+            from benchtui.store.queries import load_matrix
 
             self.matrix = load_matrix(self.app.store)
 
@@ -301,7 +301,7 @@ class MatrixScreen(GuardedScreen):
         first), 1.0 with none; once per loaded matrix."""
         facts = self._facts()
         if "grade" not in facts:
-            from engine.grading.grades import POINTS  # here: the first frame does without engine.grading.grades
+            from benchtui.grading.grades import POINTS  # here: the first frame does without engine.grading.grades
 
             grade = {}
             for model, letters in facts["letters"].items():
@@ -438,7 +438,7 @@ class MatrixScreen(GuardedScreen):
         self.action_open()
 
     def _covers(self, run_id: int | None) -> str:
-        from engine.store.queries import run_covers
+        from benchtui.store.queries import run_covers
 
         try:
             return run_covers(self.app.store, run_id)

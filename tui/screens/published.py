@@ -14,10 +14,10 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
 
-from tui.glyphs import verdict_text
-from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from tui.widgets.footer import KeysFooter
-from tui.widgets.title_bar import TitleBar
+from benchtui.tui.glyphs import verdict_text
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.title_bar import TitleBar
 
 AGREEMENT_STYLE = {"agree": "green", "disagree": "bold red"}
 
@@ -112,7 +112,7 @@ class PublishedScreen(GuardedScreen):
     @work(thread=True, exclusive=True, group="published-load")
     def load(self) -> None:
         try:
-            from engine.decks.compare import compare
+            from benchtui.decks.compare import compare
 
             with self.app.open_store() as store:
                 if "deck_results" not in store.table_names():
@@ -158,7 +158,7 @@ class PublishedScreen(GuardedScreen):
 
     @work(thread=True, exclusive=True, group="published-detail")
     def show_detail(self, row: dict) -> None:
-        from engine.decks.compare import published_detail
+        from benchtui.decks.compare import published_detail
 
         published = []
         if row["model"]:

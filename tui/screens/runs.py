@@ -19,15 +19,15 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from tui.widgets.fitted_table import Column, FittedTable
-from tui.widgets.title_bar import TitleBar
-from tui.widgets.footer import KeysFooter
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.widgets.fitted_table import Column, FittedTable
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Label, Log, Select, Static
 
-from engine.store import queries
-from tui.glyphs import VERDICTS, check_value, verdict_text
-from tui.messages import RunProgress, RunsDone
+from benchtui.store import queries
+from benchtui.tui.glyphs import VERDICTS, check_value, verdict_text
+from benchtui.tui.messages import RunProgress, RunsDone
 
 # Short enough for the 24-column select: a longer label wraps and the controls take a row more.
 SCOPES = (("this answer", "answer"), ("this model", "column"), ("this challenge", "row"), ("every answer", "all"))
@@ -110,7 +110,7 @@ class RunsScreen(GuardedScreen):
         self.query_one("#runs-progress", Static).display = False  # shown once a batch starts: no blank row
         self.action_reload()
         self.query_one("#runs-scope", Select).focus()
-        from tui.store_watch import watch_store
+        from benchtui.tui.store_watch import watch_store
 
         watch_store(self, self.action_reload)  # runs started elsewhere appear in the history
 
@@ -170,7 +170,7 @@ class RunsScreen(GuardedScreen):
             self.query_one("#runs-table", DataTable).focus()
         self.running = True
         self.cancel_event = threading.Event()
-        from engine.host.config import default_cluster
+        from benchtui.host.config import default_cluster
 
         cluster = default_cluster()
         self.query_one("#runs-progress", Static).update(f"starting {len(pairs)} run(s) on {backend}"
@@ -179,18 +179,18 @@ class RunsScreen(GuardedScreen):
 
     @work(thread=True, exclusive=True, group="runs")
     def run_batch(self, pairs: list[tuple[str, str]], backend: str, cancel: threading.Event) -> None:
-        from engine.host.backends import BackendUnavailable
+        from benchtui.host.backends import BackendUnavailable
 
         try:
-            from engine.host.config import default_cluster
-            from engine.runner.orchestrate import run_answers
+            from benchtui.host.config import default_cluster
+            from benchtui.runner.orchestrate import run_answers
 
             address = default_cluster()  # [cluster] address in the config file, or $BENCHTUI_CLUSTER
             if address is None:
                 run_answers(self.app.workbench, pairs, backend=backend, cancel=cancel,
                             on_event=lambda e: self.post_message(RunProgress(e)))
             else:
-                from engine.cluster.ray_cluster import open_cluster
+                from benchtui.cluster.ray_cluster import open_cluster
 
                 # x cancels the Ray tasks too (force: their workers and sandboxes go)
                 with open_cluster(address) as cluster:

@@ -9,16 +9,16 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from tui.screens.base import COMPACT_FOOTER_BELOW
-from tui.screens.whole_frame import ReadAheadScreen
-from tui.widgets.title_bar import TitleBar
-from tui.widgets.footer import KeysFooter
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
+from benchtui.tui.screens.whole_frame import ReadAheadScreen
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.transcript_rows import FILTERS, branch_entries, build_rows
-from tui.widgets.option_list import SteadyOptionList
-from tui.widgets.transcript_view import TranscriptView
+from benchtui.tui.transcript_rows import FILTERS, branch_entries, build_rows
+from benchtui.tui.widgets.option_list import SteadyOptionList
+from benchtui.tui.widgets.transcript_view import TranscriptView
 
 
 def totals_text(t) -> Text:
@@ -115,7 +115,7 @@ class TranscriptScreen(ReadAheadScreen):
 
     def read(self, app) -> Parsed:
         """The transcript, parsed; a parse error is a message, not an exception."""
-        from engine.transcripts import TranscriptError, load_transcript
+        from benchtui.transcripts import TranscriptError, load_transcript
 
         started = time.perf_counter()
         try:

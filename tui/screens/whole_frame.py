@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.scrollbar import ScrollBar, ScrollBarCorner
 from textual.widget import AwaitMount
 
-from tui.screens.base import GuardedScreen
+from benchtui.tui.screens.base import GuardedScreen
 
 
 def measure_tables_now(screen) -> None:

@@ -26,12 +26,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from engine.grading.judge_import import import_markdown  # noqa: E402
-from engine.grading.grades import set_grade  # noqa: E402
-from engine.runner.orchestrate import run_answers  # noqa: E402
-from engine.workbench.scan import scan_workbench  # noqa: E402
-from engine.store.database import Store  # noqa: E402
-from engine.workbench.layout import find_workbench  # noqa: E402
+from benchtui.grading.judge_import import import_markdown  # noqa: E402
+from benchtui.grading.grades import set_grade  # noqa: E402
+from benchtui.runner.orchestrate import run_answers  # noqa: E402
+from benchtui.workbench.scan import scan_workbench  # noqa: E402
+from benchtui.store.database import Store  # noqa: E402
+from benchtui.workbench.layout import find_workbench  # noqa: E402
 
 os.environ["BENCHTUI_GRADER"] = "reviewer"  # the human grader the screenshots show
 SIZE = (120, 34)
@@ -48,7 +48,7 @@ PUBLISHED_JUDGE = "DeepSeek V4 Pro"
 def prepare_published(root: Path):
     """A scratch copy of the published benchmark, scanned, run, with its judge's grades
     (no human grades: nobody graded these answers by hand)."""
-    from engine.grading.judge_import import ImportError_
+    from benchtui.grading.judge_import import ImportError_
 
     shutil.copytree(PUBLISHED, root, ignore=shutil.ignore_patterns("store.db*", ".git"))
     for path in [root, *root.rglob("*")]:  # the shared folder is read-only; the copy needs a store
@@ -102,7 +102,7 @@ PUBLISHED_SHOTS = {
 
 
 async def shoot(wb, shots: dict | None = None) -> None:
-    from tui.app import BenchApp
+    from benchtui.tui.app import BenchApp
 
     shots = shots or {
         "matrix": [],

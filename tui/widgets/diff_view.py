@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from tui.diffing import Diff, DiffRow, UnifiedRow
-from tui.widgets.line_view import LineView
+from benchtui.tui.diffing import Diff, DiffRow, UnifiedRow
+from benchtui.tui.widgets.line_view import LineView
 
 SIDE_BG = {"delete": "on #3c1f1f", "insert": "on #1f3c1f", "replace": "on #2f2f1a"}
 INTRA = {"left": "bold white on #7a2a2a", "right": "bold white on #2a6a2a"}

@@ -19,7 +19,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
-from engine.commands.fit import cut
+from benchtui.commands.fit import cut
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ from textual.widget import Widget
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
-from tui.palette_index import PaletteIndex, Target, palette_index
-from tui.widgets.option_list import SteadyOptionList
+from benchtui.tui.palette_index import PaletteIndex, Target, palette_index
+from benchtui.tui.widgets.option_list import SteadyOptionList
 
 DISCOVER = 40  # targets listed for an empty query
 HIGHLIGHT = "bold underline"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from tui.transcript_rows import Row
-from tui.widgets.line_view import LineView
+from benchtui.tui.transcript_rows import Row
+from benchtui.tui.widgets.line_view import LineView
 
 ROLE_STYLES = {
     "user": "bold green", "assistant": "bold cyan", "tool_result": "bold yellow", "system": "bold magenta",

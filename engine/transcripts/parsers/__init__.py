@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from engine.transcripts.model import Transcript
-from engine.transcripts.parsers import chat, claude_code, codex, opencode_export, opencode_run, pi
+from benchtui.transcripts.model import Transcript
+from benchtui.transcripts.parsers import chat, claude_code, codex, opencode_export, opencode_run, pi
 
 PARSERS: dict[str, Callable[[str, str], Transcript]] = {
     "pi": pi.parse,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from engine.transcripts.detect import looks_like_chat  # noqa: F401  (the rule that picks this format)
-from engine.transcripts.model import (
+from benchtui.transcripts.detect import looks_like_chat  # noqa: F401  (the rule that picks this format)
+from benchtui.transcripts.model import (
     ASSISTANT, RAW, USER, W_BAD_ENTRY, Branch, Entry, Header, Transcript, TranscriptWarning,
 )
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.transcripts import fields as f
-from engine.transcripts.lines import Line, read_lines
-from engine.transcripts.model import (
+from benchtui.transcripts import fields as f
+from benchtui.transcripts.lines import Line, read_lines
+from benchtui.transcripts.model import (
     ASSISTANT, META, RAW, SYSTEM, TOOL_RESULT, USER, W_BAD_ENTRY, W_UNKNOWN_TYPE, Entry, Header,
     ToolCall, Transcript, TranscriptWarning, Usage,
 )
-from engine.transcripts.pairing import pair_tool_results
-from engine.transcripts.tree import Node, build
+from benchtui.transcripts.pairing import pair_tool_results
+from benchtui.transcripts.tree import Node, build
 
 # Bookkeeping line types with nothing to read; kept as META without a warning.
 BOOKKEEPING = {"file-history-snapshot", "queue-operation", "progress", "attachment"}

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 
-from engine.transcripts import fields as f
-from engine.transcripts.lines import read_lines
-from engine.transcripts.model import (
+from benchtui.transcripts import fields as f
+from benchtui.transcripts.lines import read_lines
+from benchtui.transcripts.model import (
     ASSISTANT, COMPACTION, META, RAW, SYSTEM, TOOL_RESULT, USER, W_BAD_ENTRY, W_UNKNOWN_TYPE,
     Branch, Entry, Header, ToolCall, Transcript, TranscriptWarning, Usage,
 )
-from engine.transcripts.pairing import pair_tool_results
+from benchtui.transcripts.pairing import pair_tool_results
 
 _CONTEXT = re.compile(r"^\s*<(environment_context|user_instructions|permissions|INSTRUCTIONS)\b")
 # event_msg types that repeat response items (shown once, from the items).

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.transcripts import fields as f
-from engine.transcripts.model import TOOL_RESULT, Entry, ToolCall, Usage
+from benchtui.transcripts import fields as f
+from benchtui.transcripts.model import TOOL_RESULT, Entry, ToolCall, Usage
 
 
 def usage(tokens: Any) -> Usage | None:

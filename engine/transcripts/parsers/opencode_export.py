@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 
-from engine.transcripts import fields as f
-from engine.transcripts.model import (
+from benchtui.transcripts import fields as f
+from benchtui.transcripts.model import (
     ASSISTANT, RAW, SYSTEM, USER, W_BAD_ENTRY, W_UNKNOWN_TYPE, Branch, Entry, Header,
     Transcript, TranscriptError, TranscriptWarning,
 )
-from engine.transcripts.pairing import pair_tool_results
-from engine.transcripts.parsers.opencode_common import tool_part, usage
+from benchtui.transcripts.pairing import pair_tool_results
+from benchtui.transcripts.parsers.opencode_common import tool_part, usage
 
 # Parts that carry nothing to read.
 QUIET_PARTS = {"step-start", "step-finish", "snapshot", "patch", "agent", "retry", "compaction"}

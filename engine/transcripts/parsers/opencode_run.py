@@ -5,14 +5,14 @@ entry, tool_use events add a call and its result.
 """
 from __future__ import annotations
 
-from engine.transcripts import fields as f
-from engine.transcripts.lines import read_lines
-from engine.transcripts.model import (
+from benchtui.transcripts import fields as f
+from benchtui.transcripts.lines import read_lines
+from benchtui.transcripts.model import (
     ASSISTANT, RAW, SYSTEM, W_BAD_ENTRY, W_UNKNOWN_TYPE, Branch, Entry, Header, Transcript,
     TranscriptWarning,
 )
-from engine.transcripts.pairing import pair_tool_results
-from engine.transcripts.parsers.opencode_common import tool_part, usage
+from benchtui.transcripts.pairing import pair_tool_results
+from benchtui.transcripts.parsers.opencode_common import tool_part, usage
 
 
 def parse(text: str, path: str = "") -> Transcript:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.transcripts import fields as f
-from engine.transcripts.lines import Line, read_lines
-from engine.transcripts.model import (
+from benchtui.transcripts import fields as f
+from benchtui.transcripts.lines import Line, read_lines
+from benchtui.transcripts.model import (
     ASSISTANT, BRANCH_SUMMARY, COMPACTION, META, RAW, SYSTEM, TOOL_RESULT, USER, W_BAD_ENTRY,
     W_UNKNOWN_TYPE, Entry, Header, ToolCall, Transcript, TranscriptWarning, Usage,
 )
-from engine.transcripts.pairing import pair_tool_results
-from engine.transcripts.tree import Node, build
+from benchtui.transcripts.pairing import pair_tool_results
+from benchtui.transcripts.tree import Node, build
 
 
 def parse(text: str, path: str = "") -> Transcript:
