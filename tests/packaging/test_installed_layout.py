@@ -62,6 +62,8 @@ def outer_site_dirs() -> list[str]:
     uv), or the system's outside any virtualenv. Only the folders: their .pth
     files are not read, so an editable install's path to the clone stays out."""
     dirs = list(site_module.getsitepackages())
+    # and site folders another .pth put on the path (a virtualenv layered on a shared one)
+    dirs += [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and p not in dirs]
     if site_module.ENABLE_USER_SITE:
         dirs.append(site_module.getusersitepackages())
     return [d for d in dirs if Path(d).is_dir()]
