@@ -117,7 +117,7 @@ def matrix_markers(root: Path) -> list:
 
 
 def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:
-    """Two private copies of engine/ and tui/ (challenges/ linked beside them),
+    """Two private copies of the benchtui package (engine/ with tui/ inside, the bundled folders linked),
     put first on PYTHONPATH so `benchtui` runs them: "bytecode" precompiled,
     as a normal install has them; "no_bytecode" without any, as an editable
     install has them on a machine that sets PYTHONDONTWRITEBYTECODE (this one
@@ -128,11 +128,14 @@ def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:
     out = {}
     for mode in ("bytecode", "no_bytecode"):
         dest = tmp / mode
-        for folder in ("engine", "tui"):
-            shutil.copytree(source / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
-        (dest / "challenges").symlink_to(source / "challenges")
+        package = dest / "benchtui"  # laid out as the wheel lays it out: engine/ is the package, tui/ inside it
+        shutil.copytree(source / "engine", package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(source / "tui", package / "tui", ignore=shutil.ignore_patterns("__pycache__"))
+        (package / "bundled").mkdir()
+        (package / "bundled" / "challenges").symlink_to(source / "challenges")
+        (package / "bundled" / "demo").symlink_to(source / "models")
         if mode == "bytecode":
-            subprocess.run([sys.executable, "-m", "compileall", "-q", str(dest / "engine"), str(dest / "tui")], check=True)
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(package)], check=True)
         out[mode] = dest
     return out
 
@@ -162,7 +165,7 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45),
         envs = {}
         for mode, copy in code_copies(tmp, code).items():
             envs[mode] = {**base, "PYTHONPATH": os.pathsep.join(filter(None, [str(copy), os.environ.get("PYTHONPATH")]))}
-            probe = subprocess.run([python3, "-c", "import engine, tui; print(engine.__file__, tui.__file__)"],
+            probe = subprocess.run([python3, "-c", "import benchtui, benchtui.tui; print(benchtui.__file__, benchtui.tui.__file__)"],
                                    env=envs[mode], cwd=tmp, capture_output=True, text=True, check=True).stdout.split()
             assert all(Path(f).is_relative_to(copy) for f in probe), f"benchtui would not run the copy: {probe}"
         for r in range(rounds):
