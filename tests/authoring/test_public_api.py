@@ -111,6 +111,28 @@ def test_the_docs_worked_example_runs_as_written(tmp_path):
     assert got["hasty"] == ("fail", {"zero_row": "fail", "random_rows": "pass"})
 
 
+def test_the_worked_example_is_sound_once_its_prompt_is_written(capsys, tmp_path):
+    # what the page says beneath it: a PROMPT.md in the requirements' words and its hash under [prompts]
+    root = tmp_path / "wb"
+    (root / "models" / "alpha").mkdir(parents=True)
+    for rel, body in example_files().items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body, encoding="utf-8")
+    folder = root / "challenges" / "unit_rows"
+    prompt = ("# Unit rows\n\nImplement `unit_rows(x)` in NumPy: for a 2-D float64 array, return an array of its "
+              "shape that scales each row to unit length; an all-zero row stays zero.\n")
+    (folder / "PROMPT.md").write_text(prompt)
+    (folder / "ADAPTER.md").write_text("`unit_rows(x)` -> an array of x's shape.\n")
+    with open(folder / "challenge.toml", "a") as fh:
+        fh.write(f'\n[prompts.workbench]\nsha256 = ["{api.prompt_sha256(prompt)}"]\n')
+    try:
+        code = main(["--workbench", str(root), "challenge", "check", "unit_rows", "--seeds", "1", "--mutants", "0"])
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr().out
+    assert code == 0 and out.rstrip().endswith("sound"), out
+
+
 # -- a challenge still on the old name ------------------------------------------------
 
 @pytest.fixture
