@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from benchtui.verify.suite import CheckFailed
+from benchtui.api import CheckFailed
 
 FORWARD_NAMES = ("forward", "layer_norm_forward", "layernorm_forward", "layer_norm_fwd", "layernorm_fwd",
                  "ln_forward", "ln_fwd")

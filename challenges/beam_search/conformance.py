@@ -10,9 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchtui.verify import verdicts as V
-from benchtui.verify.binding import load_module
-from benchtui.verify.suite import InputMutated
+from benchtui.api import InputMutated, V, load_module
 
 NAMES = ("batched_beam_search", "beam_search_batched", "batch_beam_search", "beam_search", "batched_beam_search_numpy")
 SYNONYMS = {

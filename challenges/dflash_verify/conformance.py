@@ -13,10 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchtui.verify import verdicts as V
-from benchtui.verify.binding import Unbound
-from benchtui.verify.binding import load_module
-from benchtui.verify.suite import InputMutated, describe_exception
+from benchtui.api import InputMutated, Unbound, V, describe_exception, load_module
 
 MASK_NAMES = ("build_tree_mask", "tree_mask", "build_tree_attention_mask", "make_tree_mask",
               "tree_attention_mask", "build_attention_mask")

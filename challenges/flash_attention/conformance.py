@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from benchtui.verify.suite import CheckFailed
+from benchtui.api import CheckFailed
 
 NAMES = ("flash_attention_fwd", "flash_attention_forward", "flash_attn_fwd", "flash_attn_forward",
          "flash_attention", "flash_forward", "tiled_attention", "flash_attn")

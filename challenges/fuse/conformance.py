@@ -16,11 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchtui.verify import cuda_suite
-from benchtui.verify.cuda_device import seeded_rows
-from benchtui.verify import verdicts as V
-from benchtui.runner import seeds as run_seeds
-from benchtui.verify.suite import CheckFailed, InputMutated
+from benchtui.api import CheckFailed, InputMutated, V, cuda_suite, derive_seed, load_module, seeded_rows
 
 SYMBOL = "benchtui_softmax_topk"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const float* logits, int rows, int V, int k, "
@@ -213,7 +209,7 @@ class FuseChecks:
         rows, vocab, k = (int(s.threshold(n, d)) for n, d in (("timing_rows", 4096), ("timing_V", 151936), ("timing_k", 32)))
         warmup, trials = int(s.threshold("timing_warmup", 3)), int(s.threshold("timing_trials", 30))
         # 128-bit seeds, one per call, derived one-way from the run's secret seed
-        return rows, vocab, k, warmup, [run_seeds.derive(s.seed, f"fuse-timing-{t}") for t in range(warmup + trials)]
+        return rows, vocab, k, warmup, [derive_seed(s.seed, f"fuse-timing-{t}") for t in range(warmup + trials)]
 
     def measure_baseline(self) -> None:
         """Time the library baseline now (gpu_checks: before the answer's library exists)."""
@@ -349,8 +345,6 @@ def library_baseline(rows: int, vocab: int, k: int, seeds: list[int], harness) -
 
 
 def load_reference():
-    from benchtui.verify.binding import load_module
-
     return load_module(Path(__file__).with_name("reference.py"), "benchtui_reference_fuse_baseline")
 
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchtui.verify import reach_report
-from benchtui.verify.suite import CheckFailed
+from benchtui.api import CheckFailed, reach_report
 
 CLASS_NAMES = ("KVCache", "KvCache", "KVCacheNumpy", "Cache", "DecodeCache", "IncrementalDecoder")
 FACTORY_NAMES = ("make_cache", "new_cache", "create_cache", "make_session")

@@ -19,11 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchtui.runner import seeds as run_seeds
-from benchtui.verify import cuda_suite
-from benchtui.verify import verdicts as V
-from benchtui.verify.cuda_device import bf16_bits, bf16_to_float32, seeded_values
-from benchtui.verify.suite import CheckFailed, InputMutated
+from benchtui.api import (CheckFailed, InputMutated, V, bf16_bits, bf16_to_float32, cuda_suite, derive_seed,
+                          seeded_values)
 
 SYMBOL = "benchtui_paged_attention"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, "
@@ -311,7 +308,7 @@ class PagedChecks:
         outputs = [("float32", n_out, NAN_BITS)]
         scratch = max(4 * int(info.get("l2_bytes") or 0), 256 * 2**20)
         cycles = p["warmup"] + p["trials"]
-        seeds = [[[run_seeds.derive(s.seed, f"paged-timing-{t}-{launch}-{i}") for i in range(len(inputs))]
+        seeds = [[[derive_seed(s.seed, f"paged-timing-{t}-{launch}-{i}") for i in range(len(inputs))]
                   for launch in range(p["launches"])] for t in range(cycles)]
         pick = s.rng("timing-outputs")
         scalars = [p["seqs"], p["heads"], p["kv_heads"], p["head_dim"], p["block_size"], p["max_blocks"],

@@ -15,9 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchtui.verify import wire
-from benchtui.verify.binding import python_files
-from benchtui.verify.suite import CheckFailed
+from benchtui.api import CheckFailed, is_proxy, python_files
 
 QUANT_NAMES = ("ternary_quantize", "quantize_ternary", "ternarize", "absmean_quantize", "weight_quant",
                "quantize_weights", "bitnet_quantize", "ternary_quant", "quantize_weight", "quantize")
@@ -127,7 +125,7 @@ def run(suite) -> None:
     quant = quant or suite.bind(*QUANT_NAMES, kind="function")
 
     def to_answer(x):
-        if is_mlx and wire.is_proxy(x):  # staged for timing: convert on the answer's side, as before, in the timed region
+        if is_mlx and is_proxy(x):  # staged for timing: convert on the answer's side, as before, in the timed region
             return suite.answer_side("to_mlx", x)
         return mx.array(x) if is_mlx else x
 
@@ -195,7 +193,7 @@ def run(suite) -> None:
 
     def answer_timed(w):  # forces MLX's lazy result inside the timed region
         out = quant(to_answer(w), **group_kw(quant, g))
-        if wire.is_proxy(out):  # kept in the answer's process, MLX-evaluated there before the reply
+        if is_proxy(out):  # kept in the answer's process, MLX-evaluated there before the reply
             return out
         return [np.asarray(x) for x in out] if isinstance(out, (tuple, list)) else np.asarray(out)
 

@@ -67,7 +67,7 @@ timing_budget_s = 1.0
 [requirements]
 {requirements}
 
-# Prompt versions (engine/challenges/prompts.py): the sha256 of the whitespace-normalised
+# Prompt versions (docs/verdicts.md): the sha256 of the whitespace-normalised
 # PROMPT.md. `challenge check` prints the new hash when PROMPT.md changes.
 [prompts.workbench]
 sha256 = ["{sha}"]
@@ -97,7 +97,7 @@ def {fn}(x: np.ndarray) -> np.ndarray:
 '''
 
 CONFORMANCE = '''\
-"""Hidden checks for `{id}`, written against engine/verify/suite.py.
+"""Hidden checks for `{id}`, written against benchtui.api (docs/authoring.md).
 
 Contract: `{fn}(x) -> array of x's shape` (see ADAPTER.md). This file runs in
 the checker's process and never imports answer code: `suite.find` returns a
@@ -109,10 +109,12 @@ import math
 
 import numpy as np
 
+from benchtui.api import Check, Suite
+
 NAMES = ("{fn}",)  # the name the prompt asks for first, then variants answers use
 
 
-def bind(suite):
+def bind(suite: Suite):
     adapter = suite.adapter()
     if adapter is not None and hasattr(adapter, NAMES[0]):
         return getattr(adapter, NAMES[0])
@@ -132,7 +134,7 @@ def rel_err(got, want) -> float:
     return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300))
 
 
-def judge(suite, c, fn, x) -> None:
+def judge(suite: Suite, c: Check, fn, x) -> None:
     """One comparison: the answer's result against the reference's, on a copy of x."""
     want = suite.reference().{fn}(np.array(x, dtype=np.float64))
     err = rel_err(suite.call(fn, x), want)
@@ -141,7 +143,7 @@ def judge(suite, c, fn, x) -> None:
         c.fail(f"relative error {{err:.3g}} above {{c.threshold:g}} at shape {{x.shape}}")
 
 
-def run(suite) -> None:
+def run(suite: Suite) -> None:
     fn = bind(suite)
     tol = float(suite.threshold("tol", 1e-9))
 

@@ -158,9 +158,15 @@ def check_files(challenge: Challenge) -> Item:
     return Item("files", True, "challenge.toml, PROMPT.md, reference.py, conformance.py, ADAPTER.md present")
 
 
+def failing_line(c: dict) -> str:
+    """A failing check in one line: its message cut short, except the suite's own
+    failure (conformance.py did not load), which says what to fix."""
+    limit = 400 if c["name"] == "conformance" else 120
+    return f"{c['name']}: {c['verdict']} {c['message'][:limit]}".rstrip()
+
+
 def check_reference(runs: dict[int, dict]) -> Item:
-    bad = {seed: [f"{c['name']}: {c['verdict']} {c['message'][:120]}".rstrip() for c in r["checks"]
-                  if c["verdict"] not in (V.PASS, V.INFO)]
+    bad = {seed: [failing_line(c) for c in r["checks"] if c["verdict"] not in (V.PASS, V.INFO)]
            for seed, r in runs.items()}
     bad = {seed: lines for seed, lines in bad.items() if lines}
     seeds = ", ".join(map(str, runs))

@@ -339,7 +339,7 @@ def scaffold(root: Path, challenge: Challenge, model: str, answer_dir: Path, *, 
 
 Translate calls only: argument order and names, shapes, classes to functions,
 the reset / prefill / decode mapping. Never change what the answer computes,
-and import nothing from engine.verify: this module runs in the answer's
+and import nothing of benchtui's but benchtui.api: this module runs in the answer's
 process with the answer folder on sys.path (import its modules by file name).
 
 Contract ({challenge.id})

@@ -12,8 +12,8 @@ import math
 from benchtui.challenges.prompts import prompt_sha256
 from benchtui.decks.model import Deck, Problem
 
-CONFORMANCE = ('"""Hidden checks for an imported deck problem (engine/verify/module_suite.py)."""\n'
-               "from benchtui.verify.module_suite import run  # noqa: F401\n")
+CONFORMANCE = ('"""Hidden checks for an imported deck problem: the module harness (docs/decks.md)."""\n'
+               "from benchtui.api import run_module_suite as run  # noqa: F401\n")
 PROMPT_VERSION = "deck"
 # file_size_mb: the decks' tensors (weights and inputs of several GB at their H100 sizes)
 # cross between the checker and the answer as shared-memory files, which RLIMIT_FSIZE caps

@@ -21,7 +21,7 @@ from benchtui.verify import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.binding import ADAPTER_MODULE, Unbound, load_module
 from benchtui.verify.static_rules import forbidden_imports
-from benchtui.verify.suite import Suite, describe_exception, missing_package
+from benchtui.verify.suite import Suite, describe_exception, missing_package, old_name_message
 
 
 @dataclass
@@ -68,7 +68,12 @@ def execute(job: Job, peer=None, monitor=None) -> Suite:
     elif job.forbidden_imports:
         suite.record("forbidden_imports", V.PASS, value=0, threshold=0,
                      message=f"none of {', '.join(job.forbidden_imports)} imported")
-    conformance = load_module(Path(job.challenge_dir) / "conformance.py", f"benchtui_conformance_{job.challenge_id}")
+    try:
+        conformance = load_module(Path(job.challenge_dir) / "conformance.py", f"benchtui_conformance_{job.challenge_id}")
+    except Exception as exc:  # the challenge's own file: one message, not a traceback
+        suite.record("conformance", V.ERROR, message=old_name_message(exc, suite)
+                     or f"challenges/{job.challenge_id}/conformance.py cannot be loaded: {describe_exception(exc)}")
+        return suite
     if not getattr(conformance, "GPU_LOCK_LATE", False):
         suite.hold_gpu()  # before any of its checks; a suite that says so takes it itself, later
     first = len(suite.checks)
@@ -95,6 +100,10 @@ def run_conformance(conformance, suite: Suite) -> None:
                                                     "adapter contract names",
                          details={"looked_for": [missing], "searched": [name]})
     except ModuleNotFoundError as exc:  # the answer imports a package the sandbox lacks
+        old = old_name_message(exc, suite)
+        if old is not None:  # unless a file of the challenge's imports benchtui's old name
+            suite.record("conformance", V.ERROR, message=old)
+            return
         package = missing_package(exc)
         suite.record("conformance", V.MISSING_DEPENDENCY, value=package,
                      message=f"the answer imports {package!r}, which is not installed here: {describe_exception(exc)}",

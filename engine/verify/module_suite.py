@@ -2,8 +2,8 @@
 
 A challenge made from a KernelBench or KernelBench-Hard problem holds the
 deck's ``reference.py`` (and ``shapes.py``) and a ``[module]`` table in its
-challenge.toml; its conformance.py is ``from engine.verify.module_suite import
-run``. The answer (``solution.py``: ``Model`` or ``ModelNew``) is imported,
+challenge.toml; its conformance.py is ``from benchtui.api import
+run_module_suite as run``. The answer (``solution.py``: ``Model`` or ``ModelNew``) is imported,
 built and called only in the answer's sandboxed process
 (engine/verify/module_host.py); the reference runs here, in the checker, on
 its own copy of every input.

@@ -1,8 +1,9 @@
 """Stand-ins that ternary_training adapters hand an answer's own training loop
 in the answer's process (the smoke run, challenges/ternary_training/ADAPTER.md):
 the checkpoint the loop would download, which the sandbox cannot reach, and
-the checker's tokenisation. Adapters import this module because the
-challenges folder is hidden from the answer's sandbox; ``engine/`` is not."""
+the checker's tokenisation. Adapters import ``checkpoint`` (as
+``benchtui.api.smoke_checkpoint``) because the challenges folder is hidden
+from the answer's sandbox; benchtui's package is not."""
 from __future__ import annotations
 
 # The smoke run's model size, the same for every adapter (its vocabulary: bytes).

@@ -333,10 +333,14 @@ class Suite:
         except Unbound:
             raise
         except ModuleNotFoundError as exc:  # a package the sandbox lacks: not the answer's fault
-            package = missing_package(exc)
-            c.verdict, c.value = V.MISSING_DEPENDENCY, package
-            c.message = f"the answer imports {package!r}, which is not installed here: {describe_exception(exc)}"
-            c.details["package"] = package
+            old = old_name_message(exc, self)
+            if old is not None:  # unless a file of the challenge's imports benchtui's old name
+                c.verdict, c.message = V.ERROR, old
+            else:
+                package = missing_package(exc)
+                c.verdict, c.value = V.MISSING_DEPENDENCY, package
+                c.message = f"the answer imports {package!r}, which is not installed here: {describe_exception(exc)}"
+                c.details["package"] = package
         except Exception as exc:  # the answer crashed: that is evidence too
             c.verdict, c.message = V.ERROR, describe_exception(exc)
             c.details.setdefault("traceback", getattr(exc, "remote_traceback", None) or traceback.format_exc(limit=-8))
@@ -541,6 +545,36 @@ def missing_package(exc: BaseException) -> str | None:
         found = re.search(r"No module named '([^']+)'", str(exc))
         name = found.group(1) if found else None
     return name.split(".")[0] if name else None
+
+
+# benchtui's import name before it was one package: the engine's rooms were ``engine.*``
+OLD_PACKAGE = "engine"
+
+
+def old_name_message(exc: BaseException, suite: Suite) -> str | None:
+    """What to do about a challenge file (its conformance.py, reference.py, an
+    adapter) that imports ``engine.*``, or None when ``exc`` is about anything else."""
+    if not isinstance(exc, ModuleNotFoundError) or missing_package(exc) != OLD_PACKAGE:
+        return None
+    root = Path(suite.challenge_dir).resolve()
+    remote = getattr(exc, "remote_where", None)
+    if remote is not None:  # raised in the answer's process: only the adapter there is the challenge's
+        adapter = suite.adapter_path
+        if adapter is None or remote.split(":")[0] != adapter.name:
+            return None
+        where = f"{_under(adapter.resolve(), root) or adapter.name}:{remote.split(':')[-1]}"
+    else:
+        where = next((f"{rel}:{frame.lineno}" for frame in reversed(traceback.extract_tb(exc.__traceback__))
+                      if (rel := _under(Path(frame.filename).resolve(), root))), None)
+        if where is None:
+            return None
+    return (f"challenges/{suite.challenge_id}/{where} imports {exc.name}, an old internal name benchtui no longer "
+            "has: import from benchtui.api instead (docs/authoring.md), or for an imported deck's challenge "
+            "import the deck again (benchtui import)")
+
+
+def _under(path: Path, root: Path) -> str | None:
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else None
 
 
 def describe_exception(exc: BaseException) -> str:

@@ -11,6 +11,8 @@ import pytest
 from benchtui.cli import main
 from benchtui.runner.orchestrate import tree_digest
 
+from api_imports import files_reaching_past_api
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -49,6 +51,9 @@ def test_new_scaffolds_a_plugin_that_check_proves_sound(capsys, wb):
     folder = wb / "challenges" / "my_task"
     assert {p.name for p in folder.iterdir()} >= {"challenge.toml", "PROMPT.md", "reference.py", "conformance.py",
                                                   "ADAPTER.md", "adapters"}
+    # written against the public API alone, which the check below then loads
+    assert files_reaching_past_api(folder) == []
+    assert "from benchtui.api import" in (folder / "conformance.py").read_text()
     code, report = check_json(capsys, wb, "my_task")
     assert code == 0 and report["sound"], report
     got = items(report)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CONFORMANCE = ('"""Hidden checks for an imported deck problem (engine/verify/module_suite.py)."""\n'
-               "from engine.verify.module_suite import run  # noqa: F401\n")
+from benchtui.decks.challenge import CONFORMANCE  # what an import writes
 
 # KernelBench-Hard-shaped: fp8 x fp8 GEMM with a per-channel scale, bf16 out, as 01_fp8_gemm, small.
 HARD_REFERENCE = '''import torch

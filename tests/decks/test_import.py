@@ -3,6 +3,7 @@ and the store, names and duplicates, every kind of bad input (one line each,
 nothing half-written), re-importing, and the challenges it generates."""
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import sqlite3
@@ -258,6 +259,29 @@ def test_kbh_a_challenge_of_ones_own_is_not_replaced(kbh_deck, tmp_path):
     assert any(line.startswith("problem 01_fp8_gemm: challenges/kbh_01_fp8_gemm/ exists and is not this deck's import")
                for line in result.problems)
     assert result.challenges == 3 and not (root / "models/codex_gpt-5.5/kbh_01_fp8_gemm").exists()
+
+
+def test_the_generated_conformance_reaches_the_module_harness_through_the_public_api(tmp_path):
+    from benchtui.api import run_module_suite
+    from benchtui.verify.binding import load_module
+    from benchtui.verify.module_suite import run
+
+    imported = [n.module if isinstance(n, ast.ImportFrom) else n.names[0].name
+                for n in ast.walk(ast.parse(CONFORMANCE)) if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert imported == ["benchtui.api"]
+    (tmp_path / "conformance.py").write_text(CONFORMANCE, encoding="utf-8")
+    assert load_module(tmp_path / "conformance.py", "benchtui_conformance_generated").run is run_module_suite is run
+
+
+def test_kbh_import_again_rewrites_a_conformance_on_the_old_name(kbh_deck, tmp_path):
+    # what an older benchtui wrote, which no longer loads: the run's message says to import the deck again
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    old = root / "challenges/kbh_01_fp8_gemm/conformance.py"
+    old.write_text('"""Hidden checks for an imported deck problem (engine/verify/module_suite.py)."""\n'
+                   "from engine.verify.module_suite import run  # noqa: F401\n", encoding="utf-8")
+    result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    assert old.read_text(encoding="utf-8") == CONFORMANCE and result.files_written == 1
 
 
 # -- KernelBench ----------------------------------------------------------------------

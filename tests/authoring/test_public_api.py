@@ -1,0 +1,230 @@
+"""benchtui.api, the one module a challenge imports: what it exports, that every
+bundled challenge imports nothing else of benchtui's, the worked example of
+docs/authoring.md run as written, and one clear message for a challenge still
+written against benchtui's old internal name (``engine``)."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import benchtui.api as api
+from benchtui.authoring.new_challenge import scaffold_challenge
+from benchtui.cli import main
+from benchtui.verify import verdicts
+from benchtui.verify.local import run_local
+
+from api_imports import files_reaching_past_api, reaches_past_api
+
+REPO = Path(__file__).resolve().parents[2]
+DOC = REPO / "docs" / "authoring.md"
+
+
+# -- the bundled challenges and the guard itself ---------------------------------------
+
+def test_every_bundled_challenge_file_imports_only_the_public_api():
+    files = sorted((REPO / "challenges").rglob("*.py"))
+    assert len([f for f in files if f.name == "conformance.py"]) >= 10  # the guard reads the real folder
+    assert files_reaching_past_api(REPO / "challenges") == []
+    # and they do use it: every conformance.py that imports benchtui imports benchtui.api
+    users = [f for f in files if "from benchtui.api import" in f.read_text(encoding="utf-8")]
+    assert len(users) >= 12, users
+
+
+@pytest.mark.parametrize("source, hit", [
+    ("from benchtui.verify.suite import CheckFailed\n", "imports benchtui.verify.suite"),
+    ("import benchtui.verify.wire as wire\n", "imports benchtui.verify.wire"),
+    ("from benchtui import verify\n", "imports benchtui.verify"),
+    ("from engine.verify.module_suite import run\n", "imports engine.verify.module_suite"),
+    ("import tui\n", "imports tui"),
+    ("import importlib\nm = importlib.import_module('benchtui.runner.seeds')\n", "imports benchtui.runner.seeds"),
+    ("def f():\n    from benchtui.verify.binding import load_module\n", "imports benchtui.verify.binding"),
+])
+def test_the_guard_finds_each_way_past_the_api(source, hit):
+    assert [h.split(" ", 1)[1] for h in reaches_past_api(source, "x.py")] == [hit]
+
+
+def test_the_guard_lets_the_api_and_everything_else_through():
+    ok = ("from __future__ import annotations\nimport numpy as np\nfrom benchtui.api import Suite, V\n"
+          "import benchtui.api\nfrom benchtui import api\nfrom . import helper\nfrom engines import x\n")
+    assert reaches_past_api(ok) == []
+
+
+# -- what the module promises ---------------------------------------------------------
+
+def test_every_exported_name_exists_and_v_names_every_check_verdict():
+    assert len(api.__all__) == len(set(api.__all__))
+    assert [n for n in api.__all__ if not hasattr(api, n)] == []
+    named = {k: v for k, v in vars(api.V).items() if k.isupper()}
+    assert set(named.values()) == verdicts.CHECK_VERDICTS and all(v == k.lower() for k, v in named.items())
+
+
+def public_api_section() -> str:
+    text = DOC.read_text(encoding="utf-8")
+    return text[text.index("## The public API\n"):]
+
+
+def test_docs_list_exactly_the_exported_names():
+    rows = [line for line in public_api_section().splitlines() if line.startswith("| `")]
+    listed = [name for row in rows for name in re.findall(r"`(\w+)`", row.split("|")[1])]
+    assert sorted(listed) == sorted(api.__all__)
+
+
+def test_importing_the_api_loads_neither_textual_nor_torch():
+    # adapters import it in the answer's process: it must stay light there
+    code = "import sys, benchtui.api; print(sorted(m for m in ('textual', 'torch', 'mlx') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+# -- the worked example ---------------------------------------------------------------
+
+def example_files() -> dict[str, str]:
+    """The worked example's files, by their path (each block's first line names it)."""
+    blocks = re.findall(r"```\w+\n(# (challenges/[\w/.]+)\n.*?)```", public_api_section(), re.S)
+    return {path: body for body, path in blocks}
+
+
+def test_the_docs_worked_example_runs_as_written(tmp_path):
+    files = example_files()
+    assert sorted(files) == ["challenges/unit_rows/challenge.toml", "challenges/unit_rows/conformance.py",
+                             "challenges/unit_rows/reference.py"]
+    assert reaches_past_api(files["challenges/unit_rows/conformance.py"]) == []
+    for rel, body in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body, encoding="utf-8")
+    right, hasty = tmp_path / "right", tmp_path / "hasty"
+    right.mkdir()
+    (right / "solution.py").write_text(files["challenges/unit_rows/reference.py"])
+    hasty.mkdir()
+    (hasty / "solution.py").write_text("import numpy as np\n\n\ndef unit_rows(x):\n"
+                                       "    return x / np.linalg.norm(x, axis=1, keepdims=True)\n")
+    got = {}
+    for answer in (right, hasty):
+        out = run_local("unit_rows", answer, challenges_dir=tmp_path / "challenges")
+        got[answer.name] = (out["verdict"], {c["name"]: c["verdict"] for c in out["checks"]})
+    # what the page says: the reference passes; x / norm passes the random rows and fails the zero row
+    assert got["right"] == ("pass", {"zero_row": "pass", "random_rows": "pass"})
+    assert got["hasty"] == ("fail", {"zero_row": "fail", "random_rows": "pass"})
+
+
+def test_the_worked_example_is_sound_once_its_prompt_is_written(capsys, tmp_path):
+    # what the page says beneath it: a PROMPT.md in the requirements' words and its hash under [prompts]
+    root = tmp_path / "wb"
+    (root / "models" / "alpha").mkdir(parents=True)
+    for rel, body in example_files().items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(body, encoding="utf-8")
+    folder = root / "challenges" / "unit_rows"
+    prompt = ("# Unit rows\n\nImplement `unit_rows(x)` in NumPy: for a 2-D float64 array, return an array of its "
+              "shape that scales each row to unit length; an all-zero row stays zero.\n")
+    (folder / "PROMPT.md").write_text(prompt)
+    (folder / "ADAPTER.md").write_text("`unit_rows(x)` -> an array of x's shape.\n")
+    with open(folder / "challenge.toml", "a") as fh:
+        fh.write(f'\n[prompts.workbench]\nsha256 = ["{api.prompt_sha256(prompt)}"]\n')
+    try:
+        code = main(["--workbench", str(root), "challenge", "check", "unit_rows", "--seeds", "1", "--mutants", "0"])
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr().out
+    assert code == 0 and out.rstrip().endswith("sound"), out
+
+
+# -- a challenge still on the old name ------------------------------------------------
+
+@pytest.fixture
+def no_engine(monkeypatch):
+    """``engine`` cannot be imported, as in an installed benchtui (a checkout's root
+    on sys.path would otherwise find the repository's engine/ folder)."""
+    monkeypatch.setitem(sys.modules, "engine", None)
+
+
+def scaffold(tmp_path: Path, cid: str = "old_one") -> Path:
+    return scaffold_challenge(tmp_path / "challenges", cid)
+
+
+def reference_answer(tmp_path: Path, folder: Path) -> Path:
+    answer = tmp_path / "answer"
+    answer.mkdir()
+    (answer / "solution.py").write_text((folder / "reference.py").read_text())
+    return answer
+
+
+def old_import(path: Path, line: str = "from engine.verify.suite import CheckFailed  # noqa: F401") -> None:
+    text = path.read_text()
+    path.write_text(text.replace("import numpy as np\n", f"import numpy as np\n\n{line}\n", 1))
+
+
+def assert_clear_errors(out: dict, where: str, names: list[str]) -> None:
+    """The run's error checks are ``names``, each naming the file and saying what to import instead."""
+    errors = [c for c in out["checks"] if c["verdict"] == "error"]
+    assert out["verdict"] == "error" and [c["name"] for c in errors] == names, out
+    for c in errors:
+        message = c["message"]
+        assert re.match(rf"challenges/old_one/{re.escape(where)}:\d+ imports engine", message), message
+        assert "benchtui.api" in message and "docs/authoring.md" in message and "import the deck again" in message
+        assert "Traceback" not in message and "\n" not in message
+
+
+def test_a_conformance_importing_engine_gets_one_error_check_naming_it(tmp_path, no_engine):
+    folder = scaffold(tmp_path)
+    old_import(folder / "conformance.py")
+    out = run_local("old_one", reference_answer(tmp_path, folder), challenges_dir=folder.parent)
+    assert_clear_errors(out, "conformance.py", ["conformance"])
+    assert [c["name"] for c in out["checks"]] == ["forbidden_imports", "conformance"]
+
+
+def test_a_reference_importing_engine_is_the_challenges_error_not_a_missing_package(tmp_path, no_engine):
+    folder = scaffold(tmp_path)
+    answer = reference_answer(tmp_path, folder)
+    old_import(folder / "reference.py", "from engine.challenges.prompts import prompt_sha256  # noqa: F401")
+    out = run_local("old_one", answer, challenges_dir=folder.parent)
+    # the reference loads in each check that asks for it (and in the timing, outside a check): each says the same
+    assert_clear_errors(out, "reference.py", ["fixed_large_inputs", "random_cases", "conformance"])
+    assert "missing_dependency" not in {c["verdict"] for c in out["checks"]}
+
+
+def test_an_adapter_importing_engine_is_named_too(tmp_path):
+    # the adapter runs in the answer's own process, whose sys.path holds no engine/
+    folder = scaffold(tmp_path)
+    (folder / "adapters" / "local.py").write_text(
+        "from engine.verify.smoke_stand_ins import checkpoint  # noqa: F401\n\n\n"
+        "def old_one(x):\n    return x\n")
+    out = run_local("old_one", reference_answer(tmp_path, folder), challenges_dir=folder.parent)
+    assert_clear_errors(out, "adapters/local.py", ["conformance"])
+
+
+def test_an_answer_importing_engine_is_still_a_missing_package(tmp_path):
+    # only the challenge's own files get the message: an answer's import is the answer's
+    folder = scaffold(tmp_path)
+    answer = reference_answer(tmp_path, folder)
+    old_import(answer / "solution.py", "import engine  # noqa: F401")
+    out = run_local("old_one", answer, challenges_dir=folder.parent)
+    assert {c["name"]: c["verdict"] for c in out["checks"]}["conformance"] == "missing_dependency"
+
+
+def test_a_conformance_that_does_not_load_is_one_error_check(tmp_path):
+    folder = scaffold(tmp_path)
+    (folder / "conformance.py").write_text("def run(suite)\n    pass\n")
+    out = run_local("old_one", reference_answer(tmp_path, folder), challenges_dir=folder.parent)
+    (check,) = [c for c in out["checks"] if c["name"] == "conformance"]
+    assert check["verdict"] == "error" and out["verdict"] == "error"
+    assert check["message"].startswith("challenges/old_one/conformance.py cannot be loaded: SyntaxError")
+
+
+def test_challenge_check_says_what_to_do_instead_of_a_traceback(capsys, tmp_path, no_engine):
+    root = tmp_path / "wb"
+    (root / "models" / "alpha").mkdir(parents=True)
+    folder = scaffold(root)
+    old_import(folder / "conformance.py")
+    try:
+        code = main(["--workbench", str(root), "challenge", "check", "old_one", "--seeds", "1", "--mutants", "0"])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    line = next(line for line in out.splitlines() if "reference_passes" in line)
+    assert code == 1 and "Traceback" not in out + err
+    assert "challenges/old_one/conformance.py:" in line and "import from benchtui.api instead (docs/authoring.md)" in line
