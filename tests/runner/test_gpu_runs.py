@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from benchtui.store import queries
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers, tree_digest
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -33,10 +32,6 @@ def needs_gpu():
         pytest.skip(f"needs an NVIDIA GPU: {reason}")
     if cuda_build.find_nvcc() is None:
         pytest.skip("needs nvcc to build the answers")
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def run(root: Path, pairs, **kw) -> dict:
