@@ -140,16 +140,12 @@ EXPLOITS = ("other_stream", "replay", "skip_after_warmup", "patched_timer", "cto
 
 
 def exploit_workbench(root: Path, names: list[str], **thresholds) -> Path:
-    """The GPU tests' workbench (tests/runner/test_gpu_runs.py): copies of
-    demo-careful's kernel, each with one planted adapter, fuse with a small
-    correctness grid."""
-    import importlib.util
+    """The GPU tests' workbench (tests/runner/gpu_workbench.py), scanned."""
+    if str(REPO) not in sys.path:
+        sys.path.insert(0, str(REPO))
+    from tests.runner import gpu_workbench
 
-    sys.path.insert(0, str(REPO))
-    spec = importlib.util.spec_from_file_location("benchtui_gpu_runs", REPO / "tests" / "runner" / "test_gpu_runs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.exploit_workbench(root, names, **thresholds)
+    gpu_workbench.exploit_workbench(root, names, **thresholds)
     cli(root, "scan")
     return root
 

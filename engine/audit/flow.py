@@ -19,8 +19,9 @@ import re
 
 import libcst as cst
 
-from benchtui.audit import numeric
-from benchtui.audit.numeric import Scope, call_name, code
+from benchtui.audit.numeric import Scope
+from benchtui.audit.syntax import (ROTARY, bare, call_name, code, int_value, is_literal, is_mask, keep_parens,
+                                   names_in, paren, positional, targets)
 
 # a call that normalises its first argument (returns it as probabilities,
 # log-probabilities or a unit-norm / unit-RMS vector)
@@ -38,23 +39,18 @@ def normalisation(node):
     -> ``x`` (raw scores where log-probabilities were meant)."""
     if isinstance(node, cst.Call) and call_name(node).lower() in _NORMALISERS and not call_name(node)[:1].isupper():
         # (a class, nn.RMSNorm(dims), builds a layer: it normalises nothing yet)
-        pos = [i for i, a in enumerate(node.args) if a.keyword is None and not a.star]
+        pos = positional(node)
         if pos:
             arg = node.args[pos[0]].value
-            yield node, numeric._paren(code(numeric._bare(arg))), "normalisation", f"drop the {call_name(node)}"
+            yield node, paren(code(bare(arg))), "normalisation", f"drop the {call_name(node)}"
         elif isinstance(node.func, cst.Attribute) and not node.args:  # x.softmax()
-            yield node, numeric._paren(code(node.func.value)), "normalisation", f"drop the {call_name(node)}"
+            yield node, paren(code(node.func.value)), "normalisation", f"drop the {call_name(node)}"
     elif isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Subtract):
-        right = numeric._bare(node.right)
+        right = bare(node.right)
         if isinstance(right, cst.Call) and (call_name(right).lower() in _LOG_NORMALISERS or (
                 call_name(right) == "log" and "sum" in code(right) and "exp" in code(right))):
-            yield node, numeric._keep_parens(node, node.left), "normalisation", \
+            yield node, keep_parens(node, node.left), "normalisation", \
                 f"drop the log-normaliser {call_name(right)}(...)"
-
-
-def _first_arg(call: cst.Call):
-    pos = [a for a in call.args if a.keyword is None and not a.star]
-    return pos[0].value if pos else None
 
 
 def one_operand(node, scope: Scope | None):
@@ -62,19 +58,19 @@ def one_operand(node, scope: Scope | None):
     where the same rotation is applied to another operand (``q``) in the same
     function; ``q, k = apply_rotary(q, k, ...)`` -> ``q, k = q, apply_rotary(q,
     k, ...)[1]`` (and the other side)."""
-    if not isinstance(node, cst.Call) or not numeric._ROTARY.search(call_name(node)):
+    if not isinstance(node, cst.Call) or not ROTARY.search(call_name(node)):
         return
     callee = code(node.func)
-    first = _first_arg(node)
-    pos = [a.value for a in node.args if a.keyword is None and not a.star]
+    pos = [node.args[i].value for i in positional(node)]
+    first = pos[0] if pos else None
     if scope is not None and first is not None and len(scope.rotated.get(callee, ())) >= 2:
-        yield node, numeric._paren(code(numeric._bare(first))), "one_operand", \
+        yield node, paren(code(bare(first))), "one_operand", \
             f"{call_name(node)} left out for {code(first)[:30]} only"
-    elif len(pos) >= 2 and all(isinstance(numeric._bare(p), cst.Name) for p in pos[:2]) and \
+    elif len(pos) >= 2 and all(isinstance(bare(p), cst.Name) for p in pos[:2]) and \
             scope is not None and id(node) in scope.paired_calls:
         a, b = code(pos[0]), code(pos[1])
-        yield node, numeric._paren(f"{a}, {code(node)}[1]"), "one_operand", f"{call_name(node)}: {a} left unrotated"
-        yield node, numeric._paren(f"{code(node)}[0], {b}"), "one_operand", f"{call_name(node)}: {b} left unrotated"
+        yield node, paren(f"{a}, {code(node)}[1]"), "one_operand", f"{call_name(node)}: {a} left unrotated"
+        yield node, paren(f"{code(node)}[0], {b}"), "one_operand", f"{call_name(node)}: {b} left unrotated"
 
 
 def _masking_assign(stmt) -> str | None:
@@ -83,20 +79,20 @@ def _masking_assign(stmt) -> str | None:
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
         stmt = stmt.body[0]
     if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1:
-        target, value = stmt.targets[0].target, numeric._bare(stmt.value)
+        target, value = stmt.targets[0].target, bare(stmt.value)
         if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and "inf" in code(value):
             return target.value.value
         if not isinstance(target, cst.Name):
             return None
         x = target.value
         if isinstance(value, cst.Call) and call_name(value) in ("where", "masked_fill", "masked_fill_") \
-                and x in numeric._names_in(value):
+                and x in names_in(value):
             return x
         if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Multiply)):
-            sides = (numeric._bare(value.left), numeric._bare(value.right))
-            if any(isinstance(s, cst.Name) and s.value == x for s in sides) and any(numeric._is_mask(s) for s in sides):
+            sides = (bare(value.left), bare(value.right))
+            if any(isinstance(s, cst.Name) and s.value == x for s in sides) and any(is_mask(s) for s in sides):
                 return x
-    if isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Name) and numeric._is_mask(stmt.value):
+    if isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Name) and is_mask(stmt.value):
         return stmt.target.value
     return None
 
@@ -111,7 +107,7 @@ def _masks(stmt) -> str | None:
 
 
 def _reads(stmt, name: str) -> bool:
-    return name in numeric._names_in(stmt)
+    return name in names_in(stmt)
 
 
 def statement_order(block: cst.IndentedBlock):
@@ -131,8 +127,8 @@ def statement_order(block: cst.IndentedBlock):
             continue
         made = {n for s in nxt.body if isinstance(s, (cst.Assign, cst.AugAssign, cst.AnnAssign))
                 for t in ([t.target for t in s.targets] if isinstance(s, cst.Assign) else [s.target])
-                for n in numeric._targets(t)}
-        if x in made or made & numeric._names_in(body[i]) or not any(_reads(s, x) for s in body[i + 2:]):
+                for n in targets(t)}
+        if x in made or made & names_in(body[i]) or not any(_reads(s, x) for s in body[i + 2:]):
             continue  # the masked value must keep a use: one operand masked, the other not
         new = body[:i] + [nxt.with_changes(leading_lines=body[i].leading_lines),
                           body[i].with_changes(leading_lines=nxt.leading_lines)] + body[i + 2:]
@@ -144,27 +140,27 @@ def unscaled(node, scope: Scope | None, in_return: bool = False):
     and ``out = acc / l`` -> ``out = acc`` where ``out`` is what the function
     returns (or writes into a returned array: ``O[...] = acc / l``)."""
     if in_return:
-        value = numeric._bare(node.value)
+        value = bare(node.value)
         elements = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [node.value]
         for e in elements:
-            b = numeric._bare(e)
-            if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Divide) and not numeric._literal(b.left):
-                yield e, numeric._keep_parens(e, b.left), "unscaled", f"return {code(b.left)[:30]} undivided"
+            b = bare(e)
+            if isinstance(b, cst.BinaryOperation) and isinstance(b.operator, cst.Divide) and not is_literal(b.left):
+                yield e, keep_parens(e, b.left), "unscaled", f"return {code(b.left)[:30]} undivided"
         return
     if scope is None or not isinstance(node, cst.Assign) or len(node.targets) != 1:
         return
     target = node.targets[0].target
     name = target.value if isinstance(target, cst.Name) else \
         target.value.value if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) else None
-    value = numeric._bare(node.value)
+    value = bare(node.value)
     if name in scope.returned and isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Divide) \
-            and not numeric._literal(value.left):
-        yield node.value, numeric._keep_parens(node.value, value.left), "unscaled", \
+            and not is_literal(value.left):
+        yield node.value, keep_parens(node.value, value.left), "unscaled", \
             f"{name} = {code(value.left)[:30]} undivided"
 
 
 def _metric_key(expr) -> str | None:
-    e = numeric._bare(expr)
+    e = bare(expr)
     if isinstance(e, cst.SimpleString) and _METRIC.search(e.value[1:-1]):
         return e.value[1:-1]
     return None
@@ -178,7 +174,7 @@ def reported_figure(node, scope: Scope | None):
     ``accuracy``) returning a constant."""
     if isinstance(node, cst.Dict):
         figures = [(i, e) for i, e in enumerate(node.elements)
-                   if isinstance(e, cst.DictElement) and _metric_key(e.key) and not numeric._literal(e.value)]
+                   if isinstance(e, cst.DictElement) and _metric_key(e.key) and not is_literal(e.value)]
         for i, e in figures:
             key = _metric_key(e.key)
             others = [o for j, o in figures if j != i and code(o.value) != code(e.value)][:1]
@@ -190,12 +186,12 @@ def reported_figure(node, scope: Scope | None):
     elif isinstance(node, cst.Assign) and len(node.targets) == 1:
         t = node.targets[0].target
         if isinstance(t, cst.Subscript) and len(t.slice) == 1 and isinstance(t.slice[0].slice, cst.Index) \
-                and _metric_key(t.slice[0].slice.value) and not numeric._literal(node.value):
+                and _metric_key(t.slice[0].slice.value) and not is_literal(node.value):
             yield node.value, cst.Float("1.0"), "reported_figure", \
                 f"figure {_metric_key(t.slice[0].slice.value)!r} set to a constant"
     elif isinstance(node, cst.Return) and node.value is not None and scope is not None \
             and re.search(r"(eval|valid|perplex|accuracy|metric)", scope.name, re.I) \
-            and not numeric._literal(node.value) and not isinstance(numeric._bare(node.value), (cst.Tuple, cst.Dict)):
+            and not is_literal(node.value) and not isinstance(bare(node.value), (cst.Tuple, cst.Dict)):
         yield node.value, cst.Float("1.0"), "reported_figure", f"{scope.name} returns a constant"
 
 
@@ -207,28 +203,28 @@ def _empty_guard(test, scope: Scope | None = None) -> tuple[str, cst.BaseExpress
     """(what is tested, the guard widened to the length-one case) for a test of
     an empty or zero-length input; None for any other test (``not causal``
     tests a flag: a parameter defaulting to True/False, or a flag's name)."""
-    t = numeric._bare(test)
+    t = bare(test)
     if isinstance(t, cst.UnaryOperation) and isinstance(t.operator, cst.Not):
-        inner = numeric._bare(t.expression)
+        inner = bare(t.expression)
         name = inner.value if isinstance(inner, cst.Name) else inner.attr.value if isinstance(inner, cst.Attribute) else ""
         flag = name.lower() in _FLAGS or name.lower().startswith(("is_", "has_", "use_")) or (scope is not None and any(
             isinstance(v, cst.Name) and v.value in ("True", "False") for v in scope.constants.get(name, [])))
-        if name and not flag and not numeric._literal(inner):
-            return code(inner), numeric._paren(f"len({code(inner)}) <= 1")
+        if name and not flag and not is_literal(inner):
+            return code(inner), paren(f"len({code(inner)}) <= 1")
         return None
     if not isinstance(t, cst.Comparison) or len(t.comparisons) != 1:
         return None
-    op, right = t.comparisons[0].operator, numeric._bare(t.comparisons[0].comparator)
-    left = numeric._bare(t.left)
+    op, right = t.comparisons[0].operator, bare(t.comparisons[0].comparator)
+    left = bare(t.left)
     left_code = code(left)
     sized = (isinstance(left, cst.Call) and call_name(left) == "len") or left_code.endswith((".size", "]")) and (
         ".shape[" in left_code or left_code.endswith(".size")) or (isinstance(left, cst.Name) and left.value in _LENGTHS)
     if not sized:
         return None
-    n = numeric._int_value(right)
+    n = int_value(right)
     if isinstance(op, cst.Equal) and n == 0 or isinstance(op, cst.LessThan) and n == 1 \
             or isinstance(op, cst.LessThanEqual) and n == 0:
-        return left_code, numeric._paren(f"{left_code} <= 1")
+        return left_code, paren(f"{left_code} <= 1")
     return None
 
 

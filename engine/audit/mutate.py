@@ -23,6 +23,7 @@ from libcst.metadata import (ExpressionContext, ExpressionContextProvider, Metad
                              WhitespaceInclusivePositionProvider)
 
 from benchtui.audit import flow, numeric
+from benchtui.audit.syntax import call_name, code, plus, positional, targets
 
 # Every operator, in one place: its name (stable: stored with each mutant and
 # used to spread a capped sample) and what it writes.
@@ -86,7 +87,7 @@ _QUIET_CALLS = {"print", "pprint", "warn", "debug", "info", "warning", "log", "e
 
 
 def _op_text(op) -> str:
-    return cst.Module([]).code_for_node(op).strip()
+    return code(op).strip()
 
 
 def _swap_op(op, new_cls):
@@ -95,21 +96,6 @@ def _swap_op(op, new_cls):
         if hasattr(op, name) and hasattr(new_cls, "__dataclass_fields__") and name in new_cls.__dataclass_fields__:
             kw[name] = getattr(op, name)
     return new_cls(**kw)
-
-
-def _call_name(call: cst.Call) -> str:
-    f = call.func
-    if isinstance(f, cst.Name):
-        return f.value
-    if isinstance(f, cst.Attribute):
-        return f.attr.value
-    return ""
-
-
-def _plus(expr: cst.BaseExpression, delta: int) -> cst.BaseExpression:
-    op = cst.Add() if delta > 0 else cst.Subtract()
-    return cst.BinaryOperation(left=expr, operator=op, right=cst.Integer(str(abs(delta))),
-                               lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 class _Collector(cst.CSTVisitor):
@@ -133,9 +119,9 @@ class _Collector(cst.CSTVisitor):
         if isinstance(node, cst.ClassDef):
             return node.name.value.startswith("Test")
         if isinstance(node, cst.If):
-            return "__name__" in cst.Module([]).code_for_node(node.test)
+            return "__name__" in code(node.test)
         if isinstance(node, cst.Call):
-            return _call_name(node) in _QUIET_CALLS
+            return call_name(node) in _QUIET_CALLS
         return isinstance(node, (cst.Annotation, cst.FormattedString, cst.Decorator, cst.Import, cst.ImportFrom,
                                  cst.Assert, cst.Raise, cst.Global, cst.Nonlocal))
 
@@ -154,8 +140,8 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(node, cst.Arg) and node.keyword is not None:
             self._not_uses.add(id(node.keyword))
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            self._assigning = frozenset(n for t in targets for n in numeric._targets(t))
+            assigned = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            self._assigning = frozenset(n for t in assigned for n in targets(t))
         if self._skipping(node):
             self._skip += 1
         elif not self._skip:
@@ -274,24 +260,24 @@ class _Collector(cst.CSTVisitor):
                 bound = getattr(node, part)
                 if bound is not None and not isinstance(bound, (cst.Integer, cst.UnaryOperation)):
                     for d in (1, -1):
-                        self._add(node, node.with_changes(**{part: _plus(bound, d)}), "slice_bound",
+                        self._add(node, node.with_changes(**{part: plus(bound, d)}), "slice_bound",
                                   f"slice {part} bound {'+' if d > 0 else '-'} 1")
         elif isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1:
             self._statement_sites(node)
 
     def _call_sites(self, node: cst.Call) -> None:
         args = list(node.args)
-        positional = [i for i, a in enumerate(args) if a.keyword is None and not a.star]
-        if _call_name(node) == "range" and positional:
-            i = positional[-1] if len(positional) <= 2 else positional[1]
+        pos = positional(node)
+        if call_name(node) == "range" and pos:
+            i = pos[-1] if len(pos) <= 2 else pos[1]
             stop = args[i].value
             if not isinstance(stop, cst.Integer):  # an integer stop is the constant operator's
                 for d in (1, -1):
                     new = list(args)
-                    new[i] = args[i].with_changes(value=_plus(stop, d))
+                    new[i] = args[i].with_changes(value=plus(stop, d))
                     self._add(node, node.with_changes(args=new), "range_bound", f"range stop {'+' if d > 0 else '-'} 1")
-        if len(positional) >= 2:
-            a, b = positional[0], positional[1]
+        if len(pos) >= 2:
+            a, b = pos[0], pos[1]
             new = list(args)
             new[a] = args[a].with_changes(value=args[b].value)
             new[b] = args[b].with_changes(value=args[a].value)
@@ -302,7 +288,7 @@ class _Collector(cst.CSTVisitor):
                 if new and i == len(args) - 1:  # the new last argument keeps no dangling comma
                     new[-1] = new[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
                 self._add(node, node.with_changes(args=new), "arguments", f"drop argument {arg.keyword.value}=")
-        if len(positional) >= 2 and positional[-1] == len(args) - 1:
+        if len(pos) >= 2 and pos[-1] == len(args) - 1:
             new = args[:-1]
             new[-1] = new[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             self._add(node, node.with_changes(args=new), "arguments", "drop the last argument")
@@ -313,7 +299,7 @@ class _Collector(cst.CSTVisitor):
             if stmt.value is not None and not (isinstance(stmt.value, cst.Name) and stmt.value.value == "None"):
                 self._add(stmt, stmt.with_changes(value=cst.Name("None")), "return", "return None instead")
         elif isinstance(stmt, (cst.Assign, cst.AugAssign, cst.AnnAssign)) or (
-                isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and _call_name(stmt.value) not in _QUIET_CALLS):
+                isinstance(stmt, cst.Expr) and isinstance(stmt.value, cst.Call) and call_name(stmt.value) not in _QUIET_CALLS):
             self._add(stmt, cst.Pass(), "statement", "remove the statement")
 
 
@@ -330,8 +316,7 @@ def _splice(module: cst.Module, source: str, starts: list[int], node, replacemen
     code (fast); the whole tree rebuilt when the span does not match."""
     (l0, c0), (l1, c1) = where
     a, b = starts[l0 - 1] + c0, starts[l1 - 1] + c1
-    code = module.code_for_node(node)
-    if source[a:b] == code:
+    if source[a:b] == module.code_for_node(node):
         return source[:a] + module.code_for_node(replacement) + source[b:]
     return module.visit(_Apply(node, replacement)).code
 
@@ -388,18 +373,18 @@ class Source:
         """The mutant at ``site``; None when it does not compile or repeats one already built."""
         node, replacement, where = self._raw[site.index]
         try:
-            code = _splice(self.module, self.text, self._starts, node, replacement, where)
+            text = _splice(self.module, self.text, self._starts, node, replacement, where)
             with warnings.catch_warnings():  # `None[0]`, `x is 1`: compile's warnings are no news here
                 warnings.simplefilter("ignore")
-                compile(code, self.file, "exec")
+                compile(text, self.file, "exec")
         except Exception:  # a mutant that does not build or compile is no mutant
             return None
-        if code == self.text or code in self._seen:
+        if text == self.text or text in self._seen:
             return None
-        self._seen.add(code)
-        diff = "".join(difflib.unified_diff(self._original, code.splitlines(keepends=True), f"a/{self.file}",
+        self._seen.add(text)
+        diff = "".join(difflib.unified_diff(self._original, text.splitlines(keepends=True), f"a/{self.file}",
                                             f"b/{self.file}", n=1))
-        return Mutant(self.file, site.line, site.operator, site.description, code, diff)
+        return Mutant(self.file, site.line, site.operator, site.description, text, diff)
 
 
 def mutants_of(source: str, file: str, lines: set[int] | None = None) -> list[Mutant]:

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-_CODE = cst.Module([])
+from benchtui.audit.syntax import (ROTARY, bare, call_name, code, int_value, is_literal, is_mask, keep_parens,
+                                   names_in, paren, plus, positional, receiver, targets, with_arg)
+
 # Module aliases: ``np.sum(x, 1)``'s 1 is an axis, ``x.sum(1)``'s too.
 _MODULES = {"np", "numpy", "mx", "torch", "jnp", "jax", "cp", "cupy", "scipy", "special", "F", "nn", "math", "lax"}
 _AXIS_FUNCS = {"sum", "mean", "max", "min", "argmax", "argmin", "cumsum", "cumprod", "prod", "std", "var", "softmax",
@@ -33,66 +35,6 @@ _GRAD_FUNC = re.compile(r"(vjp|backward|bwd|grad)", re.I)
 _GRAD_NAME = re.compile(r"^(grad|cot|ct$|ct_|d[A-Z_]|d[a-z]$|d[a-z]_|dout|dy|g$|g_|upstream)")
 _STOP_GRADIENT = {"stop_gradient", "detach"}
 _TUPLE_PARAMS = {"primals", "inputs", "saved", "residuals", "res"}
-_LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
-_ROTARY = re.compile(r"(rope|rotary|rotate)", re.I)
-
-
-def code(node) -> str:
-    return _CODE.code_for_node(node)
-
-
-def _bare(expr):
-    """The expression without its own parentheses."""
-    return expr.with_changes(lpar=[], rpar=[]) if getattr(expr, "lpar", None) else expr
-
-
-def _paren(text: str) -> cst.BaseExpression:
-    return cst.parse_expression(f"({text})")
-
-
-def _literal(expr) -> bool:
-    if isinstance(expr, _LITERALS):
-        return True
-    if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
-        return True
-    return isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus) and isinstance(
-        expr.expression, (cst.Integer, cst.Float))
-
-
-def _int_value(expr) -> int | None:
-    if isinstance(expr, cst.Integer):
-        try:
-            return int(expr.value, 0)
-        except ValueError:
-            return None
-    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
-        inner = _int_value(expr.expression)
-        return None if inner is None else -inner
-    return None
-
-
-def call_name(call: cst.Call) -> str:
-    f = call.func
-    if isinstance(f, cst.Name):
-        return f.value
-    if isinstance(f, cst.Attribute):
-        return f.attr.value
-    return ""
-
-
-def _receiver(call: cst.Call) -> str:
-    """'np' for ``np.sum(...)``; '' for ``sum(...)``; the receiver's code for ``x.sum(...)``."""
-    return code(call.func.value) if isinstance(call.func, cst.Attribute) else ""
-
-
-def _positional(call: cst.Call) -> list[int]:
-    return [i for i, a in enumerate(call.args) if a.keyword is None and not a.star]
-
-
-def _with_arg(call: cst.Call, i: int, value) -> cst.Call:
-    args = list(call.args)
-    args[i] = args[i].with_changes(value=value)
-    return call.with_changes(args=args)
 
 
 # -- the enclosing function: its parameters, what they default to, what each local is made of
@@ -110,29 +52,6 @@ class Scope:
     paired_calls: set[int] = field(default_factory=set)  # ids of rotary calls unpacked to two names: q, k = rope(q, k)
 
 
-def _names_in(node) -> set[str]:
-    out: set[str] = set()
-
-    class V(cst.CSTVisitor):
-        def visit_Name(self, n):
-            out.add(n.value)
-
-        def visit_Attribute(self, n):
-            n.value.visit(self)
-            return False  # x.attr reads x, not a local called attr
-
-    node.visit(V())
-    return out
-
-
-def _targets(target) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _targets(e.value)]
-    return []
-
-
 def scope_of(fn: cst.FunctionDef, call_literals: dict[str, dict[str, list]]) -> Scope:
     params = [p for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)]
     decorators = " ".join(code(d.decorator) for d in fn.decorators)
@@ -141,7 +60,7 @@ def scope_of(fn: cst.FunctionDef, call_literals: dict[str, dict[str, list]]) -> 
     seen_calls = call_literals.get(fn.name.value, {})
     for p in params:
         values = []
-        if p.default is not None and (_literal(p.default) or isinstance(p.default, (cst.Attribute, cst.Name))):
+        if p.default is not None and (is_literal(p.default) or isinstance(p.default, (cst.Attribute, cst.Name))):
             values.append(p.default)
         texts = {code(v) for v in values}
         for v in seen_calls.get(p.name.value, []):
@@ -158,10 +77,10 @@ def scope_of(fn: cst.FunctionDef, call_literals: dict[str, dict[str, list]]) -> 
         def visit_ClassDef(self, n):
             return False
 
-        def _assign(self, targets, value):
-            read = _names_in(value) if value is not None else set()
-            for t in targets:
-                for name in _targets(t):
+        def _assign(self, assigned, value):
+            read = names_in(value) if value is not None else set()
+            for t in assigned:
+                for name in targets(t):
                     if name not in s.sources:
                         s.locals.append(name)
                     s.sources.setdefault(name, set()).update(read)
@@ -179,22 +98,22 @@ def scope_of(fn: cst.FunctionDef, call_literals: dict[str, dict[str, list]]) -> 
             self._assign([n.target], n.iter)
 
         def visit_Return(self, n):
-            value = _bare(n.value) if n.value is not None else None
+            value = bare(n.value) if n.value is not None else None
             parts = [e.value for e in value.elements] if isinstance(value, cst.Tuple) else [value]
             s.returned.update(p.value for p in parts if isinstance(p, cst.Name))
 
         def visit_Call(self, n):
-            if _ROTARY.search(call_name(n)):
-                pos = _positional(n)
+            if ROTARY.search(call_name(n)):
+                pos = positional(n)
                 if pos:
                     s.rotated.setdefault(code(n.func), set()).add(code(n.args[pos[0]].value))
 
     fn.visit(V())
     for stmt in _statements(fn):  # q, k = apply_rotary(q, k, ...)
         if isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0].target, cst.Tuple) \
-                and len(stmt.targets[0].target.elements) == 2 and isinstance(_bare(stmt.value), cst.Call) \
-                and _ROTARY.search(call_name(_bare(stmt.value))):
-            s.paired_calls.add(id(_bare(stmt.value)))
+                and len(stmt.targets[0].target.elements) == 2 and isinstance(bare(stmt.value), cst.Call) \
+                and ROTARY.search(call_name(bare(stmt.value))):
+            s.paired_calls.add(id(bare(stmt.value)))
     return s
 
 
@@ -236,14 +155,14 @@ def call_literals(module: cst.Module) -> dict[str, dict[str, list]]:
         offset = 1 if params[0] in ("self", "cls") and isinstance(c.func, cst.Attribute) else 0
         if name == "__init__" or params[0] in ("self", "cls") and not offset:
             continue
-        positional = [a for a in c.args if a.keyword is None and not a.star]
-        if all(_literal(a.value) for a in positional):
-            positional = []  # f(1, 2, 3): a toy call, not the values an answer is used with
-        for pos, arg in enumerate(positional):
-            if pos + offset < len(params) and _literal(arg.value):
+        given = [c.args[i] for i in positional(c)]
+        if all(is_literal(a.value) for a in given):
+            given = []  # f(1, 2, 3): a toy call, not the values an answer is used with
+        for pos, arg in enumerate(given):
+            if pos + offset < len(params) and is_literal(arg.value):
                 out.setdefault(name, {}).setdefault(params[pos + offset], []).append(arg.value)
         for arg in c.args:
-            if arg.keyword is not None and _literal(arg.value):
+            if arg.keyword is not None and is_literal(arg.value):
                 out.setdefault(name, {}).setdefault(arg.keyword.value, []).append(arg.value)
     return out
 
@@ -264,22 +183,22 @@ def parameter_constant(node: cst.Name, scope: Scope | None, dereferenced: bool =
 
 
 def _lambda_alternatives(body) -> list[cst.BaseExpression]:
-    body = _bare(body)
+    body = bare(body)
     out = []
     if isinstance(body, cst.BinaryOperation):
         stack = [body]
         while stack:
             b = stack.pop(0)
             for side in (b.left, b.right):
-                inner = _bare(side)
+                inner = bare(side)
                 if isinstance(inner, cst.BinaryOperation):
                     stack.append(inner)
-                if not _literal(inner):
+                if not is_literal(inner):
                     out.append(inner)
     elif isinstance(body, cst.UnaryOperation):
         out.append(body.expression)
     elif isinstance(body, cst.Subscript) and len(body.slice) == 1 and isinstance(body.slice[0].slice, cst.Index):
-        i = _int_value(body.slice[0].slice.value)
+        i = int_value(body.slice[0].slice.value)
         if i is not None:
             for j in (0, 1, 2, -1):
                 if j != i:
@@ -301,8 +220,8 @@ def sort_key(node: cst.Call, scope: Scope | None, assigning: frozenset = frozens
         if arg.keyword is not None and arg.keyword.value == "key" and isinstance(arg.value, cst.Lambda):
             for alt in _lambda_alternatives(arg.value.body):
                 new = arg.value.with_changes(body=alt)
-                yield node, _with_arg(node, i, new), "key", f"key {code(arg.value.body)} -> {code(alt)}"
-    pos = _positional(node)
+                yield node, with_arg(node, i, new), "key", f"key {code(arg.value.body)} -> {code(alt)}"
+    pos = positional(node)
     if not pos or scope is None:
         return
     first = node.args[pos[0]].value
@@ -317,7 +236,7 @@ def sort_key(node: cst.Call, scope: Scope | None, assigning: frozenset = frozens
         for alt in sorted(dict.fromkeys(near), key=lambda n: (scope.locals + scope.params).index(n)
                           if n in scope.locals + scope.params else 0)[:3]:
             idx = node.args.index(next(a for a in node.args if a.value is first))
-            yield node, _with_arg(node, idx, cst.Name(alt)), "key", f"{call_name(node)} over {alt} instead of {x}"
+            yield node, with_arg(node, idx, cst.Name(alt)), "key", f"{call_name(node)} over {alt} instead of {x}"
 
 
 def axis(node: cst.Call):
@@ -325,30 +244,30 @@ def axis(node: cst.Call):
     name = call_name(node)
     where = None
     for i, arg in enumerate(node.args):
-        if arg.keyword is not None and arg.keyword.value in ("axis", "dim") and _int_value(arg.value) is not None:
+        if arg.keyword is not None and arg.keyword.value in ("axis", "dim") and int_value(arg.value) is not None:
             where = i
-    pos = _positional(node)
+    pos = positional(node)
     if where is None and name in _AXIS_FUNCS:
-        recv = _receiver(node)
+        recv = receiver(node)
         if recv in _MODULES or recv == "":
             if len(pos) >= 2 and name not in ("concatenate", "stack"):
                 where = pos[1]
         elif len(pos) >= 1:
             where = pos[0]
-        if where is not None and _int_value(node.args[where].value) is None:
+        if where is not None and int_value(node.args[where].value) is None:
             where = None
     if where is None:
         return
-    v = _int_value(node.args[where].value)
+    v = int_value(node.args[where].value)
     for alt in [a for a in (-1, 0, -2, 1) if a != v][:2]:
-        yield node, _with_arg(node, where, cst.parse_expression(str(alt))), "axis", f"axis {v} -> {alt}"
+        yield node, with_arg(node, where, cst.parse_expression(str(alt))), "axis", f"axis {v} -> {alt}"
 
 
 def max_arg(node: cst.Call):
     """``np.maximum(a, b)`` / ``max(a, b)`` replaced by one of its arguments (a
     running maximum that keeps only the new tile's)."""
     name = call_name(node)
-    pos = _positional(node)
+    pos = positional(node)
     pair = name in _PAIR_FUNCS or (isinstance(node.func, cst.Name) and name in ("max", "min"))
     if not pair or len(pos) != 2 or any(a.keyword is not None or a.star for a in node.args):
         return
@@ -359,55 +278,26 @@ def max_arg(node: cst.Call):
             f"{name}(...) -> argument {i + 1}"
 
 
-def _is_mask(expr) -> bool:
-    e = _bare(expr)
-    if isinstance(e, cst.Comparison):
-        return True
-    if isinstance(e, (cst.Name, cst.Attribute)):
-        last = e.value if isinstance(e, cst.Name) else e.attr.value
-        return "mask" in last.lower() or last.lower() in ("causal", "valid", "keep", "visible", "allowed")
-    if isinstance(e, cst.Subscript):
-        return _is_mask(e.value)
-    if isinstance(e, cst.Call):
-        name = call_name(e)
-        if name in ("tril", "triu", "isfinite", "logical_and", "logical_or", "logical_not", "where"):
-            return True
-        if name in ("astype", "float", "to", "type", "double", "int") and isinstance(e.func, cst.Attribute):
-            return _is_mask(e.func.value)
-        if name in ("float32", "float64", "float16", "asarray", "array") and _positional(e):
-            return _is_mask(e.args[_positional(e)[0]].value)
-        return False
-    if isinstance(e, cst.UnaryOperation) and isinstance(e.operator, (cst.BitInvert, cst.Not)):
-        return _is_mask(e.expression)
-    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, (cst.BitAnd, cst.BitOr)):
-        return _is_mask(e.left) or _is_mask(e.right)
-    return False
-
-
-def _keep_parens(node, value):
-    return value.with_changes(lpar=node.lpar or value.lpar, rpar=node.rpar or value.rpar) if node.lpar else value
-
-
 def mask(node):
     """A mask dropped: ``x * mask`` -> ``x``, ``np.where(cond, a, b)`` -> ``a`` or
     ``b``, ``a & b`` of masks -> either, ``masked_fill`` / ``tril`` left out."""
     if isinstance(node, cst.BinaryOperation):
         if isinstance(node.operator, cst.Multiply):
             for keep, drop in ((node.left, node.right), (node.right, node.left)):
-                if _is_mask(drop) and not _is_mask(keep):
-                    yield node, _keep_parens(node, keep), "mask", f"drop the mask {code(_bare(drop))[:40]}"
-        elif isinstance(node.operator, (cst.BitAnd, cst.BitOr)) and _is_mask(node.left) and _is_mask(node.right):
+                if is_mask(drop) and not is_mask(keep):
+                    yield node, keep_parens(node, keep), "mask", f"drop the mask {code(bare(drop))[:40]}"
+        elif isinstance(node.operator, (cst.BitAnd, cst.BitOr)) and is_mask(node.left) and is_mask(node.right):
             for i, side in enumerate((node.left, node.right)):
-                yield node, _keep_parens(node, side), "mask", f"keep only mask {i + 1} of {code(node.operator).strip()}"
+                yield node, keep_parens(node, side), "mask", f"keep only mask {i + 1} of {code(node.operator).strip()}"
     elif isinstance(node, cst.Call):
-        name, pos = call_name(node), _positional(node)
+        name, pos = call_name(node), positional(node)
         if name == "where" and len(pos) == 3:
             for i in pos[1:]:
-                yield node, _paren(code(_bare(node.args[i].value))), "mask", f"where(...) -> argument {i + 1} always"
+                yield node, paren(code(bare(node.args[i].value))), "mask", f"where(...) -> argument {i + 1} always"
         elif name in ("masked_fill", "masked_fill_") and isinstance(node.func, cst.Attribute):
-            yield node, _paren(code(node.func.value)), "mask", "drop the masked_fill"
+            yield node, paren(code(node.func.value)), "mask", "drop the masked_fill"
         elif name in ("tril", "triu") and len(pos) == 1 and isinstance(node.func, cst.Attribute):
-            yield node, _paren(code(node.args[pos[0]].value)), "mask", f"drop the {name}"
+            yield node, paren(code(node.args[pos[0]].value)), "mask", f"drop the {name}"
 
 
 def dtype(node):
@@ -423,8 +313,8 @@ def dtype(node):
 
 
 def _kind(expr) -> str | None:
-    e = _bare(expr)
-    if isinstance(e, (cst.Integer, cst.Float)) or _int_value(e) is not None:
+    e = bare(expr)
+    if isinstance(e, (cst.Integer, cst.Float)) or int_value(e) is not None:
         return "number"
     for t in (cst.Name, cst.Attribute, cst.Subscript, cst.SimpleString):
         if isinstance(e, t):
@@ -437,7 +327,7 @@ def swap_arguments(node: cst.Call):
     numbers; positional beyond the first two, or keyword values); the first two
     positional ones are the ``arguments`` operator's."""
     args = list(node.args)
-    pos = _positional(node)
+    pos = positional(node)
     pairs = [(pos[i], pos[j]) for i in range(len(pos)) for j in range(i + 1, len(pos)) if (i, j) != (0, 1)]
     kw = [i for i, a in enumerate(args) if a.keyword is not None]
     pairs += [(kw[i], kw[j]) for i in range(len(kw)) for j in range(i + 1, len(kw))]
@@ -454,41 +344,35 @@ def swap_arguments(node: cst.Call):
         yield node, node.with_changes(args=new), "swap_arguments", f"swap arguments {label(a)} and {label(b)}"
 
 
-def _plus(expr, delta: int):
-    op = cst.Add() if delta > 0 else cst.Subtract()
-    return cst.BinaryOperation(left=expr, operator=op, right=cst.Integer(str(abs(delta))),
-                               lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
 def range_start(node: cst.Call):
     """``range(a, b)`` / ``arange(a, b)``: the start moved by one (the stop is
     ``mutate``'s ``range_bound`` too; integer bounds are the constant operator's)."""
-    name, pos = call_name(node), _positional(node)
+    name, pos = call_name(node), positional(node)
     if name not in ("range", "arange") or len(pos) < 2:
         return
     i = pos[0]
     start = node.args[i].value
-    if _int_value(start) is not None:
+    if int_value(start) is not None:
         return
     for d in (1, -1):
-        yield node, _with_arg(node, i, _plus(start, d)), "range_bound", f"range start {'+' if d > 0 else '-'} 1"
+        yield node, with_arg(node, i, plus(start, d)), "range_bound", f"range start {'+' if d > 0 else '-'} 1"
     if name == "arange":
         j = pos[1]
-        if _int_value(node.args[j].value) is None:
+        if int_value(node.args[j].value) is None:
             for d in (1, -1):
-                yield node, _with_arg(node, j, _plus(node.args[j].value, d)), "range_bound", \
+                yield node, with_arg(node, j, plus(node.args[j].value, d)), "range_bound", \
                     f"range stop {'+' if d > 0 else '-'} 1"
 
 
 def _stop_gradient_of(expr) -> tuple[str, str] | None:
     """(what, how) for ``stop_gradient(what)`` / ``what.detach()``; how is a
     format string that stops the gradient of its argument."""
-    e = _bare(expr)
+    e = bare(expr)
     if not isinstance(e, cst.Call) or call_name(e) not in _STOP_GRADIENT:
         return None
     if call_name(e) == "detach" and isinstance(e.func, cst.Attribute):
         return code(e.func.value), "({}).detach()"
-    pos = _positional(e)
+    pos = positional(e)
     if len(pos) != 1:
         return None
     return code(e.args[pos[0]].value), code(e.func) + "({})"
@@ -511,36 +395,36 @@ def gradient_condition(node, scope: Scope | None, in_return: bool = False):
     stop_gradient(q - w)`` (forward value unchanged, gradient clipped), and in
     a backward / VJP function each returned gradient and each ``dX = ...``."""
     if isinstance(node, cst.BinaryOperation):
-        bare_left, bare_right = _bare(node.left), _bare(node.right)
+        bare_left, bare_right = bare(node.left), bare(node.right)
         if isinstance(node.operator, cst.Subtract):
             sg = _stop_gradient_of(bare_right)
             if sg and sg[0] == code(bare_left):
-                yield node, _paren(f"({code(_bare(node))}) * (abs({sg[0]}) <= 1)"), "gradient_condition", \
+                yield node, paren(f"({code(bare(node))}) * (abs({sg[0]}) <= 1)"), "gradient_condition", \
                     f"gradient of {sg[0][:30]} clipped to |{sg[0][:30]}| <= 1"
         elif isinstance(node.operator, cst.Add):
             for free, other in ((bare_left, bare_right), (bare_right, bare_left)):
                 sg = _stop_gradient_of(other)
                 if sg and isinstance(free, (cst.Name, cst.Attribute, cst.Subscript)) and code(free) in sg[0]:
                     w = code(free)
-                    text = f"{code(_bare(node))} - ({w} - {sg[1].format(w)}) * (abs({w}) > 1)"
-                    yield node, _paren(text), "gradient_condition", f"gradient of {w[:30]} clipped to |{w[:30]}| <= 1"
+                    text = f"{code(bare(node))} - ({w} - {sg[1].format(w)}) * (abs({w}) > 1)"
+                    yield node, paren(text), "gradient_condition", f"gradient of {w[:30]} clipped to |{w[:30]}| <= 1"
         return
     if scope is None or not scope.gradient:
         return
     if in_return:
         value = node.value
-        elements = [e.value for e in value.elements] if isinstance(_bare(value), cst.Tuple) else [value]
-        if isinstance(_bare(value), cst.Tuple):
-            elements = [e.value for e in _bare(value).elements]
+        elements = [e.value for e in value.elements] if isinstance(bare(value), cst.Tuple) else [value]
+        if isinstance(bare(value), cst.Tuple):
+            elements = [e.value for e in bare(value).elements]
         for e in elements:
-            if _literal(e):
+            if is_literal(e):
                 continue
-            for c in _condition_names(scope, _names_in(e) if not isinstance(e, cst.Name) else {e.value}):
-                yield e, _paren(f"{code(_bare(e))}) * (abs({c}) <= 1"), "gradient_condition", \
+            for c in _condition_names(scope, names_in(e) if not isinstance(e, cst.Name) else {e.value}):
+                yield e, paren(f"{code(bare(e))}) * (abs({c}) <= 1"), "gradient_condition", \
                     f"returned gradient {code(e)[:30]} times (abs({c}) <= 1)"
     elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
             and _GRAD_NAME.match(node.targets[0].target.value):
         g = node.targets[0].target.value
         for c in _condition_names(scope, {g}):
-            yield node.value, _paren(f"{code(_bare(node.value))}) * (abs({c}) <= 1"), "gradient_condition", \
+            yield node.value, paren(f"{code(bare(node.value))}) * (abs({c}) <= 1"), "gradient_condition", \
                 f"{g} times (abs({c}) <= 1)"

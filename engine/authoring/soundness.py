@@ -23,7 +23,6 @@ builds: the items that rest on running it are reported as not judged.
 from __future__ import annotations
 
 import math
-import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -80,11 +79,6 @@ class Report:
         return {"challenge": self.challenge, "sound": self.sound, "not_judged": self.not_judged,
                 "items": [i.as_dict() for i in self.items],
                 "mutation_score": m.get("score"), "mutation": m or None, "mutation_score_note": self.mutation_text()}
-
-
-def words(text: str) -> str:
-    """Lowercase, markup-free, whitespace-collapsed: how requirement words are found in a prompt."""
-    return " ".join(re.sub(r"[`*_]", "", text).lower().split())
 
 
 def module_answer(challenge: Challenge) -> tuple[str, str] | None:
@@ -214,12 +208,12 @@ def check_requirements(challenge: Challenge, checks: list[dict]) -> list[Item]:
                       {"checks": {c["name"]: c.get("requires") or [] for c in graded}, "untested": untested,
                        "not_exercised_on_reference": unreached}))
     try:
-        prompt = words(challenge.prompt_path.read_text(encoding="utf-8"))
+        prompt = coverage.words(challenge.prompt_path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         return [*items, Item("requirements_quote_prompt", False, f"cannot read PROMPT.md: {exc}")]
     version = version_for_sha(challenge, file_prompt_sha256(challenge.prompt_path))
     mine = coverage.requirements(challenge, version)
-    not_quoted = [r["id"] for r in mine if words(r["words"]) not in prompt]
+    not_quoted = [r["id"] for r in mine if coverage.words(r["words"]) not in prompt]
     where = f"prompt version {version}" if version else "PROMPT.md"
     items.append(Item("requirements_quote_prompt", not not_quoted,
                       f"not the prompt's own words: {', '.join(not_quoted)} (quote PROMPT.md)" if not_quoted

@@ -22,11 +22,18 @@ was not exercised gets the verdict ``partial``, never ``pass``.
 """
 from __future__ import annotations
 
+import re
+
 from benchtui.verify import verdicts as V
 
 PASS, FAIL, NOT_EXERCISED = "pass", "fail", "not_exercised"
 # check verdicts that say the requirement does not hold
 FAILING = {V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN}
+
+
+def words(text: str) -> str:
+    """Lowercase, markup-free, whitespace-collapsed: how requirement words are found in a prompt."""
+    return " ".join(re.sub(r"[`*_]", "", text).lower().split())
 
 
 def requirements(challenge, version: str | None = None) -> list[dict]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from benchtui.challenges import adapters
 from benchtui.cli import CommandError, UsageError, print_json
-from benchtui.commands.fit import fit_check
+from benchtui.text.fit import fit_check
 
 
 def register(sub) -> None:

@@ -5,7 +5,7 @@ import sys
 
 from benchtui.challenges.definition import challenge_for_name
 from benchtui.cli import CommandError, UsageError, print_json
-from benchtui.commands.fit import fit, fit_check
+from benchtui.text.fit import fit, fit_check
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from benchtui.commands.interrupt import InFlight, runs, two_step_interrupt
 from benchtui.workbench.scan import scan_workbench

@@ -10,7 +10,7 @@ from benchtui.challenges.definition import BUNDLED_CHALLENGES, challenge_for_nam
 from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.challenges.prompts import prompt_source, run_prompt_line
 from benchtui.grading.grades import GradeValue
-from benchtui.commands.fit import fit_check
+from benchtui.text.fit import fit_check
 from benchtui.commands.run_cmds import run_coverage, shown_verdict
 from benchtui.workbench.new_model import BadModelName, ScaffoldError, new_model
 from benchtui.workbench.scan import scan_workbench

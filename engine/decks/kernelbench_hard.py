@@ -25,6 +25,7 @@ import yaml
 # libyaml's loader where PyYAML was built with it: a deck holds hundreds of annotations
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+from benchtui.challenges.coverage import words
 from benchtui.decks import pyread
 from benchtui.decks.model import (
     CHALLENGE_ID_MAX, KERNELBENCH_HARD, MODEL_NAME_MAX, Deck, DeckError, Problem, Run, challenge_slug, slug,
@@ -192,8 +193,6 @@ def prompt_requirements(prompt: str, forbidden: list[str] | None = None) -> dict
     deck's generic sentences where this prompt has them, and the sentence naming
     the forbidden ops (``no_forbidden_ops``; without one, a forbidden op fails
     ``correct``, as the deck's problem.yaml says)."""
-    from benchtui.authoring.soundness import words
-
     flat = " ".join(prompt.split())
     first = re.split(r"(?<=[.!?])\s", flat, maxsplit=1)[0]
     out: dict[str, object] = {"task": first}

@@ -105,10 +105,3 @@ def agreement(store: Store, grader_a: str, grader_b: str, *, dimension: str | No
     return Agreement(a_name, b_name, len(pairs),
                      round(exact, 4) if exact is not None else None,
                      round(kappa, 4) if kappa is not None else None, out)
-
-
-def suite_conflicts(store: Store, *, grader: str | None = None) -> list[Grade]:
-    """Every current A-range grade on an answer the hidden suite fails."""
-    verdicts = current_verdicts(store)
-    return [g for g in current_grades(store, grader=grader, dimension=None)
-            if is_a_range(g.letter) and verdicts.get((g.model, g.challenge)) in FAILING]

@@ -4,16 +4,18 @@ Two runs timed side by side on one GPU slow each other, and a run's leftover
 work would slow the next one's figures. ``device_lock()`` is an exclusive
 ``flock`` on a file named after the device, so it holds across threads
 (``benchtui run --jobs N``), processes (two ``benchtui run``, the dashboard)
-and Ray workers on one node (``--cluster``): each GPU job takes it for its
-whole run; CPU-only jobs never touch it and stay parallel.
+and Ray workers on one node (``--cluster``): each GPU job holds it from
+before it touches the device to its end; CPU-only jobs never touch it and
+stay parallel.
 
 A run's checker takes the lock itself, as late as its challenge allows:
 ``execute_bundle`` opens the lock file and passes the descriptor to the
-checker only (never to the answer's process); the checker locks it at once,
-or, for a challenge whose conformance sets ``GPU_LOCK_LATE`` (fuse), after
-its CPU-only work (nvcc's compile checks) and before anything touches the
-GPU. The lock lives on the open file, which the orchestrator keeps open
-until both processes of the run have ended, so it is released only then.
+checker only (never to the answer's process); the checker locks it before
+the challenge's checks, or, for a challenge whose conformance sets
+``GPU_LOCK_LATE`` (fuse, paged_attention), after its CPU-only work (nvcc's
+compile checks) and before anything touches the GPU. The lock lives on the
+open file, which the orchestrator keeps open until both processes of the run
+have ended, so it is released only then.
 
 The device is the first entry of ``CUDA_VISIBLE_DEVICES`` (an index or a
 UUID; a Ray task gets the one it was given), else ``0``. Lock files live in

@@ -15,7 +15,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -485,7 +485,3 @@ def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: 
     options = RunOptions(backend=backend, jobs=jobs, allow_unsafe=allow_unsafe, self_check=self_check, seed=seed,
                          timeout_s=timeout_s, trial=trial)
     return Runner(workbench, options, on_event, cancel, cluster=cluster, drain=drain).run_all(pairs)
-
-
-def event_dict(event: RunEvent) -> dict:
-    return asdict(event)

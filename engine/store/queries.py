@@ -123,17 +123,6 @@ def is_judge(kind: str) -> bool:
     return kind == "judge"
 
 
-def current_overall_grades(store: Store) -> list[dict]:
-    """Each grader's current overall grade per cell, oldest first: the rule of
-    ``engine.grading.grades.current_grades(store, dimension=OVERALL)`` (the newest row
-    of that grader not invalidated), as a plain query. The matrix's first
-    frame needs only this, and importing engine.grading.grades (rubric, scales,
-    challenge names) would cost start-up several milliseconds; a test holds
-    the two to the same answer."""
-    return [{"id": i, "model": m, "challenge": c, "letter": letter, "grader_kind": kind}
-            for i, m, c, letter, kind in _current_overall_rows(store)]
-
-
 # The newest valid row per (cell, grader): a group with max(id) takes the
 # other columns from that row (SQLite's bare-column rule), answered from
 # idx_grades_current alone (m008_scale_indexes); NULL grader ids group together, as

@@ -179,15 +179,12 @@ def empty_cycle(suite, device, inputs: list, outputs: list, scratch: int, seeds:
     back as much as the outputs over a wire served by this process.
     ``seeds[cycle][launch][input]``."""
     device_info(device)
-    if launches == 1:  # the stand-ins of older callers take no launches argument
-        cycles = device.empty_cycles(inputs, outputs, scratch, seeds)
-    else:
-        cycles = device.empty_cycles(inputs, outputs, scratch, seeds, launches)
+    cycles = device.empty_cycles(inputs, outputs, scratch, seeds, launches)
     harness_s = timing.median_iqr(cycles[warmup:] or cycles)[0]
     reply = {"rc": 0, "error": "", "seconds": 0.0,
              "outputs": [[np.zeros(int(n), dtype=cuda_device.DTYPES[d][1]) for d, n, _ in outputs]
                          for _ in range(max(1, launches))]}
-    wire_s = wire.echo_round_trip_s(reply) if getattr(suite, "peer", None) is not None else 0.0
+    wire_s = wire.echo_round_trip_s(reply) if suite.peer is not None else 0.0
     return {"s": harness_s + wire_s, "harness_s": harness_s, "wire_s": wire_s}
 
 
@@ -202,10 +199,7 @@ def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int,
     but not timed. Returns the checker's times (``walls``), the answer's
     events (``events``), the verification counts and the empty cycle."""
     empty = empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
-    if launches == 1:
-        host.timing_setup(inputs, outputs, scratch)
-    else:
-        host.timing_setup(inputs, outputs, scratch, launches)
+    host.timing_setup(inputs, outputs, scratch, launches)
     cycle = host.timing_cycle
     events, walls, checked, wrong, why = [], [], 0, 0, None
     try:

@@ -142,7 +142,7 @@ def run(suite) -> None:
         suite.record("bind", V.UNBOUND, message=f"no {spec.answer_file} in the answer (the deck's answer file, "
                                                 f"defining {spec.answer_class})")
         return
-    forbidden_checks(suite, spec, files)
+    deck_forbidden = forbidden_checks(suite, spec, files)
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -163,13 +163,14 @@ def run(suite) -> None:
                                  f"over the {R.CPU_CALL_BYTES / 2**30:g} GiB this harness runs on the CPU; run it with "
                                  "--backend cuda on a machine with a GPU", requires=spec.skipped())
             return
-    ModuleRun(suite, spec, files).run()
+    ModuleRun(suite, spec, files, deck_forbidden).run()
 
 
-def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> None:
+def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> list[str]:
+    """Records the forbidden-op checks; returns what the deck's own text search finds in the answer file."""
     deck_hits = R.deck_grep(files[spec.answer_file], spec.forbidden)
     if not spec.forbidden:
-        return
+        return deck_hits
     hits, unparsed = R.forbidden_in_code(files, spec.forbidden)
     details = {"deck_rule_hits": deck_hits, "hits": [str(h) for h in hits], "unparsed": unparsed}
     deck_says = (f"the deck's text search finds {', '.join(deck_hits)}" if deck_hits
@@ -186,14 +187,15 @@ def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> None:
         suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"none of {', '.join(spec.forbidden)} reached (imports, aliases, getattr, strings); {deck_says}",
                      details=details)
-    suite._deck_forbidden = deck_hits
+    return deck_hits
 
 
 class ModuleRun:
-    def __init__(self, suite, spec: Spec, files: dict[str, str]):
+    def __init__(self, suite, spec: Spec, files: dict[str, str], deck_forbidden: list[str]):
         import torch
 
         self.suite, self.spec, self.files, self.torch = suite, spec, files, torch
+        self.deck_forbidden = deck_forbidden  # the deck's text search's hits: its rule fails the answer on any
         self.device = torch.device("cuda" if suite.backend == "cuda" and torch.cuda.is_available() else "cpu")
         self.answer_device = "cuda" if suite.backend == "cuda" else "cpu"
         self.dtype = _precision_dtype(spec) if spec.deck == R.KB else None
@@ -566,9 +568,8 @@ class ModuleRun:
 
     def summary(self, shapes: int) -> None:
         suite, spec = self.suite, self.spec
-        deck_forbidden = getattr(suite, "_deck_forbidden", [])
-        ok = self.deck_ok and not deck_forbidden
-        why = self.deck_failure or (f"forbidden text {deck_forbidden[0]!r}" if deck_forbidden else "")
+        ok = self.deck_ok and not self.deck_forbidden
+        why = self.deck_failure or (f"forbidden text {self.deck_forbidden[0]!r}" if self.deck_forbidden else "")
         suite.info("deck_rule", value="pass" if ok else "fail",
                    message=(f"the deck's own check.py rule alone would {'PASS' if ok else 'FAIL'} this answer"
                             + (f" ({why})" if why else "") + " (its seeds, shapes, stress cases, tolerance and text search; "

@@ -112,24 +112,6 @@ def jsonable(x: Any) -> Any:
     return str(x)
 
 
-def array_digest(x: Any) -> str | None:
-    """A hash of an ndarray (or list/tuple/dict of them); None for other types."""
-    h = hashlib.sha256()
-    found = False
-    stack = [x]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, np.ndarray):
-            found = True
-            h.update(str(item.dtype).encode() + str(item.shape).encode())
-            h.update(np.ascontiguousarray(item).tobytes())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-    return h.hexdigest() if found else None
-
-
 class Suite:
     def __init__(self, *, challenge_id: str, answer_dir: Path, challenge_dir: Path, model: str,
                  seed: int, backend: str = "cpu", thresholds: dict | None = None,
@@ -172,19 +154,6 @@ class Suite:
 
     def threshold(self, key: str, default: Any) -> Any:
         return self.thresholds.get(key, default)
-
-    @property
-    def xp(self):
-        """Array module of the active backend."""
-        if self.backend == "cuda":
-            import cupy
-
-            return cupy
-        if self.backend == "mlx":
-            import mlx.core as mx
-
-            return mx
-        return np
 
     # -- binding --------------------------------------------------------------
     def _import(self, relpath: str):

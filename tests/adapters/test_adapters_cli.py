@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from benchtui.cli import main
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import tree_digest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,10 +76,6 @@ def test_new_rejects_unknown_names(wb, capsys):
 
 @pytest.mark.sandbox
 def test_check_runs_the_adapter_and_reports_stale(wb, capsys):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     args = ["--workbench", str(wb), "adapter", "check", "m1", "kv", "--json"]
     # no adapter yet: demo-careful's API (load_prompt / step) does not bind
     assert main(args) == 1
@@ -181,10 +176,6 @@ def test_check_of_a_scaffold_is_a_trial_that_keeps_the_answers_verdict(demo_work
     from benchtui.store.database import Store
     from benchtui.workbench.layout import find_workbench
 
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     wb = ["--workbench", str(demo_workbench)]
     assert main([*wb, "run", "-m", "demo-quitter", "-c", "dflash_verify", "--no-self-check"]) == 0
     capsys.readouterr()

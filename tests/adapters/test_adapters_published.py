@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -58,10 +57,6 @@ def set_thresholds(toml: Path, values: dict[str, str]) -> None:
 
 
 def make_workbench(root: Path, answers) -> Path:
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     for model, challenge in answers:
         shutil.copytree(PUBLISHED / model / challenge, root / model / challenge)
     shutil.copytree(REPO / "challenges", root / "challenges")

@@ -12,7 +12,6 @@ from benchtui.audit.core import REFERENCE, AuditOptions, Auditor
 from benchtui.audit.mutate import mutants_of
 from benchtui.audit.report import challenge_reports, mark
 from benchtui.cli import main
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -115,10 +114,6 @@ timeout_s = 60
 
 @pytest.fixture
 def toy(tmp_path):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
 
     def make(checks: str, answers: dict[str, dict[str, str]] | None = None, adapter: str | None = None,
              name: str = "wb") -> Path:

@@ -284,15 +284,10 @@ def test_new_refuses_a_bundled_id_without_force(capsys, wb):
 def test_a_verdict_of_a_removed_workbench_suite_is_not_current(capsys, tmp_path):
     """A run judged by the workbench's own kv stays history once that folder is gone: the
     matrix, results, list and show no longer present its verdict as the answer's."""
-    from benchtui.runner import sandbox
     from benchtui.store import queries
     from benchtui.store.database import Store
     from benchtui.workbench.layout import find_workbench
 
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     demo_workbench = tmp_path / "wb"
     shutil.copytree(REPO / "models" / "demo-careful" / "kv", demo_workbench / "models" / "demo-careful" / "kv")
     wb = ("--workbench", str(demo_workbench))

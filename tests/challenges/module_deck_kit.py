@@ -206,6 +206,8 @@ HARD_ANSWERS = {
 ''',
     "hidden_forbidden": HARD_RIGHT.replace(
         "import torch.nn as nn\n", "import torch.nn as nn\n\nfast = getattr(torch, '_scaled' + '_mm')\n"),
+    # right, and names the forbidden op only in a comment: the deck's text search fails it, benchtui's code search does not
+    "forbidden_in_comment": HARD_RIGHT.replace("import torch.nn as nn\n", "import torch.nn as nn\n\n# torch._scaled_mm is not used\n"),
     # right, but caches on the inputs' content: fast only when the same inputs come back (the deck's timing loop)
     "content_cache": "import time\n" + _HEAD + """        self._cache = {}
 

@@ -100,6 +100,15 @@ def test_hidden_forbidden_op_is_found_in_the_code(decks):
     assert c["details"]["deck_rule_hits"] == []  # the deck's text search misses it
 
 
+def test_forbidden_text_in_a_comment_fails_only_the_decks_own_rule(decks):
+    r = decks("hard", "forbidden_in_comment")
+    checks = by_name(r)
+    assert r["verdict"] == "pass", [(c["name"], c["verdict"], c["message"]) for c in r["checks"]]
+    assert checks["forbidden_ops"]["details"]["deck_rule_hits"] == ["torch._scaled_mm"]
+    assert checks["deck_rule"]["value"] == "fail"
+    assert "forbidden text 'torch._scaled_mm'" in checks["deck_rule"]["message"]
+
+
 def test_content_cache_flags_the_as_published_time(decks):
     r = decks("hard", "content_cache")
     t = by_name(r)["time:shape0"]

@@ -32,15 +32,6 @@ def _expected() -> dict:
     return mod.EXPECTED
 
 
-def _sandbox_or_skip():
-    from benchtui.runner import sandbox
-
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
-
-
 def _benchtui(args: list[str], env: dict, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "benchtui", *args], cwd=REPO, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
@@ -62,7 +53,6 @@ def test_without_ray_cluster_says_how_to_install(demo_workbench, tmp_path):
 
 def test_local_ray_gets_the_local_verdicts(demo_workbench, tmp_path):
     require_ray()
-    _sandbox_or_skip()
     from benchtui.runner.orchestrate import tree_digest
 
     expected = _expected()
@@ -109,7 +99,6 @@ def test_second_node_dies_mid_run(two_nodes, demo_workbench):
     """Kill the second node's raylet while it runs an answer: that run is retried once
     on the head (or recorded interrupted, naming the node), every other run is stored,
     and no sandboxed process is left on either node."""
-    _sandbox_or_skip()
     from benchtui.store.database import Store
 
     second = two_nodes.second.node_id[:12]
@@ -181,7 +170,6 @@ def test_a_stopped_driver_leaves_no_sandbox(demo_workbench, sig):
     next command records both runs interrupted. Either way no sandboxed process is
     left running."""
     require_ray()
-    _sandbox_or_skip()
     from benchtui.store.database import Store
 
     for model in ("demo-careful", "demo-hasty"):  # two answers that hang at import

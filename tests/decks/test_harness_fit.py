@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchtui.authoring.soundness import check_challenge, words
+from benchtui.authoring.soundness import check_challenge
+from benchtui.challenges.coverage import words
 from benchtui.challenges.definition import load_challenge
 from benchtui.cli import main
 from benchtui.decks.importer import import_deck

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from benchtui.cli import main
-from benchtui.commands.fit import fit
+from benchtui.text.fit import fit
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
@@ -39,7 +39,7 @@ def test_a_passing_message_never_drops_a_number(width):
 
 @pytest.mark.parametrize("width", [1, 2, 4, 5, 6, 9, 17, 18, 30, 80, 140])
 def test_a_cut_cell_holds_whole_words_only(width):
-    from benchtui.commands.fit import cut
+    from benchtui.text.fit import cut
 
     for text in ("speed_8x512x1024_float32", "1e-06", "0.0001", "threshold 1e-06 value 0.0107", SPEED):
         shown = cut(text, width)

@@ -134,12 +134,6 @@ def test_demo_on_a_file_says_it_is_a_file(capsys, tmp_path):
 @pytest.mark.sandbox
 def test_results_and_list_say_waiting_as_scan_does(capsys, small_wb):
     """beta/kv holds only its PROMPT.md: scan calls it `waiting`; list and results did `no_answer`."""
-    from benchtui.runner import sandbox
-
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     wb = ("--workbench", str(small_wb))
     code, out, _ = run_cli(capsys, *wb, "results")
     assert code == 0 and "waiting        beta/kv" in out

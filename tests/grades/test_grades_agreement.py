@@ -2,7 +2,7 @@
 worked out by hand, and the disagreement list."""
 import pytest
 
-from benchtui.grading.agreement import agreement, quadratic_kappa, suite_conflicts
+from benchtui.grading.agreement import agreement, quadratic_kappa
 from benchtui.grading.grades import GradeError, set_grade
 
 
@@ -45,13 +45,6 @@ def test_agreement_between_two_judges_on_shared_items(store):
         "demo-hasty", "beam_search", "A-", None, "fail", True)
     rest = [(d.model, d.challenge, d.grade_a, d.grade_b, d.difference) for d in result.disagreements[1:]]
     assert rest == [("demo-careful", "fuse", "B", "73 (C)", 1.0), ("demo-careful", "kv", "A", "B", 1.0)]
-
-
-def test_suite_conflicts_list_every_a_range_grade_on_failing_answers(store):
-    set_grade(store, "demo-hasty", "kv", "95", grader="J", grader_kind="judge")          # error verdict
-    set_grade(store, "demo-hasty", "backwards", "A", grader="J", grader_kind="judge")    # passes
-    set_grade(store, "demo-hasty", "dflash_verify", "B+", grader="J", grader_kind="judge")  # fails, not A
-    assert [(g.model, g.challenge) for g in suite_conflicts(store)] == [("demo-hasty", "kv")]
 
 
 def test_unknown_grader_is_refused(store):

@@ -59,3 +59,17 @@ def test_the_wheel_states_its_license_and_no_placeholder_addresses():
     text = (REPO / "LICENSE").read_text()
     assert text.startswith("MIT License") and "Copyright (c) the benchtui authors" in text
     assert not any("example.invalid" in url for url in project.get("urls", {}).values())
+
+
+def test_every_code_folder_is_a_listed_package():
+    """`packages` is a list, not a search: a new room left off it is missing
+    from the wheel, and only an installed benchtui would notice."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {"benchtui": REPO / "engine", "benchtui.tui": REPO / "tui"}
+    found = set()
+    for name, root in folders.items():
+        for init in root.rglob("__init__.py"):
+            rel = init.parent.relative_to(root)
+            if "__pycache__" not in rel.parts and not (name == "benchtui" and rel.parts[:1] == ("tui",)):
+                found.add(".".join([name, *rel.parts]))
+    assert sorted(found - set(config["packages"])) == []

@@ -12,7 +12,6 @@ import pytest
 from benchtui.challenges import prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.grading.judge_import import import_text
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -265,10 +264,6 @@ def test_import_maps_a_unique_prefix_and_lists_it(tmp_path):
 
 @pytest.mark.sandbox
 def test_run_records_prompt_version_and_show_says_it(tmp_path, capsys):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     import json
 
     from benchtui.cli import main

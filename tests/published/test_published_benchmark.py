@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from benchtui.grading.judge_import import import_markdown
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -93,10 +92,6 @@ if HAS_NVCC:
 def published_run(tmp_path_factory):
     if not PUBLISHED.is_dir():
         pytest.skip(f"the published benchmark is not at {PUBLISHED}")
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     import importlib.util
 
     if importlib.util.find_spec("mlx_lm") is None:

@@ -13,7 +13,6 @@ import pytest
 
 from benchtui.challenges import coverage
 from benchtui.cli import main
-from benchtui.runner import sandbox
 from benchtui.verify import verdicts as V
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,10 +107,6 @@ FAST = {"memory_steps": "64", "speed_lengths": "[20, 12]", "speed_steps": "4", "
 
 @pytest.mark.sandbox
 def test_run_results_show_and_export_carry_the_coverage(tmp_path, capsys):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     root = tmp_path / "wb"
     shutil.copytree(REPO / "challenges", root / "challenges")
     toml = root / "challenges" / "kv" / "challenge.toml"

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers, tree_digest
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -59,10 +58,6 @@ EXPECTED = {
 
 
 def test_demo_matrix_verdicts(demo_workbench: Path):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     wb = find_workbench(str(demo_workbench), None, Path.cwd())
     with Store(wb.store_path) as store:
         scan_workbench(wb, store)

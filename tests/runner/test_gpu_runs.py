@@ -6,26 +6,23 @@ to forge a result. Skipped, with the reason, where there is no GPU."""
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from benchtui.store import queries
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers, tree_digest
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.verify import cuda_build
 from benchtui.verify import verdicts as V
 from benchtui.workbench.layout import find_workbench
+from tests.runner.gpu_workbench import exploit_workbench
 
 pytestmark = [pytest.mark.gpu, pytest.mark.sandbox]
 
 REPO = Path(__file__).resolve().parents[2]
-ANSWERS = Path(__file__).with_name("gpu_answers")
-CAREFUL = REPO / "models" / "demo-careful" / "fuse"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -35,10 +32,6 @@ def needs_gpu():
         pytest.skip(f"needs an NVIDIA GPU: {reason}")
     if cuda_build.find_nvcc() is None:
         pytest.skip("needs nvcc to build the answers")
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def run(root: Path, pairs, **kw) -> dict:
@@ -52,27 +45,6 @@ def run(root: Path, pairs, **kw) -> dict:
             checks = {c["name"]: {**c, "value": queries.stored_value(c["value"])} for c in queries.run_checks(store, e.run_id)} if e.run_id else {}
             out[e.model] = (e.verdict, checks, e.message)
     return out
-
-
-def exploit_workbench(root: Path, names: list[str], **thresholds) -> Path:
-    """A workbench of copies of demo-careful's kernel, each with one of
-    gpu_answers/ as its adapter, and fuse with a small correctness grid."""
-    shutil.copytree(REPO / "challenges" / "fuse", root / "challenges" / "fuse")
-    toml = root / "challenges" / "fuse" / "challenge.toml"
-    text = toml.read_text().replace("V = [1000, 50257, 151936]", "V = [1000]").replace("k = [1, 5, 32]", "k = [5]")
-    text = text.replace("timeout_s = 600.0", "timeout_s = 120.0")
-    for key, value in thresholds.items():
-        line = re.compile(rf"^{key} = .*$", re.MULTILINE)
-        text = line.sub(f"{key} = {value}", text) if line.search(text) else \
-            text.replace("[thresholds]\n", f"[thresholds]\n{key} = {value}\n")
-    toml.write_text(text)
-    for name in names:
-        folder = root / "models" / f"x-{name}" / "fuse"
-        shutil.copytree(CAREFUL, folder)
-        adapters = root / ".benchtui" / "adapters" / "fuse"
-        adapters.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ANSWERS / f"{name}.cu", adapters / f"x-{name}.cu")
-    return root
 
 
 def test_demo_fuse_is_judged_in_the_sandbox(demo_workbench):

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -23,10 +22,6 @@ def test_nvcc_none_means_no_nvcc(monkeypatch, value):
 
 @pytest.mark.sandbox
 def test_a_cuda_answer_is_skipped_in_the_sandbox_when_nvcc_is_none(demo_workbench: Path, monkeypatch):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     monkeypatch.setenv("NVCC", "none")
     wb = find_workbench(str(demo_workbench), None, Path.cwd())
     with Store(wb.store_path) as store:

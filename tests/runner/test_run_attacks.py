@@ -30,14 +30,6 @@ PY_CHALLENGES = [d.name for d in sorted((REPO / "challenges").iterdir())
 pytestmark = pytest.mark.sandbox
 
 
-def layer_or_skip() -> str:
-    try:
-        layer = sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(f"no isolating sandbox layer here: {exc}")
-    return layer
-
-
 def workbench_with(tmp_path: Path, challenge: str, prelude: str) -> Path:
     """A workbench whose one answer is the challenge's reference with `prelude`
     run at import time."""
@@ -73,7 +65,6 @@ def alive_with(marker: str) -> list[str]:
 
 @pytest.mark.parametrize("challenge", PY_CHALLENGES)
 def test_sleeping_past_the_limit_times_out_and_leaves_nothing(tmp_path, challenge):
-    layer_or_skip()
     marker = f"benchtui-sleeper-{uuid.uuid4().hex[:8]}"
     prelude = ("import subprocess, time\n"
                f"subprocess.Popen(['/bin/sh', '-c', 'sleep 300; : {marker}'], start_new_session=True)\n"
@@ -88,7 +79,6 @@ def test_sleeping_past_the_limit_times_out_and_leaves_nothing(tmp_path, challeng
 
 @pytest.mark.parametrize("challenge", PY_CHALLENGES)
 def test_fork_bomb_is_bounded_and_swept(tmp_path, challenge):
-    layer_or_skip()
     marker = f"benchtui-forker-{uuid.uuid4().hex[:8]}"
     prelude = ("import os, subprocess\n"
                "for _ in range(2000):\n"
@@ -101,7 +91,7 @@ def test_fork_bomb_is_bounded_and_swept(tmp_path, challenge):
 
 @pytest.mark.parametrize("challenge", PY_CHALLENGES)
 def test_network_is_unreachable(tmp_path, challenge):
-    layer = layer_or_skip()
+    layer = sandbox.choose_layer("auto")
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(5)
@@ -137,7 +127,6 @@ def test_network_is_unreachable(tmp_path, challenge):
 
 @pytest.mark.parametrize("challenge", PY_CHALLENGES)
 def test_writing_outside_the_scratch_dir_fails(tmp_path, challenge):
-    layer_or_skip()
     target = REPO / f"escape-{uuid.uuid4().hex[:8]}.txt"
     prelude = f"open({str(target)!r}, 'w').write('escaped')\n"
     try:
@@ -151,7 +140,6 @@ def test_writing_outside_the_scratch_dir_fails(tmp_path, challenge):
 
 
 def test_secrets_in_the_environment_do_not_reach_answers(tmp_path, monkeypatch):
-    layer_or_skip()
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-leak")
     prelude = ("import os\n"
                "if 'OPENAI_API_KEY' in os.environ or os.path.exists(os.path.expanduser('~/.bash_history')):\n"

@@ -9,7 +9,6 @@ import pytest
 
 from benchtui.host import backends
 from benchtui.cli import main
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -26,15 +25,6 @@ def wb_root(tmp_path) -> Path:
     bad.mkdir(parents=True)
     (bad / "ln.py").write_text("import torch\n\ndef forward(x, gamma, beta, eps):\n    return x, None\n")
     return root
-
-
-@pytest.fixture
-def sandbox_layer():
-    """Skips, with the reason, where neither sandbox layer is usable."""
-    try:
-        return sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
 
 
 def scanned(wb_root: Path):
@@ -73,7 +63,7 @@ def test_run_answers_refuses_before_recording_anything(wb_root, no_cuda):
 
 
 @pytest.mark.sandbox
-def test_run_message_leads_with_what_decided_the_verdict(wb_root, sandbox_layer):
+def test_run_message_leads_with_what_decided_the_verdict(wb_root):
     wb = scanned(wb_root)
     (event,) = run_answers(wb, [("bad", "backwards")], self_check=False)
     assert event.verdict == "forbidden"
@@ -83,7 +73,7 @@ def test_run_message_leads_with_what_decided_the_verdict(wb_root, sandbox_layer)
 
 
 @pytest.mark.sandbox
-def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, sandbox_layer, capsys):
+def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, capsys):
     import json
     import os
 
@@ -105,7 +95,7 @@ def test_an_answer_another_live_process_runs_is_not_run_twice(wb_root, sandbox_l
 
 
 @pytest.mark.sandbox
-def test_run_json_reports_progress_on_stderr(wb_root, sandbox_layer, capsys):
+def test_run_json_reports_progress_on_stderr(wb_root, capsys):
     import json
 
     assert main(["--workbench", str(wb_root), "run", "--json", "--no-self-check"]) == 0
@@ -140,7 +130,7 @@ def test_doctor_names_cupy_once_when_it_has_no_device(monkeypatch):
 
 
 @pytest.mark.sandbox
-def test_an_answer_another_process_ran_during_the_batch_is_joined_not_rerun(wb_root, sandbox_layer, monkeypatch):
+def test_an_answer_another_process_ran_during_the_batch_is_joined_not_rerun(wb_root, monkeypatch):
     import os
 
     from benchtui.runner import orchestrate

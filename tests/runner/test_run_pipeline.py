@@ -23,10 +23,6 @@ pytestmark = pytest.mark.sandbox
 
 @pytest.fixture
 def wb_root(tmp_path) -> Path:
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     root = tmp_path / "wb"
     shutil.copytree(REPO / "challenges", root / "challenges")
     good = root / "models" / "good" / "backwards"

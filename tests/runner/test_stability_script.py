@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from benchtui.runner import sandbox
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -18,10 +17,6 @@ pytestmark = pytest.mark.sandbox
 
 
 def test_stability_runs_only_the_challenges_named(tmp_path):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     source = tmp_path / "bench"
     for cid in ("backwards", "dflash_verify"):
         shutil.copytree(REPO / "models" / "demo-careful" / cid, source / "careful" / cid)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
@@ -38,10 +37,6 @@ class KVCache:
 
 
 def run_one(tmp_path: Path, source: str, timeout_s: float):
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(str(exc))
     root = tmp_path / "wb"
     shutil.copytree(REPO / "challenges" / "kv", root / "challenges" / "kv")
     answer = root / "models" / "slow" / "kv"

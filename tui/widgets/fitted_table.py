@@ -1,4 +1,4 @@
-"""A DataTable whose columns fit its own width, by the rule of engine/commands/fit.py:
+"""A DataTable whose columns fit its own width, by the rule of engine/text/fit.py:
 a number is shown whole or not at all.
 
 A DataTable left to size itself makes each column as wide as its widest cell and
@@ -19,7 +19,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
-from benchtui.commands.fit import cut
+from benchtui.text.fit import cut
 
 
 @dataclass(frozen=True)
