@@ -433,7 +433,7 @@ class BenchApp(App[int]):
 
         if isinstance(self.screen, ConfirmScreen):
             return
-        left = sum(1 for s in running for row in s.batch.values() if row[3] in ("queued", "started"))
+        left = sum(1 for s in running for row in s.batch_rows.values() if row[3] in ("queued", "started"))
 
         def answered(yes: bool | None) -> None:
             if yes:

@@ -10,8 +10,12 @@ import difflib
 import json
 import textwrap
 from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchtui.transcripts.model import Entry, ToolCall
 
 FILTERS = ("all", "conversation", "no tools", "errors", "user turns")
 
@@ -114,8 +118,8 @@ def _clock(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%H:%M:%S")
 
 
-def entry_matches(entry, mode: str, flagged_calls: frozenset[str] | set[str] = frozenset(),
-                  warned_lines: frozenset[int] | set[int] = frozenset()) -> bool:
+def entry_matches(entry: Entry, mode: str, flagged_calls: AbstractSet[str] = frozenset(),
+                  warned_lines: AbstractSet[int] = frozenset()) -> bool:
     """Is ``entry`` shown under filter ``mode``? ``flagged_calls``: ids of tool calls whose
     result line was repaired or warned about (the result is shown under its call, so
     the call's entry carries it); ``warned_lines``: file lines with a warning."""
@@ -132,21 +136,13 @@ def entry_matches(entry, mode: str, flagged_calls: frozenset[str] | set[str] = f
     return True
 
 
-def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
+def build_rows(entries: list[Entry], width: int, expanded: set[str], mode: str = "all",
                warnings_by_line: dict[int, str] | None = None) -> list[Row]:
     """Rows for ``entries`` at ``width`` cells, honouring folds and the filter."""
     rows: list[Row] = []
     warnings_by_line = {k: v for k, v in (warnings_by_line or {}).items() if k > 0}  # 0: no line (JSON documents)
     paired = {c.id for e in entries for c in e.tool_calls if c.result is not None}
-    # A paired result is shown under its call: its repair or warning is shown there too.
-    result_notes: dict[str, tuple[str, bool]] = {}
-    for e in entries:
-        if e.role == "tool_result" and e.tool_call_id in paired and (e.repaired or e.line in warnings_by_line):
-            result_notes[e.tool_call_id] = (warnings_by_line.get(e.line) or f"line {e.line}: repaired", e.repaired)
-
-    def warn_rows(i: int, text: str, role: str, error: bool = False) -> list[Row]:
-        lines = textwrap.wrap(f"⚠ {text}", max(width, 20), subsequent_indent="  ", break_on_hyphens=False)
-        return [Row("warn", i, t, role, error=error) for t in lines]
+    result_notes = _result_notes(entries, paired, warnings_by_line)
     warned_lines = set(warnings_by_line)
     show_tools = mode not in ("conversation", "no tools")
     for i, e in enumerate(entries):
@@ -154,35 +150,18 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
             continue
         if e.role == "tool_result" and e.tool_call_id in paired:
             continue  # shown under its call
-        head = [e.role.upper().replace("_", " ")]
-        if e.model and e.role == "assistant":
-            head.append(e.model)
-        if e.line:
-            head.append(f"line {e.line}")
-        if e.timestamp:
-            head.append(_clock(e.timestamp))
-        if e.usage:
-            head.append(f"in {e.usage.input:,} out {e.usage.output:,} cache {e.usage.cache_read:,}")
-        if e.cost:
-            head.append(f"${e.cost:.4f}")
-        if e.latency_s:
-            head.append(f"{e.latency_s:.1f}s")
-        if e.repaired:
-            head.append("repaired")
-        if e.is_error:
-            head.append("error")
-        for n, line in enumerate(pack(head, width)):
+        for n, line in enumerate(pack(_header(e), width)):
             rows.append(Row("header" if n == 0 else "header+", i, line, e.role, error=e.is_error))
         if e.role == "raw":
             warning = warnings_by_line.get(e.line, "malformed line")
-            rows.extend(warn_rows(i, warning, e.role, error=True))
+            rows.extend(_warn_rows(i, warning, e.role, width, error=True))
             raw = e.raw if isinstance(e.raw, str) else json.dumps(e.raw, ensure_ascii=False)
             rows.extend(Row("raw", i, t, e.role) for t in wrap(raw or "", width))
             continue
         if e.line in warnings_by_line:
-            rows.extend(warn_rows(i, warnings_by_line[e.line], e.role))
+            rows.extend(_warn_rows(i, warnings_by_line[e.line], e.role, width))
         elif e.repaired:
-            rows.extend(warn_rows(i, f"line {e.line}: repaired", e.role))
+            rows.extend(_warn_rows(i, f"line {e.line}: repaired", e.role, width))
         if e.thinking and mode != "conversation":
             key = f"{i}:thinking"
             opened = key in expanded
@@ -194,35 +173,80 @@ def build_rows(entries: list, width: int, expanded: set[str], mode: str = "all",
         if not show_tools:
             continue
         for n, call in enumerate(e.tool_calls):
-            args = _args(call.arguments)
-            failed = call.failed
-            rows.append(Row("tool", i, f"⚙ {call_summary(call.name, args)}", e.role, error=failed))
-            for line in command_rest(args):
-                rows.extend(Row("code", i, t, e.role) for t in wrap(line, width - 2))
-            note = result_notes.get(call.id)
-            if note:
-                rows.extend(warn_rows(i, f"result {note[0]}", e.role))
-            lname = call.name.lower()
-            if lname in ("write", "create", "write_file") and isinstance(args.get("content"), str):
-                for k, t in enumerate(args["content"].splitlines(), 1):
-                    rows.append(Row("code", i, f"{k:>4} {t.expandtabs(4)}", e.role))
-            elif lname in ("edit", "str_replace", "multiedit", "apply_patch"):
-                for t in edit_diff(args, call.result.diff if call.result else None):
-                    kind = "diff+" if t.startswith("+") else "diff-" if t.startswith("-") else "diff"
-                    rows.append(Row(kind, i, t, e.role))
-            if call.result is not None:
-                key = f"{i}:result:{n}"
-                opened = key in expanded
-                mark = (" ✗ failed" if failed else "") + ((" ⚠ repaired" if note[1] else " ⚠") if note else "")
-                dur = f" {call.result.duration_s:.1f}s" if call.result.duration_s else ""
-                rows.append(Row("fold", i, f"{'▾' if opened else '▸'} result ({size_label(len(call.result.text))}){dur}{mark}",
-                                e.role, fold=key, error=failed))
-                if opened:
-                    rows.extend(Row("result", i, t, e.role, error=failed) for t in wrap(call.result.text, width - 2))
+            rows.extend(_call_rows(i, n, e.role, call, width, expanded, result_notes.get(call.id)))
         if e.role == "tool_result":  # an unpaired result: folded like the others
             key = f"{i}:own"
             opened = key in expanded
             rows.append(Row("fold", i, f"{'▾' if opened else '▸'} output ({size_label(len(e.text))})", e.role, fold=key, error=e.is_error))
+    return rows
+
+
+def _result_notes(entries: list[Entry], paired: set[str], warnings_by_line: dict[int, str]) -> dict[str, tuple[str, bool]]:
+    """A paired result is shown under its call, so its repair or warning is shown
+    there too: call id -> (the note, whether the line was repaired)."""
+    result_notes: dict[str, tuple[str, bool]] = {}
+    for e in entries:
+        if e.role == "tool_result" and e.tool_call_id in paired and (e.repaired or e.line in warnings_by_line):
+            result_notes[e.tool_call_id] = (warnings_by_line.get(e.line) or f"line {e.line}: repaired", e.repaired)
+    return result_notes
+
+
+def _header(e: Entry) -> list[str]:
+    """The parts of an entry's header line: role, model, line, clock, usage, cost, latency, flags."""
+    head = [e.role.upper().replace("_", " ")]
+    if e.model and e.role == "assistant":
+        head.append(e.model)
+    if e.line:
+        head.append(f"line {e.line}")
+    if e.timestamp:
+        head.append(_clock(e.timestamp))
+    if e.usage:
+        head.append(f"in {e.usage.input:,} out {e.usage.output:,} cache {e.usage.cache_read:,}")
+    if e.cost:
+        head.append(f"${e.cost:.4f}")
+    if e.latency_s:
+        head.append(f"{e.latency_s:.1f}s")
+    if e.repaired:
+        head.append("repaired")
+    if e.is_error:
+        head.append("error")
+    return head
+
+
+def _warn_rows(i: int, text: str, role: str, width: int, error: bool = False) -> list[Row]:
+    lines = textwrap.wrap(f"⚠ {text}", max(width, 20), subsequent_indent="  ", break_on_hyphens=False)
+    return [Row("warn", i, t, role, error=error) for t in lines]
+
+
+def _call_rows(i: int, n: int, role: str, call: ToolCall, width: int, expanded: set[str],
+               note: tuple[str, bool] | None) -> list[Row]:
+    """The rows of entry ``i``'s ``n``-th tool call: its summary, the command, the code
+    it wrote or the diff of its edit, the note on its result, and its folded result."""
+    rows: list[Row] = []
+    args = _args(call.arguments)
+    failed = call.failed
+    rows.append(Row("tool", i, f"⚙ {call_summary(call.name, args)}", role, error=failed))
+    for line in command_rest(args):
+        rows.extend(Row("code", i, t, role) for t in wrap(line, width - 2))
+    if note:
+        rows.extend(_warn_rows(i, f"result {note[0]}", role, width))
+    lname = call.name.lower()
+    if lname in ("write", "create", "write_file") and isinstance(args.get("content"), str):
+        for k, t in enumerate(args["content"].splitlines(), 1):
+            rows.append(Row("code", i, f"{k:>4} {t.expandtabs(4)}", role))
+    elif lname in ("edit", "str_replace", "multiedit", "apply_patch"):
+        for t in edit_diff(args, call.result.diff if call.result else None):
+            kind = "diff+" if t.startswith("+") else "diff-" if t.startswith("-") else "diff"
+            rows.append(Row(kind, i, t, role))
+    if call.result is not None:
+        key = f"{i}:result:{n}"
+        opened = key in expanded
+        mark = (" ✗ failed" if failed else "") + ((" ⚠ repaired" if note[1] else " ⚠") if note else "")
+        dur = f" {call.result.duration_s:.1f}s" if call.result.duration_s else ""
+        rows.append(Row("fold", i, f"{'▾' if opened else '▸'} result ({size_label(len(call.result.text))}){dur}{mark}",
+                        role, fold=key, error=failed))
+        if opened:
+            rows.extend(Row("result", i, t, role, error=failed) for t in wrap(call.result.text, width - 2))
     return rows
 
 

@@ -162,7 +162,18 @@ def run(suite) -> None:
     eps = float(suite.threshold("eps", 1e-5))
     tol64 = float(suite.threshold("float64_tol", 1e-7))
 
-    # forward and each gradient on several shapes (D=1 and T=1 included)
+    outputs_vs_oracle(suite, ans, ref, eps, tol64)
+    smallest_inputs(suite, ans, ref, eps, tol64)
+    eps_far_from_default(suite, ans, ref, tol64)
+    huge_mean_tiny_variance(suite, ans, ref, eps)
+    constant_rows(suite, ans, ref, eps)
+    float32_inputs(suite, ans, ref, eps)
+    cache_bytes(suite, ans, eps)
+    speed(suite, ans, ref, eps)
+
+
+def outputs_vs_oracle(suite, ans, ref, eps: float, tol64: float) -> None:
+    """The forward and each gradient against the float64 oracle on several shapes (D=1 and T=1 included)."""
     cases = [make_case(suite.rng(f"shape{i}"), shape) for i, shape in enumerate(SHAPES)]
     for index, name in enumerate(OUTPUTS):
         check_name = "forward" if name == "y" else f"backward_{name}"
@@ -183,8 +194,10 @@ def run(suite) -> None:
             if not worst <= tol64:
                 c.fail(f"{name} relative error {worst:.3g} at shape {where}")
 
-    # the smallest inputs the contract allows: a single row of one or two
-    # features, one row per batch item, one batch item of one-feature rows
+
+def smallest_inputs(suite, ans, ref, eps: float, tol64: float) -> None:
+    """The smallest inputs the contract allows: a single row of one or two
+    features, one row per batch item, one batch item of one-feature rows."""
     with suite.check("smallest_inputs", threshold=tol64, requires=("forward", "gradients", "edge_shapes")) as c:
         c.value = 0.0
         for i, shape in enumerate(SMALLEST_SHAPES):
@@ -195,8 +208,10 @@ def run(suite) -> None:
                 c.fail(f"on the smallest shape {'x'.join(map(str, shape))}: {errs}", value=err)
         c.message = "shapes " + ", ".join("x".join(map(str, s)) for s in SMALLEST_SHAPES)
 
-    # eps far from its usual 1e-5 on rows of variance ~1, fixed inputs: an answer
-    # that ignores the eps it is given (a constant) is off by ~10% on every run
+
+def eps_far_from_default(suite, ans, ref, tol64: float) -> None:
+    """eps far from its usual 1e-5 on rows of variance ~1, fixed inputs: an answer
+    that ignores the eps it is given (a constant) is off by ~10% on every run."""
     far = float(suite.threshold("eps_far", 0.5))
     with suite.check("eps_far_from_default", threshold=tol64, requires=("forward", "gradients")) as c:
         x, gamma, beta, dy = make_case(np.random.default_rng(20261126), (2, 3, 16))
@@ -205,6 +220,9 @@ def run(suite) -> None:
         if not c.value <= c.threshold:
             c.fail(f"with eps={far:g} (rows of variance 1): " + c.message)
 
+
+def huge_mean_tiny_variance(suite, ans, ref, eps: float) -> None:
+    """Rows with a mean of ~1e5 and a spread of ~1e-2, against the oracle on shifted rows."""
     with suite.check("huge_mean_tiny_variance", threshold=suite.threshold("stable_tol", 1e-6),
                      requires=("huge_mean_rows", "numerically_stable")) as c:
         rng = suite.rng("huge_mean")
@@ -216,6 +234,9 @@ def run(suite) -> None:
         if not c.value <= c.threshold:
             c.fail("inaccurate on rows with a huge mean and tiny variance: " + c.message)
 
+
+def constant_rows(suite, ans, ref, eps: float) -> None:
+    """Zero-variance rows: finite outputs that match the oracle."""
     with suite.check("constant_rows", threshold=suite.threshold("stable_tol", 1e-6),
                      requires=("constant_rows", "numerically_stable")) as c:
         rng = suite.rng("constant")
@@ -231,6 +252,9 @@ def run(suite) -> None:
         if not c.value <= c.threshold:
             c.fail("wrong on zero-variance rows: " + c.message)
 
+
+def float32_inputs(suite, ans, ref, eps: float) -> None:
+    """float32 inputs give float32 outputs, within float32's tolerance."""
     with suite.check("float32", threshold=suite.threshold("float32_tol", 1e-4), requires=("float32",)) as c:
         x, gamma, beta, dy = make_case(suite.rng("float32"), (4, 8, 128), np.float32)
         got = ans.both(x, gamma, beta, dy, eps)
@@ -243,6 +267,9 @@ def run(suite) -> None:
         if not c.value <= c.threshold:
             c.fail("float32 results off: " + c.message)
 
+
+def cache_bytes(suite, ans, eps: float) -> None:
+    """A figure: the forward's cache size against the least it needs."""
     with suite.check("cache_bytes") as c:
         x, gamma, beta, _ = make_case(suite.rng("cache"), (4, 16, 64))
         _, cache = ans.forward(x, gamma, beta, eps)
@@ -251,8 +278,6 @@ def run(suite) -> None:
         c.verdict, c.value = "info", round(held / minimum, 3)
         c.threshold = 1.0
         c.message = f"cache holds {held} bytes, minimum {minimum} (x-hat, 1/std, gamma): ratio {held / minimum:.2f}"
-
-    speed(suite, ans, ref, eps)
 
 
 def speed(suite, ans, ref, eps) -> None:

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import copy
 import inspect
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 
 import numpy as np
@@ -136,6 +138,44 @@ def bind_answer(suite, h) -> "Answer":
     raise suite.unbound(list(NAMES) + ["class *Beam* with " + " / ".join(CLASS_METHODS)])
 
 
+@dataclass
+class Scene:
+    """What the checks of one run share: the harness, the reference, the bound
+    answer, the vocabulary and EOS token the mock follows, the per-check time limit."""
+    suite: Any
+    h: Any
+    ref: Any
+    answer: Answer
+    vocab: int
+    eos: int
+    timeout: float
+
+    def core(self, label: str, **kw: Any) -> Any:
+        """The mock LM, seeded per label."""
+        rng = self.suite.rng("core-" + label)
+        return self.h.MockCore(self.vocab, int(rng.integers(2**31)), self.eos, **kw)
+
+    def prompts(self, label: str, lengths: tuple[int, ...]) -> list[list[int]]:
+        """Prompts of the given lengths, without EOS, seeded per label."""
+        rng = self.suite.rng("prompts-" + label)
+        return [[int(t) for t in rng.choice([i for i in range(self.vocab) if i != self.eos], size=n)] for n in lengths]
+
+    def ref_run(self, c: Any, ps: list[list[int]], k: int, n: int, alpha: float, count_eos: bool = True) -> Any:
+        return self.ref.batched_beam_search(self.h.ReferenceView(c), ps, k, n, alpha, self.eos, count_eos=count_eos)
+
+    def seqs(self, beams: Any) -> list[list[int]]:
+        return [self.h.strip_eos(b.tokens, self.eos)[0] for b in beams]
+
+    def matches_reference(self, c: Any, ps: list[list[int]], got: Any, k: int, n: int, alpha: float) -> tuple[bool, Any]:
+        """True if the answer's beams equal the reference (EOS in the length or not)."""
+        h, eos, seqs = self.h, self.eos, self.seqs
+        want = [[h.strip_eos(t, eos)[0] for t, _ in item] for item in self.ref_run(c, ps, k, n, alpha)]
+        if [seqs(item) for item in got] == want:
+            return True, want
+        alt = [[h.strip_eos(t, eos)[0] for t, _ in item] for item in self.ref_run(c, ps, k, n, alpha, count_eos=False)]
+        return [seqs(item) for item in got] == alt, want
+
+
 def run(suite) -> None:
     h = _harness(suite)
     ref = suite.reference()
@@ -145,32 +185,35 @@ def run(suite) -> None:
     tol = float(suite.threshold("score_rel_tol", 1e-9))
     # the vocabulary of the answer's own toy model is the answer's choice: the mock follows it
     suite.reading("model_convention", vocab, message=answer.describe())
+    s = Scene(suite, h, ref, answer, vocab, int(suite.rng("eos").integers(vocab)), timeout)
 
-    def core(label, **kw):
-        rng = suite.rng("core-" + label)
-        return h.MockCore(vocab, int(rng.integers(2**31)), eos, **kw)
+    greedy_k1(s)
+    batch_independence(s)
+    eos_retention(s)
+    ranking = ranking_runner(s)
+    ranking_alpha(s, ranking)
+    prompt_not_in_output(s, ranking)
+    scores_recomputed(s, ranking, tol)
+    normalisation_case(suite, answer, s.core, s.prompts, s.eos, vocab, timeout, s.seqs)
+    max_new_tokens_unfinished(s)
+    long_beams_log_space(s)
+    length_penalty_order(suite, answer, s.core, s.prompts, s.eos, vocab, timeout, s.seqs)
+    smallest_inputs(suite, answer, s.core, s.prompts, s.eos, vocab, timeout, s.seqs, s.matches_reference)
+    own_model_contract(suite, h, answer.conv, timeout)
 
-    def prompts(label, lengths):
-        rng = suite.rng("prompts-" + label)
-        return [[int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=n)] for n in lengths]
+    def make_inputs(trial):
+        return s.core(f"time{trial}"), s.prompts(f"time{trial}", (4, 6, 3, 5))
 
-    def ref_run(c, ps, k, n, alpha, count_eos=True):
-        return ref.batched_beam_search(h.ReferenceView(c), ps, k, n, alpha, eos, count_eos=count_eos)
+    suite.time("speed", lambda a: answer(a[0], a[1], 4, 10, 0.6, s.eos),
+               lambda a: s.ref_run(a[0], a[1], 4, 10, 0.6), make_inputs,
+               budget_s=float(suite.threshold("timing_budget_s", 1.0)))
 
-    def seqs(beams):
-        return [h.strip_eos(b.tokens, eos)[0] for b in beams]
 
-    def matches_reference(c, ps, got, k, n, alpha):
-        """True if the answer's beams equal the reference (EOS in the length or not)."""
-        want = [[h.strip_eos(t, eos)[0] for t, _ in item] for item in ref_run(c, ps, k, n, alpha)]
-        if [seqs(item) for item in got] == want:
-            return True, want
-        alt = [[h.strip_eos(t, eos)[0] for t, _ in item] for item in ref_run(c, ps, k, n, alpha, count_eos=False)]
-        return [seqs(item) for item in got] == alt, want
-
-    eos = int(suite.rng("eos").integers(vocab))
-
-    with suite.check("greedy_k1", threshold="K=1, alpha=0 equals greedy", timeout_s=timeout,
+def greedy_k1(s: Scene) -> None:
+    """K=1 at alpha=0 is greedy decoding, including a case where EOS is the
+    runner-up at every step."""
+    suite, h, ref, answer, core, prompts, seqs, eos, vocab = s.suite, s.h, s.ref, s.answer, s.core, s.prompts, s.seqs, s.eos, s.vocab
+    with suite.check("greedy_k1", threshold="K=1, alpha=0 equals greedy", timeout_s=s.timeout,
                      requires=("expand_top_2k",)) as c:
         n = int(suite.threshold("greedy_max_new", 10))
         cr, ps = core("greedy"), prompts("greedy", (4, 6, 2))
@@ -191,7 +234,11 @@ def run(suite) -> None:
         c.expect(bool(got) and seqs(got)[0] == path,
                  f"with EOS the runner-up at every step: got {seqs(got)[:1]}, greedy gives {path}")
 
-    with suite.check("batch_independence", threshold="batch == each prompt alone", timeout_s=timeout,
+
+def batch_independence(s: Scene) -> None:
+    """Each prompt's beams are the same batched as alone."""
+    suite, answer, core, prompts, seqs, eos = s.suite, s.answer, s.core, s.prompts, s.seqs, s.eos
+    with suite.check("batch_independence", threshold="batch == each prompt alone", timeout_s=s.timeout,
                      requires=("independent_items",)) as c:
         cr, ps = core("indep"), prompts("indep", (3, 5))
         k, n, alpha = 3, 6, float(suite.threshold("ranking_alpha", 0.6))
@@ -201,7 +248,11 @@ def run(suite) -> None:
         c.value = f"{2 - len(diff)}/2 items identical"
         c.expect(not diff, f"item {diff[0]} (prompt length {len(ps[diff[0]])}) differs when batched" if diff else "")
 
-    with suite.check("eos_retention", threshold="EOS beam at -3.0 beats -5.0", timeout_s=timeout,
+
+def eos_retention(s: Scene) -> None:
+    """A beam that finished early stays in the pool and wins over a longer, worse one."""
+    suite, answer, core, prompts, seqs, eos, vocab = s.suite, s.answer, s.core, s.prompts, s.seqs, s.eos, s.vocab
+    with suite.check("eos_retention", threshold="EOS beam at -3.0 beats -5.0", timeout_s=s.timeout,
                      requires=("finished_beams_compete", "stopping")) as c:
         rng = suite.rng("eos-scenario")
         p = prompts("eos", (4,))[0]
@@ -217,6 +268,11 @@ def run(suite) -> None:
                  f"over [{x1}, {z}, {w}, EOS] at -5.01 (finished beams must stay in the pool)")
         c.expect(seqs(got) == [[x1], [x1, z, w]], f"beams {seqs(got)}, expected [[{x1}], [{x1}, {z}, {w}]] (+EOS)")
 
+
+def ranking_runner(s: Scene) -> Callable[[], dict[str, Any]]:
+    """The answer on the ranking case, run once (on first use) for the three
+    checks that read it; its error, if it raised, is raised again to each."""
+    suite, answer, core, prompts, eos = s.suite, s.answer, s.core, s.prompts, s.eos
     ranking: dict = {}
 
     def ranking_run():
@@ -233,24 +289,37 @@ def run(suite) -> None:
                 raise
         return ranking
 
+    return ranking_run
+
+
+def ranking_alpha(s: Scene, ranking_run: Callable[[], dict[str, Any]]) -> None:
+    """K beams per item, equal to the reference's at the ranking alpha."""
+    suite, seqs = s.suite, s.seqs
     with suite.check("ranking_alpha", threshold=f"alpha={suite.threshold('ranking_alpha', 0.6)}, equals reference",
-                     timeout_s=timeout, requires=("expand_top_2k", "penalty_for_ranking_only", "new_tokens_only")) as c:
+                     timeout_s=s.timeout, requires=("expand_top_2k", "penalty_for_ranking_only", "new_tokens_only")) as c:
         r = ranking_run()
-        ok, want = matches_reference(r["core"], r["prompts"], r["got"], r["k"], r["n"], r["alpha"])
+        ok, want = s.matches_reference(r["core"], r["prompts"], r["got"], r["k"], r["n"], r["alpha"])
         counts = [len(item) for item in r["got"]]
         c.value = f"{sum(seqs(g) == w for g, w in zip(r['got'], want))}/{len(want)} items match"
         c.expect(counts == [r["k"]] * len(want), f"beams per item {counts}, expected {r['k']} each")
         bad = next((i for i, (g, w) in enumerate(zip(r["got"], want)) if seqs(g) != w), 0)
         c.expect(ok, f"item {bad}: got {seqs(r['got'][bad])}, reference {want[bad]}")
 
-    with suite.check("prompt_not_in_output", threshold="no prompt tokens in new tokens", timeout_s=timeout,
-                     requires=("new_tokens_only",)) as c:
+
+def prompt_not_in_output(s: Scene, ranking_run: Callable[[], dict[str, Any]]) -> None:
+    """The returned sequences hold the new tokens only."""
+    with s.suite.check("prompt_not_in_output", threshold="no prompt tokens in new tokens", timeout_s=s.timeout,
+                       requires=("new_tokens_only",)) as c:
         r = ranking_run()
         echoed = sum(1 for p, item in zip(r["prompts"], r["got"]) for b in item if b.tokens[: len(p)] == p)
         c.value = echoed
         c.expect(echoed == 0, f"{echoed} returned sequences start with their prompt")
 
-    with suite.check("scores_recomputed", threshold=tol, timeout_s=timeout, requires=("penalty_for_ranking_only",)) as c:
+
+def scores_recomputed(s: Scene, ranking_run: Callable[[], dict[str, Any]], tol: float) -> None:
+    """The reported scores, recomputed from the mock's log-probs: logprob / len**alpha."""
+    suite, h, eos = s.suite, s.h, s.eos
+    with suite.check("scores_recomputed", threshold=tol, timeout_s=s.timeout, requires=("penalty_for_ranking_only",)) as c:
         r = ranking_run()
         scored = [(p, b) for p, item in zip(r["prompts"], r["got"]) for b in item if b.score is not None]
         if not scored:
@@ -286,9 +355,11 @@ def run(suite) -> None:
         c.expect(worst <= tol or c.verdict == "info",
                  f"a reported score is {worst:.3g} (relative) away from logprob / len**alpha")
 
-    normalisation_case(suite, answer, core, prompts, eos, vocab, timeout, seqs)
 
-    with suite.check("max_new_tokens_unfinished", threshold="K beams of exactly max_new_tokens", timeout_s=timeout,
+def max_new_tokens_unfinished(s: Scene) -> None:
+    """With EOS far below every step, K beams of exactly max_new_tokens, as the reference."""
+    suite, answer, core, prompts, seqs, eos = s.suite, s.answer, s.core, s.prompts, s.seqs, s.eos
+    with suite.check("max_new_tokens_unfinished", threshold="K beams of exactly max_new_tokens", timeout_s=s.timeout,
                      requires=("stopping", "expand_top_2k")) as c:
         cr, ps = core("maxnew", eos_mean=-60.0), prompts("maxnew", (3, 4))
         k, n = 3, 5
@@ -296,10 +367,14 @@ def run(suite) -> None:
         lengths = sorted({len(b.tokens) for item in got for b in item})
         c.value = f"lengths {lengths}"
         c.expect(lengths == [n] and all(len(item) == k for item in got), f"expected {k} beams of {n} tokens, lengths {lengths}")
-        ok, want = matches_reference(cr, ps, got, k, n, 0.6)
+        ok, want = s.matches_reference(cr, ps, got, k, n, 0.6)
         c.expect(ok, f"got {[seqs(i) for i in got]}, reference {want}")
 
-    with suite.check("long_beams_log_space", threshold="equals reference past exp underflow", timeout_s=timeout,
+
+def long_beams_log_space(s: Scene) -> None:
+    """Beams long enough that their probability underflows float64 still rank as the reference's."""
+    suite, answer, core, prompts, seqs, eos = s.suite, s.answer, s.core, s.prompts, s.seqs, s.eos
+    with suite.check("long_beams_log_space", threshold="equals reference past exp underflow", timeout_s=s.timeout,
                      requires=("log_space", "penalty_for_ranking_only")) as c:
         # a near-uniform model: about -6.9 per token, so after ~110 tokens a
         # beam's probability is below float64's smallest (exp(-745) == 0); a
@@ -307,22 +382,11 @@ def run(suite) -> None:
         n = int(suite.threshold("log_space_max_new", 140))
         cr, ps = core("logspace", eos_mean=-60.0, spread=0.05), prompts("logspace", (3,))
         got = answer(cr, ps, 2, n, 0.6, eos)
-        ok, want = matches_reference(cr, ps, got, 2, n, 0.6)
+        ok, want = s.matches_reference(cr, ps, got, 2, n, 0.6)
         c.value = f"{sum(seqs(g) == w for g, w in zip(got, want))}/{len(want)} items match after {n} tokens"
         bad = next((i for i, (g, w) in enumerate(zip(got, want)) if seqs(g) != w), 0)
         c.expect(ok, f"item {bad}: beams {[b[:8] for b in seqs(got[bad])] if bad < len(got) else None}... differ from "
                  "the reference once their log-probability passes -745, where exp() underflows to 0 in float64")
-
-    length_penalty_order(suite, answer, core, prompts, eos, vocab, timeout, seqs)
-    smallest_inputs(suite, answer, core, prompts, eos, vocab, timeout, seqs, matches_reference)
-    own_model_contract(suite, h, answer.conv, timeout)
-
-    def make_inputs(trial):
-        return core(f"time{trial}"), prompts(f"time{trial}", (4, 6, 3, 5))
-
-    suite.time("speed", lambda a: answer(a[0], a[1], 4, 10, 0.6, eos),
-               lambda a: ref_run(a[0], a[1], 4, 10, 0.6), make_inputs,
-               budget_s=float(suite.threshold("timing_budget_s", 1.0)))
 
 
 def length_penalty_order(suite, answer, core, prompts, eos, vocab, timeout, seqs) -> None:

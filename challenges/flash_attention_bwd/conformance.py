@@ -20,86 +20,128 @@ BWD_NAMES = ("flash_attention_bwd", "flash_attention_backward", "flash_attn_bwd"
 def run(suite) -> None:
     fwd, bwd = bind(suite)
     ref = suite.reference()
-    T = suite.threshold
-    rel_tol = float(T("rel_tol", 1e-4))
+    rel_tol = float(suite.threshold("rel_tol", 1e-4))
+    answer = Answer(suite, fwd, bwd)
 
-    def forward(Q, K, V, tile, causal):
-        out = suite.call(fwd, Q, K, V, tile, causal)
+    forward_matches_reference(suite, answer, ref, rel_tol)
+    gradient_checks(suite, answer, ref, rel_tol)
+    large_scores(suite, answer, ref, rel_tol)
+    small_n(suite, answer, ref, rel_tol)
+    cache_has_no_nxn(suite, answer)
+    with suite.check("memory_peak", threshold=float(suite.threshold("memory_fraction", 0.2)), requires=("no_nxn",)) as c:
+        memory_peak(suite, c, fwd, bwd)
+    masked_and_float64(suite, answer.forward, answer.backward, ref, rel_tol)
+    rowsum_cancels(suite, answer.forward, answer.backward)
+    speed(suite, fwd, bwd, ref)
+
+
+class Answer:
+    """The answer's forward and backward, called through the suite, their
+    results held to the contract's form: (O, cache) and (dQ, dK, dV)."""
+
+    def __init__(self, suite, fwd, bwd):
+        self.suite, self.fwd, self.bwd = suite, fwd, bwd
+
+    def forward(self, Q, K, V, tile, causal):
+        out = self.suite.call(self.fwd, Q, K, V, tile, causal)
         if not isinstance(out, (tuple, list)) or len(out) < 2:
             raise TypeError(f"forward must return (O, cache), got {type(out).__name__}")
         return np.asarray(out[0]), out[1]
 
-    def backward(dO, cache, tile, causal):
-        out = suite.call(bwd, dO, cache, tile, causal)
+    def backward(self, dO, cache, tile, causal):
+        out = self.suite.call(self.bwd, dO, cache, tile, causal)
         if isinstance(out, dict):
             out = (out.get("dQ", out.get("dq")), out.get("dK", out.get("dk")), out.get("dV", out.get("dv")))
         if not isinstance(out, (tuple, list)) or len(out) != 3:
             raise TypeError("backward must return (dQ, dK, dV)")
         return tuple(np.asarray(g) for g in out)
 
-    def against_naive(c, label, shape, tile, causal, trials=1):
-        """Forward and gradients against the float64 oracle; c.value = worst error."""
-        worst = 0.0
-        for trial in range(trials):
-            Q, K, V, dO = inputs(suite.rng(f"{label}/{trial}"), shape)
-            O, cache = forward(Q, K, V, tile, causal)
-            grads = backward(dO, cache, tile, causal)
-            want_O, _ = ref.naive_attention_fwd(Q, K, V, causal)
-            want = ref.naive_attention_bwd(dO, Q, K, V, causal)
-            for name, got, exp in zip(("O", "dQ", "dK", "dV"), (O, *grads), (want_O, *want)):
-                if got.shape != exp.shape:
-                    c.fail(f"{name} has shape {got.shape}, expected {exp.shape}")
-                err = rel_err(got, exp)
-                c.details[f"{name}_rel_err" + (f"_{trial}" if trials > 1 else "")] = err
-                worst = max(worst, err)
-                c.value = worst
-                if not err < rel_tol:
-                    c.fail(f"{name} off by {err:.3g} (relative, trial {trial}) at {shape} tile {tile} causal={causal}")
 
-    grad_shape, grad_tile = tuple(T("grad_shape", [2, 4, 256, 64])), int(T("grad_tile", 64))
+def against_naive(suite, c, answer: Answer, ref, rel_tol: float, label, shape, tile, causal, trials=1) -> None:
+    """Forward and gradients against the float64 oracle; c.value = worst error."""
+    worst = 0.0
+    for trial in range(trials):
+        Q, K, V, dO = inputs(suite.rng(f"{label}/{trial}"), shape)
+        O, cache = answer.forward(Q, K, V, tile, causal)
+        grads = answer.backward(dO, cache, tile, causal)
+        want_O, _ = ref.naive_attention_fwd(Q, K, V, causal)
+        want = ref.naive_attention_bwd(dO, Q, K, V, causal)
+        for name, got, exp in zip(("O", "dQ", "dK", "dV"), (O, *grads), (want_O, *want)):
+            if got.shape != exp.shape:
+                c.fail(f"{name} has shape {got.shape}, expected {exp.shape}")
+            err = rel_err(got, exp)
+            c.details[f"{name}_rel_err" + (f"_{trial}" if trials > 1 else "")] = err
+            worst = max(worst, err)
+            c.value = worst
+            if not err < rel_tol:
+                c.fail(f"{name} off by {err:.3g} (relative, trial {trial}) at {shape} tile {tile} causal={causal}")
+
+
+def grad_case(suite) -> tuple[tuple[int, ...], int]:
+    """The shape and tile of the main forward and gradient checks."""
+    return tuple(suite.threshold("grad_shape", [2, 4, 256, 64])), int(suite.threshold("grad_tile", 64))
+
+
+def forward_matches_reference(suite, answer: Answer, ref, rel_tol: float) -> None:
+    grad_shape, grad_tile = grad_case(suite)
     with suite.check("forward_matches_reference", threshold=rel_tol, requires=("forward", "causal_masking", "batching", "inputs_unchanged")) as c:
         Q, K, V, _ = inputs(suite.rng("forward"), grad_shape)
-        O, _ = forward(Q, K, V, grad_tile, True)
+        O, _ = answer.forward(Q, K, V, grad_tile, True)
         want, _ = ref.naive_attention_fwd(Q, K, V, True)
         c.value = rel_err(O, want)
         c.expect(O.shape == want.shape, f"O has shape {O.shape}, expected {want.shape}")
         c.expect(c.value < rel_tol, f"O off by {c.value:.3g} (relative) at {grad_shape} causal")
 
+
+def gradient_checks(suite, answer: Answer, ref, rel_tol: float) -> None:
+    """Gradients against the oracle (twice, on fresh inputs), against finite
+    differences, at an N no tile divides, and without the causal mask."""
+    T = suite.threshold
+    grad_shape, grad_tile = grad_case(suite)
     # Two trials on fresh inputs of the same shape: a memoised answer fails the second.
     with suite.check("gradients_vs_reference", threshold=rel_tol, requires=("gradients", "causal_masking", "batching", "inputs_unchanged")) as c:
-        against_naive(c, "grad", grad_shape, grad_tile, True, trials=2)
+        against_naive(suite, c, answer, ref, rel_tol, "grad", grad_shape, grad_tile, True, trials=2)
 
     with suite.check("finite_differences", threshold=float(T("fd_tol", 1e-5)), requires=("finite_differences", "gradients")) as c:
-        finite_differences(suite, c, forward, backward)
+        finite_differences(suite, c, answer.forward, answer.backward)
 
     with suite.check("uneven_n", threshold=rel_tol, requires=("any_n", "gradients")) as c:
-        against_naive(c, "uneven", tuple(T("uneven_shape", [1, 2, 300, 32])), int(T("uneven_tile", 97)), True)
+        against_naive(suite, c, answer, ref, rel_tol, "uneven", tuple(T("uneven_shape", [1, 2, 300, 32])),
+                      int(T("uneven_tile", 97)), True)
 
     with suite.check("non_causal", threshold=rel_tol, requires=("non_causal", "gradients")) as c:
-        against_naive(c, "noncausal", tuple(T("noncausal_shape", [1, 2, 256, 64])),
+        against_naive(suite, c, answer, ref, rel_tol, "noncausal", tuple(T("noncausal_shape", [1, 2, 256, 64])),
                       int(T("noncausal_tile", 64)), False)
 
+
+def large_scores(suite, answer: Answer, ref, rel_tol: float) -> None:
     # Fixed inputs (no seed): key tile 0 scores ~gap above every later key tile,
     # so a forward that rescales by exp(m_old - tile_max) without the running
     # maximum overflows (exp's range ends near 709) and its L and O turn NaN.
     with suite.check("large_scores", threshold=rel_tol,
                      requires=("forward", "gradients", "causal_masking", "non_causal", "any_n")) as c:
-        gap = float(T("large_score_gap", 1000.0))
+        gap = float(suite.threshold("large_score_gap", 1000.0))
         problems = [p for shape, tile, causal in (((1, 2, 64, 16), 16, True), ((1, 2, 50, 16), 16, False))
-                    for p in large_score_case(c, forward, backward, ref, shape, tile, causal, gap, rel_tol)]
+                    for p in large_score_case(c, answer.forward, answer.backward, ref, shape, tile, causal, gap, rel_tol)]
         if problems:
             c.fail("; ".join(problems))
 
-    with suite.check("small_n", threshold=rel_tol, requires=("any_n", "gradients")) as c:
-        for n in T("small_ns", [1, 7]):
-            against_naive(c, f"small{n}", (1, 2, int(n), 16), int(T("small_tile", 16)), True)
 
+def small_n(suite, answer: Answer, ref, rel_tol: float) -> None:
+    with suite.check("small_n", threshold=rel_tol, requires=("any_n", "gradients")) as c:
+        for n in suite.threshold("small_ns", [1, 7]):
+            against_naive(suite, c, answer, ref, rel_tol, f"small{n}", (1, 2, int(n), 16),
+                          int(suite.threshold("small_tile", 16)), True)
+
+
+def cache_has_no_nxn(suite, answer: Answer) -> None:
+    """Nothing in the forward's cache is as big as the N x N score matrix."""
     with suite.check("cache_has_no_nxn", requires=("cache_contents",)) as c:
-        shape = tuple(T("cache_shape", [1, 2, 512, 32]))
+        shape = tuple(suite.threshold("cache_shape", [1, 2, 512, 32]))
         n = shape[2]
         c.threshold = n * n
         Q, K, V, _ = inputs(suite.rng("cache"), shape)
-        _, cache = forward(Q, K, V, int(T("cache_tile", 64)), True)
+        _, cache = answer.forward(Q, K, V, int(suite.threshold("cache_tile", 64)), True)
         arrays = list(walk(cache))
         c.details["entries"] = {path: list(a.shape) for path, a in arrays}
         c.details["cache_bytes"] = sum(a.nbytes for _, a in arrays)
@@ -107,13 +149,9 @@ def run(suite) -> None:
         big = [f"{path} {a.shape}" for path, a in arrays if a.size >= n * n]
         c.expect(not big, f"cache holds N x N sized data: {', '.join(big)}")
 
-    with suite.check("memory_peak", threshold=float(T("memory_fraction", 0.2)), requires=("no_nxn",)) as c:
-        memory_peak(suite, c, fwd, bwd)
 
-    masked_and_float64(suite, forward, backward, ref, rel_tol)
-    rowsum_cancels(suite, forward, backward)
-
-    shape, tile = tuple(T("speed_shape", [1, 4, 512, 64])), int(T("speed_tile", 64))
+def speed(suite, fwd, bwd, ref) -> None:
+    shape, tile = tuple(suite.threshold("speed_shape", [1, 4, 512, 64])), int(suite.threshold("speed_tile", 64))
 
     def make(trial):
         return inputs(suite.rng(f"speed/{trial}"), shape)

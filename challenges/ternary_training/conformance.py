@@ -109,6 +109,7 @@ def run(suite) -> None:
     is_mlx = uses_mlx(suite.answer_dir)
     suite.info("answer_framework", "mlx" if is_mlx else "numpy",
                message="MLX answer (path A)" if is_mlx else "NumPy answer (path B)")
+    mx = None
     if is_mlx:
         try:
             import mlx.core as mx
@@ -123,11 +124,37 @@ def run(suite) -> None:
     adapter = suite.adapter()
     quant = getattr(adapter, "ternary_quantize", None) if adapter else None
     quant = quant or suite.bind(*QUANT_NAMES, kind="function")
+    to_answer = answer_input(suite, is_mlx, mx)
+    quant_cases = quantizer_cases(suite, quant, to_answer, g)
+
+    check_quantize_levels(suite, quant_cases, g, rtol)
+    check_quantize_group_scale(suite, ref, quant_cases, g, rtol)
+    check_quantize_rounding(suite, ref, quant_cases, g)
+    group_size_check(suite, ref, quant, to_answer, g, rtol)
+    report_figures(suite)  # before the smoke run: a loop may write files into the scratch copy
+    check_ste(suite, ref, quant, is_mlx, g)
+    check_smoke(suite, ref, adapter, g, is_mlx)
+    check_layers(suite, ref, adapter, g, is_mlx)
+    quantize_speed(suite, ref, quant, to_answer, g)
+
+
+def answer_input(suite, is_mlx: bool, mx):
+    """How a weight matrix reaches the answer's quantiser: an MLX array for an
+    MLX answer (``mx`` is mlx.core), the NumPy array itself otherwise."""
 
     def to_answer(x):
         if is_mlx and is_proxy(x):  # staged for timing: convert on the answer's side, as before, in the timed region
             return suite.answer_side("to_mlx", x)
         return mx.array(x) if is_mlx else x
+
+    return to_answer
+
+
+def quantizer_cases(suite, quant, to_answer, g: int):
+    """A function giving (w, projected) per test shape, computed on first use
+    for the three checks that read them (its error, if it raised, raised again
+    to each); fresh data even for a repeated shape, so an answer that caches
+    its output is caught."""
 
     def call_quant(w: np.ndarray) -> np.ndarray:
         out = suite.call(quant, to_answer(w), **group_kw(quant, g))
@@ -138,8 +165,6 @@ def run(suite) -> None:
     failure: list = []
 
     def quant_cases():
-        """(w, projected) per shape, computed once; fresh data even for a
-        repeated shape, so an answer that caches its output is caught."""
         if failure:
             raise failure[0]
         if not cases:
@@ -153,6 +178,11 @@ def run(suite) -> None:
                 raise
         return cases
 
+    return quant_cases
+
+
+def check_quantize_levels(suite, quant_cases, g: int, rtol: float) -> None:
+    """Each group of g along the input axis holds only -a, 0 and +a."""
     with suite.check("quantize_levels", requires=("quantizer",), threshold=f"only -a, 0, +a per group of {g} along the input axis") as c:
         bad = total = 0
         for w, proj in quant_cases():
@@ -161,6 +191,9 @@ def run(suite) -> None:
         c.value = f"{bad}/{total} groups with other values"
         c.expect(bad == 0, f"{bad} of {total} groups hold more than three levels (group axis or size wrong?)")
 
+
+def check_quantize_group_scale(suite, ref, quant_cases, g: int, rtol: float) -> None:
+    """Each group's level is its mean |W|."""
     with suite.check("quantize_group_scale", threshold=rtol, requires=("quantizer",)) as c:
         worst = 0.0
         for w, proj in quant_cases():
@@ -171,6 +204,9 @@ def run(suite) -> None:
         c.expect(worst <= rtol, f"a group's level is {worst:.3g} (relative) away from its mean |W| "
                  "(global or wrongly grouped scale?)")
 
+
+def check_quantize_rounding(suite, ref, quant_cases, g: int) -> None:
+    """Each weight's ternary code is clip(round(W / s), -1, 1); exact ties may go either way."""
     with suite.check("quantize_rounding", requires=("quantizer",), threshold="codes = clip(round(W / s), -1, 1)") as c:
         bad = total = 0
         for w, proj in quant_cases():
@@ -182,12 +218,8 @@ def run(suite) -> None:
         c.value = bad
         c.expect(bad == 0, f"{bad} of {total} weights get the wrong ternary code")
 
-    group_size_check(suite, ref, quant, to_answer, g, rtol)
-    report_figures(suite)  # before the smoke run: a loop may write files into the scratch copy
-    check_ste(suite, ref, quant, is_mlx, g)
-    check_smoke(suite, ref, adapter, g, is_mlx)
-    check_layers(suite, ref, adapter, g, is_mlx)
 
+def quantize_speed(suite, ref, quant, to_answer, g: int) -> None:
     def make_inputs(trial):
         return test_weights(suite.rng(f"time{trial}"), (1024, 1024), g)
 

@@ -37,8 +37,13 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchtui.challenges.definition import Challenge
+
+if TYPE_CHECKING:
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import Workbench
 
 ADAPTER_SUFFIXES = (".py", ".cu")
 WORKBENCH_ADAPTERS = Path(".benchtui") / "adapters"
@@ -54,14 +59,14 @@ class AdapterResolution:
     message: str = ""
     changed: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
-    keyed_files: dict = field(default_factory=dict, compare=False)
+    keyed_files: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def usable(self) -> bool:
         """True when the run should hand this adapter to the checks."""
         return self.path is not None and self.status in ("ok", "unkeyed")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"path": str(self.path) if self.path else None, "source": self.source, "status": self.status,
                 "message": self.message, "changed": list(self.changed), "missing": list(self.missing)}
 
@@ -95,11 +100,15 @@ def read_key(path: Path) -> dict[str, str] | None:
                 return None
             raise ValueError(f"{Path(path).name} does not parse: {exc.msg} (line {exc.lineno})") from exc
         for node in tree.body:
-            targets = node.targets if isinstance(node, ast.Assign) else \
-                [node.target] if isinstance(node, ast.AnnAssign) and node.value is not None else []
+            if isinstance(node, ast.Assign):
+                targets, assigned = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, assigned = [node.target], node.value
+            else:
+                continue
             if any(isinstance(t, ast.Name) and t.id == KEY_NAME for t in targets):
                 try:
-                    value = ast.literal_eval(node.value)
+                    value = ast.literal_eval(assigned)
                 except ValueError as exc:
                     raise ValueError(f"{KEY_NAME} in {Path(path).name} is not a literal dict") from exc
                 return _check_key(value, path)
@@ -113,7 +122,7 @@ def read_key(path: Path) -> dict[str, str] | None:
         raise ValueError(f"{KEY_NAME} in {Path(path).name} is not valid JSON") from exc
 
 
-def _check_key(value, path: Path) -> dict[str, str]:
+def _check_key(value: object, path: Path) -> dict[str, str]:
     if not isinstance(value, dict) or not value or \
             not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
         raise ValueError(f"{KEY_NAME} in {Path(path).name} must map answer file paths to sha256 hex strings")
@@ -183,7 +192,7 @@ def display_path(path: Path, root: Path | None) -> str:
     return str(path)
 
 
-def adapter_check(res: AdapterResolution) -> dict | None:
+def adapter_check(res: AdapterResolution) -> dict[str, Any] | None:
     """The ``adapter`` check a run records (None when there is no adapter)."""
     if res.status == "none":
         return None
@@ -195,7 +204,7 @@ def adapter_check(res: AdapterResolution) -> dict | None:
             "message": res.message, "details": details}
 
 
-def append_check(results: Path, check: dict) -> None:
+def append_check(results: Path, check: dict[str, Any]) -> None:
     """Record ``check`` in a run's results file before the run (the results preamble)."""
     with open(results, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"check": check}) + "\n")
@@ -212,7 +221,7 @@ def prepare_for_run(root: Path | None, challenge: Challenge, model: str, answer_
     check = adapter_check(res)
     if check is not None:
         append_check(results, check)
-    if not res.usable:
+    if not res.usable or res.path is None:
         return None
     staged = out / "adapter" / res.path.name
     staged.parent.mkdir(exist_ok=True)
@@ -251,7 +260,7 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return f"{node.name}({args}){ret}"
 
 
-def _doc(node) -> str:
+def _doc(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module) -> str:
     doc = ast.get_docstring(node) or ""
     line = doc.strip().splitlines()[0].strip() if doc.strip() else ""
     return line[:120]
@@ -413,7 +422,7 @@ class AlreadyBinds(FileExistsError):
 
 
 def already_binds(root: Path, challenge: Challenge, model: str, answer_dir: Path,
-                  latest: dict | None = None, latest_checks: list[dict] | None = None) -> str | None:
+                  latest: dict[str, Any] | None = None, latest_checks: list[dict[str, Any]] | None = None) -> str | None:
     """Why a new workbench scaffold would break this answer's binding, or None.
 
     ``latest`` / ``latest_checks``: the answer's latest stored run and its
@@ -431,7 +440,7 @@ def already_binds(root: Path, challenge: Challenge, model: str, answer_dir: Path
     return f"{model}/{challenge.id} already binds without an adapter (latest run #{latest['id']}: {latest['verdict']})"
 
 
-def locate(workbench, model: str, challenge_name: str) -> tuple[Challenge, Path]:
+def locate(workbench: Workbench, model: str, challenge_name: str) -> tuple[Challenge, Path]:
     """(challenge, answer folder) for a model and a challenge id or display name."""
     from benchtui.challenges.definition import challenge_for_name
 
@@ -456,7 +465,8 @@ def nothing_to_adapt(model: str, challenge_id: str, folder: Path) -> str | None:
             "there is nothing to adapt")
 
 
-def scaffold_for(workbench, model: str, challenge_name: str, *, force: bool = False, store=None) -> Path:
+def scaffold_for(workbench: Workbench, model: str, challenge_name: str, *, force: bool = False,
+                 store: Store | None = None) -> Path:
     """``benchtui adapter new``: the scaffold for one answer of a workbench.
 
     Unless ``force``, raises :class:`AlreadyBinds` when the answer binds today

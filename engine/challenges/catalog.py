@@ -46,7 +46,7 @@ def _folders(root: Path | None) -> list[Path]:
         return []
 
 
-def _load_all(root: Path | None, problems: list) -> dict[str, Challenge]:
+def _load_all(root: Path | None, problems: list[tuple[Path, str]]) -> dict[str, Challenge]:
     out: dict[str, Challenge] = {}
     for folder in _folders(root):
         try:

@@ -23,8 +23,12 @@ was not exercised gets the verdict ``partial``, never ``pass``.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from benchtui.verify import verdicts as V
+
+if TYPE_CHECKING:
+    from benchtui.challenges.definition import Challenge
 
 PASS, FAIL, NOT_EXERCISED = "pass", "fail", "not_exercised"
 # check verdicts that say the requirement does not hold
@@ -36,7 +40,7 @@ def words(text: str) -> str:
     return " ".join(re.sub(r"[`*_]", "", text).lower().split())
 
 
-def requirements(challenge, version: str | None = None) -> list[dict]:
+def requirements(challenge: Challenge, version: str | None = None) -> list[dict[str, Any]]:
     """``[{id, words, checkable, reason}]`` that apply to prompt ``version``."""
     raw = getattr(challenge, "raw", None) or {}
     declared = raw.get("requirements") or {}
@@ -60,7 +64,7 @@ def requirements(challenge, version: str | None = None) -> list[dict]:
     return out
 
 
-def compute(reqs: list[dict], checks: list[dict]) -> list[dict]:
+def compute(reqs: list[dict[str, Any]], checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each requirement's status from the checks that name it."""
     out = []
     for r in reqs:
@@ -113,7 +117,7 @@ def grouped(reasons: list[tuple[str, str]]) -> str:
     return "; ".join(f"{names[0] if len(names) == 1 else f'{len(names)} checks'}: {why}" for why, names in by.items())
 
 
-def unreached(checks: list[dict]) -> str:
+def unreached(checks: list[dict[str, Any]]) -> str:
     """Why no check reached a requirement, from what ended the run: its time limit, a compile
     error, a suite that stopped on an error, or no binding."""
     by = {c.get("verdict") for c in checks}
@@ -128,14 +132,14 @@ def unreached(checks: list[dict]) -> str:
     return "no check reached it"
 
 
-def apply(verdict: str, coverage: list[dict]) -> str:
+def apply(verdict: str, coverage: list[dict[str, Any]]) -> str:
     """``partial`` for a pass that leaves a checkable requirement not exercised."""
     if verdict == V.PASS and any(c["checkable"] and c["status"] == NOT_EXERCISED for c in coverage):
         return V.PARTIAL
     return verdict
 
 
-def summary(coverage: list[dict] | None) -> str:
+def summary(coverage: list[dict[str, Any]] | None) -> str:
     """"3 of 5 requirements" (checkable ones that passed), "" without any."""
     checkable = [c for c in coverage or () if c.get("checkable", True)]
     if not checkable:
@@ -144,13 +148,13 @@ def summary(coverage: list[dict] | None) -> str:
     return f"{done} of {len(checkable)} requirements"
 
 
-def describe(verdict: str | None, coverage: list[dict] | None) -> str:
+def describe(verdict: str | None, coverage: list[dict[str, Any]] | None) -> str:
     """The verdict as shown: ``partial: 3 of 5 requirements``, ``pass: 5 of 5 requirements``."""
     s = summary(coverage)
     return f"{verdict}: {s}" if s and verdict else (verdict or "")
 
 
-def for_run(challenge, version: str | None, checks: list[dict], verdict: str) -> tuple[str, list[dict]]:
+def for_run(challenge: Challenge, version: str | None, checks: list[dict[str, Any]], verdict: str) -> tuple[str, list[dict[str, Any]]]:
     """(verdict, coverage) of a finished run."""
     cov = compute(requirements(challenge, version), checks)
     return apply(verdict, cov), cov

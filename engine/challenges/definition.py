@@ -10,6 +10,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from benchtui.host.resources import bundled_challenges
 
@@ -50,8 +51,8 @@ class Challenge:
     forbidden_imports: tuple[str, ...] = ()
     data_files: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
-    thresholds: dict = field(default_factory=dict)
-    raw: dict = field(default_factory=dict, repr=False, compare=False, hash=False)
+    thresholds: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, hash=False)
 
     @property
     def prompt_path(self) -> Path:

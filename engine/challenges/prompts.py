@@ -25,7 +25,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchtui.challenges.definition import Challenge
 
 PROMPT_FILE = "PROMPT.md"
 
@@ -46,7 +51,7 @@ def file_prompt_sha256(path: Path) -> str | None:
         return None
 
 
-def prompt_versions(challenge) -> dict[str, dict]:
+def prompt_versions(challenge: Challenge) -> dict[str, dict[str, list[str]]]:
     """``{version: {"sha256": [...], "checks": [...]}}`` from challenge.toml."""
     raw = getattr(challenge, "raw", None) or {}
     out = {}
@@ -57,7 +62,7 @@ def prompt_versions(challenge) -> dict[str, dict]:
     return out
 
 
-def version_thresholds(challenge, version: str | None) -> dict:
+def version_thresholds(challenge: Challenge, version: str | None) -> dict[str, Any]:
     """Threshold overrides a prompt version declares (``thresholds = {tol = 2e-3}``
     under ``[prompts.<version>]``): a universal check judged at the precision that
     prompt allows. None (unknown or missing prompt): no overrides."""
@@ -66,7 +71,7 @@ def version_thresholds(challenge, version: str | None) -> dict:
     return dict(spec.get("thresholds") or {}) if isinstance(spec, dict) else {}
 
 
-def version_checks(challenge) -> dict[str, list[str]]:
+def version_checks(challenge: Challenge) -> dict[str, list[str]]:
     """Check name -> the prompt versions that ask for it (universal checks absent)."""
     out: dict[str, list[str]] = {}
     for version, spec in prompt_versions(challenge).items():
@@ -75,7 +80,7 @@ def version_checks(challenge) -> dict[str, list[str]]:
     return out
 
 
-def version_for_sha(challenge, sha: str | None) -> str | None:
+def version_for_sha(challenge: Challenge, sha: str | None) -> str | None:
     if not sha:
         return None
     for version, spec in prompt_versions(challenge).items():
@@ -84,7 +89,7 @@ def version_for_sha(challenge, sha: str | None) -> str | None:
     return None
 
 
-def answer_prompt(challenge, answer_dir: Path) -> tuple[str | None, str | None]:
+def answer_prompt(challenge: Challenge, answer_dir: Path) -> tuple[str | None, str | None]:
     """(version, sha256 of the normalised PROMPT.md) for an answer folder;
     version None when the prompt is unknown or missing, sha None when missing."""
     path = Path(answer_dir) / PROMPT_FILE
@@ -92,7 +97,7 @@ def answer_prompt(challenge, answer_dir: Path) -> tuple[str | None, str | None]:
     return version_for_sha(challenge, sha), sha
 
 
-def version_of_texts(challenge, texts) -> tuple[str, str, str] | None:
+def version_of_texts(challenge: Challenge, texts: Iterable[tuple[str, str]]) -> tuple[str, str, str] | None:
     """The first ``(label, text)`` whose text is a known version's prompt, as
     (version, sha256, label); None when none is. An answer folder without a
     PROMPT.md often keeps its prompt as its session's first user message: only
@@ -105,7 +110,7 @@ def version_of_texts(challenge, texts) -> tuple[str, str, str] | None:
     return None
 
 
-def prompt_source(checks) -> str | None:
+def prompt_source(checks: Iterable[dict[str, Any]] | None) -> str | None:
     """Where a run's prompt version came from when not from PROMPT.md: the
     ``source`` of its ``prompt`` check (details as stored, JSON text or parsed)."""
     said = next((c for c in checks or () if c.get("name") == "prompt"), None)

@@ -28,7 +28,11 @@ import tempfile
 import threading
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from benchtui.challenges.definition import Challenge
+    from benchtui.runner.bundle import JobBundle
 
 INSTALL_HINT = "--cluster needs Ray, which is not installed here: pip install 'benchtui[cluster]'"
 LOCAL = "local"
@@ -40,7 +44,7 @@ class ClusterUnavailable(Exception):
     """Ray is missing, or the cluster cannot be reached: one line for the user."""
 
 
-def ray_module():
+def ray_module() -> Any:
     try:
         import ray
     except ImportError as exc:
@@ -55,7 +59,7 @@ def node_label(node_id: str, ip: str = "") -> str:
 
 # -- what runs on the worker ---------------------------------------------------------------
 
-def _task(bundle, challenge_tar: bytes, reporter, attempt: str) -> dict:
+def _task(bundle: JobBundle, challenge_tar: bytes, reporter: Any, attempt: str) -> dict[str, Any]:
     """One answer run on a worker node (a Ray task). Runs nothing itself:
     execute_bundle starts the sandboxed checker and answer processes."""
     import ray
@@ -78,7 +82,7 @@ def _task(bundle, challenge_tar: bytes, reporter, attempt: str) -> dict:
 class _Reporter:
     """A tiny actor on the driver's node: tasks say where they started; the driver drains it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.events: list[tuple[str, str]] = []
 
     def started(self, attempt: str, node: str) -> None:
@@ -141,10 +145,11 @@ class Cluster:
         self._poller.start()
 
     # -- facts -------------------------------------------------------------------------------
-    def resources(self) -> dict:
-        return self.ray.cluster_resources()
+    def resources(self) -> dict[str, float]:
+        resources: dict[str, float] = self.ray.cluster_resources()
+        return resources
 
-    def nodes(self) -> list[dict]:
+    def nodes(self) -> list[dict[str, Any]]:
         return [n for n in self.ray.nodes() if n.get("Alive")]
 
     def slots(self) -> int:
@@ -161,7 +166,7 @@ class Cluster:
         return (f"{self.address}: {len(self.nodes())} node(s), {int(res.get('CPU', 0))} CPUs"
                 + (f", {gpus} GPUs" if gpus else "") + where)
 
-    def choose_backend(self, requested: str, supported) -> tuple[str, str | None]:
+    def choose_backend(self, requested: str, supported: tuple[str, ...]) -> tuple[str, str | None]:
         """The backend for a challenge on this cluster: CUDA where the cluster has a
         GPU (the task asks for one), else what this machine's probe picks among the
         rest (the nodes run the same benchtui install)."""
@@ -187,7 +192,7 @@ class Cluster:
             return
         require_backend(requested)
 
-    def task_resources(self, bundle) -> dict:
+    def task_resources(self, bundle: JobBundle) -> dict[str, int]:
         """One GPU for a CUDA run; else one CPU and the challenge's memory limit (at most
         the biggest node's memory, so no task waits for a node that cannot exist)."""
         if bundle.gpu:
@@ -198,7 +203,7 @@ class Cluster:
             memory = min(memory, int(biggest))
         return {"num_cpus": 1, "memory": memory}
 
-    def challenge_ref(self, path: Path):
+    def challenge_ref(self, path: Path) -> object:
         """The challenge plugin in the object store, put once per content and shared by its tasks."""
         from benchtui.runner.bundle import pack_tree
 
@@ -226,7 +231,7 @@ class Cluster:
             except Exception:
                 pass
 
-    def run(self, bundle, challenge, on_running: Callable[..., None] | None = None) -> dict:
+    def run(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[..., None] | None = None) -> dict[str, Any]:
         """Run one bundle as a Ray task and wait for it (called from a runner thread).
         Raises RunInterrupted when cancelled or when its node died twice."""
         from benchtui.runner.orchestrate import RunInterrupted
@@ -249,7 +254,7 @@ class Cluster:
             if self._cancelled_now():
                 self._cancel_one(ref)
             try:
-                got = ray.get(ref)
+                got: dict[str, Any] = ray.get(ref)
                 return got
             except Exception as exc:
                 self._drain()  # the node it was on, if it said so before it was lost
@@ -272,7 +277,7 @@ class Cluster:
         where = " then ".join(n or "an unknown node" for n, _ in lost)
         raise RunInterrupted(f"the node running it died, twice: {where} ({lost[-1][1]})", lost[-1][0] or lost[0][0])
 
-    def _elsewhere(self, node_label_: str):
+    def _elsewhere(self, node_label_: str) -> object:
         """Soft affinity to a live node other than the one that was lost (any, when none is)."""
         for n in sorted(self.nodes(), key=lambda n: -n.get("Resources", {}).get("CPU", 0)):
             if not node_label_ or not node_label_.startswith(n["NodeID"][:12]):
@@ -284,7 +289,7 @@ class Cluster:
             self.cancel_all()
         return self.cancelled.is_set()
 
-    def _cancel_one(self, ref) -> None:
+    def _cancel_one(self, ref: object) -> None:
         try:
             self.ray.cancel(ref, force=True)
         except Exception:
@@ -330,10 +335,10 @@ class Cluster:
     def __enter__(self) -> "Cluster":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def open_cluster(address: str, **kw) -> Cluster:
+def open_cluster(address: str, **kw: Any) -> Cluster:
     """Connect (``local``: start one here). Raises ClusterUnavailable with a one-line reason."""
     return Cluster(address, **kw)

@@ -20,7 +20,7 @@ class BackendStatus:
     available: bool
     device: str = ""
     detail: str = ""
-    versions: dict = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=1)
@@ -119,4 +119,4 @@ def choose_backend(requested: str, supported: tuple[str, ...] | list[str]) -> tu
     # Nothing the challenge wants is present: run on the CPU so the checks
     # that can run (compiles, static rules) still do; the rest skip.
     first = supported[0] if supported else "cpu"
-    return "cpu", f"{first} not available: {status.get(first).detail if first in status else 'unknown'}"
+    return "cpu", f"{first} not available: {status[first].detail if first in status else 'unknown'}"

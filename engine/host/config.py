@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 CLUSTER_ENV = "BENCHTUI_CLUSTER"
 
@@ -25,7 +26,7 @@ def config_path() -> Path:
     return Path(base).expanduser() / "benchtui" / "keys.toml"
 
 
-def read_table(name: str, path: Path | None = None) -> dict:
+def read_table(name: str, path: Path | None = None) -> dict[str, Any]:
     """One top-level table of the config file ({} when absent or unreadable:
     the dashboard reports a broken file, commands carry on without it)."""
     path = path or config_path()

@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from benchtui.host.config import default_cluster
 from benchtui import __version__
@@ -68,9 +69,9 @@ def driver_cuda_version() -> tuple[int, int] | None:
     return value.value // 1000, (value.value % 1000) // 10
 
 
-def cupy_fit(dists: dict[str, str], driver: tuple[int, int] | None) -> dict:
+def cupy_fit(dists: dict[str, str], driver: tuple[int, int] | None) -> dict[str, Any]:
     """Which CuPy distribution fits the driver, and whether the installed ones do."""
-    out = {"driver_cuda": f"{driver[0]}.{driver[1]}" if driver else None, "fits": None, "extra": None, "problems": []}
+    out: dict[str, Any] = {"driver_cuda": f"{driver[0]}.{driver[1]}" if driver else None, "fits": None, "extra": None, "problems": []}
     if driver is None:
         return out
     major = min(driver[0], max(CUPY_FOR_CUDA))
@@ -88,7 +89,7 @@ def cupy_fit(dists: dict[str, str], driver: tuple[int, int] | None) -> dict:
 
 def recommend_extras(*, nvidia_gpu: bool, cupy: str | None, mlx_lm: str | None, platform_ok_for_mlx_lm: bool,
                      from_clone: bool, cluster: str | None = None, ray: str | None = None,
-                     cuda_extra: str | None = None, torch_missing: bool = False, module_challenges: int = 0) -> list[dict]:
+                     cuda_extra: str | None = None, torch_missing: bool = False, module_challenges: int = 0) -> list[dict[str, str]]:
     """The optional extras worth installing on this machine, each with why
     and the command. ``cluster``: the default cluster address configured here
     (engine/host/config.py), which needs Ray. ``cuda_extra``: the CuPy extra that
@@ -141,13 +142,13 @@ def install_beside(packages: list[str]) -> str | None:
     return f"{shlex.quote(sys.executable)} -m pip install {quoted}  (pipx: pipx inject benchtui {quoted})"
 
 
-def paths(workbench_arg: str | None, store_arg: str | None) -> dict:
+def paths(workbench_arg: str | None, store_arg: str | None) -> dict[str, Any]:
     """Where benchtui reads its own files and where it writes."""
     import os
 
     from benchtui.workbench.layout import WorkbenchError, find_workbench
 
-    out = {"installed": resources.is_installed(), "engine": str(resources.ENGINE_DIR),
+    out: dict[str, Any] = {"installed": resources.is_installed(), "engine": str(resources.ENGINE_DIR),
            "challenges": str(resources.bundled_challenges()), "demo": str(resources.bundled_demo_models()),
            "user_data": str(resources.user_data_dir())}
     try:
@@ -158,9 +159,9 @@ def paths(workbench_arg: str | None, store_arg: str | None) -> dict:
     return out
 
 
-def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> dict:
+def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> dict[str, Any]:
     backends = probe_all()
-    report = {
+    report: dict[str, Any] = {
         "version": __version__,
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "numpy": _version("numpy"),
@@ -206,7 +207,7 @@ def module_challenges(workbench: str | None) -> int:
     return count
 
 
-def _sandbox() -> dict:
+def _sandbox() -> dict[str, Any]:
     from benchtui.runner import sandbox
 
     layers = sandbox.describe_layers()
@@ -214,17 +215,20 @@ def _sandbox() -> dict:
     return {"active": active, "layers": layers}
 
 
-def _fit_text(fit: dict | None) -> str:
+def _fit_text(fit: dict[str, Any] | None) -> str:
     if not fit or not fit.get("driver_cuda"):
         return ""
     text = f"; the driver supports CUDA {fit['driver_cuda']}: {fit['fits']} fits"
     return text + "".join(f"\n   ! {p}" for p in fit["problems"])
 
 
-def render(report: dict) -> str:
+def render(report: dict[str, Any]) -> str:
     cuda, mlx, sb = report["cuda"], report["mlx"], report["sandbox"]
     cluster = report.get("cluster") or {}  # Ray and the default cluster
-    ok = lambda flag: "ok " if flag else "-- "  # noqa: E731
+
+    def ok(flag: object) -> str:
+        return "ok " if flag else "-- "
+
     lines = [
         f"{ok(True)}python   {report['python']['version']} ({report['python']['executable']})",
         f"{ok(report['numpy'])}numpy    {report['numpy']}",

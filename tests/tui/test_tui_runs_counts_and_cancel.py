@@ -48,7 +48,7 @@ async def test_tui_runs_counts_and_cancel_summary(demo_wb, monkeypatch):
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await start_column_batch(app, pilot)
-        total = len(screen.batch)
+        total = len(screen.batch_rows)
         assert total >= 5
         progress = str(screen.query_one("#runs-progress", Static).render())
         assert f"2 finished, {total - 3} cancelled, 1 busy" in progress
@@ -94,7 +94,7 @@ async def test_tui_quit_mid_run_asks_first(demo_wb):
         await settle(app, pilot)
         runs = app.screen
         runs.running = True  # a batch in progress (its worker is not needed to ask)
-        runs.batch = {"q:demo-careful/backwards": ["", "demo-careful", "backwards", "started", "", ""]}
+        runs.batch_rows = {"q:demo-careful/backwards": ["", "demo-careful", "backwards", "started", "", ""]}
         await pilot.press("q")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen) and app.is_running
@@ -125,7 +125,7 @@ async def test_ctrl_c_asks_benchtuis_quit_question_and_quits_when_idle(demo_wb):
         await settle(app, pilot)
         runs = app.screen
         runs.running = True
-        runs.batch = {"q:demo-careful/backwards": ["", "demo-careful", "backwards", "started", "", ""]}
+        runs.batch_rows = {"q:demo-careful/backwards": ["", "demo-careful", "backwards", "started", "", ""]}
         await pilot.press("ctrl+c")
         await settle(app, pilot)
         assert isinstance(app.screen, ConfirmScreen) and app.is_running

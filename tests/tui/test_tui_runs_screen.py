@@ -38,7 +38,7 @@ async def test_a_finished_batch_is_summed_up_without_a_queued_count(demo_wb, mon
         await settle(app, pilot)
         await pilot.press("s")
         await settle(app, pilot)
-        total = len(app.screen.batch)
+        total = len(app.screen.batch_rows)
         assert total >= 2
         progress = text_of(app.screen, "#runs-progress")
         assert f"{total} of {total} finished" in progress and "queued" not in progress, progress
@@ -120,4 +120,21 @@ async def test_the_checks_tab_says_the_keys_that_start_a_run(demo_wb, monkeypatc
         await pilot.press("s")
         await settle(app, pilot)
         assert started == [(never["model"], never["challenge"])]
+    assert app.errors == []
+
+
+async def test_the_runs_screen_keeps_textuals_batch_and_anchor(demo_wb):
+    """The screen's own state must not shadow Textual's Widget.batch() and
+    Widget.anchor(): recomposing the screen (or the app while it is shown)
+    calls ``screen.batch()``."""
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.open_runs([("demo-careful", "backwards")], "answer")
+        await settle(app, pilot)
+        screen = app.screen
+        assert callable(screen.anchor) and callable(screen.batch)
+        await screen.recompose()
+        await settle(app, pilot)
+        assert screen.query_one("#runs-hint", Static) and screen.query_one("#runs-scope", Select).value == "answer"
     assert app.errors == []

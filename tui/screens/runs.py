@@ -83,19 +83,20 @@ class RunsScreen(GuardedScreen):
 
     def __init__(self, pairs: list[tuple[str, str]], scope: str = "answer") -> None:
         super().__init__()
-        self.anchor = pairs[0] if pairs else None
+        # Not `anchor` nor `batch`: Textual's Widget methods of those names (recompose calls batch())
+        self.cell = pairs[0] if pairs else None
         self.scope = scope if scope in dict((v, k) for k, v in SCOPES) else "answer"
         self.cancel_event: threading.Event | None = None
         self.running = False
-        self.batch: dict[str, list] = {}  # the live table's rows by key: run, model, challenge, state, verdict, message
+        self.batch_rows: dict[str, list] = {}  # the live table's rows by key: run, model, challenge, state, verdict, message
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        where = f"{self.anchor[0]} / {self.anchor[1]}" if self.anchor else "no cell selected"
+        where = f"{self.cell[0]} / {self.cell[1]}" if self.cell else "no cell selected"
         yield Static(Text.assemble(("Runs", "bold"), f"  from {where}"), classes="title-bar")
         with Horizontal(id="runs-controls"):
             yield Label("scope")
-            yield Select(SCOPES, value=self.scope if self.anchor else "all", allow_blank=False, id="runs-scope")
+            yield Select(SCOPES, value=self.scope if self.cell else "all", allow_blank=False, id="runs-scope")
             yield Label("backend")
             yield Select(BACKENDS, value="auto", allow_blank=False, id="runs-backend")
         yield Static(HINT, id="runs-hint")
@@ -140,9 +141,9 @@ class RunsScreen(GuardedScreen):
         rows = self.app.store.query("select model, challenge from answers where present = 1 and status = 'answer' "
                                     "order by model, challenge")
         pairs = [(r["model"], r["challenge"]) for r in rows]
-        if scope == "all" or self.anchor is None:
+        if scope == "all" or self.cell is None:
             return pairs
-        model, challenge = self.anchor
+        model, challenge = self.cell
         if scope == "column":
             return [p for p in pairs if p[0] == model]
         if scope == "row":
@@ -160,7 +161,7 @@ class RunsScreen(GuardedScreen):
             self.notify("nothing to run in this selection (no answers)", severity="warning")
             return
         backend = str(self.query_one("#runs-backend", Select).value)
-        self.batch = {f"q:{model}/{challenge}": ["", model, challenge, "queued", "", "", ""] for model, challenge in pairs}
+        self.batch_rows = {f"q:{model}/{challenge}": ["", model, challenge, "queued", "", "", ""] for model, challenge in pairs}
         self.render_live()
         self.query_one("#runs-live", DataTable).display = True
         self.query_one("#runs-progress", Static).display = True
@@ -204,17 +205,17 @@ class RunsScreen(GuardedScreen):
         self.post_message(RunsDone(len(pairs), cancel.is_set()))
 
     def render_live(self) -> None:
-        """The batch's rows, rebuilt from ``self.batch`` (a few rows: cheap);
+        """The batch's rows, rebuilt from ``self.batch_rows`` (a few rows: cheap);
         the highlighted row stays highlighted."""
         table = self.query_one("#runs-live", FittedTable)
         newest = max((int(r["id"]) for r in queries.recent_runs(self.app.store, 1)), default=0)
-        fill_runs(table, [(key, tuple(row)) for key, row in self.batch.items()],
-                  {"run": len(str(newest + len(self.batch))), "state": max(map(len, STATES)),
+        fill_runs(table, [(key, tuple(row)) for key, row in self.batch_rows.items()],
+                  {"run": len(str(newest + len(self.batch_rows))), "state": max(map(len, STATES)),
                    "verdict": max(verdict_text(v).cell_len for v in VERDICTS)})
 
     def on_run_progress(self, message: RunProgress) -> None:
         e = message.event
-        row = self.batch.get(f"q:{e.model}/{e.challenge}")
+        row = self.batch_rows.get(f"q:{e.model}/{e.challenge}")
         if row is not None:  # else a pair this screen did not queue: ignore
             row[3] = e.kind
             if e.run_id is not None:
@@ -226,9 +227,9 @@ class RunsScreen(GuardedScreen):
                 row[6] = e.node
             self.render_live()
         # Counted here from the rows: a `started` event carries no count of the runs already done.
-        done = sum(1 for r in self.batch.values() if r[3] in ENDED)
+        done = sum(1 for r in self.batch_rows.values() if r[3] in ENDED)
         where = f" on node {e.node}" if getattr(e, "node", "") and e.kind in ("running", "retrying") else ""
-        self.query_one("#runs-progress", Static).update(f"{done}/{len(self.batch) or e.total} done · "
+        self.query_one("#runs-progress", Static).update(f"{done}/{len(self.batch_rows) or e.total} done · "
                                                          f"{e.model}/{e.challenge}: {e.kind}{where}")
         if e.kind in ENDED:
             # "cancelled before it started", not "cancelled cancelled before it started"
@@ -241,18 +242,18 @@ class RunsScreen(GuardedScreen):
         """What became of the batch, by state: "35 of 35 finished", "7 finished, 28
         cancelled" (of a batch of 35), "1 refused"."""
         counts: dict[str, int] = {}
-        for row in self.batch.values():
+        for row in self.batch_rows.values():
             counts[row[3]] = counts.get(row[3], 0) + 1
         order = [s for s in STATES if s in counts]
-        if len(order) == 1 and len(self.batch) > 1:
-            return f"{len(self.batch)} of {len(self.batch)} {order[0]}"
+        if len(order) == 1 and len(self.batch_rows) > 1:
+            return f"{len(self.batch_rows)} of {len(self.batch_rows)} {order[0]}"
         parts = ", ".join(f"{counts[s]} {s}" for s in order) or "nothing run"
-        return parts + (f" (a batch of {len(self.batch)})" if len(order) > 1 else "")
+        return parts + (f" (a batch of {len(self.batch_rows)})" if len(order) > 1 else "")
 
     def on_runs_done(self, message: RunsDone) -> None:
         self.running = False
         if message.refused:
-            for row in self.batch.values():
+            for row in self.batch_rows.values():
                 if row[3] == "queued":
                     row[3], row[5] = "refused", message_text(message.refused)
             self.render_live()

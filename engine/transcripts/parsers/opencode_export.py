@@ -7,6 +7,7 @@ TOOL_RESULT entry per finished tool.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from benchtui.transcripts import fields as f
 from benchtui.transcripts.model import (
@@ -53,7 +54,7 @@ def _message(message: dict, number: int, header: Header, warnings: list[Transcri
     role = f.txt(info, "role") or ""
     times = f.dct(info, "time")
     created, completed = f.ms_to_epoch(times.get("created")), f.ms_to_epoch(times.get("completed"))
-    base = dict(line=0, id=f.ident(info, "id"), timestamp=created)
+    base: dict[str, Any] = dict(line=0, id=f.ident(info, "id"), timestamp=created)  # fields every entry shares
     if role == "user":
         text = "\n".join(f.txt(p, "text") or "" for p in parts if p.get("type") == "text" and not f.flag(p, "synthetic"))
         files = [f.txt(p, "filename") or f.txt(p, "url") or "file" for p in parts if p.get("type") == "file"]
