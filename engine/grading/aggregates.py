@@ -15,7 +15,7 @@ from statistics import mean
 from typing import Callable
 
 from benchtui.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
-from benchtui.store import grades_sql
+from benchtui.store import grades_sql, runs_sql
 from benchtui.store.database import Store
 
 PASS = "pass"
@@ -24,7 +24,7 @@ DONE = "done"  # the runner's status for a run that finished with a verdict
 
 def _latest_done(store: Store, column: str) -> list[dict]:
     """model, challenge and ``column`` of each answer's latest finished (``done``) run."""
-    return grades_sql.latest_done_runs(store, column, DONE)
+    return runs_sql.latest_done_runs(store, f"model, challenge, {column}", DONE)
 
 
 def current_verdicts(store: Store) -> dict[tuple[str, str], str]:
@@ -42,7 +42,7 @@ def current_coverage(store: Store) -> dict[tuple[str, str], str]:
     (engine/challenges/coverage.py; absent for runs recorded before coverage)."""
     from benchtui.challenges.coverage import summary
 
-    if "coverage" not in grades_sql.run_columns(store):
+    if "coverage" not in runs_sql.run_columns(store):
         return {}
     return {(r["model"], r["challenge"]): summary(json.loads(r["coverage"]))
             for r in _latest_done(store, "coverage") if r["coverage"]}

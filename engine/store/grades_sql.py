@@ -229,16 +229,3 @@ def note_rows(store: Store, model: str | None = None, challenge: str | None = No
     if model is None:
         return store.query("select * from notes order by id")
     return store.query("select * from notes where model = ? and challenge = ? order by id", (model, challenge))
-
-
-# -- runs the grades sit beside ---------------------------------------------------
-def latest_done_runs(store: Store, column: str, done: str) -> list[dict]:
-    """model, challenge and ``column`` of each answer's latest run whose status is ``done``."""
-    return store.query(
-        f"select model, challenge, {column} from runs where id in "
-        "(select max(id) from runs where status = ? group by model, challenge)", (done,))
-
-
-def run_columns(store: Store) -> set[str]:
-    """The runs table's column names (older stores lack the newer ones)."""
-    return {r["name"] for r in store.query("select name from pragma_table_info('runs')")}
