@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from benchtui.grading.agreement import agreement
-from benchtui.store import grades_sql
+from benchtui.store import grades_sql, transactions
 from benchtui.store.backup import BackupError, backup
 from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.grading.judge_import import MARKDOWN_SUFFIXES, add_alias, import_markdown, list_aliases
@@ -245,7 +245,7 @@ def cmd_grades_import(args, ctx) -> int:
     # back, so each file's report counts what the files before it would have stored.
     rehearse = args.dry_run and len(paths) > 1
     try:
-        with grades_sql.rehearsal(store, rehearse):
+        with transactions.rehearsal(store, rehearse):
             for path in paths:
                 results.append((path, import_markdown(store, path, grader=args.grader,
                                                       dry_run=args.dry_run and not rehearse,

@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
 from benchtui.challenges.definition import CHALLENGE_IDS, normalise_name
-from benchtui.store import grades_sql, transcripts_sql
+from benchtui.store import grades_sql, transactions, transcripts_sql
 from benchtui.store.database import Store, now_iso
 
 RUBRIC_VERSION = "1"
@@ -332,9 +332,9 @@ def write_transaction(store: Store) -> Iterator[None]:
     failing on a lock upgrade; a failure rolls back and says so in one line.
     Inside a transaction the caller holds, it adds nothing."""
     try:
-        with grades_sql.write_transaction(store):
+        with transactions.write_transaction(store):
             yield
-    except grades_sql.StoreBusy as exc:
+    except transactions.StoreBusy as exc:
         raise GradeError(f"store is busy, nothing written: {exc}") from exc
 
 

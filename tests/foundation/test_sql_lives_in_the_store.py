@@ -28,6 +28,7 @@ RAW_CALLS = {"execute", "executemany", "executescript"}
 # Receivers whose ``query`` is SQL (Store.query), not Textual's DOM query.
 STORE_NAMES = {"store", "conn", "connection", "db", "cursor", "cur"}
 
+
 def _tables() -> set[str]:
     """The store's table names, read from its migrations' text."""
     text = "\n".join(p.read_text() for p in (STORE_ROOM / "migrations").glob("m*.py"))
@@ -106,9 +107,14 @@ def sql_spoken(source: str) -> list[tuple[int, str]]:
     docs = _docstrings(tree)
     found = []
     inside_fstring = {id(v) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for v in node.values}
+    # a class's own method called on self (an Auditor's ``self.execute(target)``) is not a cursor's
+    own_methods = {item.name for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                   for item in node.body if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             attr = node.func.attr
+            if attr in own_methods and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+                continue
             if attr in RAW_CALLS:
                 found.append((node.lineno, f".{attr}(...)"))
             elif attr == "query" and _is_store(node.func.value):
@@ -150,6 +156,7 @@ def test_the_scan_knows_the_tables():
 
 @pytest.mark.parametrize("source", [
     "store.execute('delete from runs')",
+    "class Screen:\n    def run(self):\n        self.execute(sql)",
     "ctx.store.query('x', (1,))",
     "rows = store.conn.execute(sql).fetchall()",
     "store.db['runs'].insert(row)",
@@ -172,6 +179,7 @@ def test_the_scan_finds_sql(source):
 
 
 @pytest.mark.parametrize("source", [
+    "class Auditor:\n    def execute(self, target): pass\n    def run(self):\n        self.execute(1)",
     "for view in self.query(CodeView): pass",
     "pane.query('#file-view')",
     "self.conn.send(header)",
