@@ -22,6 +22,8 @@ import threading
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from benchtui.store import answers_sql
+
 LIMIT = 50  # targets a keystroke hands to the palette at most
 
 
@@ -137,19 +139,16 @@ def _text(kind: str, model: str | None, challenge: str | None, relpath: str | No
 
 def store_version(store) -> object:
     """Changes whenever a scan starts or finishes (the targets come from scans only)."""
-    return store.conn.execute("select id, finished_at from scans order by id desc limit 1").fetchone()
+    return answers_sql.last_scan_mark(store)
 
 
 def build_index(store) -> PaletteIndex:
     version = store_version(store)
-    conn = store.conn
     rows: list[tuple] = [("model", name, None, None) for name in store.model_names()]
     rows += [("challenge", None, cid, None) for cid in store.challenge_ids()]
-    rows += [("answer", m, c, None) for m, c in conn.execute(
-        "select model, challenge from answers where present = 1 order by model, challenge")]
-    rows += [("transcript" if kind == "transcript" else "file", m, c, rel) for m, c, rel, kind in conn.execute(
-        "select a.model, a.challenge, f.relpath, f.kind from files f join answers a on a.id = f.answer_id "
-        "where a.present = 1 order by a.model, a.challenge, f.relpath")]
+    rows += [("answer", m, c, None) for m, c in answers_sql.present_answer_cells(store)]
+    rows += [("transcript" if kind == "transcript" else "file", m, c, rel)
+             for m, c, rel, kind in answers_sql.present_answer_files(store)]
     return PaletteIndex(rows, version)
 
 

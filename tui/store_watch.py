@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Callable
 
+from benchtui.store import answers_sql
+
 WATCH_S = 2.0  # seconds between polls; tests lower it
 
 
 def data_version(app) -> int | None:
     try:
-        return app.store.conn.execute("PRAGMA data_version").fetchone()[0]
+        return answers_sql.data_version(app.store)
     except Exception:
         return None  # a closed or damaged store: the screen's own loads report it
 
@@ -21,8 +23,7 @@ def store_fingerprint(app) -> tuple | None:
     total_changes with every write through the app's own. None for a closed or
     damaged store (the screen's own loads report it)."""
     try:
-        conn = app.store.conn
-        return conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes
+        return answers_sql.change_mark(app.store)
     except Exception:
         return None
 

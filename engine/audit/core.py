@@ -38,6 +38,7 @@ from benchtui.host.backends import choose_backend
 from benchtui.challenges.definition import Challenge
 from benchtui.runner.bundle import RunLimits
 from benchtui.runner.orchestrate import RunInterrupted, RunOptions, Runner, answer_prompt_facts, tree_digest
+from benchtui.store import audit_sql, runs_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.workbench.layout import Workbench
 
@@ -152,8 +153,8 @@ class Auditor:
         models = set(self.options.models)
         out = []
         with Store(self.workbench.store_path) as store:
-            latest = store.query("select model, challenge, verdict from runs where id in (select max(id) from runs "
-                                 "where status = 'done' group by model, challenge) order by challenge, model")
+            latest = sorted(runs_sql.latest_done_runs(store, "model, challenge, verdict"),
+                            key=lambda r: (r["challenge"], r["model"]))
             paths = {(a["model"], a["challenge"]): a["path"] for a in store.answers()}
         for cid, challenge in self.workbench.challenges.items():
             if chosen and cid not in chosen:
@@ -213,10 +214,9 @@ class Auditor:
     # -- the audit ----------------------------------------------------------------------
     def run(self) -> int:
         started = time.perf_counter()
-        with Store(self.workbench.store_path) as store, store.conn:
-            store.execute("update audits set status = 'interrupted' where status = 'running'")
-            audit_id = store.db["audits"].insert({"started_at": now_iso(), "status": "running", "options": json.dumps(
-                dataclasses.asdict(self.options))}).last_pk
+        with Store(self.workbench.store_path) as store:
+            audit_id = audit_sql.start_audit(store, {"started_at": now_iso(), "status": "running", "options": json.dumps(
+                dataclasses.asdict(self.options))})
         with tempfile.TemporaryDirectory(prefix="benchtui-audit-refs-") as tmp:
             targets = self.targets(Path(tmp))
             jobs = max(1, self.options.jobs)
@@ -229,18 +229,16 @@ class Auditor:
                 self.emit(AuditEvent("planned", total=self.total, message=f"{len(plans)} answers, {self.total} mutants "
                                      f"(of {available} made from the lines the checks reached)"))
                 list(pool.map(lambda pm: self.mutant(*pm), work))
-        with Store(self.workbench.store_path) as store, store.conn:
-            for p in plans:
-                store.db["audit_answers"].insert({"audit_id": audit_id, "model": p["target"].model,
-                                                  "challenge": p["target"].challenge.id, "status": p["status"],
-                                                  "message": p["message"], "baseline_key": p["baseline_key"],
-                                                  "mutant_keys": json.dumps([k for _, k in p["keys"]]),
-                                                  "available": p["available"],
-                                                  **summarise(store, p["target"].model, p["target"].challenge.id,
-                                                              [k for _, k in p["keys"]])})
-            store.db["audits"].update(audit_id, {"finished_at": now_iso(), "wall_s": round(time.perf_counter() - started, 2),
-                                                 "status": "cancelled" if self.cancel.is_set() else "done",
-                                                 "mutants": self.total, "reused": self.reused})
+        with Store(self.workbench.store_path) as store:
+            answers = [{"model": p["target"].model, "challenge": p["target"].challenge.id, "status": p["status"],
+                        "message": p["message"], "baseline_key": p["baseline_key"],
+                        "mutant_keys": json.dumps([k for _, k in p["keys"]]), "available": p["available"],
+                        **summarise(store, p["target"].model, p["target"].challenge.id, [k for _, k in p["keys"]])}
+                       for p in plans]
+            audit_sql.finish_audit(store, audit_id, answers, {
+                "finished_at": now_iso(), "wall_s": round(time.perf_counter() - started, 2),
+                "status": "cancelled" if self.cancel.is_set() else "done", "mutants": self.total,
+                "reused": self.reused})
         self.emit(AuditEvent("done", done=self.done, total=self.total))
         return audit_id
 
@@ -261,10 +259,9 @@ class Auditor:
                 "available": 0,
                 "status": "audited", "message": ""}
         with Store(self.workbench.store_path) as store:
-            row = None if self.options.fresh else store.query("select * from audit_baselines where key = ?", (key,))
+            row = None if self.options.fresh else audit_sql.baseline(store, key)
         cached = bool(row)
         if row:
-            row = row[0]
             checks, trace, lines = json.loads(row["checks"]), json.loads(row["trace"] or "null"), json.loads(row["lines"])
             unstable = json.loads(row.get("unstable") or "null")
         else:
@@ -280,13 +277,13 @@ class Auditor:
                 plan.update(status="interrupted", message=f"the baseline was interrupted: {exc}")
                 self.emit(AuditEvent("baseline", target.model, challenge.id, "interrupted"))
                 return plan
-            with Store(self.workbench.store_path) as store, store.conn:
-                store.db["audit_baselines"].insert({
+            with Store(self.workbench.store_path) as store:
+                audit_sql.save_baseline(store, {
                     "key": key, "model": target.model, "challenge": challenge.id, "answer_sha256": answer_sha,
                     "suite_sha256": suite, "seed": self.options.seed, "verdict": verdict, "trace": json.dumps(trace),
                     "lines": json.dumps(lines), "checks": json.dumps(checks), "unstable": json.dumps(unstable),
                     "message": "", "wall_s": round(got["wall_s"], 3),
-                    "created_at": now_iso()}, replace=True)
+                    "created_at": now_iso()})
                 row = {"wall_s": got["wall_s"]}
         plan["trace"], plan["unstable"], plan["wall_s"], plan["checks"] = trace, unstable, row["wall_s"], checks
         bad = [c for c in checks if c["verdict"] in KILLING]
@@ -318,10 +315,9 @@ class Auditor:
         if self.cancel.is_set():
             return
         with Store(self.workbench.store_path) as store:
-            row = None if self.options.fresh else store.query("select status from audit_mutants where key = ?", (key,))
-        cached = bool(row)
-        if row:
-            status = row[0]["status"]
+            status = None if self.options.fresh else audit_sql.mutant_status(store, key)
+        cached = status is not None
+        if cached:
             with self._lock:
                 self.reused += 1
         else:
@@ -347,15 +343,15 @@ class Auditor:
             else:
                 allowed = allowed_by_prompt(got["checks"], plan["checks"])
                 status = "equivalent" if allowed else "survived"
-            with Store(self.workbench.store_path) as store, store.conn:
-                store.db["audit_mutants"].insert({
+            with Store(self.workbench.store_path) as store:
+                audit_sql.save_mutant(store, {
                     "key": key, "model": target.model, "challenge": target.challenge.id, "file": m.file, "line": m.line,
                     "operator": m.operator, "description": m.description, "diff": m.diff, "mutant_sha256": m.sha,
                     "suite_sha256": plan["suite"], "seed": self.options.seed, "status": status,
                     "killed_by": killer["name"] if killer else None,
                     "checks": json.dumps([{"name": c["name"], "verdict": c["verdict"]} for c in got["checks"]]),
                     "message": (allowed or (killer or {}).get("message", ""))[:500], "wall_s": round(got["wall_s"], 3),
-                    "audited_at": now_iso()}, replace=True)
+                    "audited_at": now_iso()})
         with self._lock:
             self.done += 1
             done = self.done
@@ -366,8 +362,7 @@ class Auditor:
 def marks(store: Store, model: str, challenge: str) -> dict[str, bool]:
     """mutant sha -> a person's latest word on it (True: equivalent)."""
     out = {}
-    for r in store.query("select mutant_sha256, equivalent from audit_marks where model = ? and challenge = ? order by id",
-                         (model, challenge)):
+    for r in audit_sql.mark_rows(store, model, challenge):
         out[r["mutant_sha256"]] = bool(r["equivalent"])
     return out
 
@@ -390,12 +385,7 @@ def summarise(store: Store, model: str, challenge: str, keys: list[str]) -> dict
             "equivalent": counts["equivalent"], "score": round(counts["killed"] / counted, 4) if counted else None}
 
 
-def mutant_rows(store: Store, keys: list[str]) -> list[dict]:
-    rows = []
-    for i in range(0, len(keys), 500):
-        chunk = keys[i:i + 500]
-        rows.extend(store.query(f"select * from audit_mutants where key in ({','.join('?' * len(chunk))})", tuple(chunk)))
-    return rows
+mutant_rows = audit_sql.mutant_rows
 
 
 def run_audit(workbench: Workbench, options: AuditOptions, on_event=None, cancel=None, cluster=None) -> int:

@@ -7,13 +7,13 @@ import json
 
 from benchtui.audit.core import effective_status, marks, mutant_rows
 from benchtui.audit.equivalence import ALLOWED
+from benchtui.store import answers_sql, audit_sql
 from benchtui.store.database import Store, now_iso
 
 
 def latest_answers(store: Store) -> list[dict]:
     """Each (model, challenge)'s row from its most recent audit."""
-    return store.query("select * from audit_answers where id in (select max(id) from audit_answers "
-                       "group by model, challenge) order by challenge, model")
+    return audit_sql.latest_answers(store)
 
 
 def answer_report(store: Store, row: dict) -> dict:
@@ -68,19 +68,15 @@ def strength(store: Store) -> dict[str, float | None]:
 
 def mark(store: Store, model: str, challenge: str, mutant_sha: str, equivalent: bool, grader: str, note: str = "") -> dict:
     """Record a person's word on a survivor (append-only; the latest counts)."""
-    found = store.query("select file from audit_mutants where model = ? and challenge = ? and mutant_sha256 like ? limit 2",
-                        (model, challenge, mutant_sha + "%"))
-    shas = {r["mutant_sha256"] for r in store.query(
-        "select mutant_sha256 from audit_mutants where model = ? and challenge = ? and mutant_sha256 like ?",
-        (model, challenge, mutant_sha + "%"))}
+    found = audit_sql.mutants_starting(store, model, challenge, mutant_sha)
+    shas = {r["mutant_sha256"] for r in found}
     if len(shas) != 1:
         raise LookupError(f"{'no' if not shas else 'more than one'} audited mutant of {model}/{challenge} "
                           f"starts with {mutant_sha!r}")
     sha = shas.pop()
-    with store.conn:
-        store.db["audit_marks"].insert({"model": model, "challenge": challenge, "file": found[0]["file"],
-                                        "mutant_sha256": sha, "equivalent": int(equivalent), "grader": grader,
-                                        "note": note, "created_at": now_iso()})
+    audit_sql.add_mark(store, {"model": model, "challenge": challenge, "file": found[0]["file"],
+                               "mutant_sha256": sha, "equivalent": int(equivalent), "grader": grader,
+                               "note": note, "created_at": now_iso()})
     return {"model": model, "challenge": challenge, "mutant_sha256": sha, "equivalent": equivalent}
 
 
@@ -127,8 +123,8 @@ def original_text(store: Store, workbench, model: str, challenge: str, file: str
         ch = workbench.challenges.get(challenge)
         path = ch.reference_path if ch else None
     else:
-        row = store.query("select path from answers where model = ? and challenge = ?", (model, challenge))
-        path = workbench.root / row[0]["path"] / file if row else None
+        folder = answers_sql.answer_path(store, model, challenge)
+        path = workbench.root / folder / file if folder is not None else None
     try:
         return path.read_text(encoding="utf-8", errors="replace") if path else None
     except OSError:

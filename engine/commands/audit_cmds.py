@@ -6,6 +6,7 @@ import sys
 
 from benchtui.challenges.definition import challenge_for_name
 from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.store import runs_sql
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from benchtui.workbench.scan import scan_workbench
 
@@ -135,9 +136,8 @@ def cmd_audit(args, ctx) -> int:
 def not_audited(store, models: list[str], challenges: list[str]) -> list[dict]:
     """The answers among ``models`` x ``challenges`` (empty: all) an audit leaves out, and why:
     only an answer whose latest verdict is a pass is audited."""
-    latest = {(r["model"], r["challenge"]): r["verdict"] for r in store.query(
-        "select model, challenge, verdict from runs where id in (select max(id) from runs where status = 'done' "
-        "group by model, challenge)")}
+    latest = {(r["model"], r["challenge"]): r["verdict"]
+              for r in runs_sql.latest_done_runs(store, "model, challenge, verdict")}
     out = []
     for a in store.answers():
         key = (a["model"], a["challenge"])

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.store import decks_sql
 
 COMMIT_WORDS = re.compile(r"\bcommit\s+`?([0-9a-f]{7,40})\b", re.IGNORECASE)
 
@@ -149,11 +150,11 @@ def cmd_published(args, ctx) -> int:
     from benchtui.grading.grades import GradeError, resolve_challenge, resolve_model
 
     store = ctx.store
-    if "deck_results" not in store.table_names() or not store.query("select 1 from deck_results limit 1"):
+    if not decks_sql.has_results(store):
         raise UsageError("no deck imported in this workbench; `benchtui import DECK` first")
     def named(column: str, name: str, resolve) -> str:
         """A name as the deck's rows hold it, else as the grades resolve it (display names, aliases)."""
-        if store.query(f"select 1 from deck_results where {column} = ? limit 1", (name,)):
+        if decks_sql.results_name(store, column, name):
             return name
         try:
             return resolve(store, name)

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from benchtui.grading.agreement import agreement
+from benchtui.store import grades_sql, transactions
 from benchtui.store.backup import BackupError, backup
 from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.grading.judge_import import MARKDOWN_SUFFIXES, add_alias, import_markdown, list_aliases
@@ -109,7 +110,7 @@ def register(sub) -> None:
 def _store(ctx):
     """The store, indexed first if it has never been scanned (names to map)."""
     store = ctx.store
-    if not store.query("select 1 from models limit 1"):
+    if not grades_sql.any_model(store):
         from benchtui.workbench.scan import scan_workbench
 
         scan_workbench(ctx.workbench, store)
@@ -244,16 +245,13 @@ def cmd_grades_import(args, ctx) -> int:
     # back, so each file's report counts what the files before it would have stored.
     rehearse = args.dry_run and len(paths) > 1
     try:
-        if rehearse:
-            store.conn.execute("BEGIN IMMEDIATE")
-        for path in paths:
-            results.append((path, import_markdown(store, path, grader=args.grader, dry_run=args.dry_run and not rehearse,
-                                                  keep_existing=args.keep_existing)))
+        with transactions.rehearsal(store, rehearse):
+            for path in paths:
+                results.append((path, import_markdown(store, path, grader=args.grader,
+                                                      dry_run=args.dry_run and not rehearse,
+                                                      keep_existing=args.keep_existing)))
     except (GradeError, sqlite3.OperationalError) as exc:
         raise CommandError(str(exc)) from exc
-    finally:
-        if rehearse and store.conn.in_transaction:
-            store.conn.execute("ROLLBACK")
     found_any = any(r.nothing_found is None for _, r in results)
     if args.json:
         rows = [{"file": str(path), **r.to_dict()} for path, r in results]

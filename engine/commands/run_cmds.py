@@ -9,7 +9,7 @@ from benchtui.text.fit import fit, fit_check
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from benchtui.commands.interrupt import InFlight, runs, two_step_interrupt
 from benchtui.workbench.scan import scan_workbench
-from benchtui.store import queries
+from benchtui.store import queries, runs_sql
 
 
 def register(sub) -> None:
@@ -51,7 +51,7 @@ def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[st
 
 
 def run_record(store, run_id: int) -> dict:
-    r = store.db["runs"].get(run_id)
+    r = queries.run_row(store, run_id)
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
             "node": r.get("node") or None,  # the cluster node it ran on (--cluster); None on this machine
@@ -233,15 +233,13 @@ def cmd_results(args, ctx) -> int:
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
     mark_interrupted(store)
-    latest = store.query("select id, challenge, versions from runs where id in (select max(id) from runs "
-                         "where status = 'done' group by model, challenge) order by model, challenge")
+    latest = runs_sql.latest_done_runs(store, "id, challenge, versions")
     suites = queries.current_suites(store)
     superseded = {r["id"]: why for r in latest if (why := queries.superseded_suite(r["versions"], r["challenge"], suites))}
     records = [run_record(store, r["id"]) for r in latest if r["id"] not in superseded]
     have = {(r["model"], r["challenge"]) for r in records}
     old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
-                for r in store.query("select id, model, challenge from runs where id in "
-                                     f"({', '.join(map(str, superseded)) or 'null'})")}
+                for r in runs_sql.runs_by_id(store, superseded)}
     not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": queries.answer_state(a),
                 **({"superseded_run": old_runs[key][0], "why": old_runs[key][1]} if key in old_runs else {})}
                for a in store.answers() if (key := (a["model"], a["challenge"])) not in have]

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.store import answers_sql, transcripts_sql
 from benchtui.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
 from benchtui.transcripts.render import RenderOptions, render_text
 
@@ -73,11 +74,8 @@ def answer_transcript(ctx, model: str, challenge: str, name: str | None = None) 
 
     scan_workbench(ctx.workbench, ctx.store, index_transcripts=False)
     model, challenge = resolve_answer(ctx, model, challenge)
-    folder, = (r["path"] for r in ctx.store.query("select path from answers where model = ? and challenge = ?",
-                                                  (model, challenge)))
-    names = [r["relpath"] for r in ctx.store.query(
-        "select t.relpath from transcripts t join answers a on a.id = t.answer_id "
-        "where a.model = ? and a.challenge = ? order by t.relpath", (model, challenge))]
+    folder = answers_sql.answer_path(ctx.store, model, challenge)
+    names = transcripts_sql.transcript_relpaths(ctx.store, model, challenge)
     if name is not None:
         picked = [n for n in names if n == name] or [n for n in names if Path(n).name == name]
         if len(picked) != 1:

@@ -15,7 +15,7 @@ from benchtui.commands.run_cmds import run_coverage, shown_verdict
 from benchtui.workbench.new_model import BadModelName, ScaffoldError, new_model
 from benchtui.workbench.scan import scan_workbench
 from benchtui.workbench.scan_records import INFO_KINDS
-from benchtui.store import queries
+from benchtui.store import answers_sql, queries, runs_sql
 
 
 def register(sub) -> None:
@@ -59,8 +59,7 @@ def cmd_scan(args, ctx) -> int:
 
 def latest_verdicts(store) -> dict[tuple[str, str], str]:
     """The verdict of the latest finished run per answer (one another suite gave is not current)."""
-    rows = store.query("select model, challenge, verdict, versions from runs where id in "
-                       "(select max(id) from runs where status = 'done' group by model, challenge)")
+    rows = runs_sql.latest_done_runs(store, "model, challenge, verdict, versions")
     suites = queries.current_suites(store)
     return {(r["model"], r["challenge"]): r["verdict"] for r in rows
             if not queries.superseded_suite(r["versions"], r["challenge"], suites)}
@@ -106,41 +105,31 @@ def resolve_answer(ctx, model: str, challenge: str) -> tuple[str, str]:
 
 
 def answer_detail(store, model: str, challenge: str) -> dict:
-    answer = store.query("select * from answers where model = ? and challenge = ?", (model, challenge))[0]
-    files = store.query("select relpath, kind, size, lines, sha256, readable, problem, git_status from files "
-                        "where answer_id = ? order by kind, relpath", (answer["id"],))
-    transcripts = store.query("select relpath, format, status, problem from transcripts where answer_id = ? order by relpath", (answer["id"],))
+    answer = queries.answer_row(store, model, challenge)
+    files = answers_sql.detail_files(store, answer["id"])
+    transcripts = answers_sql.detail_transcripts(store, answer["id"])
     scan_id = store.get_meta("last_scan_id")
-    warnings = store.query("select kind, path, detail from scan_warnings where scan_id = ? and model = ? and challenge = ?",
-                           (scan_id, model, challenge)) if scan_id else []
+    warnings = answers_sql.scan_warnings_of(store, scan_id, model, challenge) if scan_id else []
     # an interrupted run is history: the newest other run is the one shown, the interrupted ones after it listed
-    runs = store.query(f"select * from runs where model = ? and challenge = ? and {queries.NOT_CURRENT_SQL} "
-                       "order by id desc limit 1", (model, challenge))
-    interrupted = store.query("select id, started_at, duration_s, message from runs where model = ? and challenge = ? "
-                              "and status = 'interrupted' and id > ? order by id",
-                              (model, challenge, runs[0]["id"] if runs else 0))
-    trials = store.query(f"select id, verdict, started_at, message from runs where model = ? and challenge = ? "
-                         f"and status = '{queries.TRIAL}' and id > ? order by id",
-                         (model, challenge, runs[0]["id"] if runs else 0))
+    latest = queries.latest_run(store, model, challenge)
+    interrupted = runs_sql.runs_since(store, "id, started_at, duration_s, message", model, challenge, "interrupted",
+                                      latest["id"] if latest else 0)
+    trials = runs_sql.runs_since(store, "id, verdict, started_at, message", model, challenge, queries.TRIAL,
+                                 latest["id"] if latest else 0)
     run = None
-    if runs:
-        r = runs[0]
+    if latest:
+        r = latest
         run = {"id": r["id"], "status": r["status"], "verdict": r["verdict"], "backend": r["backend"], "device": r["device"],
                "started_at": r["started_at"], "duration_s": r["duration_s"], "message": r["message"],
                "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
                # None: its PROMPT.md (or no prompt)
-               "prompt_source": prompt_source(store.query("select name, details from checks where run_id = ? "
-                                                          "and name = 'prompt'", (r["id"],))),
+               "prompt_source": prompt_source(runs_sql.named_check(store, r["id"], "prompt")),
                **run_coverage(r),
                # another suite judged it (a workbench challenge added over a bundled one, or removed): not current
                "superseded": queries.superseded_suite(r["versions"], challenge, queries.current_suites(store)),
                "checks": queries.shown_checks(store, r["id"]),
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
-    grades = store.query(
-        "select g.dimension, g.letter, g.score, gr.name as grader, gr.kind as grader_kind, g.note, g.created_at from grades g "
-        "join graders gr on gr.id = g.grader_id where g.model = ? and g.challenge = ? and g.invalidated_at is null "
-        "and g.id not in (select supersedes from grades where supersedes is not null) order by gr.name, g.dimension",
-        (model, challenge))
+    grades = answers_sql.current_grades_of(store, model, challenge)
     from benchtui.grading.grades import notes_for
 
     notes = [n.to_dict() for n in notes_for(store, model, challenge)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from benchtui.store import decks_sql
 from benchtui.store.database import Store
 from benchtui.verify import verdicts as V
 
@@ -105,7 +106,7 @@ def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
     """(the worst check's 'name: message', benchtui's peak_fraction) of one run."""
     reason, figure = None, None
     rank = -1.0
-    for c in store.query("select name, verdict, value, message from checks where run_id = ? order by position, id", (run_id,)):
+    for c in decks_sql.run_check_rows(store, run_id):
         name = c["name"].split("::")[-1]
         if name == FIGURE or name.endswith("." + FIGURE):
             try:
@@ -119,24 +120,15 @@ def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
 
 
 def compare(store: Store, *, challenge: str | None = None, deck: str | None = None) -> dict:
-    where, params = [], []
-    if challenge:
-        where.append("challenge = ?")
-        params.append(challenge)
-    if deck:
-        where.append("deck = ?")
-        params.append(deck)
-    sql = "select * from deck_results" + (" where " + " and ".join(where) if where else "") + " order by challenge, model, run_id"
     rows: list[Row] = []
     latest = {}
-    for r in store.query("select r.* from runs r join (select model, challenge, max(id) id from runs "
-                         "where status != 'interrupted' group by model, challenge) m on r.id = m.id"):
+    for r in decks_sql.latest_runs(store):
         latest[(r["model"], r["challenge"])] = r
     notes: dict[tuple[str, str], list[dict]] = {}
-    for a in store.query("select deck, run_id, verdict, summary, peak_fraction, source from deck_annotations order by id"):
+    for a in decks_sql.annotation_rows(store):
         notes.setdefault((a["deck"], a["run_id"]), []).append(
             {"verdict": a["verdict"], "summary": a["summary"], "peak_fraction": a["peak_fraction"], "source": a["source"]})
-    for d in store.query(sql, tuple(params)):
+    for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
         if run and run["verdict"] in PASSING:
@@ -152,8 +144,7 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     per: dict[str, list[Row]] = {}
     for r in rows:
         per.setdefault(r.challenge, []).append(r)
-    imports = store.query("select deck, title, path, deck_commit, gpu, imported_at, problems from deck_imports "
-                          "where id in (select max(id) from deck_imports group by deck, path, gpu) order by id")
+    imports = decks_sql.latest_imports(store)
     return {
         "overall": summary(rows),
         "challenges": {cid: {"problem": rs[0].problem, "deck": rs[0].deck, **summary(rs)} for cid, rs in per.items()},
@@ -171,10 +162,9 @@ def published_detail(store: Store, model: str, challenge: str) -> list[dict]:
     if "deck_results" not in store.table_names():
         return []
     out = []
-    for d in store.query("select * from deck_results where model = ? and challenge = ? order by run_id", (model, challenge)):
+    for d in decks_sql.answer_results(store, model, challenge):
         annotations = []
-        for a in store.query("select verdict, summary, peak_fraction, auditor, source, body from deck_annotations "
-                             "where deck = ? and run_id = ? order by source", (d["deck"], d["run_id"])):
+        for a in decks_sql.run_annotations(store, d["deck"], d["run_id"]):
             body = json.loads(a["body"] or "{}")
             quotes = [{"label": " ".join(str(q.get("label") or "").split()), "lines": q.get("lines"),
                        "file": q.get("file"), "text": str(q.get("text") or "")}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sqlite3
 import tempfile
 import tomllib
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 
 from benchtui.decks.challenge import challenge_files
 from benchtui.decks.model import Deck, Run
+from benchtui.store import decks_sql, transactions
 from benchtui.store.database import Store, now_iso
 
 NOTE_AUTHOR = "{deck} annotation"
@@ -251,75 +251,50 @@ def result_values(deck: Deck, row: dict, *, run_id: str, model: str | None, chal
             row.get("annotation_verdict"), source, sha, deck.commit, import_id, at)
 
 
-RESULT_COLUMNS = ("deck, run_id, model, challenge, problem, harness, deck_model, effort, has_answer, has_result, "
-                  "correct, failure_reason, peak_fraction, speedup, shapes, stats, regime, precision, peak_tflops, "
-                  "peak_bw_gbps, board_label, board_correct, board_peak_fraction, annotation_verdict, source_path, "
-                  "sha256, deck_commit, import_id, imported_at")
-
-
-def upsert_sql(table: str, columns: str, key: str) -> str:
-    names = [c.strip() for c in columns.split(",")]
-    keys = {k.strip() for k in key.split(",")}
-    updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in keys)
-    return (f"insert into {table} ({columns}) values ({', '.join('?' * len(names))}) "
-            f"on conflict({key}) do update set {updates}")
-
-
 def write_store(store: Store, deck: Deck, placed: list[Run], without: list[dict], result: ImportResult) -> None:
-    conn = store.conn
-    at = now_iso()
     try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
+        with transactions.write_transaction(store):
+            _write_import(store, deck, placed, without, result)
+    except transactions.StoreBusy as exc:
         raise DeckImportError(f"the store is busy, nothing imported: {exc}") from exc
-    try:
-        cur = conn.execute(
-            "insert into deck_imports (deck, title, path, deck_commit, gpu, imported_at, challenges, answers, results, "
-            "annotations, problems, notes) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (deck.kind, deck.title, deck.path, deck.commit, deck.gpu, at, result.challenges, result.answers,
-             result.results, result.annotations, _json(result.problems), _json(result.notes)))
-        import_id = cur.lastrowid
-        result.import_id = import_id
-        rows = []
-        for run in placed:
-            problem = deck.problems[run.problem]
-            rows.append(result_values(deck, run.result or {}, run_id=run.run_id, model=run.model,
-                                      challenge=problem.challenge, problem=run.problem, harness=run.harness,
-                                      deck_model=run.deck_model, effort=run.effort, has_answer=True,
-                                      source=run.source, sha=run.sha256, import_id=import_id, at=at))
-        for row in without:
-            problem = deck.problems[row["problem"]]
-            rows.append(result_values(deck, row, run_id=row["run_id"], model=None, challenge=problem.challenge,
-                                      problem=row["problem"], harness=row.get("harness"),
-                                      deck_model=row.get("deck_model"), effort=row.get("effort"), has_answer=False,
-                                      source=None, sha=None, import_id=import_id, at=at))
-        conn.executemany(upsert_sql("deck_results", RESULT_COLUMNS, "deck, run_id"), rows)
-        author = NOTE_AUTHOR.format(deck=deck.kind)
-        annotations, notes = [], []
-        for run in placed:
-            challenge = deck.problems[run.problem].challenge
-            answer_file = deck.problems[run.problem].module["answer_file"]
-            for a in run.annotations:
-                annotations.append((deck.kind, run.run_id, run.model, challenge, a["source"], a["verdict"], a["summary"],
-                                    a["peak_fraction"] if isinstance(a["peak_fraction"], (int, float)) else None,
-                                    a["auditor"], len(a["quotes"]), _json(a["body"]), import_id, at))
-                for q in a["quotes"]:
-                    span = f"lines {q['start']}-{q['end']}" if q["start"] is not None and q["end"] != q["start"] else \
-                           f"line {q['start']}" if q["start"] is not None else "no line given"
-                    text = f"[{a['verdict']}] {q['label'] or 'quoted'} ({span}; {a['source']})"
-                    relpath = answer_file if q["file"] == answer_file else q["file"]
-                    notes.append((run.model, challenge, relpath, q["start"], author, text))
-        conn.executemany(upsert_sql("deck_annotations", "deck, run_id, model, challenge, source, verdict, summary, "
-                                    "peak_fraction, auditor, quotes, body, import_id, imported_at", "deck, run_id, source"),
-                         annotations)
-        for model, challenge, relpath, line, who, text in notes:
-            exists = conn.execute("select 1 from notes where model = ? and challenge = ? and relpath is ? and line is ? "
-                                  "and author = ? and text = ?", (model, challenge, relpath, line, who, text)).fetchone()
-            if not exists:
-                conn.execute("insert into notes (model, challenge, relpath, line, author, text, created_at) "
-                             "values (?, ?, ?, ?, ?, ?, ?)", (model, challenge, relpath, line, who, text, at))
-                result.notes_added += 1
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+
+
+def _write_import(store: Store, deck: Deck, placed: list[Run], without: list[dict], result: ImportResult) -> None:
+    at = now_iso()
+    import_id = decks_sql.insert_import(store, (
+        deck.kind, deck.title, deck.path, deck.commit, deck.gpu, at, result.challenges, result.answers,
+        result.results, result.annotations, _json(result.problems), _json(result.notes)))
+    result.import_id = import_id
+    rows = []
+    for run in placed:
+        problem = deck.problems[run.problem]
+        rows.append(result_values(deck, run.result or {}, run_id=run.run_id, model=run.model,
+                                  challenge=problem.challenge, problem=run.problem, harness=run.harness,
+                                  deck_model=run.deck_model, effort=run.effort, has_answer=True,
+                                  source=run.source, sha=run.sha256, import_id=import_id, at=at))
+    for row in without:
+        problem = deck.problems[row["problem"]]
+        rows.append(result_values(deck, row, run_id=row["run_id"], model=None, challenge=problem.challenge,
+                                  problem=row["problem"], harness=row.get("harness"),
+                                  deck_model=row.get("deck_model"), effort=row.get("effort"), has_answer=False,
+                                  source=None, sha=None, import_id=import_id, at=at))
+    decks_sql.upsert_results(store, rows)
+    author = NOTE_AUTHOR.format(deck=deck.kind)
+    annotations, notes = [], []
+    for run in placed:
+        challenge = deck.problems[run.problem].challenge
+        answer_file = deck.problems[run.problem].module["answer_file"]
+        for a in run.annotations:
+            annotations.append((deck.kind, run.run_id, run.model, challenge, a["source"], a["verdict"], a["summary"],
+                                a["peak_fraction"] if isinstance(a["peak_fraction"], (int, float)) else None,
+                                a["auditor"], len(a["quotes"]), _json(a["body"]), import_id, at))
+            for q in a["quotes"]:
+                span = f"lines {q['start']}-{q['end']}" if q["start"] is not None and q["end"] != q["start"] else \
+                       f"line {q['start']}" if q["start"] is not None else "no line given"
+                text = f"[{a['verdict']}] {q['label'] or 'quoted'} ({span}; {a['source']})"
+                relpath = answer_file if q["file"] == answer_file else q["file"]
+                notes.append((run.model, challenge, relpath, q["start"], author, text))
+    decks_sql.upsert_annotations(store, annotations)
+    for model, challenge, relpath, line, who, text in notes:
+        if decks_sql.add_note_once(store, model, challenge, relpath, line, who, text, at):
+            result.notes_added += 1

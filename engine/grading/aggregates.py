@@ -15,6 +15,7 @@ from statistics import mean
 from typing import Callable
 
 from benchtui.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
+from benchtui.store import grades_sql, runs_sql
 from benchtui.store.database import Store
 
 PASS = "pass"
@@ -23,9 +24,7 @@ DONE = "done"  # the runner's status for a run that finished with a verdict
 
 def _latest_done(store: Store, column: str) -> list[dict]:
     """model, challenge and ``column`` of each answer's latest finished (``done``) run."""
-    return store.query(
-        f"select model, challenge, {column} from runs where id in "
-        "(select max(id) from runs where status = ? group by model, challenge)", (DONE,))
+    return runs_sql.latest_done_runs(store, f"model, challenge, {column}", DONE)
 
 
 def current_verdicts(store: Store) -> dict[tuple[str, str], str]:
@@ -43,7 +42,7 @@ def current_coverage(store: Store) -> dict[tuple[str, str], str]:
     (engine/challenges/coverage.py; absent for runs recorded before coverage)."""
     from benchtui.challenges.coverage import summary
 
-    if "coverage" not in store.db["runs"].columns_dict:
+    if "coverage" not in runs_sql.run_columns(store):
         return {}
     return {(r["model"], r["challenge"]): summary(json.loads(r["coverage"]))
             for r in _latest_done(store, "coverage") if r["coverage"]}
@@ -149,11 +148,11 @@ def _fields(obj) -> dict:
 
 
 def _names(store: Store, graded_models: set[str], graded_challenges: set[str]):
-    model_rows = store.query("select name, display_name, present from models order by name")
+    model_rows = grades_sql.model_rows(store)
     display = {r["name"]: r["display_name"] or r["name"] for r in model_rows}
     models = [r["name"] for r in model_rows if r["present"] or r["name"] in graded_models]
     models += sorted(graded_models - set(models))
-    challenge_rows = store.query("select id, title, display_names from challenges order by position, id")
+    challenge_rows = grades_sql.challenge_name_rows(store)
     titles = {r["id"]: _label(r) for r in challenge_rows}
     challenges = [r["id"] for r in challenge_rows]
     challenges += sorted(graded_challenges - set(challenges))
@@ -173,7 +172,7 @@ def _attempted(store: Store, matrix: dict[tuple[str, str], Grade]) -> set[tuple[
     """Answers present on disk, plus graded cells the scanner has no row for
     (grades imported for a workbench that does not hold those answers)."""
     known: dict[tuple[str, str], bool] = {}
-    for r in store.query("select model, challenge, status, present from answers"):
+    for r in grades_sql.answer_presences(store):
         known[(r["model"], r["challenge"])] = bool(r["present"]) and r["status"] != "no_answer"
     return {cell for cell, ok in known.items() if ok} | {cell for cell in matrix if cell not in known}
 

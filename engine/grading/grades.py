@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Iterator
 
 from benchtui.challenges.definition import CHALLENGE_IDS, normalise_name
+from benchtui.store import grades_sql, transactions, transcripts_sql
 from benchtui.store.database import Store, now_iso
 
 RUBRIC_VERSION = "1"
@@ -203,10 +204,8 @@ def default_grader_name() -> str:
 
 
 def get_grader(store: Store, name: str) -> Grader | None:
-    rows = store.query("select * from graders where name = ?", (name,))
-    if not rows:  # names are case-insensitive for lookups only
-        rows = store.query("select * from graders where lower(name) = lower(?)", (name,))
-    return Grader(**_pick(rows[0], Grader)) if rows else None
+    row = grades_sql.grader_row(store, name)
+    return Grader(**_pick(row, Grader)) if row else None
 
 
 def ensure_grader(store: Store, name: str, kind: str = "human") -> Grader:
@@ -219,22 +218,21 @@ def ensure_grader(store: Store, name: str, kind: str = "human") -> Grader:
     found = get_grader(store, name)
     if found:
         return found
-    with _write(store):
-        store.execute("insert or ignore into graders (name, kind, created_at) values (?, ?, ?)",
-                         (name, kind, now_iso()))
+    with write_transaction(store):
+        grades_sql.add_grader(store, name, kind, now_iso())
     found = get_grader(store, name)
     assert found is not None
     return found
 
 
 def list_graders(store: Store) -> list[Grader]:
-    return [Grader(**_pick(r, Grader)) for r in store.query("select * from graders order by name")]
+    return [Grader(**_pick(r, Grader)) for r in grades_sql.grader_rows(store)]
 
 
 # -- names ------------------------------------------------------------------
 def resolve_model(store: Store, name: str) -> str:
     """A model folder name from its folder name or display name."""
-    rows = store.query("select name, display_name from models")
+    rows = grades_sql.model_names(store)
     key = normalise_name(name)
     for row in rows:
         if row["name"] == name:
@@ -259,7 +257,7 @@ PUBLISHED_NAMES: dict[str, tuple[str, ...]] = {
 def challenge_names(store: Store) -> dict[str, list[str]]:
     """Challenge id -> every name it goes by (id, title, display names)."""
     out: dict[str, list[str]] = {cid: [cid, *PUBLISHED_NAMES.get(cid, ())] for cid in CHALLENGE_IDS}
-    for row in store.query("select id, title, display_names from challenges order by position, id"):
+    for row in grades_sql.challenge_name_rows(store):
         try:
             shown = json.loads(row["display_names"] or "[]")
         except (TypeError, ValueError):
@@ -315,23 +313,12 @@ class Grade:
 
 # A Grade's fields in order, read as tuples: dicts (and picking a Grade's fields out
 # of each) were two thirds of reading 20,000 grades (the leaderboard at 50 x 200).
-_GRADE_SOURCES = {"grader": "coalesce(r.name, '?')", "grader_kind": "coalesce(r.kind, 'human')"}
-_GRADE_COLUMNS = ", ".join(f"{_GRADE_SOURCES.get(name, 'g.' + name)} as {name}" for name in Grade.__dataclass_fields__)
-_GRADE_FROM = " from grades g left join graders r on r.id = g.grader_id"
-_GRADE_SELECT = f"select {_GRADE_COLUMNS}{_GRADE_FROM}"
+_GRADE_FIELDS = tuple(Grade.__dataclass_fields__)
 
 
-def _grades(store: Store, sql: str, params: tuple = (), checkpoint: Callable[[], None] | None = None) -> list[Grade]:
-    """Grades read by ``sql``, which selects a Grade's fields in order (_GRADE_SELECT);
-    ``checkpoint()`` after each 2,000 (it may raise to stop: see aggregates.leaderboard)."""
-    cursor = store.conn.execute(sql, params)
-    if checkpoint is None:
-        return [Grade(*row) for row in cursor]
-    out: list[Grade] = []
-    while rows := cursor.fetchmany(2000):
-        out += [Grade(*row) for row in rows]
-        checkpoint()
-    return out
+def _grades(batches) -> list[Grade]:
+    """Grades from batches of rows of _GRADE_FIELDS (engine/store/grades_sql.py)."""
+    return [Grade(*row) for rows in batches for row in rows]
 
 
 def _pick(row: dict, cls) -> dict:
@@ -339,24 +326,16 @@ def _pick(row: dict, cls) -> dict:
 
 
 @contextmanager
-def _write(store: Store) -> Iterator[None]:
+def write_transaction(store: Store) -> Iterator[None]:
     """One write transaction that takes the write lock up front, so a grade
     waits for a running benchmark's transaction (busy_timeout) instead of
-    failing on a lock upgrade; a failure rolls back and says so in one line."""
-    conn = store.conn
-    if conn.in_transaction:  # the caller owns the transaction
-        yield
-        return
+    failing on a lock upgrade; a failure rolls back and says so in one line.
+    Inside a transaction the caller holds, it adds nothing."""
     try:
-        conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as exc:
+        with transactions.write_transaction(store):
+            yield
+    except transactions.StoreBusy as exc:
         raise GradeError(f"store is busy, nothing written: {exc}") from exc
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def set_grade(
@@ -376,24 +355,20 @@ def set_grade(
     challenge_id = resolve_challenge(store, challenge)
     who = ensure_grader(store, grader or default_grader_name(), grader_kind)
     try:
-        with _write(store):
+        with write_transaction(store):
             previous = current_grade(store, model_name, challenge_id, dim, grader=who.name)
-            cursor = store.execute(
-                "insert into grades (model, challenge, dimension, letter, score, points, grader_id, "
-                "note, rubric_version, created_at, supersedes, source, source_key) "
-                "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (model_name, challenge_id, dim, value.letter, value.score, value.points, who.id,
-                 note or None, RUBRIC_VERSION, created_at or now_iso(),
-                 previous.id if previous else None, source, source_key),
-            )
-            new_id = cursor.lastrowid
+            new_id = grades_sql.insert_grade(store, {
+                "model": model_name, "challenge": challenge_id, "dimension": dim, "letter": value.letter,
+                "score": value.score, "points": value.points, "grader_id": who.id, "note": note or None,
+                "rubric_version": RUBRIC_VERSION, "created_at": created_at or now_iso(),
+                "supersedes": previous.id if previous else None, "source": source, "source_key": source_key})
     except sqlite3.DatabaseError as exc:
         raise GradeError(f"grade not stored: {exc}") from exc
     return get_grade(store, new_id)
 
 
 def get_grade(store: Store, grade_id: int) -> Grade:
-    rows = _grades(store, f"{_GRADE_SELECT} where g.id = ?", (grade_id,))
+    rows = _grades(grades_sql.grade_rows(store, _GRADE_FIELDS, grade_id=grade_id))
     if not rows:
         raise GradeError(f"no grade with id {grade_id}")
     return rows[0]
@@ -407,9 +382,8 @@ def invalidate_grade(store: Store, grade_id: int, reason: str) -> Grade:
     found = get_grade(store, grade_id)
     if not found.valid:
         raise GradeError(f"grade {grade_id} is already invalid: {found.invalid_reason}")
-    with _write(store):
-        store.execute("update grades set invalidated_at = ?, invalid_reason = ? where id = ?",
-                         (now_iso(), reason.strip(), grade_id))
+    with write_transaction(store):
+        grades_sql.invalidate_grade(store, grade_id, now_iso(), reason.strip())
     return get_grade(store, grade_id)
 
 
@@ -419,20 +393,8 @@ def current_grades(
 ) -> list[Grade]:
     """The current grade of every (model, challenge, dimension, grader) cell:
     the newest valid row. Filters narrow it; ``dimension=None`` means all."""
-    where, params = ["g.invalidated_at is null"], []
-    for column, value in (("r.name", grader), ("g.dimension", dimension),
-                          ("g.model", model), ("g.challenge", challenge)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    sql = (
-        f"select {', '.join('x.' + name for name in Grade.__dataclass_fields__)} "
-        f"from (select {_GRADE_COLUMNS}, g.grader_id{_GRADE_FROM} where {' and '.join(where)}) x "
-        "where not exists (select 1 from grades n where n.model = x.model and n.challenge = x.challenge "
-        "and n.dimension = x.dimension and n.grader_id is x.grader_id and n.invalidated_at is null "
-        "and n.id > x.id) order by x.model, x.challenge, x.dimension, x.grader"
-    )
-    return _grades(store, sql, tuple(params), checkpoint)
+    return _grades(grades_sql.current_grade_rows(store, _GRADE_FIELDS, grader=grader, dimension=dimension,
+                                                 model=model, challenge=challenge, checkpoint=checkpoint))
 
 
 def current_grade(
@@ -506,10 +468,10 @@ def cell_grades(
 def missing_answer(store: Store, model: str, challenge: str) -> str | None:
     """Why the workbench holds no answer to grade for (model, challenge), in
     one line; None when it holds one."""
-    rows = store.query("select status, present from answers where model = ? and challenge = ?", (model, challenge))
-    if not rows or not rows[0]["present"]:
+    row = grades_sql.answer_presence(store, model, challenge)
+    if not row or not row["present"]:
         return f"{model} has no folder for {challenge}"
-    if rows[0]["status"] == "no_answer":
+    if row["status"] == "no_answer":
         return f"{model}/{challenge} holds no answer (only the prompt)"
     return None
 
@@ -517,9 +479,9 @@ def missing_answer(store: Store, model: str, challenge: str) -> str | None:
 def answerless_cells(store: Store, cells) -> set[tuple[str, str]]:
     """Those of ``cells`` (model, challenge) with no answer in the workbench,
     for a model it holds: graded all the same (``grade set --no-answer``)."""
-    present_models = {r["name"] for r in store.query("select name from models where present = 1")}
+    present_models = grades_sql.present_models(store)
     answers = {(r["model"], r["challenge"]): bool(r["present"]) and r["status"] != "no_answer"
-               for r in store.query("select model, challenge, status, present from answers")}
+               for r in grades_sql.answer_presences(store)}
     scanned = {m for m, _ in answers}
     return {(m, c) for m, c in cells if m in present_models and m in scanned and not answers.get((m, c), False)}
 
@@ -528,17 +490,11 @@ def grade_history(
     store: Store, model: str, challenge: str, dimension: str | None = None,
 ) -> list[Grade]:
     """Every row for the answer, invalid ones included, oldest first."""
-    sql = f"{_GRADE_SELECT} where g.model = ? and g.challenge = ?"
-    params: list = [model, challenge]
-    if dimension is not None:
-        sql += " and g.dimension = ?"
-        params.append(dimension)
-    return _grades(store, sql + " order by g.id", tuple(params))
+    return _grades(grades_sql.grade_rows(store, _GRADE_FIELDS, model=model, challenge=challenge, dimension=dimension))
 
 
 def all_grades(store: Store, *, include_invalid: bool = True) -> list[Grade]:
-    where = "" if include_invalid else " where g.invalidated_at is null"
-    return _grades(store, f"{_GRADE_SELECT}{where} order by g.id")
+    return _grades(grades_sql.grade_rows(store, _GRADE_FIELDS, include_invalid=include_invalid))
 
 
 # -- notes ------------------------------------------------------------------
@@ -577,14 +533,12 @@ def add_note(
         relpath, line = _note_file(store, model_name, challenge_id, relpath, line)
     if transcript is not None:
         transcript, entry = _note_transcript(store, model_name, challenge_id, transcript, entry)
-    with _write(store):
-        cursor = store.execute(
-            "insert into notes (model, challenge, relpath, line, transcript, entry, author, text, created_at) "
-            "values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (model_name, challenge_id, relpath, line, transcript, entry,
-             author or default_grader_name(), text.strip(), now_iso()),
-        )
-    row = store.query("select * from notes where id = ?", (cursor.lastrowid,))[0]
+    with write_transaction(store):
+        note_id = grades_sql.insert_note(store, {
+            "model": model_name, "challenge": challenge_id, "relpath": relpath, "line": line,
+            "transcript": transcript, "entry": entry, "author": author or default_grader_name(),
+            "text": text.strip(), "created_at": now_iso()})
+    row = grades_sql.note_row(store, note_id)
     return Note(**_pick(row, Note))
 
 
@@ -599,17 +553,16 @@ def _inside(model: str, challenge: str, path: str) -> str:
 
 
 def _answer_id(store: Store, model: str, challenge: str) -> int:
-    rows = store.query("select id, present from answers where model = ? and challenge = ?", (model, challenge))
-    if not rows or not rows[0]["present"]:
+    row = grades_sql.answer_presence(store, model, challenge)
+    if not row or not row["present"]:
         raise GradeError(f"{model} has no folder for {challenge}")
-    return rows[0]["id"]
+    return row["id"]
 
 
 def _note_file(store: Store, model: str, challenge: str, relpath: str, line: int | None) -> tuple[str, int | None]:
     """The file and line a note anchors to, checked against the answer's indexed files."""
     path = _inside(model, challenge, relpath)
-    rows = store.query("select lines from files where answer_id = ? and relpath = ?",
-                       (_answer_id(store, model, challenge), path))
+    rows = grades_sql.file_lines(store, _answer_id(store, model, challenge), path)
     if not rows:
         raise GradeError(f"no file {relpath!r} in {model}/{challenge} (`benchtui show {model} {challenge}` lists them)")
     if line is not None:
@@ -627,14 +580,12 @@ def _note_transcript(store: Store, model: str, challenge: str, transcript: str,
                      entry: int | None) -> tuple[str, int | None]:
     """The transcript and entry a note anchors to, checked against the index."""
     path = _inside(model, challenge, transcript)
-    rows = store.query("select id from transcripts where answer_id = ? and relpath = ?",
-                       (_answer_id(store, model, challenge), path))
-    if not rows:
+    found = grades_sql.transcript_id(store, _answer_id(store, model, challenge), path)
+    if found is None:
         raise GradeError(f"no transcript {transcript!r} in {model}/{challenge} "
                          f"(`benchtui show {model} {challenge}` lists them)")
     if entry is not None:
-        low, high = store.conn.execute("select min(position), max(position) from transcript_entries "
-                                       "where transcript_id = ?", (rows[0]["id"],)).fetchone()
+        low, high = transcripts_sql.entry_span(store, found)
         if low is None:
             raise GradeError(f"{path} has no entries indexed; `benchtui scan` indexes them")
         if not low <= entry <= high:
@@ -643,10 +594,9 @@ def _note_transcript(store: Store, model: str, challenge: str, transcript: str,
 
 
 def notes_for(store: Store, model: str, challenge: str) -> list[Note]:
-    rows = store.query("select * from notes where model = ? and challenge = ? order by id", (model, challenge))
-    return [Note(**_pick(r, Note)) for r in rows]
+    return [Note(**_pick(r, Note)) for r in grades_sql.note_rows(store, model, challenge)]
 
 
 def all_notes(store: Store) -> list[Note]:
     """Every note, oldest first (exports)."""
-    return [Note(**_pick(r, Note)) for r in store.query("select * from notes order by id")]
+    return [Note(**_pick(r, Note)) for r in grades_sql.note_rows(store)]

@@ -54,9 +54,10 @@ from pathlib import Path
 
 from benchtui.challenges.definition import normalise_name
 from benchtui.grading.grades import (
-    DIMENSION_IDS, OVERALL, GradeError, GradeValue, _write, answerless_cells, challenge_names, current_grade,
-    ensure_grader, get_grader, parse_grade, set_grade, source_words,
+    DIMENSION_IDS, OVERALL, GradeError, GradeValue, answerless_cells, challenge_names, current_grade,
+    ensure_grader, get_grader, parse_grade, set_grade, source_words, write_transaction,
 )
+from benchtui.store import grades_sql
 from benchtui.store.database import Store, now_iso
 
 NO_ENTRY = {"", "\u2014", "\u2013", "-", "--", "n/a", "na", "none", "\u00b7", "x", "\u2715", "\u2717",
@@ -147,19 +148,16 @@ def add_alias(store: Store, kind: str, alias: str, target: str) -> None:
     if not alias.strip():
         raise GradeError("an alias needs a name")
     if kind == "model":
-        if not store.query("select 1 from models where name = ?", (target,)):
+        if not grades_sql.has_model(store, target):
             raise GradeError(f"unknown model folder {target!r}")
     elif target not in challenge_names(store):
         raise GradeError(f"unknown challenge id {target!r}")
-    with _write(store):
-        store.execute(
-            "insert into name_aliases (kind, alias, target, created_at) values (?, ?, ?, ?) "
-            "on conflict(kind, alias) do update set target = excluded.target",
-            (kind, normalise_name(alias), target, now_iso()))
+    with write_transaction(store):
+        grades_sql.add_alias(store, kind, normalise_name(alias), target, now_iso())
 
 
 def list_aliases(store: Store) -> list[dict]:
-    return store.query("select kind, alias, target, created_at from name_aliases order by kind, alias")
+    return grades_sql.alias_rows(store)
 
 
 # -- name mapping -----------------------------------------------------------
@@ -167,7 +165,7 @@ class NameMapper:
     """Maps names found in a file to model folders and challenge ids."""
 
     def __init__(self, store: Store, models_table: dict[str, str] | None = None):
-        rows = store.query("select name, display_name from models")
+        rows = grades_sql.model_names(store)
         self.models = {r["name"] for r in rows}
         self.model_names: dict[str, str] = {}     # normalised name -> folder
         for r in rows:
@@ -685,12 +683,12 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
     if not doc.grades:
         result.nothing_found = _why_nothing(doc)
     this_source = f"import:{source}"
-    with nullcontext() if dry_run else _write(store):
+    with nullcontext() if dry_run else write_transaction(store):
         # The file's models table names each folder's model: the exports and the
         # leaderboard show those names, not the folder names the scan starts with.
         if not dry_run:
             for folder, shown in read_models_table(text).items():
-                store.execute("update models set display_name = ? where name = ?", (shown, folder))
+                grades_sql.set_display_name(store, folder, shown)
         for (who, model, challenge, dim), g in chosen.items():
             known = get_grader(store, who)  # a dry run creates no grader
             who = known.name if known else who

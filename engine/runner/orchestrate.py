@@ -30,7 +30,8 @@ from benchtui.runner import sandbox, seeds
 from benchtui.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
                                   in_flight, open_up, pack_tree, parse_results, two_processes)
 from benchtui.store.database import Store, now_iso
-from benchtui.store.queries import TRIAL, suite_origin
+from benchtui.store import answers_sql, runs_sql, transcripts_sql
+from benchtui.store.queries import TRIAL, answer_row, suite_origin
 from benchtui.verify import verdicts as V
 from benchtui.workbench.layout import Workbench
 
@@ -73,12 +74,12 @@ class RunInterrupted(Exception):
 def mark_interrupted(store: Store) -> int:
     """Runs left 'running' by a process that no longer exists become 'interrupted'."""
     stale = []
-    for r in store.query("select id, pid from runs where status = 'running'"):
+    for r in runs_sql.running_runs(store):
         if r["pid"] is None or not _alive(r["pid"]):
             stale.append(r["id"])
     for run_id in stale:
-        store.db["runs"].update(run_id, {"status": "interrupted", "verdict": V.INTERRUPTED, "finished_at": now_iso(),
-                                         "message": "the process running it ended before it finished"})
+        runs_sql.update_run(store, run_id, {"status": "interrupted", "verdict": V.INTERRUPTED, "finished_at": now_iso(),
+                                            "message": "the process running it ended before it finished"})
     return len(stale)
 
 
@@ -91,22 +92,8 @@ def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | 
     otherwise run the same answers twice, each skewing the other's timings.
     Check and insert happen in one write transaction, so of two racing
     processes exactly one claims the answer."""
-    conn = store.conn
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        for r in store.query("select id, pid, status, verdict from runs where model = ? and challenge = ? "
-                             "and (status = 'running' or (started_at >= ? and pid != ?)) order by id desc",
-                             (row["model"], row["challenge"], since or "~", row["pid"])):
-            if r["status"] != "running" or (r["pid"] is not None and _alive(r["pid"])):
-                conn.rollback()
-                return None, r
-        run_id = store.db["runs"].insert(row).last_pk
-        conn.commit()
-        return run_id, None
-    except BaseException:
-        if conn.in_transaction:
-            conn.rollback()
-        raise
+    return runs_sql.claim_run(store, row, since,
+                              blocks=lambda r: r["status"] != "running" or (r["pid"] is not None and _alive(r["pid"])))
 
 
 def _alive(pid: int) -> bool:
@@ -210,10 +197,9 @@ class Runner:
             return self._finish(RunEvent("cancelled", model, challenge_id, message="cancelled before it started"))
         challenge = self.workbench.challenges[challenge_id]
         with Store(self.workbench.store_path) as store:
-            answer = store.query("select * from answers where model = ? and challenge = ?", (model, challenge_id))
+            answer = answer_row(store, model, challenge_id)
             if not answer:
                 return self._finish(RunEvent("error", model, challenge_id, message="no such answer in the store; scan first"))
-            answer = answer[0]
             folder = self.workbench.root / answer["path"]
             if self.cluster is not None:
                 backend, degraded = self.cluster.choose_backend(self.options.backend, challenge.backends)
@@ -241,8 +227,8 @@ class Runner:
         def on_running(node: str, retry: str = "") -> None:  # a cluster node took the task (or it is retried)
             if ended.is_set():
                 return  # heard after the run ended: its row is final
-            with Store(self.workbench.store_path) as store, store.conn:
-                store.db["runs"].update(run_id, {"node": node})
+            with Store(self.workbench.store_path) as store:
+                runs_sql.update_run(store, run_id, {"node": node})
             self.emit(RunEvent("retrying" if retry else "running", model, challenge_id, run_id=run_id, total=self._total,
                                node=node, message=retry))
 
@@ -275,21 +261,16 @@ class Runner:
     def _record(self, run_id: int, checks: list[dict], verdict: str, extra: dict, duration: float) -> str:
         """The run's checks and its final row; the message it was given."""
         with Store(self.workbench.store_path) as store:
-            with store.conn:
-                store.db["checks"].insert_all(
-                    [{"run_id": run_id, "position": i, "name": c["name"], "verdict": c["verdict"],
-                      "value": json.dumps(c.get("value")), "threshold": json.dumps(c.get("threshold")),
-                      "message": c.get("message", ""),
-                      "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
-                     for i, c in enumerate(checks)])
-                message = extra.pop("message", "") or verdict_message(checks, verdict)
-                prior = store.db["runs"].get(run_id)["message"]  # a degraded backend's note
-                store.db["runs"].update(run_id, {
-                    "status": "interrupted" if verdict == V.INTERRUPTED else TRIAL if self.options.trial else "done",
-                    "verdict": verdict,
-                    "finished_at": now_iso(), "duration_s": round(duration, 4),
-                    # what decided the verdict first (the compiler's error, ...), the backend note after
-                    "message": "; ".join(m for m in (message, prior) if m), **extra})
+            message = extra.pop("message", "") or verdict_message(checks, verdict)
+            # what decided the verdict first (the compiler's error, ...), a degraded backend's note after
+            runs_sql.finish_run(store, run_id, [
+                {"run_id": run_id, "position": i, "name": c["name"], "verdict": c["verdict"],
+                 "value": json.dumps(c.get("value")), "threshold": json.dumps(c.get("threshold")),
+                 "message": c.get("message", ""),
+                 "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
+                for i, c in enumerate(checks)], {
+                "status": "interrupted" if verdict == V.INTERRUPTED else TRIAL if self.options.trial else "done",
+                "verdict": verdict, "finished_at": now_iso(), "duration_s": round(duration, 4), **extra}, message)
         return message
 
     def _limits(self, challenge: Challenge) -> RunLimits:
@@ -413,8 +394,7 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
     duplicates = {}
     last = store.get_meta("last_scan_id")
     if last:
-        for w in store.query("select path, detail from scan_warnings where scan_id = ? and kind = 'duplicate_file' "
-                             "and model = ? and challenge = ?", (int(last), model, challenge.id)):
+        for w in answers_sql.scan_warnings_of(store, int(last), model, challenge.id, kind="duplicate_file"):
             rel = (w["path"] or "").split("/", 2)[-1]
             duplicates[rel] = w["detail"]
     return {"prompt_version": version, "prompt_sha256": sha, "prompt_source": source,
@@ -432,16 +412,14 @@ def first_user_messages(store: Store, folder: Path, model: str, challenge_id: st
     from benchtui.transcripts import TranscriptError, load_transcript
     from benchtui.transcripts.model import USER
 
-    rows = store.query("select t.relpath from transcripts t join answers a on a.id = t.answer_id "
-                       "where a.model = ? and a.challenge = ? order by t.relpath", (model, challenge_id))
-    for row in rows:
+    for relpath in transcripts_sql.transcript_relpaths(store, model, challenge_id):
         try:
-            transcript = load_transcript(folder / row["relpath"])
+            transcript = load_transcript(folder / relpath)
         except TranscriptError:
             continue
         said = [e.text for e in transcript.entries if e.role == USER and e.text.strip()][:len(ORDINALS)]
         for n, text in enumerate(said):
-            yield f"{row['relpath']}'s {ORDINALS[n]} user message", text
+            yield f"{relpath}'s {ORDINALS[n]} user message", text
 
 
 def prompt_check(prompt: dict | None) -> dict | None:

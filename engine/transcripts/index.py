@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchtui.store import transcripts_sql
 from benchtui.transcripts import FORMATS, decode, parse_text
 from benchtui.transcripts.model import TOOL_RESULT, Branch, Entry, Transcript, TranscriptError
 from benchtui.transcripts.render import call_summary
@@ -34,15 +35,7 @@ def _now() -> str:
 
 
 def pending_rows(store) -> list[dict]:
-    return store.query(
-        """select t.id, t.relpath, t.sha256, t.format, a.path as answer_path
-           from transcripts t join answers a on a.id = t.answer_id
-           where t.parsed_sha256 is null
-              or (t.sha256 is not null and t.parsed_sha256 != t.sha256)
-              or coalesce(t.parser_version, 0) != ?
-           order by t.id""",
-        (PARSER_VERSION,),
-    )
+    return transcripts_sql.pending_rows(store, PARSER_VERSION)
 
 
 # Full-text indexing in bulk: with at least this many transcripts pending, and
@@ -51,10 +44,10 @@ def pending_rows(store) -> list[dict]:
 # the triggers were ~40% of a cold scan's CPU (bench/scale.py); a rebuild
 # reads every stored entry once, so small rescans keep the triggers.
 BULK_FTS_MIN = 200
-FTS_TABLE = "transcript_entries_fts"
+FTS_TABLE = transcripts_sql.FTS_TABLE
 FTS_REBUILD_HASHSIZE = 64 << 20
 FTS_DEFAULT_HASHSIZE = 1 << 20  # FTS5's own default (FTS5_DEFAULT_HASHSIZE)
-FTS_SUSPENDED = "fts_suspended"  # meta key: the dropped triggers' SQL while a bulk load runs
+FTS_SUSPENDED = transcripts_sql.FTS_SUSPENDED  # meta key: the dropped triggers' SQL while a bulk load runs
 
 
 def index_pending(store, root: Path) -> int:
@@ -70,7 +63,7 @@ def index_pending(store, root: Path) -> int:
     prepared = _prepared_in_pool(jobs, workers) if workers > 1 else (prepare(*job) for job in jobs)
     try:
         for start in range(0, len(rows), COMMIT_EVERY):
-            with store.conn:  # a crash loses at most this batch, which stays pending
+            with transcripts_sql.batch(store):  # a crash loses at most this batch, which stays pending
                 for row in rows[start:start + COMMIT_EVERY]:
                     write_prepared(store, row["id"], next(prepared), commit=False)
     finally:
@@ -151,44 +144,22 @@ def _prepared_in_pool(jobs: list[tuple], workers: int):
 
 
 def _count(store, table: str) -> int:
-    return store.conn.execute(f"select count(*) from [{table}]").fetchone()[0]
+    return transcripts_sql.count_rows(store, table)
 
 
-def suspend_fts(store) -> None:
-    """Drop the triggers that keep the FTS index in step with transcript_entries,
-    recording their SQL (and that the index is stale) in one transaction."""
-    triggers = store.conn.execute(
-        "select name, sql from sqlite_master where type = 'trigger' and tbl_name = 'transcript_entries' "
-        "and sql like ? order by name", (f"%{FTS_TABLE}%",)).fetchall()
-    if not triggers:
-        return  # already suspended, or no FTS here
-    with store.conn:
-        store.conn.execute("insert into meta (key, value) values (?, ?) on conflict(key) do update set "
-                           "value = excluded.value", (FTS_SUSPENDED, json.dumps([sql for _, sql in triggers])))
-        for name, _ in triggers:
-            store.conn.execute(f"drop trigger [{name}]")
+suspend_fts = transcripts_sql.suspend_fts
 
 
 def resume_fts(store) -> bool:
     """Rebuild the FTS index from every stored entry and put its triggers back,
-    in one transaction; False when nothing was suspended."""
-    row = store.conn.execute("select value from meta where key = ?", (FTS_SUSPENDED,)).fetchone()
-    if row is None:
-        return False
-    with store.conn:
-        # A larger in-memory hash for the rebuild: FTS5 flushes a segment each
-        # time its pending terms pass `hashsize` (1 MB by default) and merges
-        # those segments as it goes; at 64 MB the rebuild of bench/scale.py's
-        # 500 MB of entry text took a third less CPU. The index answers the
-        # same; the setting is put back so later row-by-row writes are as before.
-        store.conn.execute(f"insert into {FTS_TABLE}({FTS_TABLE}, rank) values('hashsize', ?)", (FTS_REBUILD_HASHSIZE,))
-        store.conn.execute(f"insert into {FTS_TABLE}({FTS_TABLE}) values('rebuild')")
-        store.conn.execute(f"insert into {FTS_TABLE}({FTS_TABLE}, rank) values('hashsize', ?)", (FTS_DEFAULT_HASHSIZE,))
-        store.conn.execute(f"delete from [{FTS_TABLE}_config] where k = 'hashsize'")
-        for sql in json.loads(row[0]):
-            store.conn.execute(sql)
-        store.conn.execute("delete from meta where key = ?", (FTS_SUSPENDED,))
-    return True
+    in one transaction; False when nothing was suspended.
+
+    A larger in-memory hash for the rebuild: FTS5 flushes a segment each time
+    its pending terms pass `hashsize` (1 MB by default) and merges those
+    segments as it goes; at 64 MB the rebuild of bench/scale.py's 500 MB of
+    entry text took a third less CPU. The index answers the same; the setting
+    is put back so later row-by-row writes are as before."""
+    return transcripts_sql.resume_fts(store, FTS_REBUILD_HASHSIZE, FTS_DEFAULT_HASHSIZE)
 
 
 def index_one(store, path: Path, row: dict, *, commit: bool = True) -> None:
@@ -227,27 +198,21 @@ def write_prepared(store, transcript_id: int, prepared: tuple, *, commit: bool =
         return
     _, sha, values, entries, parse_s = prepared
     with _transaction(store, commit):
-        store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
-        if entries:
-            store.conn.executemany(_INSERT_ENTRY, [(transcript_id, *e) for e in entries])
+        transcripts_sql.replace_entries(store, transcript_id, ENTRY_COLUMNS, entries)
         _update(store, transcript_id, {**values, "parsed_sha256": sha, "parser_version": PARSER_VERSION,
                                        "parsed_at": _now(), "parse_s": round(parse_s, 4)})
 
 
 def _transaction(store, commit: bool):
-    return store.conn if commit else contextlib.nullcontext()
+    return transcripts_sql.batch(store) if commit else contextlib.nullcontext()
 
 
-def _update(store, transcript_id: int, values: dict[str, Any]) -> None:
-    """A plain UPDATE: sqlite-utils' ``update`` introspects the table's columns
-    and keys on every call (a fifth of indexing at bench/scale.py's size)."""
-    store.conn.execute(f"update transcripts set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
-                       [*values.values(), transcript_id])
+_update = transcripts_sql.update_transcript
 
 
 def _failed(store, transcript_id: int, sha: str | None, problem: str, commit: bool = True) -> None:
     with _transaction(store, commit):
-        store.execute("delete from transcript_entries where transcript_id = ?", [transcript_id])
+        transcripts_sql.replace_entries(store, transcript_id, ENTRY_COLUMNS, [])
         _update(store, transcript_id, {
             "status": "error", "problem": problem, "parsed_sha256": sha,
             "parser_version": PARSER_VERSION, "parsed_at": _now(), "entries": 0,
@@ -317,8 +282,6 @@ ENTRY_COLUMNS = ("branch", "position", "turn", "line", "role", "kind", "entry_id
                  "text", "thinking", "tool_text", "tool_names", "tool_calls", "is_error", "repaired",
                  "tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write", "tokens_reasoning",
                  "cost", "latency_s", "duration_s")
-_INSERT_ENTRY = (f"insert into transcript_entries (transcript_id, {', '.join(ENTRY_COLUMNS)}) "
-                 f"values ({', '.join('?' * (len(ENTRY_COLUMNS) + 1))})")
 
 
 def entry_tuples(t: Transcript) -> list[tuple]:
@@ -387,24 +350,6 @@ def _fts_query(query: str) -> str:
     return " ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-# Two steps: rank with the FTS index alone, then build snippets for the top hits only
-# (snippet() over every match costs far more than the ranking).
-RANK_SQL = """
-select rowid, rank from transcript_entries_fts
-where transcript_entries_fts match ? order by rank limit ?
-"""
-DETAIL_SQL = """
-select e.id as entry_row, e.transcript_id, e.branch, e.position, e.turn, e.line, e.role, e.kind,
-       snippet(transcript_entries_fts, -1, '[', ']', '…', 12) as snippet,
-       t.relpath, a.model, a.challenge, a.path as answer_path
-from transcript_entries_fts
-join transcript_entries e on e.id = transcript_entries_fts.rowid
-join transcripts t on t.id = e.transcript_id
-join answers a on a.id = t.answer_id
-where transcript_entries_fts match ? and transcript_entries_fts.rowid in ({ids})
-"""
-
-
 def search(store, query: str, limit: int = 50) -> list[dict]:
     """Entries matching ``query`` across all transcripts, best first.
 
@@ -416,14 +361,14 @@ def search(store, query: str, limit: int = 50) -> list[dict]:
     if not query.strip():
         return []
     try:
-        ranked = store.query(RANK_SQL, (query, limit))
+        ranked = transcripts_sql.ranked_entries(store, query, limit)
     except sqlite3.OperationalError:
         query = _fts_query(query)
-        ranked = store.query(RANK_SQL, (query, limit))
+        ranked = transcripts_sql.ranked_entries(store, query, limit)
     if not ranked:
         return []
     rank = {r["rowid"]: (i, r["rank"]) for i, r in enumerate(ranked)}
-    rows = store.query(DETAIL_SQL.format(ids=",".join(str(int(r)) for r in rank)), (query,))
+    rows = transcripts_sql.entry_hits(store, query, rank)
     for r in rows:
         # normpath: a chat export at the model's root is ../NAME from the answer folder
         r["path"] = os.path.normpath(Path(r.pop("answer_path") or "") / r["relpath"])

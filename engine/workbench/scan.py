@@ -19,6 +19,7 @@ from pathlib import Path
 from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from benchtui.workbench.gitinfo import read_git
 from benchtui.challenges.prompts import file_prompt_sha256
+from benchtui.store import scan_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.workbench.scan_records import CHAT_KIND, WAITING_KIND
 from benchtui.workbench.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
@@ -313,183 +314,205 @@ def sha256_file(path: Path) -> str | None:
 
 def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: bool = True) -> ScanResult:
     started = time.perf_counter()
-    db = store.db
     git = read_git(workbench.root)
-    scan_id = db["scans"].insert({"started_at": now_iso(), "workbench": str(workbench.root), "layout": workbench.layout,
-                                  "git_commit": git.commit, "git_dirty": int(git.dirty)}).last_pk
+    scan_id = scan_sql.start_scan(store, {"started_at": now_iso(), "workbench": str(workbench.root),
+                                          "layout": workbench.layout, "git_commit": git.commit,
+                                          "git_dirty": int(git.dirty)})
     result = ScanResult(scan_id=scan_id, git_commit=git.commit)
     stamp = now_iso()
-    challenges = workbench.challenges
     result.warnings.extend(challenge_warnings(workbench))
-    challenge_prompts = {cid: sha256_file(c.prompt_path) for cid, c in challenges.items()}
-    conn = store.conn
+    challenge_prompts = {cid: sha256_file(c.prompt_path) for cid, c in workbench.challenges.items()}
 
-    with db.conn:
-        _store_challenges(conn, challenges, challenge_prompts)
-
-        # The previous index in three reads, as tuples: a rescan that finds
-        # nothing changed compares each file's stat with these and writes
-        # nothing (bench/scale.py: 60,000 files; reading them as dicts was ~1 s).
-        existing_answers = {(m, c): (i, path, status, files, transcripts, size, present)
-                            for i, m, c, path, status, files, transcripts, size, present in conn.execute(
-                                "select id, model, challenge, path, status, files, transcripts, bytes, present "
-                                "from answers")}
-        existing_files: dict[int, dict[str, tuple]] = defaultdict(dict)
-        for row in conn.execute(f"select answer_id, {', '.join(_FILE_COLUMNS)} from files"):
-            existing_files[row[0]][row[2]] = row[1:]
-        existing_transcripts: dict[int, dict[str, dict]] = defaultdict(dict)
-        for i, answer_id, relpath, sha, status, problem in conn.execute(
-                "select id, answer_id, relpath, sha256, status, problem from transcripts"):
-            existing_transcripts[answer_id][relpath] = {"id": i, "answer_id": answer_id, "relpath": relpath,
-                                                        "sha256": sha, "status": status, "problem": problem}
-
-        seen_models, seen_answers = set(), set()
-        known = functools.cache(lambda: prompts_known(workbench))  # read once, when a chat export first needs it
-        by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-        prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-        answer_updates: list[tuple] = []
-
-        def walk_model(model: str, model_dir: Path) -> tuple:
-            """Walk a model's answers: each unchanged file keeps its stored facts;
-            the new or changed ones go to the examiner in one batch (worker
-            processes hash them while this process writes the previous model)."""
-            seen_models.add(model)
-            rel_model = model_dir.relative_to(workbench.root).as_posix()
-            db.execute("insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
-                       "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
-                       (model, model, rel_model, stamp, stamp))
-            answers, jobs = [], []
-            for cid, folder in workbench.answer_dirs(model_dir).items():
-                challenge = challenges[cid]
-                data_files = set(challenge.data_files)
-                frozen_data = frozenset(data_files)
-                old = existing_files.get(existing_answers[(model, cid)][0], {}) if (model, cid) in existing_answers else {}
-                listed = []  # (rel, path, FileFacts | index into jobs | why it could not be read), in walk order
-                links: set[str] = set()
-                for rel, path, st in walk_answer(workbench, folder, links):
-                    if st is None:
-                        listed.append((rel, path, "symlink leaves the workbench (not followed)"
-                                       if Path(path).is_symlink() else "cannot stat"))
-                        continue
-                    prev = old.get(rel)
-                    # prev: _FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
-                    if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
-                        kind = prev[5]
-                        if kind in ("doc", "prompt"):  # name-based: follow the current rules
-                            kind = _classify_cached(rel, frozen_data)
-                        listed.append((rel, path, FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6],
-                                                            prev[7], prev[9])))
-                    else:
-                        listed.append((rel, path, len(jobs)))
-                        jobs.append((path, rel, st, frozen_data))
-                answers.append((cid, folder, data_files, old, listed, links))
-            result.hashed += len(jobs)
-            answer_ids = {a[0] for a in answers}
-            chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
-                                  known, result)
-            return model, rel_model, answers, examiner.submit(jobs), chats
-
-        def store_model(model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
-            examined = examiner.results(handle)
-            for cid, folder, data_files, old, listed, links in answers:
-                row = existing_answers.get((model, cid))
-                # answer_dirs names each folder model_dir / cid: no relative_to per answer
-                rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
-                if row is None:
-                    answer_id = conn.execute(
-                        "insert into answers (model, challenge, path, status, present, first_seen, last_seen) "
-                        "values (?, ?, ?, 'answer', 1, ?, ?)", (model, cid, rel_folder, stamp, stamp)).lastrowid
-                else:
-                    answer_id = row[0]
-                seen_answers.add(answer_id)
-                facts: list[FileFacts] = []
-                for rel, path, f in listed:
-                    if isinstance(f, str):
-                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f))
-                        continue
-                    if isinstance(f, int):
-                        f = examined[f]
-                    facts.append(f)
-                    if f.problem:
-                        result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
-                    if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
-                        prompts[cid].append((model, f.sha256, os.fspath(path)))
-                    elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
-                        by_sha[f.sha256].append((model, cid, rel))
-
-                _store_files(db, answer_id, facts, old, git, folder, links)
-                transcripts = [f for f in facts if f.kind == "transcript"]
-                # with the chat exports at the model's root that quote this challenge's prompt (../NAME)
-                all_transcripts = transcripts + chats.get(cid, [])
-                _store_transcripts(db, answer_id, all_transcripts, existing_transcripts.get(answer_id, {}), folder)
-                # The prompt, transcripts and the data the challenge hands out are not an answer.
-                substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
-                status = "answer" if substantive else "no_answer"
-                if status == "no_answer":
-                    detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
-                    if any(f.relpath in data_files for f in facts):
-                        detail += " (and the challenge's data files)"
-                    if not facts:
-                        detail = "the folder is empty"
-                    if facts and not transcripts:
-                        # what `deploy` (or new-model) hands out and nothing else: the model has not
-                        # answered yet; information, not a warning (the matrix still shows no answer)
-                        result.info.append(Warning(WAITING_KIND, model, cid, f"{model}/{cid}", f"waiting for an answer: {detail}"))
-                    else:
-                        result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
-                values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1)
-                if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: below)
-                    answer_updates.append((*values, stamp, answer_id))
-                result.files += len(facts)
-                result.transcripts += len(all_transcripts)
-
-        # A model's answers in two steps, walk (and hand the hashing out) then
-        # store, one model behind: the workers hash model k while this process
-        # stores model k - 1 and walks model k + 1. Rows are written in the
-        # same order as ever.
-        examiner = _Examiner()
-        try:
-            walked = None
-            for model, model_dir in workbench.model_dirs().items():
-                ahead = walk_model(model, model_dir)
-                if walked is not None:
-                    store_model(*walked)
-                walked = ahead
-            if walked is not None:
-                store_model(*walked)
-        finally:
-            examiner.close()
-
-        if answer_updates:
-            conn.executemany("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, "
-                             "present = ?, last_seen = ? where id = ?", answer_updates)
+    with scan_sql.batch(store):
+        _store_challenges(store, workbench.challenges, challenge_prompts)
+        models = _ModelPass(workbench, store, git, result, stamp=stamp)
+        models.run()
+        scan_sql.update_answers(store, models.answer_updates)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
-        db.execute(f"update models set present = 0 where name not in ({','.join('?' * len(seen_models)) or 'null'})", list(seen_models))
-        db.execute(f"update answers set present = 0 where id not in ({','.join('?' * len(seen_answers)) or 'null'})", list(seen_answers))
-        conn.execute("update answers set last_seen = ? where present = 1", (stamp,))
-
-        for sha, places in by_sha.items():
-            if len({m for m, _, _ in places}) < 2:
-                continue
-            for model, cid, rel in places:
-                others = ", ".join(f"{m}/{c}/{r}" for m, c, r in places if m != model)
-                result.warnings.append(Warning("duplicate_file", model, cid, f"{model}/{cid}/{rel}", f"same content (sha256 {sha[:12]}) as {others}"))
-        result.warnings.extend(_prompt_drift(store, prompts, challenges))
-
-        result.models = len(seen_models)
-        result.answers = len(seen_answers)
-        # Only the latest scan's warnings are read: older ones would pile up on every start.
-        db.execute("delete from scan_warnings where scan_id < ?", (scan_id,))
-        db["scan_warnings"].insert_all([{"scan_id": scan_id, **w.as_dict()} for w in result.warnings + result.info])
+        scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
+        result.warnings.extend(duplicate_warnings(models.by_sha))
+        result.warnings.extend(_prompt_drift(store, models.prompts, workbench.challenges))
+        result.models = len(models.seen_models)
+        result.answers = len(models.seen_answers)
+        scan_sql.replace_scan_warnings(store, scan_id, [w.as_dict() for w in result.warnings + result.info])
 
     if index_transcripts:
         _index_transcripts(store, workbench)
     result.duration_s = time.perf_counter() - started
-    db["scans"].update(scan_id, {"finished_at": now_iso(), "models": result.models, "answers": result.answers,
-                                 "files": result.files, "transcripts": result.transcripts, "warnings": len(result.warnings),
-                                 "hashed": result.hashed, "duration_s": round(result.duration_s, 4)})
+    scan_sql.finish_scan(store, scan_id, {
+        "finished_at": now_iso(), "models": result.models, "answers": result.answers, "files": result.files,
+        "transcripts": result.transcripts, "warnings": len(result.warnings), "hashed": result.hashed,
+        "duration_s": round(result.duration_s, 4)})
     store.set_meta("last_scan_id", str(scan_id))
     return result
+
+
+def duplicate_warnings(by_sha: dict[str, list[tuple[str, str, str]]]) -> list[Warning]:
+    """A warning on each file whose content another model's answer holds too."""
+    out = []
+    for sha, places in by_sha.items():
+        if len({m for m, _, _ in places}) < 2:
+            continue
+        for model, cid, rel in places:
+            others = ", ".join(f"{m}/{c}/{r}" for m, c, r in places if m != model)
+            out.append(Warning("duplicate_file", model, cid, f"{model}/{cid}/{rel}",
+                               f"same content (sha256 {sha[:12]}) as {others}"))
+    return out
+
+
+class _ModelPass:
+    """The scan's pass over the models' folders: each model's answers are walked
+    (and their new or changed files handed to the examiner), then stored, with
+    what the later steps need gathered on the way: the models and answers seen,
+    the answers whose row changed, each content hash's places, each answer's PROMPT.md."""
+
+    def __init__(self, workbench: Workbench, store: Store, git, result: ScanResult, *, stamp: str):
+        self.workbench, self.store, self.git, self.result, self.stamp = workbench, store, git, result, stamp
+        self.challenges = workbench.challenges
+        # The previous index in three reads (engine/store/scan_sql.py)
+        self.existing_answers = scan_sql.previous_answers(store)
+        self.existing_files = scan_sql.previous_files(store)
+        self.existing_transcripts = scan_sql.previous_transcripts(store)
+        self.seen_models: set[str] = set()
+        self.seen_answers: set[int] = set()
+        self.known = functools.cache(lambda: prompts_known(workbench))  # read once, when a chat export first needs it
+        self.by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        self.prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        self.answer_updates: list[tuple] = []
+        self.examiner: _Examiner | None = None
+
+    def run(self) -> None:
+        """A model's answers in two steps, walk (and hand the hashing out) then
+        store, one model behind: the workers hash model k while this process
+        stores model k - 1 and walks model k + 1. Rows are written in the
+        same order as ever."""
+        self.examiner = _Examiner()
+        try:
+            walked = None
+            for model, model_dir in self.workbench.model_dirs().items():
+                ahead = self.walk_model(model, model_dir)
+                if walked is not None:
+                    self.store_model(*walked)
+                walked = ahead
+            if walked is not None:
+                self.store_model(*walked)
+        finally:
+            self.examiner.close()
+
+    def walk_model(self, model: str, model_dir: Path) -> tuple:
+        """Walk a model's answers: each unchanged file keeps its stored facts;
+        the new or changed ones go to the examiner in one batch (worker
+        processes hash them while this process writes the previous model)."""
+        workbench, result = self.workbench, self.result
+        self.seen_models.add(model)
+        rel_model = model_dir.relative_to(workbench.root).as_posix()
+        scan_sql.upsert_model(self.store, model, rel_model, self.stamp)
+        answers, jobs = [], []
+        for cid, folder in workbench.answer_dirs(model_dir).items():
+            data_files = set(self.challenges[cid].data_files)
+            old = (self.existing_files.get(self.existing_answers[(model, cid)][0], {})
+                   if (model, cid) in self.existing_answers else {})
+            links: set[str] = set()
+            listed = _listed_files(workbench, folder, old, frozenset(data_files), links, jobs)
+            answers.append((cid, folder, data_files, old, listed, links))
+        result.hashed += len(jobs)
+        answer_ids = {a[0] for a in answers}
+        chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
+                              self.known, result)
+        return model, rel_model, answers, self.examiner.submit(jobs), chats
+
+    def store_model(self, model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
+        """Write a walked model's answers: their files, transcripts and rows."""
+        examined = self.examiner.results(handle)
+        result = self.result
+        for cid, folder, data_files, old, listed, links in answers:
+            row = self.existing_answers.get((model, cid))
+            # answer_dirs names each folder model_dir / cid: no relative_to per answer
+            rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
+            answer_id = (scan_sql.insert_answer(self.store, model, cid, rel_folder, self.stamp)
+                         if row is None else row[0])
+            self.seen_answers.add(answer_id)
+            facts = self._facts(model, cid, listed, examined)
+            _store_files(self.store, answer_id, facts, old, self.git, folder, links)
+            transcripts = [f for f in facts if f.kind == "transcript"]
+            # with the chat exports at the model's root that quote this challenge's prompt (../NAME)
+            all_transcripts = transcripts + chats.get(cid, [])
+            _store_transcripts(self.store, answer_id, all_transcripts, self.existing_transcripts.get(answer_id, {}),
+                               folder)
+            status = _answer_status(result, model, cid, facts, transcripts, data_files)
+            values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1)
+            if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: mark_seen)
+                self.answer_updates.append((*values, self.stamp, answer_id))
+            result.files += len(facts)
+            result.transcripts += len(all_transcripts)
+
+    def _facts(self, model: str, cid: str, listed: list, examined: list) -> list[FileFacts]:
+        """An answer's files' facts (stored, or as the examiner found them); a
+        warning for each that cannot be read; the prompt and the content hashes noted."""
+        result = self.result
+        facts: list[FileFacts] = []
+        for rel, path, f in listed:
+            if isinstance(f, str):
+                result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f))
+                continue
+            if isinstance(f, int):
+                f = examined[f]
+            facts.append(f)
+            if f.problem:
+                result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
+            if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
+                self.prompts[cid].append((model, f.sha256, os.fspath(path)))
+            elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
+                self.by_sha[f.sha256].append((model, cid, rel))
+        return facts
+
+
+def _listed_files(workbench: Workbench, folder: Path, old: dict[str, tuple], frozen_data: frozenset,
+                  links: set[str], jobs: list) -> list[tuple]:
+    """(rel, path, FileFacts | index into ``jobs`` | why it could not be read) for
+    each file of an answer folder, in walk order: a file whose size and mtime
+    match its stored row keeps its stored facts; the others are appended to
+    ``jobs`` for the examiner."""
+    listed = []
+    for rel, path, st in walk_answer(workbench, folder, links):
+        if st is None:
+            listed.append((rel, path, "symlink leaves the workbench (not followed)"
+                           if Path(path).is_symlink() else "cannot stat"))
+            continue
+        prev = old.get(rel)
+        # prev: scan_sql.FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
+        if prev and prev[2] == st.st_size and prev[3] == st.st_mtime_ns and prev[4]:
+            kind = prev[5]
+            if kind in ("doc", "prompt"):  # name-based: follow the current rules
+                kind = _classify_cached(rel, frozen_data)
+            listed.append((rel, path, FileFacts(rel, st.st_size, st.st_mtime_ns, prev[4], kind, prev[6],
+                                                prev[7], prev[9])))
+        else:
+            listed.append((rel, path, len(jobs)))
+            jobs.append((path, rel, st, frozen_data))
+    return listed
+
+
+def _answer_status(result: ScanResult, model: str, cid: str, facts: list[FileFacts], transcripts: list[FileFacts],
+                   data_files: set[str]) -> str:
+    """"answer", or "no_answer" with a warning (or, for a folder that holds only
+    what was handed out, information) that says what the folder holds.
+    The prompt, transcripts and the data the challenge hands out are not an answer."""
+    substantive = [f for f in facts if f.kind not in {"prompt", "transcript"} and f.relpath not in data_files]
+    if substantive:
+        return "answer"
+    detail = "the folder holds only its PROMPT.md" if not transcripts else "only PROMPT.md and a transcript: no answer files"
+    if any(f.relpath in data_files for f in facts):
+        detail += " (and the challenge's data files)"
+    if not facts:
+        detail = "the folder is empty"
+    if facts and not transcripts:
+        # what `deploy` (or new-model) hands out and nothing else: the model has not
+        # answered yet; information, not a warning (the matrix still shows no answer)
+        result.info.append(Warning(WAITING_KIND, model, cid, f"{model}/{cid}", f"waiting for an answer: {detail}"))
+    else:
+        result.warnings.append(Warning("no_answer", model, cid, f"{model}/{cid}", detail))
+    return "no_answer"
 
 
 def prompts_known(workbench: Workbench) -> dict[str, list[str]]:
@@ -554,17 +577,12 @@ def challenge_warnings(workbench: Workbench) -> list[Warning]:
     return out
 
 
-_FILE_COLUMNS = ("id", "relpath", "size", "mtime_ns", "sha256", "kind", "readable", "problem", "git_status", "lines")
-
-
-def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, tuple], git, folder: Path,
+def _store_files(store: Store, answer_id: int, facts: list[FileFacts], old: dict[str, tuple], git, folder: Path,
                  links: set[str]) -> None:
     """Write the answer's files that changed; ``old``: relpath -> the stored row,
-    a tuple of _FILE_COLUMNS."""
+    a tuple of scan_sql.FILE_COLUMNS."""
     keep = {f.relpath for f in facts}
     gone = [r[0] for rel, r in old.items() if rel not in keep]
-    if gone:
-        db.execute(f"delete from files where id in ({','.join('?' * len(gone))})", gone)
     updates, fresh = [], []
     status_of = git.status_in(folder, links)
     for f in facts:
@@ -575,19 +593,12 @@ def _store_files(db, answer_id: int, facts: list[FileFacts], old: dict[str, tupl
         elif prev[1:] != values:
             updates.append((*values, prev[0]))
         # unchanged: no write (keeps warm rescans cheap)
-    if updates:
-        db.conn.executemany("update files set relpath = ?, size = ?, mtime_ns = ?, sha256 = ?, kind = ?, readable = ?, "
-                            "problem = ?, git_status = ?, lines = ? where id = ?", updates)
-    if fresh:
-        db.conn.executemany("insert into files (answer_id, relpath, size, mtime_ns, sha256, kind, readable, problem, "
-                            "git_status, lines) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", fresh)
+    scan_sql.write_files(store, answer_id, gone, updates, fresh)
 
 
-def _store_challenges(conn, challenges: dict, prompts: dict[str, str | None]) -> None:
+def _store_challenges(store: Store, challenges: dict, prompts: dict[str, str | None]) -> None:
     """Upsert the challenges' rows; unchanged rows are not written."""
-    cols = ("position", "title", "difficulty", "language", "backends", "display_names", "forbidden_imports",
-            "path", "prompt_sha256")
-    stored = {r[0]: tuple(r[1:]) for r in conn.execute(f"select id, {', '.join(cols)} from challenges")}
+    stored = scan_sql.stored_challenges(store)
     rows = []
     for pos, (cid, c) in enumerate(challenges.items()):
         values = (c.position if c.position != 99 else pos + 1, c.title, c.difficulty, c.language,
@@ -595,17 +606,15 @@ def _store_challenges(conn, challenges: dict, prompts: dict[str, str | None]) ->
                   json.dumps(list(c.forbidden_imports)), str(c.path), prompts.get(cid))
         if stored.get(cid) != values:
             rows.append((cid, *values))
-    if rows:
-        conn.executemany(
-            f"insert into challenges (id, {', '.join(cols)}) values ({', '.join('?' * (len(cols) + 1))}) "
-            f"on conflict(id) do update set {', '.join(f'{c} = excluded.{c}' for c in cols)}", rows)
+    scan_sql.upsert_challenges(store, rows)
 
 
-def _store_transcripts(db, answer_id: int, transcripts: list[FileFacts], old: dict[str, dict], folder: Path) -> None:
+def _store_transcripts(store: Store, answer_id: int, transcripts: list[FileFacts], old: dict[str, dict],
+                       folder: Path) -> None:
     keep = {f.relpath for f in transcripts}
     for rel, r in old.items():
         if rel not in keep:
-            _delete_transcript(db, r["id"])
+            scan_sql.delete_transcript(store, r["id"])
     for f in transcripts:
         prev = old.get(f.relpath)
         if prev and prev["sha256"] == f.sha256 and (not f.problem or prev.get("status") == "error"):
@@ -615,22 +624,7 @@ def _store_transcripts(db, answer_id: int, transcripts: list[FileFacts], old: di
                   "format": fmt, "status": "found" if f.readable else "error", "problem": f.problem}
         if f.problem:
             values["parsed_sha256"] = None  # the indexer records why it is not parsed (without reading it whole)
-        # plain SQL: sqlite-utils' insert/update introspect the table on every call
-        # (a tenth of a cold scan's own CPU at bench/scale.py's 10,000 transcripts)
-        if prev:
-            db.conn.execute(f"update transcripts set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
-                            [*values.values(), prev["id"]])
-        else:
-            db.conn.execute(f"insert into transcripts ({', '.join(f'[{k}]' for k in values)}) "
-                            f"values ({', '.join('?' * len(values))})", list(values.values()))
-
-
-def _delete_transcript(db, transcript_id: int) -> None:
-    """Remove a transcript row and anything indexed from it (child tables first)."""
-    for table in db.table_names():
-        if table != "transcripts" and "transcript_id" in db[table].columns_dict:
-            db.execute(f"delete from [{table}] where transcript_id = ?", (transcript_id,))
-    db.execute("delete from transcripts where id = ?", (transcript_id,))
+        scan_sql.write_transcript(store, prev["id"] if prev else None, values)
 
 
 def _index_transcripts(store: Store, workbench: Workbench) -> None:

@@ -68,3 +68,24 @@ async def test_blind_mode_on_a_graded_answer_says_why_nothing_is_hidden(demo_wb)
         await settle(app, pilot)
         assert any("blind mode off" in n.message for n in app._notifications)
     assert app.errors == []
+
+
+async def test_next_ungraded_skips_the_answers_this_grader_graded(demo_wb, monkeypatch):
+    from benchtui.grading.grades import set_grade
+    from benchtui.store.database import Store
+
+    monkeypatch.setenv("BENCHTUI_GRADER", "tester")
+    with Store(demo_wb.store_path) as store:  # the matrix's order: challenge by challenge, models by name
+        order = store.challenge_ids()
+        cells = sorted(((a["model"], a["challenge"]) for a in store.answers() if a["status"] == "answer"),
+                       key=lambda cell: (order.index(cell[1]), cell[0]))
+        set_grade(store, *cells[1], "B", grader="tester")
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.open_grades(*cells[0])
+        await settle(app, pilot)
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+        assert (app.screen.model, app.screen.challenge) == cells[2]
+    assert app.errors == []

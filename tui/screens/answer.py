@@ -19,7 +19,7 @@ from benchtui.tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
 
 from benchtui.challenges.prompts import prompt_source, run_prompt_line
-from benchtui.store import queries
+from benchtui.store import answers_sql, queries
 from benchtui.workbench.answer_files import main_source
 from benchtui.verify.verdicts import figure_within
 from benchtui.workbench.scan_records import INFO_KINDS
@@ -334,9 +334,7 @@ class AnswerScreen(WholeFrameScreen):
                 answer = queries.answer_row(store, self.model, self.challenge)
                 data: dict = {"answer": answer, "files": [], "transcripts": [], "warnings": [],
                               "run": None, "checks": [], "history": [], "grades": []}
-                challenge = store.query("select id, title, language, display_names from challenges where id = ?",
-                                        (self.challenge,))
-                data["challenge"] = challenge[0] if challenge else None
+                data["challenge"] = answers_sql.challenge_row(store, self.challenge)
                 if answer:
                     data["files"] = queries.answer_files(store, answer["id"])
                     data["transcripts"] = queries.answer_transcripts(store, answer["id"])

@@ -16,7 +16,7 @@ from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from benchtui.store import queries
+from benchtui.store import answers_sql, queries
 from benchtui.tui.diffing import Diff, diff_texts, pair_files
 from benchtui.tui.screens.answer import main_file_of, read_text_file
 from benchtui.tui.widgets.option_list import SteadyOptionList
@@ -82,8 +82,7 @@ class CompareScreen(ReadAheadScreen):
         """Pair this answer's files with ``other``'s (by default the first other
         model's) and diff the first pair."""
         with app.open_store() as store:
-            rows = store.query("select model, path, id from answers where challenge = ? and present = 1 "
-                               "and status = 'answer' order by model", (self.challenge,))
+            rows = answers_sql.answers_to(store, self.challenge)
             by_model = {r["model"]: r for r in rows}
             others = [m for m in by_model if m != self.model]
             if other is None or other not in by_model:
@@ -93,10 +92,9 @@ class CompareScreen(ReadAheadScreen):
                 return self.Paired(None, [], others, ("", ""))
             left = [f for f in queries.answer_files(store, mine["id"]) if f["kind"] not in ("data", "artifact")]
             right = [f for f in queries.answer_files(store, by_model[other]["id"]) if f["kind"] not in ("data", "artifact")]
-            challenge = store.query("select id, title, language, display_names from challenges where id = ?",
-                                    (self.challenge,))
+            challenge = answers_sql.challenge_row(store, self.challenge)
         roots = (mine["path"], by_model[other]["path"])
-        about = {"challenge": challenge[0] if challenge else None}
+        about = {"challenge": challenge}
         pairs = pair_files(left, right, (main_file_of({**about, "files": left}, self.challenge),
                                          main_file_of({**about, "files": right}, self.challenge)))
         first = self.diff(app, 0, pairs[0], roots, other) if pairs else None

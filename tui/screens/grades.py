@@ -17,6 +17,7 @@ from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Input, Static
 
 from benchtui.grading import grades as G
+from benchtui.store import answers_sql
 from benchtui.tui.glyphs import grade_style
 
 
@@ -307,18 +308,12 @@ class GradesScreen(ReadAheadScreen):
     def action_next_ungraded(self) -> None:
         self.flush_steps(reload=False)
         with self.app.open_store() as store:
-            rows = store.query(
-                """select a.model, a.challenge from answers a join challenges c on c.id = a.challenge
-                   where a.present = 1 and a.status = 'answer' and not exists (
-                     select 1 from grades g join graders r on r.id = g.grader_id
-                     where g.model = a.model and g.challenge = a.challenge and g.dimension = 'overall'
-                       and g.invalidated_at is null and r.name = ?)
-                   order by c.position, a.model""", (self.grader,))
-        rows = [r for r in rows if (r["model"], r["challenge"]) != (self.model, self.challenge)]
+            rows = answers_sql.ungraded_by(store, self.grader, G.OVERALL)
+        rows = [r for r in rows if r != (self.model, self.challenge)]
         if not rows:
             self.notify("every answer has your overall grade", timeout=3)
             return
-        self.app.switch_screen(GradesScreen(rows[0]["model"], rows[0]["challenge"], blind=self.blind))
+        self.app.switch_screen(GradesScreen(*rows[0], blind=self.blind))
 
     def action_back(self) -> None:
         box = self.query_one("#grade-note", Input)

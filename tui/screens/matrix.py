@@ -9,6 +9,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
+from benchtui.store import transcripts_sql
 from benchtui.tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Static
 
@@ -492,11 +493,9 @@ class MatrixScreen(GuardedScreen):
     def action_transcript(self) -> None:
         if sel := self._selected():
             with self.app.open_store() as store:
-                rows = store.query(
-                    "select t.relpath from transcripts t join answers a on a.id = t.answer_id "
-                    "where a.model = ? and a.challenge = ? order by t.relpath", sel)
-            if rows:
-                self.app.open_transcript(*sel, rows[0]["relpath"])
+                relpaths = transcripts_sql.transcript_relpaths(store, *sel)
+            if relpaths:
+                self.app.open_transcript(*sel, relpaths[0])
             else:
                 self.notify("this answer has no transcript", severity="warning")
 

@@ -25,7 +25,7 @@ from benchtui.tui.widgets.title_bar import TitleBar
 from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Label, Log, Select, Static
 
-from benchtui.store import queries
+from benchtui.store import answers_sql, queries
 from benchtui.tui.glyphs import VERDICTS, check_value, verdict_text
 from benchtui.tui.messages import RunProgress, RunsDone
 
@@ -138,9 +138,7 @@ class RunsScreen(GuardedScreen):
 
     def selection(self) -> list[tuple[str, str]]:
         scope = self.query_one("#runs-scope", Select).value
-        rows = self.app.store.query("select model, challenge from answers where present = 1 and status = 'answer' "
-                                    "order by model, challenge")
-        pairs = [(r["model"], r["challenge"]) for r in rows]
+        pairs = answers_sql.answered_cells(self.app.store)
         if scope == "all" or self.cell is None:
             return pairs
         model, challenge = self.cell

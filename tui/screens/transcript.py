@@ -16,6 +16,7 @@ from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from benchtui.store import answers_sql
 from benchtui.tui.transcript_rows import FILTERS, branch_entries, build_rows
 from benchtui.tui.widgets.option_list import SteadyOptionList
 from benchtui.tui.widgets.transcript_view import TranscriptView
@@ -120,8 +121,8 @@ class TranscriptScreen(ReadAheadScreen):
         started = time.perf_counter()
         try:
             with app.open_store() as store:
-                rows = store.query("select path from answers where model = ? and challenge = ?", (self.model, self.challenge))
-            path = Path(app.workbench.root) / rows[0]["path"] / self.relpath
+                folder = answers_sql.answer_path(store, self.model, self.challenge)
+            path = Path(app.workbench.root) / folder / self.relpath
             transcript = load_transcript(path)
         except TranscriptError as exc:
             return self.Parsed(None, str(exc), time.perf_counter() - started)

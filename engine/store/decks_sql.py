@@ -1,0 +1,114 @@
+"""The store's record of imported decks (deck_imports, deck_results,
+deck_annotations, and the notes an import adds) and the reads that compare
+them with benchtui's own runs."""
+from __future__ import annotations
+
+from benchtui.store.database import Store
+
+
+def _upsert(table: str, columns: str, key: str) -> str:
+    names = [c.strip() for c in columns.split(",")]
+    keys = {k.strip() for k in key.split(",")}
+    updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in keys)
+    return (f"insert into {table} ({columns}) values ({', '.join('?' * len(names))}) "
+            f"on conflict({key}) do update set {updates}")
+
+
+# -- an import's writes (inside transactions.write_transaction)
+IMPORT_COLUMNS = ("deck", "title", "path", "deck_commit", "gpu", "imported_at", "challenges", "answers", "results",
+                  "annotations", "problems", "notes")
+RESULT_COLUMNS = ("deck, run_id, model, challenge, problem, harness, deck_model, effort, has_answer, has_result, "
+                  "correct, failure_reason, peak_fraction, speedup, shapes, stats, regime, precision, peak_tflops, "
+                  "peak_bw_gbps, board_label, board_correct, board_peak_fraction, annotation_verdict, source_path, "
+                  "sha256, deck_commit, import_id, imported_at")
+ANNOTATION_COLUMNS = ("deck, run_id, model, challenge, source, verdict, summary, peak_fraction, auditor, quotes, body, "
+                      "import_id, imported_at")
+
+
+def insert_import(store: Store, values: tuple) -> int:
+    """A deck_imports row, ``values`` in IMPORT_COLUMNS' order; its id."""
+    return store.conn.execute(
+        f"insert into deck_imports ({', '.join(IMPORT_COLUMNS)}) values ({', '.join('?' * len(IMPORT_COLUMNS))})",
+        values).lastrowid
+
+
+def upsert_results(store: Store, rows: list[tuple]) -> None:
+    """deck_results rows (RESULT_COLUMNS), one per (deck, run_id)."""
+    store.conn.executemany(_upsert("deck_results", RESULT_COLUMNS, "deck, run_id"), rows)
+
+
+def upsert_annotations(store: Store, rows: list[tuple]) -> None:
+    """deck_annotations rows (ANNOTATION_COLUMNS), one per (deck, run_id, source)."""
+    store.conn.executemany(_upsert("deck_annotations", ANNOTATION_COLUMNS, "deck, run_id, source"), rows)
+
+
+def add_note_once(store: Store, model: str, challenge: str, relpath: str | None, line: int | None, author: str,
+                  text: str, at: str) -> bool:
+    """A note on an answer unless the same one is there (a re-import adds none); whether it was added."""
+    exists = store.conn.execute("select 1 from notes where model = ? and challenge = ? and relpath is ? and line is ? "
+                                "and author = ? and text = ?", (model, challenge, relpath, line, author, text)).fetchone()
+    if exists:
+        return False
+    store.conn.execute("insert into notes (model, challenge, relpath, line, author, text, created_at) "
+                       "values (?, ?, ?, ?, ?, ?, ?)", (model, challenge, relpath, line, author, text, at))
+    return True
+
+
+# -- reads
+def has_results(store: Store) -> bool:
+    """Whether any deck's results were imported."""
+    return "deck_results" in store.table_names() and bool(store.query("select 1 from deck_results limit 1"))
+
+
+def results_name(store: Store, column: str, name: str) -> bool:
+    """Whether a deck result's ``column`` ("model" or "challenge") holds ``name``."""
+    if column not in ("model", "challenge"):
+        raise ValueError(f"deck results are named by model or challenge, not {column!r}")
+    return bool(store.query(f"select 1 from deck_results where {column} = ? limit 1", (name,)))
+
+
+def result_rows(store: Store, *, challenge: str | None = None, deck: str | None = None) -> list[dict]:
+    """deck_results rows, by challenge, model and run id; ``challenge``/``deck`` narrow them."""
+    where, params = [], []
+    if challenge:
+        where.append("challenge = ?")
+        params.append(challenge)
+    if deck:
+        where.append("deck = ?")
+        params.append(deck)
+    sql = "select * from deck_results" + (" where " + " and ".join(where) if where else "") + " order by challenge, model, run_id"
+    return store.query(sql, tuple(params))
+
+
+def answer_results(store: Store, model: str, challenge: str) -> list[dict]:
+    """Every deck result of one answer, by run id."""
+    return store.query("select * from deck_results where model = ? and challenge = ? order by run_id", (model, challenge))
+
+
+def annotation_rows(store: Store) -> list[dict]:
+    """deck, run_id, verdict, summary, peak_fraction and source of every annotation, oldest first."""
+    return store.query("select deck, run_id, verdict, summary, peak_fraction, source from deck_annotations order by id")
+
+
+def run_annotations(store: Store, deck: str, run_id: str) -> list[dict]:
+    """One deck run's annotations with their bodies, by source."""
+    return store.query("select verdict, summary, peak_fraction, auditor, source, body from deck_annotations "
+                       "where deck = ? and run_id = ? order by source", (deck, run_id))
+
+
+def latest_imports(store: Store) -> list[dict]:
+    """The newest import of each (deck, path, gpu), oldest first."""
+    return store.query("select deck, title, path, deck_commit, gpu, imported_at, problems from deck_imports "
+                       "where id in (select max(id) from deck_imports group by deck, path, gpu) order by id")
+
+
+def latest_runs(store: Store) -> list[dict]:
+    """Each answer's newest run that was not interrupted, every column."""
+    return store.query("select r.* from runs r join (select model, challenge, max(id) id from runs "
+                       "where status != 'interrupted' group by model, challenge) m on r.id = m.id")
+
+
+def run_check_rows(store: Store, run_id: int) -> list[dict]:
+    """name, verdict, value and message of a run's checks, in order."""
+    return store.query("select name, verdict, value, message from checks where run_id = ? order by position, id",
+                       (run_id,))

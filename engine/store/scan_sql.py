@@ -1,0 +1,145 @@
+"""The store's index of a workbench: what a scan reads back and writes
+(scans, models, answers, files, challenges, transcripts rows, scan warnings).
+
+Writes are plain SQL where a scan does many: sqlite-utils' insert and update
+introspect the table on every call (a tenth of a cold scan's own CPU at
+bench/scale.py's 10,000 transcripts)."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from benchtui.store.database import Store
+
+# A file's stored facts, in the order the scan compares them
+FILE_COLUMNS = ("id", "relpath", "size", "mtime_ns", "sha256", "kind", "readable", "problem", "git_status", "lines")
+CHALLENGE_COLUMNS = ("position", "title", "difficulty", "language", "backends", "display_names", "forbidden_imports",
+                     "path", "prompt_sha256")
+
+
+def start_scan(store: Store, row: dict) -> int:
+    """A new scans row; its id."""
+    return store.db["scans"].insert(row).last_pk
+
+
+def finish_scan(store: Store, scan_id: int, values: dict) -> None:
+    store.db["scans"].update(scan_id, values)
+
+
+def batch(store: Store):
+    """``with batch(store):`` one transaction around a scan's writes."""
+    return store.conn
+
+
+# -- the previous index, as tuples: a rescan that finds nothing changed compares
+# each file's stat with these and writes nothing (bench/scale.py: 60,000 files;
+# reading them as dicts was ~1 s)
+def previous_answers(store: Store) -> dict[tuple[str, str], tuple]:
+    """(model, challenge) -> (id, path, status, files, transcripts, bytes, present)."""
+    return {(m, c): (i, path, status, files, transcripts, size, present)
+            for i, m, c, path, status, files, transcripts, size, present in store.conn.execute(
+                "select id, model, challenge, path, status, files, transcripts, bytes, present from answers")}
+
+
+def previous_files(store: Store) -> dict[int, dict[str, tuple]]:
+    """answer id -> relpath -> the file's row, a tuple of FILE_COLUMNS."""
+    out: dict[int, dict[str, tuple]] = defaultdict(dict)
+    for row in store.conn.execute(f"select answer_id, {', '.join(FILE_COLUMNS)} from files"):
+        out[row[0]][row[2]] = row[1:]
+    return out
+
+
+def previous_transcripts(store: Store) -> dict[int, dict[str, dict]]:
+    """answer id -> relpath -> the transcript's id, answer_id, relpath, sha256, status and problem."""
+    out: dict[int, dict[str, dict]] = defaultdict(dict)
+    for i, answer_id, relpath, sha, status, problem in store.conn.execute(
+            "select id, answer_id, relpath, sha256, status, problem from transcripts"):
+        out[answer_id][relpath] = {"id": i, "answer_id": answer_id, "relpath": relpath,
+                                   "sha256": sha, "status": status, "problem": problem}
+    return out
+
+
+# -- models and answers
+def upsert_model(store: Store, model: str, path: str, stamp: str) -> None:
+    """A model folder seen now (its display name starts as its folder name)."""
+    store.conn.execute(
+        "insert into models (name, display_name, path, present, first_seen, last_seen) values (?, ?, ?, 1, ?, ?) "
+        "on conflict(name) do update set path = excluded.path, present = 1, last_seen = excluded.last_seen",
+        (model, model, path, stamp, stamp))
+
+
+def insert_answer(store: Store, model: str, challenge: str, path: str, stamp: str) -> int:
+    return store.conn.execute(
+        "insert into answers (model, challenge, path, status, present, first_seen, last_seen) "
+        "values (?, ?, ?, 'answer', 1, ?, ?)", (model, challenge, path, stamp, stamp)).lastrowid
+
+
+def update_answers(store: Store, updates: list[tuple]) -> None:
+    """Each (path, status, files, transcripts, bytes, present, last_seen, id)."""
+    if updates:
+        store.conn.executemany("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, "
+                               "present = ?, last_seen = ? where id = ?", updates)
+
+
+def mark_seen(store: Store, models: set[str], answers: set[int], stamp: str) -> None:
+    """Models and answers not seen by this scan are gone from disk: their rows
+    stay (grades refer to them), marked absent; the others were last seen now."""
+    store.conn.execute(f"update models set present = 0 where name not in ({','.join('?' * len(models)) or 'null'})",
+                       list(models))
+    store.conn.execute(f"update answers set present = 0 where id not in ({','.join('?' * len(answers)) or 'null'})",
+                       list(answers))
+    store.conn.execute("update answers set last_seen = ? where present = 1", (stamp,))
+
+
+def replace_scan_warnings(store: Store, scan_id: int, rows: list[dict]) -> None:
+    """This scan's warnings in place of older scans' (only the latest are read:
+    older ones would pile up on every start)."""
+    store.conn.execute("delete from scan_warnings where scan_id < ?", (scan_id,))
+    store.db["scan_warnings"].insert_all([{"scan_id": scan_id, **row} for row in rows])
+
+
+# -- files, challenges, transcripts
+def write_files(store: Store, answer_id: int, gone: list[int], updates: list[tuple], fresh: list[tuple]) -> None:
+    """Delete the file rows ``gone``; ``updates``: FILE_COLUMNS[1:] then the id;
+    ``fresh``: the answer id then FILE_COLUMNS[1:]."""
+    if gone:
+        store.conn.execute(f"delete from files where id in ({','.join('?' * len(gone))})", gone)
+    if updates:
+        store.conn.executemany("update files set relpath = ?, size = ?, mtime_ns = ?, sha256 = ?, kind = ?, "
+                               "readable = ?, problem = ?, git_status = ?, lines = ? where id = ?", updates)
+    if fresh:
+        store.conn.executemany("insert into files (answer_id, relpath, size, mtime_ns, sha256, kind, readable, "
+                               "problem, git_status, lines) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", fresh)
+
+
+def stored_challenges(store: Store) -> dict[str, tuple]:
+    """challenge id -> its row, a tuple of CHALLENGE_COLUMNS."""
+    return {r[0]: tuple(r[1:]) for r in
+            store.conn.execute(f"select id, {', '.join(CHALLENGE_COLUMNS)} from challenges")}
+
+
+def upsert_challenges(store: Store, rows: list[tuple]) -> None:
+    """Each (id, *CHALLENGE_COLUMNS)."""
+    if rows:
+        cols = CHALLENGE_COLUMNS
+        store.conn.executemany(
+            f"insert into challenges (id, {', '.join(cols)}) values ({', '.join('?' * (len(cols) + 1))}) "
+            f"on conflict(id) do update set {', '.join(f'{c} = excluded.{c}' for c in cols)}", rows)
+
+
+def write_transcript(store: Store, transcript_id: int | None, values: dict) -> None:
+    """Update the transcript row ``transcript_id``, or insert one (None)."""
+    if transcript_id is not None:
+        store.conn.execute(f"update transcripts set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
+                           [*values.values(), transcript_id])
+    else:
+        store.conn.execute(f"insert into transcripts ({', '.join(f'[{k}]' for k in values)}) "
+                           f"values ({', '.join('?' * len(values))})", list(values.values()))
+
+
+def delete_transcript(store: Store, transcript_id: int) -> None:
+    """Remove a transcript row and anything indexed from it (child tables first)."""
+    db = store.db
+    for table in db.table_names():
+        if table != "transcripts" and "transcript_id" in db[table].columns_dict:
+            db.execute(f"delete from [{table}] where transcript_id = ?", (transcript_id,))
+    db.execute("delete from transcripts where id = ?", (transcript_id,))
