@@ -162,7 +162,7 @@ def test_site_folders_outside_the_prefix_are_bound_back(tmp_path, monkeypatch):
     # packages: without them every answer's process fails to import NumPy
     user_site = tmp_path / "home" / ".local" / "lib" / "python3" / "site-packages"
     user_site.mkdir(parents=True)
-    monkeypatch.setattr(sandbox.sys, "path", [*sandbox.sys.path, str(user_site)])
+    monkeypatch.setattr(sys, "path", [*sys.path, str(user_site)])
     work = tmp_path / "work"
     work.mkdir()
     assert sandbox.Bind(user_site, False) in sandbox.view(work)
