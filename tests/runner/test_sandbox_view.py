@@ -108,6 +108,20 @@ def test_an_answer_reads_nothing_outside_its_view(layer, tmp_path, outside):
     assert set(seen["root"]) == {b.path.parts[1] for b in plan} | {"tmp", "dev", "proc"}
 
 
+def test_a_compiler_and_the_interpreters_headers_are_in_view(layer, tmp_path):
+    """What torch's load_inline needs to build on the CPU: c++ (behind /etc/alternatives
+    on Debian) and Python.h in the base prefix. A whole build takes ~30 s: run by hand."""
+    work = tmp_path / "work"
+    work.mkdir()
+    code = ("import subprocess, sysconfig; inc = sysconfig.get_paths()['include']; "
+            "subprocess.run(['c++', '-fsyntax-only', '-x', 'c++', '-I', inc, '-'], input='#include <Python.h>\\nint main() {}\\n', "
+            "text=True, check=True); print('compiled')")
+    res = run_sandboxed([sys.executable, "-c", code], workdir=work, limits=Limits(wall_s=120, memory_mb=None), layer=layer,
+                        stdout_path=tmp_path / "out", stderr_path=tmp_path / "err")
+    assert res.exit_code == 0, (tmp_path / "err").read_text()
+    assert (tmp_path / "out").read_text().strip() == "compiled"
+
+
 def bind_sources(argv: list[str]) -> list[Path]:
     return [Path(argv[i + 1]) for i, a in enumerate(argv) if a in ("--bind", "--ro-bind", "--dev-bind-try")]
 
