@@ -235,8 +235,8 @@ def answer_sees(gpu: bool) -> list[dict]:
 
 def _answer_sees_lines(rows: list[dict]) -> list[str]:
     mark = {"read-only": "ro", "read-write": "rw", "hidden": "--", "link": "->"}
-    lines = ["   an answer's process sees only (bwrap, unshare): its scratch copy (read-write), a private /tmp "
-             "holding $HOME, /dev basics, its own /proc, and:"]
+    lines = ["   an answer's process sees only (bwrap, unshare; rlimits hides nothing): its scratch copy "
+             "(read-write), a private /tmp holding $HOME, /dev basics, its own /proc, and:"]
     for r in rows:
         target = f" -> {r['to']}" if r["access"] == "link" else ""
         lines.append(f"     {mark[r['access']]} {r['path']}{target}  ({r['why']})")

@@ -112,7 +112,8 @@ def interpreter_paths() -> list[Path]:
     environment's a ``.pth`` names. Only folders named so: never a project
     folder or a clone that happens to be on ``sys.path``."""
     sites = [p for p in sys.path if p and Path(p).name in ("site-packages", "dist-packages")]
-    found = [sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix, *sites]
+    # sys.executable too: the payload's argv[0], at times a link from outside the prefixes
+    found = [sys.base_prefix, sys.prefix, sys.exec_prefix, sys.base_exec_prefix, sys.executable, *sites]
     return [Path(p) for p in dict.fromkeys(os.path.abspath(p) for p in found)]
 
 
@@ -199,6 +200,8 @@ def plan(*, ro: Iterable[tuple[Path, str]], rw: Sequence[Path] = (), hide: Seque
         real, chain = real_path(Path(path))
         if not real.exists():
             raise FileNotFoundError(f"sandbox path does not exist: {real}")
+        if real == Path("/"):
+            raise ValueError("the sandbox never binds the whole root writable")
         links.update(chain)
         entries[real] = Bind(real, True, why="scratch (writable)")
     masks = _masks(list(entries), hide)

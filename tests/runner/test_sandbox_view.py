@@ -36,21 +36,37 @@ def layer(request) -> str:
     return request.param
 
 
+def writable_places(*candidates: Path, first: bool = False) -> list[Path]:
+    """Fresh folders under those of ``candidates`` this user may write in (all, as
+    root); with ``first``, under the first such one only."""
+    tag = uuid.uuid4().hex[:8]
+    made = []
+    for parent in candidates:
+        try:
+            (parent / f"benchtui-view-{tag}").mkdir()
+        except OSError:
+            continue
+        made.append(parent / f"benchtui-view-{tag}")
+        if first:
+            break
+    return made
+
+
 @pytest.fixture
 def outside():
-    """Secrets outside every folder an answer needs; removed afterwards."""
-    tag = uuid.uuid4().hex[:8]
-    made = [Path("/srv") / f"benchtui-view-{tag}", Path("/opt") / f"benchtui-view-{tag}",
-            Path("/var/tmp") / f"benchtui-view-{tag}", Path.home() / f"benchtui-view-{tag}"]
-    srv, opt, vartmp, home = made
-    files = {
-        "srv": srv / "data" / "secret.txt",
-        "opt": opt / "secret.txt",
-        "other workbench": vartmp / "wb" / "models" / "someone" / "kv" / "cache.py",
-        "other store": vartmp / "wb" / "store.db",
-        "deck": vartmp / "deck" / "level1" / "1_matmul.py",
-        "home": home / "notes.txt",
-    }
+    """Secrets outside every folder an answer needs (a folder under /srv and one
+    under /opt where this user may write there, another workbench and a deck in a
+    temporary folder outside /tmp, a file in $HOME); removed afterwards."""
+    made = writable_places(Path("/srv"), Path("/opt"), Path("/var/tmp"), Path.home())
+    files = {}
+    for folder in made:
+        where = "home" if folder.parent == Path.home() else folder.parent.name
+        if where == "tmp":
+            files["other workbench"] = folder / "wb" / "models" / "someone" / "kv" / "cache.py"
+            files["other store"] = folder / "wb" / "store.db"
+            files["deck"] = folder / "deck" / "level1" / "1_matmul.py"
+        else:
+            files[where] = folder / "data" / "secret.txt"
     for f in files.values():
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text("secret\n")
@@ -99,7 +115,7 @@ def test_an_answer_reads_nothing_outside_its_view(layer, tmp_path, outside):
     for name, path in outside.items():
         assert path.is_file()  # it is there; the payload cannot see it
         assert seen[name] == "FileNotFoundError", (name, seen[name])
-    for name in ("srv", "opt", "other workbench", "deck", "home"):
+    for name in {"srv", "opt", "other workbench", "deck", "home"} & set(outside):
         assert seen[name + " folder"] is False, name
     # ... and still has what an answer needs
     assert seen["c++"] == 0 and (tmp_path / "work" / "made-here.txt").read_text() == "ok"
@@ -186,7 +202,7 @@ def test_real_path_follows_links_as_the_kernel_does(tmp_path):
 def fake_toolkit(monkeypatch):
     """An nvcc under /opt reached through a link, as /usr/local/cuda -> cuda-12.x,
     that answers its dry run as nvcc does; and driver libraries in a folder of their own."""
-    base = Path("/opt") / f"benchtui-cuda-{uuid.uuid4().hex[:8]}"
+    base = writable_places(Path("/opt"), Path("/var/tmp"), first=True)[0]
     root = base / "cuda-9.9"
     (root / "bin").mkdir(parents=True)
     (root / "include").mkdir()
