@@ -215,10 +215,6 @@ def _bwrap_argv(inner: list[str], plan: list[Bind], gpu: bool) -> list[str]:
     return argv + ["--die-with-parent", "--new-session", "--", *inner]
 
 
-def _sandbox_under(path: Path, root: Path) -> bool:
-    return path != root and path.parts[:len(root.parts)] == root.parts
-
-
 def _ln_commands(links: list[tuple[str, str]], parents: bool = False) -> list[str]:
     """Shell commands making the symlinks (where, target): one `ln -s -t DIR`
     for each folder's links named as their target's last part (/bin -> usr/bin,
@@ -271,8 +267,7 @@ def _unshare_argv(inner: list[str], plan: list[Bind], gpu: bool) -> list[str]:
     for b in plan:
         dst = r + str(b.path)
         if b.link is not None:
-            inside_mask = any(m.mask and _sandbox_under(b.path, m.path) for m in plan)
-            (late_links if inside_mask else links).append((dst, b.link))
+            (late_links if sandbox_view.in_mask(b, plan) else links).append((dst, b.link))
         elif b.mask:
             second.append(("none", dst, "tmpfs", "size=1m,mode=755,X-mount.mkdir"))
         elif b.path.is_dir():

@@ -80,10 +80,12 @@ def _under(path: Path, root: Path) -> bool:
 
 def real_path(path: Path) -> tuple[Path, list[tuple[Path, str]]]:
     """``path`` with every symlink resolved, and the links met on the way
-    (where each sits, what it says), in the order they were followed."""
+    (where each sits, what it says), in the order they were followed: what
+    os.path.realpath does, by hand, to keep the links. Nothing is normalized
+    first: as in the kernel, a ".." after a link goes above its target."""
     links: list[tuple[Path, str]] = []
     text = os.fspath(path)
-    todo = (text if text.startswith("/") else f"{os.getcwd()}/{text}").split("/")[::-1]  # ".." after a link: its target's parent
+    todo = (text if text.startswith("/") else f"{os.getcwd()}/{text}").split("/")[::-1]
     here = ""
     while todo:
         name = todo.pop()
@@ -236,6 +238,11 @@ def _redundant(b: Bind, binds: list[Bind], masks: Sequence[Bind]) -> bool:
     """A bind shown already by a bind around it of the same kind, with no mask between."""
     outer = _cover(b.path, [*binds, *masks])
     return outer is not None and not outer.mask and outer.writable == b.writable
+
+
+def in_mask(entry: Bind, view: Sequence[Bind]) -> bool:
+    """An entry inside a mask of the view (made once the mask is mounted)."""
+    return any(m.mask and m.path != entry.path and _under(entry.path, m.path) for m in view)
 
 
 def _needs_link(at: Path, binds: Sequence[Bind], masks: Sequence[Bind]) -> bool:
