@@ -335,3 +335,27 @@ def test_through_a_run_the_answers_process_finds_none_of_them(tmp_path, outside)
         stdout = store.query("select stdout from runs where id = ?", (event.run_id,))[0]["stdout"] or ""
     assert sorted(line.split(" ", 1)[1] for line in stdout.splitlines() if line.startswith("hidden ")) == sorted(targets), stdout
     assert "FOUND" not in stdout
+
+
+def test_a_link_inside_a_hidden_folder_is_made_after_its_mask(layer, tmp_path):
+    # site-packages bound, benchtui's bundled/ inside it hidden, and an adapter the run
+    # names through a link that sits inside the hidden folder
+    prefix = tmp_path / "prefix"
+    hidden = prefix / "hidden"
+    (prefix / "real").mkdir(parents=True)
+    hidden.mkdir()
+    (prefix / "real" / "adapter.py").write_text("adapter\n")
+    (hidden / "secret.txt").write_text("secret\n")
+    (hidden / "link").symlink_to("../real")
+    work = tmp_path / "work"
+    work.mkdir()
+    plan = sandbox.view(work, [prefix, hidden / "link" / "adapter.py"], hide_paths=[hidden])
+    assert [b for b in plan if b.path == hidden] == [sandbox_view.Bind(hidden, False, mask=True)]
+    assert sandbox_view.in_mask(sandbox_view.Bind(hidden / "link", False, link="../real"), plan)
+    assert sandbox_view.Bind(hidden / "link", False, link="../real") in plan
+    res = run_sandboxed(["/bin/sh", "-c", f"cat {hidden}/link/adapter.py; cat {hidden}/secret.txt || echo hidden"],
+                        workdir=work, limits=Limits(wall_s=30), layer=layer,
+                        ro_paths=[prefix, hidden / "link" / "adapter.py"], hide_paths=[hidden],
+                        stdout_path=tmp_path / "out", stderr_path=tmp_path / "err")
+    assert res.exit_code == 0, (tmp_path / "err").read_text()
+    assert (tmp_path / "out").read_text() == "adapter\nhidden\n"
