@@ -239,7 +239,7 @@ def _answer_sees_lines(rows: list[dict]) -> list[str]:
              "(read-write), a private /tmp holding $HOME, /dev basics, its own /proc, and:"]
     for r in rows:
         target = f" -> {r['to']}" if r["access"] == "link" else ""
-        lines.append(f"     {mark[r['access']]} {r['path']}{target}  ({r['why']})")
+        lines.append(f"     {mark[r['access']]} {r['path']}{target}: {r['why']}")
     return lines
 
 

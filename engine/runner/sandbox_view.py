@@ -42,10 +42,10 @@ SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 # the sandbox sets LOGNAME), hosts or resolv.conf (no network), or anything
 # else of the machine's setup.
 ETC_PATHS = {
-    "/etc/ld.so.cache": "the loader's cache (libraries outside the default folders, CUDA's among them)",
+    "/etc/ld.so.cache": "the loader's cache, for libraries outside the default folders (CUDA's among them)",
     "/etc/ld.so.conf": "the loader's configuration",
     "/etc/ld.so.conf.d": "the loader's configuration",
-    "/etc/alternatives": "the compilers behind c++, cc and gcc (torch's load_inline, nvcc's host compiler)",
+    "/etc/alternatives": "the compilers behind c++, cc and gcc, for torch's load_inline and nvcc",
 }  # no /etc/localtime either: the payload's time zone is UTC
 # The CPU topology read at start-up by torch (cpuinfo), OpenMP and OpenBLAS.
 SYS_PATHS = ("/sys/devices/system",)

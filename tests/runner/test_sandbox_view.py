@@ -283,7 +283,7 @@ def test_doctor_says_what_an_answer_can_see(monkeypatch):
                                                                           hide_paths=resources.install_folders())]
     report = {"sandbox": {"active": "unshare", "layers": [], "answer_sees": rows}}
     text = "\n".join(doctor._answer_sees_lines(report["sandbox"]["answer_sees"]))
-    assert "an answer's process sees only" in text and f"ro {resources.ENGINE_DIR}  (benchtui's engine)" in text
+    assert "an answer's process sees only" in text and f"ro {resources.ENGINE_DIR}: benchtui's engine" in text
 
 
 def test_the_doctor_json_carries_the_view(tmp_path):
