@@ -212,7 +212,36 @@ def _sandbox() -> dict[str, Any]:
 
     layers = sandbox.describe_layers()
     active = next((layer["name"] for layer in layers if layer.get("active")), None)
-    return {"active": active, "layers": layers}
+    return {"active": active, "layers": layers, "answer_sees": answer_sees(_nvidia_gpu())}
+
+
+def answer_sees(gpu: bool) -> list[dict]:
+    """What an answer's process sees of the filesystem under bwrap or unshare,
+    besides its scratch copy, its adapter and the sandbox's own /tmp, /dev and
+    /proc: the view engine/runner/bundle.py asks for (benchtui's engine bound,
+    its other files hidden), one row per entry in mount order."""
+    from benchtui.runner import sandbox
+
+    rows = []
+    for b in sandbox.view(None, [resources.ENGINE_DIR], hide_paths=resources.install_folders(), gpu=gpu):
+        if b.link is not None:
+            rows.append({"path": str(b.path), "access": "link", "to": b.link, "why": "a link on the way to a bound path"})
+        elif b.mask:
+            rows.append({"path": str(b.path), "access": "hidden", "why": "benchtui's own files: an empty folder"})
+        else:
+            why = "benchtui's engine" if b.path == resources.ENGINE_DIR else b.why
+            rows.append({"path": str(b.path), "access": "read-write" if b.writable else "read-only", "why": why})
+    return rows
+
+
+def _answer_sees_lines(rows: list[dict]) -> list[str]:
+    mark = {"read-only": "ro", "read-write": "rw", "hidden": "--", "link": "->"}
+    lines = ["   an answer's process sees only (bwrap, unshare; rlimits hides nothing): its scratch copy "
+             "(read-write), a private /tmp holding $HOME, /dev basics, its own /proc, and:"]
+    for r in rows:
+        target = f" -> {r['to']}" if r["access"] == "link" else ""
+        lines.append(f"     {mark[r['access']]} {r['path']}{target}: {r['why']}")
+    return lines
 
 
 def _fit_text(fit: dict[str, Any] | None) -> str:
@@ -252,6 +281,7 @@ def render(report: dict[str, Any]) -> str:
         mark = "*" if layer.get("active") else " "
         net = "blocks network" if layer.get("blocks_network") else "network open"
         lines.append(f"   {mark} {layer['name']:<8} {'works' if layer['works'] else 'unavailable'}, {net}: {layer.get('detail', '')}")
+    lines += _answer_sees_lines(sb.get("answer_sees") or [])
     where = report["paths"]
     lines += [f"{ok(True)}benchtui {report.get('version', '')} {'installed' if where['installed'] else 'from a clone'}: {where['engine']}",
               f"   challenges {where['challenges']} (never written by benchtui)",

@@ -2,10 +2,11 @@
 
 Three layers, strongest first (measured facts: /work/shared/specs/sandbox.md):
 
-- ``bwrap``: bubblewrap; new pid/net/ipc/uts namespaces, read-only root,
-  private /tmp, $HOME hidden, minimal /dev.
+- ``bwrap``: bubblewrap; new pid/net/ipc/uts namespaces, an empty root with
+  only the view of engine/runner/sandbox_view.py bound in (the system, the
+  interpreter, what the run names), a private /tmp, a minimal /dev.
 - ``unshare``: util-linux ``unshare`` plus a small mount script that builds
-  the same file-system view by hand and ``chroot``s into it.
+  the same view by hand on a fresh tmpfs and ``chroot``s into it.
 - ``rlimits``: new session, resource limits, process sweep. No network or
   file-system isolation: only with an explicit unsafe flag.
 
@@ -25,7 +26,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,6 +33,9 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
+
+from benchtui.runner import sandbox_view
+from benchtui.runner.sandbox_view import Bind
 
 LAYERS = ("bwrap", "unshare", "rlimits")  # strongest first
 # Each run gets its own unprivileged uid from this range: RLIMIT_NPROC counts
@@ -52,11 +55,16 @@ BASE_ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONHASHSEED": "0",
     "MPLBACKEND": "Agg",
+    # The run's uid has no passwd entry (and /etc/passwd is not in the view):
+    # getpass.getuser(), which torch's compile caches call, reads these first.
+    "LOGNAME": "sandbox",
+    "USER": "sandbox",
 }
 # Makes $HOME, enters the work dir, then becomes the payload. Under bwrap the
 # payload is never PID 1 (bwrap is); under unshare the mount script is.
 SHIM = 'mkdir -p -m 700 "$HOME" 2>/dev/null; cd "$1" || exit 126; shift; exec "$@"'
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+SANDBOX_MOUNTS = (Path("/tmp"), Path("/dev"), Path("/proc"))  # what each layer mounts before the view
 
 
 @dataclass(frozen=True)
@@ -112,77 +120,15 @@ def _is_root() -> bool:
     return os.geteuid() == 0
 
 
-def _hidden_roots() -> list[Path]:
-    """Directories replaced by an empty tmpfs inside bwrap/unshare."""
-    roots = [Path("/tmp")]
-    for home in {Path.home(), Path("/root") if _is_root() else Path.home()}:
-        # A home inside an already hidden root (HOME=/tmp/x) is hidden with it;
-        # its own tmpfs would need a mount point the fresh /tmp does not have.
-        if home != Path("/") and home.is_dir() and not any(_under(home, r) for r in roots):
-            roots.append(home)
-    return roots
-
-
-def _under(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _interpreter_paths() -> list[Path]:
-    # The payload is usually this very interpreter; if it lives under a hidden
-    # $HOME (pyenv in /root), bind it back read-only, with the site folders it
-    # imports from outside its prefix (`pip install --user`, a .pth naming another
-    # environment's packages). Only folders named so: never a clone on sys.path.
-    sites = {p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")}
-    return [Path(p).resolve() for p in {sys.base_prefix, sys.prefix, sys.exec_prefix, *sites}]
-
-
-@dataclass(frozen=True)
-class _Bind:
-    path: Path
-    writable: bool
-    mask: bool = False  # an empty tmpfs laid over a folder inside a bind (see _late_masks)
-
-
-def _plan_binds(workdir: Path, ro_paths: Sequence[Path], rw_paths: Sequence[Path],
-                hidden: Sequence[Path] = ()) -> list[_Bind]:
-    """Paths to bind at the same place, parents before children.
-
-    Read-only paths are only needed where a tmpfs hides them; everything else
-    is already visible through the read-only root.
-    """
-    hidden = _hidden_roots() + list(hidden)
-    binds: dict[Path, _Bind] = {}
-    for p in [*_interpreter_paths(), *ro_paths]:
-        p = Path(p).resolve()
-        if p.exists() and any(_under(p, h) for h in hidden):
-            binds.setdefault(p, _Bind(p, False))
-    for p in [workdir, *rw_paths]:
-        p = Path(p).resolve()
-        if not p.exists():
-            raise FileNotFoundError(f"sandbox path does not exist: {p}")
-        binds[p] = _Bind(p, True)
-    return sorted(binds.values(), key=lambda b: (len(b.path.parts), str(b.path)))
-
-
-def _late_masks(binds: list[_Bind], hide_paths: Sequence[Path], extra: Sequence[Path]) -> list[_Bind]:
-    """Hidden folders that a bind would show again, covered after it.
-
-    A folder under a hidden root ($HOME, /tmp) is hidden already, unless it
-    sits inside something bound back: benchtui installed in a virtualenv
-    under $HOME (pipx) or /tmp has its challenges inside the interpreter's
-    prefix, which every payload needs. Those get their own tmpfs, mounted
-    after the bind that holds them and before any bind inside them (an
-    adapter folder); the result keeps parents before children."""
-    bound = [b.path for b in binds]
-    masks: list[_Bind] = []
-    for p in sorted({Path(x).resolve() for x in hide_paths}, key=lambda x: len(x.parts)):
-        if not p.is_dir() or p in extra or p in bound or not any(_under(p, b) for b in bound):
-            continue
-        if any(_under(i, p) for i in _interpreter_paths()) or any(_under(p, m.path) for m in masks):
-            continue  # the interpreter stays visible; inside a mask there is nothing left to hide
-        masks.append(_Bind(p, False, mask=True))
-    # Same depth: the mask first, so nothing is bound into a folder it then hides.
-    return sorted(binds + masks, key=lambda b: (len(b.path.parts), not b.mask, str(b.path)))
+def view(workdir: Path | None, ro_paths: Sequence[Path] = (), rw_paths: Sequence[Path] = (),
+         hide_paths: Sequence[Path] = (), gpu: bool = False) -> list[Bind]:
+    """What a bwrap or unshare payload sees of the filesystem, in mount order
+    (engine/runner/sandbox_view.py): the system, the interpreter, on a GPU its
+    driver and toolkit, ``ro_paths`` read-only; ``workdir`` and ``rw_paths``
+    writable; ``hide_paths`` masked where a bind would show them."""
+    ro = [*sandbox_view.base_paths(gpu), *((Path(p), "named by the run") for p in ro_paths)]
+    rw = ([workdir] if workdir is not None else []) + list(rw_paths)
+    return sandbox_view.plan(ro=ro, rw=rw, hide=hide_paths)
 
 
 def _child_env(home: str, extra: dict[str, str] | None, token: str | None) -> dict[str, str]:
@@ -245,49 +191,46 @@ def _world_reachable(path: Path) -> bool:
 
 # ------------------------------------------------------------ per layer
 
-def _extra_hidden(paths: Sequence[Path]) -> list[Path]:
-    """Extra folders to cover with an empty tmpfs (the checks, the workbench),
-    outermost first; never one that holds the interpreter or an already
-    hidden root covers."""
-    base = _hidden_roots()
-    out: list[Path] = []
-    for p in sorted({Path(x).resolve() for x in paths}, key=lambda x: len(x.parts)):
-        if p == Path("/") or not p.is_dir() or any(_under(p, h) for h in base + out):
-            continue
-        if any(_under(i, p) for i in _interpreter_paths() if not i.is_relative_to(p / ".venv")):
-            continue
-        out.append(p)
-    return out
-
-
-def _bwrap_argv(inner: list[str], binds: list[_Bind], gpu: bool, extra: Sequence[Path] = ()) -> list[str]:
-    hidden = _hidden_roots() + list(extra)
-    argv = [_tool("bwrap") or "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+def _bwrap_argv(inner: list[str], plan: list[Bind], gpu: bool) -> list[str]:
+    """bwrap starts from an empty root: only the plan's entries, /dev, /proc and a private /tmp."""
+    argv = [_tool("bwrap") or "bwrap", "--dev", "/dev", "--proc", "/proc",
             "--perms", "1777", "--size", str(TMPFS_SIZE), "--tmpfs", "/tmp"]
-    for h in hidden[1:]:
-        argv += ["--perms", "0755", "--size", str(1024 * 1024), "--tmpfs", str(h)]
-    covers = hidden + [b.path for b in binds if b.mask]
-    made: set[Path] = set()
-    for b in binds:
+    parents = sandbox_view.folders_to_make(plan, SANDBOX_MOUNTS)
+    for b in plan:
+        for folder in parents[b.path]:
+            argv += ["--perms", "0755", "--dir", str(folder)]
         if b.mask:
             argv += ["--perms", "0755", "--size", str(1024 * 1024), "--tmpfs", str(b.path)]
-            continue
-        root = max((h for h in covers if _under(b.path, h) and h != b.path), key=lambda h: len(h.parts), default=None)
-        if root is not None:
-            # bwrap would create missing parents 0700; the run's uid must traverse them.
-            for anc in reversed(b.path.parents):
-                if root in anc.parents and anc not in made and not any(
-                        _under(anc, x.path) and root in x.path.parents and not x.mask for x in binds):
-                    argv += ["--perms", "0755", "--dir", str(anc)]
-                    made.add(anc)
-        argv += ["--bind" if b.writable else "--ro-bind", str(b.path), str(b.path)]
+        elif b.link is not None:
+            argv += ["--symlink", b.link, str(b.path)]
+        else:
+            argv += ["--bind" if b.writable else "--ro-bind", str(b.path), str(b.path)]
     if gpu:
         for dev in _gpu_devices():
             argv += ["--dev-bind-try", str(dev), str(dev)]
+    argv += ["--remount-ro", "/"]  # the fresh root's own folders: nobody writes there
     argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     if not _is_root():
         argv.append("--unshare-user")  # as root, keep real uids so setpriv can drop to the run's uid
     return argv + ["--die-with-parent", "--new-session", "--", *inner]
+
+
+def _ln_commands(links: list[tuple[str, str]], parents: bool = False) -> list[str]:
+    """Shell commands making the symlinks (where, target): one `ln -s -t DIR`
+    for each folder's links named as their target's last part (/bin -> usr/bin,
+    /dev/fd -> /proc/self/fd), one `ln -s` for each other; each is a process."""
+    q = shlex.quote
+    grouped: dict[str, list[str]] = {}
+    out = []
+    for at, target in links:
+        if os.path.basename(at) == os.path.basename(target.rstrip("/")):
+            grouped.setdefault(os.path.dirname(at), []).append(target)
+        else:
+            out.append(f"ln -s {q(target)} {q(at)}")
+    out = [f"ln -s -t {q(folder)} {' '.join(map(q, targets))}" for folder, targets in grouped.items()] + out
+    if parents:
+        out = [f"mkdir -p {q(os.path.dirname(at))}" for at, _ in links] + out
+    return out
 
 
 def _fstab_field(path: str) -> str:
@@ -301,8 +244,8 @@ def _fstab(entries: list[tuple[str, str, str, str]]) -> str:
     return "printf '%s\\n' " + " ".join(shlex.quote(line) for line in lines)
 
 
-def _unshare_argv(inner: list[str], binds: list[_Bind], gpu: bool, extra: Sequence[Path] = ()) -> list[str]:
-    """unshare + a mount script that builds a read-only view under /mnt/r and chroots.
+def _unshare_argv(inner: list[str], plan: list[Bind], gpu: bool) -> list[str]:
+    """unshare + a mount script that builds the view on a fresh tmpfs at /mnt/r and chroots.
 
     Mounts go through two `mount -a` calls over generated fstab files: one
     process per mount would cost ~4 ms each. The script stays PID 1 of the
@@ -311,32 +254,38 @@ def _unshare_argv(inner: list[str], binds: list[_Bind], gpu: bool, extra: Sequen
     """
     q = shlex.quote
     r = "/mnt/r"
-    first = [("/", r, "none", "rbind,ro,X-mount.mkdir"),
-             ("none", f"{r}/tmp", "tmpfs", f"size={TMPFS_SIZE},mode=1777")]
-    first += [("none", r + str(h), "tmpfs", "size=1m,mode=755") for h in _hidden_roots()[1:] + list(extra)]
-    first += [("none", f"{r}/dev", "tmpfs", "size=1m,mode=755"),
-              ("none", f"{r}/dev/shm", "tmpfs", "size=64m,mode=1777,X-mount.mkdir")]
+    first = [("none", r, "tmpfs", "size=1m,mode=755,X-mount.mkdir"),
+             ("none", f"{r}/tmp", "tmpfs", f"size={TMPFS_SIZE},mode=1777,X-mount.mkdir"),
+             ("none", f"{r}/dev", "tmpfs", "size=1m,mode=755,X-mount.mkdir"),
+             ("none", f"{r}/dev/shm", "tmpfs", "size=64m,mode=1777,X-mount.mkdir"),
+             ("/proc", f"{r}/proc", "none", "rbind,X-mount.mkdir")]
     devs = [Path("/dev") / d for d in DEV_NODES] + (_gpu_devices() if gpu else [])
     devs = [d for d in devs if d.exists() and not d.is_dir()]
-    prepare = [f": > {q(r + str(d))}" for d in devs]  # bind targets must exist; `:` is a builtin
+    files = [r + str(d) for d in devs]  # bind targets must exist
     second = [(str(d), r + str(d), "none", "bind") for d in devs]
-    for b in binds:
+    links, late_links = [(f"{r}/dev/fd", "/proc/self/fd")], []  # late: inside a mask, made once it is there
+    for b in plan:
         dst = r + str(b.path)
-        if b.mask:
-            second.append(("none", dst, "tmpfs", "size=1m,mode=755"))
-            continue
-        opts = "bind" if b.writable else "bind,ro"
-        if b.path.is_dir():
-            opts += ",X-mount.mkdir"
+        if b.link is not None:
+            (late_links if sandbox_view.in_mask(b, plan) else links).append((dst, b.link))
+        elif b.mask:
+            second.append(("none", dst, "tmpfs", "size=1m,mode=755,X-mount.mkdir"))
+        elif b.path.is_dir():
+            # rbind: a plain bind of a folder with mounts under it is refused in a user namespace
+            second.append((str(b.path), dst, "none", ("rbind" if b.writable else "rbind,ro") + ",X-mount.mkdir"))
         else:
-            prepare.append(f"[ -e {q(dst)} ] || {{ mkdir -p {q(r + str(b.path.parent))} && : > {q(dst)}; }}")
-        second.append((str(b.path), dst, "none", opts))
+            files.append(dst)
+            second.append((str(b.path), dst, "none", "bind" if b.writable else "bind,ro"))
+    folders = sorted({os.path.dirname(f) for f in files + [at for at, _ in links]} - {r, f"{r}/dev"})
     lines = ["set -e", "umask 022",
              "mount -t tmpfs -o size=1m,mode=755 none /mnt",
              f"{_fstab(first)} > /mnt/fstab.1", "mount -a -T /mnt/fstab.1",
-             *prepare,
+             *([f"mkdir -p {' '.join(map(q, folders))}"] if folders else []),
+             *(f": > {q(f)}" for f in files),  # `:` is a builtin: no process
+             *_ln_commands(links),
              f"{_fstab(second)} > /mnt/fstab.2", "mount -a -T /mnt/fstab.2",
-             f"ln -s /proc/self/fd {r}/dev/fd",
+             *_ln_commands(late_links, parents=True),
+             f"mount -o remount,bind,ro {r}",  # the fresh root's own folders: nobody writes there
              f'{q(_tool("chroot") or "chroot")} {r} "$@"',
              "exit $?"]  # not the last command: dash would exec it and the payload would be PID 1
     outer = [_tool("unshare") or "unshare"]
@@ -456,8 +405,10 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
                   stop: threading.Event | None = None) -> SandboxResult:
     """Run argv in `layer`; workdir and rw_paths are writable at the same absolute path.
 
-    ``hide_paths`` are covered by an empty tmpfs (bwrap and unshare layers);
-    ``ro_paths`` under them are bound back. ``pass_fds`` stay open in the
+    Under bwrap and unshare the payload sees nothing else but :func:`view`'s
+    entries: ``ro_paths`` read-only beside the system and the interpreter,
+    and ``hide_paths`` covered by an empty tmpfs where one of those would
+    show them (``ro_paths`` under them are bound again). ``pass_fds`` stay open in the
     payload. ``started`` gets the process once it runs; setting ``stop``
     ends the whole tree early (not counted as a timeout)."""
     if layer not in LAYERS:
@@ -479,11 +430,10 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
     else:
         drop = root
         uid = run_uid() if drop else None
-        extra = _extra_hidden(hide_paths)
-        binds = _late_masks(_plan_binds(workdir, ro_paths, rw, extra), hide_paths, extra)
+        plan = view(workdir, ro_paths, rw, hide_paths, gpu)
         home = SANDBOX_HOME
         inner = _payload_chain(argv, workdir, limits, uid)
-        cmd = (_bwrap_argv if layer == "bwrap" else _unshare_argv)(inner, binds, gpu, extra)
+        cmd = (_bwrap_argv if layer == "bwrap" else _unshare_argv)(inner, plan, gpu)
     # The whole tree dies with the thread that started it (a Ray worker killed by a cancel,
     # a driver killed outright): the outer helper gets SIGKILL from the kernel, and its
     # namespace (unshare --kill-child, bwrap --die-with-parent) or session goes with it.

@@ -1,4 +1,4 @@
-"""Where benchtui's files are and where it writes; the sandbox's late masks."""
+"""Where benchtui's files are and where it writes; the masks inside the sandbox's view."""
 from __future__ import annotations
 
 import sys
@@ -60,8 +60,7 @@ def _binds(tmp_path: Path):
     venv, data, adapters = _layout(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
-    planned = sandbox._plan_binds(work, [venv, adapters], [], [])
-    return venv, data, adapters, sandbox._late_masks(planned, [data, data / "challenges"], [])
+    return venv, data, adapters, sandbox.view(work, [venv, adapters], [], [data, data / "challenges"])
 
 
 def test_a_hidden_folder_inside_a_bound_prefix_is_masked_after_it_and_before_binds_inside_it(tmp_path):
@@ -70,13 +69,13 @@ def test_a_hidden_folder_inside_a_bound_prefix_is_masked_after_it_and_before_bin
     assert (data, True) in order and (data / "challenges", True) not in order  # nothing left to hide inside a mask
     assert order.index((venv, False)) < order.index((data, True)) < order.index((adapters, False))
 
-    argv = sandbox._bwrap_argv(["true"], binds, False, [])
+    argv = sandbox._bwrap_argv(["true"], binds, False)
     pos = lambda *seq: next(i for i in range(len(argv)) if argv[i:i + len(seq)] == list(seq))  # noqa: E731
     assert pos("--ro-bind", str(venv), str(venv)) < pos("--tmpfs", str(data)) < pos("--ro-bind", str(adapters), str(adapters))
     # the folders between the mask and the adapter are made traversable (bwrap would make them 0700)
     assert pos("--tmpfs", str(data)) < pos("--perms", "0755", "--dir", str(data / "challenges")) < pos("--ro-bind", str(adapters), str(adapters))
 
-    script = sandbox._unshare_argv(["true"], binds, False, [])[-3]
+    script = sandbox._unshare_argv(["true"], binds, False)[-3]
     at = lambda path: script.index(f"/mnt/r{path} ")  # noqa: E731
     assert at(venv) < at(data) < at(adapters)
     assert f"/mnt/r{data} tmpfs" in script
@@ -86,8 +85,8 @@ def test_without_a_bind_nothing_extra_is_masked(tmp_path):
     _, data, _ = _layout(tmp_path)
     work = tmp_path / "work"
     work.mkdir()
-    binds = sandbox._late_masks(sandbox._plan_binds(work, [], [], []), [data], [])
-    assert not any(b.mask for b in binds)  # /tmp's own tmpfs hides it already
+    binds = sandbox.view(work, [], [], [data])
+    assert not any(b.mask for b in binds)  # the view never shows it: nothing to cover
 
 
 def test_version_comes_from_the_package(capsys):
@@ -163,10 +162,10 @@ def test_site_folders_outside_the_prefix_are_bound_back(tmp_path, monkeypatch):
     # packages: without them every answer's process fails to import NumPy
     user_site = tmp_path / "home" / ".local" / "lib" / "python3" / "site-packages"
     user_site.mkdir(parents=True)
-    monkeypatch.setattr(sandbox.sys, "path", [*sandbox.sys.path, str(user_site)])
+    monkeypatch.setattr(sys, "path", [*sys.path, str(user_site)])
     work = tmp_path / "work"
     work.mkdir()
-    assert sandbox._Bind(user_site, False) in sandbox._plan_binds(work, [], [], [])
+    assert sandbox.Bind(user_site, False) in sandbox.view(work)
 
 
 def test_doctor_recommends_torch_for_kernel_deck_challenges(tmp_path):
