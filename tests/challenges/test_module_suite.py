@@ -58,7 +58,8 @@ def test_memoised_result_fails(decks):
     checks = by_name(decks("hard", "memoise"))
     c = checks["secret_seeds:shape0"]
     assert c["verdict"] == "fail" and c["message"].startswith("fresh_result: shape 0")
-    assert "overwritten in place" in c["message"]
+    assert "the checker wrote these inputs into the pages the previous call read" in c["message"]
+    assert "the answer's process reports the same pointers and versions" in c["message"]
     assert c["details"]["where"]["case"] == "nominal" and "seed" in c["details"]["where"]
 
 
