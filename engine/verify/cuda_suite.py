@@ -206,12 +206,12 @@ def _reply_limit(outputs: list, launches: int) -> wire.Limit:
 def _cycle_reply(got, trial: int, launches: int) -> dict:
     """A cycle's reply checked to be the plain dict the harness sends: an
     error naming what else came back."""
-    if type(got) is not dict or not {"rc", "error", "seconds"} <= set(got):
+    if type(got) is not dict:
         raise CudaFault(f"timed call {trial}: the cycle replied a {type(got).__name__}, not the harness's plain dict")
     if got.get("error") or got.get("rc"):
-        raise CudaFault(f"timed call {trial}: {got.get('error') or got.get('rc')}")
+        raise CudaFault(f"timed call {trial}: {str(got.get('error') or got.get('rc'))[:400]}")
     outs = got.get("outputs")
-    if type(got["seconds"]) not in (int, float) or type(outs) is not list or len(outs) != max(1, launches) \
+    if type(got.get("seconds")) not in (int, float) or type(outs) is not list or len(outs) != max(1, launches) \
             or not all(type(o) is list and all(isinstance(a, np.ndarray) for a in o) for o in outs):
         raise CudaFault(f"timed call {trial}: the cycle's reply is not plain times and output arrays")
     return got

@@ -316,6 +316,7 @@ class ModuleRun:
         if c.verdict != V.PASS:
             return False
         self.ref_model = ref_model
+        self.drop_pages()  # the answer's host let go of its inputs when it built the module again
         cases = [{"name": "nominal"}] + list(spec.stress)
         # -- the deck's seeds
         deck_seeds = (R.kernelbench_trial_seeds(spec.seeds[0] if spec.seeds else 42, spec.num_correct_trials)
@@ -437,6 +438,11 @@ class ModuleRun:
             held["pages"].close()
         slots[slot] = record
         return record
+
+    def drop_pages(self) -> None:
+        for record in self.__dict__.pop("_slots", {}).values():
+            if record["pages"] is not None:
+                record["pages"].close()
 
     @staticmethod
     def changed_pages(record: dict) -> list[int]:
