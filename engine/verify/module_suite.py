@@ -13,20 +13,29 @@ Verdicts as the deck defines them, and harder:
 - the deck's shapes, seeds, numeric stress cases, tolerance and weights
   (``load_state_dict(strict=True)`` or seeded construction) reproduced; an
   ``info`` check says whether the deck's own check.py rule alone would pass;
-- fresh secret seeds beside the deck's; the output of every timed call
-  verified; the input storage overwritten in place between calls, so a
-  module that memoises on identity, pointer or version returns stale results;
-  inputs checked unchanged; outputs of the reference's dtype and device, of
-  the exact type ``torch.Tensor``;
+- fresh secret seeds beside the deck's (128 bits, every bit seeding torch's
+  generators); the output of every timed call verified; the input storage
+  overwritten in place between calls, so a module that memoises on identity,
+  pointer or version returns stale results; inputs checked unchanged (on the
+  CPU by this side, reading back the pages it wrote them into); outputs of
+  the reference's shape and dtype as decoded here, of the run's device and
+  exactly ``torch.Tensor`` as the answer's process reports them (its word can
+  fail a call, never pass one);
 - forbidden ops read from the code's syntax tree (imports, aliases,
-  ``getattr``, strings) and from the aten ops a call dispatched, beside the
-  deck's text search. What the answer prints, and how it exits, mean nothing:
+  ``getattr``, strings) and from the torch functions one forward called (a
+  torch function mode in the answer's process: its word), beside the deck's
+  text search. What the answer prints, and how it exits, mean nothing:
   only what comes back over the wire is judged.
 
+Every reply of the answer's host is read by value (a handle in it is an
+``error`` naming it) and refused past the reference's size before any of it
+is decoded: the host runs beside the answer's code, which can rewrite it.
+
 Each failure names its requirement, shape, seed and case. Figures: time per
-shape by this side's clock around each whole cycle, staging and the output's
-fetch included, less the same cycle without the answer (trusted; see
-engine/verify/module_timing.py), the deck's own timing
+call by this side's clock around windows of whole cycles, staging and the
+output's fetch included, less the same window without the answer, with its
+resolution (trusted; see engine/verify/module_timing.py and
+trusted_timing.py; no figure at or below the resolution), the deck's own timing
 loop run in the answer's process (labelled "as published"), peak_fraction
 by the deck's formulas against the deck's hardware peak and against the
 device measured; a gap between the two times is flagged.

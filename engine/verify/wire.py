@@ -31,6 +31,7 @@ import time
 import traceback
 import types
 import weakref
+import contextlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
@@ -625,6 +626,8 @@ class Peer:
         except TooLarge as exc:
             if not exc.in_sync:  # the rest of that message is still on the socket: this connection is done
                 self.closed = str(exc)
+                with contextlib.suppress(OSError):
+                    self.conn.sock.shutdown(socket.SHUT_RDWR)  # the sender's write fails, rather than waits
             raise
 
     def _result(self, msg: dict, mm, plain: bool = False):
@@ -648,7 +651,10 @@ class Peer:
                 return
             if msg.get("op") == "bye":
                 return
-            self._serve(msg, mm)
+            try:
+                self._serve(msg, mm)
+            except PeerGone:  # the other side went away (or shut the socket) before the reply
+                return
 
     def _serve(self, msg: dict, mm) -> None:
         for oid in msg.get("free", ()):

@@ -152,3 +152,42 @@ def test_module_secrets_are_128_bits():
     run.suite = types.SimpleNamespace(seed=7)
     secrets = [run._secret("inputs", 0, i) for i in range(8)]
     assert max(secrets) >= 2**64 and len(set(secrets)) == 8
+
+
+def test_a_time_the_window_cannot_resolve_is_no_figure_and_the_geomean_names_it(tmp_path, monkeypatch):
+    """The empty window's jitter widened to 10 s (as on a machine far noisier
+    than its calls): no trusted time for either shape, never 0 ms, and
+    peak_fraction says it left both out. The resolution stands beside each."""
+    from benchtui.verify import module_timing
+
+    measure = module_timing.EmptyWindow.measure
+
+    def noisy(self, calls, samples=7):
+        return {**measure(self, calls, samples), "iqr_s": 10.0}
+
+    monkeypatch.setattr(module_timing.EmptyWindow, "measure", noisy)
+    K.write_challenge(tmp_path / "challenges", "kbh_fp8", "hard")
+    answers = K.write_answers(tmp_path / "hard", {"right": K.HARD_RIGHT})
+    r = run_local("kbh_fp8", answers["right"], challenges_dir=tmp_path / "challenges", seed=7)
+    checks = by_name(r)
+    assert r["verdict"] == "pass", explain(r)
+    for shape in ("shape0", "shape1"):
+        t = checks[f"time:{shape}"]
+        assert t["value"] is None and t["details"]["trusted_ms"] is None, t
+        assert t["details"]["resolution_ms"] >= 10_000 / t["details"]["calls_per_window"] - 1e-6
+        assert "below the resolution" in t["message"] and "no figure" in t["message"]
+        assert t["details"]["peak_fraction_deck_peak"] is None
+    p = checks["peak_fraction"]
+    assert p["value"] is None and "left out" in p["message"] and "shape0, shape1" in p["message"]
+    assert p["details"]["left_out"]["deck_peak"] == ["shape0", "shape1"]
+
+
+def test_a_right_answer_s_time_stands_above_its_resolution(tmp_path):
+    K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
+    answers = K.write_answers(tmp_path / "kb", {"slow": K.sleeper(5.0)})
+    r = run_local("kb_gemm", answers["slow"], challenges_dir=tmp_path / "challenges", seed=7)
+    t = by_name(r)["time:shape0"]["details"]
+    assert r["verdict"] == "pass", explain(r)
+    assert t["trusted_ms"] > t["resolution_ms"] > 0 and t["calls_per_window"] >= 1
+    assert 4.5 < t["trusted_ms"] < 50 and len(t["trusted_samples_ms"]) == 3
+    assert t["trusted"]["windows"] == 3 and t["trusted"]["empty_cycle"]["calls"] == t["calls_per_window"]
