@@ -614,11 +614,11 @@ class ModuleRun:
             suite.record("forbidden_calls", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
                          message=f"{label}: one call reached {', '.join(hits)}; read in the answer's process "
                                  "(a torch function mode)", details={"called": called})
-        else:
-            suite.record("forbidden_calls", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
-                         message=f"{label}: none of {', '.join(torchish)} called during a forward "
-                                 f"({len(called)} torch functions seen, read in the answer's process)",
-                         details={"called": called})
+        else:  # the answer's word (a mode in its process it can switch off): a figure, never a pass
+            suite.info("forbidden_calls", value=0,
+                       message=f"{label}: none of {', '.join(torchish)} seen called during a forward "
+                               f"({len(called)} torch functions seen; read in the answer's process, so its word)",
+                       details={"called": called})
 
     # -- timing -----------------------------------------------------------------------
     def window(self, ref, index: int, tag, calls: int, c, label: str) -> tuple[float, list[float]]:
