@@ -400,6 +400,28 @@ class Lazy:
 
 _host.cycle = lambda self, *args, **kwargs: Lazy(self, args)
 ''',
+    # honest for the 18 verified calls of shape 0's seeds, lazy from the first timed call on
+    "lazy_when_timed": _PATCH + '''_cycle = _host.cycle
+_served = [0]
+
+
+class Lazy:
+    def __init__(self, host, args):
+        self.host, self.args, self.done = host, args, None
+
+    def __getitem__(self, key):
+        if self.done is None:
+            self.done = _cycle(self.host, *self.args)
+        return self.done[key]
+
+
+def _later(self, *args, **kwargs):
+    _served[0] += 1
+    return _cycle(self, *args, **kwargs) if _served[0] <= 18 else Lazy(self, args)
+
+
+_host.cycle = _later
+''',
     # a handle deeper in the reply: the output's values as a list subclass, read item by item later
     "lazy_values": _PATCH + '''_output = _host.output
 

@@ -46,15 +46,17 @@ def explain(result: dict) -> list:
     return [(c["name"], c["verdict"], c["message"][:200]) for c in result["checks"]]
 
 
-@pytest.mark.parametrize("answer, handle", [("lazy_cycle", "Lazy"), ("lazy_values", "Later")])
-def test_a_reply_holding_a_handle_is_an_error_naming_it(attacks, answer, handle):
+@pytest.mark.parametrize("answer, handle, check", [("lazy_cycle", "Lazy", "deck_seeds:shape0"),
+                                                  ("lazy_values", "Later", "deck_seeds:shape0"),
+                                                  ("lazy_when_timed", "Lazy", "timed_outputs:shape0")])
+def test_a_reply_holding_a_handle_is_an_error_naming_it(attacks, answer, handle, check):
     """The host's cycle (or its output) replaced by one handing back a lazy
     object: the checker reads every reply by value, so the work cannot run
     after its clock stops; the handle is named, and no time is reported."""
     r = attacks(answer)
     checks = by_name(r)
     assert r["verdict"] == "error", explain(r)
-    c = checks["deck_seeds:shape0"]
+    c = checks[check]
     assert c["verdict"] == "error" and c["details"]["requirement"] == "reply", c
     assert "handle" in c["message"] and handle in c["message"], c["message"]
     assert not any(name.startswith("time:") for name in checks)
