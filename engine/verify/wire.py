@@ -520,7 +520,8 @@ class Peer:
         bad = _first_handle(node)
         if bad is not None:
             kind, label = bad
-            raise NotPlain(f"the reply holds a handle to a {kind} {label!r} in the answer's process, not plain data "
+            article = "an" if kind[:1] in "aeiou" else "a"
+            raise NotPlain(f"the reply holds a handle to {article} {kind} {label!r} in the answer's process, not plain data "
                            "(a reply the checker times or judges is read by value only)")
         return self._decode(node, mm, offsets)
 

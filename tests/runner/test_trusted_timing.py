@@ -107,7 +107,7 @@ def test_a_lazy_cycle_reply_is_an_error_naming_the_handle(served):
     """The answer's library replaces the cycle with one returning a lazy
     object: its work would run as the checker reads the reply, after the
     clock stopped. The reply is read by value: an error, the handle named."""
-    with pytest.raises(cuda_suite.CudaFault, match="handle to a object 'Lazy'"):
+    with pytest.raises(cuda_suite.CudaFault, match="handle to an object 'Lazy'"):
         timed(served(Host(reply=lambda seeds, trial: Lazy(seeds, trial))))
 
 

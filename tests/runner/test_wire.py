@@ -244,7 +244,7 @@ def test_a_plain_reply_is_decoded_whole_and_a_handle_in_it_is_named(pair):
     host = remote(checker, Host())
     got = wire.call_plain(host.plain)
     assert got["ms"] == 1.5 and np.array_equal(got["out"][0], np.arange(4, dtype=np.float32))
-    with pytest.raises(wire.NotPlain, match="handle to a object 'Model'"):
+    with pytest.raises(wire.NotPlain, match="handle to an object 'Model'"):
         wire.call_plain(host.lazy)
     checker.ping()  # the connection is still in step
 
