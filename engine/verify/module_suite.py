@@ -361,11 +361,6 @@ class ModuleRun:
                          f"{len(cases)} cases: {', '.join(c.details['cases'])})")
         return c.verdict == V.PASS
 
-    @staticmethod
-    def encode(values):
-        """Values as the wire carries them to the answer's process."""
-        return _enc(values)
-
     def checked_call(self, c, inputs: list, case: dict, deck: bool, label: str, seed,
                      in_place: bool | None = None) -> bool:
         """One verified call inside check ``c``: a wrong result fails ``c`` with the
