@@ -24,8 +24,8 @@ from typing import Callable
 
 import numpy as np
 
-from benchtui.runner import timing
 from benchtui.verify import cuda_build, cuda_device
+from benchtui.verify import trusted_timing
 from benchtui.verify import verdicts as V
 from benchtui.verify import wire
 
@@ -44,8 +44,8 @@ def describe(exc: BaseException | None) -> str:
 
 
 def median_iqr(samples: list[float]) -> tuple[float, float]:
-    """The engine's median and IQR; nan for no timed calls at all."""
-    return timing.median_iqr(samples) if samples else (float("nan"), float("nan"))
+    """The trusted-timing core's median and IQR; nan for no timed calls at all."""
+    return trusted_timing.median_iqr(samples)
 
 
 # -- without a GPU: does each file compile? --------------------------------------
@@ -172,20 +172,46 @@ def device_info(device) -> dict:
 
 # -- timing ------------------------------------------------------------------------------
 
+def _reply_template(outputs: list, launches: int) -> dict:
+    return {"rc": 0, "error": "", "seconds": 0.0,
+            "outputs": [[np.zeros(int(n), dtype=cuda_device.DTYPES[d][1]) for d, n, _ in outputs]
+                        for _ in range(max(1, launches))]}
+
+
 def empty_cycle(suite, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
                 launches: int = 1) -> dict:
-    """What a timed cycle costs without the answer's call: the median of the
-    same cycle by this process's own harness, plus a round trip bringing
-    back as much as the outputs over a wire served by this process.
-    ``seeds[cycle][launch][input]``."""
+    """What a timed cycle costs without the answer's call: the same cycle by
+    this process's own harness, plus a round trip bringing back as much as
+    the outputs over a wire served by this process, paired sample by sample
+    and summarised by the trusted-timing core. ``seeds[cycle][launch][input]``."""
     device_info(device)
     cycles = device.empty_cycles(inputs, outputs, scratch, seeds, launches)
-    harness_s = timing.median_iqr(cycles[warmup:] or cycles)[0]
-    reply = {"rc": 0, "error": "", "seconds": 0.0,
-             "outputs": [[np.zeros(int(n), dtype=cuda_device.DTYPES[d][1]) for d, n, _ in outputs]
-                         for _ in range(max(1, launches))]}
-    wire_s = wire.echo_round_trip_s(reply) if suite.peer is not None else 0.0
-    return {"s": harness_s + wire_s, "harness_s": harness_s, "wire_s": wire_s}
+    cycles = list(cycles[warmup:] or cycles)
+    trips = (wire.echo_round_trips(_reply_template(outputs, launches), samples=len(cycles))
+             if suite.peer is not None else [0.0] * len(cycles))
+    return trusted_timing.empty_cycle([h + w for h, w in zip(cycles, trips)], 1,
+                                      harness_s=median_iqr(cycles)[0], wire_s=median_iqr(trips)[0])
+
+
+def _reply_limit(outputs: list, launches: int) -> wire.Limit:
+    """The most a cycle's reply may carry: its output buffers, as the checker sized them."""
+    sizes = [int(n) * cuda_device.element_size(d) for d, n, _ in outputs] * max(1, launches)
+    return wire.Limit("the timed cycle's reply", wire.aligned_bytes(sizes) + wire.ALIGN,
+                      payload_is="bytes of the output buffers the checker sized")
+
+
+def _cycle_reply(got, trial: int, launches: int) -> dict:
+    """A cycle's reply checked to be the plain dict the harness sends: an
+    error naming what else came back."""
+    if type(got) is not dict:
+        raise CudaFault(f"timed call {trial}: the cycle replied a {type(got).__name__}, not the harness's plain dict")
+    if got.get("error") or got.get("rc"):
+        raise CudaFault(f"timed call {trial}: {str(got.get('error') or got.get('rc'))[:400]}")
+    outs = got.get("outputs")
+    if type(got.get("seconds")) not in (int, float) or type(outs) is not list or len(outs) != max(1, launches) \
+            or not all(type(o) is list and all(isinstance(a, np.ndarray) for a in o) for o in outs):
+        raise CudaFault(f"timed call {trial}: the cycle's reply is not plain times and output arrays")
+    return got
 
 
 def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
@@ -193,32 +219,40 @@ def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int,
                  launches: int = 1) -> dict:
     """Timed cycles on fresh inputs made in the answer's process from this
     side's seeds (``seeds[cycle][launch][input]``), ``launches`` launches of
-    the entry point per cycle. ``verify(trial, cycle_seeds, outputs)``
-    returns (items checked, items wrong, why) for each cycle's outputs
+    the entry point per cycle. Each reply is read by value, decoded whole
+    before the clock stops (a handle in it is an error naming it) and within
+    the outputs' size. ``verify(trial, cycle_seeds, outputs)`` returns
+    (items checked, items wrong, why) for each cycle's outputs
     (``outputs[launch][output]``). The first ``warmup`` cycles are verified
-    but not timed. Returns the checker's times (``walls``), the answer's
-    events (``events``), the verification counts and the empty cycle."""
+    but not timed. Returns the checker's times less the empty cycle
+    (``walls``, per cycle, not clamped), the answer's events (``events``), the
+    verification counts, the empty cycle and the core's figure (``trusted``)."""
     empty = empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
     host.timing_setup(inputs, outputs, scratch, launches)
-    cycle = host.timing_cycle
-    events, walls, checked, wrong, why = [], [], 0, 0, None
+    cycle, limit = host.timing_cycle, _reply_limit(outputs, launches)
+    events, raw, checked, wrong, why = [], [], 0, 0, None
     try:
         for trial, cycle_seeds in enumerate(seeds):
             start = time.perf_counter()
-            got = cycle(cycle_seeds, trial, scalars)
+            if wire.is_proxy(cycle):
+                got = wire.call_plain(cycle, cycle_seeds, trial, scalars, limit=limit)
+            else:  # a stand-in in this process (tests)
+                got = cycle(cycle_seeds, trial, scalars)
             wall = time.perf_counter() - start
-            if got.get("error") or got.get("rc"):
-                raise CudaFault(f"timed call {trial}: {got.get('error') or got.get('rc')}")
+            got = _cycle_reply(got, trial, launches)
             n, bad, first = verify(trial, cycle_seeds, got["outputs"])
             checked, wrong = checked + n, wrong + bad
             why = why or (f"call {trial}, {first}" if bad else None)
             if trial >= warmup:
                 events.append(float(got["seconds"]))
-                walls.append(max(0.0, wall - empty["s"]))
+                raw.append(wall)
+    except (wire.NotPlain, wire.TooLarge) as exc:
+        raise CudaFault(f"timed call: {exc}") from None
     finally:
         host.timing_release()
+    walls = trusted_timing.per_call(raw, empty)
     return {"events": events, "walls": walls, "rows_checked": checked, "rows_wrong": wrong, "why": why,
-            "empty_cycle": empty}
+            "empty_cycle": empty, "trusted": trusted_timing.figure(walls, empty, TIMED_BY)}
 
 
 def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tuple[dict, list[str], str]:
@@ -227,11 +261,15 @@ def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tu
     timed calls, never on one noisy call; a flagged run is shown, never ranked."""
     med, iqr = median_iqr(run["walls"])  # this side's clock: the figure that ranks
     events_med, events_iqr = median_iqr(run["events"])  # the answer's own CUDA events: shown, never ranked
+    trusted = run.get("trusted") or trusted_timing.figure(run["walls"], run["empty_cycle"], TIMED_BY)
     peak = float(info.get("peak_bytes_per_s") or 0.0)
     roofline_s = moved / peak if peak > 0 else float("nan")
     flags = []
     if run["rows_wrong"]:
         flags.append("the timed calls' outputs are wrong")
+    if run["walls"] and not trusted["resolved"]:
+        flags.append(f"{med * 1e3:.4f} ms is at or below the resolution of {trusted['resolution_s'] * 1e3:.4f} ms "
+                     "(the empty cycle's jitter): no figure")
     if peak > 0 and med < roofline_s:
         flags.append(f"{med * 1e3:.3f} ms is below the roofline's {roofline_s * 1e3:.3f} ms: physically impossible")
     said = ""
@@ -241,6 +279,7 @@ def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tu
     details = {"gpu": info, "bytes": moved, "answer_median_s": med, "answer_iqr_s": iqr, "events_median_s": events_med,
                "events_iqr_s": events_iqr, "events_disagree": bool(said), "empty_cycle_s": run["empty_cycle"]["s"],
                "empty_cycle": run["empty_cycle"], "trials": len(run["walls"]), "roofline_s": roofline_s,
+               "resolution_s": trusted["resolution_s"], "trusted": trusted,
                "peak_bytes_per_s": peak, "device_read_by": DEVICE_READ_BY, "timed_by": TIMED_BY}
     if flags:
         details["flagged"] = flags

@@ -14,7 +14,9 @@ itself, against its own reference on its own copy of the inputs.
 Inputs persist between calls: each call's fresh values are written into the
 same storage (same tensor objects, same data pointers, same version
 counters), so a module that memoises on identity, pointer or version returns
-a stale result, which the checker sees.
+a stale result, which the checker sees. On the CPU that storage is the
+checker's own pages (``share``): the checker writes each call's values and
+reads them back after the call itself.
 """
 from __future__ import annotations
 
@@ -97,6 +99,7 @@ class ModuleHost:
         self.cache = str(cache)
         self._model = None
         self._inputs: list = []
+        self._slots: dict = {}  # slot -> (the pages' tensors, the tensors the module is called on)
         self._clones: list = []
         self._out = None
         self._backups: list = []
@@ -123,39 +126,44 @@ class ModuleHost:
             model.eval()
             self._sync()
         self._model = model
-        self._inputs, self._clones, self._out = [], [], None
+        self._inputs, self._clones, self._out, self._slots = [], [], None, {}
         return {"build_s": round(time.perf_counter() - start, 4), "import_s": round(self.import_s, 4),
                 "class": f"{type(model).__module__}.{type(model).__qualname__}"}
 
     # -- staging -------------------------------------------------------------------
-    def stage(self, inputs, flush: bool = True, in_place: bool = True) -> dict:
-        """Write a call's inputs into the persistent input storage, in place when
-        the shapes match (same objects, pointers and version counters); keep a
-        copy to see later whether the call changed them; flush L2."""
+    def share(self, inputs, slot: int = 0) -> dict:
+        """Take a call's inputs as slot ``slot``'s storage. On the CPU they stay
+        views of the wire's pages, which the checker keeps: it writes later
+        calls' values into them (same objects, pointers and version counters)
+        and reads them back after each call. On a GPU they are copied to the
+        device, and the pages are where each call's values are copied from."""
         torch = self._torch
-        fresh = list(T.decode_tree(inputs, self._device))
-        same = in_place and len(fresh) == len(self._inputs) and all(
-            (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype)
-            or (not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor))
-            for a, b in zip(fresh, self._inputs))
-        reused = 0
-        if same:
-            for i, (new, old) in enumerate(zip(fresh, self._inputs)):
-                if isinstance(old, torch.Tensor):
-                    old.data.copy_(new)  # .data: the version counter stays as it was
-                    reused += 1
-                else:
-                    self._inputs[i] = new
+        pages = list(T.decode_tree(inputs, "cpu", share=True))
+        if self._device.type == "cpu":
+            tensors = pages
         else:
-            self._inputs = fresh
-        self._clones = [t.detach().clone() if isinstance(t, torch.Tensor) else None for t in self._inputs]
+            tensors = [t.to(self._device) if isinstance(t, torch.Tensor) else t for t in pages]
+        self._slots[int(slot)] = (pages, tensors)
+        return self.stage(slot, False)
+
+    def stage(self, slot: int = 0, flush: bool = True) -> dict:
+        """Make slot ``slot``'s inputs the ones the next call reads: on a GPU,
+        this call's values copied from the pages into the same device storage;
+        a copy kept to report whether the call changed them; L2 flushed."""
+        torch = self._torch
+        pages, tensors = self._slots[int(slot)]
+        if self._device.type != "cpu":
+            for page, tensor in zip(pages, tensors):
+                if isinstance(tensor, torch.Tensor):
+                    tensor.data.copy_(page)  # .data: the version counter stays as it was
+        self._inputs = tensors
+        self._clones = [t.detach().clone() if isinstance(t, torch.Tensor) else None for t in tensors]
         self._out = None
         if flush:
             self._flush_l2()
         self._sync()
-        return {"in_place": same and reused > 0,
-                "pointers": [t.data_ptr() if isinstance(t, torch.Tensor) else None for t in self._inputs],
-                "versions": [t._version if isinstance(t, torch.Tensor) else None for t in self._inputs]}
+        return {"pointers": [t.data_ptr() if isinstance(t, torch.Tensor) else None for t in tensors],
+                "versions": [t._version if isinstance(t, torch.Tensor) else None for t in tensors]}
 
     # -- calling -------------------------------------------------------------------
     def run(self) -> float:
@@ -179,12 +187,13 @@ class ModuleHost:
         self._out = out
         return (time.perf_counter() - began) * 1e3
 
-    def cycle(self, inputs, in_place: bool = True) -> dict:
-        """One whole timed cycle in one round trip: the inputs written into
-        their storage, L2 flushed, the call, the output and whether the call
-        changed its inputs. The checker's clock brackets all of it, so work
-        moved into staging or into the output's fetch is timed too."""
-        staged = self.stage(inputs, True, in_place)
+    def cycle(self, slot: int = 0) -> dict:
+        """One whole cycle in one round trip, on slot ``slot``'s inputs (their
+        values already written by the checker): staged, L2 flushed, the call,
+        the output, and what this process says of its inputs. The checker's
+        clock brackets all of it, so work moved into staging or into the
+        output's fetch is timed too."""
+        staged = self.stage(slot, True)
         ms = self.run()
         return {"staged": staged, "ms": ms, "out": self.output(), "changed": self.inputs_changed()}
 

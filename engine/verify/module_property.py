@@ -90,8 +90,8 @@ def check(run, ref, index: int, label: str) -> bool:
                           "nominal_seed": NOMINAL_SEED})
         base = run.inputs(ref, NOMINAL_SEED, deck=True)
         # the fixed case first, into the storage the answer was just called on eleven times
-        run.host.stage(run.encode(base), True, False)
-        run.host.published_times(WARM_CALLS, 0, False)
+        run.put(base, in_place=False)
+        run._host("published_times", WARM_CALLS, 0, False)
         canonical = mod.canonical_property_case(problem)
         same_storage = {"name": f"same storage after {WARM_CALLS} calls: {canonical!r}", "tolerance": tolerance}
         if not run.checked_call(c, mod.apply_property_case(problem, base, canonical), same_storage, True, label,

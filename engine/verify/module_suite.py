@@ -13,20 +13,29 @@ Verdicts as the deck defines them, and harder:
 - the deck's shapes, seeds, numeric stress cases, tolerance and weights
   (``load_state_dict(strict=True)`` or seeded construction) reproduced; an
   ``info`` check says whether the deck's own check.py rule alone would pass;
-- fresh secret seeds beside the deck's; the output of every timed call
-  verified; the input storage overwritten in place between calls, so a
-  module that memoises on identity, pointer or version returns stale results;
-  inputs checked unchanged; outputs of the reference's dtype and device, of
-  the exact type ``torch.Tensor``;
+- fresh secret seeds beside the deck's (128 bits, every bit seeding torch's
+  generators); the output of every timed call verified; the input storage
+  overwritten in place between calls, so a module that memoises on identity,
+  pointer or version returns stale results; inputs checked unchanged (on the
+  CPU by this side, reading back the pages it wrote them into); outputs of
+  the reference's shape and dtype as decoded here, of the run's device and
+  exactly ``torch.Tensor`` as the answer's process reports them (its word can
+  fail a call, never pass one);
 - forbidden ops read from the code's syntax tree (imports, aliases,
-  ``getattr``, strings) and from the aten ops a call dispatched, beside the
-  deck's text search. What the answer prints, and how it exits, mean nothing:
+  ``getattr``, strings) and from the torch functions one forward called (a
+  torch function mode in the answer's process: its word), beside the deck's
+  text search. What the answer prints, and how it exits, mean nothing:
   only what comes back over the wire is judged.
 
+Every reply of the answer's host is read by value (a handle in it is an
+``error`` naming it) and refused past the reference's size before any of it
+is decoded: the host runs beside the answer's code, which can rewrite it.
+
 Each failure names its requirement, shape, seed and case. Figures: time per
-shape by this side's clock around each whole cycle, staging and the output's
-fetch included, less the same cycle without the answer (trusted; see
-engine/verify/module_timing.py), the deck's own timing
+call by this side's clock around windows of whole cycles, staging and the
+output's fetch included, less the same window without the answer, with its
+resolution (trusted; see engine/verify/module_timing.py and
+trusted_timing.py; no figure at or below the resolution), the deck's own timing
 loop run in the answer's process (labelled "as published"), peak_fraction
 by the deck's formulas against the deck's hardware peak and against the
 device measured; a gap between the two times is flagged.
@@ -125,6 +134,10 @@ class Spec:
         )
 
 
+class BadReply(Exception):
+    """A reply of the answer's host that is not the plain data it must be."""
+
+
 class CallFailed(CheckFailed):
     def __init__(self, requirement: str, message: str):
         super().__init__(message)
@@ -201,7 +214,8 @@ class ModuleRun:
         self.dtype = _precision_dtype(spec) if spec.deck == R.KB else None
         self.deck_ok: bool | None = True
         self.deck_failure = ""
-        self.fractions: dict[str, list] = {"deck_peak": [], "device_peak": [], "deck_peak_published": []}
+        # per figure, shape -> value (None where the shape has no resolved figure)
+        self.fractions: dict[str, dict] = {"deck_peak": {}, "device_peak": {}, "deck_peak_published": {}}
         self.right_outputs: set[str] = set()  # fingerprints of right outputs, to name a memoised one
 
     # -- the whole run ----------------------------------------------------------------
@@ -220,7 +234,8 @@ class ModuleRun:
         if spec.shapes:
             shapes_mod = load_module(suite.challenge_dir / spec.shapes, f"benchtui_shapes_{suite.challenge_id}")
             shapes = list(getattr(shapes_mod, "SHAPES", [])) or [None]
-        self.device_name = self.host.device_name()
+        # read here, never from the answer's process: it picks the device peak a figure is a fraction of
+        self.device_name = self.torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else "cpu"
         for index, shape in enumerate(shapes):
             if not self.shape_checks(ref, index, shape):
                 break
@@ -287,13 +302,15 @@ class ModuleRun:
                 init = [_cast(x, self.dtype) for x in ref.get_init_inputs()]
                 torch.manual_seed(seed)
                 ref_model = ref.Model(*init)
-                facts = self.host.build(_enc(init), seed=seed, state=None,
+                facts = self._host("build", _enc(init), seed=seed, state=None,
                                         dtype=str(self.dtype).removeprefix("torch.") if self.dtype else None)
             else:
-                torch.manual_seed(self._secret("weights", index) % (2**63))
+                from benchtui.verify.module_seeds import seed_torch
+
+                seed_torch(self._secret("weights", index))
                 ref_model = ref.Model(*init)
                 try:
-                    facts = self.host.build(_enc(init), seed=None, state=_enc(dict(ref_model.state_dict())))
+                    facts = self._host("build", _enc(init), seed=None, state=_enc(dict(ref_model.state_dict())))
                 except Exception as exc:
                     if "state_dict" in str(exc) or "Missing key" in str(exc) or "Unexpected key" in str(exc):
                         self._deck_fail(f"{label}: state_dict mismatch")
@@ -310,6 +327,7 @@ class ModuleRun:
         if c.verdict != V.PASS:
             return False
         self.ref_model = ref_model
+        self.drop_pages()  # the answer's host let go of its inputs when it built the module again
         cases = [{"name": "nominal"}] + list(spec.stress)
         # -- the deck's seeds
         deck_seeds = (R.kernelbench_trial_seeds(spec.seeds[0] if spec.seeds else 42, spec.num_correct_trials)
@@ -345,11 +363,6 @@ class ModuleRun:
                          f"{len(cases)} cases: {', '.join(c.details['cases'])})")
         return c.verdict == V.PASS
 
-    @staticmethod
-    def encode(values):
-        """Values as the wire carries them to the answer's process."""
-        return _enc(values)
-
     def checked_call(self, c, inputs: list, case: dict, deck: bool, label: str, seed,
                      in_place: bool | None = None) -> bool:
         """One verified call inside check ``c``: a wrong result fails ``c`` with the
@@ -363,6 +376,11 @@ class ModuleRun:
             c.fail(f"{exc.requirement}: {label}, seed {seed}, case {case.get('name', '?')}: {exc}")
         except (CheckTimeout, wire.Deadline, wire.PeerGone):
             raise
+        except (BadReply, wire.NotPlain, wire.TooLarge) as exc:  # not the host's plain reply: an error naming it
+            c.details["requirement"], c.details["where"] = "reply", where
+            c.verdict = V.ERROR
+            c.message = f"reply: {label}, seed {seed}, case {case.get('name', '?')}: {exc}"
+            return False
         except Exception as exc:  # the answer raised: an error, named where
             self._deck_fail_if(deck, describe_exception(exc))
             c.details["requirement"], c.details["where"] = "runs", where
@@ -373,97 +391,191 @@ class ModuleRun:
 
     def inputs(self, ref, seed: int, deck: bool = False) -> list:
         """``get_inputs()`` under a seed: on the CPU for the deck's seeds (its
-        exact inputs), on this side's GPU for benchtui's own (fresh values,
-        made fast at the decks' sizes)."""
+        exact inputs, seeded as the deck seeds them), on this side's GPU for
+        benchtui's own (fresh values, made fast at the decks' sizes), whose
+        128-bit secrets seed torch's generators with every bit (module_seeds)."""
+        from benchtui.verify.module_seeds import seed_torch
+
         torch = self.torch
-        torch.manual_seed(int(seed) % (2**63))
-        if deck or self.device.type == "cpu":
+        if deck:
+            torch.manual_seed(int(seed) % (2**63))
             return [_cast(x, self.dtype) for x in ref.get_inputs()]
-        torch.cuda.manual_seed(int(seed) % (2**63))
+        seed_torch(int(seed), cuda=self.device.type == "cuda")
+        if self.device.type == "cpu":
+            return [_cast(x, self.dtype) for x in ref.get_inputs()]
         with self.device:
             return [_cast(x, self.dtype) for x in ref.get_inputs()]
 
-    def one_call(self, inputs: list, case: dict, deck: bool, empty: dict | None = None,
-                 in_place: bool | None = None) -> tuple[float | None, float]:
-        """Stage, run, fetch and verify one call; returns (this side's ms, the answer's own ms).
-        Given the ``empty`` cycle's cost, the call is one whole cycle under this side's clock."""
+    # -- the answer's host, called by value ---------------------------------------------
+    def _host(self, name: str, *args, limit=None, keep=None, **kwargs):
+        """A call of the answer's host whose reply is read by value (a handle in
+        it is refused), within ``limit``."""
+        methods = self.__dict__.setdefault("_methods", {})
+        if name not in methods:
+            methods[name] = getattr(self.host, name)
+        return wire.call_plain(methods[name], *args, limit=limit, keep=keep, **kwargs)
+
+    def put(self, inputs: list, in_place: bool, slot: int = 0) -> dict:
+        """A call's inputs into the answer's slot ``slot``. In place: this side
+        writes the values into the pages the slot already reads (same objects,
+        pointers and versions there), when their layout is the same; else
+        they go as new pages, which this side keeps. Returns the slot's record
+        (the pages, where each tensor lies in them, the bytes written, and
+        ``reused``: whether this side wrote into the pages the last call read)."""
+        from benchtui.verify import module_tensors as T
+
+        enc = _enc(list(inputs))
+        layout = [(x[T.TAG], x["shape"]) if T.is_encoded(x) else ("value", repr(x)) for x in enc]
+        held = getattr(self, "_slots", {}).get(slot)
+        if in_place and held is not None and held["layout"] == layout:
+            for i, x in enumerate(enc):
+                if T.is_encoded(x):
+                    held["pages"].write(held["index"][i], x["data"])
+            held.update(data={i: x["data"] for i, x in enumerate(enc) if T.is_encoded(x)}, reused=True)
+            return held
+        keep: list = []
+        staged = self._host("share", enc, slot, keep=keep)
+        pages = keep[0] if keep else None
+        record = {"pages": pages, "layout": layout, "reused": False, "staged": staged,
+                  "index": {i: pages.slot(x["data"]) for i, x in enumerate(enc) if T.is_encoded(x)},
+                  "data": {i: x["data"] for i, x in enumerate(enc) if T.is_encoded(x)}}
+        slots = self.__dict__.setdefault("_slots", {})
+        if held is not None and held["pages"] is not None:
+            held["pages"].close()
+        slots[slot] = record
+        return record
+
+    def drop_pages(self) -> None:
+        for record in self.__dict__.pop("_slots", {}).values():
+            if record["pages"] is not None:
+                record["pages"].close()
+
+    @staticmethod
+    def changed_pages(record: dict) -> list[int]:
+        """The inputs whose pages no longer hold the bytes this side wrote, read
+        by this side after the call."""
+        pages = record["pages"]
+        return [i for i, at in record["index"].items() if pages.read(at) != record["data"][i].tobytes()]
+
+    def output_limit(self, want: list) -> "wire.Limit":
+        """The most a reply may carry: the reference's outputs' elements at the
+        widest dtype a tensor may cross in (8 bytes)."""
+        torch = self.torch
+        numel = [w.numel() if isinstance(w, torch.Tensor) else 0 for w in want]
+        return wire.Limit("the answer's reply", wire.aligned_bytes([8 * n for n in numel]) + wire.ALIGN,
+                          payload_is="bytes the reference's outputs allow (their elements at 8 bytes each)")
+
+    def one_call(self, inputs: list, case: dict, deck: bool, in_place: bool | None = None) -> float:
+        """Put, run, fetch and verify one call (untimed); returns the answer's own ms."""
         torch = self.torch
         scaled = _scale_inputs(inputs, case.get("input_scales", {}))
         state_scales = case.get("state_scales", {})
         backups = _scale_state(self.ref_model, state_scales, torch)
         if state_scales:
-            self.host.scale_state(dict(state_scales))
+            self._host("scale_state", dict(state_scales))
         try:
-            with torch.no_grad():
-                expected = self.ref_model(*[x.to(self.device) if isinstance(x, torch.Tensor) else x for x in scaled])
+            expected = self.expect(scaled)
             # the deck's seeds get new tensors each call, as the deck's check.py makes them; benchtui's
             # own calls overwrite the same storage in place
             in_place = (not deck) if in_place is None else in_place
-            trusted = None
-            if empty is not None:
-                wire_inputs, cycle = _enc(scaled), self.cycle  # resolved before the clock starts
-                start = time.perf_counter()
-                got = cycle(wire_inputs, in_place)
-                trusted = max(0.0, time.perf_counter() - start - empty["s"]) * 1e3
-                own, out, changed = float(got["ms"]), got["out"], got["changed"]
-            else:
-                self.host.stage(_enc(scaled), True, in_place)
-                own = float(self.host.run())
-                out = self.host.output()
-                changed = self.host.inputs_changed()
+            record = self.put(scaled, in_place)
+            got = self._host("cycle", 0, limit=self.output_limit(_as_list(expected)))
         finally:
             if state_scales:
-                self.host.restore_state()
+                self._host("restore_state")
             for tensor, original in backups:
                 with torch.no_grad():
                     tensor.copy_(original)
-        self.verify(expected, out, changed, case, deck, in_place)
-        return trusted, own
+        return self.judge(expected, got, record, case, deck)
 
-    def verify(self, expected, out: dict, changed: list[int], case: dict, deck: bool, in_place: bool) -> None:
+    def expect(self, inputs: list):
+        torch = self.torch
+        with torch.no_grad():
+            return self.ref_model(*[x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs])
+
+    def judge(self, expected, got, record: dict, case: dict, deck: bool) -> float:
+        """Verify one cycle's reply; returns the answer's own ms (its word, a figure only)."""
+        staged, own, out, reported = _cycle_reply(got)
+        seen = self.changed_pages(record) if self.answer_device == "cpu" else []
+        last = record.get("staged") if record["reused"] else None
+        record["staged"] = staged
+        same_reported = last is not None and last == staged
+        self.verify(expected, out, case, deck, reused=record["reused"], same_reported=same_reported)
+        if seen:
+            raise CallFailed("inputs_unchanged", f"the answer changed input(s) {seen} in place (read by the checker "
+                                                 "from the pages it wrote them into)")
+        if reported:
+            raise CallFailed("inputs_unchanged", f"the answer changed input(s) {reported} in place (as the answer's "
+                                                 "process reports it" + (", on the GPU where the checker holds no copy"
+                                                                         if self.answer_device == "cuda" else "") + ")")
+        return own
+
+    def verify(self, expected, out: dict, case: dict, deck: bool, reused: bool = False,
+               same_reported: bool = False) -> None:
+        """Judge one call's output on what this side decoded: count, shapes and
+        dtypes read from the reply's plain fields and checked against the
+        reference's before any tensor is decoded, values compared after."""
         from benchtui.verify import module_tensors as T
 
         spec = self.spec
-        want = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+        want = _as_list(expected)
         facts, values = out["facts"], out["values"]
-        if len(facts) != len(want):
+        if len(values) != len(want):
             self._deck_fail_if(deck, "output count")
-            raise CallFailed("output_shape", f"{len(facts)} outputs, the reference returns {len(want)}")
-        got = [T.decode(v) if v is not None else None for v in values]
-        # the deck's rule on these values first (its figure), then benchtui's
-        for w, g, f in zip(want, got, facts):
-            if g is None:
+            raise CallFailed("output_shape", f"{len(values)} outputs, the reference returns {len(want)}")
+        announced = []
+        for w, v, f in zip(want, values, facts):
+            if v is None:
                 self._deck_fail_if(deck, "not a tensor")
-                raise CallFailed("output_type", f"the output is a {f['type']}, not a tensor")
+                raise CallFailed("output_type", f"the output is a {_said_type(f)}, not a tensor")
+            try:
+                name, shape = T.announced(v)
+            except (ValueError, TypeError) as exc:
+                raise BadReply(f"an output is not a tensor the wire carries: {exc}") from None
+            if tuple(shape) != tuple(w.shape):
+                self._deck_fail_if(deck, f"shape {tuple(shape)}")
+                raise CallFailed("output_shape", f"output shape {tuple(shape)}, the reference's is {tuple(w.shape)}")
+            announced.append(name)
+        got = [T.decode(v) for v in values]
+        # the deck's rule on these values first (its figure), then benchtui's
+        for w, g in zip(want, got):
             atol, rtol = R.tolerance(spec.deck, T.dtype_name(w.dtype), spec.atol, spec.rtol, spec.tolerance,
                                      case.get("tolerance"))
             if spec.deck == R.KB and g.dtype != w.dtype:
-                ok_deck, msg_deck = False, f"dtype {f['dtype']} (allclose refuses mixed dtypes)"
+                ok_deck, msg_deck = False, f"dtype {T.dtype_name(g.dtype)} (allclose refuses mixed dtypes)"
             else:
                 ok_deck, msg_deck = R.compare(w.detach().cpu(), g, atol, rtol)
             if not ok_deck:
                 self._deck_fail_if(deck, msg_deck)
         for w, g, f in zip(want, got, facts):
-            if not f.get("exact_tensor"):
-                raise CallFailed("output_type", f"the output is a {f['type']}, not exactly torch.Tensor "
-                                                "(a subclass could change how it compares)")
-            if f["dtype"] != T.dtype_name(w.dtype):
-                raise CallFailed("output_dtype", f"output dtype {f['dtype']}, the reference's is {T.dtype_name(w.dtype)}")
-            if f["device"] != self.answer_device:
-                raise CallFailed("output_device", f"output on {f['device']}, expected {self.answer_device}")
-            atol, rtol = R.tolerance(spec.deck, f["dtype"], spec.atol, spec.rtol, spec.tolerance, case.get("tolerance"))
+            # the dtype is the one this side decoded the bytes as, never the answer's word
+            if g.dtype != w.dtype:
+                raise CallFailed("output_dtype", f"output dtype {T.dtype_name(g.dtype)}, the reference's is "
+                                                 f"{T.dtype_name(w.dtype)}")
+            # what only the answer's process can tell (its tensor's exact type, its device) can fail a
+            # call by its own admission, never pass one: the values judged are the bytes decoded here
+            if type(f) is dict and f.get("exact_tensor") is False:
+                raise CallFailed("output_type", f"the output is a {_said_type(f)}, not exactly torch.Tensor "
+                                                "(a subclass could change how it compares; as the answer's process "
+                                                "reports it)")
+            if type(f) is dict and f.get("device") not in (None, self.answer_device):
+                raise CallFailed("output_device", f"output on {str(f.get('device'))[:40]}, expected "
+                                                  f"{self.answer_device} (as the answer's process reports it)")
+            atol, rtol = R.tolerance(spec.deck, T.dtype_name(g.dtype), spec.atol, spec.rtol, spec.tolerance,
+                                     case.get("tolerance"))
             ok, msg = R.compare(w.detach().cpu(), g, atol, rtol)
             if not ok:
                 if _fingerprint(g) in self.right_outputs:
-                    how = (" (their storage was overwritten in place: same objects, pointers and versions)"
-                           if in_place else " (new tensors, perhaps at a freed one's address)")
+                    if reused:
+                        how = (" (the checker wrote these inputs into the pages the previous call read; the answer's "
+                               "process reports " + ("the same pointers and versions)" if same_reported
+                                                     else "other pointers or versions)"))
+                    else:
+                        how = " (new input pages, perhaps at a freed one's address)"
                     raise CallFailed("fresh_result", "returned an earlier call's output for other inputs" + how
-                                     + ": a result memoised on the inputs' identity; " + msg)
+                                     + ": a result memoised on the inputs; " + msg)
                 raise CallFailed("output_values", msg)
         self.right_outputs.update(_fingerprint(g) for g in got)
-        if changed:
-            raise CallFailed("inputs_unchanged", f"the answer changed input(s) {changed} in place "
-                                                 "(read in the answer's process after the call)")
 
     def _deck_fail_if(self, deck: bool, message: str) -> None:
         if deck:
@@ -474,7 +586,10 @@ class ModuleRun:
             self.deck_ok, self.deck_failure = False, message
 
     def _secret(self, *label) -> int:
-        return int(self.suite.rng("module:" + ":".join(str(x) for x in label)).integers(0, 2**63 - 1))
+        """A 128-bit secret for one purpose, from the run's seed (engine/runner/seeds.py)."""
+        from benchtui.runner import seeds
+
+        return seeds.derive(int(self.suite.seed), "module:" + ":".join(str(x) for x in label))
 
     # -- resolved calls ---------------------------------------------------------------
     def op_trace(self, ref, label: str) -> None:
@@ -483,8 +598,10 @@ class ModuleRun:
         if not torchish:
             return
         try:
-            self.host.stage(_enc(self.inputs(ref, self._secret("trace"))))
-            called = list(self.host.op_trace())
+            self.put(self.inputs(ref, self._secret("trace")), in_place=False)
+            called = self._host("op_trace")
+            if type(called) is not list or not all(type(x) is str for x in called):
+                raise BadReply(f"op_trace replied a {type(called).__name__}, not a list of names")
         except Exception as exc:  # a module that cannot run under a torch function mode: a figure missing, no verdict
             suite.info("called_ops", message=f"the torch calls could not be traced: {describe_exception(exc)}")
             return
@@ -494,80 +611,127 @@ class ModuleRun:
             suite.record("forbidden_calls", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
                          message=f"{label}: one call reached {', '.join(hits)}; read in the answer's process "
                                  "(a torch function mode)", details={"called": called})
-        else:
-            suite.record("forbidden_calls", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
-                         message=f"{label}: none of {', '.join(torchish)} called during a forward "
-                                 f"({len(called)} torch functions seen, read in the answer's process)",
-                         details={"called": called})
+        else:  # the answer's word (a mode in its process it can switch off): a figure, never a pass
+            suite.info("forbidden_calls", value=0,
+                       message=f"{label}: none of {', '.join(torchish)} seen called during a forward "
+                               f"({len(called)} torch functions seen; read in the answer's process, so its word)",
+                       details={"called": called})
 
     # -- timing -----------------------------------------------------------------------
+    def window(self, ref, index: int, tag, calls: int, c, label: str) -> tuple[float, list[float]]:
+        """One timed window: ``calls`` calls on fresh secret inputs, each in its
+        own slot (written in place into the pages that slot's last call read),
+        under this side's clock from the first request to the last reply, each
+        reply read by value before the clock stops; every output verified after.
+        Returns the window's seconds and the answer's own ms per call."""
+        planned = []
+        for j in range(calls):
+            seed = self._secret("timed", index, tag, j)
+            inputs = self.inputs(ref, seed)
+            expected = self.expect(inputs)
+            planned.append((seed, expected, self.put(inputs, in_place=True, slot=j),
+                            self.output_limit(_as_list(expected))))
+        methods = self.__dict__.setdefault("_methods", {})
+        cycle = methods.setdefault("cycle", None) or getattr(self.host, "cycle")  # resolved before the clock starts
+        methods["cycle"] = cycle
+        replies = []
+        start = time.perf_counter()
+        for j in range(calls):
+            replies.append(wire.call_plain(cycle, j, limit=planned[j][3]))
+        wall = time.perf_counter() - start
+        own = []
+        for j, ((seed, expected, record, _), got) in enumerate(zip(planned, replies)):
+            try:
+                own.append(self.judge(expected, got, record, {"name": "nominal"}, deck=False))
+            except CallFailed as exc:
+                c.details["where"] = {"shape": label, "seed": seed, "case": "nominal", "window": tag, "call": j}
+                c.fail(f"{exc.requirement}: {label}, timed window {tag} call {j} (seed {seed}): {exc}")
+        return wall, own
+
     def timing(self, ref, index: int, label: str, shape: dict) -> None:
         suite, spec = self.suite, self.spec
         from benchtui.verify import module_timing
+        from benchtui.verify import trusted_timing as TT
 
-        # each timed call's output crosses the wire to be verified: at most 20 of them by default
-        calls = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
-        trusted, own = [], []
+        # each timed call's output crosses the wire to be verified: windows, each of up to 32 calls
+        windows = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
+        cap = int(suite.threshold("window_calls_max", TT.MAX_WINDOW_CALLS))
+        walls, own = [], []
         with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
-            sample = self.inputs(ref, self._secret("empty", index))
-            with self.torch.no_grad():
-                expected = self.ref_model(*[x.to(self.device) if isinstance(x, self.torch.Tensor) else x for x in sample])
-            empty = module_timing.empty_cycle(suite, str(self.device), _enc(sample), expected)
-            self.cycle = self.host.cycle
-            for i in range(calls):
-                seed = self._secret("timed", index, i)
+            try:
+                sample = self.inputs(ref, self._secret("empty", index))
+                stand_in = module_timing.EmptyWindow(str(self.device), _enc(sample), self.expect(sample))
                 try:
-                    t, o = self.one_call(self.inputs(ref, seed), {"name": "nominal"}, deck=False, empty=empty, in_place=True)
-                except CallFailed as exc:
-                    c.details["where"] = {"shape": label, "seed": seed, "case": "nominal", "call": i}
-                    c.fail(f"{exc.requirement}: {label}, timed call {i} (seed {seed}): {exc}")
-                trusted.append(t)
-                own.append(o)
-            c.value = calls
-            c.message = f"{label}: the outputs of all {calls} timed calls are right (fresh inputs each, written in place)"
-        if c.verdict != V.PASS or not trusted:
+                    single = stand_in.measure(1)
+                    # three windows of one call (verified, not timed) size the windows: each stands
+                    # well above the empty cycle's jitter
+                    probe = min(self.window(ref, index, f"probe{i}", 1, c, label)[0] for i in range(3))
+                    calls = TT.window_calls(probe - single["s"], single["iqr_s"], cap=cap)
+                    empty = stand_in.measure(calls)
+                finally:
+                    stand_in.close()
+                for w in range(windows):
+                    wall, o = self.window(ref, index, w, calls, c, label)
+                    walls.append(wall)
+                    own.extend(o)
+            except (BadReply, wire.NotPlain, wire.TooLarge) as exc:
+                c.details["requirement"] = "reply"
+                c.verdict, c.message = V.ERROR, f"reply: {label}, a timed call: {exc}"
+                return
+            c.value = windows * calls
+            c.message = (f"{label}: the outputs of all {windows * calls} timed calls are right ({windows} windows of "
+                         f"{calls}; fresh inputs each, written in place)")
+        if c.verdict != V.PASS or not walls:
             return
-        # the deck's own procedure, on one set of inputs kept between calls
+        fig = TT.figure(TT.per_call(walls, empty), empty, module_timing.TIMED_BY)
+        # the deck's own procedure, on one set of inputs kept between calls (the answer's word)
         warmup = int(suite.threshold("published_warmup", 10 if spec.deck == R.HARD else 3))
         iters = int(suite.threshold("published_calls", spec.num_perf_trials))
-        self.host.stage(_enc(self.inputs(ref, spec.seeds[0] if spec.seeds else 42, deck=True)))
-        samples = list(self.host.published_times(warmup, iters))
+        self.put(self.inputs(ref, spec.seeds[0] if spec.seeds else 42, deck=True), in_place=False)
+        samples = self._host("published_times", warmup, iters)
+        if type(samples) is not list or not samples or not all(type(x) in (int, float) for x in samples):
+            raise BadReply(f"published_times replied {type(samples).__name__}, not a list of numbers")
         published = statistics.median(samples) if spec.deck == R.HARD else statistics.fmean(samples)
-        ms = statistics.median(trusted)
+        ms = fig["median_s"] * 1e3 if fig["resolved"] else None
         names = {**shape}
         flops = _formula(spec.flops_formula, names)
         nbytes = _formula(spec.bytes_formula, names)
         peak_gbps, peak_tflops = spec.peak.get("bandwidth_gbps"), spec.peak.get("tflops")
-        frac = R.peak_fraction(spec.regime, flops, nbytes, ms, peak_gbps, peak_tflops)
+        frac = R.peak_fraction(spec.regime, flops, nbytes, ms, peak_gbps, peak_tflops) if ms else None
         frac_pub = R.peak_fraction(spec.regime, flops, nbytes, published, peak_gbps, peak_tflops)
         dev = R.device_peak(self.device_name, spec.precision) if self.answer_device == "cuda" else None
-        frac_dev = R.peak_fraction(spec.regime, flops, nbytes, ms, dev[1], dev[2]) if dev else None
-        self.fractions["deck_peak"].append(frac)
-        self.fractions["deck_peak_published"].append(frac_pub)
-        self.fractions["device_peak"].append(frac_dev)
+        frac_dev = R.peak_fraction(spec.regime, flops, nbytes, ms, dev[1], dev[2]) if dev and ms else None
+        shape_name = f"shape{index}"
+        self.fractions["deck_peak"][shape_name] = frac
+        self.fractions["deck_peak_published"][shape_name] = frac_pub
+        self.fractions["device_peak"][shape_name] = frac_dev
         # on a CPU the round trip's jitter is of the order of small calls: flag only a gap of milliseconds
         min_gap = float(suite.threshold("gap_min_ms", 0.05 if self.answer_device == "cuda" else 2.0))
-        gap = published > 0 and ms / published > GAP_FLAG and ms - published > min_gap
+        gap = ms is not None and published > 0 and ms / published > GAP_FLAG and ms - published > min_gap
         stat = "median" if spec.deck == R.HARD else "mean"
-        details = {"trusted_ms": ms, "trusted_samples_ms": trusted, "answer_side_ms": own,
+        details = {"trusted_ms": ms, "trusted_samples_ms": [x * 1e3 for x in fig["samples_s"]],
+                   "resolution_ms": fig["resolution_s"] * 1e3, "calls_per_window": fig["calls_per_window"],
+                   "trusted": fig, "answer_side_ms": own,
                    "as_published_ms": published, "as_published_samples_ms": samples,
                    "as_published_procedure": f"{warmup} warm-ups, {iters} calls on the same inputs, "
                                              f"L2 flushed before each, CUDA events ({stat}); run in the answer's process",
                    "flops": flops, "bytes": nbytes, "peak_fraction_deck_peak": frac,
                    "peak_fraction_deck_peak_as_published": frac_pub, "peak_fraction_device_peak": frac_dev,
-                   "deck_peak": spec.peak, "device": self.device_name,
+                   "deck_peak": spec.peak, "device": self.device_name, "device_read_by": "the checker's own process",
                    "device_peak": {"matched": dev[0], "bandwidth_gbps": dev[1], "tflops": dev[2]} if dev else None,
                    "flagged": bool(gap), "clock": module_timing.TIMED_BY, "empty_cycle": empty}
-        message = (f"{label}: {ms:.4g} ms (trusted) vs {published:.4g} ms as published"
+        message = (f"{label}: {TT.describe(fig)} (trusted) vs {published:.4g} ms as published (the answer's word)"
                    + (f"; peak_fraction {frac:.3g} of the deck's {spec.peak.get('hardware', 'peak')}" if frac is not None else "")
                    + (f", {frac_dev:.3g} of this {dev[0]}" if frac_dev is not None else ""))
         if gap:
             message += (f"; FLAGGED: the as-published time is {ms / published:.1f}x below the trusted one "
                         "(results memoised on unchanged inputs, CUDA-graph replay keyed on pointers, or data kept in L2)")
-        suite.info(f"time:shape{index}", value=round(ms, 6), message=message, details=details)
+        suite.info(f"time:shape{index}", value=round(ms, 6) if ms is not None else None, message=message, details=details)
 
     def summary(self, shapes: int) -> None:
         suite, spec = self.suite, self.spec
+        from benchtui.verify import trusted_timing as TT
+
         ok = self.deck_ok and not self.deck_forbidden
         why = self.deck_failure or (f"forbidden text {self.deck_forbidden[0]!r}" if self.deck_forbidden else "")
         suite.info("deck_rule", value="pass" if ok else "fail",
@@ -575,18 +739,53 @@ class ModuleRun:
                             + (f" ({why})" if why else "") + " (its seeds, shapes, stress cases, tolerance and text search; "
                             "not benchtui's added checks)"),
                    details={"deck": spec.deck, "problem": spec.problem})
-        fr = {k: R.geomean(v) for k, v in self.fractions.items()}
-        if fr["deck_peak"] is not None:
-            suite.info("peak_fraction", value=round(fr["deck_peak"], 6),
-                       message=(f"geomean over {len(self.fractions['deck_peak'])} shapes: {fr['deck_peak']:.4g} of the "
-                                f"deck's peak ({spec.peak.get('hardware', '?')}), "
-                                + (f"{fr['device_peak']:.4g} of this device's; " if fr["device_peak"] is not None
-                                   else "no device peak (not a known GPU); ")
-                                + f"as published: {fr['deck_peak_published']:.4g}"),
-                       details=fr)
+        fr, covered, left = {}, {}, {}
+        for k, per_shape in self.fractions.items():
+            fr[k], covered[k], left[k] = TT.geomean(per_shape)
+        if fr["deck_peak"] is not None or left["deck_peak"]:
+            left_out = left["deck_peak"]
+            message = (f"geomean over {len(covered['deck_peak'])} of {len(self.fractions['deck_peak'])} timed shapes"
+                       + (f" (left out, no resolved time or no figure: {', '.join(left_out)})" if left_out else "")
+                       + (f": {fr['deck_peak']:.4g} of the deck's peak ({spec.peak.get('hardware', '?')}), "
+                          if fr["deck_peak"] is not None else ": no figure; ")
+                       + (f"{fr['device_peak']:.4g} of this device's; " if fr["device_peak"] is not None
+                          else "no device peak (not a known GPU, or no resolved time); ")
+                       + (f"as published (the answer's word): {fr['deck_peak_published']:.4g}"
+                          if fr["deck_peak_published"] is not None else ""))
+            suite.info("peak_fraction", value=round(fr["deck_peak"], 6) if fr["deck_peak"] is not None else None,
+                       message=message, details={**fr, "shapes": covered, "left_out": left})
 
 
 # -- helpers ------------------------------------------------------------------------------
+
+def _as_list(expected) -> list:
+    return list(expected) if isinstance(expected, (tuple, list)) else [expected]
+
+
+def _said_type(fact) -> str:
+    """The output's type as the answer's process names it (its word)."""
+    return str(fact.get("type", "?"))[:120] if type(fact) is dict else "?"
+
+
+def _cycle_reply(got) -> tuple[dict, float, dict, list]:
+    """(staged, own ms, output, reported changes) of a cycle's reply, checked
+    to be the plain shape the host sends; anything else is a BadReply naming it."""
+    if type(got) is not dict or not {"staged", "ms", "out", "changed"} <= set(got):
+        raise BadReply(f"the cycle replied a {type(got).__name__}"
+                       + (f" with keys {sorted(map(str, got))[:6]}" if type(got) is dict else "")
+                       + ", not the host's plain dict")
+    staged, ms, out, changed = got["staged"], got["ms"], got["out"], got["changed"]
+    if type(ms) not in (int, float):
+        raise BadReply(f"the cycle's own time is a {type(ms).__name__}, not a number")
+    if type(out) is not dict or type(out.get("facts")) is not list or type(out.get("values")) is not list \
+            or len(out["facts"]) != len(out["values"]):
+        raise BadReply("the cycle's output is not the host's plain facts and values")
+    if type(changed) is not list or not all(type(i) is int for i in changed):
+        raise BadReply("the cycle's input report is not a list of indices")
+    if type(staged) is not dict:
+        raise BadReply(f"the cycle's staging report is a {type(staged).__name__}, not a dict")
+    return staged, float(ms), out, changed
+
 
 def _enc(x: Any):
     from benchtui.verify import module_tensors as T

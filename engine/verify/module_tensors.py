@@ -51,8 +51,24 @@ def is_encoded(x: Any) -> bool:
     return isinstance(x, dict) and TAG in x
 
 
-def decode(d: dict, device: Any = "cpu"):
-    """The tensor back, on ``device``: a private copy, never a view of the wire's pages."""
+def announced(d: Any) -> tuple[str, list[int]]:
+    """An encoded tensor's dtype name and shape, read from its plain fields
+    without touching its bytes (the sizes a reply is checked on before
+    anything of it is decoded)."""
+    if not is_encoded(d):
+        raise ValueError(f"not an encoded tensor: {type(d).__name__}")
+    name, shape = d[TAG], d.get("shape")
+    if not isinstance(name, str) or name not in DTYPES:
+        raise ValueError(f"refused tensor dtype {str(name)[:40]!r}")
+    if type(shape) is not list or len(shape) > 16 or not all(type(s) is int and s >= 0 for s in shape):
+        raise ValueError(f"bad tensor shape {str(shape)[:80]}")
+    return name, shape
+
+
+def decode(d: dict, device: Any = "cpu", share: bool = False):
+    """The tensor back, on ``device``: a private copy, never a view of the
+    wire's pages, unless ``share`` asks for a CPU tensor that is a view of
+    them (the answer's side: its inputs are then pages the checker reads)."""
     import torch
 
     if not is_encoded(d):
@@ -67,6 +83,8 @@ def decode(d: dict, device: Any = "cpu"):
         raise ValueError(f"tensor of {data.size} bytes for {dtype_name(dtype)}{shape}")
     if data.size == 0:
         return torch.empty(shape, dtype=dtype, device=device)
+    if share and torch.device(device).type == "cpu" and data.flags.writeable:
+        return torch.from_numpy(data).view(dtype).reshape(shape)
     # a tensor kept on the CPU gets its own copy; one bound for a GPU is copied there anyway
     private = torch.device(device).type == "cpu" or not data.flags.writeable
     raw = torch.from_numpy(np.array(data, copy=True) if private else data)
@@ -88,15 +106,15 @@ def encode_tree(x: Any, depth: int = 0) -> Any:
     return x
 
 
-def decode_tree(x: Any, device: Any = "cpu", depth: int = 0) -> Any:
+def decode_tree(x: Any, device: Any = "cpu", depth: int = 0, share: bool = False) -> Any:
     if depth > 20:
         raise ValueError("value nested too deeply")
     if is_encoded(x):
-        return decode(x, device)
+        return decode(x, device, share)
     if type(x) in (list, tuple):
-        return type(x)(decode_tree(v, device, depth + 1) for v in x)
+        return type(x)(decode_tree(v, device, depth + 1, share) for v in x)
     if type(x) is dict:
-        return {k: decode_tree(v, device, depth + 1) for k, v in x.items()}
+        return {k: decode_tree(v, device, depth + 1, share) for k, v in x.items()}
     return x
 
 

@@ -1,25 +1,30 @@
-"""What a timed cycle of the module harness costs without the answer's call.
+"""What a timed window of the module harness costs without the answer's call.
 
-The checker times each whole cycle of the answer's process (``ModuleHost.cycle``:
-inputs written into their storage, L2 flushed, the forward, the output and the
-input check sent back) with its own clock, and subtracts what the same cycle
-costs without the answer: the checker's own ``ModuleHost`` running the cycle
-with a stand-in module that hands back the reference's outputs, plus the
-wire's cost for a request and a reply of the same size, served by a thread
-of the checker's process. Neither half runs beside the answer's code, which
-could otherwise slow its own empty cycles to enlarge what is subtracted.
+The checker times each window of whole cycles of the answer's process
+(``ModuleHost.cycle``: inputs staged from the pages the checker wrote, L2
+flushed, the forward, the output and the input report sent back) with its
+own clock, and subtracts what the same window costs without the answer: the
+checker's own ``ModuleHost`` running the cycles with a stand-in module that
+hands back the reference's outputs, each followed by a round trip carrying
+a reply of the same size over a wire served by a thread of the checker's
+process. Neither half runs beside the answer's code, which could otherwise
+slow its own empty cycles to enlarge what is subtracted. The subtraction,
+median, IQR and resolution are the shared core's (engine/verify/trusted_timing.py).
 """
 from __future__ import annotations
 
-import statistics
+import contextlib
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-TIMED_BY = ("the checker's clock around each whole cycle (inputs written in place, L2 flushed, the call, the output "
-            "and the input check back) minus the same cycle run by the checker's own host with the reference's "
-            "outputs standing in for the call, and the wire's cost for that request and reply measured in the checker")
+from benchtui.verify import trusted_timing
+
+TIMED_BY = ("the checker's clock around each window of whole cycles (inputs staged from the pages the checker "
+            "wrote, L2 flushed, the call, the output read back by value and decoded), minus the same window run by "
+            "the checker's own host with the reference's outputs standing in for the call and the wire's cost for "
+            "those replies measured in the checker; per call")
 
 
 def _stand_in(expected: Any):
@@ -33,22 +38,52 @@ def _stand_in(expected: Any):
     return Returns
 
 
-def empty_cycle(suite, device: str, encoded_inputs: list, expected: Any, samples: int = 7) -> dict:
-    """Median seconds of a cycle without the answer: this process's own host
-    running it with a stand-in module (``harness_s``), plus a round trip
-    carrying the same inputs and bringing back the same output (``wire_s``)."""
-    from benchtui.verify import wire
-    from benchtui.verify.module_host import ModuleHost
+class EmptyWindow:
+    """The empty window's two halves, kept for one shape: this process's own
+    host with a stand-in module, and a wire echoing its reply."""
 
-    with tempfile.TemporaryDirectory(prefix="benchtui-empty-cycle-") as cache:
-        host = ModuleHost(_stand_in(expected), device, 0.0, 0.0, Path(cache))
-        host.build([])
-        times, reply = [], None
-        for _ in range(max(2, samples) + 1):  # the first one warms the stand-in's allocations
+    def __init__(self, device: str, encoded_inputs: list, expected: Any):
+        from benchtui.verify import wire
+        from benchtui.verify.module_host import ModuleHost
+
+        self._stack = contextlib.ExitStack()
+        cache = self._stack.enter_context(tempfile.TemporaryDirectory(prefix="benchtui-empty-cycle-"))
+        self.host = ModuleHost(_stand_in(expected), device, 0.0, 0.0, Path(cache))
+        self.host.build([])
+        self.inputs = encoded_inputs
+        self.slots = 0
+        self.reply = self.host.cycle(self._slot(0))
+        self.echo = self._stack.enter_context(wire.echo_peer(self.reply))
+
+    def _slot(self, j: int) -> int:
+        while self.slots <= j:
+            self.host.share(self.inputs, self.slots)
+            self.slots += 1
+        return j
+
+    def measure(self, calls: int, samples: int = 7) -> dict:
+        """The empty window of ``calls`` cycles: ``samples`` of it (after one
+        that warms), summarised by the core."""
+        calls = max(1, int(calls))
+        self._slot(calls - 1)
+        totals, harness, wire_s = [], [], []
+        for i in range(max(2, samples) + 1):
+            h = w = 0.0
             start = time.perf_counter()
-            reply = host.cycle(encoded_inputs, True)
-            times.append(time.perf_counter() - start)
-    harness_s = statistics.median(times[1:])
-    peer = getattr(suite, "peer", None)
-    wire_s = wire.echo_round_trip_s(reply, samples=samples, request=encoded_inputs) if peer is not None else 0.0
-    return {"s": harness_s + wire_s, "harness_s": harness_s, "wire_s": wire_s}
+            for j in range(calls):
+                t0 = time.perf_counter()
+                self.host.cycle(j)
+                t1 = time.perf_counter()
+                self.echo.request({"op": "echo"}, [[j], {}], by_value=True, plain=True)
+                t2 = time.perf_counter()
+                h, w = h + t1 - t0, w + t2 - t1
+            total = time.perf_counter() - start
+            if i:  # the first warms the stand-in's allocations
+                totals.append(total)
+                harness.append(h)
+                wire_s.append(w)
+        med = trusted_timing.median_iqr
+        return trusted_timing.empty_cycle(totals, calls, harness_s=med(harness)[0], wire_s=med(wire_s)[0])
+
+    def close(self) -> None:
+        self._stack.close()

@@ -31,6 +31,7 @@ import time
 import traceback
 import types
 import weakref
+import contextlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
@@ -52,6 +53,20 @@ _REBUILT = {name: obj for name, obj in vars(builtins).items()
 
 class WireError(Exception):
     """The other side broke the protocol (bad header, bad array, bad handle)."""
+
+
+class NotPlain(WireError):
+    """A reply the checker reads by value held something other than plain data
+    (a handle to an object left in the other process)."""
+
+
+class TooLarge(WireError):
+    """A message past the size the checker allowed for the reply it awaited.
+    ``in_sync``: the rest of the message was not left on the socket."""
+
+    def __init__(self, message: str, in_sync: bool):
+        super().__init__(message)
+        self.in_sync = in_sync
 
 
 class PeerGone(Exception):
@@ -166,6 +181,62 @@ class Payload:
             self.fd = None
 
 
+class Limit:
+    """The most a reply may carry: ``header`` bytes of JSON and ``payload``
+    bytes of arrays (``payload_is`` says where that figure comes from)."""
+
+    def __init__(self, what: str, payload: int, header: int = 1 << 20, payload_is: str = "allowed"):
+        self.what, self.payload, self.header, self.payload_is = what, int(payload), int(header), payload_is
+
+
+def aligned_bytes(nbytes: list[int]) -> int:
+    """The payload that carries arrays of these sizes (each aligned as sent)."""
+    return sum(-(-int(n) // ALIGN) * ALIGN for n in nbytes)
+
+
+class SharedPages:
+    """The pages of arrays the checker sent, kept after the call: the checker
+    writes later values into them (the other side maps the same pages, so it
+    sees them at the same addresses) and reads back what is there after a
+    call, whatever the other side says it did."""
+
+    def __init__(self, fd: int, arrays: list, offsets: list[int]):
+        self.fd, self.arrays, self.offsets = fd, list(arrays), list(offsets)
+
+    def slot(self, array: np.ndarray) -> int:
+        """Where ``array`` (one of those sent, by identity) lies among them."""
+        return next(i for i, a in enumerate(self.arrays) if a is array)
+
+    def write(self, i: int, data: np.ndarray) -> None:
+        view = _bytes_of(data)
+        if len(view) != self.arrays[i].nbytes:
+            raise ValueError(f"{len(view)} bytes into a slot of {self.arrays[i].nbytes}")
+        done = 0
+        while done < len(view):
+            done += os.pwrite(self.fd, view[done:done + (1 << 30)], self.offsets[i] + done)
+
+    def read(self, i: int) -> bytes:
+        n, off, parts = self.arrays[i].nbytes, self.offsets[i], []
+        while n > 0:
+            chunk = os.pread(self.fd, min(n, 1 << 30), off)
+            if not chunk:
+                raise WireError("shared pages shorter than sent")
+            parts.append(chunk)
+            n, off = n - len(chunk), off + len(chunk)
+        return b"".join(parts)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 class Connection:
     """One end of the socket: framed messages, each with at most one memfd."""
 
@@ -196,12 +267,16 @@ class Connection:
         self.sent += 1
         return kept
 
-    def recv(self, mapped: bool = False) -> tuple[dict, "Payload | None"]:
+    def recv(self, mapped: bool = False, limit: "Limit | None" = None) -> tuple[dict, "Payload | None"]:
+        """One message. With a ``limit``, a header or payload past it is refused
+        from its announced size, before any of it is read or mapped."""
         try:
             _read_exact(self.sock, _LEN.size, self._buf, self._fds)
             (length,) = _LEN.unpack(self._buf[:_LEN.size])
             if length > MAX_HEADER:
                 raise WireError(f"header of {length} bytes")
+            if limit is not None and length > limit.header:
+                raise TooLarge(f"{limit.what}: a header of {length} bytes, over the {limit.header} allowed", False)
             _read_exact(self.sock, _LEN.size + length, self._buf, self._fds)
         except ConnectionResetError:
             raise PeerGone("the other process reset the connection") from None
@@ -217,7 +292,16 @@ class Connection:
         if "arrays" in header:
             if not self._fds:
                 raise WireError("arrays announced but no memfd received")
-            mm = Payload(self._fds.pop(0), mapped)
+            fd = self._fds.pop(0)
+            if limit is not None:
+                size = os.fstat(fd).st_size
+                if size > limit.payload:
+                    for extra in [fd, *self._fds]:
+                        os.close(extra)
+                    self._fds.clear()
+                    raise TooLarge(f"{limit.what}: {size} bytes of arrays, over the {limit.payload} "
+                                   f"{limit.payload_is}", True)
+            mm = Payload(fd, mapped)
         for extra in self._fds:  # a sender may attach at most one fd per message
             os.close(extra)
         self._fds.clear()
@@ -429,6 +513,18 @@ class Peer:
             return proxy
         raise WireError(f"bad value node {str(node)[:80]}")
 
+    def _decode_plain(self, node: Any, mm, offsets: list[int]):
+        """``_decode`` for a reply read by value: a handle (``$h``) or a
+        reference to an object of this side (``$r``) anywhere is refused,
+        named, before any of it is used."""
+        bad = _first_handle(node)
+        if bad is not None:
+            kind, label = bad
+            article = "an" if kind[:1] in "aeiou" else "a"
+            raise NotPlain(f"the reply holds a handle to {article} {kind} {label!r} in the answer's process, not plain data "
+                           "(a reply the checker times or judges is read by value only)")
+        return self._decode(node, mm, offsets)
+
     def _decode_array(self, node: dict, mm: mmap.mmap | None, offsets: list[int]):
         key = "$a" if "$a" in node else "$s" if "$s" in node else "$b"
         try:
@@ -455,16 +551,22 @@ class Peer:
         return arr
 
     # -- requests
-    def request(self, header: dict, payload: Any = None, by_value: bool = False):
+    def request(self, header: dict, payload: Any = None, by_value: bool = False, plain: bool = False,
+                limit: Limit | None = None, keep: list | None = None):
         """Send one request and serve the other side until its reply comes.
 
         While ``watch`` is set, sent arrays stay mapped here and any the other
-        side changed in place are appended to ``mutated_log``."""
+        side changed in place are appended to ``mutated_log``. ``plain``: the
+        reply is read by value, decoded whole before this returns; a handle
+        anywhere in it raises :class:`NotPlain` naming it. ``limit``: every
+        message received meanwhile is refused past its sizes. ``keep``: the
+        pages of the arrays sent are kept, as one :class:`SharedPages`
+        appended to it."""
         if self.closed:
             raise PeerGone(self.closed)
         rid = next(self._req)
         header = {**header, "id": rid}
-        if self.by_reference and not by_value:
+        if self.by_reference and not (by_value or plain):
             header["ref"] = True
         if self.watch:
             header["watch"] = True
@@ -475,10 +577,13 @@ class Peer:
         self._waiting.append(rid)
         try:
             with _alarm_blocked():
-                kept = self.conn.send(header, arrays, keep=self.watch)
+                kept = self.conn.send(header, arrays, keep=self.watch or keep is not None)
                 self.round_trips += 1
+                if keep is not None and kept is not None:
+                    keep.append(SharedPages(kept, arrays, header.get("arrays", [])))
+                    kept = None
                 try:
-                    result = self._await(rid)
+                    result = self._await(rid, plain, limit)
                 finally:
                     if kept is not None:
                         for i in _changed(kept, arrays, header.get("arrays", [])):
@@ -492,20 +597,20 @@ class Peer:
         finally:
             self._waiting.pop()
 
-    def _await(self, rid: int):
+    def _await(self, rid: int, plain: bool = False, limit: Limit | None = None):
         while True:
             if self.deadline is not None:
                 left = self.deadline - time.monotonic()
                 if left <= 0 or not self.conn.wait_readable(left):
                     raise Deadline("no reply before the deadline")
-            msg, mm = self._recv()
+            msg, mm = self._recv(limit)
             op = msg.get("op")
             if op in ("reply", "raise"):
                 if msg.get("id") == rid:
                     if msg.get("mutated") and self.watch:
                         self.mutated_log.append("a list or dict argument of the call "
                                                 "(reported by the answer's process)")
-                    return self._result(msg, mm)
+                    return self._result(msg, mm, plain)
                 if msg.get("id") in self._abandoned:
                     self._abandoned.discard(msg.get("id"))
                     continue
@@ -513,17 +618,25 @@ class Peer:
             self.round_trips += 1  # a call back into this side: its wire cost is the answer's too
             self._serve(msg, mm)
 
-    def _recv(self):
+    def _recv(self, limit: Limit | None = None):
         try:
-            return self.conn.recv(mapped=self.trusting)
+            return self.conn.recv(mapped=self.trusting, limit=limit)
         except PeerGone as exc:
             self.closed = str(exc)
             raise
+        except TooLarge as exc:
+            if not exc.in_sync:  # the rest of that message is still on the socket: this connection is done
+                self.closed = str(exc)
+                with contextlib.suppress(OSError):
+                    self.conn.sock.shutdown(socket.SHUT_RDWR)  # the sender's write fails, rather than waits
+            raise
 
-    def _result(self, msg: dict, mm):
+    def _result(self, msg: dict, mm, plain: bool = False):
         offsets = msg.get("arrays", [])
         try:
             if msg["op"] == "reply":
+                if plain:
+                    return self._decode_plain(msg.get("v"), mm, offsets)
                 return self._decode(msg.get("v"), mm, offsets)
         finally:
             if mm is not None:
@@ -539,7 +652,10 @@ class Peer:
                 return
             if msg.get("op") == "bye":
                 return
-            self._serve(msg, mm)
+            try:
+                self._serve(msg, mm)
+            except PeerGone:  # the other side went away (or shut the socket) before the reply
+                return
 
     def _serve(self, msg: dict, mm) -> None:
         for oid in msg.get("free", ()):
@@ -649,6 +765,34 @@ def _guard(op: str, target: Any, name: Any) -> None:
             raise AttributeError(f"{name!r}: only public attributes of the checker's objects are readable")
         if isinstance(target, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, types.ModuleType)):
             raise AttributeError(f"{name!r}: attributes of the checker's functions are not readable")
+
+
+def _first_handle(node: Any, depth: int = 0):
+    """(kind, label) of the first handle or reference in an undecoded value, or None."""
+    if depth > MAX_DEPTH:
+        return ("value", "nested too deeply")
+    if isinstance(node, list):
+        for v in node:
+            found = _first_handle(v, depth + 1)
+            if found:
+                return found
+        return None
+    if not isinstance(node, dict):
+        return None
+    if "$h" in node:
+        return (str(node.get("k", "object"))[:40], str(node.get("l", "?"))[:200])
+    if "$r" in node:
+        return ("reference", "an object of the checker's")
+    for key in ("$t", "$d", "$c"):
+        if key in node:
+            return _first_handle(node[key], depth + 1)
+    return None
+
+
+def call_plain(proxy: "Proxy", *args, limit: Limit | None = None, keep: list | None = None, **kwargs):
+    """Call ``proxy`` and read its reply by value (:meth:`Peer.request`'s ``plain``)."""
+    return proxy._peer.request({"op": "call", "t": proxy._id}, [list(args), kwargs], by_value=True, plain=True,
+                               limit=limit, keep=keep)
 
 
 def _plain_snapshot(x: Any, depth: int = 0):
@@ -777,15 +921,13 @@ def socket_from_fd(fd: int) -> socket.socket:
     return sock
 
 
-def echo_round_trip_s(reply: Any, samples: int = 15, request: Any = None) -> float:
-    """Median seconds of a round trip carrying ``request`` whose answer is
-    ``reply``, to a peer served by a thread of this process: what the wire
-    itself costs a call that sends and brings back that much, measured
+@contextmanager
+def echo_peer(reply: Any):
+    """A peer served by a thread of this process whose ``echo`` op answers
+    ``reply``: the wire's own cost for a request and a reply of given sizes,
     without the other process (which could slow its own empty calls to
     enlarge what is subtracted)."""
-    import statistics
     import threading
-    import time
 
     here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     server = Peer(Connection(there), trusting=True, ops={"echo": lambda _: reply})
@@ -793,14 +935,28 @@ def echo_round_trip_s(reply: Any, samples: int = 15, request: Any = None) -> flo
     thread.start()
     client = Peer(Connection(here), trusting=False)
     try:
-        times = []
-        for _ in range(max(1, samples)):
-            start = time.perf_counter()
-            client.call_op("echo", request)
-            times.append(time.perf_counter() - start)
-        return statistics.median(times)
+        yield client
     finally:
         client.close()
         thread.join(timeout=5)
         here.close()
         there.close()
+
+
+def echo_round_trips(reply: Any, samples: int = 15, request: Any = None) -> list[float]:
+    """Seconds of each of ``samples`` round trips carrying ``request`` whose
+    answer is ``reply``, read by value as a timed reply is (``echo_peer``)."""
+    with echo_peer(reply) as client:
+        times = []
+        for _ in range(max(1, samples)):
+            start = time.perf_counter()
+            client.request({"op": "echo"}, request, by_value=True, plain=True)
+            times.append(time.perf_counter() - start)
+        return times
+
+
+def echo_round_trip_s(reply: Any, samples: int = 15, request: Any = None) -> float:
+    """Median seconds of ``echo_round_trips``."""
+    import statistics
+
+    return statistics.median(echo_round_trips(reply, samples, request))

@@ -373,3 +373,158 @@ def write_answers(root: Path, answers: dict[str, str]) -> dict[str, Path]:
         (folder / "solution.py").write_text(source)
         out[name] = folder
     return out
+
+
+# Answers that rewrite benchtui's host in their own process to bend a verdict or a figure
+# (engine/verify/module_host.py is theirs to patch there): each must come out as an error or
+# a fail, never as a pass or a better time.
+_PATCH = "import sys\n" + HARD_RIGHT + '\n\n_host = sys.modules["benchtui.verify.module_host"].ModuleHost\n'
+
+TRUST_ATTACKS = {
+    # the cycle returns at once with a lazy object: the staging, the call and the output's
+    # fetch would run only when the checker reads the reply, after its clock stopped
+    "lazy_cycle": _PATCH + '''_cycle = _host.cycle
+
+
+class Lazy:
+    def __init__(self, host, args):
+        self.host, self.args, self.done = host, args, None
+
+    def __getitem__(self, key):
+        if self.done is None:
+            self.done = _cycle(self.host, *self.args)
+        return self.done[key]
+
+    def get(self, key, default=None):
+        return self[key]
+
+
+_host.cycle = lambda self, *args, **kwargs: Lazy(self, args)
+''',
+    # honest for the 18 verified calls of shape 0's seeds, lazy from the first timed call on
+    "lazy_when_timed": _PATCH + '''_cycle = _host.cycle
+_served = [0]
+
+
+class Lazy:
+    def __init__(self, host, args):
+        self.host, self.args, self.done = host, args, None
+
+    def __getitem__(self, key):
+        if self.done is None:
+            self.done = _cycle(self.host, *self.args)
+        return self.done[key]
+
+
+def _later(self, *args, **kwargs):
+    _served[0] += 1
+    return _cycle(self, *args, **kwargs) if _served[0] <= 18 else Lazy(self, args)
+
+
+_host.cycle = _later
+''',
+    # a handle deeper in the reply: the output's values as a list subclass, read item by item later
+    "lazy_values": _PATCH + '''_output = _host.output
+
+
+class Later(list):
+    pass
+
+
+def _later(self):
+    out = _output(self)
+    out["values"] = Later(out["values"])
+    return out
+
+
+_host.output = _later
+''',
+    # a reply past what the reference's outputs take: 64 MiB of bytes beside the right output
+    "huge_reply": _PATCH + '''import numpy as np
+
+_output = _host.output
+
+
+def _huge(self):
+    out = _output(self)
+    out["container"] = np.zeros(64 << 20, dtype=np.uint8)
+    return out
+
+
+_host.output = _huge
+''',
+    # the bfloat16 problem answered in float32, with the facts rewritten to say bfloat16
+    "forged_dtype": "import sys\n" + HARD_RIGHT.replace(".to(torch.bfloat16)\n", ".float()\n") + '''
+
+_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_output = _host.output
+
+
+def _says_bf16(self):
+    out = _output(self)
+    for fact in out["facts"]:
+        fact["dtype"] = "bfloat16"
+    return out
+
+
+_host.output = _says_bf16
+''',
+    # writes zeros into its input, and says it changed nothing
+    "hidden_in_place": "import sys\n" + HARD_ANSWERS["mutate_input"] + '''
+
+_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_host.inputs_changed = lambda self: []
+''',
+    # returns its first output for every later call, and calls its module on copies of the
+    # inputs (new pointers each call), so the staging is not in place in its process
+    "stale_on_copies": _HEAD + '''        self._first = None
+
+    def forward(self, x):
+        if self._first is None:
+            y = torch.einsum("mk,nk->mn", x.to(torch.bfloat16), self.weight.to(torch.bfloat16)).float()
+            self._first = (y * self.weight_scale[None, :]).to(torch.bfloat16)
+        return self._first.clone()
+
+
+import sys  # noqa: E402
+
+_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_stage = _host.stage
+
+
+def _copies(self, *args, **kwargs):
+    staged = _stage(self, *args, **kwargs)
+    self._inputs = [t.clone() for t in self._inputs]
+    return {**staged, "pointers": [t.data_ptr() for t in self._inputs]}
+
+
+_host.stage = _copies
+''',
+}
+
+# KernelBench-shaped, float32: answered in float64 with the facts rewritten to say float32
+KB_FORGED_DTYPE = KB_RIGHT.replace("return torch.clamp_min(torch.addmm(self.gemm.bias, x, self.gemm.weight.t()), 0.0)",
+                                   "return torch.clamp_min(torch.addmm(self.gemm.bias, x, self.gemm.weight.t()), 0.0)"
+                                   ".double()") + '''
+
+import sys  # noqa: E402
+
+_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_output = _host.output
+
+
+def _says_float32(self):
+    out = _output(self)
+    for fact in out["facts"]:
+        fact["dtype"] = "float32"
+    return out
+
+
+_host.output = _says_float32
+'''
+
+
+def sleeper(ms: float) -> str:
+    """A right KernelBench answer that spends ``ms`` a call (sleeping), for timing figures."""
+    return KB_RIGHT.replace("import torch\n", "import time\n\nimport torch\n", 1).replace(
+        "    def forward(self, x):\n", f"    def forward(self, x):\n        time.sleep({ms / 1e3!r})\n", 1)

@@ -43,14 +43,18 @@ def test_right_answer_passes_with_figures(decks):
     checks = by_name(r)
     assert r["verdict"] == "pass", [(c["name"], c["verdict"], c["message"]) for c in r["checks"]]
     for name in ("deck_seeds:shape0", "secret_seeds:shape0", "timed_outputs:shape0", "deck_seeds:shape1",
-                 "secret_seeds:shape1", "timed_outputs:shape1", "forbidden_ops", "forbidden_calls"):
+                 "secret_seeds:shape1", "timed_outputs:shape1", "forbidden_ops"):
         assert checks[name]["verdict"] == "pass", name
+    assert checks["forbidden_calls"]["verdict"] == "info" and "its word" in checks["forbidden_calls"]["message"]
     assert "3 deck seeds x 3 cases: nominal, large_input, small_weight" in checks["deck_seeds:shape0"]["message"]
     assert checks["deck_rule"]["value"] == "pass"
     t = checks["time:shape1"]["details"]
-    assert t["trusted_ms"] > 0 and t["as_published_ms"] > 0 and len(t["trusted_samples_ms"]) == 3
+    # a call of a few microseconds on a busy CPU may not stand above the empty cycle's jitter: then no figure
+    assert t["trusted_ms"] is None or t["trusted_ms"] > t["resolution_ms"] > 0
+    assert t["as_published_ms"] > 0 and len(t["trusted_samples_ms"]) == 3
     assert t["flops"] == 2 * 3 * 8 * 17 and t["bytes"] == 3 * 17 + 17 * 8 + 3 * 8 * 2
-    assert checks["peak_fraction"]["value"] is not None
+    p = checks["peak_fraction"]
+    assert p["value"] is not None or "left out" in p["message"]
     assert {c["id"]: c["status"] for c in r["coverage"]} == {"correct": "pass", "no_forbidden_ops": "pass"}
 
 
@@ -58,7 +62,8 @@ def test_memoised_result_fails(decks):
     checks = by_name(decks("hard", "memoise"))
     c = checks["secret_seeds:shape0"]
     assert c["verdict"] == "fail" and c["message"].startswith("fresh_result: shape 0")
-    assert "overwritten in place" in c["message"]
+    assert "the checker wrote these inputs into the pages the previous call read" in c["message"]
+    assert "the answer's process reports the same pointers and versions" in c["message"]
     assert c["details"]["where"]["case"] == "nominal" and "seed" in c["details"]["where"]
 
 
@@ -132,7 +137,7 @@ def test_right_answer_time_is_not_the_empty_cycle(decks):
     """The empty cycle is subtracted, not the call: a right answer's trusted
     time stays of the order of its own."""
     t = by_name(decks("hard", "right"))["time:shape1"]["details"]
-    assert t["trusted_ms"] < 20 and "whole cycle" in t["clock"]
+    assert (t["trusted_ms"] or t["resolution_ms"]) < 20 and "whole cycles" in t["clock"]
 
 
 @pytest.mark.parametrize("answer, why", [("triton", "imports Triton"), ("inline_cuda", "C++/CUDA extension")])

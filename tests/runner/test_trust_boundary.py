@@ -189,3 +189,30 @@ if os.fork() == 0:
     time.sleep(0.2)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert marker not in ps
+
+
+def test_a_module_answer_s_lazy_reply_is_an_error_through_the_sandbox(tmp_path):
+    """A deck-shaped module answer that replaces benchtui's host cycle (in its
+    own sandboxed process) with one returning a lazy object: the checker reads
+    the reply by value, so the run is an error naming the handle, never a pass
+    with a time of nothing."""
+    layer_or_skip()
+    pytest.importorskip("torch", reason="the torch extra is not installed")
+    from tests.challenges import module_deck_kit as K
+
+    root = tmp_path / "wb"
+    folder = K.write_challenge(root / "challenges", "kbh_fp8", "hard")
+    (folder / "conformance.py").write_text("from benchtui.verify.module_suite import run  # noqa: F401\n")
+    answer = root / "models" / "attacker" / "kbh_fp8"
+    answer.mkdir(parents=True)
+    (answer / "solution.py").write_text(K.TRUST_ATTACKS["lazy_cycle"], encoding="utf-8")
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+    event = run_answers(wb, [("attacker", "kbh_fp8")], backend="cpu", self_check=False, timeout_s=240)[0]
+    with Store(wb.store_path) as store:
+        checks = {c["name"]: c for c in store.query("select * from checks where run_id = ?", (event.run_id,))}
+    assert event.verdict == "error", {n: (c["verdict"], c["message"][:160]) for n, c in checks.items()}
+    c = checks["deck_seeds:shape0"]
+    assert c["verdict"] == "error" and "handle" in c["message"] and "Lazy" in c["message"], c["message"]
+    assert not any(n.startswith("time:") for n in checks)

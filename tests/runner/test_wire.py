@@ -215,3 +215,65 @@ def test_echo_round_trip_measures_the_wire_without_the_other_process():
     empty = echo_round_trip_s(None, samples=9)
     full = echo_round_trip_s({"outputs": [np.zeros(1 << 21, dtype=np.float32)]}, samples=9)
     assert 0 < empty < full
+
+
+# -- replies read by value, within a size, and pages the checker keeps ------------------
+
+class Host:
+    """An answer-side object whose methods reply plain data, or not."""
+
+    def plain(self):
+        return {"ms": 1.5, "out": [np.arange(4, dtype=np.float32)]}
+
+    def lazy(self):
+        return {"ms": 1.5, "out": [Model()]}  # a handle, deep in the reply
+
+    def big(self, n):
+        return {"x": "x" * n} if n < 0 else {"x": np.zeros(n, dtype=np.uint8)}
+
+    def long_header(self):
+        return {"x": "x" * (2 << 20)}
+
+    def write(self, arr):
+        arr[:] = 7  # the checker's pages, mapped on this side
+        return None
+
+
+def test_a_plain_reply_is_decoded_whole_and_a_handle_in_it_is_named(pair):
+    checker, _ = pair
+    host = remote(checker, Host())
+    got = wire.call_plain(host.plain)
+    assert got["ms"] == 1.5 and np.array_equal(got["out"][0], np.arange(4, dtype=np.float32))
+    with pytest.raises(wire.NotPlain, match="handle to an object 'Model'"):
+        wire.call_plain(host.lazy)
+    checker.ping()  # the connection is still in step
+
+
+def test_a_reply_past_its_limit_is_refused_from_its_announced_size(pair):
+    checker, _ = pair
+    host = remote(checker, Host())
+    limit = wire.Limit("the reply", payload=wire.aligned_bytes([1024]))
+    assert wire.call_plain(host.big, 1024, limit=limit)["x"].nbytes == 1024
+    with pytest.raises(wire.TooLarge, match="the reply: 1048576 bytes of arrays, over the 1024"):
+        wire.call_plain(host.big, 1 << 20, limit=limit)
+    checker.ping()  # arrays refused unread: the stream is still in step
+    with pytest.raises(wire.TooLarge, match="a header of"):
+        wire.call_plain(host.long_header, limit=limit)
+    with pytest.raises(wire.PeerGone):  # the rest of that header was left on the socket
+        checker.ping()
+
+
+def test_shared_pages_are_written_and_read_by_the_checker(pair):
+    checker, _ = pair
+    host = remote(checker, Host())
+    sent = np.zeros(16, dtype=np.float32)
+    keep: list = []
+    wire.call_plain(host.write, sent, keep=keep)
+    pages = keep[0]
+    slot = pages.slot(sent)
+    assert np.frombuffer(pages.read(slot), dtype=np.float32).tolist() == [7.0] * 16  # seen here, whatever is said
+    pages.write(slot, np.full(16, 2.0, dtype=np.float32))
+    assert np.frombuffer(pages.read(slot), dtype=np.float32).tolist() == [2.0] * 16
+    with pytest.raises(ValueError):
+        pages.write(slot, np.zeros(17, dtype=np.float32))
+    pages.close()

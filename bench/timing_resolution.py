@@ -1,0 +1,149 @@
+"""What the module harness's trusted time resolves on this machine's CPU.
+
+Writes a small KernelBench-shaped challenge (a Linear then a ReLU) and three
+right answers to it that spend about 1 ms, 10 ms and 100 ms a call
+(sleeping in their forward), runs each through the module harness on the
+CPU (the local path: the checks here, the answer in a child process), and
+prints JSON, per answer:
+
+- ``trusted_ms``: the checker's figure (its clock around windows of whole
+  cycles, less the empty window, per call; null when at or below the
+  resolution);
+- ``answer_forward_median_ms``: the answer's own forward, timed in its
+  process (its word, shown beside);
+- ``resolution_ms`` and ``calls_per_window``: the empty window's jitter per
+  call, and how many calls a window took;
+- ``empty_cycle_ms``: what was subtracted per window.
+
+    python bench/timing_resolution.py [--windows 10] [--ms 1 10 100]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+REFERENCE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.relu(self.gemm(x))
+
+
+def get_inputs():
+    return [torch.rand(16, 64)]
+
+
+def get_init_inputs():
+    return [64, 32]
+'''
+
+ANSWER = '''import time
+
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        time.sleep({seconds!r})
+        return torch.clamp_min(torch.addmm(self.gemm.bias, x, self.gemm.weight.t()), 0.0)
+'''
+
+TOML = '''id = "timing_resolution"
+title = "Gemm_ReLU (timing resolution)"
+difficulty = "EASY"
+language = "python"
+backends = ["cpu"]
+
+[thresholds]
+timed_calls = {windows}
+published_warmup = 1
+published_calls = 3
+build_timeout_s = 120
+
+[module]
+deck = "kernelbench"
+problem = "level2/timing_resolution"
+answer_file = "solution.py"
+answer_class = "ModelNew"
+weights = "seeded"
+seeds = [42]
+num_correct_trials = 1
+num_perf_trials = 100
+regime = "compute"
+precision = "fp32"
+flops_formula = "2 * 16 * 64 * 32"
+'''
+
+
+def write(root: Path, windows: int, ms_list: list[float]) -> tuple[Path, dict[float, Path]]:
+    challenge = root / "challenges" / "timing_resolution"
+    challenge.mkdir(parents=True)
+    (challenge / "conformance.py").write_text("from benchtui.verify.module_suite import run  # noqa: F401\n")
+    (challenge / "PROMPT.md").write_text("# timing_resolution\n\nWrite solution.py.\n")
+    (challenge / "reference.py").write_text(REFERENCE)
+    (challenge / "challenge.toml").write_text(TOML.format(windows=windows))
+    answers = {}
+    for ms in ms_list:
+        folder = root / "answers" / f"sleep_{ms:g}ms"
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(ANSWER.format(seconds=ms / 1e3))
+        answers[ms] = folder
+    return root / "challenges", answers
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--windows", type=int, default=10, help="timed windows per answer (default 10)")
+    p.add_argument("--ms", type=float, nargs="+", default=[1.0, 10.0, 100.0], help="each answer's time a call")
+    a = p.parse_args()
+    sys.path.insert(0, str(REPO))
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    from benchtui.verify.local import run_local
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="benchtui-timing-resolution-") as tmp:
+        challenges, answers = write(Path(tmp), a.windows, a.ms)
+        for ms, folder in answers.items():
+            start = time.perf_counter()
+            result = run_local("timing_resolution", folder, challenges_dir=challenges, seed=int.from_bytes(os.urandom(8), "little"))
+            checks = {c["name"]: c for c in result["checks"]}
+            t = (checks.get("time:shape0") or {}).get("details") or {}
+            own = t.get("answer_side_ms") or []
+            trusted = t.get("trusted_ms")
+            forward = statistics.median(own) if own else None
+            rows.append({
+                "answer_ms_a_call": ms, "verdict": result["verdict"],
+                "trusted_ms": trusted, "answer_forward_median_ms": forward,
+                "trusted_over_forward": trusted / forward if trusted and forward else None,
+                "resolution_ms": t.get("resolution_ms"), "calls_per_window": t.get("calls_per_window"),
+                "windows": (t.get("trusted") or {}).get("windows"),
+                "empty_cycle_ms": (t.get("empty_cycle") or {}).get("s", 0.0) * 1e3 if t else None,
+                "trusted_iqr_ms": (t.get("trusted") or {}).get("iqr_s", 0.0) * 1e3 if t else None,
+                "message": (checks.get("time:shape0") or {}).get("message"),
+                "wall_s": round(time.perf_counter() - start, 1),
+            })
+    print(json.dumps({"device": "cpu", "windows": a.windows, "answers": rows}, indent=2))
+    return 0 if all(r["verdict"] == "pass" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,195 @@
+"""Nothing the answer's process says decides a verdict or a ranked figure of
+the PyTorch module harness (engine/verify/module_suite.py): answers that
+rewrite benchtui's host in their own process (a lazy reply, a handle in the
+output, a reply past the reference's size, a forged dtype, a hidden in-place
+write, a staging that is not in place) on small deck-shaped challenges, run
+on the CPU through the local path; and 128-bit seeds end to end."""
+from __future__ import annotations
+
+import os
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
+
+from benchtui.verify.local import run_local  # noqa: E402
+from benchtui.verify.module_seeds import seed_torch  # noqa: E402
+from benchtui.verify.module_suite import ModuleRun  # noqa: E402
+from tests.challenges import module_deck_kit as K  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def attacks(tmp_path_factory):
+    root = tmp_path_factory.mktemp("module-trust")
+    K.write_challenge(root / "challenges", "kbh_fp8", "hard")
+    K.write_challenge(root / "challenges", "kb_gemm", "kb")
+    answers = K.write_answers(root / "hard", K.TRUST_ATTACKS)
+    answers.update(K.write_answers(root / "kb", {"kb_forged_dtype": K.KB_FORGED_DTYPE}))
+    results: dict = {}
+
+    def run(name: str) -> dict:
+        if name not in results:
+            os.environ.setdefault("OMP_NUM_THREADS", "1")
+            cid = "kb_gemm" if name.startswith("kb_") else "kbh_fp8"
+            results[name] = run_local(cid, answers[name], challenges_dir=root / "challenges", seed=7)
+        return results[name]
+
+    return run
+
+
+def by_name(result: dict) -> dict:
+    return {c["name"]: c for c in result["checks"]}
+
+
+def explain(result: dict) -> list:
+    return [(c["name"], c["verdict"], c["message"][:200]) for c in result["checks"]]
+
+
+@pytest.mark.parametrize("answer, handle, check", [("lazy_cycle", "Lazy", "deck_seeds:shape0"),
+                                                  ("lazy_values", "Later", "deck_seeds:shape0"),
+                                                  ("lazy_when_timed", "Lazy", "timed_outputs:shape0")])
+def test_a_reply_holding_a_handle_is_an_error_naming_it(attacks, answer, handle, check):
+    """The host's cycle (or its output) replaced by one handing back a lazy
+    object: the checker reads every reply by value, so the work cannot run
+    after its clock stops; the handle is named, and no time is reported."""
+    r = attacks(answer)
+    checks = by_name(r)
+    assert r["verdict"] == "error", explain(r)
+    c = checks[check]
+    assert c["verdict"] == "error" and c["details"]["requirement"] == "reply", c
+    assert "handle" in c["message"] and handle in c["message"], c["message"]
+    assert not any(name.startswith("time:") for name in checks)
+
+
+def test_a_reply_past_the_reference_s_size_is_refused_before_it_is_read(attacks):
+    """64 MiB beside the right output: refused from its announced size (the
+    reference's output allows a few hundred bytes), never decoded."""
+    r = attacks("huge_reply")
+    c = by_name(r)["deck_seeds:shape0"]
+    assert r["verdict"] == "error", explain(r)
+    assert c["verdict"] == "error" and c["details"]["requirement"] == "reply"
+    assert f"{(64 << 20) + 256}" in c["message"] or "bytes of arrays, over the" in c["message"], c["message"]
+    assert "the reference's outputs allow" in c["message"]
+
+
+@pytest.mark.parametrize("answer, got, want", [("forged_dtype", "float32", "bfloat16"),
+                                               ("kb_forged_dtype", "float64", "float32")])
+def test_the_dtype_is_the_decoded_tensor_s_not_the_answer_s_word(attacks, answer, got, want):
+    r = attacks(answer)
+    c = by_name(r)["deck_seeds:shape0"]
+    assert r["verdict"] == "fail", explain(r)
+    assert c["details"]["requirement"] == "output_dtype"
+    assert f"output dtype {got}, the reference's is {want}" in c["message"]
+
+
+def test_an_in_place_write_the_answer_does_not_report_is_seen_by_the_checker(attacks):
+    r = attacks("hidden_in_place")
+    c = by_name(r)["deck_seeds:shape0"]
+    assert r["verdict"] == "fail", explain(r)
+    assert c["details"]["requirement"] == "inputs_unchanged"
+    assert "read by the checker from the pages it wrote them into" in c["message"]
+
+
+def test_the_stale_result_message_says_what_was_measured(attacks):
+    """The checker wrote the inputs into the same pages; the answer's process
+    called its module on copies (other pointers): the message says both, and
+    never claims the staging was in place in the answer's process."""
+    r = attacks("stale_on_copies")
+    checks = by_name(r)
+    deck, secret = checks["deck_seeds:shape0"], checks["secret_seeds:shape0"]
+    assert deck["details"]["requirement"] == "fresh_result" and "new input pages" in deck["message"]
+    assert secret["details"]["requirement"] == "fresh_result", explain(r)
+    assert "the checker wrote these inputs into the pages the previous call read" in secret["message"]
+    assert "reports other pointers or versions" in secret["message"]
+    assert "same objects, pointers and versions" not in secret["message"]
+
+
+class _Ref:
+    """A reference module's ``get_inputs`` as a deck writes it (torch's default generator)."""
+
+    @staticmethod
+    def get_inputs():
+        return [torch.rand(64, 8), torch.randn(16), torch.randint(0, 1000, (32,))]
+
+
+def _run_on(device: str) -> ModuleRun:
+    run = ModuleRun.__new__(ModuleRun)
+    run.torch, run.device, run.dtype = torch, torch.device(device), None
+    return run
+
+
+def _same(a: list, b: list) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_secret_inputs_depend_on_every_bit_of_a_128_bit_seed():
+    run = _run_on("cpu")
+    seed = 0x5EED_0000_0000_0000_0000_0000_0000_1234
+    first = run.inputs(_Ref, seed)
+    assert _same(first, run.inputs(_Ref, seed))  # the same seed: the same inputs, to replay a failure
+    for other in (seed + 2**32, seed + 2**63, seed + 2**64, seed ^ (1 << 127)):
+        assert not _same(first, run.inputs(_Ref, other)), hex(other)
+    # the deck's own seeds are the deck's inputs, seeded as its check.py seeds them
+    torch.manual_seed(42)
+    deck = _Ref.get_inputs()
+    assert _same(run.inputs(_Ref, 42, deck=True), deck)
+
+
+@pytest.mark.gpu
+def test_secret_inputs_on_the_gpu_depend_on_every_bit_of_the_seed():
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU with CUDA torch")
+    seed = 0x5EED_0000_0000_0000_0000_0000_0000_1234
+    draws = []
+    for s in (seed, seed, seed + 2**64, seed + 2**32):
+        seed_torch(s, cuda=True)
+        draws.append(torch.rand(1024, device="cuda").cpu())
+    assert torch.equal(draws[0], draws[1])
+    assert not torch.equal(draws[0], draws[2]) and not torch.equal(draws[0], draws[3])
+
+
+def test_module_secrets_are_128_bits():
+    run = ModuleRun.__new__(ModuleRun)
+    run.suite = types.SimpleNamespace(seed=7)
+    secrets = [run._secret("inputs", 0, i) for i in range(8)]
+    assert max(secrets) >= 2**64 and len(set(secrets)) == 8
+
+
+def test_a_time_the_window_cannot_resolve_is_no_figure_and_the_geomean_names_it(tmp_path, monkeypatch):
+    """The empty window's jitter widened to 10 s (as on a machine far noisier
+    than its calls): no trusted time for either shape, never 0 ms, and
+    peak_fraction says it left both out. The resolution stands beside each."""
+    from benchtui.verify import module_timing
+
+    measure = module_timing.EmptyWindow.measure
+
+    def noisy(self, calls, samples=7):
+        return {**measure(self, calls, samples), "iqr_s": 10.0}
+
+    monkeypatch.setattr(module_timing.EmptyWindow, "measure", noisy)
+    K.write_challenge(tmp_path / "challenges", "kbh_fp8", "hard")
+    answers = K.write_answers(tmp_path / "hard", {"right": K.HARD_RIGHT})
+    r = run_local("kbh_fp8", answers["right"], challenges_dir=tmp_path / "challenges", seed=7)
+    checks = by_name(r)
+    assert r["verdict"] == "pass", explain(r)
+    for shape in ("shape0", "shape1"):
+        t = checks[f"time:{shape}"]
+        assert t["value"] is None and t["details"]["trusted_ms"] is None, t
+        assert t["details"]["resolution_ms"] >= 10_000 / t["details"]["calls_per_window"] - 1e-6
+        assert "below the resolution" in t["message"] and "no figure" in t["message"]
+        assert t["details"]["peak_fraction_deck_peak"] is None
+    p = checks["peak_fraction"]
+    assert p["value"] is None and "left out" in p["message"] and "shape0, shape1" in p["message"]
+    assert p["details"]["left_out"]["deck_peak"] == ["shape0", "shape1"]
+
+
+def test_a_right_answer_s_time_stands_above_its_resolution(tmp_path):
+    K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
+    answers = K.write_answers(tmp_path / "kb", {"slow": K.sleeper(5.0)})
+    r = run_local("kb_gemm", answers["slow"], challenges_dir=tmp_path / "challenges", seed=7)
+    t = by_name(r)["time:shape0"]["details"]
+    assert r["verdict"] == "pass", explain(r)
+    assert t["trusted_ms"] > t["resolution_ms"] > 0 and t["calls_per_window"] >= 1
+    assert 4.5 < t["trusted_ms"] < 50 and len(t["trusted_samples_ms"]) == 3
+    assert t["trusted"]["windows"] == 3 and t["trusted"]["empty_cycle"]["calls"] == t["calls_per_window"]

@@ -1,0 +1,150 @@
+"""The trusted-timing core (engine/verify/trusted_timing.py) and the CUDA
+harness's timing cycle read by value: a stand-in for the answer's library
+host served over a real wire by a thread (the answer's side), whose cycle
+returns a lazy object or more than its outputs; no GPU needed."""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import types
+
+import numpy as np
+import pytest
+
+from benchtui.verify import cuda_suite, wire
+from benchtui.verify import trusted_timing as TT
+
+ROWS = 64
+OUTPUTS = [("float32", ROWS, 0)]
+
+
+class Device:
+    """The checker's own view of the device (cuda_device.CheckerDevice's interface)."""
+
+    info = {"name": "stand-in", "peak_bytes_per_s": 1e12, "l2_bytes": 1 << 20}
+
+    def empty_cycles(self, inputs, outputs, scratch, seeds):
+        return [2e-5 + 1e-6 * (i % 3) for i, _ in enumerate(seeds)]
+
+
+class Host:
+    """The answer's side: a cycle that sleeps 2 ms and returns its output rows."""
+
+    def __init__(self, reply=None):
+        self.reply = reply
+
+    def timing_setup(self, inputs, outputs, scratch):
+        pass
+
+    def timing_release(self):
+        pass
+
+    def timing_cycle(self, seeds, trial, scalars):
+        if self.reply is not None:
+            return self.reply(seeds, trial)
+        time.sleep(0.002)
+        return {"rc": 0, "error": "", "seconds": 0.002, "outputs": [[np.full(ROWS, trial, dtype=np.float32)]]}
+
+
+class Lazy:
+    """Does the cycle's work only when the checker reads the reply."""
+
+    def __init__(self, seeds, trial):
+        self.trial = trial
+
+    def get(self, key, default=None):
+        return self[key]
+
+    def __getitem__(self, key):
+        time.sleep(0.002)
+        return {"rc": 0, "error": "", "seconds": 0.0, "outputs": [[np.full(ROWS, self.trial, dtype=np.float32)]]}[key]
+
+
+@pytest.fixture
+def served():
+    """A proxy for ``host`` on the other end of a real wire."""
+    made = []
+
+    def serve(host):
+        here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        answer = wire.Peer(wire.Connection(there), trusting=True, ops={"host": lambda _: host})
+        thread = threading.Thread(target=answer.serve_forever, daemon=True)
+        thread.start()
+        checker = wire.Peer(wire.Connection(here), trusting=False)
+        made.append((checker, thread, here, there))
+        return checker.call_op("host")
+
+    yield serve
+    for checker, thread, here, there in made:
+        checker.close()
+        thread.join(timeout=5)
+        here.close()
+        there.close()
+
+
+def timed(host_proxy, trials: int = 6):
+    def verify(trial, seeds, outputs):
+        ok = np.array_equal(outputs[0][0], np.full(ROWS, trial, dtype=np.float32))
+        return ROWS, 0 if ok else ROWS, None if ok else "wrong rows"
+
+    seeds = [[[t]] for t in range(trials)]
+    return cuda_suite.timed_cycles(types.SimpleNamespace(peer=None), host_proxy, Device(), [("float32", 8, 0, 0)],
+                                   OUTPUTS, 0, seeds, 1, [], verify)
+
+
+def test_an_honest_cycle_over_the_wire_is_timed_with_its_resolution(served):
+    run = timed(served(Host()))
+    fig = run["trusted"]
+    assert run["rows_wrong"] == 0 and len(run["walls"]) == 5
+    assert fig["resolved"] and fig["median_s"] >= 0.0019 and fig["resolution_s"] > 0
+    assert fig["empty_cycle"]["s"] == pytest.approx(2.1e-5, rel=0.2)
+    details, flags, _ = cuda_suite.timing_details(run, Device.info, 1 << 10, 0.5)
+    assert not flags and details["resolution_s"] == fig["resolution_s"] and details["trusted"] is fig
+
+
+def test_a_lazy_cycle_reply_is_an_error_naming_the_handle(served):
+    """The answer's library replaces the cycle with one returning a lazy
+    object: its work would run as the checker reads the reply, after the
+    clock stopped. The reply is read by value: an error, the handle named."""
+    with pytest.raises(cuda_suite.CudaFault, match="handle to an object 'Lazy'"):
+        timed(served(Host(reply=lambda seeds, trial: Lazy(seeds, trial))))
+
+
+def test_a_cycle_reply_past_its_outputs_size_is_refused(served):
+    big = {"rc": 0, "error": "", "seconds": 0.001, "outputs": [[np.zeros(ROWS, dtype=np.float32)]],
+           "extra": np.zeros(16 << 20, dtype=np.uint8)}
+    with pytest.raises(cuda_suite.CudaFault, match="over the 320 bytes of the output buffers"):
+        timed(served(Host(reply=lambda seeds, trial: big)))
+
+
+def test_a_time_at_or_below_the_resolution_is_no_figure():
+    empty = TT.empty_cycle([1e-4, 1.2e-4, 0.9e-4, 1.1e-4, 1e-4], calls=4)
+    assert TT.resolution_s(empty) == pytest.approx(empty["iqr_s"] / 4)
+    fig = TT.figure(TT.per_call([1e-4, 1.01e-4, 0.99e-4, 1e-4], empty), empty, "test")
+    assert not fig["resolved"] and fig["median_s"] is None
+    assert "below the resolution" in TT.describe(fig) and "no figure" in TT.describe(fig)
+    slow = TT.figure(TT.per_call([4.1e-3, 4.0e-3, 4.2e-3], empty), empty, "test")
+    assert slow["resolved"] and slow["median_s"] == pytest.approx((4.1e-3 - 1e-4) / 4)
+    assert "resolution" in TT.describe(slow)
+
+
+def test_cuda_timing_details_flag_an_unresolved_time():
+    empty = TT.empty_cycle([1e-4, 3e-4, 1e-4, 3e-4], calls=1)
+    run = {"walls": TT.per_call([1e-4, 1.5e-4, 2e-4], empty), "events": [1e-6] * 3, "rows_wrong": 0,
+           "empty_cycle": empty}
+    details, flags, _ = cuda_suite.timing_details(run, Device.info, 1 << 10, 0.5)
+    assert any("resolution" in f for f in flags) and details["flagged"]
+
+
+def test_windows_are_sized_above_the_empty_cycle_s_jitter():
+    assert TT.window_calls(1e-3, 1e-4) == 1
+    assert TT.window_calls(1e-5, 1e-4) == 32  # capped
+    assert TT.window_calls(2e-5, 1e-5) == 5
+    assert TT.window_calls(-1e-5, 1e-4) == 32  # an estimate at or below zero: the most calls
+
+
+def test_the_geomean_names_the_shapes_it_leaves_out():
+    g, covered, left = TT.geomean({"shape0": 0.25, "shape1": None, "shape2": 1.0, "shape3": 0.0})
+    assert g == pytest.approx(0.5) and covered == ["shape0", "shape2"] and left == ["shape1", "shape3"]
+    assert TT.geomean({"shape0": None}) == (None, [], ["shape0"])
