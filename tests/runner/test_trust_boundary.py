@@ -196,7 +196,6 @@ def test_a_module_answer_s_lazy_reply_is_an_error_through_the_sandbox(tmp_path):
     own sandboxed process) with one returning a lazy object: the checker reads
     the reply by value, so the run is an error naming the handle, never a pass
     with a time of nothing."""
-    layer_or_skip()
     pytest.importorskip("torch", reason="the torch extra is not installed")
     from tests.challenges import module_deck_kit as K
 

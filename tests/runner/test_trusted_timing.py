@@ -24,7 +24,7 @@ class Device:
 
     info = {"name": "stand-in", "peak_bytes_per_s": 1e12, "l2_bytes": 1 << 20}
 
-    def empty_cycles(self, inputs, outputs, scratch, seeds):
+    def empty_cycles(self, inputs, outputs, scratch, seeds, launches=1):
         return [2e-5 + 1e-6 * (i % 3) for i, _ in enumerate(seeds)]
 
 
@@ -34,7 +34,7 @@ class Host:
     def __init__(self, reply=None):
         self.reply = reply
 
-    def timing_setup(self, inputs, outputs, scratch):
+    def timing_setup(self, inputs, outputs, scratch, launches=1):
         pass
 
     def timing_release(self):
