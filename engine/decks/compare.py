@@ -8,10 +8,13 @@ import json
 from dataclasses import dataclass, field
 
 from benchtui.store.database import Store
+from benchtui.store.judging import ran_out_of_time
 from benchtui.verify import verdicts as V
+from benchtui.verify.judged import not_judged
 
 # benchtui's verdicts that judge the answer (a pass, or a failure of the answer's own);
-# the others (skipped, unbound, a missing dependency, not run) judged nothing.
+# the others (skipped, unbound, a missing dependency, not run, and a run its time limit
+# stopped before its checks finished: engine/verify/judged.py) judged nothing.
 PASSING = {V.PASS, V.PARTIAL}
 FAILING = {V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN}
 FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module_suite.py)
@@ -32,9 +35,12 @@ class Row:
     figure: float | None
     annotations: list[dict] = field(default_factory=list)
     has_answer: bool = True
+    not_judged: str | None = None   # why benchtui's run judged nothing ("time limit hit before ...")
 
     @property
     def judged(self) -> str | None:
+        if self.not_judged:
+            return None
         return "PASS" if self.verdict in PASSING else "FAIL" if self.verdict in FAILING else None
 
     @property
@@ -80,7 +86,7 @@ def summary(rows: list[Row]) -> dict:
     counts = {"answers": sum(r.has_answer for r in rows), "published": sum(r.deck_verdict is not None for r in rows),
               "deck_pass": sum(r.deck_verdict == "PASS" for r in rows), "run_here": sum(r.verdict is not None for r in rows),
               "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
-              "not_judged_here": 0}
+              "not_judged_here": 0, "not_judged_why": {}}
     for r in rows:
         if r.agreement in ("agree", "disagree"):
             key = ("both_pass" if r.judged == "PASS" else "both_fail") if r.agreement == "agree" else \
@@ -88,6 +94,8 @@ def summary(rows: list[Row]) -> dict:
             counts[key] += 1
         elif r.has_answer and r.deck_verdict is not None:
             counts["not_judged_here"] += 1
+            why = r.not_judged or (r.verdict if r.verdict else "not run here")
+            counts["not_judged_why"][why] = counts["not_judged_why"].get(why, 0) + 1
     judged = counts["both_pass"] + counts["both_fail"] + counts["deck_pass_here_fail"] + counts["deck_fail_here_pass"]
     counts["judged_both"] = judged
     counts["agreement"] = None if not judged else (counts["both_pass"] + counts["both_fail"]) / judged
@@ -136,11 +144,15 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     for a in store.query("select deck, run_id, verdict, summary, peak_fraction, source from deck_annotations order by id"):
         notes.setdefault((a["deck"], a["run_id"]), []).append(
             {"verdict": a["verdict"], "summary": a["summary"], "peak_fraction": a["peak_fraction"], "source": a["source"]})
+    ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == V.TIMEOUT])
     for d in store.query(sql, tuple(params)):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
+        why = not_judged(run["verdict"], run.get("message"), ran_out.get(run["id"])) if run else None
         if run and run["verdict"] in PASSING:
             reason = None
+        elif run and run["id"] in ran_out:
+            reason = f"run: {ran_out[run['id']]}"  # what stopped it, not the check it was in
         elif run and not reason:
             reason = run.get("message")
         deck_verdict = None if d["correct"] is None else ("PASS" if d["correct"] else "FAIL")
@@ -148,7 +160,7 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         problem=d["problem"], deck_verdict=deck_verdict, deck_reason=d["failure_reason"],
                         deck_figure=d["peak_fraction"], verdict=run["verdict"] if run else None, reason=reason,
                         figure=figure, annotations=notes.get((d["deck"], d["run_id"]), []),
-                        has_answer=bool(d["has_answer"])))
+                        has_answer=bool(d["has_answer"]), not_judged=why))
     per: dict[str, list[Row]] = {}
     for r in rows:
         per.setdefault(r.challenge, []).append(r)
