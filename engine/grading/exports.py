@@ -55,7 +55,10 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
           DASH if s.mean_points is None else f"{s.mean_points:.2f}", s.band, str(s.attempted),
           f"{lb.challenge_titles[s.best]} ({s.best_letter})" if s.best else DASH,
           f"{lb.challenge_titles[s.worst]} ({s.worst_letter})" if s.worst else DASH,
-          f"{_pct(s.pass_rate)} ({s.passed}/{s.verified})"] for s in lb.model_summaries])
+          f"{_pct(s.pass_rate)} ({s.over})" if s.over else DASH] for s in lb.model_summaries])
+    out += ["", "The suite pass rate counts the answers the hidden checks judged; a run that judged nothing "
+            "(skipped for want of a GPU, a missing dependency, nothing to call, or stopped by its time limit "
+            "before its checks finished) is counted apart, with its reason."]
     out += ["", "## Head-to-head", ""]
     out += _table(["Model", "Opponent", "Record (W-L-T)", "Shared"],
                   [[lb.display_names[h.model_a], lb.display_names[h.model_b], h.text, str(len(h.challenges))]
