@@ -194,7 +194,8 @@ def cmd_published(args, ctx) -> int:
         print(f"  {r['model'] or '(no answer)'}/{r['challenge']} [{r['run_id']}]: deck {r['deck_verdict'] or '-'}"
               f" ({r['deck_reason'] or '-'}){fig}; benchtui {r['verdict'] or 'not run'}"
               + (f", not judged here: {r['not_judged']}" if r["not_judged"] else "")
-              + f" ({r['reason'] or '-'}){mine}" + (f"; {notes}" if notes else ""))
+              + f" ({r['reason'] or '-'}){mine}" + (f"; {notes}" if notes else "")
+              + (f"; MARKED: {r['marks']}" if r["marks"] else ""))
     for d in data.get("detail", []):
         print(f"{model}, run {d['run_id']} ({d['problem']}), as published:")
         for s in d["shapes"]:

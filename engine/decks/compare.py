@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 
 from benchtui.store.database import Store
-from benchtui.store.judging import ran_out_of_time
+from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
 from benchtui.verify import verdicts as V
 from benchtui.verify.judged import not_judged
 
@@ -36,6 +36,8 @@ class Row:
     annotations: list[dict] = field(default_factory=list)
     has_answer: bool = True
     not_judged: str | None = None   # why benchtui's run judged nothing ("time limit hit before ...")
+    stale: str = ""                 # benchtui's verdict is on files that changed since ("kv_cache.py changed")
+    edited: str = ""                # the answer is no longer the file the deck judged ("solution.py edited ...")
 
     @property
     def judged(self) -> str | None:
@@ -53,8 +55,14 @@ class Row:
             return "not judged here" if self.verdict else "not run here"
         return "agree" if self.judged == self.deck_verdict else "disagree"
 
+    @property
+    def marks(self) -> str:
+        """Why the pair of verdicts may not be on the same files: "" when they are."""
+        return "; ".join(m for m in (self.edited, self.stale and f"stale: {self.stale} since benchtui's run") if m)
+
     def to_dict(self) -> dict:
-        return {**{k: v for k, v in self.__dict__.items()}, "judged": self.judged, "agreement": self.agreement}
+        return {**{k: v for k, v in self.__dict__.items()}, "judged": self.judged, "agreement": self.agreement,
+                "marks": self.marks}
 
 
 def spearman(pairs: list[tuple[float, float]]) -> float | None:
@@ -126,6 +134,26 @@ def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
     return reason, figure
 
 
+SIDECAR_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp")
+
+
+def _edited(deck_row: dict, files: dict[str, str] | None) -> str:
+    """Whether the answer's file is no longer the one the deck published (and judged): its hash,
+    as the last scan read it, against the deck's. A run file the import split into sidecars
+    (.cu sources appended to it) is not its answer file's bytes, so such an answer is not judged
+    by its hash."""
+    path = deck_row.get("source_path") or ""
+    name = path.rsplit("/", 1)[-1] if path else ""
+    if not files or not deck_row.get("sha256") or not deck_row.get("has_answer"):
+        return ""
+    answer_file = "solution.py" if "solution.py" in files else name if name in files else None
+    if answer_file is None or any(rel.endswith(SIDECAR_SUFFIXES) for rel in files):
+        return ""
+    if files[answer_file] == deck_row["sha256"]:
+        return ""
+    return f"{answer_file} edited since the import: the deck's verdict is on the file it published"
+
+
 def compare(store: Store, *, challenge: str | None = None, deck: str | None = None) -> dict:
     where, params = [], []
     if challenge:
@@ -145,6 +173,8 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
         notes.setdefault((a["deck"], a["run_id"]), []).append(
             {"verdict": a["verdict"], "summary": a["summary"], "peak_fraction": a["peak_fraction"], "source": a["source"]})
     ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == V.TIMEOUT])
+    stale = stale_runs(store, [r["id"] for r in latest.values()])
+    hashes = answer_hashes(store)
     for d in store.query(sql, tuple(params)):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
@@ -160,7 +190,9 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         problem=d["problem"], deck_verdict=deck_verdict, deck_reason=d["failure_reason"],
                         deck_figure=d["peak_fraction"], verdict=run["verdict"] if run else None, reason=reason,
                         figure=figure, annotations=notes.get((d["deck"], d["run_id"]), []),
-                        has_answer=bool(d["has_answer"]), not_judged=why))
+                        has_answer=bool(d["has_answer"]), not_judged=why,
+                        stale=stale.get(run["id"], "") if run else "",
+                        edited=_edited(d, hashes.get((d["model"], d["challenge"])))))
     per: dict[str, list[Row]] = {}
     for r in rows:
         per.setdefault(r.challenge, []).append(r)

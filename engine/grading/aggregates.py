@@ -16,7 +16,7 @@ from typing import Callable
 
 from benchtui.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
 from benchtui.store.database import Store
-from benchtui.store.judging import ran_out_of_time
+from benchtui.store.judging import ran_out_of_time, stale_runs
 from benchtui.verify.judged import not_judged, over
 
 PASS = "pass"
@@ -46,6 +46,14 @@ def not_judged_cells(store: Store) -> dict[tuple[str, str], str]:
         if why:
             out[(r["model"], r["challenge"])] = why
     return out
+
+
+def stale_cells(store: Store) -> dict[tuple[str, str], str]:
+    """(model, challenge) -> what changed in the answer's files since its latest finished run,
+    for the verdicts on files no longer there (engine/store/judging.py)."""
+    rows = _latest_done(store, "id")
+    stale = stale_runs(store, [r["id"] for r in rows])
+    return {(r["model"], r["challenge"]): stale[r["id"]] for r in rows if r["id"] in stale}
 
 
 def current_messages(store: Store) -> dict[tuple[str, str], str]:

@@ -7,7 +7,9 @@ import io
 import json
 
 from benchtui.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
-from benchtui.grading.aggregates import Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard
+from benchtui.grading.aggregates import (
+    Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard, stale_cells,
+)
 from benchtui.grading.grades import (
     CELL_RULE, RUBRIC_VERSION, all_grades, all_notes, answerless_cells, current_grades, list_graders, shown_grade,
 )
@@ -18,6 +20,7 @@ FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"
 SEVERAL_MARK = "\u2020"        # a cell more than one grader graded (a dagger; re-imports as the grade)
 NO_ANSWER_MARK = "(no answer)"  # a grade on an answer the workbench does not hold
+STALE_MARK = "(stale)"  # a verdict on files that have changed since its run
 
 
 def _row(cells: list[str]) -> str:
@@ -111,18 +114,24 @@ def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
     if not verdicts:
         return []
     covers = current_coverage(store)
+    stale = stale_cells(store)
     rows = []
     for c in lb.challenges:
         cells = [lb.challenge_titles[c]]
         for m in lb.models:
             v = verdicts.get((m, c))
-            cells.append(DASH if v in (None, V.NO_ANSWER, V.NOT_RUN) else
-                         f"{v} ({covers[(m, c)]})" if v == V.PARTIAL and covers.get((m, c)) else v)
+            text = (DASH if v in (None, V.NO_ANSWER, V.NOT_RUN) else
+                    f"{v} ({covers[(m, c)]})" if v == V.PARTIAL and covers.get((m, c)) else v)
+            cells.append(f"{text} {STALE_MARK}" if text != DASH and (m, c) in stale else text)
         if any(cell != DASH for cell in cells[1:]):
             rows.append(cells)
     out = ["", "## Suite verdicts", "",
            "The latest run of each answer against the hidden checks (`benchtui show MODEL CHALLENGE` has the evidence).", ""]
     out += _table(["Challenge", *[lb.display_names[m] for m in lb.models]], rows)
+    if stale:
+        out += ["", f"{STALE_MARK} stale: the answer's files changed since that run, so the verdict is on other files: "
+                + "; ".join(f"{lb.display_names.get(m, m)} on {lb.challenge_titles.get(c, c)} ({why})"
+                            for (m, c), why in sorted(stale.items())) + "."]
     failed = sorted(((g.points if g.points is not None else -1, m, c, g) for (m, c), g in lb.matrix.items()
                      if verdicts.get((m, c)) in FAILING), key=lambda t: (-t[0], t[1], t[2]))
     if failed:
@@ -158,8 +167,9 @@ def _records(store: Store) -> tuple[list[dict], list[dict]]:
                "verdict": verdicts.get((g.model, g.challenge)), "shown": g.id in shown,
                "no_answer": (g.model, g.challenge) in answerless} for g in everything]
     covers = current_coverage(store)
-    verdict_rows = [{"model": m, "challenge": c, "verdict": v, "covers": covers.get((m, c), "")}
-                    for (m, c), v in sorted(verdicts.items())]
+    stale = stale_cells(store)
+    verdict_rows = [{"model": m, "challenge": c, "verdict": v, "covers": covers.get((m, c), ""),
+                     "stale": stale.get((m, c), "")} for (m, c), v in sorted(verdicts.items())]
     return grades, verdict_rows
 
 
@@ -170,7 +180,7 @@ def csv_text(store: Store) -> str:
     hold), then one ``verdict`` row per answer with a verdict."""
     grades, verdicts = _records(store)
     buf = io.StringIO()
-    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers", "shown", "no_answer"]
+    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers", "shown", "no_answer", "stale"]
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for g in grades:

@@ -115,3 +115,42 @@ def test_a_run_its_time_limit_stopped_is_not_judged_here_not_a_disagreement(kbh_
     out = capsys.readouterr().out
     assert "judged by both: 1, agreement 0%" in out and "1 time limit hit before the checks finished" in out
     assert "benchtui timeout, not judged here: time limit hit before the checks finished (run: killed after" in out
+
+
+def test_an_edited_imported_answer_is_marked_beside_the_decks_verdict(kbh_deck, tmp_path, capsys):
+    """The deck's verdict is on the solution.py it published: once the file is edited, the row
+    pairing it with benchtui's says so, and a benchtui run on the file before the edit is stale."""
+    from pathlib import Path
+
+    from benchtui.runner.orchestrate import tree_digest
+    from benchtui.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
+
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    fp8 = "kbh_01_fp8_gemm"
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        models = [r["model"] for r in store.query("select model from deck_results where challenge = ? and has_answer = 1 "
+                                                  "order by model", (fp8,))]
+        edited, kept = models[0], models[1]
+        folder = root / "models" / edited / fp8
+        digest, files = tree_digest(folder)
+        store.db["runs"].insert({"model": edited, "challenge": fp8, "status": "done", "verdict": "pass",
+                                 "answer_sha256": digest, "files": json.dumps(files)})
+        with open(folder / "solution.py", "a") as f:
+            f.write("\n# tuned by hand\n")
+        scan_workbench(wb, store, index_transcripts=False)
+        data = compare(store, challenge=fp8)
+    rows = {a["model"]: a for a in data["answers"]}
+    assert rows[edited]["edited"] == "solution.py edited since the import: the deck's verdict is on the file it published"
+    assert rows[edited]["stale"] == "solution.py changed"
+    assert "stale: solution.py changed since benchtui's run" in rows[edited]["marks"]
+    assert (rows[kept]["edited"], rows[kept]["stale"], rows[kept]["marks"]) == ("", "", "")
+
+    from benchtui.cli import main
+
+    assert main(["--workbench", str(root), "published", "-c", fp8, "--all"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith(f"{edited}/{fp8}"))
+    assert "MARKED: solution.py edited since the import" in line

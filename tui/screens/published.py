@@ -57,6 +57,8 @@ def detail_text(row: dict, published: list[dict]) -> Text:
     if row.get("not_judged"):
         text.append(f", not judged here: {row['not_judged']}", style="yellow")
     text.append(f" ({row['reason'] or '—'}), peak_fraction {_pf(row['figure'])}\n")
+    if row.get("marks"):
+        text.append(f"≠ {row['marks']}\n", style="bold yellow")
     for p in published:
         if p["run_id"] != row["run_id"]:
             continue
