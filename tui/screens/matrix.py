@@ -35,7 +35,10 @@ def cell_text(cell) -> Text:
     if text is None:
         text = verdict_glyph(cell.verdict)
         # a verdict on files that have changed since its run: the mark takes the glyph's space
-        text.append(STALE_MARK if cell.stale else " ", style="bold yellow")
+        if cell.stale:
+            text.append(STALE_MARK, style="bold yellow")
+        else:
+            text.append(" ")
         text.append(f"{cell.human or '':<2}", style="bold " + grade_style(cell.human))
         if cell.judge:
             text.append(" ")
