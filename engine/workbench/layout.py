@@ -198,8 +198,8 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
     if layout is None:
         seen = published_candidates(root, ids)[1]
         looked = (f"{', '.join(seen[:3])}{' ...' if len(seen) > 3 else ''} "
-                  f"{'is' if len(seen) == 1 else 'are'} named like answer folders but hold no PROMPT.md, and "
-                  "there is no store for it") if seen else \
+                  + ("is named like an answer folder but holds" if len(seen) == 1 else
+                     "are named like answer folders but hold") + " no PROMPT.md, and there is no store for it") if seen else \
             "no models/ folder and no model folders holding challenge folders"
         raise WorkbenchError(
             f"{root} (from {source}) is not a workbench: {looked}; nothing was written there. "
