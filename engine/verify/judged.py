@@ -20,6 +20,8 @@ def not_judged(verdict: str | None, message: str | None = None, ran_out: str | N
     ``ran_out``: the message of its ``run`` check when the run's time limit stopped it."""
     message = message or ""
     if verdict == V.SKIPPED:
+        if "too slow for this CPU" in message:
+            return "skipped: too slow for this CPU"
         return "skipped: no GPU" if "GPU" in message or "cuda" in message.lower() else "skipped"
     if verdict == V.MISSING_DEPENDENCY:
         return "missing dependency"
