@@ -218,7 +218,8 @@ def test_an_answer_too_slow_for_the_cpu_is_stopped_early_and_not_judged(small_kb
         checks = {c["name"]: c for c in store.query("select name, verdict, message from checks where run_id = "
                                                     "(select max(id) from runs)")}
     assert run["verdict"] == "skipped", (run, checks)
-    assert run["duration_s"] < 17, run  # stopped at its share of the limit, not at 20 s
+    # it ended by itself at its first calls' share of the limit: the limit never had to stop it
+    assert "run" not in checks and run["duration_s"] < 20, (run, checks)
     first = checks["deck_seeds:shape0"]
     assert first["verdict"] == "skipped" and first["message"].startswith("too slow for this CPU: the answer's first")
     assert "run's 20 s limit" in first["message"] and "--backend cuda" in first["message"]
