@@ -255,8 +255,11 @@ def _markdown_files(names: list[str]) -> list[Path]:
 
 
 def cmd_grades_import(args, ctx) -> int:
-    if len(args.file) == 1 and _is_salvage_file(Path(args.file[0])) and not args.dry_run:
-        return restore_salvage(Path(args.file[0]), ctx, as_json=args.json)  # what `salvage` wrote
+    if len(args.file) == 1 and _is_salvage_file(Path(args.file[0])):  # what `salvage` wrote
+        if args.dry_run or args.keep_existing or args.grader:
+            raise UsageError(f"{args.file[0]} is a salvage: it is restored as it is (rows the store already holds "
+                             "are not added twice); --dry-run, --keep-existing and --grader do not apply")
+        return restore_salvage(Path(args.file[0]), ctx, as_json=args.json)
     paths = _markdown_files(args.file)
     store = _store(ctx)
     results = []
