@@ -177,6 +177,9 @@ def cmd_published(args, ctx) -> int:
     rho = "-" if o["rank_correlation"] is None else f"{o['rank_correlation']:.2f}"
     print(f"{o['answers']} answers, {o['published']} published results ({o['deck_pass']} PASS), {o['run_here']} run here; "
           f"judged by both: {o['judged_both']}, agreement {_pct(o['agreement'])}, rank correlation of the passes {rho}")
+    if o["not_judged_here"]:
+        print(f"not judged here: {o['not_judged_here']} ("
+              + ", ".join(f"{n} {why}" for why, n in sorted(o["not_judged_why"].items(), key=lambda kv: -kv[1])) + ")")
     print(f"{'challenge':<36} {'answers':>7} {'deck PASS':>9} {'agree':>6} {'differ':>6} {'not judged':>10} {'rho':>5}")
     for cid, s in data["challenges"].items():
         rho = "-" if s["rank_correlation"] is None else f"{s['rank_correlation']:.2f}"
@@ -191,7 +194,9 @@ def cmd_published(args, ctx) -> int:
         notes = "; ".join(f"annotation: {a['verdict']}" for a in r["annotations"])
         print(f"  {r['model'] or '(no answer)'}/{r['challenge']} [{r['run_id']}]: deck {r['deck_verdict'] or '-'}"
               f" ({r['deck_reason'] or '-'}){fig}; benchtui {r['verdict'] or 'not run'}"
-              f" ({r['reason'] or '-'}){mine}" + (f"; {notes}" if notes else ""))
+              + (f", not judged here: {r['not_judged']}" if r["not_judged"] else "")
+              + f" ({r['reason'] or '-'}){mine}" + (f"; {notes}" if notes else "")
+              + (f"; MARKED: {r['marks']}" if r["marks"] else ""))
     for d in data.get("detail", []):
         print(f"{model}, run {d['run_id']} ({d['problem']}), as published:")
         for s in d["shapes"]:

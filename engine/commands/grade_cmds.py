@@ -102,8 +102,13 @@ def register(sub) -> None:
     p.add_argument("file")
     p.set_defaults(func=cmd_backup)
 
-    p = sub.add_parser("salvage", help="from a damaged store: the grades and notes SQLite can still read, as JSON")
-    p.add_argument("file", help="the JSON file to write (must not exist)")
+    p = sub.add_parser("salvage", help="from a damaged store: the grades and notes SQLite can still read, as JSON; "
+                                       "--restore puts them back into the rebuilt store")
+    p.add_argument("file", help="the JSON file to write (must not exist); with --restore, the one to read")
+    p.add_argument("--restore", action="store_true",
+                   help="put a salvage's graders, grades, notes and aliases back into this workbench's store "
+                        "(rows it already holds are not added twice)")
+    p.add_argument("--json", action="store_true", help="with --restore: what was restored, as JSON")
     p.set_defaults(func=cmd_salvage)
 
 
@@ -218,6 +223,18 @@ def cmd_grade_note(args, ctx) -> int:
     return 0
 
 
+def _is_salvage_file(path: Path) -> bool:
+    from benchtui.store.restore import RestoreError, read_salvage
+
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return False
+    try:
+        read_salvage(path)
+    except RestoreError:
+        return False
+    return True
+
+
 def _markdown_files(names: list[str]) -> list[Path]:
     """The files to import: each file named, and each named folder's own .md files."""
     out: list[Path] = []
@@ -231,13 +248,19 @@ def _markdown_files(names: list[str]) -> list[Path]:
         elif not path.exists():
             raise UsageError(f"no such file: {name}")
         elif path.suffix.lower() not in MARKDOWN_SUFFIXES:
-            raise UsageError(f"not a Markdown file: {name}; grades import reads .md files (judge reports, a README)")
+            raise UsageError(f"not a Markdown file: {name}; grades import reads .md files (judge reports, a README) "
+                             "and the JSON `benchtui salvage FILE` writes")
         else:
             out.append(path)
     return list(dict.fromkeys(out))
 
 
 def cmd_grades_import(args, ctx) -> int:
+    if len(args.file) == 1 and _is_salvage_file(Path(args.file[0])):  # what `salvage` wrote
+        if args.dry_run or args.keep_existing or args.grader:
+            raise UsageError(f"{args.file[0]} is a salvage: it is restored as it is (rows the store already holds "
+                             "are not added twice); --dry-run, --keep-existing and --grader do not apply")
+        return restore_salvage(Path(args.file[0]), ctx, as_json=args.json)
     paths = _markdown_files(args.file)
     store = _store(ctx)
     results = []
@@ -393,6 +416,9 @@ def cmd_backup(args, ctx) -> int:
 def cmd_salvage(args, ctx) -> int:
     from benchtui.store.salvage import SalvageError, salvage, write
 
+    if args.restore:
+        return restore_salvage(Path(args.file), ctx, as_json=args.json)
+
     try:  # the store is opened read-only, never through ctx.store (which refuses a damaged file)
         result = salvage(ctx.workbench.store_path)
         out = write(result, args.file)
@@ -406,6 +432,26 @@ def cmd_salvage(args, ctx) -> int:
         print(f"  {gap['table']}: {unreadable_words(gap)} ({gap['error']})")
     if not result.unreadable:
         print("  every row of these tables was read")
+    return 0
+
+
+def restore_salvage(path: Path, ctx, *, as_json: bool = False) -> int:
+    """A salvage's rows back into the store (engine/store/restore.py)."""
+    from benchtui.store.restore import RestoreError, read_salvage, restore
+
+    try:
+        result = restore(_store(ctx), read_salvage(path))
+    except RestoreError as exc:
+        raise UsageError(str(exc)) from exc
+    if as_json:
+        print_json({"file": str(path), **result.to_dict()})
+        return 0
+    print(f"restored from {path}:")
+    for table in ("graders", "grades", "notes", "name_aliases"):
+        added, present = result.added.get(table, 0), result.present.get(table, 0)
+        print(f"  {table}: {added} added" + (f", {present} already in the store" if present else ""))
+    for conflict in result.conflicts:
+        print(f"  {conflict}")
     return 0
 
 

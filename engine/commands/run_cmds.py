@@ -237,6 +237,11 @@ def cmd_results(args, ctx) -> int:
     suites = queries.current_suites(store)
     superseded = {r["id"]: why for r in latest if (why := queries.superseded_suite(r["versions"], r["challenge"], suites))}
     records = [run_record(store, r["id"]) for r in latest if r["id"] not in superseded]
+    from benchtui.store.judging import stale_runs
+
+    stale = stale_runs(store, [r["run_id"] for r in records])
+    for r in records:  # a verdict on files that have changed since: said, never shown as current
+        r["stale"] = stale.get(r["run_id"], "")
     have = {(r["model"], r["challenge"]) for r in records}
     old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
                 for r in runs_sql.runs_by_id(store, superseded)}
@@ -250,7 +255,8 @@ def cmd_results(args, ctx) -> int:
     for r in records:
         said = (in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer"
                 else shown_verdict(r))
-        print(f"{said:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
+        print(f"{said:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}"
+              + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")

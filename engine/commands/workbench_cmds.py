@@ -105,6 +105,8 @@ def resolve_answer(ctx, model: str, challenge: str) -> tuple[str, str]:
 
 
 def answer_detail(store, model: str, challenge: str) -> dict:
+    from benchtui.store.judging import stale_runs
+
     answer = queries.answer_row(store, model, challenge)
     files = answers_sql.detail_files(store, answer["id"])
     transcripts = answers_sql.detail_transcripts(store, answer["id"])
@@ -128,6 +130,8 @@ def answer_detail(store, model: str, challenge: str) -> dict:
                # another suite judged it (a workbench challenge added over a bundled one, or removed): not current
                "superseded": queries.superseded_suite(r["versions"], challenge, queries.current_suites(store)),
                "checks": queries.shown_checks(store, r["id"]),
+               # what changed in the answer's files since this run ("": its verdict is on these files)
+               "stale": stale_runs(store, [r["id"]]).get(r["id"], ""),
                "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
     grades = answers_sql.current_grades_of(store, model, challenge)
     from benchtui.grading.grades import notes_for
@@ -172,6 +176,9 @@ def cmd_show(args, ctx) -> int:
         print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")
     else:
         print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
+        if run["stale"]:
+            print(f"  STALE: {run['stale']} since this run, so its verdict is on other files; "
+                  f"`benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}` judges them")
         if run["superseded"]:
             print(f"  not the current verdict: it was {run['superseded']}; "
                   f"`benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}` judges it again")

@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 
 from benchtui.store import decks_sql
 from benchtui.store.database import Store
+from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
 from benchtui.verify import verdicts as V
+from benchtui.verify.judged import not_judged
 
 # benchtui's verdicts that judge the answer (a pass, or a failure of the answer's own);
-# the others (skipped, unbound, a missing dependency, not run) judged nothing.
+# the others (skipped, unbound, a missing dependency, not run, and a run its time limit
+# stopped before its checks finished: engine/verify/judged.py) judged nothing.
 PASSING = {V.PASS, V.PARTIAL}
 FAILING = {V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN}
 FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module_suite.py)
@@ -33,9 +36,14 @@ class Row:
     figure: float | None
     annotations: list[dict] = field(default_factory=list)
     has_answer: bool = True
+    not_judged: str | None = None   # why benchtui's run judged nothing ("time limit hit before ...")
+    stale: str = ""                 # benchtui's verdict is on files that changed since ("kv_cache.py changed")
+    edited: str = ""                # the answer is no longer the file the deck judged ("solution.py edited ...")
 
     @property
     def judged(self) -> str | None:
+        if self.not_judged:
+            return None
         return "PASS" if self.verdict in PASSING else "FAIL" if self.verdict in FAILING else None
 
     @property
@@ -48,8 +56,14 @@ class Row:
             return "not judged here" if self.verdict else "not run here"
         return "agree" if self.judged == self.deck_verdict else "disagree"
 
+    @property
+    def marks(self) -> str:
+        """Why the pair of verdicts may not be on the same files: "" when they are."""
+        return "; ".join(m for m in (self.edited, self.stale and f"stale: {self.stale} since benchtui's run") if m)
+
     def to_dict(self) -> dict:
-        return {**{k: v for k, v in self.__dict__.items()}, "judged": self.judged, "agreement": self.agreement}
+        return {**{k: v for k, v in self.__dict__.items()}, "judged": self.judged, "agreement": self.agreement,
+                "marks": self.marks}
 
 
 def spearman(pairs: list[tuple[float, float]]) -> float | None:
@@ -81,7 +95,7 @@ def summary(rows: list[Row]) -> dict:
     counts = {"answers": sum(r.has_answer for r in rows), "published": sum(r.deck_verdict is not None for r in rows),
               "deck_pass": sum(r.deck_verdict == "PASS" for r in rows), "run_here": sum(r.verdict is not None for r in rows),
               "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
-              "not_judged_here": 0}
+              "not_judged_here": 0, "not_judged_why": {}}
     for r in rows:
         if r.agreement in ("agree", "disagree"):
             key = ("both_pass" if r.judged == "PASS" else "both_fail") if r.agreement == "agree" else \
@@ -89,6 +103,8 @@ def summary(rows: list[Row]) -> dict:
             counts[key] += 1
         elif r.has_answer and r.deck_verdict is not None:
             counts["not_judged_here"] += 1
+            why = r.not_judged or (r.verdict if r.verdict else "not run here")
+            counts["not_judged_why"][why] = counts["not_judged_why"].get(why, 0) + 1
     judged = counts["both_pass"] + counts["both_fail"] + counts["deck_pass_here_fail"] + counts["deck_fail_here_pass"]
     counts["judged_both"] = judged
     counts["agreement"] = None if not judged else (counts["both_pass"] + counts["both_fail"]) / judged
@@ -119,6 +135,26 @@ def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
     return reason, figure
 
 
+SIDECAR_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp")
+
+
+def _edited(deck_row: dict, files: dict[str, str] | None) -> str:
+    """Whether the answer's file is no longer the one the deck published (and judged): its hash,
+    as the last scan read it, against the deck's. A run file the import split into sidecars
+    (.cu sources appended to it) is not its answer file's bytes, so such an answer is not judged
+    by its hash."""
+    path = deck_row.get("source_path") or ""
+    name = path.rsplit("/", 1)[-1] if path else ""
+    if not files or not deck_row.get("sha256") or not deck_row.get("has_answer"):
+        return ""
+    answer_file = "solution.py" if "solution.py" in files else name if name in files else None
+    if answer_file is None or any(rel.endswith(SIDECAR_SUFFIXES) for rel in files):
+        return ""
+    if files[answer_file] == deck_row["sha256"]:
+        return ""
+    return f"{answer_file} edited since the import: the deck's verdict is on the file it published"
+
+
 def compare(store: Store, *, challenge: str | None = None, deck: str | None = None) -> dict:
     rows: list[Row] = []
     latest = {}
@@ -128,11 +164,17 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     for a in decks_sql.annotation_rows(store):
         notes.setdefault((a["deck"], a["run_id"]), []).append(
             {"verdict": a["verdict"], "summary": a["summary"], "peak_fraction": a["peak_fraction"], "source": a["source"]})
+    ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == V.TIMEOUT])
+    stale = stale_runs(store, [r["id"] for r in latest.values()])
+    hashes = answer_hashes(store)
     for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
+        why = not_judged(run["verdict"], run.get("message"), ran_out.get(run["id"])) if run else None
         if run and run["verdict"] in PASSING:
             reason = None
+        elif run and run["id"] in ran_out:
+            reason = f"run: {ran_out[run['id']]}"  # what stopped it, not the check it was in
         elif run and not reason:
             reason = run.get("message")
         deck_verdict = None if d["correct"] is None else ("PASS" if d["correct"] else "FAIL")
@@ -140,7 +182,9 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         problem=d["problem"], deck_verdict=deck_verdict, deck_reason=d["failure_reason"],
                         deck_figure=d["peak_fraction"], verdict=run["verdict"] if run else None, reason=reason,
                         figure=figure, annotations=notes.get((d["deck"], d["run_id"]), []),
-                        has_answer=bool(d["has_answer"])))
+                        has_answer=bool(d["has_answer"]), not_judged=why,
+                        stale=stale.get(run["id"], "") if run else "",
+                        edited=_edited(d, hashes.get((d["model"], d["challenge"])))))
     per: dict[str, list[Row]] = {}
     for r in rows:
         per.setdefault(r.challenge, []).append(r)

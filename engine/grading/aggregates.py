@@ -17,6 +17,8 @@ from typing import Callable
 from benchtui.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
 from benchtui.store import grades_sql, runs_sql
 from benchtui.store.database import Store
+from benchtui.store.judging import ran_out_of_time, stale_runs
+from benchtui.verify.judged import not_judged, over
 
 PASS = "pass"
 DONE = "done"  # the runner's status for a run that finished with a verdict
@@ -30,6 +32,27 @@ def _latest_done(store: Store, column: str) -> list[dict]:
 def current_verdicts(store: Store) -> dict[tuple[str, str], str]:
     """(model, challenge) -> verdict of the latest finished (``done``) run."""
     return {(r["model"], r["challenge"]): r["verdict"] for r in _latest_done(store, "verdict") if r["verdict"]}
+
+
+def not_judged_cells(store: Store) -> dict[tuple[str, str], str]:
+    """(model, challenge) -> why the latest finished run judged nothing ("skipped: no GPU"),
+    for the runs that did not judge (engine/verify/judged.py)."""
+    rows = _latest_done(store, "id, verdict, message")
+    ran_out = ran_out_of_time(store, [r["id"] for r in rows if r["verdict"] == "timeout"])
+    out = {}
+    for r in rows:
+        why = not_judged(r["verdict"], r["message"], ran_out.get(r["id"]))
+        if why:
+            out[(r["model"], r["challenge"])] = why
+    return out
+
+
+def stale_cells(store: Store) -> dict[tuple[str, str], str]:
+    """(model, challenge) -> what changed in the answer's files since its latest finished run,
+    for the verdicts on files no longer there (engine/store/judging.py)."""
+    rows = _latest_done(store, "id")
+    stale = stale_runs(store, [r["id"] for r in rows])
+    return {(r["model"], r["challenge"]): stale[r["id"]] for r in rows if r["id"] in stale}
 
 
 def current_messages(store: Store) -> dict[tuple[str, str], str]:
@@ -60,10 +83,12 @@ class ModelSummary:
     best_letter: str | None
     worst: str | None
     worst_letter: str | None
-    verified: int             # attempted answers the hidden suite has a verdict on
+    verified: int             # attempted answers the hidden suite judged (a verdict that is not skipped, ...)
     passed: int
     pass_rate: float | None   # passed / verified
     rank: int | None = None   # 1 = best mean; ties share a rank
+    not_judged: dict[str, int] = field(default_factory=dict)  # why the others were not judged: how many
+    over: str = ""            # what the rate is over: "8 of 8 judged; 2 skipped: no GPU"
 
 
 @dataclass
@@ -77,6 +102,8 @@ class ChallengeSummary:
     band: str
     passed: int
     verified: int
+    not_judged: dict[str, int] = field(default_factory=dict)
+    over: str = ""
 
 
 @dataclass
@@ -177,7 +204,16 @@ def _attempted(store: Store, matrix: dict[tuple[str, str], Grade]) -> set[tuple[
     return {cell for cell, ok in known.items() if ok} | {cell for cell in matrix if cell not in known}
 
 
-def model_summary(model: str, display: str, challenges: list[str], matrix, verdicts, attempted) -> ModelSummary:
+def _apart(cells, unjudged) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for cell in cells:
+        if cell in unjudged:
+            out[unjudged[cell]] = out.get(unjudged[cell], 0) + 1
+    return out
+
+
+def model_summary(model: str, display: str, challenges: list[str], matrix, verdicts, attempted,
+                  unjudged: dict | None = None) -> ModelSummary:
     mine = [c for c in challenges if (model, c) in attempted]
     # Every grade counts, one on an answer the workbench lacks too (as in the
     # challenge winners and head-to-head records; the exports mark those).
@@ -186,8 +222,11 @@ def model_summary(model: str, display: str, challenges: list[str], matrix, verdi
     # Ties for best/worst go to the challenge listed first.
     best = max(graded, key=lambda cg: cg[1].points, default=None)
     worst = min(graded, key=lambda cg: cg[1].points, default=None)
-    verified = [c for c in mine if (model, c) in verdicts]
+    unjudged = unjudged or {}
+    ran = [c for c in mine if (model, c) in verdicts]
+    verified = [c for c in ran if (model, c) not in unjudged]  # a skipped run judged nothing
     passed = sum(1 for c in verified if verdicts[(model, c)] == PASS)
+    apart = _apart([(model, c) for c in ran], unjudged)
     avg = mean(points) if points else None
     return ModelSummary(
         model=model, display_name=display, attempted=len(mine), graded=len(graded),
@@ -196,6 +235,7 @@ def model_summary(model: str, display: str, challenges: list[str], matrix, verdi
         worst=worst[0] if worst else None, worst_letter=worst[1].letter if worst else None,
         verified=len(verified), passed=passed,
         pass_rate=round(passed / len(verified), 4) if verified else None,
+        not_judged=apart, over=over(passed, len(verified), apart) if ran else "",
     )
 
 
@@ -250,6 +290,7 @@ def leaderboard(store: Store, *, grader: str | None = None,
     lists = cell_grade_lists(store, grader=grader, dimension=OVERALL, checkpoint=checkpoint)
     matrix = {cell: rows[0] for cell, rows in lists.items()}
     verdicts = current_verdicts(store)
+    unjudged = not_judged_cells(store)
     checkpoint()
     models, display, challenges, titles = _names(
         store, {m for m, _ in matrix}, {c for _, c in matrix})
@@ -259,7 +300,7 @@ def leaderboard(store: Store, *, grader: str | None = None,
     for n, m in enumerate(models):
         if n % 10 == 0:
             checkpoint()
-        summaries.append(model_summary(m, display[m], challenges, matrix, verdicts, attempted))
+        summaries.append(model_summary(m, display[m], challenges, matrix, verdicts, attempted, unjudged))
     summaries = _rank(summaries)
     ranked = [s.model for s in summaries]
 
@@ -273,11 +314,15 @@ def leaderboard(store: Store, *, grader: str | None = None,
         best_cells |= {(m, c) for m in winners}
         pts = [g.points for _, g in cells]
         ran = [m for m in ranked if (m, c) in verdicts and (m, c) in attempted]
+        apart = _apart([(m, c) for m in ran], unjudged)
+        ran_all, ran = ran, [m for m in ran if (m, c) not in unjudged]
+        passed = sum(1 for m in ran if verdicts[(m, c)] == PASS)
         challenge_summaries.append(ChallengeSummary(
             challenge=c, title=titles[c], graded=len(cells), winners=winners,
             best_letter=matrix[(winners[0], c)].letter if winners else None,
             mean_points=round(mean(pts), 4) if pts else None, band=band(mean(pts) if pts else None),
-            passed=sum(1 for m in ran if verdicts[(m, c)] == PASS), verified=len(ran),
+            passed=passed, verified=len(ran), not_judged=apart,
+            over=over(passed, len(ran), apart) if ran_all else "",
         ))
     return Leaderboard(
         models=ranked, display_names=display, challenges=challenges, challenge_titles=titles,

@@ -7,7 +7,9 @@ import io
 import json
 
 from benchtui.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
-from benchtui.grading.aggregates import Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard
+from benchtui.grading.aggregates import (
+    Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard, stale_cells,
+)
 from benchtui.grading.grades import (
     CELL_RULE, RUBRIC_VERSION, all_grades, all_notes, answerless_cells, current_grades, list_graders, shown_grade,
 )
@@ -18,6 +20,7 @@ FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"
 SEVERAL_MARK = "\u2020"        # a cell more than one grader graded (a dagger; re-imports as the grade)
 NO_ANSWER_MARK = "(no answer)"  # a grade on an answer the workbench does not hold
+STALE_MARK = "(stale)"  # a verdict on files that have changed since its run
 
 
 def _row(cells: list[str]) -> str:
@@ -55,7 +58,10 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
           DASH if s.mean_points is None else f"{s.mean_points:.2f}", s.band, str(s.attempted),
           f"{lb.challenge_titles[s.best]} ({s.best_letter})" if s.best else DASH,
           f"{lb.challenge_titles[s.worst]} ({s.worst_letter})" if s.worst else DASH,
-          f"{_pct(s.pass_rate)} ({s.passed}/{s.verified})"] for s in lb.model_summaries])
+          f"{_pct(s.pass_rate)} ({s.over})" if s.over else DASH] for s in lb.model_summaries])
+    out += ["", "The suite pass rate counts the answers the hidden checks judged; a run that judged nothing "
+            "(skipped for want of a GPU, a missing dependency, nothing to call, or stopped by its time limit "
+            "before its checks finished) is counted apart, with its reason."]
     out += ["", "## Head-to-head", ""]
     out += _table(["Model", "Opponent", "Record (W-L-T)", "Shared"],
                   [[lb.display_names[h.model_a], lb.display_names[h.model_b], h.text, str(len(h.challenges))]
@@ -108,18 +114,24 @@ def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
     if not verdicts:
         return []
     covers = current_coverage(store)
+    stale = stale_cells(store)
     rows = []
     for c in lb.challenges:
         cells = [lb.challenge_titles[c]]
         for m in lb.models:
             v = verdicts.get((m, c))
-            cells.append(DASH if v in (None, V.NO_ANSWER, V.NOT_RUN) else
-                         f"{v} ({covers[(m, c)]})" if v == V.PARTIAL and covers.get((m, c)) else v)
+            text = (DASH if v in (None, V.NO_ANSWER, V.NOT_RUN) else
+                    f"{v} ({covers[(m, c)]})" if v == V.PARTIAL and covers.get((m, c)) else v)
+            cells.append(f"{text} {STALE_MARK}" if text != DASH and (m, c) in stale else text)
         if any(cell != DASH for cell in cells[1:]):
             rows.append(cells)
     out = ["", "## Suite verdicts", "",
            "The latest run of each answer against the hidden checks (`benchtui show MODEL CHALLENGE` has the evidence).", ""]
     out += _table(["Challenge", *[lb.display_names[m] for m in lb.models]], rows)
+    if stale:
+        out += ["", f"{STALE_MARK} stale: the answer's files changed since that run, so the verdict is on other files: "
+                + "; ".join(f"{lb.display_names.get(m, m)} on {lb.challenge_titles.get(c, c)} ({why})"
+                            for (m, c), why in sorted(stale.items())) + "."]
     failed = sorted(((g.points if g.points is not None else -1, m, c, g) for (m, c), g in lb.matrix.items()
                      if verdicts.get((m, c)) in FAILING), key=lambda t: (-t[0], t[1], t[2]))
     if failed:
@@ -155,8 +167,9 @@ def _records(store: Store) -> tuple[list[dict], list[dict]]:
                "verdict": verdicts.get((g.model, g.challenge)), "shown": g.id in shown,
                "no_answer": (g.model, g.challenge) in answerless} for g in everything]
     covers = current_coverage(store)
-    verdict_rows = [{"model": m, "challenge": c, "verdict": v, "covers": covers.get((m, c), "")}
-                    for (m, c), v in sorted(verdicts.items())]
+    stale = stale_cells(store)
+    verdict_rows = [{"model": m, "challenge": c, "verdict": v, "covers": covers.get((m, c), ""),
+                     "stale": stale.get((m, c), "")} for (m, c), v in sorted(verdicts.items())]
     return grades, verdict_rows
 
 
@@ -167,7 +180,7 @@ def csv_text(store: Store) -> str:
     hold), then one ``verdict`` row per answer with a verdict."""
     grades, verdicts = _records(store)
     buf = io.StringIO()
-    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers", "shown", "no_answer"]
+    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers", "shown", "no_answer", "stale"]
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for g in grades:

@@ -303,6 +303,7 @@ class Runner:
                    "thresholds": {**challenge.thresholds, **((prompt or {}).get("thresholds") or {})},
                    "forbidden_imports": list(challenge.forbidden_imports),
                    **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")},
+                   "run_limit_s": (limits or self._limits(challenge)).timeout_s,
                    **(job_extra or {})}
             return JobBundle(**{
                 "key": key or f"{model}/{challenge.id}", "model": model, "challenge_id": challenge.id,

@@ -43,7 +43,8 @@ def damage_message(path: Path | str, detail: str) -> str:
     return (f"the store {path} is damaged ({detail[:160]}); nothing more was written to it. "
             f"Copy a backup made with `benchtui backup FILE` over it, or move it away and run `benchtui scan` "
             "to rebuild the index (runs, grades and notes live only in the store: `benchtui salvage FILE` "
-            "writes out the grades and notes it can still read)")
+            "first writes out the grades and notes it can still read, and `benchtui salvage --restore FILE` "
+            "after the rescan puts them back)")
 
 
 @dataclass(frozen=True)

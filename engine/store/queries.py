@@ -95,6 +95,7 @@ class Cell:
     human: str | None      # current human overall letter
     judge: str | None      # current judge overall letter (latest judge)
     warnings: int = 0
+    stale: str = ""        # what changed in the answer's files since its run ("" : the verdict is on these files)
 
 
 @dataclass
@@ -203,6 +204,9 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
             f" and kind not in ({', '.join(repr(k) for k in INFO_KINDS)})"  # what the scan did, not a warning
             + (f" and {only}" if only else "") + " group by model, challenge", params)
     }
+    from benchtui.store.judging import stale_runs
+
+    stale = stale_runs(store, [r[0] for r in runs.values() if r[1] == "done"])
     matrix = Matrix(models, challenges, partial=read is not None, read=read)
     cells = matrix.cells
     for answer_id, m, c, status in conn.execute(
@@ -221,7 +225,8 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
         else:
             verdict = run[2] or "not_run"
         cells[key] = Cell(m, c, answer_id, status or "answer", verdict,
-                          run[0] if run else None, human.get(key), judge.get(key), warn_counts.get(key, 0))
+                          run[0] if run else None, human.get(key), judge.get(key), warn_counts.get(key, 0),
+                          stale.get(run[0], "") if run and status != "no_answer" else "")
     return matrix
 
 

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,9 @@ class Job:
     version_checks: dict = field(default_factory=dict)
     # Scan's duplicate_file warnings for this answer: relpath -> what it copies.
     duplicates: dict = field(default_factory=dict)
+    # The run's wall-clock limit: a harness that can tell early that the answer will not
+    # finish in it on this machine stops then (engine/verify/module_suite.py), not at the limit.
+    run_limit_s: float | None = None
 
 
 def new_suite(job: Job, **kw) -> Suite:
@@ -60,6 +64,7 @@ def new_suite(job: Job, **kw) -> Suite:
 
 def execute(job: Job, peer=None, monitor=None) -> Suite:
     suite = new_suite(job, peer=peer, monitor=monitor)
+    suite.run_limit_s, suite.run_started = job.run_limit_s, time.monotonic()
     hits = forbidden_imports(suite.answer_dir, job.forbidden_imports)
     if hits:
         suite.record("forbidden_imports", V.FORBIDDEN, value=len(hits), threshold=0,

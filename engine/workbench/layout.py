@@ -4,7 +4,9 @@ Two layouts:
 - ``models``: ``ROOT/models/<model>/<challenge>/`` (this project's own);
 - ``published``: ``ROOT/<model>/<challenge>/`` as benchmark repositories are
   published, with analysis folders and files beside the models. A top-level
-  folder is a model when it holds at least one challenge folder.
+  folder is a model when it holds at least one challenge folder. The layout
+  needs evidence beyond folder names: a challenge's PROMPT.md in an answer
+  folder, an existing store, or challenges of the workbench's own.
 """
 from __future__ import annotations
 
@@ -126,17 +128,35 @@ def challenge_folder_names(challenges_dir: Path) -> set[str]:
         return set()
 
 
-def detect_layout(root: Path, challenge_ids: set[str]) -> str | None:
+def detect_layout(root: Path, challenge_ids: set[str], *, known: bool = False) -> str | None:
+    """``models`` for a ``models/`` folder; ``published`` for top-level folders holding
+    challenge folders, but only on evidence that this is a benchmark and not any folder
+    whose sub-folders happen to be named ``kv`` or ``fuse``: an answer folder holding the
+    challenge's PROMPT.md, or ``known`` (a store exists for it, or it has its own
+    challenges). ``None`` otherwise."""
     if (root / "models").is_dir():
         return "models"
+    return "published" if published_candidates(root, challenge_ids, known=known)[0] else None
+
+
+def published_candidates(root: Path, challenge_ids: set[str], *, known: bool = False) -> tuple[bool, list[str]]:
+    """(whether the published layout stands, the ``model/challenge`` folders that look like
+    answers). It stands when ``known`` or when one such folder holds a PROMPT.md."""
+    seen: list[str] = []
     try:
-        for entry in root.iterdir():
-            if entry.is_dir() and entry.name not in SKIP_DIRS and not entry.name.startswith("."):
-                if any((entry / cid).is_dir() for cid in challenge_ids):
-                    return "published"
+        entries = sorted(root.iterdir(), key=lambda p: p.name)
     except OSError:
-        return None
-    return None
+        return False, seen
+    for entry in entries:
+        if not entry.is_dir() or entry.name in SKIP_DIRS or entry.name.startswith("."):
+            continue
+        for cid in sorted(challenge_ids):
+            folder = entry / cid
+            if folder.is_dir():
+                if known or (folder / "PROMPT.md").is_file():
+                    return True, seen
+                seen.append(f"{entry.name}/{cid}")
+    return False, seen
 
 
 def demo_hint(root: Path) -> str:
@@ -164,15 +184,25 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
     # each challenge's own id read.
     # The workbench's own challenges come on top of the bundled ones
     # (engine/challenges/catalog.py): either's folder names may name a model's folders.
-    layout = detect_layout(root, challenge_folder_names(root / "challenges") | challenge_folder_names(BUNDLED_CHALLENGES))
+    store_path = Path(os.path.expanduser(store)).resolve() if store else default_store_path(root)
+    # A store already made for it, or challenges of its own, say it is a workbench; a folder
+    # whose sub-folders are merely named like challenges does not (no store is made there).
+    known = store_path.is_file() or bool(challenge_folder_names(root / "challenges"))
+    ids = challenge_folder_names(root / "challenges") | challenge_folder_names(BUNDLED_CHALLENGES)
+    layout = detect_layout(root, ids, known=known)
     if layout is None and (root / "challenges").is_dir():
         from benchtui.challenges.catalog import load_challenge_set
 
-        layout = detect_layout(root, set(load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges))
+        ids = set(load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges)
+        layout = detect_layout(root, ids, known=known)
     if layout is None:
+        seen = published_candidates(root, ids)[1]
+        looked = (f"{', '.join(seen[:3])}{' ...' if len(seen) > 3 else ''} "
+                  + ("is named like an answer folder but holds" if len(seen) == 1 else
+                     "are named like answer folders but hold") + " no PROMPT.md, and there is no store for it") if seen else \
+            "no models/ folder and no model folders holding challenge folders"
         raise WorkbenchError(
-            f"{root} (from {source}) is not a workbench: no models/ folder and no model folders "
-            f"holding challenge folders; run `benchtui new-model NAME` there to start one{demo_hint(root)}"
+            f"{root} (from {source}) is not a workbench: {looked}; nothing was written there. "
+            f"Run `benchtui new-model NAME` there to start one{demo_hint(root)}"
         )
-    store_path = Path(os.path.expanduser(store)).resolve() if store else default_store_path(root)
     return Workbench(root=root, layout=layout, store_path=store_path, challenges_dir=challenges_dir)

@@ -16,6 +16,7 @@ from benchtui.challenges.definition import load_challenge
 from benchtui.cli import main
 from benchtui.decks.importer import import_deck
 from benchtui.decks import kernelbench, kernelbench_hard
+from benchtui.store.database import Store
 from benchtui.verify.module_suite import Spec
 
 torch = pytest.importorskip("torch")
@@ -186,3 +187,43 @@ def test_the_decks_property_stress_loads_from_the_imported_challenge(decks, tmp_
     mutated = mod.apply_property_case("06_sonic_moe_swiglu", [hidden, offsets], cases[0])
     counts = mutated[1][1:] - mutated[1][:-1]
     assert int(counts.sum()) == 32 and int(counts.min()) >= 1 and not torch.equal(mutated[1], offsets)
+
+
+SLOW = """import time
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        time.sleep(8)  # a plain-torch answer on a CPU far slower than the GPU it was written for
+        return torch.relu(x)
+"""
+
+
+def test_an_answer_too_slow_for_the_cpu_is_stopped_early_and_not_judged(small_kb, tmp_path, capsys):
+    """The first calls' time tells that the checks cannot finish in the run's limit: the run
+    stops then, as skipped (nothing was judged) with a clear reason, not at the limit as a
+    timeout; `published` counts it not judged here."""
+    root = Path(shutil.copytree(small_kb, tmp_path / "wb"))
+    (answer,) = (root / "models").glob("*/kb_l1_p19_relu/solution.py")
+    answer.write_text(SLOW)
+    code, out = cli(capsys, "--workbench", str(root), "run", "--backend", "cpu", "--timeout", "20",
+                    "-c", "kb_l1_p19_relu", "--json")
+    assert code in (0, 1)
+    with Store(root / "store.db") as store:
+        run = store.query("select verdict, duration_s, message from runs order by id desc limit 1")[0]
+        checks = {c["name"]: c for c in store.query("select name, verdict, message from checks where run_id = "
+                                                    "(select max(id) from runs)")}
+    assert run["verdict"] == "skipped", (run, checks)
+    # it ended by itself at its first calls' share of the limit: the limit never had to stop it
+    assert "run" not in checks and run["duration_s"] < 20, (run, checks)
+    first = checks["deck_seeds:shape0"]
+    assert first["verdict"] == "skipped" and first["message"].startswith("too slow for this CPU: the answer's first")
+    assert "run's 20 s limit" in first["message"] and "--backend cuda" in first["message"]
+    code, out = cli(capsys, "--workbench", str(root), "published", "--json")
+    row = next(a for a in json.loads(out)["answers"] if a["challenge"] == "kb_l1_p19_relu")
+    assert (row["agreement"], row["not_judged"]) == ("not judged here", "skipped: too slow for this CPU")

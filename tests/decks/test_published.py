@@ -82,3 +82,75 @@ def test_published_beside_benchtuis_verdicts(kbh_deck, tmp_path, capsys):
     assert [d["problem"] for d in data["detail"]] == ["01_fp8_gemm", "02_kda_cutlass", "06_sonic_moe_swiglu", "07_w4a16_gemm"]
     assert data["detail"][0]["annotations"][0]["verdict"] == "clean"
     assert main(["--workbench", str(root), "published", "-m", "nobody"]) == 2
+
+
+def test_a_run_its_time_limit_stopped_is_not_judged_here_not_a_disagreement(kbh_deck, tmp_path, capsys):
+    """On a CPU a deck's plain-torch answer can still be on its first shape when the run's
+    time limit stops it: nothing was judged, so it neither agrees nor disagrees with the
+    deck's PASS; the reason says so. A check that timed out by itself is a judgment."""
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    kda = "kbh_02_kda_cutlass"
+    with Store(root / "store.db") as store:
+        passed = [r["model"] for r in store.query("select model from deck_results where challenge = ? and correct = 1 "
+                                                  "and has_answer = 1 order by model", (kda,))]
+        _run(store, passed[0], kda, "timeout", [
+            ("forbidden_ops", "pass", 0, ""), ("build", "pass", None, ""),
+            ("correctness:shape0", "timeout", None, "stopped by the run's time limit (60 s) while it ran"),
+            ("run", "timeout", 60.4, "killed after 60.4 s (limit 60 s); 2 checks had finished, correctness:shape0 was running")])
+        _run(store, passed[1], kda, "timeout", [("correctness:shape0", "timeout", 30.0, "check ran past 30 s")])
+        data = compare(store, challenge=kda)
+    o = data["overall"]
+    published = sum(1 for a in data["answers"] if a["has_answer"] and a["deck_verdict"])
+    assert (o["judged_both"], o["deck_pass_here_fail"], o["not_judged_here"]) == (1, 1, published - 1)
+    assert o["not_judged_why"]["time limit hit before the checks finished"] == 1
+    stopped = next(a for a in data["answers"] if a["model"] == passed[0])
+    assert (stopped["agreement"], stopped["judged"]) == ("not judged here", None)
+    assert stopped["reason"].startswith("run: killed after 60.4 s")
+    assert [d["model"] for d in data["disagreements"]] == [passed[1]]
+
+    from benchtui.cli import main
+
+    assert main(["--workbench", str(root), "published", "-c", kda, "--all"]) == 0
+    out = capsys.readouterr().out
+    assert "judged by both: 1, agreement 0%" in out and "1 time limit hit before the checks finished" in out
+    assert "benchtui timeout, not judged here: time limit hit before the checks finished (run: killed after" in out
+
+
+def test_an_edited_imported_answer_is_marked_beside_the_decks_verdict(kbh_deck, tmp_path, capsys):
+    """The deck's verdict is on the solution.py it published: once the file is edited, the row
+    pairing it with benchtui's says so, and a benchtui run on the file before the edit is stale."""
+    from pathlib import Path
+
+    from benchtui.runner.orchestrate import tree_digest
+    from benchtui.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
+
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    fp8 = "kbh_01_fp8_gemm"
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        models = [r["model"] for r in store.query("select model from deck_results where challenge = ? and has_answer = 1 "
+                                                  "order by model", (fp8,))]
+        edited, kept = models[0], models[1]
+        folder = root / "models" / edited / fp8
+        digest, files = tree_digest(folder)
+        store.db["runs"].insert({"model": edited, "challenge": fp8, "status": "done", "verdict": "pass",
+                                 "answer_sha256": digest, "files": json.dumps(files)})
+        with open(folder / "solution.py", "a") as f:
+            f.write("\n# tuned by hand\n")
+        scan_workbench(wb, store, index_transcripts=False)
+        data = compare(store, challenge=fp8)
+    rows = {a["model"]: a for a in data["answers"]}
+    assert rows[edited]["edited"] == "solution.py edited since the import: the deck's verdict is on the file it published"
+    assert rows[edited]["stale"] == "solution.py changed"
+    assert "stale: solution.py changed since benchtui's run" in rows[edited]["marks"]
+    assert (rows[kept]["edited"], rows[kept]["stale"], rows[kept]["marks"]) == ("", "", "")
+
+    from benchtui.cli import main
+
+    assert main(["--workbench", str(root), "published", "-c", fp8, "--all"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith(f"{edited}/{fp8}"))
+    assert "MARKED: solution.py edited since the import" in line

@@ -223,3 +223,22 @@ def test_scan_never_writes_answer_folders(demo_workbench):
     scan_workbench(wb, store)
     scan_workbench(wb, store)
     assert tree_digest(demo_workbench / "models") == before
+
+
+def test_folders_merely_named_like_challenges_are_not_a_workbench(tmp_path, capsys, monkeypatch):
+    """`projects/kv/notes.txt` is a project folder, not a model's answer to kv: `list` there
+    refuses in one line and writes no store; a PROMPT.md in the folder, or a store made for
+    it, is the evidence that makes it a workbench."""
+    from benchtui.cli import main
+
+    write(tmp_path / "projects" / "kv" / "notes.txt", "todo\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["list"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is not a workbench" in err and "projects/kv" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["projects"]  # no store.db
+    write(tmp_path / "projects" / "kv" / "PROMPT.md", PROMPT)
+    assert find_workbench(None, None, tmp_path).layout == "published"
+    (tmp_path / "projects" / "kv" / "PROMPT.md").unlink()
+    Store(tmp_path / "store.db").close()  # a store already made for it (an earlier scan)
+    assert find_workbench(None, None, tmp_path).layout == "published"

@@ -130,3 +130,83 @@ def test_a_store_whose_file_header_is_overwritten_gives_up_no_grade(demo_workben
     assert "file header rewritten" in got["method"]
     assert sorted(g["letter"] for g in got["hand_grades"]) == sorted(LETTERS[:3])
     assert capsys.readouterr().out.count("\n") > 1
+
+
+def _current(path: Path) -> tuple[list, list]:
+    """(the current grades, every note) of a store, as a person reads them: names, not ids."""
+    from benchtui.grading.grades import current_grades
+
+    with Store(path) as store:
+        grades = sorted((g.model, g.challenge, g.dimension, g.grader, g.letter, g.note) for g in current_grades(store))
+        notes = sorted(tuple(r.values()) for r in store.query(
+            "select model, challenge, relpath, line, author, text, created_at from notes"))
+    return grades, notes
+
+
+@pytest.mark.parametrize("how", [["salvage", "--restore"], ["grades", "import"]])
+def test_damage_salvage_rescan_restore_brings_every_grade_and_note_back(demo_workbench, tmp_path, capsys, how):
+    """The damaged-store message's way out, end to end: salvage, move the store away, rescan,
+    restore in one command. Every grade and note salvage read is back, with its id and its
+    place in the supersedes chain; a second restore adds nothing."""
+    path = _store_with_grades(demo_workbench)
+    with Store(path) as store:
+        store.conn.execute("insert into name_aliases (kind, alias, target, created_at) values "
+                           "('model', 'Careful', 'demo-careful', '2026-01-01')")
+        store.conn.commit()
+    before = {t: _rows(path, t) for t in ("grades", "notes", "graders", "name_aliases")}
+    wanted = _current(path)
+    with open(path, "r+b") as f:  # the file header: every row stays readable
+        f.write(b"\xff" * 100)
+    out = tmp_path / "salv.json"
+    assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 0
+    path.rename(tmp_path / "damaged.db")
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    assert main(["--workbench", str(demo_workbench), "scan"]) == 0
+    assert _current(path) == ([], [])
+    capsys.readouterr()
+    assert main(["--workbench", str(demo_workbench), *how, str(out)]) == 0
+    said = capsys.readouterr().out
+    assert f"grades: {len(before['grades'])} added" in said and f"notes: {len(before['notes'])} added" in said
+    assert _current(path) == wanted
+    for table, rows in before.items():
+        assert _rows(path, table) == rows, table  # ids, supersedes and all
+    assert main(["--workbench", str(demo_workbench), *how, str(out)]) == 0
+    assert f"grades: 0 added, {len(before['grades'])} already in the store" in capsys.readouterr().out
+    assert _rows(path, "grades") == before["grades"]
+
+
+def test_restoring_a_salvage_with_damage_behind_it_brings_back_what_was_read(demo_workbench, tmp_path, capsys):
+    path = _store_with_grades(demo_workbench)
+    _overwrite(path, _pages(path, "grades")[2])
+    out = tmp_path / "salv.json"
+    assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 0
+    got = json.loads(out.read_text())
+    path.rename(tmp_path / "damaged.db")
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+    assert main(["--workbench", str(demo_workbench), "scan"]) == 0
+    with Store(path) as store:  # a grade made after the rescan stays, beside the restored ones
+        set_grade(store, "demo-hasty", "kv", "A", grader="later", note="after the rescan")
+    assert main(["--workbench", str(demo_workbench), "salvage", "--restore", str(out)]) == 0
+    rows = _rows(path, "grades")
+    # id 1 was taken by the later grade: the salvaged rows that met a taken id have new ones
+    what = ("model", "challenge", "dimension", "letter", "note", "created_at")
+    assert {tuple(r[k] for k in what) for r in got["tables"]["grades"]} < {tuple(r[k] for k in what) for r in rows.values()}
+    assert len(rows) == len(got["tables"]["grades"]) + 1
+    assert any(r["note"] == "after the rescan" for r in rows.values())
+    from benchtui.grading.grades import current_grades
+
+    with Store(path) as store:
+        shown = {(g.model, g.challenge, g.grader): g.letter for g in current_grades(store)}
+    assert all(shown[(g["model"], g["challenge"], g["grader"])] == g["letter"] for g in got["hand_grades"])
+
+
+def test_a_file_that_is_not_a_salvage_is_one_clear_line(demo_workbench, tmp_path, capsys):
+    bad = tmp_path / "other.json"
+    bad.write_text('{"grades": []}')
+    assert main(["--workbench", str(demo_workbench), "salvage", "--restore", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is not a salvage file" in err and "\n" not in err
+    assert main(["--workbench", str(demo_workbench), "grades", "import", str(bad)]) == 2
+    assert "not a Markdown file" in capsys.readouterr().err

@@ -112,3 +112,51 @@ def test_grades_are_read_between_checkpoints_of_2000(store):
     grades = current_grades(store, checkpoint=lambda: calls.append(len(calls)))
     assert len(grades) == 4500 and len(calls) == 3  # 2,000 + 2,000 + 500
     assert grades == current_grades(store)
+
+
+def _ran(store, model, challenge, verdict, message="", checks=()):
+    run_id = store.db["runs"].insert({"model": model, "challenge": challenge, "status": "done", "verdict": verdict,
+                                      "message": message}).last_pk
+    for name, v, msg in checks:
+        store.db["checks"].insert({"run_id": run_id, "name": name, "verdict": v, "message": msg})
+
+
+def test_every_pass_rate_says_what_it_is_over(store):
+    """A run that judged nothing (skipped for want of a GPU, stopped by its time limit before
+    its checks finished) is no miss: the rate is over what was judged, and says so."""
+    gpu = "build_library: needs an NVIDIA GPU: this run's backend is cpu, not cuda"
+    _ran(store, "demo-careful", "flash_attention", "skipped", gpu)
+    _ran(store, "demo-careful", "ternary_training", "skipped", gpu)
+    # every answer of demo-quitter judged nothing: no rate, not 0 of 3
+    for challenge in ("backwards", "fuse"):
+        _ran(store, "demo-quitter", challenge, "skipped", gpu)
+    _ran(store, "demo-quitter", "kv", "timeout", "killed after 60.2 s", [
+        ("decode", "timeout", "stopped by the run's time limit"), ("run", "timeout", "killed after 60.2 s (limit 60 s)")])
+    # a check that ran past its own limit is a judgment: a miss
+    _ran(store, "demo-hasty", "fuse", "timeout", "check ran past 30 s", [("fuse", "timeout", "check ran past 30 s")])
+    s = {m.model: m for m in leaderboard(store).model_summaries}
+    careful, hasty, quitter = s["demo-careful"], s["demo-hasty"], s["demo-quitter"]
+    assert (careful.passed, careful.verified, careful.pass_rate) == (4, 4, 1.0)
+    assert careful.over == "4 of 4 judged; 2 skipped: no GPU"
+    assert (hasty.passed, hasty.verified, hasty.over) == (1, 5, "1 of 5 judged")
+    assert (quitter.verified, quitter.pass_rate) == (0, None)
+    assert quitter.over == "0 of 0 judged; 2 skipped: no GPU; 1 time limit hit before the checks finished"
+    kv = next(c for c in leaderboard(store).challenge_summaries if c.challenge == "kv")
+    assert kv.over == "1 of 2 judged; 1 time limit hit before the checks finished"
+
+    from benchtui.grading.exports import markdown
+
+    text = markdown(store)
+    assert "| 100% (4 of 4 judged; 2 skipped: no GPU) |" in text
+    assert "| — (0 of 0 judged; 2 skipped: no GPU; 1 time limit hit before the checks finished) |" in text
+
+    from rich.console import Console
+
+    from benchtui.tui.screens.leaderboard import rankings_table
+
+    console = Console(width=120, record=True)
+    console.print(rankings_table(leaderboard(store), width=120))
+    shown = console.export_text()
+    quitter_row = next(line for line in shown.splitlines() if "demo-quitter" in line and "│" in line)
+    assert "0/" not in quitter_row and "—" in quitter_row
+    assert "not judged: demo-careful: 2 skipped: no GPU" in " ".join(shown.split())

@@ -69,6 +69,8 @@ def test_first_frame_of_a_published_workbench_loads_nothing_it_does_not_show(tmp
     for model, challenge in (("glm5", "kv"), ("qwen36", "kv"), ("qwen36", "fuse")):
         (root / model / challenge).mkdir(parents=True)
         (root / model / challenge / "main.py").write_text("x = 1\n")
+    # the prompt handed out, as a published benchmark keeps it: what makes the folders answers
+    shutil.copyfile(REPO / "challenges" / "kv" / "PROMPT.md", root / "glm5" / "kv" / "PROMPT.md")
     (root / "analysis").mkdir()
     wb = find_workbench(str(root), None, root)
     assert wb.layout == "published"

@@ -35,8 +35,9 @@ def rankings_table(lb, width: int | None = None) -> Table:
     """``width``: the cells the table gets; best/worst then share what the others leave."""
     kinds = Counter(g.grader_kind for g in getattr(lb, "matrix", {}).values())
     counted = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none yet"
-    t = Table(title=f"Rankings (overall grade: a person's, else a judge's; {counted})", expand=True, title_justify="left")
     summaries = list(lb.model_summaries)
+    t = Table(title=f"Rankings (overall grade: a person's, else a judge's; {counted})", expand=True, title_justify="left",
+              caption=not_judged_caption(summaries, lambda s: s.model), caption_justify="left")
     # Every column but best/worst keeps its full width at 80 columns (a mean band such as
     # "A-/B+" is never cut to "A…"); best/worst shrink, cutting the challenge name only.
     widest = lambda values, floor: max([floor, *(len(v) for v in values)])  # noqa: E731
@@ -58,6 +59,13 @@ def rankings_table(lb, width: int | None = None) -> Table:
     return t
 
 
+def not_judged_caption(summaries, name) -> str | None:
+    """What the passed column leaves out: "passed of judged; not judged: m1 2 skipped: no GPU"."""
+    apart = [f"{name(s)}: {', '.join(f'{n} {why}' for why, n in s.not_judged.items())}"
+             for s in summaries if getattr(s, "not_judged", None)]
+    return "passed: of the answers the suite judged; not judged: " + "; ".join(apart) if apart else None
+
+
 def winners_rows(lb) -> list[tuple]:
     return [(c.title, ", ".join(c.winners) or "—", c.best_letter or "—", c.band,
              f"{c.passed}/{c.verified}" if c.verified else "—") for c in lb.challenge_summaries]
@@ -67,7 +75,8 @@ def winners_table(lb, rows: list[tuple] | None = None, *, head: bool = True, tai
                   widths: list[int] | None = None) -> Table:
     """The per-challenge winners, or one slice of its ``rows`` (as h2h_table)."""
     t = (Table if widths is None else _FixedWidths)(
-        title="Per-challenge winners" if head else None, expand=True, title_justify="left", show_header=head)
+        title="Per-challenge winners" if head else None, expand=True, title_justify="left", show_header=head,
+        caption=not_judged_caption(lb.challenge_summaries, lambda c: c.title) if tail else None, caption_justify="left")
     if widths is not None:
         t.widths = widths
     for col in ("challenge", "winner(s)", "best", "mean", "passed"):

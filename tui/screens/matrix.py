@@ -17,7 +17,7 @@ from benchtui.tui.widgets.matrix_table import MatrixTable
 
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.tui.glyphs import PENDING_MARK, WARNING_MARK, grade_style, legend, verdict_glyph, VERDICTS
+from benchtui.tui.glyphs import PENDING_MARK, STALE_MARK, WARNING_MARK, grade_style, legend, verdict_glyph, VERDICTS
 
 SORTS = ("order", "passes", "grade", "name")
 FILTERS = ("all", "not passing", "ungraded")
@@ -31,11 +31,15 @@ def cell_text(cell) -> Text:
     and a warning mark. Cells that read the same share one Text (never
     modified): a 200 x 50 matrix has a few hundred distinct texts, so
     building, measuring and rendering them is paid per text, not per cell."""
-    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings))
+    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale))
     text = _CELL_TEXTS.get(key)
     if text is None:
         text = verdict_glyph(cell.verdict)
-        text.append(" ")
+        # a verdict on files that have changed since its run: the mark takes the glyph's space
+        if cell.stale:
+            text.append(STALE_MARK, style="bold yellow")
+        else:
+            text.append(" ")
         text.append(f"{cell.human or '':<2}", style="bold " + grade_style(cell.human))
         if cell.judge:
             text.append(" ")
@@ -276,13 +280,14 @@ class MatrixScreen(GuardedScreen):
         passes = dict.fromkeys(m.models, 0)
         letters: dict[str, list] = {x: [] for x in m.models}
         failing, ungraded = set(), set()
-        texts, verdicts, warned = {}, set(), False
+        texts, verdicts, warned, stale = {}, set(), False, False
         for (model, cid), cell in m.cells.items():
             if model not in models or cid not in ids:
                 continue
             texts[model, cid] = cell_text(cell)
             verdicts.add(cell.verdict)
             warned = warned or bool(cell.warnings)
+            stale = stale or bool(cell.stale)
             if cell.verdict == "pass":
                 passes[model] += 1
             # the leaderboard's rule: a person's grade, else a judge's
@@ -293,7 +298,7 @@ class MatrixScreen(GuardedScreen):
             if cell.status == "answer" and not cell.human:
                 ungraded.add(cid)
         self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
-                             "texts": texts, "verdicts": verdicts, "warned": warned, "labels": {c.id: Text(c.label[:22]) for c in m.challenges}}
+                             "texts": texts, "verdicts": verdicts, "warned": warned, "stale": stale, "labels": {c.id: Text(c.label[:22]) for c in m.challenges}}
         self._facts_for = m
         return self._facts_cache
 
@@ -345,7 +350,8 @@ class MatrixScreen(GuardedScreen):
         verdicts = set(facts["verdicts"])
         if len(facts["texts"]) < len(models) * len(challenges):
             verdicts.add(self.matrix.cell("", "").verdict)
-        text = legend(verdicts, warnings=facts["warned"], pending=self.matrix.read is not None)
+        text = legend(verdicts, warnings=facts["warned"], pending=self.matrix.read is not None,
+                      stale=facts.get("stale", False))
         widget = self.query_one("#legend", Static)
         if text.plain != getattr(widget, "_legend_plain", None):
             widget._legend_plain = text.plain
@@ -464,6 +470,8 @@ class MatrixScreen(GuardedScreen):
         text.append(f"   human {cell.human or '—'}   judge {cell.judge or '—'}")
         if cell.warnings:
             text.append(f"   ⚠ {cell.warnings} warning(s)", style="yellow")
+        if cell.stale:
+            text.append(f"   {STALE_MARK} stale: {cell.stale} since this run", style="bold yellow")
         detail.update(text)
 
     # -- actions ---------------------------------------------------------------------

@@ -34,6 +34,9 @@ def summary_text(data: dict) -> Text:
         ("published results ", "bold"),
         f"{o['answers']} answers, {o['published']} published ({o['deck_pass']} PASS), {o['run_here']} run here; "
         f"judged by both {o['judged_both']}: agreement {agree}, rank correlation of the passes {rho}\n")
+    if o.get("not_judged_why"):
+        text.append("  not judged here: " + ", ".join(
+            f"{n} {why}" for why, n in sorted(o["not_judged_why"].items(), key=lambda kv: -kv[1])) + "\n", style="dim")
     for cid, s in data["challenges"].items():
         differ = s["deck_pass_here_fail"] + s["deck_fail_here_pass"]
         text.append(f"  {cid}: ", style="bold")
@@ -51,7 +54,11 @@ def detail_text(row: dict, published: list[dict]) -> Text:
     text.append(f"deck: {row['deck_verdict'] or '—'} ({row['deck_reason'] or '—'}), peak_fraction {_pf(row['deck_figure'])}\n")
     text.append("benchtui: ")
     text.append_text(verdict_text(row["verdict"]) if row["verdict"] else Text("not run", style="dim"))
+    if row.get("not_judged"):
+        text.append(f", not judged here: {row['not_judged']}", style="yellow")
     text.append(f" ({row['reason'] or '—'}), peak_fraction {_pf(row['figure'])}\n")
+    if row.get("marks"):
+        text.append(f"≠ {row['marks']}\n", style="bold yellow")
     for p in published:
         if p["run_id"] != row["run_id"]:
             continue
