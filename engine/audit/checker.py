@@ -79,9 +79,9 @@ class TracingPeer(wire.Peer):
         super().__init__(*a, **kw)
         self.trace: list[str] = []
 
-    def _result(self, msg, mm):
+    def _result(self, msg, mm, plain: bool = False):
         try:
-            value = super()._result(msg, mm)
+            value = super()._result(msg, mm, plain)
         except Exception as exc:
             if not self.probing:
                 self.trace.append(f"raise:{getattr(exc, 'remote_type', type(exc).__name__)}")
