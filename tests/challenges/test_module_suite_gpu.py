@@ -63,9 +63,13 @@ def test_kernelbench_adversarial_kernels_are_caught(square_matmul, tmp_path, ker
     out = run_local("kb_l1_p1", answer, challenges_dir=square_matmul, backend="cuda")
     checks = {c["name"]: c for c in out["checks"]}
     if caught == "flagged":
+        # caught means the trusted clock saw the stream's work (its time flagged against the answer's
+        # own), or the checker read a half-written output; a build error, a timeout or a skip is not it
         t = checks.get("time:shape0")
-        assert out["verdict"] != "pass" or (t and t["details"]["flagged"]), \
+        raced = [c for c in out["checks"] if c["verdict"] == "fail" and c["details"].get("requirement") == "output_values"]
+        assert (t is not None and t["details"].get("flagged")) or raced, \
             {n: (c["verdict"], c["message"][:200]) for n, c in checks.items()}
+        assert out["verdict"] in ("pass", "fail"), out["verdict"]
     else:
         failed = [c for c in out["checks"] if c["verdict"] in ("fail", "error")]
         assert out["verdict"] in ("fail", "error") and failed, {n: (c["verdict"], c["message"][:200]) for n, c in checks.items()}
