@@ -210,8 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         where = ctx._workbench.store_path if ctx._workbench is not None else "store.db"
         print(f"benchtui: {damage_message(where, str(exc)) if is_damage(exc) else f'store error: {exc}'}", file=sys.stderr)
         return EXIT_FAIL
-    except KeyboardInterrupt:
-        print("benchtui: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # a command may say what the interrupt left (or undid)
+        print(f"benchtui: interrupted{f': {exc}' if str(exc) else ''}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (`benchtui ... | head`): stop quietly, and keep

@@ -97,6 +97,7 @@ def cmd_import(args, ctx) -> int:
     if root == path or path in root.parents:
         raise UsageError(f"the workbench {root} is inside the deck {path}, which is never written to: "
                          "give another folder with --workbench")
+    made = [] if root.exists() else [root, *(p for p in root.parents if not p.exists())]
     if not args.dry_run:
         try:  # before its store's path is chosen: a folder that does not exist yet is not writable
             root.mkdir(parents=True, exist_ok=True)
@@ -105,10 +106,19 @@ def cmd_import(args, ctx) -> int:
     store_path = Path(os.path.expanduser(args.store)).resolve() if args.store else default_store_path(root)
     try:
         result = import_deck(deck, root, store_path, dry_run=args.dry_run)
-    except (DeckImportError, StoreError) as exc:
-        raise CommandError(f"{exc}; nothing was imported") from exc
-    except OSError as exc:
-        raise CommandError(f"cannot write the workbench {root}: {exc}; nothing was imported") from exc
+    except BaseException as exc:
+        for folder in made:  # the workbench folder this import made, undone with the rest
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        if isinstance(exc, (DeckImportError, StoreError)):
+            raise CommandError(f"{exc}; nothing was imported") from exc
+        if isinstance(exc, OSError):
+            raise CommandError(f"cannot write the workbench {root}: {exc}; nothing was imported") from exc
+        if isinstance(exc, KeyboardInterrupt):
+            raise KeyboardInterrupt("nothing was imported; the workbench is as it was") from None
+        raise
     scan = None
     if not args.dry_run:
         from benchtui.store.database import Store
