@@ -7,7 +7,7 @@ from benchtui.challenges.definition import challenge_for_name
 from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.commands.fit import fit, fit_check
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
-from benchtui.commands.interrupt import InFlight, runs, two_step_interrupt
+from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store import queries
 
@@ -171,10 +171,7 @@ def cmd_run(args, ctx) -> int:
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
     if caught:
-        not_started = sum(e.kind == "cancelled" for e in events)
-        stopped = sum(e.verdict == "interrupted" for e in events)
-        print(f"benchtui: interrupted ({caught[0]}): {runs(stopped)} stopped (recorded as interrupted; the verdicts shown "
-              f"stay the last finished runs), {not_started} not started", file=sys.stderr)
+        print("\n".join(interrupt_report(caught[0], events)), file=sys.stderr)
         return 130
     return 1 if errors else 0
 
@@ -191,7 +188,8 @@ class _progress_lines:
             print(f"[run] {event.model}/{event.challenge}: {said}", file=sys.stderr, flush=True)
         if event.kind in ("finished", "error", "cancelled", "busy"):
             took = f" ({event.duration_s:.1f} s)" if event.duration_s is not None else ""
-            said = in_scan_words(event.verdict, event.model, event.challenge, self.answers) or event.kind
+            said = in_scan_words(event.verdict, event.model, event.challenge, self.answers) or \
+                ("never started" if event.kind == "cancelled" else event.kind)
             extra = f": {event.message}" if (event.kind in ("error", "busy") or said == "interrupted") and event.message else ""
             extra += f" [node {event.node}]" if event.node else ""
             print(f"[{event.done}/{event.total}] {event.model}/{event.challenge}: {said}{took}{extra}", file=sys.stderr, flush=True)
@@ -212,6 +210,7 @@ class _progress:
                             console=Console(stderr=True), transient=False)
         self.bar.start()
         self.task = self.bar.add_task("running", total=total)
+        self.never = 0
 
     def on_event(self, event) -> None:
         if event.kind == "started":
@@ -219,8 +218,11 @@ class _progress:
         elif event.kind in ("running", "retrying"):
             self.bar.update(self.task, description=f"{event.model}/{event.challenge} on {event.node}"
                                                    + (" (retrying)" if event.kind == "retrying" else ""))
-        elif event.kind in ("finished", "error", "cancelled", "busy"):
-            self.bar.update(self.task, completed=event.done, description=f"{event.model}/{event.challenge}: "
+        elif event.kind == "cancelled":  # never started: the bar fills only with runs that ended
+            self.never += 1
+            self.bar.update(self.task, description=f"stopped: {self.never} never started")
+        elif event.kind in ("finished", "error", "busy"):
+            self.bar.update(self.task, completed=event.done - self.never, description=f"{event.model}/{event.challenge}: "
                             f"{in_scan_words(event.verdict, event.model, event.challenge, self.answers) or event.kind}")
 
     def stop(self) -> None:
