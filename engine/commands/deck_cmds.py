@@ -76,10 +76,7 @@ def target_root(args) -> Path:
 
 
 def cmd_import(args, ctx) -> int:
-    from benchtui.decks.importer import DeckImportError, import_deck
-    from benchtui.decks.model import DeckError
-    from benchtui.host.resources import default_store_path, refuse_install_write
-    from benchtui.store.database import StoreError
+    from benchtui.host.resources import refuse_install_write
 
     path = Path(os.path.expanduser(args.deck)).resolve()
     if not path.is_dir():
@@ -90,6 +87,25 @@ def cmd_import(args, ctx) -> int:
     refused = refuse_install_write(root)
     if refused:
         raise UsageError(refused)
+    from benchtui.commands.progress import Progress
+
+    with Progress("importing", quiet=args.json) as progress:
+        result, scan = _import(args, path, root, progress)
+    if args.json:
+        print_json({**result.to_dict(), "scan": scan.as_json() if scan else None})
+    else:
+        print_report(result)
+    return 1 if args.strict and result.problems else 0
+
+
+def _import(args, path: Path, root: Path, progress):
+    """The deck read and written; (ImportResult, the scan that followed or None)."""
+    from benchtui.decks.importer import DeckImportError, import_deck
+    from benchtui.decks.model import DeckError
+    from benchtui.host.resources import default_store_path
+    from benchtui.store.database import StoreError
+
+    progress.step(f"reading the deck {path.name}")
     try:
         deck = read_any_deck(path, gpu=args.gpu, runs=args.runs, commit=args.commit)
     except DeckError as exc:
@@ -104,6 +120,7 @@ def cmd_import(args, ctx) -> int:
         except OSError as exc:
             raise CommandError(f"cannot make the workbench {root}: {exc}") from exc
     store_path = Path(os.path.expanduser(args.store)).resolve() if args.store else default_store_path(root)
+    progress.step(f"checking {len(deck.runs)} runs" if args.dry_run else f"writing {len(deck.runs)} runs and the store")
     try:
         result = import_deck(deck, root, store_path, dry_run=args.dry_run)
     except BaseException as exc:
@@ -127,12 +144,9 @@ def cmd_import(args, ctx) -> int:
 
         with Store(store_path) as store:
             scan = scan_workbench(find_workbench(str(root), None, Path.cwd(), store=str(store_path)), store,
-                                  index_transcripts=False)
-    if args.json:
-        print_json({**result.to_dict(), "scan": scan.as_json() if scan else None})
-    else:
-        print_report(result)
-    return 1 if args.strict and result.problems else 0
+                                  index_transcripts=False,
+                                  on_model=lambda m, i, n: progress.step(f"scanning {m}", completed=i, total=n))
+    return result, scan
 
 
 def print_report(r) -> None:

@@ -43,7 +43,11 @@ def register(sub) -> None:
 
 
 def cmd_scan(args, ctx) -> int:
-    result = scan_workbench(ctx.workbench, ctx.store)
+    from benchtui.commands.progress import Progress
+
+    with Progress("scanning", quiet=args.json) as progress:
+        result = scan_workbench(ctx.workbench, ctx.store,
+                                on_model=lambda m, i, n: progress.step(f"model {m}", completed=i, total=n))
     if args.json:
         print_json(result.as_json())
         return 0

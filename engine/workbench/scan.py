@@ -12,6 +12,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Callable
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -311,7 +312,9 @@ def sha256_file(path: Path) -> str | None:
         return None
 
 
-def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: bool = True) -> ScanResult:
+def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: bool = True,
+                   on_model: Callable[[str, int, int], None] | None = None) -> ScanResult:
+    """``on_model(model, done, total)``: called as each model's folder is reached (progress)."""
     started = time.perf_counter()
     db = store.db
     git = read_git(workbench.root)
@@ -450,7 +453,10 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         examiner = _Examiner()
         try:
             walked = None
-            for model, model_dir in workbench.model_dirs().items():
+            model_dirs = workbench.model_dirs()
+            for i, (model, model_dir) in enumerate(model_dirs.items()):
+                if on_model is not None:
+                    on_model(model, i, len(model_dirs))
                 ahead = walk_model(model, model_dir)
                 if walked is not None:
                     store_model(*walked)

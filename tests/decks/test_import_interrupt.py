@@ -3,6 +3,7 @@ moved into place, the store being made, its rows being written), the workbench's
 files and its store are left exactly as they were, and the command says so."""
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sqlite3
@@ -148,3 +149,15 @@ def test_sigint_to_an_import_into_a_workbench_keeps_its_store(kbh_deck, tmp_path
         child.kill()
     assert child.returncode == 130, err
     assert snapshot(root) == before
+
+
+def test_import_shows_its_progress_on_a_terminal_and_nothing_under_json(kbh_deck, tmp_path):
+    from terminal_run import on_a_terminal
+
+    code, out, term = on_a_terminal(["--workbench", str(tmp_path / "wb"), "import", str(kbh_deck)])
+    assert code == 0, term
+    assert "importing: reading the deck kbh" in term and "importing: scanning" in term, term[-300:]
+    assert out.startswith("imported KernelBench-Hard") and "importing" not in out
+    code, out, term = on_a_terminal(["--workbench", str(tmp_path / "wb2"), "import", str(kbh_deck), "--json"])
+    assert code == 0 and term == "", term
+    assert json.loads(out)["answers"] == 79
