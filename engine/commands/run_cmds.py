@@ -10,6 +10,7 @@ from benchtui.commands.cluster_args import add_cluster_args, cluster_address, co
 from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store import queries
+from benchtui.workbench.scan_records import WAITING_KIND
 
 
 def register(sub) -> None:
@@ -43,10 +44,16 @@ def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[st
         if found is None:
             raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
         ids.append(found.id)
-    pairs = [(a["model"], a["challenge"]) for a in store.answers()
-             if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
+    chosen = [a for a in store.answers() if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
+    # a folder holding only what was handed out has nothing to run: no run is recorded for it
+    waiting = [f"{a['model']}/{a['challenge']}" for a in chosen if queries.answer_state(a) == WAITING_KIND]
+    pairs = [(a["model"], a["challenge"]) for a in chosen if queries.answer_state(a) != WAITING_KIND]
+    if waiting:
+        print(f"waiting for an answer, not run: {', '.join(waiting[:6])}"
+              + (f" and {len(waiting) - 6} more" if len(waiting) > 6 else ""), file=sys.stderr)
     if not pairs:
-        raise UsageError("nothing to run: no answer matches the selection")
+        raise UsageError("nothing to run: " + ("every folder selected is waiting for an answer" if waiting else
+                                               "no answer matches the selection"))
     return pairs
 
 
@@ -247,14 +254,14 @@ def cmd_results(args, ctx) -> int:
     not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": queries.answer_state(a),
                 **({"superseded_run": old_runs[key][0], "why": old_runs[key][1]} if key in old_runs else {})}
                for a in store.answers() if (key := (a["model"], a["challenge"])) not in have]
-    if args.json:
-        print_json({"results": records, "not_run": not_run})
+    said = queries.no_answer_words(store, [{**r, "id": r["run_id"]} for r in records])
+    if args.json:  # in the words the text and the Runs screen use (`waiting`)
+        print_json({"results": [{**r, "verdict": said.get(r["run_id"], r["verdict"])} for r in records],
+                    "not_run": not_run})
         return 0
-    answers = {(a["model"], a["challenge"]): a for a in store.answers()}
     for r in records:
-        said = (in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer"
-                else shown_verdict(r))
-        print(f"{said:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
+        said_as = said.get(r["run_id"]) or shown_verdict(r)
+        print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}")
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")
