@@ -157,7 +157,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class())
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    said_everywhere(parser)
     return parser
+
+
+JSON_HELP = "print JSON instead of text: stdout holds only the JSON"
+
+
+def said_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Options every command shares get one help text wherever a command left it out."""
+    import argparse
+
+    for action in parser._actions:
+        if "--json" in action.option_strings and not action.help:
+            action.help = JSON_HELP
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                said_everywhere(sub)
 
 
 # A store larger than this is checked for damage by the dashboard's first rescan (in its

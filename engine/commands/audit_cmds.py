@@ -43,8 +43,13 @@ def register(sub) -> None:
     add_cluster_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)
+    # `audit mark`; `audit-mark`, the older spelling, still works (left out of the help)
+    add_mark_args(p.add_subparsers(dest="audit_command", metavar="ACTION", required=False).add_parser(
+        "mark", help="mark an audit survivor as equivalent (or not); kept across audits"))
+    add_mark_args(sub.add_parser("audit-mark"))
 
-    p = sub.add_parser("audit-mark", help="mark an audit survivor as equivalent (or not); kept across audits")
+
+def add_mark_args(p) -> None:
     p.add_argument("model")
     p.add_argument("challenge", help="challenge id or display name")
     p.add_argument("mutant", help="the survivor's sha256 (a unique prefix will do)")

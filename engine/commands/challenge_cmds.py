@@ -126,10 +126,10 @@ def cmd_deploy(args, ctx) -> int:
         unknown = [m for m in args.model if m not in models]
         if unknown:
             raise UsageError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(models) or 'none'} "
-                             "(`benchtui new-model NAME` starts one)")
+                             "(`benchtui model new NAME` starts one)")
         models = {m: models[m] for m in args.model}
     if not models:
-        raise UsageError("no model folders in this workbench (`benchtui new-model NAME` starts one)")
+        raise UsageError("no model folders in this workbench (`benchtui model new NAME` starts one)")
     try:
         results = deploy(ctx.workbench, challenge, models)
     except (OSError, FileNotFoundError) as exc:

@@ -1,4 +1,4 @@
-"""scan, list, show, new-model, doctor."""
+"""scan, list, show, model new, doctor."""
 from __future__ import annotations
 
 import os
@@ -33,7 +33,13 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("new-model", help="scaffold models/NAME/<challenge>/PROMPT.md for every challenge")
+    # `model new NAME`, as `challenge new ID`; `new-model NAME`, the older spelling, still works (left out of the help)
+    model = sub.add_parser("model", help="scaffold a model folder of this workbench (WORKBENCH/models/NAME)")
+    p = model.add_subparsers(dest="model_command", metavar="ACTION", required=True).add_parser(
+        "new", help="scaffold models/NAME/<challenge>/PROMPT.md for every challenge")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_new_model)
+    p = sub.add_parser("new-model")
     p.add_argument("name")
     p.set_defaults(func=cmd_new_model)
 

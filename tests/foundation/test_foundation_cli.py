@@ -133,7 +133,7 @@ def test_demo_on_a_file_says_it_is_a_file(capsys, tmp_path):
 
 @pytest.mark.sandbox
 def test_results_and_list_say_waiting_as_scan_does(capsys, small_wb):
-    """beta/kv holds only its PROMPT.md: scan calls it `waiting`; list and results did `no_answer`."""
+    """beta/kv holds only its PROMPT.md: scan calls it `waiting`, and so do list and results; run leaves it alone."""
     from benchtui.runner import sandbox
 
     try:
@@ -143,8 +143,9 @@ def test_results_and_list_say_waiting_as_scan_does(capsys, small_wb):
     wb = ("--workbench", str(small_wb))
     code, out, _ = run_cli(capsys, *wb, "results")
     assert code == 0 and "waiting        beta/kv" in out
-    assert run_cli(capsys, *wb, "run", "-m", "beta", "-c", "kv")[0] == 0
+    code, _, err = run_cli(capsys, *wb, "run", "-m", "beta", "-c", "kv")
+    assert code == 2 and "waiting for an answer, not run: beta/kv" in err  # no run recorded for it
     code, out, _ = run_cli(capsys, *wb, "results")
-    assert "waiting        beta/kv  run #1" in out and "no_answer" not in out
+    assert "waiting        beta/kv" in out and "run #" not in out and "no_answer" not in out
     code, out, _ = run_cli(capsys, *wb, "list")
     assert "waiting" in out and "no_answer" not in out
