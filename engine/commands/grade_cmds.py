@@ -269,6 +269,12 @@ def cmd_grades_import(args, ctx) -> int:
             print_json({"files": rows, "imported": sum(r.imported for _, r in results),
                         "skipped_existing": sum(r.skipped_existing for _, r in results)})
         return 0 if found_any else 1
+    for name in args.file:  # which file's grade stands depends on the order they are read in: say it
+        folder = Path(name)
+        if folder.is_dir():
+            files = [p.name for p in paths if p.parent == folder]
+            print(f"{name}: {len(files)} files, read in name order ({', '.join(files[:5])}"
+                  f"{', ...' if len(files) > 5 else ''}); where two grade one cell, the later file's grade stands")
     for path, result in results:
         _print_import(path, result, args)
     if any(r.superseded for _, r in results):
