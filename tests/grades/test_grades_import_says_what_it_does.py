@@ -181,6 +181,7 @@ def test_a_folder_or_several_files_at_once_and_what_is_not_markdown(bench, capsy
     code, out, _ = run(bench, capsys, "grades", "import", str(folder), "--grader", "J")
     assert code == 0
     assert [line.split(";")[0] for line in out.splitlines() if not line.startswith(" ")] == [
+        f"{folder}: 2 files, read in name order (fuse_comparison.md, kv_comparison.md)",
         "imported 4 grades from fuse_comparison.md (J)", "imported 6 grades from kv_comparison.md (J)"]
     code, out, _ = run(bench, capsys, "grades", "import", str(folder / "kv_comparison.md"),
                        str(folder / "fuse_comparison.md"), "--grader", "J", "--json")
@@ -380,4 +381,4 @@ def test_a_folder_of_reports_says_which_grade_stands_and_why(bench, capsys, tmp_
     assert "it stands: of a judge's grades on a cell the one read last stands" in out
     code, out, _ = run(bench, capsys, "grades", "list", "--json")
     [grade] = [g for g in json.loads(out) if g["grader"] == "Kimi"]
-    assert grade["display"] == "C"
+    assert grade["letter"] == "C"
