@@ -73,8 +73,8 @@ class MatrixScreen(GuardedScreen):
         Binding("l", "leaderboard", "Leaders", id="matrix.leaderboard"),
         # last: where the footer has no room for every key (80 columns) these go first; ? lists them all
         Binding("a", "audit", "Suites", id="matrix.audit"),
-        Binding("p", "published", "Published", id="matrix.published", show=False),
         Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh"),
+        Binding("p", "published", "Published", id="matrix.published"),  # an imported deck's; dropped first
     ]
 
     class Loaded(Message):
