@@ -96,8 +96,11 @@ def cmd_list(args, ctx) -> int:
         return 0
     models, challenges = data["models"], data["challenges"]
     cells = {(a["model"], a["challenge"]): a["status"] for a in data["answers"]}
+    from benchtui.workbench.shorten import shorten_all
+
     width = max([len(c) for c in challenges] + [9])
-    print(" " * width + "  " + "  ".join(f"{m[:14]:<14}" for m in models))
+    short = shorten_all(models, 14)  # from the middle, keeping what tells them apart
+    print(" " * width + "  " + "  ".join(f"{short[m]:<14}" for m in models))
     for cid in challenges:
         print(f"{cid:<{width}}  " + "  ".join(f"{cells.get((m, cid), '-'):<14}" for m in models))
     return 0

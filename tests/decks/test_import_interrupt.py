@@ -161,3 +161,13 @@ def test_import_shows_its_progress_on_a_terminal_and_nothing_under_json(kbh_deck
     code, out, term = on_a_terminal(["--workbench", str(tmp_path / "wb2"), "import", str(kbh_deck), "--json"])
     assert code == 0 and term == "", term
     assert json.loads(out)["answers"] == 79
+
+
+def test_list_tells_the_deck_models_apart(kbh_imported, capsys):
+    from benchtui.cli import main
+
+    root, _, _ = kbh_imported
+    assert main(["--workbench", str(root), "list"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert len(header) == len(set(header)) == 22  # a plain cut read "claude_claude-" for three models
+    assert "claude…fable-5" in header

@@ -291,8 +291,12 @@ class MatrixScreen(GuardedScreen):
                 failing.add(cid)
             if cell.status == "answer" and not cell.human:
                 ungraded.add(cid)
+        from benchtui.workbench.shorten import shorten_all
+
+        short = shorten_all([c.label for c in m.challenges], 22)  # from the middle: "Kern…P10: 3D tensor …"
         self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
-                             "texts": texts, "verdicts": verdicts, "warned": warned, "labels": {c.id: Text(c.label[:22]) for c in m.challenges}}
+                             "texts": texts, "verdicts": verdicts, "warned": warned,
+                             "labels": {c.id: Text(short[c.label]) for c in m.challenges}}
         self._facts_for = m
         return self._facts_cache
 
