@@ -24,6 +24,8 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("list", help="models, challenges and answers with their status")
+    p.add_argument("--all-challenges", action="store_true",
+                   help="list the bundled challenges no model has a folder for too (left out by default)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
 
@@ -90,7 +92,12 @@ def answer_rows(store) -> list[dict]:
 def cmd_list(args, ctx) -> int:
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
-    data = {"models": store.model_names(), "challenges": store.challenge_ids(), "answers": answer_rows(store)}
+    empty = set() if args.all_challenges else queries.empty_bundled(store)
+    challenges = store.challenge_ids()
+    if len(empty) == len(challenges):  # nothing else to list: list them all
+        empty = set()
+    data = {"models": store.model_names(), "challenges": [c for c in challenges if c not in empty],
+            "answers": answer_rows(store)}
     if args.json:
         print_json(data)
         return 0
@@ -103,6 +110,8 @@ def cmd_list(args, ctx) -> int:
     print(" " * width + "  " + "  ".join(f"{short[m]:<14}" for m in models))
     for cid in challenges:
         print(f"{cid:<{width}}  " + "  ".join(f"{cells.get((m, cid), '-'):<14}" for m in models))
+    if empty:
+        print(f"({len(empty)} bundled challenges no model has a folder for left out: --all-challenges lists them)")
     return 0
 
 

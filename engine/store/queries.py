@@ -58,6 +58,13 @@ def current_suites(store: Store) -> dict[str, str]:
     return {cid: suite_origin(path) for cid, path in store.conn.execute("select id, path from challenges") if path}
 
 
+def empty_bundled(store: Store) -> set[str]:
+    """The bundled challenges no model has a folder for (answer or prompt): a workbench of
+    other challenges (an imported deck's) lists them only on request."""
+    held = {cid for (cid,) in store.conn.execute("select distinct challenge from answers where present = 1")}
+    return {cid for cid, origin in current_suites(store).items() if origin == "bundled" and cid not in held}
+
+
 def superseded_suite(versions_json: str | None, challenge: str, suites: dict[str, str]) -> str | None:
     """Why a run's verdict is not current because another suite judged it (None: it is current,
     or it predates the record). ``suites``: ``current_suites``."""

@@ -46,9 +46,14 @@ def test_list_json_shape(capsys, small_wb):
     data = json.loads(out)
     assert code == 0
     assert data["models"] == ["alpha", "beta"]
+    # the challenges a model has a folder for; the bundled others only with --all-challenges
+    assert data["challenges"] == ["backwards", "kv"]
+    code, out, _ = run_cli(capsys, "--workbench", str(small_wb), "list", "--all-challenges", "--json")
+    every = json.loads(out)["challenges"]
     # the eight published challenges, then the bundled paged_attention (order 10)
-    assert data["challenges"][:3] == ["backwards", "fuse", "kv"] and len(data["challenges"]) == 9
-    assert data["challenges"][-1] == "paged_attention"
+    assert every[:3] == ["backwards", "fuse", "kv"] and len(every) == 9 and every[-1] == "paged_attention"
+    code, out, _ = run_cli(capsys, "--workbench", str(small_wb), "list")
+    assert out.splitlines()[-1] == "(7 bundled challenges no model has a folder for left out: --all-challenges lists them)"
     assert data["answers"] == [
         {"model": "alpha", "challenge": "backwards", "status": "answer", "files": 2, "transcripts": 0},
         # in the scan's words: a folder holding only its PROMPT.md is waiting for an answer

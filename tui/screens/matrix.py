@@ -75,6 +75,8 @@ class MatrixScreen(GuardedScreen):
         Binding("a", "audit", "Suites", id="matrix.audit"),
         Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh"),
         Binding("p", "published", "Published", id="matrix.published"),  # an imported deck's; dropped first
+        # bundled challenges no model has a folder for: hidden unless asked for (the status line says how many)
+        Binding("e", "toggle_empty", "Empty rows", id="matrix.empty", show=False),
     ]
 
     class Loaded(Message):
@@ -93,6 +95,7 @@ class MatrixScreen(GuardedScreen):
         self._shown_seq = 0
         self.sort_mode = "order"
         self.filter_mode = "all"
+        self.show_empty = False  # bundled challenges without any model's folder (e toggles)
         self._wanted: tuple[str | None, str | None] = (None, None)
         self._note = ""
         self._rescanning = False  # the worker is rescanning the workbench
@@ -256,6 +259,9 @@ class MatrixScreen(GuardedScreen):
         elif self.sort_mode == "grade":
             models.sort(key=self._grade_keys().__getitem__)
         challenges = list(m.challenges)
+        hidden = self.hidden_empty()
+        if hidden:
+            challenges = [c for c in challenges if c.id not in hidden]
         if self.sort_mode == "name":
             challenges.sort(key=lambda c: c.label.lower())
         if self.filter_mode == "not passing":
@@ -263,6 +269,28 @@ class MatrixScreen(GuardedScreen):
         elif self.filter_mode == "ungraded":
             challenges = [c for c in challenges if c.id in facts["ungraded"]]
         return models, challenges
+
+    def hidden_empty(self) -> set[str]:
+        """The rows left out: bundled challenges no model has a folder for, unless asked for
+        (or unless they are all there is)."""
+        if self.show_empty or self.matrix is None:
+            return set()
+        facts = self._facts()
+        if "empty" not in facts:
+            from benchtui.store.queries import empty_bundled
+
+            try:
+                facts["empty"] = empty_bundled(self.app.store)
+            except Exception:  # a store that cannot say: every row is shown
+                facts["empty"] = set()
+        empty = facts["empty"]
+        return empty if len(empty) < len(self.matrix.challenges) else set()
+
+    def action_toggle_empty(self) -> None:
+        self.ensure_whole()
+        self.show_empty = not self.show_empty
+        if self.matrix:
+            self.render_table(self.current())
 
     def _facts(self) -> dict:
         """What sorting and filtering need, computed once per loaded matrix (one
@@ -369,8 +397,9 @@ class MatrixScreen(GuardedScreen):
         """Each model's column width: its name or its widest shown cell. Kept per
         filter for the loaded matrix (a sort shows the same cells)."""
         cache = self._facts().setdefault("widths", {})
-        if self.filter_mode in cache:
-            return cache[self.filter_mode]
+        key = (self.filter_mode, self.show_empty)
+        if key in cache:
+            return cache[key]
         lengths: dict[int, int] = {}
 
         def cell_len(text: Text) -> int:
@@ -382,7 +411,7 @@ class MatrixScreen(GuardedScreen):
         rows = list({id(cells): cells for cells in rows}.values())  # rows shared by a partial matrix, once
         widths = {model: max([Text(model).cell_len, *(cell_len(cells[i]) for cells in rows)])
                   for i, model in enumerate(models)}
-        cache[self.filter_mode] = widths
+        cache[key] = widths
         return widths
 
     def load_failed(self, exc: BaseException) -> None:
@@ -400,6 +429,11 @@ class MatrixScreen(GuardedScreen):
         sort = "grade (human, else judge)" if self.sort_mode == "grade" else self.sort_mode
         status = (f"{len(models)} models × {len(challenges)} challenges · sort: {sort} · "
                   f"filter: {self.filter_mode}{FILTER_RULES.get(self.filter_mode, '')}")
+        hidden = self.hidden_empty()
+        if hidden:
+            status += f" · {len(hidden)} bundled without answers hidden (e shows them)"
+        elif self.show_empty and self.matrix is not None and self._facts().get("empty"):
+            status += " · e hides the bundled without answers"
         if not models:
             status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
         if self._note:
