@@ -210,7 +210,11 @@ def open_dashboard(ctx: Context) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:  # reading the arguments imports every command's module: Ctrl-C may land there too
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        print("benchtui: interrupted", file=sys.stderr)
+        return 130
     ctx = Context(args)
     try:
         if args.command is None:
