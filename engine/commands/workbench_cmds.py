@@ -111,7 +111,9 @@ def cmd_list(args, ctx) -> int:
     for cid in challenges:
         print(f"{cid:<{width}}  " + "  ".join(f"{cells.get((m, cid), '-'):<14}" for m in models))
     if empty:
-        print(f"({len(empty)} bundled challenges no model has a folder for left out: --all-challenges lists them)")
+        n = len(empty)
+        print(f"({n} bundled challenge{'s' if n != 1 else ''} no model has a folder for left out: "
+              f"--all-challenges lists {'them' if n != 1 else 'it'})")
     return 0
 
 

@@ -431,7 +431,7 @@ class MatrixScreen(GuardedScreen):
                   f"filter: {self.filter_mode}{FILTER_RULES.get(self.filter_mode, '')}")
         hidden = self.hidden_empty()
         if hidden:
-            status += f" · {len(hidden)} bundled without answers hidden (e shows them)"
+            status += f" · {len(hidden)} bundled without answers hidden (e shows {'them' if len(hidden) != 1 else 'it'})"
         elif self.show_empty and self.matrix is not None and self._facts().get("empty"):
             status += " · e hides the bundled without answers"
         if not models:
