@@ -2,6 +2,9 @@
 (a tool that imports every module of the package does) starts nothing."""
 
 if __name__ == "__main__":
-    from benchtui.cli import main
+    try:  # Ctrl-C while the command's modules load: the exit code of an interrupt, no traceback
+        from benchtui.cli import main
+    except KeyboardInterrupt:
+        raise SystemExit(130) from None
 
     raise SystemExit(main())

@@ -157,7 +157,23 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class())
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    said_everywhere(parser)
     return parser
+
+
+JSON_HELP = "print JSON instead of text: stdout holds only the JSON"
+
+
+def said_everywhere(parser: argparse.ArgumentParser) -> None:
+    """Options every command shares get one help text wherever a command left it out."""
+    import argparse
+
+    for action in parser._actions:
+        if "--json" in action.option_strings and not action.help:
+            action.help = JSON_HELP
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                said_everywhere(sub)
 
 
 # A store larger than this is checked for damage by the dashboard's first rescan (in its
@@ -194,7 +210,11 @@ def open_dashboard(ctx: Context) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:  # reading the arguments imports every command's module: Ctrl-C may land there too
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt:
+        print("benchtui: interrupted", file=sys.stderr)
+        return 130
     ctx = Context(args)
     try:
         if args.command is None:
@@ -210,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         where = ctx._workbench.store_path if ctx._workbench is not None else "store.db"
         print(f"benchtui: {damage_message(where, str(exc)) if is_damage(exc) else f'store error: {exc}'}", file=sys.stderr)
         return EXIT_FAIL
-    except KeyboardInterrupt:
-        print("benchtui: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # a command may say what the interrupt left (or undid)
+        print(f"benchtui: interrupted{f': {exc}' if str(exc) else ''}", file=sys.stderr)
         return 130
     except BrokenPipeError:
         # The reader went away (`benchtui ... | head`): stop quietly, and keep

@@ -21,6 +21,7 @@ VERDICTS: dict[str, tuple[str, str, str]] = {
     "skipped": ("–", "yellow", "skipped"),
     "not_run": ("·", "dim", "not run"),
     "no_answer": ("∅", "dim", "no answer"),
+    "waiting": ("∅", "dim", "waiting"),  # no_answer of a folder holding only what was handed out (the scan's word)
     "interrupted": ("↯", "yellow", "interrupted"),
     "running": ("◌", "cyan", "running"),
     "info": ("i", "blue", "info"),

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -302,7 +303,9 @@ def check_prompt_version(challenge: Challenge) -> Item:
                 "(else every answer's prompt reads as unknown)", {"sha256": sha})
 
 
-def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3), margin: float = 10.0) -> Report:
+def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3), margin: float = 10.0,
+                    on_step: Callable[[str, int, int], None] | None = None) -> Report:
+    """``on_step(doing, done, total)``: said before each run of the reference (progress)."""
     report = Report(challenge.id)
     files = check_files(challenge)
     report.items.append(files)
@@ -323,7 +326,11 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
         report.items.extend(i for i in check_requirements(challenge, []) if i.name != "checks_name_requirements")
         report.items.append(check_prompt_version(challenge))
         return report
-    runs = {seed: run_reference(challenge, seed) for seed in seeds}
+    runs = {}
+    for i, seed in enumerate(seeds):
+        if on_step is not None:
+            on_step(f"the reference's checks, seed {seed}", i, len(seeds))
+        runs[seed] = run_reference(challenge, seed)
     report.items.append(check_reference(runs))
     report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
     near = {str(k): str(v) for k, v in (challenge.raw.get("thresholds_near_reference") or {}).items()}
@@ -332,10 +339,12 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
     return report
 
 
-def reference_mutation_score(workbench, challenge: Challenge, mutants: int) -> dict | None:
+def reference_mutation_score(workbench, challenge: Challenge, mutants: int,
+                             on_step: Callable[[str, int, int], None] | None = None) -> dict | None:
     """The suite's strength on its own reference: ``benchtui audit`` of the
     reference only (sandboxed, cached in the workbench's store like any audit).
-    ``None`` with ``mutants`` 0; a note instead of a score where it cannot run."""
+    ``None`` with ``mutants`` 0; a note instead of a score where it cannot run.
+    ``on_step(doing, done, total)``: said as each mutant ends (progress)."""
     if mutants <= 0:
         return None
     from benchtui.audit.core import REFERENCE, AuditOptions, Auditor
@@ -352,7 +361,13 @@ def reference_mutation_score(workbench, challenge: Challenge, mutants: int) -> d
         sandbox.choose_layer("auto")
     except sandbox.SandboxUnavailable as exc:
         return {"score": None, "note": f"not measured: {exc}"}
-    Auditor(workbench, AuditOptions(models=[REFERENCE], challenges=[challenge.id], mutants=mutants, jobs=2)).run()
+    def on_event(event) -> None:
+        if on_step is not None and event.kind in ("baseline", "mutant"):
+            on_step("the reference's baseline" if event.kind == "baseline" else f"mutant {event.done} of {event.total}",
+                    event.done, event.total or 1)
+
+    Auditor(workbench, AuditOptions(models=[REFERENCE], challenges=[challenge.id], mutants=mutants, jobs=2),
+            on_event=on_event).run()
     with Store(workbench.store_path) as store:
         report = next((c for c in challenge_reports(store) if c["challenge"] == challenge.id), None)
     ref = next((a for a in (report or {}).get("answers", []) if a["model"] == REFERENCE), None)

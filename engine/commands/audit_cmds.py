@@ -44,8 +44,13 @@ def register(sub) -> None:
     add_cluster_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_audit)
+    # `audit mark`; `audit-mark`, the older spelling, still works (left out of the help)
+    add_mark_args(p.add_subparsers(dest="audit_command", metavar="ACTION", required=False).add_parser(
+        "mark", help="mark an audit survivor as equivalent (or not); kept across audits"))
+    add_mark_args(sub.add_parser("audit-mark"))
 
-    p = sub.add_parser("audit-mark", help="mark an audit survivor as equivalent (or not); kept across audits")
+
+def add_mark_args(p) -> None:
     p.add_argument("model")
     p.add_argument("challenge", help="challenge id or display name")
     p.add_argument("mutant", help="the survivor's sha256 (a unique prefix will do)")
@@ -95,10 +100,20 @@ def cmd_audit(args, ctx) -> int:
             jobs = args.jobs or (cluster.slots() if cluster is not None else 1)
             options = AuditOptions(models=args.model, challenges=ids, mutants=args.mutants, jobs=jobs, fresh=args.fresh,
                                    allow_unsafe=args.unsafe_no_isolation, references=not args.no_reference)
-            try:
-                run_audit(ctx.workbench, options, on_event=_progress, cancel=cancel, cluster=cluster)
-            except sandbox.SandboxUnavailable as exc:
-                raise CommandError(str(exc)) from exc
+            from benchtui.commands.progress import Progress
+
+            # a bar on a terminal; lines on a log or a pipe; nothing under --json
+            with Progress("auditing", quiet=args.json) as progress:
+                def on_event(event) -> None:
+                    if progress.shown:
+                        _bar(progress, event)
+                    elif not args.json:
+                        _progress(event)
+
+                try:
+                    run_audit(ctx.workbench, options, on_event=on_event, cancel=cancel, cluster=cluster)
+                except sandbox.SandboxUnavailable as exc:
+                    raise CommandError(str(exc)) from exc
         if caught:
             print(f"benchtui: interrupted ({caught[0]}): outcomes stored so far are kept; a new audit resumes", file=sys.stderr)
             return 130
@@ -155,6 +170,15 @@ def not_audited(store, models: list[str], challenges: list[str]) -> list[dict]:
 
 def _score(score) -> str:
     return "  -  " if score is None else f"{score:.0%}".rjust(5)
+
+
+def _bar(progress, event) -> None:
+    if event.kind == "planned":
+        progress.step(event.message, completed=0, total=event.total or None)
+    elif event.kind == "baseline":
+        progress.step(f"baseline {event.model}/{event.challenge}")
+    elif event.kind == "mutant":
+        progress.step(f"{event.model}/{event.challenge}", completed=event.done, total=event.total)
 
 
 def _progress(event) -> None:

@@ -90,10 +90,16 @@ def cmd_check(args, ctx) -> int:
 
     if args.seeds < 1 or args.margin <= 0 or args.mutants < 0:
         raise UsageError("--seeds must be at least 1, --margin positive and --mutants at least 0")
+    from benchtui.commands.progress import Progress
+
     challenge = _challenge(ctx, args.id)
-    report = check_challenge(challenge, seeds=tuple(range(1, args.seeds + 1)), margin=args.margin)
-    if report.sound:  # a suite worth measuring: its reference passes, its checks name what they test
-        report.mutation = reference_mutation_score(ctx.workbench, challenge, args.mutants)
+    with Progress(f"checking {challenge.id}", quiet=args.json) as progress:
+        def step(doing: str, done: int, total: int) -> None:
+            progress.step(doing, completed=done, total=total)
+
+        report = check_challenge(challenge, seeds=tuple(range(1, args.seeds + 1)), margin=args.margin, on_step=step)
+        if report.sound:  # a suite worth measuring: its reference passes, its checks name what they test
+            report.mutation = reference_mutation_score(ctx.workbench, challenge, args.mutants, on_step=step)
     if args.json:
         print_json(report.as_dict())
     else:
@@ -120,10 +126,10 @@ def cmd_deploy(args, ctx) -> int:
         unknown = [m for m in args.model if m not in models]
         if unknown:
             raise UsageError(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(models) or 'none'} "
-                             "(`benchtui new-model NAME` starts one)")
+                             "(`benchtui model new NAME` starts one)")
         models = {m: models[m] for m in args.model}
     if not models:
-        raise UsageError("no model folders in this workbench (`benchtui new-model NAME` starts one)")
+        raise UsageError("no model folders in this workbench (`benchtui model new NAME` starts one)")
     try:
         results = deploy(ctx.workbench, challenge, models)
     except (OSError, FileNotFoundError) as exc:

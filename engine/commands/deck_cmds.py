@@ -77,10 +77,7 @@ def target_root(args) -> Path:
 
 
 def cmd_import(args, ctx) -> int:
-    from benchtui.decks.importer import DeckImportError, import_deck
-    from benchtui.decks.model import DeckError
-    from benchtui.host.resources import default_store_path, refuse_install_write
-    from benchtui.store.database import StoreError
+    from benchtui.host.resources import refuse_install_write
 
     path = Path(os.path.expanduser(args.deck)).resolve()
     if not path.is_dir():
@@ -91,6 +88,25 @@ def cmd_import(args, ctx) -> int:
     refused = refuse_install_write(root)
     if refused:
         raise UsageError(refused)
+    from benchtui.commands.progress import Progress
+
+    with Progress("importing", quiet=args.json) as progress:
+        result, scan = _import(args, path, root, progress)
+    if args.json:
+        print_json({**result.to_dict(), "scan": scan.as_json() if scan else None})
+    else:
+        print_report(result)
+    return 1 if args.strict and result.problems else 0
+
+
+def _import(args, path: Path, root: Path, progress):
+    """The deck read and written; (ImportResult, the scan that followed or None)."""
+    from benchtui.decks.importer import DeckImportError, import_deck
+    from benchtui.decks.model import DeckError
+    from benchtui.host.resources import default_store_path
+    from benchtui.store.database import StoreError
+
+    progress.step(f"reading the deck {path.name}")
     try:
         deck = read_any_deck(path, gpu=args.gpu, runs=args.runs, commit=args.commit)
     except DeckError as exc:
@@ -98,18 +114,29 @@ def cmd_import(args, ctx) -> int:
     if root == path or path in root.parents:
         raise UsageError(f"the workbench {root} is inside the deck {path}, which is never written to: "
                          "give another folder with --workbench")
+    made = [] if root.exists() else [root, *(p for p in root.parents if not p.exists())]
     if not args.dry_run:
         try:  # before its store's path is chosen: a folder that does not exist yet is not writable
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CommandError(f"cannot make the workbench {root}: {exc}") from exc
     store_path = Path(os.path.expanduser(args.store)).resolve() if args.store else default_store_path(root)
+    progress.step(f"checking {len(deck.runs)} runs" if args.dry_run else f"writing {len(deck.runs)} runs and the store")
     try:
         result = import_deck(deck, root, store_path, dry_run=args.dry_run)
-    except (DeckImportError, StoreError) as exc:
-        raise CommandError(f"{exc}; nothing was imported") from exc
-    except OSError as exc:
-        raise CommandError(f"cannot write the workbench {root}: {exc}; nothing was imported") from exc
+    except BaseException as exc:
+        for folder in made:  # the workbench folder this import made, undone with the rest
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        if isinstance(exc, (DeckImportError, StoreError)):
+            raise CommandError(f"{exc}; nothing was imported") from exc
+        if isinstance(exc, OSError):
+            raise CommandError(f"cannot write the workbench {root}: {exc}; nothing was imported") from exc
+        if isinstance(exc, KeyboardInterrupt):
+            raise KeyboardInterrupt("nothing was imported; the workbench is as it was") from None
+        raise
     scan = None
     if not args.dry_run:
         from benchtui.store.database import Store
@@ -118,12 +145,9 @@ def cmd_import(args, ctx) -> int:
 
         with Store(store_path) as store:
             scan = scan_workbench(find_workbench(str(root), None, Path.cwd(), store=str(store_path)), store,
-                                  index_transcripts=False)
-    if args.json:
-        print_json({**result.to_dict(), "scan": scan.as_json() if scan else None})
-    else:
-        print_report(result)
-    return 1 if args.strict and result.problems else 0
+                                  index_transcripts=False,
+                                  on_model=lambda m, i, n: progress.step(f"scanning {m}", completed=i, total=n))
+    return result, scan
 
 
 def print_report(r) -> None:

@@ -1,6 +1,7 @@
 """grade, grades, agreement, export, backup."""
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -19,71 +20,11 @@ from benchtui.grading.exports import FORMATS, export
 
 
 def register(sub) -> None:
-    grade = sub.add_parser("grade", help="grade one answer, invalidate a grade, add a note")
-    gsub = grade.add_subparsers(dest="grade_command", metavar="ACTION", required=True)
-    p = gsub.add_parser("set", help="record a grade (supersedes your previous one on the answer)")
-    p.add_argument("model")
-    p.add_argument("challenge", help="challenge id or display name")
-    p.add_argument("grade", help="a letter A..F with +/- (A, A-, B+ ... F) or a 0-100 score")
-    p.add_argument("--dimension", default=OVERALL, help=f"one of: {', '.join(DIMENSION_IDS)}")
-    p.add_argument("--grader", help="who grades (default: $BENCHTUI_GRADER, else your login name)")
-    p.add_argument("--judge", action="store_true", help="the grader is an LLM judge, not a person")
-    p.add_argument("--note", help="why")
-    p.add_argument("--allow-missing", action="store_true",
-                   help="grade although the workbench holds no answer there (no folder, or only the prompt); "
-                        "exports mark such grades")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_grade_set)
-
-    p = gsub.add_parser("invalidate", help="mark a grade invalid (the row is kept)")
-    p.add_argument("id", type=int)
-    p.add_argument("--reason", required=True)
-    p.set_defaults(func=cmd_grade_invalidate)
-
-    p = gsub.add_parser("history", help="every grade of one answer, invalid ones included")
-    p.add_argument("model")
-    p.add_argument("challenge")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_grade_history)
-
-    p = gsub.add_parser("note", help="a note on an answer, a file line or a transcript entry")
-    p.add_argument("model")
-    p.add_argument("challenge")
-    p.add_argument("text")
-    p.add_argument("--file", dest="relpath", help="file path inside the answer folder")
-    p.add_argument("--line", type=int)
-    p.add_argument("--transcript", help="transcript path inside the answer folder")
-    p.add_argument("--entry", type=int, help="entry number in the transcript (as `transcript search` shows it)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_grade_note)
-
-    grades = sub.add_parser("grades", help="import, list and alias judge grades")
-    ssub = grades.add_subparsers(dest="grades_command", metavar="ACTION", required=True)
-    p = ssub.add_parser("import", help="import judge grades from Markdown files",
-                        description="Import judge grades from Markdown files, in the order given (a folder: its "
-                                    "own .md files, by name). A judge's newest grade on a cell stands: a later "
-                                    "file's grade supersedes an earlier one's, and each such replacement is listed.")
-    p.add_argument("file", nargs="+", metavar="FILE", help="a Markdown file or a folder of them")
-    p.add_argument("--grader", help="the judge, where the file has no 'Judge: NAME' line")
-    p.add_argument("--dry-run", action="store_true",
-                   help="list the grades that would be imported, and what they would supersede; write nothing")
-    p.add_argument("--keep-existing", action="store_true",
-                   help="leave each cell the judge already graded (from any file, or by hand) as it is")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_grades_import)
-
-    p = ssub.add_parser("list", help="the current grades")
-    p.add_argument("--grader")
-    p.add_argument("--dimension", help="one dimension (default: all)")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_grades_list)
-
-    p = ssub.add_parser("alias", help="map a judge's name for a model or challenge; no arguments lists them")
-    p.add_argument("name", nargs="?")
-    p.add_argument("target", nargs="?", help="model folder, or challenge id with --challenge")
-    p.add_argument("--challenge", action="store_true", help="the alias names a challenge")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=cmd_grades_alias)
+    # `grades ACTION`; `grade ACTION`, the older spelling, still works (left out of the help)
+    grades = sub.add_parser("grades", help="grade an answer, note it, invalidate a grade; import, list and alias "
+                                           "judge grades")
+    add_grade_actions(grades.add_subparsers(dest="grades_command", metavar="ACTION", required=True))
+    add_grade_actions(sub.add_parser("grade").add_subparsers(dest="grades_command", metavar="ACTION", required=True))
 
     p = sub.add_parser("agreement", help="how far two graders agree (exact, quadratic kappa)")
     p.add_argument("grader_a")
@@ -110,6 +51,71 @@ def register(sub) -> None:
                         "(rows it already holds are not added twice)")
     p.add_argument("--json", action="store_true", help="with --restore: what was restored, as JSON")
     p.set_defaults(func=cmd_salvage)
+
+
+def add_grade_actions(actions) -> None:
+    """set, invalidate, history, note (one answer's grades) and import, list, alias (judge grades)."""
+    p = actions.add_parser("set", help="record a grade (supersedes your previous one on the answer)")
+    p.add_argument("model")
+    p.add_argument("challenge", help="challenge id or display name")
+    p.add_argument("grade", help="a letter A..F with +/- (A, A-, B+ ... F) or a 0-100 score")
+    p.add_argument("--dimension", default=OVERALL, help=f"one of: {', '.join(DIMENSION_IDS)}")
+    p.add_argument("--grader", help="who grades (default: $BENCHTUI_GRADER, else your login name)")
+    p.add_argument("--judge", action="store_true", help="the grader is an LLM judge, not a person")
+    p.add_argument("--note", help="why")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="grade although the workbench holds no answer there (no folder, or only the prompt); "
+                        "exports mark such grades")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grade_set)
+
+    p = actions.add_parser("invalidate", help="mark a grade invalid (the row is kept)")
+    p.add_argument("id", type=int)
+    p.add_argument("--reason", required=True)
+    p.set_defaults(func=cmd_grade_invalidate)
+
+    p = actions.add_parser("history", help="every grade of one answer, invalid ones included")
+    p.add_argument("model")
+    p.add_argument("challenge")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grade_history)
+
+    p = actions.add_parser("note", help="a note on an answer, a file line or a transcript entry")
+    p.add_argument("model")
+    p.add_argument("challenge")
+    p.add_argument("text")
+    p.add_argument("--file", dest="relpath", help="file path inside the answer folder")
+    p.add_argument("--line", type=int)
+    p.add_argument("--transcript", help="transcript path inside the answer folder")
+    p.add_argument("--entry", type=int, help="entry number in the transcript (as `transcript search` shows it)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grade_note)
+
+    p = actions.add_parser("import", help="import judge grades from Markdown files",
+                        description="Import judge grades from Markdown files, in the order given (a folder: its "
+                                    "own .md files, by name). A judge's newest grade on a cell stands: a later "
+                                    "file's grade supersedes an earlier one's, and each such replacement is listed.")
+    p.add_argument("file", nargs="+", metavar="FILE", help="a Markdown file or a folder of them")
+    p.add_argument("--grader", help="the judge, where the file has no 'Judge: NAME' line")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the grades that would be imported, and what they would supersede; write nothing")
+    p.add_argument("--keep-existing", action="store_true",
+                   help="leave each cell the judge already graded (from any file, or by hand) as it is")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grades_import)
+
+    p = actions.add_parser("list", help="the current grades")
+    p.add_argument("--grader")
+    p.add_argument("--dimension", help="one dimension (default: all)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grades_list)
+
+    p = actions.add_parser("alias", help="map a judge's name for a model or challenge; no arguments lists them")
+    p.add_argument("name", nargs="?")
+    p.add_argument("target", nargs="?", help="model folder, or challenge id with --challenge")
+    p.add_argument("--challenge", action="store_true", help="the alias names a challenge")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grades_alias)
 
 
 def _store(ctx):
@@ -284,10 +290,16 @@ def cmd_grades_import(args, ctx) -> int:
             print_json({"files": rows, "imported": sum(r.imported for _, r in results),
                         "skipped_existing": sum(r.skipped_existing for _, r in results)})
         return 0 if found_any else 1
+    for name in args.file:  # which file's grade stands depends on the order they are read in: say it
+        folder = Path(name)
+        if folder.is_dir():
+            files = [p.name for p in paths if p.parent == folder]
+            print(f"{name}: {len(files)} files, read in name order ({', '.join(files[:5])}"
+                  f"{', ...' if len(files) > 5 else ''}); where two grade one cell, the later file's grade stands")
     for path, result in results:
         _print_import(path, result, args)
     if any(r.superseded for _, r in results):
-        print("to keep the earlier grades, import with --keep-existing (`benchtui grade history MODEL CHALLENGE` "
+        print("to keep the earlier grades, import with --keep-existing (`benchtui grades history MODEL CHALLENGE` "
               "shows every grade and which one stands)")
     return 0 if found_any else 1
 
@@ -325,6 +337,8 @@ def cmd_grades_list(args, ctx) -> int:
     store = ctx.store
     if args.grader and get_grader(store, args.grader) is None:  # else a typo reads "no grades yet"
         raise UsageError(f"unknown grader {args.grader!r}; see `benchtui grades list`")
+    if args.dimension and args.dimension not in DIMENSION_IDS:
+        raise UsageError(f"unknown dimension {args.dimension!r}; one of: {', '.join(DIMENSION_IDS)}")
     rows = current_grades(store, grader=args.grader, dimension=args.dimension)
     if args.json:
         print_json([g.to_dict() for g in rows])
@@ -393,6 +407,8 @@ def cmd_export(args, ctx) -> int:
     except GradeError as exc:
         raise UsageError(str(exc)) from exc
     if args.output:
+        if not Path(args.output).parent.is_dir():
+            raise UsageError(f"folder {Path(args.output).parent} does not exist")
         try:
             Path(args.output).write_text(text, encoding="utf-8")
         except OSError as exc:
@@ -403,7 +419,17 @@ def cmd_export(args, ctx) -> int:
     return 0
 
 
+def new_file(name: str) -> None:
+    """A file a command is to create: one that exists, or in a folder that does not, is bad usage."""
+    path = Path(os.path.expanduser(name))
+    if path.exists():
+        raise UsageError(f"{name} already exists; choose a new file name")
+    if not path.parent.is_dir():
+        raise UsageError(f"folder {path.parent} does not exist")
+
+
 def cmd_backup(args, ctx) -> int:
+    new_file(args.file)
     store = ctx.store  # opening it runs migrations, so the copy is current
     try:
         result = backup(store.path, args.file)
@@ -419,6 +445,7 @@ def cmd_salvage(args, ctx) -> int:
     if args.restore:
         return restore_salvage(Path(args.file), ctx, as_json=args.json)
 
+    new_file(args.file)
     try:  # the store is opened read-only, never through ctx.store (which refuses a damaged file)
         result = salvage(ctx.workbench.store_path)
         out = write(result, args.file)

@@ -59,6 +59,32 @@ def two_step_interrupt(drain: threading.Event, cancel: threading.Event, flight: 
             signal.signal(s, h)
 
 
+def interrupt_report(signal_name: str, events) -> list[str]:
+    """What an interrupted `run` did, from the runner's final events: the runs that
+    finished (with their verdicts), those stopped, and those that never started."""
+    from benchtui.verify import verdicts as V
+
+    finished = [e for e in events if e.kind in ("finished", "error", "busy") and e.verdict != V.INTERRUPTED]
+    stopped = [e for e in events if e.kind == "finished" and e.verdict == V.INTERRUPTED]
+    never = [e for e in events if e.kind == "cancelled"]
+    lines = [f"benchtui: interrupted ({signal_name}): {len(finished)} finished, {len(stopped)} stopped, "
+             f"{len(never)} never started"]
+    if finished:
+        lines.append("  finished: " + named(finished, lambda e: f" ({e.verdict or e.kind})"))
+    if stopped:
+        lines.append("  stopped (recorded as interrupted; the verdicts shown stay the last finished runs): "
+                     + named(stopped, lambda e: f" after {e.duration_s:.1f} s" if e.duration_s is not None else ""))
+    if never:
+        lines.append("  never started: " + named(never, lambda e: ""))
+    return lines
+
+
+def named(events, extra, most: int = 6) -> str:
+    """``model/challenge (extra)``, the first ``most`` of them, then how many more."""
+    shown = [f"{e.model}/{e.challenge}{extra(e)}" for e in events[:most]]
+    return ", ".join(shown) + (f" and {len(events) - most} more" if len(events) > most else "")
+
+
 def runs(n: int) -> str:
     return f"{n} run" + ("" if n == 1 else "s")
 

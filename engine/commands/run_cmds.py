@@ -7,9 +7,10 @@ from benchtui.challenges.definition import challenge_for_name
 from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.text.fit import fit, fit_check
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
-from benchtui.commands.interrupt import InFlight, runs, two_step_interrupt
+from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
 from benchtui.workbench.scan import scan_workbench
 from benchtui.store import queries, runs_sql
+from benchtui.workbench.scan_records import WAITING_KIND
 
 
 def register(sub) -> None:
@@ -43,10 +44,16 @@ def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[st
         if found is None:
             raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
         ids.append(found.id)
-    pairs = [(a["model"], a["challenge"]) for a in store.answers()
-             if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
+    chosen = [a for a in store.answers() if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
+    # a folder holding only what was handed out has nothing to run: no run is recorded for it
+    waiting = [f"{a['model']}/{a['challenge']}" for a in chosen if queries.answer_state(a) == WAITING_KIND]
+    pairs = [(a["model"], a["challenge"]) for a in chosen if queries.answer_state(a) != WAITING_KIND]
+    if waiting:
+        print(f"waiting for an answer, not run: {', '.join(waiting[:6])}"
+              + (f" and {len(waiting) - 6} more" if len(waiting) > 6 else ""), file=sys.stderr)
     if not pairs:
-        raise UsageError("nothing to run: no answer matches the selection")
+        raise UsageError("nothing to run: " + ("every folder selected is waiting for an answer" if waiting else
+                                               "no answer matches the selection"))
     return pairs
 
 
@@ -171,10 +178,7 @@ def cmd_run(args, ctx) -> int:
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
     if caught:
-        not_started = sum(e.kind == "cancelled" for e in events)
-        stopped = sum(e.verdict == "interrupted" for e in events)
-        print(f"benchtui: interrupted ({caught[0]}): {runs(stopped)} stopped (recorded as interrupted; the verdicts shown "
-              f"stay the last finished runs), {not_started} not started", file=sys.stderr)
+        print("\n".join(interrupt_report(caught[0], events)), file=sys.stderr)
         return 130
     return 1 if errors else 0
 
@@ -191,7 +195,8 @@ class _progress_lines:
             print(f"[run] {event.model}/{event.challenge}: {said}", file=sys.stderr, flush=True)
         if event.kind in ("finished", "error", "cancelled", "busy"):
             took = f" ({event.duration_s:.1f} s)" if event.duration_s is not None else ""
-            said = in_scan_words(event.verdict, event.model, event.challenge, self.answers) or event.kind
+            said = in_scan_words(event.verdict, event.model, event.challenge, self.answers) or \
+                ("never started" if event.kind == "cancelled" else event.kind)
             extra = f": {event.message}" if (event.kind in ("error", "busy") or said == "interrupted") and event.message else ""
             extra += f" [node {event.node}]" if event.node else ""
             print(f"[{event.done}/{event.total}] {event.model}/{event.challenge}: {said}{took}{extra}", file=sys.stderr, flush=True)
@@ -212,6 +217,7 @@ class _progress:
                             console=Console(stderr=True), transient=False)
         self.bar.start()
         self.task = self.bar.add_task("running", total=total)
+        self.never = 0
 
     def on_event(self, event) -> None:
         if event.kind == "started":
@@ -219,8 +225,11 @@ class _progress:
         elif event.kind in ("running", "retrying"):
             self.bar.update(self.task, description=f"{event.model}/{event.challenge} on {event.node}"
                                                    + (" (retrying)" if event.kind == "retrying" else ""))
-        elif event.kind in ("finished", "error", "cancelled", "busy"):
-            self.bar.update(self.task, completed=event.done, description=f"{event.model}/{event.challenge}: "
+        elif event.kind == "cancelled":  # never started: the bar fills only with runs that ended
+            self.never += 1
+            self.bar.update(self.task, description=f"stopped: {self.never} never started")
+        elif event.kind in ("finished", "error", "busy"):
+            self.bar.update(self.task, completed=event.done - self.never, description=f"{event.model}/{event.challenge}: "
                             f"{in_scan_words(event.verdict, event.model, event.challenge, self.answers) or event.kind}")
 
     def stop(self) -> None:
@@ -248,14 +257,14 @@ def cmd_results(args, ctx) -> int:
     not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": queries.answer_state(a),
                 **({"superseded_run": old_runs[key][0], "why": old_runs[key][1]} if key in old_runs else {})}
                for a in store.answers() if (key := (a["model"], a["challenge"])) not in have]
-    if args.json:
-        print_json({"results": records, "not_run": not_run})
+    said = queries.no_answer_words(store, [{**r, "id": r["run_id"]} for r in records])
+    if args.json:  # in the words the text and the Runs screen use (`waiting`)
+        print_json({"results": [{**r, "verdict": said.get(r["run_id"], r["verdict"])} for r in records],
+                    "not_run": not_run})
         return 0
-    answers = {(a["model"], a["challenge"]): a for a in store.answers()}
     for r in records:
-        said = (in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer"
-                else shown_verdict(r))
-        print(f"{said:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}"
+        said_as = said.get(r["run_id"]) or shown_verdict(r)
+        print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}"
               + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""

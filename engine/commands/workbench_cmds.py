@@ -1,4 +1,4 @@
-"""scan, list, show, new-model, doctor."""
+"""scan, list, show, model new, doctor."""
 from __future__ import annotations
 
 import os
@@ -24,6 +24,8 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_scan)
 
     p = sub.add_parser("list", help="models, challenges and answers with their status")
+    p.add_argument("--all-challenges", action="store_true",
+                   help="list the bundled challenges no model has a folder for too (left out by default)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_list)
 
@@ -33,7 +35,13 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("new-model", help="scaffold models/NAME/<challenge>/PROMPT.md for every challenge")
+    # `model new NAME`, as `challenge new ID`; `new-model NAME`, the older spelling, still works (left out of the help)
+    model = sub.add_parser("model", help="scaffold a model folder of this workbench (WORKBENCH/models/NAME)")
+    p = model.add_subparsers(dest="model_command", metavar="ACTION", required=True).add_parser(
+        "new", help="scaffold models/NAME/<challenge>/PROMPT.md for every challenge")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_new_model)
+    p = sub.add_parser("new-model")
     p.add_argument("name")
     p.set_defaults(func=cmd_new_model)
 
@@ -43,7 +51,11 @@ def register(sub) -> None:
 
 
 def cmd_scan(args, ctx) -> int:
-    result = scan_workbench(ctx.workbench, ctx.store)
+    from benchtui.commands.progress import Progress
+
+    with Progress("scanning", quiet=args.json) as progress:
+        result = scan_workbench(ctx.workbench, ctx.store,
+                                on_model=lambda m, i, n: progress.step(f"model {m}", completed=i, total=n))
     if args.json:
         print_json(result.as_json())
         return 0
@@ -79,16 +91,28 @@ def answer_rows(store) -> list[dict]:
 def cmd_list(args, ctx) -> int:
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
-    data = {"models": store.model_names(), "challenges": store.challenge_ids(), "answers": answer_rows(store)}
+    empty = set() if args.all_challenges else queries.empty_bundled(store)
+    challenges = store.challenge_ids()
+    if len(empty) == len(challenges):  # nothing else to list: list them all
+        empty = set()
+    data = {"models": store.model_names(), "challenges": [c for c in challenges if c not in empty],
+            "answers": answer_rows(store)}
     if args.json:
         print_json(data)
         return 0
     models, challenges = data["models"], data["challenges"]
     cells = {(a["model"], a["challenge"]): a["status"] for a in data["answers"]}
+    from benchtui.workbench.shorten import shorten_all
+
     width = max([len(c) for c in challenges] + [9])
-    print(" " * width + "  " + "  ".join(f"{m[:14]:<14}" for m in models))
+    short = shorten_all(models, 14)  # from the middle, keeping what tells them apart
+    print(" " * width + "  " + "  ".join(f"{short[m]:<14}" for m in models))
     for cid in challenges:
         print(f"{cid:<{width}}  " + "  ".join(f"{cells.get((m, cid), '-'):<14}" for m in models))
+    if empty:
+        n = len(empty)
+        print(f"({n} bundled challenge{'s' if n != 1 else ''} no model has a folder for left out: "
+              f"--all-challenges lists {'them' if n != 1 else 'it'})")
     return 0
 
 

@@ -14,8 +14,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import tomllib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,7 +114,8 @@ class FileTransaction:
                 os.replace(tmp, dest)
                 self.done.append((dest, backup))
         except BaseException:
-            self.rollback()
+            with interrupts_held():
+                self.rollback()
             raise
 
     def rollback(self) -> None:
@@ -135,6 +139,28 @@ class FileTransaction:
         if self._stage is not None:
             shutil.rmtree(self._stage, ignore_errors=True)
             self._stage = None
+
+
+@contextmanager
+def interrupts_held():
+    """Ctrl-C waits while files are moved back: an undo cut short would leave
+    the half-written workbench it is there to prevent."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
+def remove_store(path: Path) -> None:
+    for name in (path.name, path.name + "-wal", path.name + "-shm", path.name + "-journal"):
+        try:
+            (path.parent / name).unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 def imported_problem(folder: Path) -> tuple[str, str] | None:
@@ -211,24 +237,27 @@ def import_deck(deck: Deck, root: Path, store_path: Path | None = None, *, dry_r
         result.annotations = sum(len(r.annotations) for r in placed)
         if dry_run:
             return result
-        for sub in ("models", "challenges"):
-            if not (root / sub).exists():
-                tx._mkdirs(root / sub)
-        tx.commit()
-        try:
-            store = Store(store_path or root / "store.db", check=True)
-        except Exception:
-            tx.rollback()
-            raise
-        try:
-            write_store(store, deck, placed, without, result)
+        store_path = Path(store_path or root / "store.db")
+        new_store = not store_path.exists()
+        try:  # every way out undoes what was written: an error, Ctrl-C (not an Exception), SystemExit
+            for sub in ("models", "challenges"):
+                if not (root / sub).exists():
+                    tx._mkdirs(root / sub)
+            tx.commit()
+            store = Store(store_path, check=True)
+            try:
+                write_store(store, deck, placed, without, result)
+            finally:
+                store.close()
         except BaseException:
-            tx.rollback()
+            with interrupts_held():
+                tx.rollback()
+                if new_store:  # a store this import made (perhaps without its tables) goes too
+                    remove_store(store_path)
             raise
-        finally:
-            store.close()
     finally:
-        tx.cleanup()
+        with interrupts_held():
+            tx.cleanup()
     return result
 
 

@@ -518,7 +518,8 @@ def read_runs(deck: Deck, folder: Path, details: dict[str, dict], board: dict[st
             deck_model = deck_model or harness
         base = slug(f"{harness}_{deck_model}", lower=False)[:MODEL_NAME_MAX]
         run = Run(run_id=run_id, problem=problem, model=base, base_model=base, harness=str(harness),
-                  deck_model=str(deck_model), data=data, source=str(path), effort=(entry or {}).get("effort"))
+                  deck_model=str(deck_model), data=data, source=str(path), effort=(entry or {}).get("effort"),
+                  on_board=entry is not None)
         run.result = result_row(detail, entry)
         files, run.sidecar_lines, misfits = split_sidecars(data, ANSWER_FILE)
         run.files = files or None
@@ -656,7 +657,8 @@ def read_quote(deck: Deck, run: Run, source: str, q) -> dict | None:
 def name_models(deck: Deck) -> None:
     """One model per harness and model (``codex_gpt-5.5``); where the deck ran one
     harness and model at several efforts, one per effort (``grok_grok-4.5_high``);
-    further runs of one cell keep their stamp (``..._20260719_034935``)."""
+    where a cell has several runs, the one the leaderboard counts takes the name
+    and the others keep their stamp (``..._20260719_034935``)."""
     for run in deck.runs:
         if run.effort is None:
             run.effort = next((str(a["body"].get("effort")) for a in run.annotations if a["body"].get("effort")), None)
@@ -667,7 +669,7 @@ def name_models(deck: Deck) -> None:
         if len(efforts[run.base_model]) > 1 and run.effort:
             run.model = slug(f"{run.base_model}_{run.effort}", lower=False)[:MODEL_NAME_MAX]
     taken: set[tuple[str, str]] = set()
-    for run in sorted(deck.runs, key=lambda r: r.run_id):
+    for run in sorted(deck.runs, key=lambda r: (not r.on_board, r.run_id)):
         if (run.model, run.problem) in taken:
             m = STAMP.match(run.run_id)
             stamp = m.group(1) if m else slug(run.run_id)[:15]

@@ -59,6 +59,7 @@ class Run:
     source: str         # its path in the deck
     effort: str | None = None
     sample: int = 0     # KernelBench: the sample number of its problem
+    on_board: bool = False  # the run the deck's leaderboard counts for its cell
     result: dict | None = None       # the deck's published result (deck_results row fields)
     annotations: list[dict] = field(default_factory=list)
     # files the deck's run file carries appended to its answer file ("sidecars": a .cu source

@@ -707,7 +707,8 @@ def import_text(store: Store, text: str, *, source: str = "<text>", grader: str 
                 if current.source != this_source:
                     result.superseded.append(
                         f"{cell}: {g.value.display} (line {g.line}) replaces {who}'s {current.display} "
-                        f"from {source_words(current.source)} (#{current.id}); a judge's newest grade stands")
+                        f"from {source_words(current.source)} (#{current.id}); it stands: of a judge's grades on a cell "
+                        "the one read last stands (files in the order given, a folder's by name)")
             result.grades.append(entry)
             result.imported += 1
             if not dry_run:

@@ -110,10 +110,14 @@ def recommend_extras(*, nvidia_gpu: bool, cupy: str | None, mlx_lm: str | None, 
     if cluster and not ray:
         out.append({"extra": "cluster", "why": f"runs default to the cluster {cluster!r} but Ray is not installed"})
     for r in out:
-        r["command"] = (f'python3 -m pip install -e ".[{r["extra"]}]"' if from_clone
-                        else install_beside(extra_packages(r["extra"])) or
-                        f'python3 -m pip install "benchtui[{r["extra"]}]"')
+        r["command"] = install_command(r["extra"], from_clone)
     return out
+
+
+def install_command(extra: str, from_clone: bool) -> str:
+    """The command that installs ``extra`` into this benchtui (a clone's editable install, or the wheel's)."""
+    return (f'python3 -m pip install -e ".[{extra}]"' if from_clone
+            else install_beside(extra_packages(extra)) or f'python3 -m pip install "benchtui[{extra}]"')
 
 
 def extra_packages(extra: str) -> list[str]:
@@ -180,6 +184,8 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         "torch": _version("torch"),  # kernel-deck challenges ([module]: engine/verify/module_suite.py)
     }
     report["module_challenges"] = module_challenges(report["paths"].get("workbench"))
+    # said on the torch line even where no extra is recommended (the lean install stays lean)
+    report["torch_command"] = None if report["torch"] else install_command("torch", not resources.is_installed())
     dists = report["cuda"]["cupy_distributions"]
     report["cuda"]["cupy"] = ", ".join(f"{n} {v}" for n, v in dists.items()) or None
     report["cuda"]["fit"] = cupy_fit(dists, driver_cuda_version() if _nvidia_gpu() else None)
@@ -271,7 +277,8 @@ def render(report: dict[str, Any]) -> str:
         + _fit_text(cuda.get("fit")),
         f"{ok(mlx['available'])}mlx      {mlx['version'] or 'not installed'}; " + (mlx["device"] if mlx["available"] else mlx["detail"]),
         f"{ok(report.get('torch'))}torch    " + (report.get("torch") or "not installed: kernel-deck challenges "
-                                                "(KernelBench, KernelBench-Hard) are skipped")
+                                                "(KernelBench, KernelBench-Hard) are skipped"
+                                                + (f"; {report['torch_command']}" if report.get("torch_command") else ""))
         + (f"; {report['module_challenges']} in this workbench" if report.get("module_challenges") else ""),
         f"{ok(True)}cluster  Ray {cluster.get('ray') or 'not installed'}; default "
         + (repr(cluster["default"]) if cluster.get("default") else "none (runs stay on this machine)"),

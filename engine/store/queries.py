@@ -28,6 +28,19 @@ def answer_state(answer: dict) -> str:
     return WAITING_KIND if answer["files"] and not answer["transcripts"] else "no_answer"
 
 
+def no_answer_words(store, runs: list[dict]) -> dict[int, str]:
+    """run id -> the scan's word (``waiting``, ``no_answer``) for the ``no_answer`` runs among
+    ``runs``, as their folders are now: `results`, its JSON and the Runs screen say the same."""
+    wanted = {(r["model"], r["challenge"]) for r in runs if r.get("verdict") == "no_answer"}
+    if not wanted:
+        return {}
+    states = {(a["model"], a["challenge"]): answer_state(a) for a in store.query(
+        "select model, challenge, status, files, transcripts from answers where status = 'no_answer'")
+        if (a["model"], a["challenge"]) in wanted}
+    return {r["id"]: states[key] for r in runs
+            if r.get("verdict") == "no_answer" and (key := (r["model"], r["challenge"])) in states}
+
+
 def suite_origin(challenge_path) -> str:
     """Which suite judges a challenge: "bundled" (a folder benchtui ships) or "workbench" (the
     workbench's own ``challenges/<id>``, which replaces a bundled one of the same id). A run records
@@ -43,6 +56,13 @@ def suite_origin(challenge_path) -> str:
 def current_suites(store: Store) -> dict[str, str]:
     """Each challenge's suite as of the last scan (``suite_origin`` of its stored path)."""
     return {cid: suite_origin(path) for cid, path in store.conn.execute("select id, path from challenges") if path}
+
+
+def empty_bundled(store: Store) -> set[str]:
+    """The bundled challenges no model has a folder for (answer or prompt): a workbench of
+    other challenges (an imported deck's) lists them only on request."""
+    held = {cid for (cid,) in store.conn.execute("select distinct challenge from answers where present = 1")}
+    return {cid for cid, origin in current_suites(store).items() if origin == "bundled" and cid not in held}
 
 
 def superseded_suite(versions_json: str | None, challenge: str, suites: dict[str, str]) -> str | None:

@@ -81,7 +81,8 @@ def read_lines(text: str, warnings: list[TranscriptWarning]) -> list[Line]:
             out.append(Line(number, loads(raw), raw))  # json allows surrounding whitespace
             continue
         except json.JSONDecodeError as exc:
-            error = f"{exc.msg} at column {exc.colno}"
+            # json's own words may end in "at" ("Unterminated string starting at")
+            error = f"{exc.msg}{'' if exc.msg.endswith(' at') else ' at'} column {exc.colno}"
         except RecursionError:
             error = "nested too deeply"
         line = raw.strip()

@@ -553,9 +553,9 @@ def describe_exception(exc: BaseException) -> str:
         text = str(exc).strip().splitlines()
         name = getattr(exc, "remote_type", type(exc).__name__)
         return f"{name}{where}: {text[0][:300] if text else ''}".rstrip(": ")
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" at {Path(tb[-1].filename).name}:{tb[-1].lineno}" if tb else ""
-    text = str(exc).strip().splitlines()
+    where = wire.where_raised(exc, traceback.extract_tb(exc.__traceback__))
+    where = f" at {where}" if where else ""
+    text = (exc.msg if isinstance(exc, SyntaxError) and exc.msg and exc.filename else str(exc)).strip().splitlines()
     return f"{type(exc).__name__}{where}: {text[0][:300] if text else ''}".rstrip(": ")
 
 

@@ -845,6 +845,16 @@ def signature_spec(obj: Any):
     return [[p.name, p.kind.name, p.default is not inspect.Parameter.empty] for p in sig.parameters.values()]
 
 
+def where_raised(exc: BaseException, frames: list) -> str:
+    """``file:line`` of the last frame; for a file that does not parse, that file and
+    line first, then the import that read it (``kv_cache.py:35 (imported at adapter.py:2)``)."""
+    at = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        bad = f"{Path(exc.filename).name}:{exc.lineno}"
+        return f"{bad} (imported at {at})" if at and at != bad else bad
+    return at
+
+
 def describe_raise(rid: Any, exc: BaseException, details: bool = True) -> dict:
     """The exception as a message; ``details=False`` (the checker's side)
     sends no traceback and no location, so nothing of the checks leaks."""
@@ -852,9 +862,8 @@ def describe_raise(rid: Any, exc: BaseException, details: bool = True) -> dict:
         return {"op": "raise", "id": rid, "type": type(exc).__name__, "module": type(exc).__module__,
                 "message": str(exc)[:500]}
     tb = traceback.extract_tb(exc.__traceback__)
-    frame = next((f for f in reversed(tb) if "/engine/verify/wire.py" not in f.filename), None)
-    where = f"{Path(frame.filename).name}:{frame.lineno}" if frame else ""
-    text = str(exc)
+    where = where_raised(exc, [f for f in tb if f.filename != __file__])
+    text = exc.msg if isinstance(exc, SyntaxError) and exc.msg and exc.filename else str(exc)
     out = {"op": "raise", "id": rid, "type": type(exc).__name__, "module": type(exc).__module__,
            "message": text[:4000], "where": where,
            "tb": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-8))[-6000:]}

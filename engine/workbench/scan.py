@@ -13,6 +13,7 @@ import os
 import stat
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -312,7 +313,9 @@ def sha256_file(path: Path) -> str | None:
         return None
 
 
-def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: bool = True) -> ScanResult:
+def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: bool = True,
+                   on_model: Callable[[str, int, int], None] | None = None) -> ScanResult:
+    """``on_model(model, done, total)``: called as each model's folder is reached (progress)."""
     started = time.perf_counter()
     git = read_git(workbench.root)
     scan_id = scan_sql.start_scan(store, {"started_at": now_iso(), "workbench": str(workbench.root),
@@ -326,7 +329,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
     with scan_sql.batch(store):
         _store_challenges(store, workbench.challenges, challenge_prompts)
         models = _ModelPass(workbench, store, git, result, stamp=stamp)
-        models.run()
+        models.run(on_model)
         scan_sql.update_answers(store, models.answer_updates)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
         scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
@@ -381,7 +384,7 @@ class _ModelPass:
         self.answer_updates: list[tuple] = []
         self.examiner: _Examiner | None = None
 
-    def run(self) -> None:
+    def run(self, on_model: Callable[[str, int, int], None] | None = None) -> None:
         """A model's answers in two steps, walk (and hand the hashing out) then
         store, one model behind: the workers hash model k while this process
         stores model k - 1 and walks model k + 1. Rows are written in the
@@ -389,7 +392,10 @@ class _ModelPass:
         self.examiner = _Examiner()
         try:
             walked = None
-            for model, model_dir in self.workbench.model_dirs().items():
+            model_dirs = self.workbench.model_dirs()
+            for i, (model, model_dir) in enumerate(model_dirs.items()):
+                if on_model is not None:
+                    on_model(model, i, len(model_dirs))
                 ahead = self.walk_model(model, model_dir)
                 if walked is not None:
                     self.store_model(*walked)

@@ -309,3 +309,16 @@ def test_an_answer_left_out_says_why_and_the_default_is_sixty_mutants(toy, capsy
     assert main(["--workbench", str(root), "audit", "-m", "hasty", "-c", "toy", "--mutants", "3"]) == 1
     err = capsys.readouterr().err
     assert "not audited: hasty/toy: its latest verdict is fail; only passing answers are audited" in err
+
+
+def test_the_audit_shows_a_bar_on_a_terminal_and_nothing_under_json(toy):
+    from terminal_run import on_a_terminal
+
+    root = toy(WEAK)
+    code, out, term = on_a_terminal(["--workbench", str(root), "audit", "-c", "toy", "--jobs", "2", "--fresh"])
+    assert code == 0, term
+    assert "auditing: (reference)/toy" in term and "6/6" in term, term[-300:]  # what it does, how far
+    assert "auditing" not in out and out.startswith("toy: ")
+    code, out, term = on_a_terminal(["--workbench", str(root), "audit", "-c", "toy", "--jobs", "2", "--fresh", "--json"])
+    assert code == 0 and term == "", term
+    assert json.loads(out)["challenges"][0]["challenge"] == "toy"

@@ -47,9 +47,15 @@ def test_deployed_folders_wait_for_their_answer_without_a_warning(tmp_path, caps
     assert "info waiting: waiting for an answer" in capsys.readouterr().out
 
 
-def test_run_says_waiting_as_scan_results_and_list_do(tmp_path, capsys):
-    """A run of a folder deploy handed a challenge to reports it in the scan's
-    word, `waiting`; a folder whose model left only a transcript stays no_answer."""
+def test_run_leaves_a_waiting_folder_alone_and_every_view_says_waiting(tmp_path, capsys):
+    """`run` records no run for a folder deploy handed a challenge to (it says it is
+    waiting); a folder whose model left only a transcript is run, and stays no_answer.
+    An older run of a waiting folder reads `waiting` in `results`, its JSON and the Runs screen."""
+    import json
+
+    from benchtui.store import queries
+    from benchtui.store.database import Store
+
     root = tmp_path / "wb"
     (root / "models" / "alpha" / "kv").mkdir(parents=True)
     (root / "models" / "alpha" / "kv" / "cache.py").write_text("x = 1\n")
@@ -60,5 +66,20 @@ def test_run_says_waiting_as_scan_results_and_list_do(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--workbench", str(root), "run", "-c", "backwards", "--unsafe-no-isolation"]) == 0
     out, err = capsys.readouterr()
-    assert "waiting        alpha/backwards" in out and "no_answer      beta/backwards" in out, out
-    assert "alpha/backwards: waiting" in err and "beta/backwards: no_answer" in err, err
+    assert "no_answer      beta/backwards" in out and "alpha/backwards" not in out, out
+    assert "waiting for an answer, not run: alpha/backwards" in err and "beta/backwards: no_answer" in err, err
+    with Store(root / "store.db") as store:
+        assert [r["model"] for r in store.query("select model from runs")] == ["beta"]
+    # a folder that is only waiting is nothing to run at all
+    assert main(["--workbench", str(root), "run", "-m", "alpha", "-c", "backwards", "--unsafe-no-isolation"]) == 2
+    assert "every folder selected is waiting for an answer" in capsys.readouterr().err
+    # a run recorded for it before (by an older benchtui): every view says waiting
+    with Store(root / "store.db") as store:
+        old = store.db["runs"].insert({"model": "alpha", "challenge": "backwards", "status": "done",
+                                       "verdict": "no_answer", "backend": "cpu"}).last_pk
+        assert queries.no_answer_words(store, queries.recent_runs(store))[old] == "waiting"
+    assert main(["--workbench", str(root), "results"]) == 0
+    assert "waiting        alpha/backwards  run #" in capsys.readouterr().out
+    assert main(["--workbench", str(root), "results", "--json"]) == 0
+    got = {(r["model"], r["verdict"]) for r in json.loads(capsys.readouterr().out)["results"]}
+    assert got == {("alpha", "waiting"), ("beta", "no_answer")}

@@ -75,10 +75,11 @@ def test_kbh_runs_of_one_cell_are_kept_apart(kbh_imported):
     assert got["20260719_034935_claude_claude-opus-4-8_01_fp8_gemm"] == "claude_claude-opus-4-8_max"
     assert got["20260709_040836_grok_grok-4.5_07_w4a16_gemm"] == "grok_grok-4.5_max"
     assert got["20260719_034935_grok_grok-4.5_07_w4a16_gemm"] == "grok_grok-4.5_high"
-    # two runs of one cell at one effort: the later keeps its stamp
-    assert got["20260720_210639_or-fable_anthropic_claude-fable-5_02_kda_cutlass"] == "or-fable_anthropic_claude-fable-5"
-    assert got["20260721_223835_or-fable_anthropic_claude-fable-5_02_kda_cutlass"] == \
-        "or-fable_anthropic_claude-fable-5_20260721_223835"
+    # two runs of one cell at one effort: the one the leaderboard counts (the later) takes the name,
+    # the other keeps its stamp
+    assert got["20260721_223835_or-fable_anthropic_claude-fable-5_02_kda_cutlass"] == "or-fable_anthropic_claude-fable-5"
+    assert got["20260720_210639_or-fable_anthropic_claude-fable-5_02_kda_cutlass"] == \
+        "or-fable_anthropic_claude-fable-5_20260720_210639"
     assert len(set(zip(*rows(root, "select model, challenge from deck_results where has_answer = 1")))) == 2
     cells = rows(root, "select model, challenge, count(*) from deck_results where has_answer = 1 group by 1, 2 having count(*) > 1")
     assert cells == []
@@ -232,9 +233,7 @@ def test_kbh_nothing_half_written_when_the_store_fails(kbh_deck, tmp_path, monke
     root = tmp_path / "wb"
     with pytest.raises(sqlite3.OperationalError):
         import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
-    assert [p.name for p in root.iterdir()] == ["store.db"] or sorted(p.name for p in root.iterdir()) == \
-        ["store.db", "store.db-shm", "store.db-wal"]
-    assert rows(root, "select count(*) from deck_results") == [(0,)]
+    assert list(root.iterdir()) == []  # the store this import made went with its files
 
 
 def test_kbh_an_answer_is_never_overwritten(kbh_deck, tmp_path):

@@ -64,3 +64,34 @@ def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path,
         assert app.errors == []
 
     asyncio.run(drive())
+
+
+def test_a_deck_workbench_shows_its_own_challenges_and_the_rest_on_request(kbh_deck, tmp_path, monkeypatch):
+    from benchtui.tui.app import BenchApp
+
+    monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    wb = find_workbench(str(root), None, root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        bundled = len(store.challenge_ids()) - 4
+
+    async def drive():
+        app = BenchApp(wb)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(app, pilot)
+            table = app.screen.query_one("#matrix", DataTable)
+            assert table.row_count == 4  # the deck's; the bundled ones no model answered are left out
+            status = str(app.screen.query_one("#matrix-status", Static).render())
+            assert f"{bundled} bundled without answers hidden (e shows them)" in status, status
+            await pilot.press("e")
+            await settle(app, pilot)
+            assert table.row_count == 4 + bundled
+            assert "e hides the bundled without answers" in str(app.screen.query_one("#matrix-status", Static).render())
+            await pilot.press("e")
+            await settle(app, pilot)
+            assert table.row_count == 4
+        assert app.errors == []
+
+    asyncio.run(drive())

@@ -46,9 +46,14 @@ def test_list_json_shape(capsys, small_wb):
     data = json.loads(out)
     assert code == 0
     assert data["models"] == ["alpha", "beta"]
+    # the challenges a model has a folder for; the bundled others only with --all-challenges
+    assert data["challenges"] == ["backwards", "kv"]
+    code, out, _ = run_cli(capsys, "--workbench", str(small_wb), "list", "--all-challenges", "--json")
+    every = json.loads(out)["challenges"]
     # the eight published challenges, then the bundled paged_attention (order 10)
-    assert data["challenges"][:3] == ["backwards", "fuse", "kv"] and len(data["challenges"]) == 9
-    assert data["challenges"][-1] == "paged_attention"
+    assert every[:3] == ["backwards", "fuse", "kv"] and len(every) == 9 and every[-1] == "paged_attention"
+    code, out, _ = run_cli(capsys, "--workbench", str(small_wb), "list")
+    assert out.splitlines()[-1] == "(7 bundled challenges no model has a folder for left out: --all-challenges lists them)"
     assert data["answers"] == [
         {"model": "alpha", "challenge": "backwards", "status": "answer", "files": 2, "transcripts": 0},
         # in the scan's words: a folder holding only its PROMPT.md is waiting for an answer
@@ -133,12 +138,13 @@ def test_demo_on_a_file_says_it_is_a_file(capsys, tmp_path):
 
 @pytest.mark.sandbox
 def test_results_and_list_say_waiting_as_scan_does(capsys, small_wb):
-    """beta/kv holds only its PROMPT.md: scan calls it `waiting`; list and results did `no_answer`."""
+    """beta/kv holds only its PROMPT.md: scan calls it `waiting`, and so do list and results; run leaves it alone."""
     wb = ("--workbench", str(small_wb))
     code, out, _ = run_cli(capsys, *wb, "results")
     assert code == 0 and "waiting        beta/kv" in out
-    assert run_cli(capsys, *wb, "run", "-m", "beta", "-c", "kv")[0] == 0
+    code, _, err = run_cli(capsys, *wb, "run", "-m", "beta", "-c", "kv")
+    assert code == 2 and "waiting for an answer, not run: beta/kv" in err  # no run recorded for it
     code, out, _ = run_cli(capsys, *wb, "results")
-    assert "waiting        beta/kv  run #1" in out and "no_answer" not in out
+    assert "waiting        beta/kv" in out and "run #" not in out and "no_answer" not in out
     code, out, _ = run_cli(capsys, *wb, "list")
     assert "waiting" in out and "no_answer" not in out

@@ -25,3 +25,16 @@ def test_python_m_benchtui_still_runs_the_command(tmp_path):
     assert out.returncode == 2 and out.stderr.startswith("benchtui: error:"), (out.returncode, out.stderr)
     out = subprocess.run([sys.executable, "-m", "benchtui", "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "benchtui" in out.stdout
+
+
+def test_ctrl_c_while_the_arguments_are_read_is_one_line(monkeypatch, capsys):
+    """Reading the arguments imports every command's module (a few hundred ms): an
+    interrupt there is exit 130 and one line, as anywhere else, never a traceback."""
+    from benchtui import cli
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "parse_args", interrupted)
+    assert cli.main(["list"]) == 130
+    assert capsys.readouterr().err == "benchtui: interrupted\n"

@@ -95,7 +95,7 @@ def test_salvage_of_a_sound_store_reads_everything(demo_workbench, tmp_path, cap
     assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 0
     got = json.loads(out.read_text())
     assert len(got["tables"]["grades"]) == len(_rows(path, "grades")) and got["unreadable"] == []
-    assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 1  # never over a file
+    assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 2  # never over a file (bad usage)
     assert "already exists" in capsys.readouterr().err
 
 

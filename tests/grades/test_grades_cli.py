@@ -79,7 +79,7 @@ def test_export_and_backup(bench, capsys, tmp_path):
     code, out, _ = run(bench, capsys, "backup", str(tmp_path / "b.db"))
     assert code == 0 and "integrity ok" in out
     code, _, err = run(bench, capsys, "backup", str(tmp_path / "b.db"))
-    assert code == 1 and "already exists" in err
+    assert code == 2 and "already exists" in err  # a bad argument: usage
 
 
 def test_show_prints_a_score_with_its_letter(bench, capsys, monkeypatch):

@@ -181,6 +181,7 @@ def test_a_folder_or_several_files_at_once_and_what_is_not_markdown(bench, capsy
     code, out, _ = run(bench, capsys, "grades", "import", str(folder), "--grader", "J")
     assert code == 0
     assert [line.split(";")[0] for line in out.splitlines() if not line.startswith(" ")] == [
+        f"{folder}: 2 files, read in name order (fuse_comparison.md, kv_comparison.md)",
         "imported 4 grades from fuse_comparison.md (J)", "imported 6 grades from kv_comparison.md (J)"]
     code, out, _ = run(bench, capsys, "grades", "import", str(folder / "kv_comparison.md"),
                        str(folder / "fuse_comparison.md"), "--grader", "J", "--json")
@@ -328,7 +329,8 @@ def test_a_dry_run_over_several_files_counts_what_the_earlier_ones_would_store(b
                        "--grader", "J", "--dry-run")
     assert code == 0
     assert "  would supersede demo-careful/kv: 64 (D) (line 8) replaces J's A- from README.md (#1); " \
-        "a judge's newest grade stands" in out
+        "it stands: of a judge's grades on a cell the one read last stands (files in the order given, " \
+        "a folder's by name)" in out
     assert "would import 0 grades from kv_again.md (J); 6 already present" in out
     with Store(tmp_path / "store.db") as store:
         assert all_grades(store) == [] and list_graders(store) == []  # nothing written, not even the judge
@@ -361,3 +363,22 @@ def test_a_summary_table_outranks_a_heading_s_grade_and_points_out_of_a_max_are_
     assert "line 9: scores out of the table's Max column, not 0-100: not imported" in result.problems
     assert "line 7: demo-careful/fuse graded 72 (C-) in a heading and B+ at line 18; the line 18 one is used" \
         in result.problems
+
+
+def test_a_folder_of_reports_says_which_grade_stands_and_why(bench, capsys, tmp_path):
+    """Two reports of one judge grading one cell: the later by name stands, whatever order
+    the files were written in, and the import says so before and where it happens."""
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    for name, letter in (("b_second.md", "C"), ("a_first.md", "A")):  # b written first: name order decides
+        (folder / name).write_text(f"Judge: Kimi\n\n| Challenge | Careful-1 |\n|---|---|\n| KV-Cache | {letter} |\n",
+                                   encoding="utf-8")
+    code, out, _ = run(bench, capsys, "grades", "import", str(folder))
+    assert code == 0
+    assert (f"{folder}: 2 files, read in name order (a_first.md, b_second.md); where two grade one cell, "
+            "the later file's grade stands") in out.splitlines()[0]
+    assert "supersedes demo-careful/kv: C (line 5) replaces Kimi's A from a_first.md" in out
+    assert "it stands: of a judge's grades on a cell the one read last stands" in out
+    code, out, _ = run(bench, capsys, "grades", "list", "--json")
+    [grade] = [g for g in json.loads(out) if g["grader"] == "Kimi"]
+    assert grade["letter"] == "C"

@@ -184,3 +184,17 @@ def test_doctor_recommends_torch_for_kernel_deck_challenges(tmp_path):
     assert recommend_extras(**base, torch_missing=False, module_challenges=3) == []
     gpu = recommend_extras(**{**base, "nvidia_gpu": True, "cupy": "14.0"}, torch_missing=True)
     assert [r["extra"] for r in gpu] == ["torch"]
+
+
+def test_doctor_says_how_to_install_torch_where_it_is_missing(tmp_path, monkeypatch):
+    """The torch line carries its install command, as pytest's does, even where the lean
+    install is not told to add the extra (no kernel-deck challenge in the workbench)."""
+    from benchtui.host import doctor
+
+    real = doctor._version
+    monkeypatch.setattr(doctor, "_version", lambda dist: None if dist == "torch" else real(dist))
+    monkeypatch.setattr(doctor, "_sandbox", lambda: {"active": "rlimits", "layers": []})
+    report = doctor.gather(str(tmp_path))
+    [line] = [ln for ln in doctor.render(report).splitlines() if ln.startswith("-- torch")]
+    assert line.endswith('; python3 -m pip install -e ".[torch]"'), line
+    assert "torch" not in [r["extra"] for r in report["extras"]]

@@ -75,10 +75,11 @@ def test_an_answer_only_interrupted_is_not_run(tmp_path, capsys):
 class _Run:
     """`benchtui run` in its own process, its stderr lines timed as they come."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, models: tuple[str, ...] = ("slow",)):
         env = {**os.environ, "PYTHONPATH": str(REPO)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "benchtui", "--workbench", str(root), "run", "-m", "slow",
-                                      "-c", "backwards", "--no-self-check"], cwd=REPO, env=env,
+        self.proc = subprocess.Popen([sys.executable, "-m", "benchtui", "--workbench", str(root), "run",
+                                      *(a for m in models for a in ("-m", m)), "-c", "backwards", "--no-self-check"],
+                                     cwd=REPO, env=env,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: list[tuple[float, str]] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -143,3 +144,51 @@ def test_the_second_ctrl_c_stops_the_run_recorded_with_its_duration(tmp_path):
         [row] = store.query("select status, verdict, duration_s from runs")
     assert (row["status"], row["verdict"]) == ("interrupted", "interrupted"), run.lines
     assert 1.5 <= row["duration_s"] <= stopped_after + 1.5, (row, run.lines)
+
+
+@pytest.mark.sandbox
+def test_an_interrupted_run_says_what_finished_what_stopped_and_what_never_started(tmp_path):
+    root = _workbench(tmp_path, sleep_s=3)
+    for name in ("slow2", "slow3"):
+        shutil.copytree(root / "slow", root / name)
+    run = _Run(root, ("slow", "slow2", "slow3"))
+    run.wait_running()
+    time.sleep(0.5)
+    run.interrupt()  # the first run finishes; the other two never start
+    assert run.proc.wait(timeout=120) == 130
+    said = [line for _, line in run.lines]
+    assert "benchtui: interrupted (SIGINT): 1 finished, 0 stopped, 2 never started" in said, said
+    assert "  finished: slow/backwards (pass)" in said, said
+    assert "  never started: slow2/backwards, slow3/backwards" in said, said
+    assert not any("stopped (recorded" in line for line in said), said
+
+
+def test_the_report_of_an_interrupt_names_each_kind():
+    from benchtui.commands.interrupt import interrupt_report
+    from benchtui.runner.orchestrate import RunEvent
+
+    events = [RunEvent("finished", "a", "kv", verdict="fail", duration_s=2.0),
+              RunEvent("finished", "b", "kv", verdict="interrupted", duration_s=4.25),
+              RunEvent("error", "c", "kv", message="no such answer"),
+              *(RunEvent("cancelled", f"m{i}", "fuse") for i in range(8))]
+    assert interrupt_report("SIGINT", events) == [
+        "benchtui: interrupted (SIGINT): 2 finished, 1 stopped, 8 never started",
+        "  finished: a/kv (fail), c/kv (error)",
+        "  stopped (recorded as interrupted; the verdicts shown stay the last finished runs): b/kv after 4.2 s",
+        "  never started: m0/fuse, m1/fuse, m2/fuse, m3/fuse, m4/fuse, m5/fuse and 2 more"]
+
+
+def test_the_bar_fills_only_with_runs_that_ended():
+    from benchtui.commands.run_cmds import _progress
+    from benchtui.runner.orchestrate import RunEvent
+
+    bar = _progress(5)
+    try:
+        bar.on_event(RunEvent("finished", "a", "kv", verdict="pass", done=1, total=5))
+        for done in (2, 3, 4):
+            bar.on_event(RunEvent("cancelled", "b", f"c{done}", done=done, total=5))
+        bar.on_event(RunEvent("finished", "a", "fuse", verdict="interrupted", done=5, total=5))
+        task = bar.bar.tasks[0]
+        assert (task.completed, task.total) == (2, 5)
+    finally:
+        bar.stop()

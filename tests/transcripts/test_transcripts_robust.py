@@ -94,3 +94,15 @@ def test_fuzz_structured_lines(objs, fmt):
     _check(text, fmt)
     if fmt == "opencode-export":
         _check(json.dumps({"info": objs[0], "messages": objs}), fmt)
+
+
+def test_a_bad_json_line_is_said_in_plain_words():
+    """json's own message may end in "at"; the column is said once, without "at at"."""
+    from benchtui.transcripts.lines import read_lines
+
+    warnings = []
+    read_lines('{"a": 1}\n{"b": "never closed\n{"c": }\n', warnings)
+    said = [w.detail for w in warnings]
+    assert any("Unterminated string starting at column 7" in m for m in said), said
+    assert any("Expecting value at column 7" in m for m in said), said
+    assert not any("at at" in m for m in said), said

@@ -16,7 +16,7 @@ async def test_the_footer_lists_the_matrix_keys_and_a_click_presses_one(demo_wb)
         await settle(app, pilot)
         text = footer_text(app)
         assert text.startswith(" s Sort  f Filter  g Grade  c Compare  t Transcript  r Run  l Leaders  a Suites  ^r Rescan"
-                               "  q Quit  ? Help ")
+                               "  p Published  q Quit  ? Help ")
         assert text.rstrip().endswith("▏^p Jump") and len(text) == 140
         assert app.screen.sort_mode == "order"
         footer = app.screen.query_one(KeysFooter)
@@ -120,3 +120,16 @@ async def test_the_grades_footer_says_what_plus_and_minus_do(demo_wb):
             assert "+ Raise - Lower" in text and "+ +" not in text, text
             assert "q Quit ? Help" in text
         assert app.errors == []
+
+
+def test_the_readme_key_table_lists_every_matrix_key():
+    import re
+    from pathlib import Path
+
+    from benchtui.tui.screens.matrix import MatrixScreen
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [row] = [line for line in readme.splitlines() if line.startswith("| matrix |")]
+    listed = set(re.findall(r"`([^`]+)`", row))
+    for binding in MatrixScreen.BINDINGS:
+        assert binding.key.split(",")[0] in listed, f"{binding.key} ({binding.description}) is not in README's key table"

@@ -137,4 +137,28 @@ async def test_the_runs_screen_keeps_textuals_batch_and_anchor(demo_wb):
         await screen.recompose()
         await settle(app, pilot)
         assert screen.query_one("#runs-hint", Static) and screen.query_one("#runs-scope", Select).value == "answer"
+
+
+async def test_a_run_of_a_waiting_folder_reads_waiting_as_results_says(demo_wb):
+    """An older run recorded for a folder holding only its PROMPT.md shows `waiting`
+    in the history, the word `results` and its JSON use."""
+    folder = demo_wb.root / "models" / "demo-quitter" / "backwards"
+    for f in folder.iterdir():
+        if f.name != "PROMPT.md":
+            f.unlink()
+    (folder / "PROMPT.md").write_text("Write layernorm.\n")
+    with Store(demo_wb.store_path) as store:
+        from benchtui.workbench.scan import scan_workbench
+
+        scan_workbench(demo_wb, store)
+        run_id = store.db["runs"].insert({"model": "demo-quitter", "challenge": "backwards", "status": "done",
+                                          "verdict": "no_answer"}).last_pk
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        app.open_runs([("demo-quitter", "backwards")], "answer")
+        await settle(app, pilot)
+        table = app.screen.query_one("#runs-table", DataTable)
+        row = table.get_row(f"run:{run_id}")
+        assert "waiting" in str(row[4]) and "no answer" not in str(row[4]), row
     assert app.errors == []

@@ -89,3 +89,18 @@ async def test_next_ungraded_skips_the_answers_this_grader_graded(demo_wb, monke
         await settle(app, pilot)
         assert (app.screen.model, app.screen.challenge) == cells[2]
     assert app.errors == []
+
+
+def test_the_help_names_the_key_file_this_machine_reads(monkeypatch, tmp_path):
+    from benchtui.tui.screens.help import keys_file_words
+
+    monkeypatch.delenv("BENCHTUI_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    said = keys_file_words()
+    assert f"in {tmp_path / 'xdg' / 'benchtui' / 'keys.toml'} ($XDG_CONFIG_HOME/benchtui/keys.toml" in said, said
+    assert "~/.config" not in said
+    monkeypatch.delenv("XDG_CONFIG_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert "in ~/.config/benchtui/keys.toml ($BENCHTUI_CONFIG names another file)" in keys_file_words()
+    monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "mine.toml"))
+    assert "in ~/mine.toml ($BENCHTUI_CONFIG)" in keys_file_words()

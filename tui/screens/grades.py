@@ -199,7 +199,7 @@ class GradesScreen(ReadAheadScreen):
 
     # -- grading -------------------------------------------------------------------
     def nothing_to_grade(self) -> bool:
-        """As `benchtui grade set` refuses it: a cell whose folder holds no answer
+        """As `benchtui grades set` refuses it: a cell whose folder holds no answer
         (only its prompt) is shown with its judges' grades, never graded here."""
         try:
             why = G.missing_answer(self.app.store, self.model, self.challenge)
@@ -207,7 +207,7 @@ class GradesScreen(ReadAheadScreen):
             self.app.report_error("grade not saved", exc)
             return True
         if why:
-            self.notify(f"{why}: nothing to grade (`benchtui grade set ... --allow-missing` grades it anyway)",
+            self.notify(f"{why}: nothing to grade (`benchtui grades set ... --allow-missing` grades it anyway)",
                         severity="warning", timeout=6)
         return bool(why)
 

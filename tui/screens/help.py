@@ -11,8 +11,22 @@ from textual.widgets import Static
 # Below the screen's own keys: what holds everywhere (not another screen's keys: `?` on the
 # answer screen used to open on the matrix's).
 GENERAL = ("Everywhere: ctrl+p jump to a model, challenge, answer, file or transcript, or run a command (theme, keys, "
-           "screenshot, quit): words in any order, ↑↓ pgup pgdn pick, enter go, esc close · ? help · q quit · esc back\n"
-           "Keys are remappable by Binding id in ~/.config/benchtui/keys.toml ($BENCHTUI_CONFIG).")
+           "screenshot, quit): words in any order, ↑↓ pgup pgdn pick, enter go, esc close · ? help · q quit · esc back\n")
+
+
+def keys_file_words() -> str:
+    """Where the key config is read from on this machine, and which variable chose it."""
+    import os
+    from pathlib import Path
+
+    from benchtui.host.config import config_path
+
+    path, home = str(config_path()), str(Path.home())
+    shown = "~" + path[len(home):] if path.startswith(home + os.sep) else path
+    why = ("$BENCHTUI_CONFIG" if os.environ.get("BENCHTUI_CONFIG") else
+           "$XDG_CONFIG_HOME/benchtui/keys.toml; $BENCHTUI_CONFIG names another file" if os.environ.get("XDG_CONFIG_HOME")
+           else "$BENCHTUI_CONFIG names another file")
+    return f"Keys are remappable by Binding id in {shown} ({why})."
 
 
 class HelpScreen(ModalScreen):
@@ -39,4 +53,4 @@ class HelpScreen(ModalScreen):
                               binding.description or binding.action, binding.id or "")
         with VerticalScroll(id="help-box"):
             yield Static(table)
-            yield Static(GENERAL)
+            yield Static(GENERAL + keys_file_words())

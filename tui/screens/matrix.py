@@ -78,8 +78,10 @@ class MatrixScreen(GuardedScreen):
         Binding("l", "leaderboard", "Leaders", id="matrix.leaderboard"),
         # last: where the footer has no room for every key (80 columns) these go first; ? lists them all
         Binding("a", "audit", "Suites", id="matrix.audit"),
-        Binding("p", "published", "Published", id="matrix.published", show=False),
         Binding("ctrl+r,f5", "reload", "Rescan", id="matrix.refresh"),
+        Binding("p", "published", "Published", id="matrix.published"),  # an imported deck's; dropped first
+        # bundled challenges no model has a folder for: hidden unless asked for (the status line says how many)
+        Binding("e", "toggle_empty", "Empty rows", id="matrix.empty", show=False),
     ]
 
     class Loaded(Message):
@@ -98,6 +100,7 @@ class MatrixScreen(GuardedScreen):
         self._shown_seq = 0
         self.sort_mode = "order"
         self.filter_mode = "all"
+        self.show_empty = False  # bundled challenges without any model's folder (e toggles)
         self._wanted: tuple[str | None, str | None] = (None, None)
         self._note = ""
         self._rescanning = False  # the worker is rescanning the workbench
@@ -261,6 +264,9 @@ class MatrixScreen(GuardedScreen):
         elif self.sort_mode == "grade":
             models.sort(key=self._grade_keys().__getitem__)
         challenges = list(m.challenges)
+        hidden = self.hidden_empty()
+        if hidden:
+            challenges = [c for c in challenges if c.id not in hidden]
         if self.sort_mode == "name":
             challenges.sort(key=lambda c: c.label.lower())
         if self.filter_mode == "not passing":
@@ -268,6 +274,28 @@ class MatrixScreen(GuardedScreen):
         elif self.filter_mode == "ungraded":
             challenges = [c for c in challenges if c.id in facts["ungraded"]]
         return models, challenges
+
+    def hidden_empty(self) -> set[str]:
+        """The rows left out: bundled challenges no model has a folder for, unless asked for
+        (or unless they are all there is)."""
+        if self.show_empty or self.matrix is None:
+            return set()
+        facts = self._facts()
+        if "empty" not in facts:
+            from benchtui.store.queries import empty_bundled
+
+            try:
+                facts["empty"] = empty_bundled(self.app.store)
+            except Exception:  # a store that cannot say: every row is shown
+                facts["empty"] = set()
+        empty = facts["empty"]
+        return empty if len(empty) < len(self.matrix.challenges) else set()
+
+    def action_toggle_empty(self) -> None:
+        self.ensure_whole()
+        self.show_empty = not self.show_empty
+        if self.matrix:
+            self.render_table(self.current())
 
     def _facts(self) -> dict:
         """What sorting and filtering need, computed once per loaded matrix (one
@@ -297,8 +325,12 @@ class MatrixScreen(GuardedScreen):
                 failing.add(cid)
             if cell.status == "answer" and not cell.human:
                 ungraded.add(cid)
+        from benchtui.workbench.shorten import shorten_all
+
+        short = shorten_all([c.label for c in m.challenges], 22)  # from the middle: "Kern…P10: 3D tensor …"
         self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
-                             "texts": texts, "verdicts": verdicts, "warned": warned, "stale": stale, "labels": {c.id: Text(c.label[:22]) for c in m.challenges}}
+                            "texts": texts, "verdicts": verdicts, "warned": warned, "stale": stale,
+                            "labels": {c.id: Text(short[c.label]) for c in m.challenges}}
         self._facts_for = m
         return self._facts_cache
 
@@ -372,8 +404,9 @@ class MatrixScreen(GuardedScreen):
         """Each model's column width: its name or its widest shown cell. Kept per
         filter for the loaded matrix (a sort shows the same cells)."""
         cache = self._facts().setdefault("widths", {})
-        if self.filter_mode in cache:
-            return cache[self.filter_mode]
+        key = (self.filter_mode, self.show_empty)
+        if key in cache:
+            return cache[key]
         lengths: dict[int, int] = {}
 
         def cell_len(text: Text) -> int:
@@ -385,7 +418,7 @@ class MatrixScreen(GuardedScreen):
         rows = list({id(cells): cells for cells in rows}.values())  # rows shared by a partial matrix, once
         widths = {model: max([Text(model).cell_len, *(cell_len(cells[i]) for cells in rows)])
                   for i, model in enumerate(models)}
-        cache[self.filter_mode] = widths
+        cache[key] = widths
         return widths
 
     def load_failed(self, exc: BaseException) -> None:
@@ -403,6 +436,11 @@ class MatrixScreen(GuardedScreen):
         sort = "grade (human, else judge)" if self.sort_mode == "grade" else self.sort_mode
         status = (f"{len(models)} models × {len(challenges)} challenges · sort: {sort} · "
                   f"filter: {self.filter_mode}{FILTER_RULES.get(self.filter_mode, '')}")
+        hidden = self.hidden_empty()
+        if hidden:
+            status += f" · {len(hidden)} bundled without answers hidden (e shows {'them' if len(hidden) != 1 else 'it'})"
+        elif self.show_empty and self.matrix is not None and self._facts().get("empty"):
+            status += " · e hides the bundled without answers"
         if not models:
             status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
         if self._note:

@@ -126,10 +126,12 @@ class RunsScreen(GuardedScreen):
                 keep = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
             except Exception:
                 keep = None
+        recent = queries.recent_runs(self.app.store, 100)
+        said = queries.no_answer_words(self.app.store, recent)  # `waiting`, as `results` says it
         fill_runs(table, [(f"run:{r['id']}", (str(r["id"]), r["model"], r["challenge"], r["status"] or "",
-                                                verdict_text(r["verdict"] or r["status"]), message_text(r["message"]),
-                                                r.get("node") or ""))
-                          for r in queries.recent_runs(self.app.store, 100)])
+                                                verdict_text(said.get(r["id"]) or r["verdict"] or r["status"]),
+                                                message_text(r["message"]), r.get("node") or ""))
+                          for r in recent])
         if keep is not None:
             try:
                 table.move_cursor(row=table.get_row_index(keep), scroll=True)

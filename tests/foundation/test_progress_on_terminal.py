@@ -1,0 +1,47 @@
+"""Long commands show a progress bar saying what they do on a terminal (stderr
+a pseudo-terminal here), and nothing under --json: stdout stays the JSON,
+stderr stays empty."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from terminal_run import on_a_terminal
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def big_demo(demo_workbench) -> Path:
+    """The demo with a few more models, so a scan has several steps to show."""
+    for i in range(4):
+        shutil.copytree(demo_workbench / "models" / "demo-careful", demo_workbench / "models" / f"copy-{i}")
+    return demo_workbench
+
+
+def test_scan_shows_its_progress_on_a_terminal_and_nothing_under_json(big_demo):
+    code, out, term = on_a_terminal(["--workbench", str(big_demo), "scan"])
+    assert code == 0, term
+    assert "scanning: model" in term and "/7" in term, term[-300:]  # what it does, and how far of the 7 models
+    assert "7 models" in out and "scanning" not in out  # the report on stdout, the bar on the terminal only
+    code, out, term = on_a_terminal(["--workbench", str(big_demo), "scan", "--json"])
+    assert code == 0 and term == "", term
+    assert json.loads(out)["models"] == 7
+
+
+def test_challenge_check_shows_its_progress(tmp_path):
+    root = tmp_path / "wb"
+    shutil.copytree(REPO / "challenges" / "backwards", root / "challenges" / "backwards")
+    (root / "models").mkdir()
+    code, out, term = on_a_terminal(["--workbench", str(root), "challenge", "check", "backwards", "--mutants", "0",
+                                     "--seeds", "2"])
+    assert "checking backwards: the reference's checks, seed 1" in term, term[-300:]
+    assert "seed 2" in term and "0/2" in term, term[-300:]
+    assert "checking backwards" not in out and "reference_passes" in out
+    code, out, term = on_a_terminal(["--workbench", str(root), "challenge", "check", "backwards", "--mutants", "0",
+                                     "--seeds", "1", "--json"])
+    assert term == "", term
+    assert json.loads(out)["challenge"] == "backwards"
