@@ -75,20 +75,19 @@ def store_writes(n: int, checks: int = 10) -> dict:
     from benchtui.runner.orchestrate import claim_run
     from benchtui.store.database import Store, now_iso
 
-    with tempfile.TemporaryDirectory(prefix="benchtui-store-bench-") as tmp:
-        with Store(Path(tmp) / "store.db") as store:
-            started = time.perf_counter()
-            for i in range(n):
-                run_id, busy = claim_run(store, {"model": f"m{i % 50}", "challenge": f"c{i}", "status": "running",
-                                                 "backend": "cpu", "pid": os.getpid(), "started_at": now_iso(),
-                                                 "seed": i, "files": "{}", "versions": "{}", "message": ""})
-                with store.conn:
-                    store.db["checks"].insert_all([{"run_id": run_id, "position": k, "name": f"check_{k}", "verdict": "pass",
-                                                    "value": "0.5", "threshold": "1.0", "message": "", "details": "{}"}
-                                                   for k in range(checks)])
-                    store.db["runs"].update(run_id, {"status": "done", "verdict": "pass", "finished_at": now_iso(),
-                                                     "duration_s": 1.0, "stdout": "x" * 200, "message": ""})
-            wall = time.perf_counter() - started
+    with tempfile.TemporaryDirectory(prefix="benchtui-store-bench-") as tmp, Store(Path(tmp) / "store.db") as store:
+        started = time.perf_counter()
+        for i in range(n):
+            run_id, busy = claim_run(store, {"model": f"m{i % 50}", "challenge": f"c{i}", "status": "running",
+                                             "backend": "cpu", "pid": os.getpid(), "started_at": now_iso(),
+                                             "seed": i, "files": "{}", "versions": "{}", "message": ""})
+            with store.conn:
+                store.db["checks"].insert_all([{"run_id": run_id, "position": k, "name": f"check_{k}", "verdict": "pass",
+                                                "value": "0.5", "threshold": "1.0", "message": "", "details": "{}"}
+                                               for k in range(checks)])
+                store.db["runs"].update(run_id, {"status": "done", "verdict": "pass", "finished_at": now_iso(),
+                                                 "duration_s": 1.0, "stdout": "x" * 200, "message": ""})
+        wall = time.perf_counter() - started
     return {"runs_recorded": n, "checks_per_run": checks, "wall_s": round(wall, 3),
             "runs_per_s": round(n / wall, 1), "transactions_per_s": round(2 * n / wall, 1)}
 
@@ -112,7 +111,7 @@ def main() -> None:
         if c.strip():
             base += ["-c", c.strip()]
     locals_, clusters = [], []
-    for i in range(a.rounds):
+    for _i in range(a.rounds):
         with tempfile.TemporaryDirectory(prefix="benchtui-cluster-bench-") as tmp:
             tmp = Path(tmp)
             locals_.append(one_run(a.source, tmp, "local", base + ["--no-cluster"]))
@@ -123,7 +122,7 @@ def main() -> None:
     startup = cluster["connected_s"] or 0.0
     same = all(r["verdicts"] == locals_[0]["verdicts"] for r in locals_ + clusters)
     print(json.dumps({
-        "what": "benchtui run over the published benchmark: --jobs %d here vs --cluster local (Ray on this machine)" % a.jobs,
+        "what": f"benchtui run over the published benchmark: --jobs {a.jobs} here vs --cluster local (Ray on this machine)",
         "challenges": a.challenges or "all",
         "self_check": not a.no_self_check,
         "cpus": os.cpu_count(),

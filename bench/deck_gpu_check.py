@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.append(str(REPO / "bench"))  # after the repository: bench/engine.py is not the package
 
-from gpu_check import cli, checks_of, machine  # noqa: E402
+from gpu_check import checks_of, cli, machine  # noqa: E402
 
 DEFAULT_DECK = next((p for p in (REPO / "shared" / "kernelbench-hard", REPO.parent / "shared" / "kernelbench-hard")
                      if p.is_dir()), REPO.parent / "shared" / "kernelbench-hard")

@@ -116,12 +116,11 @@ def published_figures(wb: Path) -> dict:
 
 
 async def _published_screen(wb: Path, rows: int) -> tuple[float, list[float]]:
-    from textual.widgets import DataTable
-
-    from benchtui.workbench.layout import find_workbench
-    from scale import _settle_workers as settle
     from benchtui.tui.app import BenchApp
     from benchtui.tui.screens.published import PublishedScreen
+    from benchtui.workbench.layout import find_workbench
+    from scale import _settle_workers as settle
+    from textual.widgets import DataTable
 
     app = BenchApp(find_workbench(str(wb), None, wb), scan_on_start=False)
     async with app.run_test(size=(140, 45)) as pilot:

@@ -11,9 +11,9 @@
 from __future__ import annotations
 
 import argparse
-import socket
 import json
 import shutil
+import socket
 import statistics
 import sys
 import tempfile
@@ -24,14 +24,13 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
-
 from benchtui.runner import sandbox  # noqa: E402
 from benchtui.runner.orchestrate import run_answers  # noqa: E402
 from benchtui.runner.timing import time_pair  # noqa: E402
-from benchtui.workbench.scan import scan_workbench  # noqa: E402
 from benchtui.store.database import Store  # noqa: E402
 from benchtui.verify.binding import load_module  # noqa: E402
 from benchtui.workbench.layout import find_workbench  # noqa: E402
+from benchtui.workbench.scan import scan_workbench  # noqa: E402
 
 
 def make_workbench(tmp: Path) -> Path:

@@ -175,9 +175,9 @@ def put_under_git(root: Path) -> dict:
 
 
 def measure_scans(root: Path) -> dict:
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
     from benchtui.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
 
     for p in root.glob("store.db*"):
         p.unlink()
@@ -271,8 +271,8 @@ async def _floor(repeat: int) -> float:
 
 
 async def _drive(root: Path, repeat: int) -> dict:
-    from benchtui.workbench.layout import find_workbench
     from benchtui.tui.app import BenchApp
+    from benchtui.workbench.layout import find_workbench
 
     wb = find_workbench(str(root), None, root)
     app = BenchApp(wb, scan_on_start=True)
@@ -349,8 +349,8 @@ def startup(root: Path, rounds: int) -> dict:
         # cannot show at this size: the status line's counts, the first model,
         # the first challenge and the footer's last key instead.
         marks = small_markers(root)
-        from benchtui.store.queries import load_matrix
         from benchtui.store.database import Store
+        from benchtui.store.queries import load_matrix
 
         with Store(root / "store.db") as store:
             m = load_matrix(store)

@@ -21,9 +21,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchtui.challenges.definition import CHALLENGE_IDS  # noqa: E402
-from benchtui.workbench.scan import scan_workbench  # noqa: E402
 from benchtui.store.database import Store  # noqa: E402
 from benchtui.workbench.layout import find_workbench  # noqa: E402
+from benchtui.workbench.scan import scan_workbench  # noqa: E402
 
 MODELS = ["glm5", "qwen36", "kimi-k2", "deepseek-v4", "minimax-m3", "gpt-oss"]
 

@@ -24,8 +24,7 @@ from benchtui.store.database import Store  # noqa: E402
 from benchtui.transcripts import load_transcript  # noqa: E402
 from benchtui.transcripts.index import index_pending, search  # noqa: E402
 
-WORDS = ("tile softmax running max rescale accumulator causal mask kernel numpy float32 gradient cache "
-         "decode beam logits shape broadcast tolerance reference assert error tracemalloc peak memory").split()
+WORDS = ["tile", "softmax", "running", "max", "rescale", "accumulator", "causal", "mask", "kernel", "numpy", "float32", "gradient", "cache", "decode", "beam", "logits", "shape", "broadcast", "tolerance", "reference", "assert", "error", "tracemalloc", "peak", "memory"]
 
 
 def _iso(ts: float) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import fcntl
 import json
 import os
@@ -88,10 +89,8 @@ def time_in_terminal(argv: list[str], markers: list, env: dict, size=(140, 45), 
         os.write(master, CTRL_Q)
         while proc.poll() is None and time.perf_counter() - start < shown + 15:
             if select.select([master], [], [], 0.05)[0]:
-                try:
+                with contextlib.suppress(OSError):
                     os.read(master, 1 << 16)
-                except OSError:
-                    pass
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -104,10 +103,10 @@ def matrix_markers(root: Path) -> list:
     """What the matrix's first frame must show: the status line with the
     store's counts, the last model's column, the last challenge's row and the
     footer's last matrix key (Textual's footer lists keys a frame late)."""
-    from benchtui.store.queries import load_matrix
     from benchtui.store.database import Store
-    from benchtui.workbench.layout import find_workbench
+    from benchtui.store.queries import load_matrix
     from benchtui.tui.screens.matrix import MatrixScreen
+    from benchtui.workbench.layout import find_workbench
 
     with Store(find_workbench(str(root), None, root).store_path) as store:
         m = load_matrix(store)
@@ -226,8 +225,8 @@ def bench_transcript(wb) -> dict:
     answer = wb.root / "models" / "demo-careful" / "backwards"
     text = pi_session(turns=65, pad=3)  # ~330 KB
     (answer / "big-session.jsonl").write_text(text, encoding="utf-8")
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
 
     with Store(wb.store_path) as store:
         scan_workbench(wb, store)

@@ -16,8 +16,6 @@ from pathlib import Path
 from benchtui.host.config import config_path  # one file: the engine's tables and the keys
 
 
-
-
 @dataclass
 class KeyConfig:
     keymap: dict[str, str] = field(default_factory=dict)

@@ -3,7 +3,7 @@ terminal) without ctrl+r: SQLite's ``data_version`` changes when another
 connection commits; reading it costs microseconds, so a screen polls it."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from benchtui.store import answers_sql
 

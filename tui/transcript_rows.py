@@ -9,9 +9,9 @@ from __future__ import annotations
 import difflib
 import json
 import textwrap
-from dataclasses import dataclass
 from collections.abc import Set as AbstractSet
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def edit_diff(args: dict, result_diff: str | None) -> list[str]:
 def _clock(ts: float | None) -> str:
     if ts is None:
         return ""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%H:%M:%S")
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%H:%M:%S")
 
 
 def entry_matches(entry: Entry, mode: str, flagged_calls: AbstractSet[str] = frozenset(),

@@ -11,7 +11,6 @@ import inspect
 import math
 
 import numpy as np
-
 from benchtui.api import CheckFailed
 
 FORWARD_NAMES = ("forward", "layer_norm_forward", "layernorm_forward", "layer_norm_fwd", "layernorm_fwd",
@@ -86,7 +85,7 @@ def bind(suite) -> Answer:
             inst = cls()
         except TypeError as exc:
             raise suite.unbound(list(FORWARD_NAMES[:3]) + list(BACKWARD_NAMES[:3]),
-                                f"class {cls.__name__} needs constructor arguments ({exc}); write an adapter")
+                                f"class {cls.__name__} needs constructor arguments ({exc}); write an adapter") from exc
         return Answer(suite, inst.forward, inst.backward)
     raise suite.unbound(list(FORWARD_NAMES) + list(BACKWARD_NAMES) + ["class with forward, backward"])
 
@@ -181,10 +180,7 @@ def outputs_vs_oracle(suite, ans, ref, eps: float, tol64: float) -> None:
         with suite.check(check_name, threshold=tol64, requires=needs + ("edge_shapes", "inputs_unchanged")) as c:
             worst, where = 0.0, ""
             for shape, (x, gamma, beta, dy) in zip(SHAPES, cases):
-                if index == 0:
-                    got = ans.forward(x, gamma, beta, eps)[0]
-                else:
-                    got = ans.both(x, gamma, beta, dy, eps)[index]
+                got = ans.forward(x, gamma, beta, eps)[0] if index == 0 else ans.both(x, gamma, beta, dy, eps)[index]
                 want = oracle(ref, x, gamma, beta, dy, eps)[index]
                 err = rel_err(got, want)
                 if not err <= worst:

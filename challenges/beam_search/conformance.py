@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import copy
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
-
+from typing import Any
 
 import numpy as np
-
 from benchtui.api import InputMutated, V, load_module
 
 NAMES = ("batched_beam_search", "beam_search_batched", "batch_beam_search", "beam_search", "batched_beam_search_numpy")
@@ -121,7 +120,7 @@ def _params(obj) -> list[inspect.Parameter]:
     return [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name != "self"]
 
 
-def bind_answer(suite, h) -> "Answer":
+def bind_answer(suite, h) -> Answer:
     """A search function (adapter first), else a searcher class with a search method."""
     adapter = suite.adapter()
     fn = getattr(adapter, "batched_beam_search", None) if adapter else None

@@ -12,7 +12,6 @@ import inspect
 from pathlib import Path
 
 import numpy as np
-
 from benchtui.api import InputMutated, Unbound, V, describe_exception, load_module
 
 MASK_NAMES = ("build_tree_mask", "tree_mask", "build_tree_attention_mask", "make_tree_mask",

@@ -10,7 +10,6 @@ import inspect
 import math
 
 import numpy as np
-
 from benchtui.api import CheckFailed
 
 NAMES = ("flash_attention_fwd", "flash_attention_forward", "flash_attn_fwd", "flash_attn_forward",

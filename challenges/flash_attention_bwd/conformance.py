@@ -7,9 +7,7 @@ it may be N x N.
 """
 from __future__ import annotations
 
-
 import numpy as np
-
 
 FWD_NAMES = ("flash_attention_fwd", "flash_attention_forward", "flash_attn_fwd", "flash_attn_forward",
              "flash_fwd", "attention_fwd", "forward")

@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-
 from benchtui.api import CheckFailed, InputMutated, V, cuda_suite, derive_seed, load_module, seeded_rows
 
 SYMBOL = "benchtui_softmax_topk"

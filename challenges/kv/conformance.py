@@ -16,7 +16,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-
 from benchtui.api import CheckFailed, reach_report
 
 CLASS_NAMES = ("KVCache", "KvCache", "KVCacheNumpy", "Cache", "DecodeCache", "IncrementalDecoder")
@@ -93,7 +92,7 @@ def oracle(ref, sc: Scenario) -> np.ndarray:
     """(S, B, H, D): each step's output from full causal attention, float64."""
     out = np.empty(sc.qs.shape)
     for b, n in enumerate(sc.lengths):
-        step_rows = lambda a: a[:, b].transpose(1, 0, 2)  # (S, H, D) -> (H, S, D)
+        step_rows = lambda a: a[:, b].transpose(1, 0, 2)  # (S, H, D) -> (H, S, D)  # noqa: B023 - called at once, within this iteration
         seq = [np.concatenate([p[b, :, :n], step_rows(s)], axis=1)
                for p, s in ((sc.prompt_q, sc.qs), (sc.k, sc.ks), (sc.v, sc.vs))]
         out[:, b] = ref.causal_attention(*seq)[:, n:].transpose(1, 0, 2)

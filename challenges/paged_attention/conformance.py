@@ -16,11 +16,8 @@ the device's peak as this process read it.
 """
 from __future__ import annotations
 
-
 import numpy as np
-
-from benchtui.api import (CheckFailed, InputMutated, V, bf16_bits, bf16_to_float32, cuda_suite, derive_seed,
-                          seeded_values)
+from benchtui.api import CheckFailed, InputMutated, V, bf16_bits, bf16_to_float32, cuda_suite, derive_seed, seeded_values
 
 SYMBOL = "benchtui_paged_attention"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, "

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import numpy as np
-
 from benchtui.api import CheckFailed, is_proxy, python_files
 
 QUANT_NAMES = ("ternary_quantize", "quantize_ternary", "ternarize", "absmean_quantize", "weight_quant",
@@ -185,7 +184,7 @@ def check_quantize_levels(suite, quant_cases, g: int, rtol: float) -> None:
     """Each group of g along the input axis holds only -a, 0 and +a."""
     with suite.check("quantize_levels", requires=("quantizer",), threshold=f"only -a, 0, +a per group of {g} along the input axis") as c:
         bad = total = 0
-        for w, proj in quant_cases():
+        for _w, proj in quant_cases():
             _, ok = group_levels(proj, g, rtol)
             bad, total = bad + int((~ok).sum()), total + ok.size
         c.value = f"{bad}/{total} groups with other values"

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-
 from benchtui.audit.equivalence import entry
 from benchtui.verify import verdicts as V
 from benchtui.verify import wire
@@ -92,8 +91,8 @@ class TracingPeer(wire.Peer):
 
 
 def main(job_path: str) -> int:
-    from benchtui.verify.execute import Job, new_suite, run_conformance
     from benchtui.verify.binding import load_module
+    from benchtui.verify.execute import Job, new_suite, run_conformance
 
     raw = json.loads(Path(job_path).read_text(encoding="utf-8"))
     audit = raw.pop("audit", {})

@@ -24,20 +24,20 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from benchtui.challenges import adapters, prompts
 from benchtui.audit.answer_lines import LINES_FILE
 from benchtui.audit.checker import KILLING
 from benchtui.audit.equivalence import allowed_by_prompt, same_values, unstable_positions
 from benchtui.audit.mutate import Mutant, Source
-from benchtui.host.backends import choose_backend
+from benchtui.challenges import adapters, prompts
 from benchtui.challenges.definition import Challenge
+from benchtui.host.backends import choose_backend
 from benchtui.runner.bundle import RunLimits
-from benchtui.runner.orchestrate import RunInterrupted, RunOptions, Runner, answer_prompt_facts, tree_digest
+from benchtui.runner.orchestrate import RunInterrupted, Runner, RunOptions, answer_prompt_facts, tree_digest
 from benchtui.store import audit_sql, runs_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.workbench.layout import Workbench
@@ -142,7 +142,7 @@ class Auditor:
         self.checker = checker_sha256()
 
     def emit(self, event: AuditEvent) -> None:
-        try:
+        try:  # noqa: SIM105 - a best-effort step: try/except keeps the skipped failure visible where it is
             self.on_event(event)
         except Exception:  # a broken listener must not break the audit
             pass

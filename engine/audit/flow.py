@@ -18,10 +18,21 @@ from __future__ import annotations
 import re
 
 import libcst as cst
-
 from benchtui.audit.numeric import Scope
-from benchtui.audit.syntax import (ROTARY, bare, call_name, code, int_value, is_literal, is_mask, keep_parens,
-                                   names_in, paren, positional, targets)
+from benchtui.audit.syntax import (
+    ROTARY,
+    bare,
+    call_name,
+    code,
+    int_value,
+    is_literal,
+    is_mask,
+    keep_parens,
+    names_in,
+    paren,
+    positional,
+    targets,
+)
 
 # a call that normalises its first argument (returns it as probabilities,
 # log-probabilities or a unit-norm / unit-RMS vector)

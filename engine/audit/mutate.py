@@ -19,11 +19,15 @@ import warnings
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import (ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider,
-                             WhitespaceInclusivePositionProvider)
-
 from benchtui.audit import flow, numeric
 from benchtui.audit.syntax import call_name, code, plus, positional, targets
+from libcst.metadata import (
+    ExpressionContext,
+    ExpressionContextProvider,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
 
 # Every operator, in one place: its name (stable: stored with each mutant and
 # used to spread a capped sample) and what it writes.

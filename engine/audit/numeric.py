@@ -15,9 +15,23 @@ import re
 from dataclasses import dataclass, field
 
 import libcst as cst
-
-from benchtui.audit.syntax import (ROTARY, bare, call_name, code, int_value, is_literal, is_mask, keep_parens,
-                                   names_in, paren, plus, positional, receiver, targets, with_arg)
+from benchtui.audit.syntax import (
+    ROTARY,
+    bare,
+    call_name,
+    code,
+    int_value,
+    is_literal,
+    is_mask,
+    keep_parens,
+    names_in,
+    paren,
+    plus,
+    positional,
+    receiver,
+    targets,
+    with_arg,
+)
 
 # Module aliases: ``np.sum(x, 1)``'s 1 is an axis, ``x.sum(1)``'s too.
 _MODULES = {"np", "numpy", "mx", "torch", "jnp", "jax", "cp", "cupy", "scipy", "special", "F", "nn", "math", "lax"}

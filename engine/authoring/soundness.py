@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtui.challenges.definition import Challenge
 from benchtui.challenges import coverage
+from benchtui.challenges.definition import Challenge
 from benchtui.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
 from benchtui.verify import verdicts as V
 

@@ -21,14 +21,16 @@ it until a cluster is asked for.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import os
 import tempfile
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchtui.challenges.definition import Challenge
@@ -63,11 +65,10 @@ def _task(bundle: JobBundle, challenge_tar: bytes, reporter: Any, attempt: str) 
     """One answer run on a worker node (a Ray task). Runs nothing itself:
     execute_bundle starts the sandboxed checker and answer processes."""
     import ray
-
     from benchtui.runner.bundle import check_engine, execute_bundle, worker_facts
 
     node = node_label(ray.get_runtime_context().get_node_id(), ray.util.get_node_ip_address())
-    try:
+    try:  # noqa: SIM105 - a best-effort step: try/except keeps the skipped failure visible where it is
         reporter.started.remote(attempt, node)  # fire and forget: progress shows the node at once
     except Exception:
         pass
@@ -226,10 +227,8 @@ class Cluster:
         with self._lock:
             refs = list(self._inflight.values())
         for ref in refs:
-            try:
+            with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=True)
-            except Exception:
-                pass
 
     def run(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[..., None] | None = None) -> dict[str, Any]:
         """Run one bundle as a Ray task and wait for it (called from a runner thread).
@@ -290,10 +289,8 @@ class Cluster:
         return self.cancelled.is_set()
 
     def _cancel_one(self, ref: object) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.ray.cancel(ref, force=True)
-        except Exception:
-            pass
 
     def _drain(self) -> None:
         """Where the tasks started, as they told the reporter; each run's callback hears it once."""
@@ -309,10 +306,8 @@ class Cluster:
             with self._lock:
                 callback = self._callbacks.get(attempt)
             if callback is not None:
-                try:
+                with contextlib.suppress(Exception):
                     callback(node)
-                except Exception:
-                    pass
 
     def _poll(self) -> None:
         """Drain the reporter and watch the cancel flag, a few times a second."""
@@ -327,12 +322,10 @@ class Cluster:
             return
         self._closed.set()
         self._poller.join(timeout=15)
-        try:
+        with contextlib.suppress(Exception):
             self.ray.shutdown()
-        except Exception:
-            pass
 
-    def __enter__(self) -> "Cluster":
+    def __enter__(self) -> Cluster:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -6,10 +6,9 @@ import sys
 
 from benchtui.challenges.definition import challenge_for_name
 from benchtui.cli import CommandError, UsageError, print_json
-from benchtui.store import runs_sql
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
+from benchtui.store import runs_sql
 from benchtui.workbench.scan import scan_workbench
-
 
 # The size docs/audit.md measures and recommends: every site of the published benchmark takes hours.
 DEFAULT_MUTANTS = 60

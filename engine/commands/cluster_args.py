@@ -34,7 +34,7 @@ def connected(address: str | None):
     if address is None:
         yield None
         return
-    from benchtui.cluster.ray_cluster import ClusterUnavailable, INSTALL_HINT, open_cluster
+    from benchtui.cluster.ray_cluster import INSTALL_HINT, ClusterUnavailable, open_cluster
 
     try:
         cluster = open_cluster(address)

@@ -6,17 +6,31 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.grading.agreement import agreement
+from benchtui.grading.exports import FORMATS, export
+from benchtui.grading.grades import (
+    CELL_RULE,
+    DIMENSION_IDS,
+    OVERALL,
+    GradeError,
+    add_note,
+    current_grades,
+    default_grader_name,
+    get_grader,
+    grade_history,
+    invalidate_grade,
+    missing_answer,
+    notes_for,
+    resolve_challenge,
+    resolve_model,
+    set_grade,
+    shown_grade,
+    source_words,
+)
+from benchtui.grading.judge_import import MARKDOWN_SUFFIXES, add_alias, import_markdown, list_aliases
 from benchtui.store import grades_sql, transactions
 from benchtui.store.backup import BackupError, backup
-from benchtui.cli import CommandError, UsageError, print_json
-from benchtui.grading.judge_import import MARKDOWN_SUFFIXES, add_alias, import_markdown, list_aliases
-from benchtui.grading.grades import (
-    CELL_RULE, DIMENSION_IDS, OVERALL, GradeError, add_note, current_grades, default_grader_name, get_grader,
-    grade_history, invalidate_grade, missing_answer, notes_for, resolve_challenge, resolve_model, set_grade,
-    shown_grade, source_words,
-)
-from benchtui.grading.exports import FORMATS, export
 
 
 def register(sub) -> None:

@@ -5,8 +5,8 @@ import shlex
 import shutil
 from pathlib import Path
 
-from benchtui.host import resources
 from benchtui.cli import CommandError, UsageError, open_dashboard
+from benchtui.host import resources
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*", "*.db-wal", "*.db-shm")
 

@@ -17,8 +17,8 @@ class Progress:
     def __enter__(self) -> Progress:
         if self.shown:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, SpinnerColumn, TextColumn, \
-                TimeElapsedColumn
+            from rich.progress import BarColumn, MofNCompleteColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as Bar
 
             self.bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                            TimeElapsedColumn(), console=Console(stderr=True), transient=True,

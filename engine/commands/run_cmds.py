@@ -5,11 +5,11 @@ import sys
 
 from benchtui.challenges.definition import challenge_for_name
 from benchtui.cli import CommandError, UsageError, print_json
-from benchtui.text.fit import fit, fit_check
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store import queries, runs_sql
+from benchtui.text.fit import fit, fit_check
+from benchtui.workbench.scan import scan_workbench
 from benchtui.workbench.scan_records import WAITING_KIND
 
 
@@ -134,7 +134,7 @@ def cmd_run(args, ctx) -> int:
         except BackendUnavailable as exc:
             raise UsageError(str(exc)) from exc
     else:
-        from benchtui.cluster.ray_cluster import ray_module, ClusterUnavailable
+        from benchtui.cluster.ray_cluster import ClusterUnavailable, ray_module
 
         try:  # before the scan: without Ray, say so at once
             ray_module()

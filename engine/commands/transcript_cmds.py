@@ -12,7 +12,6 @@ from benchtui.store import answers_sql, transcripts_sql
 from benchtui.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
 from benchtui.transcripts.render import RenderOptions, render_text
 
-
 WARNINGS_SHOWN = 20
 
 
@@ -193,8 +192,8 @@ def cmd_stats(args, ctx) -> int:
 
 
 def cmd_search(args, ctx) -> int:
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.transcripts.index import search
+    from benchtui.workbench.scan import scan_workbench
 
     if args.limit < 1:
         raise UsageError("--limit must be at least 1")

@@ -1,21 +1,22 @@
 """scan, list, show, model new, doctor."""
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 from pathlib import Path
 
 from benchtui.challenges.catalog import load_challenge_set
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
-from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.challenges.prompts import prompt_source, run_prompt_line
-from benchtui.grading.grades import GradeValue
-from benchtui.text.fit import fit_check
+from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.commands.run_cmds import run_coverage, shown_verdict
+from benchtui.grading.grades import GradeValue
+from benchtui.store import answers_sql, queries, runs_sql
+from benchtui.text.fit import fit_check
 from benchtui.workbench.new_model import BadModelName, ScaffoldError, new_model
 from benchtui.workbench.scan import scan_workbench
 from benchtui.workbench.scan_records import INFO_KINDS
-from benchtui.store import answers_sql, queries, runs_sql
 
 
 def register(sub) -> None:
@@ -171,10 +172,8 @@ def measured(check: dict) -> str:
     value, threshold = check.get("value"), check.get("threshold")
     if value in (None, ""):
         return ""
-    try:
+    with contextlib.suppress(TypeError, ValueError):
         value = f"{float(value):.3g}"
-    except (TypeError, ValueError):
-        pass
     return f"value {value}" + (f" (threshold {threshold})" if threshold not in (None, "") else "")
 
 
@@ -220,8 +219,9 @@ def cmd_show(args, ctx) -> int:
               + " (benchtui adapter check; history, not a verdict)")
     for g in detail["grades"]:
         print(f"grade {g['dimension']}: {GradeValue(g['letter'], g['score']).display} by {g['grader']}")
-    from benchtui.commands.grade_cmds import note_place
     from types import SimpleNamespace
+
+    from benchtui.commands.grade_cmds import note_place
 
     for n in detail["notes"]:
         print(f"note by {n['author']} {n['created_at'][:16]}{note_place(SimpleNamespace(**n))}: {n['text']}")

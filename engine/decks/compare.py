@@ -4,6 +4,7 @@ rank correlation of the passes' figures, and every disagreement with both
 reasons (``benchtui published``, the dashboard's published-results screen)."""
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 
@@ -125,10 +126,8 @@ def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
     for c in decks_sql.run_check_rows(store, run_id):
         name = c["name"].split("::")[-1]
         if name == FIGURE or name.endswith("." + FIGURE):
-            try:
+            with contextlib.suppress(TypeError, ValueError):
                 figure = float(json.loads(c["value"])) if isinstance(c["value"], str) else float(c["value"])
-            except (TypeError, ValueError):
-                pass
         severity = V.SEVERITY.get(c["verdict"], -1)
         if c["verdict"] != V.PASS and severity > rank:
             rank, reason = severity, f"{c['name']}: {c['verdict']} {c['message'] or ''}".strip()

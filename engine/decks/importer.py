@@ -18,7 +18,7 @@ import signal
 import tempfile
 import threading
 import tomllib
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,10 +129,8 @@ class FileTransaction:
                 pass
         self.done.clear()
         for d in reversed(self.made_dirs):
-            try:
+            with suppress(OSError):
                 d.rmdir()
-            except OSError:
-                pass
         self.made_dirs.clear()
 
     def cleanup(self) -> None:
@@ -157,10 +155,8 @@ def interrupts_held():
 
 def remove_store(path: Path) -> None:
     for name in (path.name, path.name + "-wal", path.name + "-shm", path.name + "-journal"):
-        try:
+        with suppress(OSError):
             (path.parent / name).unlink(missing_ok=True)
-        except OSError:
-            pass
 
 
 def imported_problem(folder: Path) -> tuple[str, str] | None:

@@ -20,7 +20,15 @@ from pathlib import Path
 from benchtui.decks import pyread
 from benchtui.decks.kernelbench_hard import mangled
 from benchtui.decks.model import (
-    CHALLENGE_ID_MAX, KERNELBENCH, MODEL_NAME_MAX, Deck, DeckError, Problem, Run, challenge_slug, slug,
+    CHALLENGE_ID_MAX,
+    KERNELBENCH,
+    MODEL_NAME_MAX,
+    Deck,
+    DeckError,
+    Problem,
+    Run,
+    challenge_slug,
+    slug,
 )
 
 PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")

@@ -28,7 +28,15 @@ YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 from benchtui.challenges.coverage import words
 from benchtui.decks import pyread
 from benchtui.decks.model import (
-    CHALLENGE_ID_MAX, KERNELBENCH_HARD, MODEL_NAME_MAX, Deck, DeckError, Problem, Run, challenge_slug, slug,
+    CHALLENGE_ID_MAX,
+    KERNELBENCH_HARD,
+    MODEL_NAME_MAX,
+    Deck,
+    DeckError,
+    Problem,
+    Run,
+    challenge_slug,
+    slug,
 )
 
 RUN_SUFFIX = "_solution.py.txt"

@@ -9,10 +9,10 @@ the workbench does not hold counts like any other, and is listed in ``no_answer`
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from itertools import combinations
 from statistics import mean
-from typing import Callable
 
 from benchtui.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
 from benchtui.store import grades_sql, runs_sql

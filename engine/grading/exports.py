@@ -8,10 +8,22 @@ import json
 
 from benchtui.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
 from benchtui.grading.aggregates import (
-    Leaderboard, current_coverage, current_messages, current_verdicts, leaderboard, stale_cells,
+    Leaderboard,
+    current_coverage,
+    current_messages,
+    current_verdicts,
+    leaderboard,
+    stale_cells,
 )
 from benchtui.grading.grades import (
-    CELL_RULE, RUBRIC_VERSION, all_grades, all_notes, answerless_cells, current_grades, list_graders, shown_grade,
+    CELL_RULE,
+    RUBRIC_VERSION,
+    all_grades,
+    all_notes,
+    answerless_cells,
+    current_grades,
+    list_graders,
+    shown_grade,
 )
 from benchtui.store.database import Store, now_iso
 from benchtui.verify import verdicts as V
@@ -75,7 +87,7 @@ def _matrix(lb: Leaderboard) -> list[str]:
     for c in lb.challenges:
         if not any((m, c) in lb.matrix for m in lb.models):
             continue
-        cells = [lb.challenge_titles[c] if not lb.challenge_titles[c] == c else c]
+        cells = [lb.challenge_titles[c] if lb.challenge_titles[c] != c else c]
         for m in lb.models:
             g = lb.matrix.get((m, c))
             text = g.display if g else DASH

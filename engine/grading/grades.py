@@ -14,9 +14,9 @@ import json
 import os
 import re
 import sqlite3
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterator
 
 from benchtui.challenges.definition import CHALLENGE_IDS, normalise_name
 from benchtui.store import grades_sql, transactions, transcripts_sql

@@ -54,8 +54,19 @@ from pathlib import Path
 
 from benchtui.challenges.definition import normalise_name
 from benchtui.grading.grades import (
-    DIMENSION_IDS, OVERALL, GradeError, GradeValue, answerless_cells, challenge_names, current_grade,
-    ensure_grader, get_grader, parse_grade, set_grade, source_words, write_transaction,
+    DIMENSION_IDS,
+    OVERALL,
+    GradeError,
+    GradeValue,
+    answerless_cells,
+    challenge_names,
+    current_grade,
+    ensure_grader,
+    get_grader,
+    parse_grade,
+    set_grade,
+    source_words,
+    write_transaction,
 )
 from benchtui.store import grades_sql
 from benchtui.store.database import Store, now_iso

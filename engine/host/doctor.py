@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchtui.host.config import default_cluster
 from benchtui import __version__
 from benchtui.host import resources
 from benchtui.host.backends import nvcc_version, probe_all
+from benchtui.host.config import default_cluster
 
 
 def _version(dist: str) -> str | None:

@@ -79,7 +79,7 @@ class JobBundle:
     engine_version: str = benchtui.__version__
     engine_fingerprint: str = ""
 
-    def without_challenge_path(self, challenge_path: Path) -> "JobBundle":
+    def without_challenge_path(self, challenge_path: Path) -> JobBundle:
         """This bundle with the challenge plugin carried by value (for another machine)."""
         return dataclasses.replace(self, challenge_dir=None, challenge_tar=pack_tree(challenge_path, skip_adapters=False))
 
@@ -130,10 +130,8 @@ def unpack_tree(data: bytes, dst: Path) -> None:
 def open_up(folder: Path) -> None:
     """The sandbox may run as an unprivileged uid: make the scratch tree writable for it."""
     for path in [folder, *folder.rglob("*")]:
-        try:
+        with contextlib.suppress(OSError):
             path.chmod(0o777 if path.is_dir() else 0o666)
-        except OSError:
-            pass
 
 
 _fingerprint: str | None = None
@@ -236,10 +234,8 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         if bundle.collect_lines:
             got["lines"] = {}
             if (work / bundle.collect_lines).is_file():
-                try:
+                with contextlib.suppress(ValueError):
                     got["lines"] = json.loads((work / bundle.collect_lines).read_text(encoding="utf-8"))
-                except ValueError:
-                    pass
         if bundle.self_check and not (stop is not None and stop.is_set()):
             with gpu_lock.device_lock(stop=stop) if bundle.gpu else contextlib.nullcontext():
                 got["self_check"] = self_check(bundle, layer, hide)

@@ -31,8 +31,8 @@ import re
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 
 def device_key(env: dict | None = None) -> str:

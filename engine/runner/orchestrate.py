@@ -14,25 +14,35 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import benchtui
-from benchtui.challenges import adapters
-from benchtui.challenges import coverage
+from benchtui.challenges import adapters, coverage
+from benchtui.challenges.definition import Challenge
 from benchtui.host import resources
 from benchtui.host.backends import choose_backend, probe_all, require_backend
-from benchtui.challenges.definition import Challenge
-from benchtui.workbench.gitinfo import read_git
 from benchtui.runner import sandbox, seeds
-from benchtui.runner.bundle import (ANSWER_GRACE_S, REPO_ROOT, JobBundle, RunLimits, engine_fingerprint, execute_bundle,  # noqa: F401
-                                  in_flight, open_up, pack_tree, parse_results, two_processes)
-from benchtui.store.database import Store, now_iso
+from benchtui.runner.bundle import (  # noqa: F401
+    ANSWER_GRACE_S,
+    REPO_ROOT,
+    JobBundle,
+    RunLimits,
+    engine_fingerprint,
+    execute_bundle,
+    in_flight,
+    open_up,
+    pack_tree,
+    parse_results,
+    two_processes,
+)
 from benchtui.store import answers_sql, runs_sql, transcripts_sql
+from benchtui.store.database import Store, now_iso
 from benchtui.store.queries import TRIAL, answer_row, suite_origin
 from benchtui.verify import verdicts as V
+from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
 
 
@@ -165,7 +175,7 @@ class Runner:
         self.started_at: str | None = None
 
     def emit(self, event: RunEvent) -> None:
-        try:
+        try:  # noqa: SIM105 - a best-effort step: try/except keeps the skipped failure visible where it is
             self.on_event(event)
         except Exception:  # a broken listener must not break the run
             pass

@@ -18,10 +18,11 @@ wall-clock limit. Run as root, the payload drops to a fresh unprivileged uid of 
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import select
 import shlex
-import secrets
 import shutil
 import signal
 import socket
@@ -30,9 +31,9 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 from benchtui.runner import sandbox_view
 from benchtui.runner.sandbox_view import Bind
@@ -181,10 +182,7 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
 def _world_reachable(path: Path) -> bool:
     """Can an unprivileged uid traverse to this path (every ancestor has o+x)?"""
     try:
-        for parent in Path(path).resolve().parents:
-            if not os.stat(parent).st_mode & 0o001:
-                return False
-        return True
+        return all(os.stat(parent).st_mode & 1 for parent in Path(path).resolve().parents)
     except OSError:
         return False
 
@@ -529,10 +527,8 @@ def _wait_exit(proc: subprocess.Popen, timeout: float, stop: threading.Event | N
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _decode_status(returncode: int, layer: str) -> tuple[int | None, int | None]:

@@ -30,9 +30,9 @@ import functools
 import os
 import subprocess
 import sys
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
 
 # Programs, the C library and the loader, g++ (torch's load_inline, nvcc's host
 # compiler), locales, time zones. On a merged-/usr system the others are links.

@@ -84,4 +84,4 @@ def read_capped(path: Path, cap: int = OUTPUT_CAP) -> str:
     except OSError:
         return ""
     text = data[-cap:].decode("utf-8", errors="replace")
-    return ("[... output cut to its last %d KB ...]\n" % (cap // 1024) + text) if len(data) > cap else text
+    return (f"[... output cut to its last {cap // 1024} KB ...]\n" + text) if len(data) > cap else text

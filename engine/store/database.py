@@ -11,9 +11,10 @@ import importlib
 import pkgutil
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 from benchtui.store import migrations as _migrations_pkg
 
@@ -52,7 +53,7 @@ class Migration:
     name: str
 
     @property
-    def apply(self) -> Callable[["sqlite_utils.Database"], None]:
+    def apply(self) -> Callable[[sqlite_utils.Database], None]:
         return importlib.import_module(f"benchtui.store.migrations.{self.name}").apply
 
 
@@ -97,7 +98,7 @@ class Store:
         """``check``: run SQLite's quick_check first and raise :class:`StoreDamaged`
         on a corrupt file, before anything (a migration) writes into it."""
         self.path = Path(path)
-        self._db: "sqlite_utils.Database | None" = None
+        self._db: sqlite_utils.Database | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
@@ -129,7 +130,7 @@ class Store:
         return None if first == "ok" else first.replace("*** in database main ***", "").strip()
 
     @property
-    def db(self) -> "sqlite_utils.Database":
+    def db(self) -> sqlite_utils.Database:
         if self._db is None:
             import sqlite_utils
 
@@ -193,7 +194,7 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:

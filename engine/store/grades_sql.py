@@ -4,7 +4,7 @@ order the caller names (a Grade's fields), which is what reading 20,000
 grades at once can afford."""
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from benchtui.store.database import Store
 

@@ -1,7 +1,7 @@
 """The store's runs and their checks: what the runner writes and the commands read."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from benchtui.store.database import Store
 

@@ -188,7 +188,7 @@ def salvage(path: Path | str) -> Salvage:
             if not names & set(TABLES):
                 db.close()
                 raise SalvageError(f"the store's schema is unreadable ({exc}) and sqlite3 .recover found none of "
-                                   f"its tables ({', '.join(TABLES)}): nothing could be salvaged")
+                                   f"its tables ({', '.join(TABLES)}): nothing could be salvaged") from exc
         try:
             for table in TABLES:
                 if table not in names:

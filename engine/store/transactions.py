@@ -3,8 +3,8 @@ every room that writes several rows as one."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from benchtui.store.database import Store, StoreError
 

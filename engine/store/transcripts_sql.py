@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 FTS_TABLE = "transcript_entries_fts"
 FTS_SUSPENDED = "fts_suspended"  # meta key: the dropped triggers' SQL while a bulk load runs

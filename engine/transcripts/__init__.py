@@ -12,9 +12,26 @@ import gc
 from pathlib import Path
 
 from benchtui.transcripts.model import (
-    ASSISTANT, BRANCH_SUMMARY, COMPACTION, META, RAW, ROLES, SYSTEM, TOOL_RESULT, USER,
-    Branch, Entry, Header, ToolCall, ToolResult, Totals, Transcript, TranscriptError,
-    TranscriptWarning, Turn, Usage,
+    ASSISTANT,
+    BRANCH_SUMMARY,
+    COMPACTION,
+    META,
+    RAW,
+    ROLES,
+    SYSTEM,
+    TOOL_RESULT,
+    USER,
+    Branch,
+    Entry,
+    Header,
+    ToolCall,
+    ToolResult,
+    Totals,
+    Transcript,
+    TranscriptError,
+    TranscriptWarning,
+    Turn,
+    Usage,
 )
 
 __all__ = [
@@ -64,7 +81,6 @@ def parse_text(text: str, fmt: str | None = None, path: str = "") -> Transcript:
     """Parse transcript text in ``fmt`` (detected when None) and compute totals."""
     from benchtui.transcripts import detect, totals
     from benchtui.transcripts.parsers import PARSERS
-
     from benchtui.workbench.caps import EMPTY_TRANSCRIPT
 
     name = Path(path).name or "input"

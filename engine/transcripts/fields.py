@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -64,7 +64,7 @@ def iso_to_epoch(value: Any) -> float | None:
     except ValueError:
         return None
     if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
+        dt = dt.replace(tzinfo=UTC)
     try:
         return dt.timestamp()
     except (OverflowError, OSError, ValueError):
@@ -93,7 +93,7 @@ def epoch_to_iso(ts: float | None) -> str | None:
     if ts is None:
         return None
     try:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+        return datetime.fromtimestamp(ts, tz=UTC).isoformat().replace("+00:00", "Z")
     except (OverflowError, OSError, ValueError):
         return None
 

@@ -7,7 +7,7 @@ computes the Totals; nothing here parses anything.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 # Entry roles. A parser may only use these; anything it cannot map is RAW.
@@ -48,7 +48,7 @@ class Usage:
     cache_write: int = 0
     reasoning: int = 0
 
-    def add(self, other: "Usage | None") -> None:
+    def add(self, other: Usage | None) -> None:
         if other is None:
             return
         self.input += other.input
@@ -123,7 +123,7 @@ class Entry:
     def when(self) -> datetime | None:
         if self.timestamp is None:
             return None
-        return datetime.fromtimestamp(self.timestamp, tz=timezone.utc)
+        return datetime.fromtimestamp(self.timestamp, tz=UTC)
 
 
 @dataclass

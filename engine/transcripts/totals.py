@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from benchtui.transcripts.model import ASSISTANT, TOOL_RESULT, USER, Entry, Totals, Transcript, Turn
 

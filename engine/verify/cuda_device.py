@@ -22,11 +22,10 @@ from __future__ import annotations
 import ctypes
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Iterator, Sequence
 
 import numpy as np
-
 from benchtui.runner import seeds
 from benchtui.verify import cuda_build
 

@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
-
-from benchtui.verify import cuda_build, cuda_device
-from benchtui.verify import trusted_timing
+from benchtui.verify import cuda_build, cuda_device, trusted_timing, wire
 from benchtui.verify import verdicts as V
-from benchtui.verify import wire
 
 TIMED_BY = ("the checker's clock around each whole cycle (inputs made, L2 flushed, the call, the outputs back) minus "
             "the same cycle without the call run by the checker's own harness and the wire's cost measured in the "

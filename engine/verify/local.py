@@ -14,8 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from benchtui.challenges import coverage
-from benchtui.challenges import prompts
+from benchtui.challenges import coverage, prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.verify.execute import Job, execute, local_answer_process, verdict_of
 

@@ -51,7 +51,7 @@ def build_cache(spec: dict) -> Path:
     return folder
 
 
-def serve_module(folder: Path, spec: dict) -> "ModuleHost":
+def serve_module(folder: Path, spec: dict) -> ModuleHost:
     """Import the answer's file (building what it builds at import) within the
     build limit and return its host. Raises what the import raised."""
     from benchtui.verify.binding import import_file

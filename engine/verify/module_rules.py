@@ -370,7 +370,6 @@ def call_bytes(reference: Path, shapes: Path | None = None) -> int | None:
     parameters and buffers, over the deck's shapes: made on torch's meta device,
     so nothing is allocated. None where the reference cannot say on meta."""
     import torch
-
     from benchtui.verify.binding import load_module
 
     try:

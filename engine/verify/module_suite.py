@@ -51,8 +51,8 @@ from typing import Any
 
 from benchtui.verify import module_rules as R
 from benchtui.verify import verdicts as V
-from benchtui.verify.binding import load_module
 from benchtui.verify import wire
+from benchtui.verify.binding import load_module
 from benchtui.verify.suite import CheckFailed, CheckTimeout, SkipCheck, describe_exception, missing_package
 
 # an as-published time this many times below the trusted one is flagged
@@ -108,7 +108,7 @@ class Spec:
         return tuple(dict.fromkeys(self.requires(INTERFACE) + self.requires(CORRECT)))
 
     @classmethod
-    def read(cls, challenge_dir: Path) -> "Spec":
+    def read(cls, challenge_dir: Path) -> Spec:
         data = tomllib.loads((Path(challenge_dir) / "challenge.toml").read_text(encoding="utf-8"))
         m = data.get("module")
         if not isinstance(m, dict):
@@ -492,7 +492,7 @@ class ModuleRun:
         pages = record["pages"]
         return [i for i, at in record["index"].items() if pages.read(at) != record["data"][i].tobytes()]
 
-    def output_limit(self, want: list) -> "wire.Limit":
+    def output_limit(self, want: list) -> wire.Limit:
         """The most a reply may carry: the reference's outputs' elements at the
         widest dtype a tensor may cross in (8 bytes)."""
         torch = self.torch
@@ -667,7 +667,7 @@ class ModuleRun:
             planned.append((seed, expected, self.put(inputs, in_place=True, slot=j),
                             self.output_limit(_as_list(expected))))
         methods = self.__dict__.setdefault("_methods", {})
-        cycle = methods.setdefault("cycle", None) or getattr(self.host, "cycle")  # resolved before the clock starts
+        cycle = methods.setdefault("cycle", None) or self.host.cycle  # resolved before the clock starts
         methods["cycle"] = cycle
         replies = []
         start = time.perf_counter()

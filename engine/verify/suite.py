@@ -21,12 +21,12 @@ import statistics
 import threading
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
-
 from benchtui.runner.timing import Clock, Timing, clock_for, time_pair
 from benchtui.verify import verdicts as V
 from benchtui.verify import wire

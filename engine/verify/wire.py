@@ -17,6 +17,7 @@ the answer may only call what it was given and read its public attributes
 from __future__ import annotations
 
 import builtins
+import contextlib
 import fcntl
 import itertools
 import json
@@ -31,10 +32,10 @@ import time
 import traceback
 import types
 import weakref
-import contextlib
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -231,10 +232,8 @@ class SharedPages:
             self.fd = None
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass
 
 
 class Connection:
@@ -267,7 +266,7 @@ class Connection:
         self.sent += 1
         return kept
 
-    def recv(self, mapped: bool = False, limit: "Limit | None" = None) -> tuple[dict, "Payload | None"]:
+    def recv(self, mapped: bool = False, limit: Limit | None = None) -> tuple[dict, Payload | None]:
         """One message. With a ``limit``, a header or payload past it is refused
         from its announced size, before any of it is read or mapped."""
         try:
@@ -321,7 +320,7 @@ class Proxy:
 
     __slots__ = ("_peer", "_id", "_kind", "_label", "__weakref__")
 
-    def __init__(self, peer: "Peer", oid: int, kind: str, label: str):
+    def __init__(self, peer: Peer, oid: int, kind: str, label: str):
         object.__setattr__(self, "_peer", peer)
         object.__setattr__(self, "_id", oid)
         object.__setattr__(self, "_kind", kind)
@@ -389,10 +388,8 @@ class Proxy:
         return f"<remote {self._kind} {self._label}>"
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):
             self._peer.released.append(self._id)
-        except Exception:
-            pass
 
 
 def is_proxy(x: Any) -> bool:
@@ -746,10 +743,8 @@ class Peer:
 
     def close(self) -> None:
         if not self.closed:
-            try:
+            with contextlib.suppress(PeerGone, OSError):
                 self.conn.send({"op": "bye"})
-            except (PeerGone, OSError):
-                pass
             self.closed = "closed"
 
 
@@ -789,7 +784,7 @@ def _first_handle(node: Any, depth: int = 0):
     return None
 
 
-def call_plain(proxy: "Proxy", *args, limit: Limit | None = None, keep: list | None = None, **kwargs):
+def call_plain(proxy: Proxy, *args, limit: Limit | None = None, keep: list | None = None, **kwargs):
     """Call ``proxy`` and read its reply by value (:meth:`Peer.request`'s ``plain``)."""
     return proxy._peer.request({"op": "call", "t": proxy._id}, [list(args), kwargs], by_value=True, plain=True,
                                limit=limit, keep=keep)

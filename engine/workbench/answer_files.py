@@ -11,8 +11,8 @@ then the largest file.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
-from typing import Iterable, Mapping
 
 SOURCE_KINDS = ("source", "cuda")
 # Files an answer ships around its solution: shown, never picked first when a real source exists.

@@ -82,7 +82,7 @@ class Workbench:
         for entry in sorted(base.iterdir(), key=lambda p: p.name):
             if not entry.is_dir() or entry.name.startswith(".") or not self.contains(entry):
                 continue
-            if self.layout == "published":
+            if self.layout == "published":  # noqa: SIM102 - two conditions, each with its own comment
                 if entry.name in SKIP_DIRS or not any((entry / cid).is_dir() for cid in ids):
                     continue  # an analysis folder, not a model
             models[entry.name] = entry

@@ -17,15 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
-from benchtui.workbench.gitinfo import read_git
 from benchtui.challenges.prompts import file_prompt_sha256
 from benchtui.store import scan_sql
 from benchtui.store.database import Store, now_iso
+from benchtui.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
+from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
+from benchtui.workbench.gitinfo import read_git
+from benchtui.workbench.layout import Workbench
 from benchtui.workbench.scan_records import CHAT_KIND, WAITING_KIND
 from benchtui.workbench.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
-from benchtui.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
-from benchtui.workbench.layout import Workbench
 
 MAX_TEXT_BYTES = TEXT_CAP_BYTES  # larger text files are flagged, never parsed or displayed (engine/workbench/caps.py)
 TEXT_KINDS = {"source", "cuda", "prompt", "doc", "transcript"}

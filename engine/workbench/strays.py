@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from benchtui.workbench.scan_records import CHAT_KIND  # noqa: F401  (information: indexed as an answer's transcript)
 

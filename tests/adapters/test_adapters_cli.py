@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from benchtui.cli import main
 from benchtui.runner.orchestrate import tree_digest
 

@@ -16,11 +16,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from benchtui.runner.orchestrate import run_answers
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
@@ -145,7 +144,7 @@ def test_an_adapter_does_not_hide_a_bug_nor_bind_a_changed_answer(tmp_path):
         rekey(REPO / "challenges" / challenge / "adapters" / f"{model}.py",
               root / ".benchtui" / "adapters" / challenge / f"{model}.py", root / model / challenge)
     broken = run(root, pairs)
-    for model, challenge, rel, old, new, check in mutants:
+    for model, challenge, rel, old, new, check in mutants:  # noqa: B007 - the unpacking names the tuple's fields
         verdict, checks = broken[(model, challenge)]
         assert checks["adapter"][0] == "info" and "workbench adapter" in checks["adapter"][1]
         assert verdict == "fail" and checks[check][0] == "fail", (model, challenge, checks)

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from benchtui.challenges import adapters
 from benchtui.challenges.definition import Challenge
 

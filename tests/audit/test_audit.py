@@ -7,15 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-
 from benchtui.audit.core import REFERENCE, AuditOptions, Auditor
 from benchtui.audit.mutate import mutants_of
 from benchtui.audit.report import challenge_reports, mark
 from benchtui.cli import main
 from benchtui.runner.orchestrate import run_answers
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 SMALL = '''"""Docstring: 1 < 2 stays."""
 

@@ -1,6 +1,5 @@
 """Trace entries: exact, or floats within rounding; an accepted other reading."""
 import numpy as np
-
 from benchtui.audit.checker import digest
 from benchtui.audit.equivalence import ALLOWED, allowed_by_prompt, same_entry, same_values
 

@@ -3,7 +3,6 @@ on a small source, what it writes and only where, and every mutant compiles."""
 from __future__ import annotations
 
 import numpy as np
-
 from benchtui.audit.mutate import OPERATORS, mutants_of
 
 

@@ -3,7 +3,6 @@ source (what it writes, and only there), and every mutant compiles."""
 from __future__ import annotations
 
 import pytest
-
 from benchtui.audit.mutate import OPERATORS, mutants_of
 
 

@@ -7,11 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-
+from api_imports import files_reaching_past_api
 from benchtui.cli import main
 from benchtui.runner.orchestrate import tree_digest
-
-from api_imports import files_reaching_past_api
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, CHALLENGE_IDS
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 # the published eight, then the bundled CUDA challenge no published benchmark has

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from benchtui.store import queries
 from benchtui.cli import main
+from benchtui.store import queries
 from benchtui.store.database import Store
 
 

@@ -9,15 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 import benchtui.api as api
+import pytest
+from api_imports import files_reaching_past_api, reaches_past_api
 from benchtui.authoring.new_challenge import scaffold_challenge
 from benchtui.cli import main
 from benchtui.verify import verdicts
 from benchtui.verify.local import run_local
-
-from api_imports import files_reaching_past_api, reaches_past_api
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "authoring.md"

@@ -6,10 +6,10 @@ import os
 import shutil
 from pathlib import Path
 
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.transcripts import index as index_mod
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 SAMPLES = Path(__file__).resolve().parents[1] / "transcripts" / "samples"
 

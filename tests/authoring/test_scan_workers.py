@@ -10,13 +10,12 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from benchtui.workbench import scan as scan_mod
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.transcripts import index as index_mod
 from benchtui.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
+from benchtui.workbench import scan as scan_mod
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 SAMPLES = Path(__file__).resolve().parents[1] / "transcripts" / "samples"
 TRANSCRIPTS = ["pi_v1.jsonl", "pi_v3_branches.jsonl", "claude_code.jsonl", "codex.jsonl", "opencode_export.json",

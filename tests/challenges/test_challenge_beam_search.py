@@ -6,10 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from benchtui.challenges.definition import BUNDLED_CHALLENGES
 from benchtui.verify.local import run_local
-
 from challenge_kit import checks_by_name, fast_copy
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,14 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.verify.binding import load_module
 from benchtui.verify.local import run_local
-
 from challenge_kit import mutate_source, write_answer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 CID = "dflash_verify"
 CHALLENGE = BUNDLED_CHALLENGES / CID

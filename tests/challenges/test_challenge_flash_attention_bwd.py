@@ -6,10 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.verify.local import run_local
-
 from challenge_kit import fast_copy, mutate_source, write_answer
 
 CID = "flash_attention_bwd"
@@ -178,7 +176,6 @@ def test_missing_backward_is_unbound(tmp_path, fast_challenges):
 
 def test_cache_walk_finds_arrays_in_any_container():
     import numpy as np
-
     from benchtui.verify.binding import load_module
 
     conf = load_module(CHALLENGE / "conformance.py", "test_flash_bwd_conformance")

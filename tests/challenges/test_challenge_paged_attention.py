@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.verify import cuda_build, cuda_device
 from benchtui.verify import verdicts as V

@@ -5,7 +5,6 @@ pass); the figure moves to its message."""
 from __future__ import annotations
 
 import pytest
-
 from benchtui.challenges.definition import BUNDLED_CHALLENGES
 from benchtui.verify import verdicts as V
 from benchtui.verify.local import run_local

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from benchtui.verify import module_rules as R
 
 FORBIDDEN = ["torch._scaled_mm", "torch.ops.aten._scaled_mm", "torch.nn.functional.linear", "from sonic_moe"]
@@ -117,6 +116,7 @@ def test_without_torch_a_deck_answer_is_skipped_with_the_extra_named(tmp_path, m
     import sys
 
     from benchtui.verify.local import run_local
+
     from tests.challenges import module_deck_kit as K
 
     K.write_challenge(tmp_path / "challenges", "kbh_fp8", "hard")

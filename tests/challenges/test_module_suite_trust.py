@@ -16,6 +16,7 @@ torch = pytest.importorskip("torch", reason="the torch extra is not installed (p
 from benchtui.verify.local import run_local  # noqa: E402
 from benchtui.verify.module_seeds import seed_torch  # noqa: E402
 from benchtui.verify.module_suite import ModuleRun  # noqa: E402
+
 from tests.challenges import module_deck_kit as K  # noqa: E402
 
 

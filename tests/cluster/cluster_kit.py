@@ -4,6 +4,7 @@ temp dir and ports, killed by group at the end (never `ray stop`: it stops every
 Ray on the machine, other tests' included)."""
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -82,10 +83,8 @@ class Node:
                         self.node_id, self.raylet_pid = m.group(1).decode(), int(pid)
 
     def kill_group(self) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 @dataclass

@@ -1,14 +1,13 @@
 """The two-node cluster fixture (helpers in cluster_kit.py)."""
 from __future__ import annotations
 
-import shutil
 import secrets
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 import pytest
-
 from cluster_kit import TwoNodes, _start, free_port, kill_cluster_of, ray_env, require_ray
 
 

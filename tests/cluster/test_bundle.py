@@ -6,9 +6,16 @@ import io
 import tarfile
 
 import pytest
-
-from benchtui.runner.bundle import (EngineMismatch, JobBundle, RunLimits, check_engine, engine_fingerprint, pack_tree,
-                                  sandbox_env, unpack_tree)
+from benchtui.runner.bundle import (
+    EngineMismatch,
+    JobBundle,
+    RunLimits,
+    check_engine,
+    engine_fingerprint,
+    pack_tree,
+    sandbox_env,
+    unpack_tree,
+)
 
 
 def test_pack_and_unpack_keep_files_modes_and_drop_links(tmp_path):

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from benchtui.runner.sandbox import _descendants
 from cluster_kit import REPO, kill_cluster_of, leftovers, ray_env, require_ray
 

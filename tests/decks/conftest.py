@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from deck_fixtures import EVAL_RESULTS, kernelbench_runs
 
 REPO = Path(__file__).resolve().parents[2]

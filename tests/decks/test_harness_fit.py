@@ -9,13 +9,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from benchtui.authoring.soundness import check_challenge
 from benchtui.challenges.coverage import words
 from benchtui.challenges.definition import load_challenge
 from benchtui.cli import main
-from benchtui.decks.importer import import_deck
 from benchtui.decks import kernelbench, kernelbench_hard
+from benchtui.decks.importer import import_deck
 from benchtui.store.database import Store
 from benchtui.verify.module_suite import Spec
 

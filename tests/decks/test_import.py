@@ -11,11 +11,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
-from benchtui.decks.importer import import_deck
 from benchtui.decks import kernelbench, kernelbench_hard
 from benchtui.decks.challenge import CONFORMANCE
-
+from benchtui.decks.importer import import_deck
 from deck_fixtures import kernelbench_runs
 
 KBH_IDS = ["kbh_01_fp8_gemm", "kbh_02_kda_cutlass", "kbh_06_sonic_moe_swiglu", "kbh_07_w4a16_gemm"]

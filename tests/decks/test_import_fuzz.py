@@ -4,10 +4,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from benchtui.decks import kernelbench, kernelbench_hard
 from benchtui.decks.model import Deck, Run
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 scalars = st.none() | st.booleans() | st.integers(-5, 50) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8)
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4),

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from benchtui.decks import importer, kernelbench_hard
 from benchtui.decks.importer import import_deck
 from benchtui.store.database import Store

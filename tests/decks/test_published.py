@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
+from benchtui.decks import kernelbench_hard
 from benchtui.decks.compare import compare, spearman
 from benchtui.decks.importer import import_deck
-from benchtui.decks import kernelbench_hard
 from benchtui.store.database import Store
 
 

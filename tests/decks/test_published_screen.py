@@ -4,25 +4,23 @@ published result with its annotation and quotes."""
 from __future__ import annotations
 
 import asyncio
-
-from textual.widgets import DataTable, Static
-from textual.worker import WorkerCancelled
+import contextlib
 
 from benchtui.decks import kernelbench_hard
 from benchtui.decks.importer import import_deck
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench
+from textual.widgets import DataTable, Static
+from textual.worker import WorkerCancelled
 
 
 async def settle(app, pilot, rounds: int = 3) -> None:
     for _ in range(rounds):
         await pilot.pause()
         for worker in list(app.workers):
-            try:
+            with contextlib.suppress(WorkerCancelled):
                 await worker.wait()
-            except WorkerCancelled:
-                pass
     await pilot.pause()
 
 

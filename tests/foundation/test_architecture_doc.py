@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "ARCHITECTURE.md"
 TOP = ("engine", "tui", "challenges", "models", "tests", "bench", "docs")
 # a path in backticks: `engine/audit/syntax.py`, `tests/tui/`, `engine/store/migrations/mNNN_*.py`
-PATH = re.compile(r"`((?:%s)/[\w./*-]*)`" % "|".join(TOP))
+PATH = re.compile(r"`((?:{})/[\w./*-]*)`".format("|".join(TOP)))
 # migrations are named by their file name and listed as one pattern
 MIGRATIONS = "engine/store/migrations/mNNN_*.py"
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from benchtui.cli import main
-from benchtui.text.fit import fit
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
+from benchtui.text.fit import fit
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 PASSING = "fixed case error 3.3e-16 below the tolerance 1e-05 on every one of the twelve fixed cases and the seeded random ones too"
 FAILING = ("multi_token_causal: 3 of 4 decode steps differ from full attention; smallest counter-example: batch 0, "

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 
 import pytest
-
 from benchtui.cli import build_parser, main
 
 

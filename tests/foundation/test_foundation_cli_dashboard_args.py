@@ -4,7 +4,6 @@ goes to argparse."""
 from __future__ import annotations
 
 import pytest
-
 from benchtui.cli import add_global_options, dashboard_args, parse_args, parser_class
 
 

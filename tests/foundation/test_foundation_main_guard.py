@@ -10,10 +10,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_importing_benchtui_main_starts_nothing(tmp_path):
     # Arguments that would make the CLI fail loudly (exit 2) if it ran.
-    probe = ("import sys; sys.argv = ['benchtui', '--workbench', %r]\n"
+    probe = ("import sys; sys.argv = ['benchtui', '--workbench', {!r}]\n"
              "import benchtui.__main__\n"
-             "print('imported', 'benchtui.cli' in sys.modules, 'benchtui.tui.app' in sys.modules, 'textual' in sys.modules)"
-             % str(tmp_path / "no-such-workbench"))
+             "print('imported', 'benchtui.cli' in sys.modules, 'benchtui.tui.app' in sys.modules, 'textual' in sys.modules)".format(str(tmp_path / "no-such-workbench")))
     out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                          stdin=subprocess.DEVNULL)
     assert (out.returncode, out.stdout.strip(), out.stderr) == (0, "imported False False False", "")

@@ -6,12 +6,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 names = st.from_regex(r"[A-Za-z0-9_]{1,12}", fullmatch=True)
 exts = st.sampled_from([".py", ".cu", ".md", ".jsonl", ".json", ".txt", ".bin", ".npy", ""])

@@ -6,11 +6,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from benchtui.workbench import scan as scan_mod
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
+from benchtui.workbench import scan as scan_mod
 from benchtui.workbench.layout import WorkbenchError, find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 PROMPT = "# Task\nImplement it.\n"
 

@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from terminal_run import on_a_terminal
 
 REPO = Path(__file__).resolve().parents[2]

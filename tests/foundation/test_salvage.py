@@ -9,12 +9,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from benchtui.cli import main
 from benchtui.grading.grades import add_note, set_grade
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store, StoreDamaged
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 MODELS = ("demo-careful", "demo-hasty", "demo-quitter")
 CHALLENGES = ("backwards", "kv", "fuse", "beam_search")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 
 def test_shared_prompt_files_are_not_duplicates_and_warnings_do_not_pile_up(tmp_path):

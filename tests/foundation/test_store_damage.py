@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from benchtui.cli import main
 
 REPO = Path(__file__).resolve().parents[2]

@@ -1,7 +1,6 @@
 """Fixtures for the grades tests (helpers live in grades_fixtures.py, a
 uniquely named module, so test files can import them)."""
 import pytest
-
 from benchtui.store.database import Store
 from grades_fixtures import fill
 

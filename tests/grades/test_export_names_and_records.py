@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchtui.grading.aggregates import leaderboard
-from benchtui.grading.judge_import import import_markdown, import_text
-from benchtui.grading.grades import set_grade
 from benchtui.grading.exports import markdown
-from benchtui.workbench.scan import scan_workbench
+from benchtui.grading.grades import set_grade
+from benchtui.grading.judge_import import import_markdown, import_text
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 
 def scanned(root: Path) -> Store:

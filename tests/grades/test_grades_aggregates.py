@@ -3,10 +3,9 @@ by hand against the demo judge grades in models/JUDGES.md."""
 from pathlib import Path
 
 import pytest
-
 from benchtui.grading.aggregates import current_verdicts, head_to_head_records, leaderboard
-from benchtui.grading.judge_import import import_markdown
 from benchtui.grading.grades import set_grade
+from benchtui.grading.judge_import import import_markdown
 
 JUDGES = Path(__file__).resolve().parents[2] / "models" / "JUDGES.md"
 
@@ -93,8 +92,8 @@ def test_a_checkpoint_can_stop_the_leaderboard_anywhere_and_changes_nothing_else
         seen = []
 
         def stop_after_n():
-            seen.append(1)
-            if len(seen) > n:
+            seen.append(1)  # noqa: B023 - called at once, within this iteration
+            if len(seen) > n:  # noqa: B023 - called at once, within this iteration
                 raise Stop
 
         with pytest.raises(Stop):
@@ -150,9 +149,8 @@ def test_every_pass_rate_says_what_it_is_over(store):
     assert "| 100% (4 of 4 judged; 2 skipped: no GPU) |" in text
     assert "| — (0 of 0 judged; 2 skipped: no GPU; 1 time limit hit before the checks finished) |" in text
 
-    from rich.console import Console
-
     from benchtui.tui.screens.leaderboard import rankings_table
+    from rich.console import Console
 
     console = Console(width=120, record=True)
     console.print(rankings_table(leaderboard(store), width=120))

@@ -1,7 +1,6 @@
 """Exact agreement and quadratic-weighted Cohen's kappa, against values
 worked out by hand, and the disagreement list."""
 import pytest
-
 from benchtui.grading.agreement import agreement, quadratic_kappa
 from benchtui.grading.grades import GradeError, set_grade
 

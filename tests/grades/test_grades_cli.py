@@ -3,10 +3,9 @@ import json
 from pathlib import Path
 
 import pytest
-
-from grades_fixtures import fill
 from benchtui.cli import main
 from benchtui.store.database import Store
+from grades_fixtures import fill
 
 JUDGES = Path(__file__).resolve().parents[2] / "models" / "JUDGES.md"
 

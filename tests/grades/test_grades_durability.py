@@ -6,9 +6,9 @@ import subprocess
 import sys
 import textwrap
 
-from grades_fixtures import fill
 from benchtui.grading.grades import current_grades, set_grade
 from benchtui.store.database import Store
+from grades_fixtures import fill
 
 # Writes runs and their checks in transactions, forever, the way the runner
 # does; a tiny page cache makes uncommitted pages spill into the WAL. Once

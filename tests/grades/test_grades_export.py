@@ -6,13 +6,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
-from grades_fixtures import fill
-from benchtui.store.backup import BackupError, backup
-from benchtui.grading.judge_import import import_markdown, import_text
-from benchtui.grading.grades import current_grades, invalidate_grade, set_grade
 from benchtui.grading.exports import csv_text, export, json_data, markdown
+from benchtui.grading.grades import current_grades, invalidate_grade, set_grade
+from benchtui.grading.judge_import import import_markdown, import_text
+from benchtui.store.backup import BackupError, backup
 from benchtui.store.database import Store
+from grades_fixtures import fill
 
 JUDGES = Path(__file__).resolve().parents[2] / "models" / "JUDGES.md"
 

@@ -1,11 +1,17 @@
 """Importing judge grades from hand-written Markdown in every published form."""
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
-from benchtui.grading.judge_import import (
-    ImportError_, add_alias, import_markdown, import_text, list_aliases, parse_cell, read_models_table,
-)
 from benchtui.grading.grades import LETTERS, GradeError, all_grades, current_grade, current_grades
+from benchtui.grading.judge_import import (
+    ImportError_,
+    add_alias,
+    import_markdown,
+    import_text,
+    list_aliases,
+    parse_cell,
+    read_models_table,
+)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 def grades_of(store, grader):

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from benchtui.cli import main
 from benchtui.grading.aggregates import leaderboard
 from benchtui.grading.exports import csv_text, markdown

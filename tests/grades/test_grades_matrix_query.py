@@ -3,8 +3,8 @@ start-up need not import engine.grading.grades); it must agree with
 engine.grading.grades.current_grades on every cell: superseded, invalidated, other
 dimensions, several judges, a person and judges on one cell."""
 from benchtui.grading import grades
-from benchtui.store import queries
 from benchtui.grading.grades import current_grades, invalidate_grade, set_grade
+from benchtui.store import queries
 from benchtui.store.queries import load_matrix
 
 

@@ -1,11 +1,21 @@
 """The letter scale, points, 0-100 mapping and bands of the grades spec."""
 import pytest
-from hypothesis import given, strategies as st
-
 from benchtui.grading.grades import (
-    DIMENSION_IDS, DIMENSIONS, LETTERS, POINTS, RUBRIC_VERSION, GradeError, band, find_dimension,
-    parse_grade, parse_letter, points_to_letter, score_to_letter,
+    DIMENSION_IDS,
+    DIMENSIONS,
+    LETTERS,
+    POINTS,
+    RUBRIC_VERSION,
+    GradeError,
+    band,
+    find_dimension,
+    parse_grade,
+    parse_letter,
+    points_to_letter,
+    score_to_letter,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def test_rubric_has_the_eight_dimensions_and_overall_each_described():

@@ -1,9 +1,18 @@
 """Graders, append-only grades (supersede, invalidate), current grades and notes."""
 import pytest
-
 from benchtui.grading.grades import (
-    GradeError, add_note, all_grades, cell_grades, current_grade, current_grades, ensure_grader,
-    grade_history, invalidate_grade, list_graders, notes_for, set_grade,
+    GradeError,
+    add_note,
+    all_grades,
+    cell_grades,
+    current_grade,
+    current_grades,
+    ensure_grader,
+    grade_history,
+    invalidate_grade,
+    list_graders,
+    notes_for,
+    set_grade,
 )
 
 

@@ -6,7 +6,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from benchtui.grading import grades
 from benchtui.grading.judge_import import add_alias, list_aliases
 

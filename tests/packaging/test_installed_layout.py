@@ -20,7 +20,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from benchtui.host import resources
 
 REPO = Path(__file__).resolve().parents[2]

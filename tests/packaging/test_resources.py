@@ -90,9 +90,8 @@ def test_without_a_bind_nothing_extra_is_masked(tmp_path):
 
 
 def test_version_comes_from_the_package(capsys):
-    import pytest
-
     import benchtui
+    import pytest
     from benchtui.cli import main
 
     with pytest.raises(SystemExit) as exit_:

@@ -8,16 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from benchtui.challenges import prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.grading.judge_import import import_text
 from benchtui.runner.orchestrate import run_answers
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.verify import verdicts as V
 from benchtui.verify.execute import Job, execute, load_module, local_answer_process, verdict_of
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 DFLASH = BUNDLED_CHALLENGES / "dflash_verify"

@@ -13,14 +13,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from benchtui.grading.judge_import import import_markdown
 from benchtui.runner.orchestrate import run_answers
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.verify import cuda_build
 from benchtui.verify import verdicts as V
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"

@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from benchtui.challenges import coverage
 from benchtui.cli import main
 from benchtui.verify import verdicts as V

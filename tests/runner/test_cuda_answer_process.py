@@ -8,7 +8,6 @@ import tempfile
 from pathlib import Path
 
 import pytest
-
 from benchtui.challenges.definition import BUNDLED_CHALLENGES
 from benchtui.verify import cuda_build, wire
 from benchtui.verify.execute import load_module, local_answer_process

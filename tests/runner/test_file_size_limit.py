@@ -30,7 +30,7 @@ def test_a_challenges_file_size_limit_reaches_both_sandboxes(tmp_path, monkeypat
 
     monkeypatch.setattr(sandbox, "run_sandboxed", capture)
     (tmp_path / "out").mkdir()
-    try:
+    try:  # noqa: SIM105 - a best-effort step: try/except keeps the skipped failure visible where it is
         bundle.two_processes({}, tmp_path, tmp_path / "out", None, folder, limits, False, "unshare", [])
     except Exception:  # noqa: BLE001 - the capture stops it
         pass

@@ -13,7 +13,6 @@ import time
 from types import SimpleNamespace
 
 import pytest
-
 from benchtui.runner import bundle as bundle_mod
 from benchtui.runner.bundle import JobBundle, RunLimits, pack_tree
 

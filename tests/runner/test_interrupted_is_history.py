@@ -16,12 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from benchtui.store import queries
 from benchtui.cli import main
-from benchtui.workbench.scan import scan_workbench
+from benchtui.store import queries
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -14,12 +14,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from benchtui.runner import sandbox
 from benchtui.runner.orchestrate import run_answers, tree_digest
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 # Python answers only: a CUDA challenge's answer is .cu files, which a Python prelude cannot attack

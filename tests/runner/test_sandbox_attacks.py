@@ -17,7 +17,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from benchtui.runner.sandbox import LAYERS, RUN_UID_BASE, Limits, SandboxResult, probe_layers, run_sandboxed
 
 pytestmark = pytest.mark.sandbox

@@ -7,10 +7,8 @@ import sys
 import threading
 
 import pytest
-
 from benchtui.runner import sandbox
 from benchtui.runner.sandbox import Limits, run_sandboxed
-
 
 pytestmark = pytest.mark.sandbox
 

@@ -8,10 +8,17 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from benchtui.runner import sandbox
-from benchtui.runner.sandbox import (LAYERS, LayerStatus, Limits, SandboxUnavailable, choose_layer, describe_layers,
-                                   probe_layers, run_sandboxed)
+from benchtui.runner.sandbox import (
+    LAYERS,
+    LayerStatus,
+    Limits,
+    SandboxUnavailable,
+    choose_layer,
+    describe_layers,
+    probe_layers,
+    run_sandboxed,
+)
 
 pytestmark = pytest.mark.sandbox
 

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from benchtui.runner.sandbox import probe_layers
 
 pytestmark = pytest.mark.sandbox

@@ -19,7 +19,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from benchtui.host import resources
 from benchtui.runner import sandbox, sandbox_view
 from benchtui.runner.sandbox import Limits, probe_layers, run_sandboxed

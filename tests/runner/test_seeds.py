@@ -7,9 +7,8 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-
 from benchtui.runner import orchestrate, seeds
-from benchtui.runner.orchestrate import RunOptions, Runner
+from benchtui.runner.orchestrate import Runner, RunOptions
 from benchtui.store.database import Store
 from benchtui.verify import cuda_device
 from benchtui.verify import verdicts as V

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.sandbox
@@ -33,8 +32,8 @@ def test_stability_runs_only_the_challenges_named(tmp_path):
 def test_margins_count_a_floor_upwards():
     """A check that passes above its threshold (a floor) has a positive margin
     when it passes, in decades; a ceiling keeps threshold - value."""
-    import math
     import importlib.util
+    import math
     spec = importlib.util.spec_from_file_location("stability", REPO / "bench" / "stability.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -6,7 +6,6 @@ import importlib
 import sys
 
 import pytest
-
 from benchtui.cli import main
 from benchtui.verify import wire
 from benchtui.verify.suite import describe_exception

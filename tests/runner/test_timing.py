@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from benchtui.runner.timing import Clock, MlxClock, median_iqr, time_pair
 
 

@@ -16,11 +16,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 from benchtui.runner.orchestrate import run_answers
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.sandbox

@@ -11,7 +11,6 @@ import types
 
 import numpy as np
 import pytest
-
 from benchtui.verify import cuda_suite, wire
 from benchtui.verify import trusted_timing as TT
 

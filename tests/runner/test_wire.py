@@ -11,7 +11,6 @@ import threading
 
 import numpy as np
 import pytest
-
 from benchtui.verify import wire
 
 
@@ -209,7 +208,6 @@ def test_echo_round_trip_measures_the_wire_without_the_other_process():
     """What a timed cycle's reply costs on the wire, measured by a thread of
     this process: more bytes back take longer than none."""
     import numpy as np
-
     from benchtui.verify.wire import echo_round_trip_s
 
     empty = echo_round_trip_s(None, samples=9)

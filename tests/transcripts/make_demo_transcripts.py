@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,7 +17,7 @@ PRICES = {"demo-careful-1": (3.0, 15.0, 0.30, 3.75), "demo-hasty-2": (0.25, 2.0,
 
 
 def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ts * 1000) % 1000:03d}Z"
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ts * 1000) % 1000:03d}Z"
 
 
 class PiSession:
@@ -140,7 +140,7 @@ def flash_attention_fwd(Q, K, V, tile_size=64, causal=True):
 
 
 def flash_attention_careful() -> PiSession:
-    s = PiSession("demo-careful/flash_attention", datetime(2025, 9, 14, 9, 12, 5, tzinfo=timezone.utc).timestamp(),
+    s = PiSession("demo-careful/flash_attention", datetime(2025, 9, 14, 9, 12, 5, tzinfo=UTC).timestamp(),
                   "/home/bench/runs/demo-careful/flash_attention", "demo-careful-1", "demo-provider")
     s.start("high")
     s.user("Implement flash_attention_fwd(Q, K, V, tile_size, causal) in NumPy for (B, H, N, D) inputs. "
@@ -274,7 +274,7 @@ def flash_attention_careful() -> PiSession:
 
 
 def dflash_hasty() -> list[str]:
-    s = PiSession("demo-hasty/dflash_verify", datetime(2025, 9, 15, 16, 40, 0, tzinfo=timezone.utc).timestamp(),
+    s = PiSession("demo-hasty/dflash_verify", datetime(2025, 9, 15, 16, 40, 0, tzinfo=UTC).timestamp(),
                   "/home/bench/runs/demo-hasty/dflash_verify", "demo-hasty-2", "demo-provider")
     s.start("low")
     s.user("Implement build_tree_mask(prompt_len, tree_parents) and verify_and_accept(prompt_tokens, tree_tokens, tree_parents, "
@@ -330,7 +330,7 @@ def short_session(name: str, model: str, provider: str, when: datetime, prompt: 
 
 def backwards_careful() -> PiSession:
     return short_session(
-        "demo-careful/backwards", "demo-careful-1", "demo-provider", datetime(2025, 9, 13, 14, 2, tzinfo=timezone.utc),
+        "demo-careful/backwards", "demo-careful-1", "demo-provider", datetime(2025, 9, 13, 14, 2, tzinfo=UTC),
         "Derive and implement layer norm backward (dx, dgamma, dbeta) by hand in NumPy, with a finite-difference check. See PROMPT.md.",
         [("Read the prompt for the exact contract.", "read", {"path": "PROMPT.md"},
           "# Layer norm backward\nforward(x, gamma, beta, eps) -> (y, cache); backward(dy, cache) -> (dx, dgamma, dbeta) ...", False),
@@ -351,7 +351,7 @@ def backwards_careful() -> PiSession:
 
 def beam_hasty() -> PiSession:
     return short_session(
-        "demo-hasty/beam_search", "demo-hasty-2", "demo-provider", datetime(2025, 9, 15, 11, 20, tzinfo=timezone.utc),
+        "demo-hasty/beam_search", "demo-hasty-2", "demo-provider", datetime(2025, 9, 15, 11, 20, tzinfo=UTC),
         "Write batched_beam_search(prompts, beam_width, max_new_tokens, alpha, eos_token_id) over a tiny random LM in NumPy.",
         [("Keep the top beam_width per step; drop finished beams to save work.", "write",
           {"path": "beam.py", "content": "import numpy as np\n\n\ndef batched_beam_search(prompts, beam_width, max_new_tokens, alpha, eos_token_id):\n    ...\n"},
@@ -369,7 +369,7 @@ def beam_hasty() -> PiSession:
 
 
 def kv_export() -> dict:
-    t0 = int(datetime(2025, 9, 13, 17, 30, tzinfo=timezone.utc).timestamp() * 1000)
+    t0 = int(datetime(2025, 9, 13, 17, 30, tzinfo=UTC).timestamp() * 1000)
     sid = "ses_4a1f9c2e7b3dffe1Kv9Qx2mZ"
 
     def tool(cid: str, name: str, inp: dict, start: int, end: int, output: str | None = None,

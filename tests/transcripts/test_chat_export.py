@@ -7,16 +7,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from benchtui.store import queries
 from benchtui.cli import main
-from benchtui.workbench.scan import scan_workbench
+from benchtui.store import queries
 from benchtui.store.database import Store
-from benchtui.workbench.scan_records import CHAT_KIND
-from benchtui.workbench.strays import OUTSIDE_KIND
-from benchtui.transcripts import ASSISTANT, USER, RAW, load_transcript, parse_text
+from benchtui.transcripts import ASSISTANT, RAW, USER, load_transcript, parse_text
 from benchtui.transcripts.detect import detect_format
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
+from benchtui.workbench.scan_records import CHAT_KIND
+from benchtui.workbench.strays import OUTSIDE_KIND
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"

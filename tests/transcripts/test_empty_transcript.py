@@ -6,12 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from benchtui.workbench import caps
 from benchtui.cli import main
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
+from benchtui.workbench import caps
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 
 @pytest.fixture

@@ -6,13 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
+from benchtui.cli import main
+from benchtui.store.database import Store
 from benchtui.workbench import caps
 from benchtui.workbench import scan as scan_mod
-from benchtui.cli import main
-from benchtui.workbench.scan import scan_workbench
-from benchtui.store.database import Store
 from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 SAMPLES = Path(__file__).parent / "samples"
 CAP = 4000

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from benchtui.store.database import Store
 from benchtui.transcripts import index as index_mod
 from benchtui.transcripts.index import index_pending, resume_fts, search, suspend_fts

@@ -4,7 +4,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from benchtui.store.database import Store
 from benchtui.transcripts.index import index_pending, search
 

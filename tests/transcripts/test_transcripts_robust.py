@@ -3,10 +3,10 @@ import json
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from benchtui.transcripts import FORMATS, TranscriptError, decode, load_transcript, parse_text
 from benchtui.transcripts.lines import repair
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 
 def test_redaction_quote_is_repaired():

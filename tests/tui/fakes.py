@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
 
 def like(real: Callable) -> Callable[[Callable], Callable]:

@@ -6,16 +6,16 @@ and waiting must not fail on it. A worker that failed still fails the test.
 """
 from __future__ import annotations
 
+import contextlib
+
 from textual.worker import WorkerCancelled
 
 
 async def wait_workers(app) -> None:
     """Wait for every worker the app has now; cancelled ones count as done."""
     for worker in list(app.workers):
-        try:
+        with contextlib.suppress(WorkerCancelled):
             await worker.wait()
-        except WorkerCancelled:
-            pass
 
 
 async def settle(app, pilot, rounds: int = 3) -> None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 
-from textual.widgets import Static
-
 from benchtui.runner.orchestrate import tree_digest
 from benchtui.store.database import Store, now_iso
 from benchtui.tui.app import BenchApp
 from benchtui.tui.screens.confirm import ConfirmScreen
 from settling import settle
+from textual.widgets import Static
 
 
 async def test_tui_unbound_answer_offers_and_scaffolds_an_adapter(demo_wb):

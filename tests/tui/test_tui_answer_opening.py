@@ -14,13 +14,12 @@ import gc
 import itertools
 import time
 
-from textual.app import App
-from textual.widgets import DataTable, Static, TextArea, Tree
-
 from benchtui.tui.app import BenchApp
 from benchtui.tui.screens.answer import AnswerScreen
 from benchtui.tui.widgets.code_view import CodeView, prepare_code
 from settling import settle
+from textual.app import App
+from textual.widgets import DataTable, Static, TextArea, Tree
 
 
 def tree_text(tree: Tree) -> str:
@@ -169,8 +168,8 @@ async def test_kept_answer_screen_shows_the_next_answer_and_nothing_of_the_last(
 
 
 async def test_a_big_file_shows_at_once_plain_then_highlighted_without_holding_the_screen(demo_wb):
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
 
     answer = demo_wb.models_dir / "demo-careful" / "backwards"
     unit = (answer / "layernorm.py").read_text()

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 
-from textual.widgets import DataTable
-
 from benchtui.audit.mutate import mutants_of
 from benchtui.audit.report import apply_diff, challenge_reports
 from benchtui.store.database import Store, now_iso
 from benchtui.tui.app import BenchApp
 from settling import settle
+from textual.widgets import DataTable
 
 
 def plant_audit(wb) -> dict:

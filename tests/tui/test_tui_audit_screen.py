@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 
-from textual.app import App
-from textual.widgets import DataTable, Static
-
 from benchtui.store.database import Store, now_iso
 from benchtui.tui.app import BenchApp
 from benchtui.tui.diffing import diff_texts
 from benchtui.tui.widgets.diff_view import DiffView
 from settling import settle
+from textual.app import App
+from textual.widgets import DataTable, Static
 
 LEFT = "    out = np.asarray(compute_the_layer_norm_backward_pass(dy, x, weight, eps), dtype=np.float64, copy=False)"
 RIGHT = LEFT.replace("copy=False", "copy=True")

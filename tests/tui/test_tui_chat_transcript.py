@@ -7,12 +7,11 @@ from settling import settle
 
 
 async def test_tui_t_opens_a_chat_export_at_the_model_root(demo_wb):
-    from textual.widgets import Static
-
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
     from benchtui.tui.screens.transcript import TranscriptScreen
     from benchtui.tui.widgets.transcript_view import TranscriptView
+    from benchtui.workbench.scan import scan_workbench
+    from textual.widgets import Static
 
     model = demo_wb.models_dir / "demo-hasty"
     prompt = (model / "kv" / "PROMPT.md").read_text()

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 
-from textual.widgets import DataTable, Static
-
 from benchtui.store.database import Store
 from benchtui.tui.app import BenchApp
 from benchtui.tui.glyphs import check_cell
 from settling import settle
+from textual.widgets import DataTable, Static
 
 REQUIREMENTS = [
     ("incremental_decode", "Support incremental decoding (one token at a time) with a cache that grows"),

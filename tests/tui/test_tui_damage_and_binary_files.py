@@ -2,7 +2,6 @@
 screens that hide what they hold."""
 from __future__ import annotations
 
-
 from benchtui.tui.app import BenchApp
 from settling import settle, wait_workers
 
@@ -34,12 +33,11 @@ async def test_tui_store_damage_found_mid_session_names_the_backup(demo_wb):
 
 
 async def test_tui_binary_transcript_and_binary_file_are_named_not_printed(demo_wb):
-    from textual.widgets import Static
-
-    from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
     from benchtui.tui.screens.transcript import TranscriptScreen
+    from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT
+    from benchtui.workbench.scan import scan_workbench
+    from textual.widgets import Static
 
     answer = demo_wb.models_dir / "demo-hasty" / "kv"
     (answer / "session.jsonl").write_bytes(b'{"type": "session"}\n\x00\x9c\xff\x00' * 50)
@@ -100,10 +98,9 @@ async def test_tui_matrix_keeps_the_scan_note_after_help(demo_wb):
 
 
 async def test_tui_sort_by_grade_uses_judge_grades_when_no_human_graded(demo_wb):
-    from textual.widgets import Static
-
     from benchtui.grading.grades import set_grade
     from benchtui.store.database import Store
+    from textual.widgets import Static
 
     with Store(demo_wb.store_path) as store:
         store.execute("delete from grades")
@@ -131,9 +128,8 @@ async def test_tui_sort_by_grade_uses_judge_grades_when_no_human_graded(demo_wb)
 
 
 async def test_tui_answer_tabs_follow_keys_whatever_has_focus_and_remap(demo_wb, tmp_path):
-    from textual.widgets import TabbedContent
-
     from benchtui.tui.screens.help import HelpScreen
+    from textual.widgets import TabbedContent
 
     keys = tmp_path / "keys.toml"
     keys.write_text('[keys]\n"answer.tab" = "f1,f2,f3,f4,f5"\n')
@@ -185,11 +181,10 @@ async def test_tui_answer_digits_switch_tabs_from_the_checks_table(demo_wb):
 async def test_tui_transcript_wraps_to_the_width_left_by_the_scrollbar_at_first_open(demo_wb):
     """At 80 columns the first build wrapped to the width before the scrollbar
     appeared, and the character under the scrollbar was lost until `e`."""
+    from benchtui.store.database import Store
     from benchtui.tui.screens.transcript import TranscriptScreen
     from benchtui.tui.widgets.transcript_view import TranscriptView
-
     from benchtui.workbench.scan import scan_workbench
-    from benchtui.store.database import Store
     from tui_demo import pi_session
 
     (demo_wb.models_dir / "demo-careful" / "backwards" / "long-session.jsonl").write_text(pi_session(6, pad=2))
@@ -237,10 +232,9 @@ async def test_tui_transcript_says_its_filter_and_recounts_hits(demo_wb):
 
 
 async def test_tui_grade_steps_make_one_row_and_a_note_is_on_top(demo_wb):
-    from textual.widgets import DataTable, Input
-
     from benchtui.store.database import Store
     from benchtui.tui.screens.grades import GradesScreen
+    from textual.widgets import DataTable, Input
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(140, 45)) as pilot:

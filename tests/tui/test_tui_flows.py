@@ -1,15 +1,14 @@
 """Pilot tests: drive each screen's main flow on a copy of the demo workbench."""
 from __future__ import annotations
 
-from rich.console import Console
-from textual.widgets import DataTable, Static
-
 from benchtui.grading.aggregates import leaderboard
 from benchtui.grading.grades import current_grade
 from benchtui.store.database import Store
 from benchtui.tui.app import BenchApp
 from fakes import like
+from rich.console import Console
 from settling import settle
+from textual.widgets import DataTable, Static
 
 
 def matrix_cell_text(app, model: str, challenge: str) -> str:

@@ -10,7 +10,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from textual import constants
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,10 +39,9 @@ def test_after_input_the_selector_waits_at_most_the_escape_delay():
 
 
 def test_the_dashboard_uses_it_where_textual_would_use_its_linux_driver(demo_wb, monkeypatch):
-    from textual.drivers.linux_driver import LinuxDriver
-
     from benchtui.tui.app import BenchApp
     from benchtui.tui.input_driver import PromptEscapeDriver
+    from textual.drivers.linux_driver import LinuxDriver
 
     monkeypatch.setattr(constants, "DRIVER", None)
     app = BenchApp(demo_wb)

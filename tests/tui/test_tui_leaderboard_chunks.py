@@ -6,10 +6,9 @@ from __future__ import annotations
 from functools import partial
 from types import SimpleNamespace
 
+from benchtui.tui.screens import leaderboard as L
 from rich.console import Console
 from rich.text import Text
-
-from benchtui.tui.screens import leaderboard as L
 from settling import wait_workers
 
 
@@ -109,9 +108,8 @@ async def test_escape_goes_back_before_the_panes_waiting_to_be_shown(demo_wb, mo
     import asyncio
     import time
 
-    from textual import events
-
     from benchtui.tui.app import BenchApp
+    from textual import events
 
     shown = []
 
@@ -143,7 +141,6 @@ async def test_escape_stops_computing_the_board(demo_wb, monkeypatch):
     import threading
 
     import benchtui.grading.aggregates
-
     from benchtui.tui.app import BenchApp
 
     started, stopped = threading.Event(), threading.Event()

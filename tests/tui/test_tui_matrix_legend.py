@@ -3,15 +3,14 @@ verdict, a verdict it does not know, the scan-warning mark and the "not read
 yet" cell; on screen it lists what the matrix shows."""
 from __future__ import annotations
 
-from textual.widgets import DataTable, Static
-
-from benchtui.store.queries import Cell
 from benchtui.store.database import Store
-from benchtui.verify.verdicts import ANSWER_VERDICTS
+from benchtui.store.queries import Cell
 from benchtui.tui.app import BenchApp
 from benchtui.tui.glyphs import legend
 from benchtui.tui.screens.matrix import _PENDING, cell_text
+from benchtui.verify.verdicts import ANSWER_VERDICTS
 from settling import wait_workers
+from textual.widgets import DataTable, Static
 
 # every verdict a cell can carry: engine/store/queries.load_matrix's, and one from a newer version
 MATRIX_VERDICTS = sorted(ANSWER_VERDICTS | {"running", "a_verdict_from_a_newer_version"})

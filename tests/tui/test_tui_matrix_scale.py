@@ -7,15 +7,14 @@ import itertools
 import os
 import random
 
-from rich.text import Text
-from textual.widgets import DataTable
-
 from benchtui.store.queries import Cell, ChallengeInfo, Matrix
 from benchtui.tui.app import BenchApp
 from benchtui.tui.glyphs import VERDICTS
 from benchtui.tui.screens.matrix import FILTERS, SORTS, MatrixScreen, cell_text, not_passing
 from benchtui.tui.widgets.matrix_table import MatrixTable
+from rich.text import Text
 from settling import settle
+from textual.widgets import DataTable
 
 
 def synthetic_matrix(n_models: int = 12, n_challenges: int = 30, seed: int = 3) -> Matrix:
@@ -171,8 +170,8 @@ async def test_matrix_mouse_lands_where_textuals_metadata_says(demo_wb, monkeypa
     """Clicks and hovers find the cell from the mouse's position: the same cell as
     Textual's per-segment metadata finds, sideways scrolled, fixed column and
     the space after the last column included; a second click opens the cell."""
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
 
     for model in [f"a-long-model-name-{i}" for i in range(8)]:
         (demo_wb.models_dir / model / "fuse").mkdir(parents=True)
@@ -194,8 +193,8 @@ async def test_matrix_mouse_lands_where_textuals_metadata_says(demo_wb, monkeypa
 async def test_matrix_paints_what_textuals_own_datatable_paints(demo_wb, monkeypatch):
     """Every line of the matrix, styles included, after sorts, filters, cursor
     moves and scrolls sideways, is the line Textual's own DataTable code paints."""
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
 
     for model in [f"a-long-model-name-{i}" for i in range(8)]:
         (demo_wb.models_dir / model / "fuse").mkdir(parents=True)
@@ -279,9 +278,8 @@ async def test_back_on_the_matrix_reloads_only_when_the_store_changed(demo_wb):
 async def test_leaderboard_panes_are_their_tables_rendered_once_at_their_width(demo_wb):
     """The leaderboard's panes hold their tables' lines, rendered off the UI thread at
     the pane's width: what a Static would paint, without re-rendering per layout pass."""
-    from rich.console import Console
-
     from benchtui.tui.screens.leaderboard import RenderedPane
+    from rich.console import Console
 
     app = BenchApp(demo_wb)
     async with app.run_test(size=(100, 40)) as pilot:
@@ -291,7 +289,7 @@ async def test_leaderboard_panes_are_their_tables_rendered_once_at_their_width(d
         screen = app.screen
         for pane in screen.query(RenderedPane):
             assert pane._strips is not None and pane.size.width == screen._shown_width
-            console = Console(width=pane.size.width, color_system=None, file=open(os.devnull, "w"))
+            console = Console(width=pane.size.width, color_system=None, file=open(os.devnull, "w"))  # noqa: SIM115 - the file stays open for the test's lifetime
             want = [segments_text(line) for line in console.render_lines(pane.shown, pad=True, new_lines=False)]
             assert [strip.text for strip in pane._strips] == want
             assert pane.size.height == len(want)  # its height is its line count
@@ -305,8 +303,8 @@ def segments_text(line) -> str:
 def test_a_first_frames_matrix_holds_the_first_challenges_cells_exactly(demo_wb):
     """load_matrix(first=k): every model and challenge, the first k challenges' cells
     exactly as the whole read has them, and nothing else; partial only when cut."""
-    from benchtui.store.queries import load_matrix
     from benchtui.store.database import Store
+    from benchtui.store.queries import load_matrix
 
     with Store(demo_wb.store_path) as store:
         whole = load_matrix(store)
@@ -323,8 +321,8 @@ def test_a_first_frames_matrix_reads_only_the_models_that_can_show(demo_wb):
     """load_matrix(first=k, width=w): only the cells of the first k challenges and
     of the models whose columns (name and two cells of padding at least) fit in
     w cells; every other cell is not read, and says so (is_read)."""
-    from benchtui.store.queries import load_matrix, models_that_fit
     from benchtui.store.database import Store
+    from benchtui.store.queries import load_matrix, models_that_fit
 
     assert models_that_fit(["ab", "cde", "f"], 9) == ["ab", "cde"]  # 4 + 5 = 9 cells
     assert models_that_fit(["ab", "cde", "f"], 8) == ["ab"]
@@ -388,8 +386,8 @@ async def test_a_partial_first_matrix_is_read_whole_before_sorting_or_filtering(
 async def test_cells_of_models_not_read_yet_show_pending_not_no_folder(demo_wb, monkeypatch):
     """A first frame read for a narrow window: the other models' cells say "…"
     (not read yet), never "no folder", until the worker has read them."""
-    from benchtui.store.queries import MatrixPrefetch, load_matrix
     from benchtui.store.database import Store
+    from benchtui.store.queries import MatrixPrefetch, load_matrix
 
     with Store(demo_wb.store_path) as store:
         whole = load_matrix(store)

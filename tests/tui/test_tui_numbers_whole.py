@@ -6,14 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from textual.widgets import DataTable
-
 from benchtui.store.database import Store
 from benchtui.transcripts.model import Entry, Usage
 from benchtui.tui.app import BenchApp
 from benchtui.tui.transcript_rows import build_rows
 from benchtui.tui.widgets.fitted_table import Column, fit_widths
 from settling import settle
+from textual.widgets import DataTable
 
 NUMBER = re.compile(r"\d[\d.]*(?:e[-+]?\d*)?")
 CHECKS = [  # name, verdict, value, threshold, message

@@ -4,11 +4,10 @@ from __future__ import annotations
 import inspect
 import sqlite3
 
-from textual.widget import Widget
-
 from benchtui.tui.app import BenchApp
 from benchtui.tui.widgets.jump_palette import JumpInput, JumpList, JumpPalette, search
 from settling import settle
+from textual.widget import Widget
 
 
 def palette_of(app) -> JumpPalette:
@@ -307,7 +306,7 @@ async def test_opening_typing_and_closing_leave_the_matrix_table_alone(demo_wb):
                              (palette_of(app).query_one(JumpList), "_clear_caches")):
             original = getattr(widget, name)
 
-            def spy(*args, _name=f"{type(widget).__name__}.{name}", _original=original, **kwargs):
+            def spy(*args, _name=f"{type(widget).__name__}.{name}", _original=original, **kwargs):  # noqa: B008 - binds this widget's name when the spy is made, as meant
                 calls.append(_name)
                 return _original(*args, **kwargs)
 

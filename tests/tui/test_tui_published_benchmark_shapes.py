@@ -10,16 +10,15 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+from benchtui.store.database import Store
+from benchtui.tui.app import BenchApp
+from benchtui.workbench.scan import scan_workbench
 from rich.console import Console
 from textual.widgets import DataTable, Static, Tree
 
-from benchtui.workbench.scan import scan_workbench
-from benchtui.store.database import Store
-from benchtui.tui.app import BenchApp
-
 sys.path.insert(0, str(Path(__file__).parent))
-from tui_demo import pi_session  # noqa: E402
 from settling import settle
+from tui_demo import pi_session  # noqa: E402
 
 
 def strip_text(strips) -> list[str]:
@@ -94,7 +93,7 @@ async def test_transcript_expand_all_keeps_the_reading_position_and_is_in_the_fo
         screen = app.screen
         view = screen.query_one("#transcript-view")
         footer = screen.query_one(KeysFooter)
-        descriptions = [description for _key, _shown, description, _on, _palette in footer.keys()]
+        descriptions = [description for _key, _shown, description, _on, _palette in footer]
         assert any("xpand" in d for d in descriptions), descriptions
         assert "xpand" in str(footer.render())  # drawn, not only bound
         # read down to the 4th user turn
@@ -356,7 +355,6 @@ PUBLISHED = Path(__file__).resolve().parents[2].parent / "shared" / "published-b
 
 def published_copy(tmp_path: Path):
     import pytest
-
     from benchtui.workbench.layout import find_workbench
 
     if not PUBLISHED.is_dir():
@@ -375,9 +373,9 @@ def published_copy(tmp_path: Path):
 
 
 async def test_published_copy_answer_transcript_grades_palette(tmp_path, monkeypatch):
-    from benchtui.workbench.answer_files import is_helper
     from benchtui.grading.judge_import import import_markdown
     from benchtui.store.queries import answer_files
+    from benchtui.workbench.answer_files import is_helper
 
     wb = published_copy(tmp_path)
     monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import threading
 
-from textual.widgets import DataTable, OptionList
-
 from benchtui.tui.app import BenchApp
-from benchtui.tui.screens.whole_frame import ReadAheadScreen
 from benchtui.tui.screens.compare import CompareScreen
 from benchtui.tui.screens.grades import GradesScreen
 from benchtui.tui.screens.transcript import TranscriptScreen
+from benchtui.tui.screens.whole_frame import ReadAheadScreen
 from benchtui.tui.widgets.diff_view import DiffView
 from settling import settle
+from textual.widgets import DataTable, OptionList
 
 
 def count_own_loads(monkeypatch) -> list[str]:

@@ -3,14 +3,13 @@ batch says how many finished and how many never started, log lines do not
 repeat their kind, and a `busy` answer (another process runs it) is shown."""
 from __future__ import annotations
 
-from textual.widgets import Static
-
 from benchtui.runner import orchestrate
 from benchtui.runner.orchestrate import RunEvent
 from benchtui.store.database import Store
 from benchtui.tui.app import BenchApp
 from fakes import like
 from settling import settle
+from textual.widgets import Static
 
 
 async def start_column_batch(app, pilot):

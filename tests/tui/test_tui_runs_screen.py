@@ -5,14 +5,13 @@ seen, the hint says how to change scope and backend, and the answer screen's
 "not run yet" says the keys that really start a run."""
 from __future__ import annotations
 
-from textual.widgets import DataTable, Log, Select, Static
-
 from benchtui.host.backends import BackendUnavailable
 from benchtui.runner import orchestrate
 from benchtui.runner.orchestrate import RunEvent
 from benchtui.store.database import Store
 from benchtui.tui.app import BenchApp
 from settling import settle
+from textual.widgets import DataTable, Log, Select, Static
 
 REASON = "backend cuda is not usable on this machine (no NVIDIA GPU found)"
 

@@ -2,11 +2,10 @@
 leaderboard's title line, and blind mode saying why it hides nothing."""
 from __future__ import annotations
 
-from textual.widgets import Static
-from textual.widgets._toast import Toast
-
 from benchtui.tui.app import BenchApp
 from settling import settle
+from textual.widgets import Static
+from textual.widgets._toast import Toast
 
 
 def screen_lines(app) -> list[str]:

@@ -4,8 +4,8 @@ Update after an intended change with: pytest tests/tui/test_tui_snapshots.py --s
 """
 from __future__ import annotations
 
-from settling import settle
 from benchtui.tui.app import BenchApp
+from settling import settle
 
 SIZE = (100, 30)
 

@@ -61,9 +61,9 @@ def test_first_frame_of_a_models_workbench_loads_nothing_it_does_not_show(demo_w
 
 
 def test_first_frame_of_a_published_workbench_loads_nothing_it_does_not_show(tmp_path):
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
     from benchtui.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
 
     root = tmp_path / "published"
     for model, challenge in (("glm5", "kv"), ("qwen36", "kv"), ("qwen36", "fuse")):
@@ -112,7 +112,7 @@ async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(dem
     def probe(screen, renderable) -> None:  # the first frame that reaches the terminal
         if renderable is not None and not app._batch_count and not first:
             footer = screen.query_one(KeysFooter)
-            first.append((footer.region.height, [k[2] for k in footer.keys()],
+            first.append((footer.region.height, [k[2] for k in footer],
                           sorted(w.name for w in app.workers if not w.is_finished)))
         display(screen, renderable)
 
@@ -121,7 +121,7 @@ async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(dem
         for _ in range(4):
             await pilot.pause()
             await wait_workers(app)
-        keys = [k[2] for k in app.screen.query_one(KeysFooter).keys()]
+        keys = [k[2] for k in app.screen.query_one(KeysFooter)]
         status = str(app.screen.query_one("#matrix-status").render())
     height, shown_keys, running = first[0]
     assert height == 1 and shown_keys == keys and "Leaders" in keys
@@ -131,11 +131,10 @@ async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(dem
 
 
 async def test_keys_footer_follows_focus_and_skips_same_keys():
+    from benchtui.tui.widgets.footer import KeysFooter
     from textual.app import App
     from textual.binding import Binding
     from textual.widgets import Button
-
-    from benchtui.tui.widgets.footer import KeysFooter
 
     class One(Button):
         BINDINGS = [Binding("x", "noop", "Ex")]

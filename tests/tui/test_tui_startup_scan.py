@@ -3,10 +3,9 @@ once and then rescans the workbench in a worker: new folders appear without
 a restart, and ctrl+r rescans again."""
 from __future__ import annotations
 
-from textual.widgets import DataTable
-
 from benchtui.tui.app import BenchApp
 from settling import settle
+from textual.widgets import DataTable
 
 
 def columns(app) -> list[str]:

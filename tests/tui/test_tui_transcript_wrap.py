@@ -2,10 +2,9 @@
 is longer than the line ("infere / nce" read as two words)."""
 from __future__ import annotations
 
+from benchtui.tui.transcript_rows import wrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from benchtui.tui.transcript_rows import wrap
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz.,()", min_size=1, max_size=15)
 

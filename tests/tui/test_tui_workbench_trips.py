@@ -16,15 +16,14 @@ import threading
 from pathlib import Path
 
 import pytest
-from rich.text import Text
-from textual.widgets import DataTable, OptionList, Static
-
 from benchtui.grading.grades import set_grade
-from benchtui.workbench.scan import scan_workbench
 from benchtui.store.database import Store
 from benchtui.tui.app import BenchApp
+from benchtui.workbench.scan import scan_workbench
 from fakes import like
+from rich.text import Text
 from settling import settle
+from textual.widgets import DataTable, OptionList, Static
 
 REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = (REPO / ".." / "shared" / "published-benchmark" / "llm_programming_tests").resolve()

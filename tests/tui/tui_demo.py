@@ -69,9 +69,9 @@ def pi_session(turns: int = 3, *, pad: int = 0, bad_line: bool = True) -> str:
 def build_demo(dest: Path) -> Path:
     """Copy models/ and challenges/ into ``dest``, scan, add fixed runs and grades."""
     from benchtui.grading.grades import set_grade
-    from benchtui.workbench.scan import scan_workbench
     from benchtui.store.database import Store
     from benchtui.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
 
     # The screens are pinned on the eight bundled challenges: the demo's own
     # worked example (top_p) is left out so the snapshots stay put.

@@ -1,9 +1,24 @@
 """One answer: file tree, file view, checks, self-check, run history, grade panel."""
 from __future__ import annotations
 
+import contextlib
 from functools import partial
 from pathlib import Path
 
+from benchtui.challenges.prompts import prompt_source, run_prompt_line
+from benchtui.grading.grades import current_grades
+from benchtui.store import answers_sql, queries
+from benchtui.tui.glyphs import check_cell, check_value, verdict_text
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
+from benchtui.tui.screens.whole_frame import WholeFrameScreen, measure_tables_now
+from benchtui.tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
+from benchtui.tui.widgets.fitted_table import Column, FittedTable
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.steady_tree import SteadyTree
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.verify.verdicts import figure_within
+from benchtui.workbench.answer_files import main_source
+from benchtui.workbench.scan_records import INFO_KINDS
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
@@ -13,22 +28,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.events import ScreenResume
 from textual.message import Message
 from textual.widget import Widget
-from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
-from benchtui.tui.screens.whole_frame import WholeFrameScreen, measure_tables_now
-from benchtui.tui.widgets.title_bar import TitleBar
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tree
-
-from benchtui.challenges.prompts import prompt_source, run_prompt_line
-from benchtui.store import answers_sql, queries
-from benchtui.workbench.answer_files import main_source
-from benchtui.verify.verdicts import figure_within
-from benchtui.workbench.scan_records import INFO_KINDS
-from benchtui.grading.grades import current_grades
-from benchtui.tui.glyphs import check_cell, check_value, verdict_text
-from benchtui.tui.widgets.code_view import CodeView, PreparedCode, complete_highlights, prepare_code
-from benchtui.tui.widgets.fitted_table import Column, FittedTable
-from benchtui.tui.widgets.footer import KeysFooter
-from benchtui.tui.widgets.steady_tree import SteadyTree
 
 MAX_VIEW_BYTES = 2 * 1024 * 1024  # bigger files are summarised, not rendered
 # Above this a file is shown as plain text first and highlighted after (in the
@@ -140,7 +140,7 @@ def file_error_text(relpath: str, error: BaseException) -> str:
     return str(error)
 
 
-def prepare_view(relpath: str, text: str, highlight: bool = True, first_rows: int | None = None) -> "PreparedCode | str":
+def prepare_view(relpath: str, text: str, highlight: bool = True, first_rows: int | None = None) -> PreparedCode | str:
     """What the file pane shows for ``text`` (in a worker): Python, and big files of other
     kinds, as a prepared code view (highlighted unless ``highlight`` is False; with
     ``first_rows``, only those rows yet); other files as their text, which rich's Syntax
@@ -159,10 +159,8 @@ def main_file_of(data: dict, challenge: str) -> str | None:
 
     ch = data.get("challenge") or {}
     names = [challenge, ch.get("title") or ""]
-    try:
+    with contextlib.suppress(ValueError):
         names += list(json.loads(ch.get("display_names") or "[]"))
-    except ValueError:
-        pass
     return main_source(data.get("files") or [], names, ch.get("language"))
 
 
@@ -190,7 +188,7 @@ class AnswerScreen(WholeFrameScreen):
         for rich's Syntax; ``error`` says why there is none; ``final`` is False while a big
         file's plain text comes first and its highlighting follows."""
 
-        def __init__(self, relpath: str, view: "PreparedCode | str | None", error: str | None = None,
+        def __init__(self, relpath: str, view: PreparedCode | str | None, error: str | None = None,
                      note: str = "", final: bool = True, opening: int = 0) -> None:
             super().__init__()
             self.opening = opening
@@ -218,7 +216,7 @@ class AnswerScreen(WholeFrameScreen):
         ``opening``: which opening of this screen it is for (a reused screen ignores
         what an earlier answer's worker sends late)."""
 
-        def __init__(self, data: dict, file: "AnswerScreen.FileLoaded | None" = None, opening: int = 0,
+        def __init__(self, data: dict, file: AnswerScreen.FileLoaded | None = None, opening: int = 0,
                      first: bool = False) -> None:
             super().__init__()
             self.data = data
@@ -352,7 +350,7 @@ class AnswerScreen(WholeFrameScreen):
         self.post_message(self.Loaded(data, file, opening, first))
         self.complete(file)
 
-    def complete(self, file: "AnswerScreen.FileLoaded | None") -> None:
+    def complete(self, file: AnswerScreen.FileLoaded | None) -> None:
         """(In the worker that read ``file``) the rest of its highlighting, if it was
         read with its first rows highlighted only."""
         view = file.view if file is not None else None
@@ -360,7 +358,7 @@ class AnswerScreen(WholeFrameScreen):
             self.post_message(self.Highlighted(view, complete_highlights(view), file.opening))
 
     def read_file(self, answer: dict, relpath: str, opening: int,
-                  quick_only: bool = False) -> "AnswerScreen.FileLoaded | None":
+                  quick_only: bool = False) -> AnswerScreen.FileLoaded | None:
         """Read and prepare one file of the answer (in a worker). A big file: its plain
         text is posted at once and its highlighting follows, here, unless ``quick_only``,
         where None is returned and the rest is left to ``load_file``."""
@@ -423,7 +421,7 @@ class AnswerScreen(WholeFrameScreen):
             if main:
                 self.show_file(main)
 
-    async def reset_file_pane(self, file: "FileLoaded | None") -> None:
+    async def reset_file_pane(self, file: FileLoaded | None) -> None:
         """The file pane of a first load: the file (or the placeholder), in place of
         whatever a reused screen showed last."""
         pane = self.query_one("#file-view-pane", Vertical)

@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import threading
 
+from benchtui.tui.diffing import diff_texts
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.widgets.diff_view import DiffView
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.title_bar import TitleBar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable, Static
-
-from benchtui.tui.diffing import diff_texts
-from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.tui.widgets.footer import KeysFooter
-from benchtui.tui.widgets.diff_view import DiffView
-
 
 # The README's advice (`benchtui audit --jobs 2 --mutants 40`): a whole audit of the demo is
 # ~2,000 mutants, an hour or more; 40 per answer spread over the operators says most of it.

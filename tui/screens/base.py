@@ -13,7 +13,6 @@ import traceback
 from textual.message import Message
 from textual.screen import Screen
 
-
 # Below this many columns footers drop the padding around each key, so that every
 # screen's `q Quit` and `? Help` still fit at 80 columns.
 COMPACT_FOOTER_BELOW = 120

@@ -4,23 +4,22 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from benchtui.store import answers_sql, queries
+from benchtui.tui.diffing import Diff, diff_texts, pair_files
+from benchtui.tui.screens.answer import main_file_of, read_text_file
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
+from benchtui.tui.screens.whole_frame import ReadAheadScreen
+from benchtui.tui.widgets.diff_view import DiffView
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.option_list import SteadyOptionList
+from benchtui.tui.widgets.title_bar import TitleBar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
-from benchtui.tui.screens.whole_frame import ReadAheadScreen
-from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
-
-from benchtui.store import answers_sql, queries
-from benchtui.tui.diffing import Diff, diff_texts, pair_files
-from benchtui.tui.screens.answer import main_file_of, read_text_file
-from benchtui.tui.widgets.option_list import SteadyOptionList
-from benchtui.tui.widgets.diff_view import DiffView
 
 NO_FILE = "— (no related file)"
 
@@ -37,7 +36,7 @@ class CompareScreen(ReadAheadScreen):
 
     class Paired(Message):
         def __init__(self, other: str | None, pairs: list, others: list[str], roots: tuple[str, str],
-                     first: "CompareScreen.Diffed | None" = None) -> None:
+                     first: CompareScreen.Diffed | None = None) -> None:
             super().__init__()
             self.other, self.pairs, self.others, self.roots = other, pairs, others, roots
             self.first = first  # the first pair's diff (None without pairs), made with the pairing: one frame, not two

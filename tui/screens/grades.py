@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import itertools
 
+from benchtui.grading import grades as G
+from benchtui.store import answers_sql
+from benchtui.tui.glyphs import grade_style
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
+from benchtui.tui.screens.whole_frame import ReadAheadScreen
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.title_bar import TitleBar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
-from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
-from benchtui.tui.screens.whole_frame import ReadAheadScreen
-from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Input, Static
-
-from benchtui.grading import grades as G
-from benchtui.store import answers_sql
-from benchtui.tui.glyphs import grade_style
 
 
 def step_letter(letter: str | None, step: int) -> str | None:

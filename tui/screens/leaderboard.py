@@ -4,24 +4,23 @@ from __future__ import annotations
 from collections import Counter
 from functools import partial
 
+from benchtui.grading.grades import LETTERS
+from benchtui.tui.glyphs import grade_style
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.store_watch import store_fingerprint
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.title_bar import TitleBar
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from textual import work
-from textual.worker import get_current_worker
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.strip import Strip
-from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import Static
-
-from benchtui.grading.grades import LETTERS
-from benchtui.tui.glyphs import grade_style
-from benchtui.tui.store_watch import store_fingerprint
+from textual.worker import get_current_worker
 
 
 def _best_worst(letter: str | None, challenge: str | None) -> Text:

@@ -4,20 +4,18 @@ from __future__ import annotations
 import itertools
 import re
 
+from benchtui.store import transcripts_sql
+from benchtui.tui.glyphs import PENDING_MARK, STALE_MARK, VERDICTS, WARNING_MARK, grade_style, legend, verdict_glyph
+from benchtui.tui.screens.base import GuardedScreen
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.matrix_table import MatrixTable
+from benchtui.tui.widgets.title_bar import TitleBar
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from benchtui.store import transcripts_sql
-from benchtui.tui.screens.base import GuardedScreen
 from textual.widgets import DataTable, Static
-
-from benchtui.tui.widgets.matrix_table import MatrixTable
-
-from benchtui.tui.widgets.footer import KeysFooter
-from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.tui.glyphs import PENDING_MARK, STALE_MARK, WARNING_MARK, grade_style, legend, verdict_glyph, VERDICTS
 
 SORTS = ("order", "passes", "grade", "name")
 FILTERS = ("all", "not passing", "ungraded")
@@ -189,8 +187,8 @@ class MatrixScreen(GuardedScreen):
                 if not rescan:
                     return
                 from benchtui.runner.orchestrate import mark_interrupted
-                from benchtui.workbench.scan import scan_workbench
                 from benchtui.store.database import damage_message
+                from benchtui.workbench.scan import scan_workbench
 
                 self._rescanning = True
                 problem = store.damage()  # a big store is checked here, not before the first frame

@@ -6,6 +6,10 @@ per shape and each annotation with its quotes. Opened from the matrix (every
 answer) or from an answer (that answer alone)."""
 from __future__ import annotations
 
+from benchtui.tui.glyphs import verdict_text
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.title_bar import TitleBar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -13,11 +17,6 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Static
-
-from benchtui.tui.glyphs import verdict_text
-from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from benchtui.tui.widgets.footer import KeysFooter
-from benchtui.tui.widgets.title_bar import TitleBar
 
 AGREEMENT_STYLE = {"agree": "green", "disagree": "bold red"}
 
@@ -122,10 +121,7 @@ class PublishedScreen(GuardedScreen):
             from benchtui.decks.compare import compare
 
             with self.app.open_store() as store:
-                if "deck_results" not in store.table_names():
-                    data = None
-                else:
-                    data = compare(store, challenge=self.challenge)
+                data = None if "deck_results" not in store.table_names() else compare(store, challenge=self.challenge)
         except Exception as exc:
             self.post_message(self.Loaded(None, f"{type(exc).__name__}: {exc}"))
             return

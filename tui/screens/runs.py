@@ -14,20 +14,19 @@ from __future__ import annotations
 
 import threading
 
+from benchtui.store import answers_sql, queries
+from benchtui.tui.glyphs import VERDICTS, check_value, verdict_text
+from benchtui.tui.messages import RunProgress, RunsDone
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.widgets.fitted_table import Column, FittedTable
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.title_bar import TitleBar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
-from benchtui.tui.widgets.fitted_table import Column, FittedTable
-from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import DataTable, Label, Log, Select, Static
-
-from benchtui.store import answers_sql, queries
-from benchtui.tui.glyphs import VERDICTS, check_value, verdict_text
-from benchtui.tui.messages import RunProgress, RunsDone
 
 # Short enough for the 24-column select: a longer label wraps and the controls take a row more.
 SCOPES = (("this answer", "answer"), ("this model", "column"), ("this challenge", "row"), ("every answer", "all"))
@@ -133,7 +132,7 @@ class RunsScreen(GuardedScreen):
                                                 message_text(r["message"]), r.get("node") or ""))
                           for r in recent])
         if keep is not None:
-            try:
+            try:  # noqa: SIM105 - a best-effort step: try/except keeps the skipped failure visible where it is
                 table.move_cursor(row=table.get_row_index(keep), scroll=True)
             except Exception:
                 pass  # that run is no longer among the latest

@@ -4,22 +4,21 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from benchtui.store import answers_sql
+from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
+from benchtui.tui.screens.whole_frame import ReadAheadScreen
+from benchtui.tui.transcript_rows import FILTERS, branch_entries, build_rows
+from benchtui.tui.widgets.footer import KeysFooter
+from benchtui.tui.widgets.option_list import SteadyOptionList
+from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.widgets.transcript_view import TranscriptView
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
-from benchtui.tui.screens.whole_frame import ReadAheadScreen
-from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.tui.widgets.footer import KeysFooter
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
-
-from benchtui.store import answers_sql
-from benchtui.tui.transcript_rows import FILTERS, branch_entries, build_rows
-from benchtui.tui.widgets.option_list import SteadyOptionList
-from benchtui.tui.widgets.transcript_view import TranscriptView
 
 
 def totals_text(t) -> Text:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import sys
 
+from benchtui.tui.screens.base import GuardedScreen
 from textual._time import get_time
 from textual.message import Message
 from textual.scrollbar import ScrollBar, ScrollBarCorner
 from textual.widget import AwaitMount
-
-from benchtui.tui.screens.base import GuardedScreen
 
 
 def measure_tables_now(screen) -> None:

@@ -26,12 +26,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchtui.grading.judge_import import import_markdown  # noqa: E402
 from benchtui.grading.grades import set_grade  # noqa: E402
+from benchtui.grading.judge_import import import_markdown  # noqa: E402
 from benchtui.runner.orchestrate import run_answers  # noqa: E402
-from benchtui.workbench.scan import scan_workbench  # noqa: E402
 from benchtui.store.database import Store  # noqa: E402
 from benchtui.workbench.layout import find_workbench  # noqa: E402
+from benchtui.workbench.scan import scan_workbench  # noqa: E402
 
 os.environ["BENCHTUI_GRADER"] = "reviewer"  # the human grader the screenshots show
 SIZE = (120, 34)

@@ -2,10 +2,9 @@
 scroll position, so scrolling is synchronised by construction."""
 from __future__ import annotations
 
-from rich.text import Text
-
 from benchtui.tui.diffing import Diff, DiffRow, UnifiedRow
 from benchtui.tui.widgets.line_view import LineView
+from rich.text import Text
 
 SIDE_BG = {"delete": "on #3c1f1f", "insert": "on #1f3c1f", "replace": "on #2f2f1a"}
 INTRA = {"left": "bold white on #7a2a2a", "right": "bold white on #2a6a2a"}

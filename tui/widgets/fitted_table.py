@@ -12,14 +12,14 @@ The table lays itself out again whenever its width changes.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
+from benchtui.text.fit import cut
 from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
-
-from benchtui.text.fit import cut
 
 
 @dataclass(frozen=True)

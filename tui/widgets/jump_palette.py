@@ -30,10 +30,12 @@ highlighted; system commands are matched by title on the whole query.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable
 
+from benchtui.tui.palette_index import PaletteIndex, Target, palette_index
+from benchtui.tui.widgets.option_list import SteadyOptionList
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -42,9 +44,6 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
-
-from benchtui.tui.palette_index import PaletteIndex, Target, palette_index
-from benchtui.tui.widgets.option_list import SteadyOptionList
 
 DISCOVER = 40  # targets listed for an empty query
 HIGHLIGHT = "bold underline"

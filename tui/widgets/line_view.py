@@ -7,7 +7,8 @@ mounted per line. Subclasses say how a row becomes Rich Text.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.style import Style
 from rich.text import Text
@@ -35,7 +36,7 @@ class LineView(ScrollView, can_focus=True):
     cursor: reactive[int] = reactive(0, always_update=True, repaint=False)
 
     class CursorMoved(Message):
-        def __init__(self, view: "LineView", index: int) -> None:
+        def __init__(self, view: LineView, index: int) -> None:
             super().__init__()
             self.view = view
             self.index = index

@@ -1,10 +1,9 @@
 """The virtual transcript view: rows from tui.transcript_rows, rendered on demand."""
 from __future__ import annotations
 
-from rich.text import Text
-
 from benchtui.tui.transcript_rows import Row
 from benchtui.tui.widgets.line_view import LineView
+from rich.text import Text
 
 ROLE_STYLES = {
     "user": "bold green", "assistant": "bold cyan", "tool_result": "bold yellow", "system": "bold magenta",

@@ -35,8 +35,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from ternary_model import Model, ModelArgs, ternarize_ste
 from benchtui.api import smoke_checkpoint as checkpoint
+from ternary_model import Model, ModelArgs, ternarize_ste
 
 ANSWER_SHA256 = {
     "ternary_model.py": "27b9e2df04b1614c7f9b26a135dbde8c83a88c22eeef930ebc2e3575ed554bba",

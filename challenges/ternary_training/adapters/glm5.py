@@ -37,8 +37,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from ternary_linear import ternary_projection
 from benchtui.api import smoke_checkpoint as checkpoint
+from ternary_linear import ternary_projection
 
 ANSWER_SHA256 = {
     "ternary_linear.py": "83ef0cb5a65af04171e6d6f9ed013bfef07699b3d912b05b8bcfddbec91f6112",

@@ -79,8 +79,8 @@ def _placeholder_mlx_lm(*names: str) -> None:
 
 _placeholder_mlx_lm("mlx_lm", "mlx_lm.generate")
 import ternary_train  # noqa: E402
-from ternary_train import TernaryLinear, replace_linear_with_ternary  # noqa: E402
 from benchtui.api import smoke_checkpoint as checkpoint
+from ternary_train import TernaryLinear, replace_linear_with_ternary  # noqa: E402
 
 BATCH, SEQ_LEN, LR = 4, 64, 1e-3
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")

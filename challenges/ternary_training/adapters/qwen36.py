@@ -69,8 +69,8 @@ def _placeholder_mlx_lm(*names: str) -> None:
 
 _placeholder_mlx_lm("mlx_lm")
 import train_ternary  # noqa: E402
-from train_ternary import ternarize, ternarize_ste  # noqa: E402
 from benchtui.api import smoke_checkpoint as checkpoint
+from train_ternary import ternarize, ternarize_ste  # noqa: E402
 
 BATCH, SEQ_LEN, LR = 4, 64, 1e-3
 PROJECTIONS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")

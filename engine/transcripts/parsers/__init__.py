@@ -1,7 +1,7 @@
 """One parser module per format; each exposes ``parse(text, path) -> Transcript``."""
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from benchtui.transcripts.model import Transcript
 from benchtui.transcripts.parsers import chat, claude_code, codex, opencode_export, opencode_run, pi

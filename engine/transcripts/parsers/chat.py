@@ -10,7 +10,15 @@ import re
 
 from benchtui.transcripts.detect import looks_like_chat  # noqa: F401  (the rule that picks this format)
 from benchtui.transcripts.model import (
-    ASSISTANT, RAW, USER, W_BAD_ENTRY, Branch, Entry, Header, Transcript, TranscriptWarning,
+    ASSISTANT,
+    RAW,
+    USER,
+    W_BAD_ENTRY,
+    Branch,
+    Entry,
+    Header,
+    Transcript,
+    TranscriptWarning,
 )
 
 MARKER = re.compile(r"^(PROMPT|MODEL):[ \t]*", re.MULTILINE)

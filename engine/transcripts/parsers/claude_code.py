@@ -12,8 +12,20 @@ from typing import Any
 from benchtui.transcripts import fields as f
 from benchtui.transcripts.lines import Line, read_lines
 from benchtui.transcripts.model import (
-    ASSISTANT, META, RAW, SYSTEM, TOOL_RESULT, USER, W_BAD_ENTRY, W_UNKNOWN_TYPE, Entry, Header,
-    ToolCall, Transcript, TranscriptWarning, Usage,
+    ASSISTANT,
+    META,
+    RAW,
+    SYSTEM,
+    TOOL_RESULT,
+    USER,
+    W_BAD_ENTRY,
+    W_UNKNOWN_TYPE,
+    Entry,
+    Header,
+    ToolCall,
+    Transcript,
+    TranscriptWarning,
+    Usage,
 )
 from benchtui.transcripts.pairing import pair_tool_results
 from benchtui.transcripts.tree import Node, build

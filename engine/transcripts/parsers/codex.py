@@ -12,8 +12,22 @@ import re
 from benchtui.transcripts import fields as f
 from benchtui.transcripts.lines import read_lines
 from benchtui.transcripts.model import (
-    ASSISTANT, COMPACTION, META, RAW, SYSTEM, TOOL_RESULT, USER, W_BAD_ENTRY, W_UNKNOWN_TYPE,
-    Branch, Entry, Header, ToolCall, Transcript, TranscriptWarning, Usage,
+    ASSISTANT,
+    COMPACTION,
+    META,
+    RAW,
+    SYSTEM,
+    TOOL_RESULT,
+    USER,
+    W_BAD_ENTRY,
+    W_UNKNOWN_TYPE,
+    Branch,
+    Entry,
+    Header,
+    ToolCall,
+    Transcript,
+    TranscriptWarning,
+    Usage,
 )
 from benchtui.transcripts.pairing import pair_tool_results
 

@@ -11,8 +11,18 @@ from typing import Any
 
 from benchtui.transcripts import fields as f
 from benchtui.transcripts.model import (
-    ASSISTANT, RAW, SYSTEM, USER, W_BAD_ENTRY, W_UNKNOWN_TYPE, Branch, Entry, Header,
-    Transcript, TranscriptError, TranscriptWarning,
+    ASSISTANT,
+    RAW,
+    SYSTEM,
+    USER,
+    W_BAD_ENTRY,
+    W_UNKNOWN_TYPE,
+    Branch,
+    Entry,
+    Header,
+    Transcript,
+    TranscriptError,
+    TranscriptWarning,
 )
 from benchtui.transcripts.pairing import pair_tool_results
 from benchtui.transcripts.parsers.opencode_common import tool_part, usage

@@ -8,7 +8,15 @@ from __future__ import annotations
 from benchtui.transcripts import fields as f
 from benchtui.transcripts.lines import read_lines
 from benchtui.transcripts.model import (
-    ASSISTANT, RAW, SYSTEM, W_BAD_ENTRY, W_UNKNOWN_TYPE, Branch, Entry, Header, Transcript,
+    ASSISTANT,
+    RAW,
+    SYSTEM,
+    W_BAD_ENTRY,
+    W_UNKNOWN_TYPE,
+    Branch,
+    Entry,
+    Header,
+    Transcript,
     TranscriptWarning,
 )
 from benchtui.transcripts.pairing import pair_tool_results

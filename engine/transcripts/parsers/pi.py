@@ -11,8 +11,22 @@ from typing import Any
 from benchtui.transcripts import fields as f
 from benchtui.transcripts.lines import Line, read_lines
 from benchtui.transcripts.model import (
-    ASSISTANT, BRANCH_SUMMARY, COMPACTION, META, RAW, SYSTEM, TOOL_RESULT, USER, W_BAD_ENTRY,
-    W_UNKNOWN_TYPE, Entry, Header, ToolCall, Transcript, TranscriptWarning, Usage,
+    ASSISTANT,
+    BRANCH_SUMMARY,
+    COMPACTION,
+    META,
+    RAW,
+    SYSTEM,
+    TOOL_RESULT,
+    USER,
+    W_BAD_ENTRY,
+    W_UNKNOWN_TYPE,
+    Entry,
+    Header,
+    ToolCall,
+    Transcript,
+    TranscriptWarning,
+    Usage,
 )
 from benchtui.transcripts.pairing import pair_tool_results
 from benchtui.transcripts.tree import Node, build
@@ -41,7 +55,7 @@ def parse(text: str, path: str = "") -> Transcript:
 
     nodes: list[Node] = []
     prev_id: str | None = None
-    for i, line in enumerate(lines[start:]):
+    for _i, line in enumerate(lines[start:]):
         entry = _entry(line, warnings, header)
         if entry is None:
             continue
