@@ -263,33 +263,22 @@ def budget(a) -> dict:
 
     step("l2_fits", 40, l2_step)
 
-    def harness_step():
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "-rfEs",
-                               "-o", "addopts=", "tests/runner/test_cuda_harness.py"], capture_output=True, text=True,
-                              cwd=REPO, timeout=max(20, left() - 3))
-        return {**pytest_counts(proc.stdout, proc.returncode), "tail": proc.stdout[-3000:]}
+    def gpu_tests(*args: str, floor_s: float):
+        """pytest -m gpu on ``args``, counted: a step that ran no test is not ok."""
+        def run_them():
+            proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "-rfEs",
+                                   "-o", "addopts=", *args], capture_output=True, text=True, cwd=REPO,
+                                  timeout=max(floor_s, left() - 3))
+            return {**pytest_counts(proc.stdout, proc.returncode), "tail": proc.stdout[-3000:]}
+        return run_them
 
-    step("typed_harness", 25, harness_step)
-
-    def paged_step():
-        # both demo answers built side by side and checked in one process (no sandbox, no CLI): the shortest
-        # path that judges them; the full sandboxed run is the non-budget pytest's full_conformance test
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "-rfEs",
-                               "-o", "addopts=", "-k", "demo_answers_on_the_gpu",
-                               "tests/challenges/test_challenge_paged_attention.py"], capture_output=True, text=True,
-                              cwd=REPO, timeout=max(15, left() - 3))
-        return {**pytest_counts(proc.stdout, proc.returncode), "tail": proc.stdout[-3000:]}
-
-    step("paged_attention_demo", 20, paged_step)
-
-    def module_step():
-        # the kernel decks' module harness on the GPU (torch): a non-default stream caught by its check
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "-rfEs",
-                               "-o", "addopts=", "tests/challenges/test_module_suite_gpu.py"], capture_output=True, text=True,
-                              cwd=REPO, timeout=max(15, left() - 3))
-        return {**pytest_counts(proc.stdout, proc.returncode), "tail": proc.stdout[-3000:]}
-
-    step("module_suite_gpu", 30, module_step)
+    step("typed_harness", 25, gpu_tests("tests/runner/test_cuda_harness.py", floor_s=20))
+    # both demo answers built side by side and checked in one process (no sandbox, no CLI): the shortest
+    # path that judges them; the full sandboxed run is the non-budget pytest's full_conformance test
+    step("paged_attention_demo", 20, gpu_tests("-k", "demo_answers_on_the_gpu",
+                                               "tests/challenges/test_challenge_paged_attention.py", floor_s=15))
+    # the kernel decks' module harness on the GPU (torch): each adversarial kernel caught by its own check
+    step("module_suite_gpu", 30, gpu_tests("tests/challenges/test_module_suite_gpu.py", floor_s=15))
     save()
     return doc
 
