@@ -561,13 +561,16 @@ def test_skipping_work_after_warm_up_fails(tmp_path):
 def test_a_forged_peak_from_the_answer_s_process_moves_no_figure(tmp_path):
     """The device's peak bandwidth is read by the checker: an answer's process
     that says its GPU is 0.64x as fast as it is changes no figure."""
-    honest = timed(tmp_path, NumpyKernelHost(python_kernel, peak=1e12))
+    # each figure is checked against its own run's measured time and the checker's peak (two
+    # separately timed runs would make the test rest on the machine's noise)
     forged = timed(tmp_path, NumpyKernelHost(python_kernel, peak=0.64e12), peak=1e12)
     for name in ("bandwidth", "roofline"):
         assert forged[name].details["peak_bytes_per_s"] == 1e12
-        assert forged[name].value == pytest.approx(honest[name].value, rel=0.5)
     bandwidth = forged["bandwidth"].details
     assert forged["bandwidth"].value == pytest.approx(bandwidth["bytes"] / bandwidth["answer_median_s"] / 1e12, rel=1e-3)
+    roofline = forged["roofline"].details
+    assert roofline["roofline_s"] == pytest.approx(bandwidth["bytes"] / 1e12, rel=1e-3)
+    assert forged["roofline"].value == pytest.approx(roofline["answer_median_s"] / roofline["roofline_s"], rel=1e-2)
 
 
 def test_a_time_below_the_roofline_is_flagged(tmp_path):

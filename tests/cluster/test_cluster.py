@@ -65,6 +65,8 @@ def test_local_ray_gets_the_local_verdicts(demo_workbench, tmp_path):
     assert p.returncode == 0, err[-3000:]
     assert tree_digest(demo_workbench / "models") == before  # answer folders are never written
     runs = {(r["model"], r["challenge"]): r for r in json.loads(out)["runs"]}
+    # a folder holding only its prompt is waiting for an answer: `run` leaves it out
+    expected = {key: want for key, want in expected.items() if want[0] != "no_answer"}
     assert set(runs) == set(expected)
     for key, (verdict, failing) in expected.items():
         r = runs[key]

@@ -93,7 +93,7 @@ async def test_transcript_expand_all_keeps_the_reading_position_and_is_in_the_fo
         screen = app.screen
         view = screen.query_one("#transcript-view")
         footer = screen.query_one(KeysFooter)
-        descriptions = [description for _key, _shown, description, _on, _palette in footer]
+        descriptions = [description for _key, _shown, description, _on, _palette in footer.keys()]  # noqa: SIM118 - KeysFooter.keys(), not a dict
         assert any("xpand" in d for d in descriptions), descriptions
         assert "xpand" in str(footer.render())  # drawn, not only bound
         # read down to the 4th user turn

@@ -112,7 +112,7 @@ async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(dem
     def probe(screen, renderable) -> None:  # the first frame that reaches the terminal
         if renderable is not None and not app._batch_count and not first:
             footer = screen.query_one(KeysFooter)
-            first.append((footer.region.height, [k[2] for k in footer],
+            first.append((footer.region.height, [k[2] for k in footer.keys()],  # noqa: SIM118 - KeysFooter.keys(), not a dict
                           sorted(w.name for w in app.workers if not w.is_finished)))
         display(screen, renderable)
 
@@ -121,7 +121,7 @@ async def test_first_frame_shows_the_footer_keys_and_the_rescan_waits_for_it(dem
         for _ in range(4):
             await pilot.pause()
             await wait_workers(app)
-        keys = [k[2] for k in app.screen.query_one(KeysFooter)]
+        keys = [k[2] for k in app.screen.query_one(KeysFooter).keys()]  # noqa: SIM118 - KeysFooter.keys(), not a dict
         status = str(app.screen.query_one("#matrix-status").render())
     height, shown_keys, running = first[0]
     assert height == 1 and shown_keys == keys and "Leaders" in keys
