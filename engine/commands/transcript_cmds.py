@@ -7,6 +7,7 @@ import os
 import re
 from pathlib import Path
 
+from benchtui.challenges.definition import challenge_for_name
 from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.store import answers_sql, transcripts_sql
 from benchtui.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
@@ -39,6 +40,9 @@ def register(subparsers) -> None:
     search = sub.add_parser("search", help="full-text search over all stored transcripts")
     search.add_argument("query")
     search.add_argument("--limit", type=int, default=50)
+    search.add_argument("-m", "--model", action="append", default=[], help="only this model's transcripts (repeatable)")
+    search.add_argument("-c", "--challenge", action="append", default=[],
+                        help="only this challenge's transcripts (repeatable)")
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(func=cmd_search)
 
@@ -191,6 +195,21 @@ def cmd_stats(args, ctx) -> int:
     return 0
 
 
+def _search_scope(ctx, models: list[str], challenges: list[str]) -> tuple[list[str], list[str]]:
+    """``-m``/``-c`` names checked against the workbench (challenges by id or display name)."""
+    known = ctx.store.model_names()
+    for m in models:
+        if m not in known:
+            raise UsageError(f"unknown model {m!r}; known: {', '.join(known) or 'none'}")
+    ids = []
+    for name in challenges:
+        found = challenge_for_name(name, ctx.workbench.challenges)
+        if found is None:
+            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
+        ids.append(found.id)
+    return sorted(set(models)), sorted(set(ids))
+
+
 def cmd_search(args, ctx) -> int:
     from benchtui.transcripts.index import search
     from benchtui.workbench.scan import scan_workbench
@@ -199,7 +218,8 @@ def cmd_search(args, ctx) -> int:
         raise UsageError("--limit must be at least 1")
     store = ctx.store
     scan_workbench(ctx.workbench, store)  # never search a stale index (scan also indexes transcripts)
-    hits = search(store, args.query, args.limit)
+    models, challenges = _search_scope(ctx, args.model, args.challenge)
+    hits = search(store, args.query, args.limit, models, challenges)
     if args.json:
         print_json(hits)
         return 0

@@ -108,10 +108,28 @@ where transcript_entries_fts match ? and transcript_entries_fts.rowid in ({ids})
 """
 
 
-def ranked_entries(store, query: str, limit: int) -> list[dict]:
+RANK_IN_ANSWERS_SQL = """
+select f.rowid, f.rank from transcript_entries_fts f
+join transcript_entries e on e.id = f.rowid
+join transcripts t on t.id = e.transcript_id
+join answers a on a.id = t.answer_id
+where transcript_entries_fts match ? {where} order by f.rank limit ?
+"""
+
+
+def ranked_entries(store, query: str, limit: int, models=(), challenges=()) -> list[dict]:
     """rowid and rank of the best ``limit`` entries matching the FTS5 ``query``
-    (sqlite3.OperationalError for a query that is not FTS5 syntax)."""
-    return store.query(RANK_SQL, (query, limit))
+    (sqlite3.OperationalError for a query that is not FTS5 syntax), only in the
+    answers of ``models`` and ``challenges`` where either is given: filtered
+    before the limit, so a narrow search still gets its ``limit`` best hits."""
+    if not models and not challenges:
+        return store.query(RANK_SQL, (query, limit))
+    where, params = "", [query]
+    for column, names in (("model", models), ("challenge", challenges)):
+        if names:
+            where += f" and a.{column} in ({','.join('?' * len(names))})"
+            params += list(names)
+    return store.query(RANK_IN_ANSWERS_SQL.format(where=where), (*params, limit))
 
 
 def entry_hits(store, query: str, rowids) -> list[dict]:

@@ -350,21 +350,22 @@ def _fts_query(query: str) -> str:
     return " ".join('"' + w.replace('"', '""') + '"' for w in words)
 
 
-def search(store, query: str, limit: int = 50) -> list[dict]:
+def search(store, query: str, limit: int = 50, models=(), challenges=()) -> list[dict]:
     """Entries matching ``query`` across all transcripts, best first.
 
     The query may use FTS5 syntax (``"exact phrase"``, ``OR``, ``prefix*``);
     text that is not valid syntax is searched word by word instead.
     Each hit: model, challenge, relpath, path, transcript_id, branch (0 =
     active path), position, turn, line, role, kind, snippet, rank.
+    ``models`` and ``challenges``, where given, keep the hits to those answers.
     """
     if not query.strip():
         return []
     try:
-        ranked = transcripts_sql.ranked_entries(store, query, limit)
+        ranked = transcripts_sql.ranked_entries(store, query, limit, models, challenges)
     except sqlite3.OperationalError:
         query = _fts_query(query)
-        ranked = transcripts_sql.ranked_entries(store, query, limit)
+        ranked = transcripts_sql.ranked_entries(store, query, limit, models, challenges)
     if not ranked:
         return []
     rank = {r["rowid"]: (i, r["rank"]) for i, r in enumerate(ranked)}

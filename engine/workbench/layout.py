@@ -203,6 +203,6 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
             "no models/ folder and no model folders holding challenge folders"
         raise WorkbenchError(
             f"{root} (from {source}) is not a workbench: {looked}; nothing was written there. "
-            f"Run `benchtui new-model NAME` there to start one{demo_hint(root)}"
+            f"Run `benchtui model new NAME` there to start one{demo_hint(root)}"
         )
     return Workbench(root=root, layout=layout, store_path=store_path, challenges_dir=challenges_dir)

@@ -1,4 +1,4 @@
-"""`benchtui new-model NAME`: an empty answer folder per challenge."""
+"""`benchtui model new NAME` (also spelled `new-model`): an empty answer folder per challenge."""
 from __future__ import annotations
 
 import re

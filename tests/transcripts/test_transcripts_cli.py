@@ -99,3 +99,27 @@ def test_a_search_hit_copied_with_its_entry_number_opens_at_that_entry(demo_work
     assert main([*wb, "transcript", "show", where, "#9999"]) == 2
     err = capsys.readouterr().err
     assert "entry #9999" in err and "has entries 0 to" in err, err
+
+
+def test_search_keeps_to_the_models_and_challenges_asked_for(demo_workbench, capsys):
+    """-m and -c narrow a search before its limit: the hits are those answers' only,
+    and the limit still fills from them; an unknown name is one line, exit 2."""
+    wb = ["--workbench", str(demo_workbench)]
+    assert main([*wb, "transcript", "search", "the", "--json", "--limit", "500"]) == 0
+    every = json.loads(capsys.readouterr().out)
+    models = sorted({h["model"] for h in every})
+    assert len(models) >= 2, models  # the demo's transcripts span models: the filter has something to drop
+    one = models[-1]
+    assert main([*wb, "transcript", "search", "the", "--json", "--limit", "3", "-m", one]) == 0
+    narrow = json.loads(capsys.readouterr().out)
+    assert narrow and len(narrow) == min(3, sum(h["model"] == one for h in every))
+    assert {h["model"] for h in narrow} == {one}
+    challenge = narrow[0]["challenge"]
+    assert main([*wb, "transcript", "search", "the", "--json", "--limit", "500", "-m", one, "-c", challenge]) == 0
+    both = json.loads(capsys.readouterr().out)
+    assert {(h["model"], h["challenge"]) for h in both} == {(one, challenge)}
+    assert len(both) == sum(h["model"] == one and h["challenge"] == challenge for h in every)
+    assert main([*wb, "transcript", "search", "the", "-m", "nobody"]) == 2
+    assert "unknown model 'nobody'" in capsys.readouterr().err
+    assert main([*wb, "transcript", "search", "the", "-c", "nothing"]) == 2
+    assert "unknown challenge 'nothing'" in capsys.readouterr().err
