@@ -26,9 +26,9 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 from benchtui.runner import sandbox  # noqa: E402
 from benchtui.runner.orchestrate import run_answers  # noqa: E402
-from benchtui.runner.timing import time_pair  # noqa: E402
 from benchtui.store.database import Store  # noqa: E402
 from benchtui.verify.binding import load_module  # noqa: E402
+from benchtui.verify.timing.clock import time_pair  # noqa: E402
 from benchtui.workbench.layout import find_workbench  # noqa: E402
 from benchtui.workbench.scan import scan_workbench  # noqa: E402
 

@@ -97,7 +97,7 @@ flops_formula = "2 * 16 * 64 * 32"
 def write(root: Path, windows: int, ms_list: list[float]) -> tuple[Path, dict[float, Path]]:
     challenge = root / "challenges" / "timing_resolution"
     challenge.mkdir(parents=True)
-    (challenge / "conformance.py").write_text("from benchtui.verify.module_suite import run  # noqa: F401\n")
+    (challenge / "conformance.py").write_text("from benchtui.verify.module.suite import run  # noqa: F401\n")
     (challenge / "PROMPT.md").write_text("# timing_resolution\n\nWrite solution.py.\n")
     (challenge / "reference.py").write_text(REFERENCE)
     (challenge / "challenge.toml").write_text(TOML.format(windows=windows))

@@ -15,18 +15,19 @@ hands the check (a ``Check``) to the block.
 from __future__ import annotations
 
 from benchtui.challenges.prompts import prompt_sha256
-from benchtui.runner.seeds import derive as derive_seed
 
 # Two whole modules, re-exported as they are: the CUDA challenges share a dozen
 # of cuda_suite's steps (compile, device, timed cycles, roofline figures), and
 # reach_report's three functions read what an adapter's call reached. Their
 # public functions are part of this surface; their underscored names are not.
-from benchtui.verify import cuda_suite, reach_report
+from benchtui.verify import reach_report
 from benchtui.verify import verdicts as _verdicts
 from benchtui.verify.binding import Unbound, load_module, python_files
-from benchtui.verify.cuda_device import bf16_bits, bf16_to_float32, seeded_rows, seeded_values
-from benchtui.verify.module_rules import compare as compare_tensors
-from benchtui.verify.module_suite import run as run_module_suite
+from benchtui.verify.cuda import suite as cuda_suite
+from benchtui.verify.cuda.device import bf16_bits, bf16_to_float32, seeded_rows, seeded_values
+from benchtui.verify.module.rules import compare as compare_tensors
+from benchtui.verify.module.suite import run as run_module_suite
+from benchtui.verify.seeds import derive as derive_seed
 from benchtui.verify.smoke_stand_ins import checkpoint as smoke_checkpoint
 from benchtui.verify.suite import Check, CheckFailed, InputMutated, SkipCheck, Suite, describe_exception
 from benchtui.verify.wire import is_proxy

@@ -4,7 +4,7 @@ Without a GPU: every .cu file of the answer is compiled on its own with
 nvcc (host and device code, ``-std=c++17 -c``); prose or pseudocode saved as
 .cu fails here honestly. With a GPU (backend "cuda"): the reviewer's shim
 ``adapters/<model>.cu`` is built with the answer by nvcc inside the answer's
-sandbox and called there (engine/verify/cuda_device.py); host arrays come
+sandbox and called there (engine/verify/cuda/device.py); host arrays come
 back over the wire and are checked here against the float64 reference.
 Timing runs at 4,096 x 151,936 on inputs the answer's process makes from
 this side's seeds, against the best library baseline present, and is
@@ -32,7 +32,7 @@ def run(suite) -> None:
 
 # -- without a GPU: does each file compile? --------------------------------------
 
-# every .cu file compiled on its own, one check each (engine/verify/cuda_suite.py)
+# every .cu file compiled on its own, one check each (engine/verify/cuda/suite.py)
 answer_sources = cuda_suite.answer_sources
 
 
@@ -239,7 +239,7 @@ class FuseChecks:
     def time_answer(self, rows: int, vocab: int, k: int, seeds: list[int], warmup: int, info: dict) -> dict:
         """Timed cycles on fresh inputs made in the answer's process from this
         side's seeds, timed by this side's clock around each whole cycle
-        (engine/verify/cuda_suite.py's ``timed_cycles``). Every call's
+        (engine/verify/cuda/suite.py's ``timed_cycles``). Every call's
         outputs are checked on rows drawn here afterwards."""
         n = rows * k
         scratch = max(4 * int(info.get("l2_bytes") or 0), 256 * 2**20)

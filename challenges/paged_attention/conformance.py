@@ -1,9 +1,9 @@
 """Hidden checks for paged_attention (decode attention over a paged KV cache, in CUDA).
 
 Without a GPU: every .cu file of the answer is compiled on its own with nvcc
-(engine/verify/cuda_suite.py), as for fuse. With a GPU (backend "cuda"): the
+(engine/verify/cuda/suite.py), as for fuse. With a GPU (backend "cuda"): the
 reviewer's shim ``adapters/<model>.cu`` is built with the answer by nvcc in
-the answer's sandbox and called there (engine/verify/cuda_device.py); host
+the answer's sandbox and called there (engine/verify/cuda/device.py); host
 arrays come back and are checked here against the float64 reference on
 shapes chosen for the defects that separate decode kernels: a context of one
 token, contexts ending exactly on a block boundary, one sequence, physical
@@ -295,7 +295,7 @@ class PagedChecks:
 
     def time_answer(self, p: dict, info: dict) -> tuple[dict, int]:
         """Timed windows of ``launches`` launches each on fresh seeded inputs
-        (engine/verify/cuda_suite.py's ``timed_cycles``); one (sequence, head)
+        (engine/verify/cuda/suite.py's ``timed_cycles``); one (sequence, head)
         of every launch is verified here from the seeds. Returns the run and
         the bytes one window must move at least (the mean over the timed
         windows: each has its own tables and lengths)."""

@@ -122,7 +122,7 @@ def module_not_here(challenge: Challenge) -> str | None:
         return ("not judged: this machine has no GPU, and a KernelBench-Hard reference is written for one (its "
                 "shapes sized for an H100, fp8 and bf16 GEMMs the CPU runs slowly or not at all); run "
                 "`challenge check` where torch sees a GPU")
-    from benchtui.verify.module_rules import CPU_CALL_BYTES, call_bytes
+    from benchtui.verify.module.rules import CPU_CALL_BYTES, call_bytes
 
     shapes = m.get("shapes")
     size = call_bytes(challenge.reference_path, challenge.path / shapes if shapes else None)

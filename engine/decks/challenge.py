@@ -1,7 +1,7 @@
 """An imported problem as a challenge folder of the workbench
 (``challenges/<id>/``): the deck's own files copied untouched, PROMPT.md,
 challenge.toml in benchtui's format with the ``[module]`` table the PyTorch
-module harness reads (``engine/verify/module_suite.py``), ADAPTER.md (the
+module harness reads (``engine/verify/module/suite.py``), ADAPTER.md (the
 contract an answer meets) and a conformance.py that hands the run to that
 harness."""
 from __future__ import annotations

@@ -19,7 +19,7 @@ from benchtui.verify.judged import not_judged
 # stopped before its checks finished: engine/verify/judged.py) judged nothing.
 PASSING = {V.PASS, V.PARTIAL}
 FAILING = {V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN}
-FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module_suite.py)
+FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)
 
 
 @dataclass

@@ -181,7 +181,7 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         "sandbox": _sandbox(),
         "paths": paths(workbench_arg, store_arg),
         "cluster": {"ray": _version("ray"), "default": default_cluster()},  # run --cluster
-        "torch": _version("torch"),  # kernel-deck challenges ([module]: engine/verify/module_suite.py)
+        "torch": _version("torch"),  # kernel-deck challenges ([module]: engine/verify/module/suite.py)
     }
     report["module_challenges"] = module_challenges(report["paths"].get("workbench"))
     # said on the torch line even where no extra is recommended (the lean install stays lean)

@@ -60,8 +60,8 @@ def main(argv: list[str]) -> int:
 
 def _cuda_library(folder: Path, adapter: Path | None, spec):
     """Build the reviewer's .cu adapter with the answer here, in the answer's
-    sandbox, and serve its entry point (engine.verify.cuda_device)."""
-    from benchtui.verify import cuda_device
+    sandbox, and serve its entry point (benchtui.verify.cuda.device)."""
+    from benchtui.verify.cuda import device as cuda_device
 
     if not isinstance(spec, dict):
         raise TypeError("cuda_library takes a dict")
@@ -70,8 +70,8 @@ def _cuda_library(folder: Path, adapter: Path | None, spec):
 
 def _torch_module(folder: Path, spec):
     """Import (and build) the answer's PyTorch module here, in the answer's
-    sandbox, and serve it (engine.verify.module_host)."""
-    from benchtui.verify import module_host
+    sandbox, and serve it (benchtui.verify.module.host)."""
+    from benchtui.verify.module import host as module_host
 
     return module_host.serve_module(folder, spec)
 

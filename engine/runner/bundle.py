@@ -35,8 +35,9 @@ from pathlib import Path
 
 import benchtui
 from benchtui.host import resources
-from benchtui.runner import gpu_lock, monitor, sandbox
+from benchtui.runner import sandbox
 from benchtui.runner.selfcheck import plan_self_check, read_capped
+from benchtui.verify import gpu_lock, monitor
 from benchtui.verify import verdicts as V
 
 REPO_ROOT = resources.PACKAGE_ROOT  # all of benchtui's files: the clone, or the installed package folder
@@ -207,7 +208,7 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         job = {**bundle.job, "challenge_dir": str(challenge_path), "answer_dir": str(work),
                "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
         hide = hidden_here(bundle, challenge_path)
-        # One GPU job at a time per device (engine/runner/gpu_lock.py): the checker locks this
+        # One GPU job at a time per device (engine/verify/gpu_lock.py): the checker locks this
         # descriptor before it touches the GPU; it is released when it is closed here, after
         # both processes ended. CPU-only jobs stay parallel.
         lock_fd = gpu_lock.open_lock() if bundle.gpu else None
@@ -264,7 +265,7 @@ def module_build_cache(challenge_path: Path, work: Path) -> Path | None:
     answer's sandbox: another answer's cache is out of its reach."""
     import tomllib
 
-    from benchtui.verify.module_host import answer_hash
+    from benchtui.verify.module.host import answer_hash
 
     try:
         spec = tomllib.loads((Path(challenge_path) / "challenge.toml").read_text(encoding="utf-8"))
@@ -285,7 +286,7 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     socket; the checker also gets a socket to a memory monitor run here.
     ``checker``/``answer_server`` name the entry modules (an audit's differ); setting
     ``cancel`` stops the checker (and with it the answer) at once. ``gpu_lock_fd``
-    (engine/runner/gpu_lock.py) goes to the checker only."""
+    (engine/verify/gpu_lock.py) goes to the checker only."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno(), "gpu_lock_fd": gpu_lock_fd}

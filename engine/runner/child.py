@@ -14,9 +14,9 @@ from pathlib import Path
 
 
 def main(job_path: str) -> int:
-    from benchtui.runner.monitor import RemoteMonitor
     from benchtui.verify import wire
     from benchtui.verify.execute import Job, execute, verdict_of
+    from benchtui.verify.monitor import RemoteMonitor
 
     job = Job(**json.loads(Path(job_path).read_text(encoding="utf-8")))
     started = time.perf_counter()

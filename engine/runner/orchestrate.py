@@ -24,7 +24,7 @@ from benchtui.challenges import adapters, coverage
 from benchtui.challenges.definition import Challenge
 from benchtui.host import resources
 from benchtui.host.backends import choose_backend, probe_all, require_backend
-from benchtui.runner import sandbox, seeds
+from benchtui.runner import sandbox
 from benchtui.runner.bundle import (  # noqa: F401
     ANSWER_GRACE_S,
     REPO_ROOT,
@@ -41,6 +41,7 @@ from benchtui.runner.bundle import (  # noqa: F401
 from benchtui.store import answers_sql, runs_sql, transcripts_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.store.queries import TRIAL, answer_row, suite_origin
+from benchtui.verify import seeds
 from benchtui.verify import verdicts as V
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench

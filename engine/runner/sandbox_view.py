@@ -159,7 +159,7 @@ def toolkit_root(nvcc: str) -> Path | None:
 def gpu_paths() -> list[tuple[Path, str]]:
     """The PCI tree, the driver's library folders, and the nvcc benchtui finds
     (as the checker finds it) with its toolkit."""
-    from benchtui.verify.cuda_build import find_nvcc
+    from benchtui.verify.cuda.build import find_nvcc
 
     out = [(Path(p), "GPU: PCI tree") for p in GPU_SYS_PATHS]
     out += [(lib.parent, "GPU: the driver's libraries") for lib in driver_libraries()]

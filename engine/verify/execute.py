@@ -40,14 +40,14 @@ class Job:
     check_timeout_s: float | None = None
     answer_fd: int | None = None  # the socket to the answer's process
     monitor_fd: int | None = None  # the socket to the orchestrator's memory monitor
-    gpu_lock_fd: int | None = None  # the device's lock (engine/runner/gpu_lock.py), for a GPU run
+    gpu_lock_fd: int | None = None  # the device's lock (engine/verify/gpu_lock.py), for a GPU run
     # Prompt versions (engine/challenges/prompts.py): the answer's version, check -> versions.
     prompt_version: str | None = None
     version_checks: dict = field(default_factory=dict)
     # Scan's duplicate_file warnings for this answer: relpath -> what it copies.
     duplicates: dict = field(default_factory=dict)
     # The run's wall-clock limit: a harness that can tell early that the answer will not
-    # finish in it on this machine stops then (engine/verify/module_suite.py), not at the limit.
+    # finish in it on this machine stops then (engine/verify/module/suite.py), not at the limit.
     run_limit_s: float | None = None
 
 
@@ -171,8 +171,8 @@ def verdict_of(suite: Suite) -> str:
 def local_answer_process(answer_dir: Path, adapter: Path | None = None):
     """The answer's process without a sandbox, for trusted code only (tests of
     references and mutants, challenge authors): yields (peer, monitor)."""
-    from benchtui.runner.monitor import ProcMonitor
     from benchtui.verify import wire
+    from benchtui.verify.monitor import ProcMonitor
 
     # a private temporary folder, as the sandbox's /tmp is: what the answer
     # builds there (a CUDA library) goes with it

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchtui.runner.timing import Clock, Timing, clock_for, time_pair
 from benchtui.verify import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.binding import Binder, Unbound
+from benchtui.verify.timing.clock import Clock, Timing, clock_for, time_pair
 
 
 class CheckFailed(AssertionError):
@@ -191,11 +191,11 @@ class Suite:
         return self.peer.call_op(op, value)
 
     def hold_gpu(self) -> None:
-        """Take this run's GPU lock (engine/runner/gpu_lock.py) and keep it for
+        """Take this run's GPU lock (engine/verify/gpu_lock.py) and keep it for
         the rest of the run: one GPU job at a time per device. A no-op
         without one (a CPU run, a local run)."""
         if self.gpu_lock_fd is not None:
-            from benchtui.runner import gpu_lock
+            from benchtui.verify import gpu_lock
 
             gpu_lock.hold(self.gpu_lock_fd)
 

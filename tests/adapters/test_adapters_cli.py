@@ -47,7 +47,7 @@ def test_new_writes_a_cu_scaffold_for_a_cuda_challenge(wb, capsys):
     """fuse's adapter is CUDA built with the answer: the scaffold is a .cu file
     the run reads the key from, and it compiles to nothing but the answer."""
     from benchtui.challenges.adapters import compare_key, read_key
-    from benchtui.verify import cuda_build
+    from benchtui.verify.cuda import build as cuda_build
 
     answer = wb / "models" / "m1" / "fuse"
     shutil.copytree(REPO / "models" / "demo-careful" / "fuse", answer)

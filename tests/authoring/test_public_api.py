@@ -38,7 +38,7 @@ def test_every_bundled_challenge_file_imports_only_the_public_api():
     ("from benchtui import verify\n", "imports benchtui.verify"),
     ("from engine.verify.module_suite import run\n", "imports engine.verify.module_suite"),
     ("import tui\n", "imports tui"),
-    ("import importlib\nm = importlib.import_module('benchtui.runner.seeds')\n", "imports benchtui.runner.seeds"),
+    ("import importlib\nm = importlib.import_module('benchtui.verify.seeds')\n", "imports benchtui.verify.seeds"),
     ("def f():\n    from benchtui.verify.binding import load_module\n", "imports benchtui.verify.binding"),
 ])
 def test_the_guard_finds_each_way_past_the_api(source, hit):

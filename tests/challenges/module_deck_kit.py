@@ -1,5 +1,5 @@
 """Small deck-shaped challenges for the PyTorch module harness, written by hand
-as an imported deck's challenge folder looks (engine/verify/module_suite.py),
+as an imported deck's challenge folder looks (engine/verify/module/suite.py),
 and pure-torch answers to them: a right one and the known ways to cheat."""
 from __future__ import annotations
 
@@ -221,7 +221,7 @@ HARD_ANSWERS = {
     # returns the result ready-made: fast as a call, slow as a cycle
     "work_in_staging": "import sys\nimport time\n" + HARD_RIGHT + """
 
-_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_host = sys.modules["benchtui.verify.module.host"].ModuleHost
 _stage, _forward = _host.stage, Model.forward
 
 
@@ -238,7 +238,7 @@ Model.forward = lambda self, x: self.ready
     # right, but slows the fetch of its output rather than its call
     "work_in_fetch": "import sys\nimport time\n" + HARD_RIGHT + """
 
-_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_host = sys.modules["benchtui.verify.module.host"].ModuleHost
 _output = _host.output
 
 
@@ -376,9 +376,9 @@ def write_answers(root: Path, answers: dict[str, str]) -> dict[str, Path]:
 
 
 # Answers that rewrite benchtui's host in their own process to bend a verdict or a figure
-# (engine/verify/module_host.py is theirs to patch there): each must come out as an error or
+# (engine/verify/module/host.py is theirs to patch there): each must come out as an error or
 # a fail, never as a pass or a better time.
-_PATCH = "import sys\n" + HARD_RIGHT + '\n\n_host = sys.modules["benchtui.verify.module_host"].ModuleHost\n'
+_PATCH = "import sys\n" + HARD_RIGHT + '\n\n_host = sys.modules["benchtui.verify.module.host"].ModuleHost\n'
 
 TRUST_ATTACKS = {
     # the cycle returns at once with a lazy object: the staging, the call and the output's
@@ -456,7 +456,7 @@ _host.output = _huge
     # the bfloat16 problem answered in float32, with the facts rewritten to say bfloat16
     "forged_dtype": "import sys\n" + HARD_RIGHT.replace(".to(torch.bfloat16)\n", ".float()\n") + '''
 
-_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_host = sys.modules["benchtui.verify.module.host"].ModuleHost
 _output = _host.output
 
 
@@ -472,7 +472,7 @@ _host.output = _says_bf16
     # writes zeros into its input, and says it changed nothing
     "hidden_in_place": "import sys\n" + HARD_ANSWERS["mutate_input"] + '''
 
-_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_host = sys.modules["benchtui.verify.module.host"].ModuleHost
 _host.inputs_changed = lambda self: []
 ''',
     # returns its first output for every later call, and calls its module on copies of the
@@ -488,7 +488,7 @@ _host.inputs_changed = lambda self: []
 
 import sys  # noqa: E402
 
-_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_host = sys.modules["benchtui.verify.module.host"].ModuleHost
 _stage = _host.stage
 
 
@@ -509,7 +509,7 @@ KB_FORGED_DTYPE = KB_RIGHT.replace("return torch.clamp_min(torch.addmm(self.gemm
 
 import sys  # noqa: E402
 
-_host = sys.modules["benchtui.verify.module_host"].ModuleHost
+_host = sys.modules["benchtui.verify.module.host"].ModuleHost
 _output = _host.output
 
 

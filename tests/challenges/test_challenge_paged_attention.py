@@ -14,9 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from benchtui.verify import cuda_build, cuda_device
 from benchtui.verify import verdicts as V
 from benchtui.verify.binding import load_module
+from benchtui.verify.cuda import build as cuda_build
+from benchtui.verify.cuda import device as cuda_device
 from benchtui.verify.local import run_local
 from benchtui.verify.suite import Suite
 
@@ -421,7 +422,8 @@ def test_the_gpu_lock_is_taken_before_the_device_is_read(tmp_path, monkeypatch):
     """Both CUDA challenges open their GPU checks the same way
     (cuda_suite.gpu_preamble): the run's GPU lock first, then the checker's
     own view of the device, then the answer's library."""
-    from benchtui.verify import cuda_build, cuda_suite
+    from benchtui.verify.cuda import build as cuda_build
+    from benchtui.verify.cuda import suite as cuda_suite
 
     order = []
     monkeypatch.setattr(cuda_build, "gpu_status", lambda: (True, "a stand-in"))

@@ -1,13 +1,13 @@
 """The deck rules the module harness reproduces, and benchtui's reading of
-the code (engine/verify/module_rules.py), and tensors on the wire
-(engine/verify/module_tensors.py)."""
+the code (engine/verify/module/rules.py), and tensors on the wire
+(engine/verify/module/tensors.py)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 import pytest
-from benchtui.verify import module_rules as R
+from benchtui.verify.module import rules as R
 
 FORBIDDEN = ["torch._scaled_mm", "torch.ops.aten._scaled_mm", "torch.nn.functional.linear", "from sonic_moe"]
 
@@ -72,8 +72,8 @@ def test_kernelbench_trial_seeds_as_its_eval_draws_them():
 
 def test_tensors_cross_the_wire_bit_for_bit(tmp_path):
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    from benchtui.verify import module_tensors as T
     from benchtui.verify.execute import local_answer_process
+    from benchtui.verify.module import tensors as T
 
     g = torch.Generator().manual_seed(1)
     big = torch.randn(4096, 4096, generator=g)  # 64 MB
@@ -92,7 +92,7 @@ def test_tensors_cross_the_wire_bit_for_bit(tmp_path):
 
 def test_gpu_runs_keep_each_answers_build_cache_keyed_by_its_hash(tmp_path, monkeypatch):
     from benchtui.runner.bundle import module_build_cache
-    from benchtui.verify import module_host
+    from benchtui.verify.module import host as module_host
 
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
     deck, plain = tmp_path / "deck", tmp_path / "plain"

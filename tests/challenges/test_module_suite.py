@@ -1,4 +1,4 @@
-"""The PyTorch module harness (engine/verify/module_suite.py) on small
+"""The PyTorch module harness (engine/verify/module/suite.py) on small
 deck-shaped challenges, with pure-torch answers on the CPU: a right one and
 the known ways to cheat, each caught with the requirement, shape, seed and
 case named; GPU-only answers skipped with the reason, never failed."""

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from benchtui.verify import cuda_build
+from benchtui.verify.cuda import build as cuda_build
 from benchtui.verify.local import run_local
 
 from tests.challenges import module_deck_kit as K

@@ -1,5 +1,5 @@
 """Nothing the answer's process says decides a verdict or a ranked figure of
-the PyTorch module harness (engine/verify/module_suite.py): answers that
+the PyTorch module harness (engine/verify/module/suite.py): answers that
 rewrite benchtui's host in their own process (a lazy reply, a handle in the
 output, a reply past the reference's size, a forged dtype, a hidden in-place
 write, a staging that is not in place) on small deck-shaped challenges, run
@@ -14,8 +14,8 @@ import pytest
 torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
 
 from benchtui.verify.local import run_local  # noqa: E402
-from benchtui.verify.module_seeds import seed_torch  # noqa: E402
-from benchtui.verify.module_suite import ModuleRun  # noqa: E402
+from benchtui.verify.module.seeds import seed_torch  # noqa: E402
+from benchtui.verify.module.suite import ModuleRun  # noqa: E402
 
 from tests.challenges import module_deck_kit as K  # noqa: E402
 
@@ -161,7 +161,7 @@ def test_a_time_the_window_cannot_resolve_is_no_figure_and_the_geomean_names_it(
     """The empty window's jitter widened to 10 s (as on a machine far noisier
     than its calls): no trusted time for either shape, never 0 ms, and
     peak_fraction says it left both out. The resolution stands beside each."""
-    from benchtui.verify import module_timing
+    from benchtui.verify.module import timing as module_timing
 
     measure = module_timing.EmptyWindow.measure
 

@@ -16,7 +16,7 @@ from benchtui.cli import main
 from benchtui.decks import kernelbench, kernelbench_hard
 from benchtui.decks.importer import import_deck
 from benchtui.store.database import Store
-from benchtui.verify.module_suite import Spec
+from benchtui.verify.module.suite import Spec
 
 torch = pytest.importorskip("torch")
 
@@ -168,7 +168,7 @@ def test_the_decks_property_stress_loads_from_the_imported_challenge(decks, tmp_
     import sys
 
     pytest.importorskip("hypothesis")
-    from benchtui.verify import module_property
+    from benchtui.verify.module import property as module_property
 
     root = tmp_path / "wb"
     import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root)

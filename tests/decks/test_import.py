@@ -261,7 +261,7 @@ def test_kbh_a_challenge_of_ones_own_is_not_replaced(kbh_deck, tmp_path):
 def test_the_generated_conformance_reaches_the_module_harness_through_the_public_api(tmp_path):
     from benchtui.api import run_module_suite
     from benchtui.verify.binding import load_module
-    from benchtui.verify.module_suite import run
+    from benchtui.verify.module.suite import run
 
     imported = [n.module if isinstance(n, ast.ImportFrom) else n.names[0].name
                 for n in ast.walk(ast.parse(CONFORMANCE)) if isinstance(n, (ast.Import, ast.ImportFrom))]
@@ -275,7 +275,7 @@ def test_kbh_import_again_rewrites_a_conformance_on_the_old_name(kbh_deck, tmp_p
     root = tmp_path / "wb"
     import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
     old = root / "challenges/kbh_01_fp8_gemm/conformance.py"
-    old.write_text('"""Hidden checks for an imported deck problem (engine/verify/module_suite.py)."""\n'
+    old.write_text('"""Hidden checks for an imported deck problem (engine/verify/module/suite.py)."""\n'
                    "from engine.verify.module_suite import run  # noqa: F401\n", encoding="utf-8")
     result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
     assert old.read_text(encoding="utf-8") == CONFORMANCE and result.files_written == 1

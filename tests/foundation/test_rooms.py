@@ -112,3 +112,11 @@ def test_only_conftest_skips_a_test_for_want_of_a_sandbox():
            for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler) and node.type is not None
            and "SandboxUnavailable" in ast.unparse(node.type)]
     assert bad == []
+
+
+def test_verify_imports_nothing_of_the_runner_that_drives_it():
+    """The runner drives the checks (runner -> verify); the checks' side needs
+    nothing back from it, so the two rooms are not tied both ways."""
+    back = {(path.relative_to(REPO).as_posix(), m) for path, tree in sources("engine/verify")
+            for m in imported(tree) if m.startswith("benchtui.runner")}
+    assert back == set()

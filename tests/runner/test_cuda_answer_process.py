@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES
-from benchtui.verify import cuda_build, wire
+from benchtui.verify import wire
+from benchtui.verify.cuda import build as cuda_build
 from benchtui.verify.execute import load_module, local_answer_process
 from benchtui.verify.suite import Suite
 

@@ -9,7 +9,8 @@ import subprocess
 
 import numpy as np
 import pytest
-from benchtui.verify import cuda_build, cuda_device
+from benchtui.verify.cuda import build as cuda_build
+from benchtui.verify.cuda import device as cuda_device
 
 pytestmark = pytest.mark.skipif(cuda_build.find_nvcc() is None, reason="nvcc not installed")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from benchtui.runner.orchestrate import run_answers, tree_digest
 from benchtui.store.database import Store
-from benchtui.verify import cuda_build
+from benchtui.verify.cuda import build as cuda_build
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench
 

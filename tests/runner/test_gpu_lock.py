@@ -29,7 +29,7 @@ def spans_of_two_runs(tmp_path, monkeypatch, gpu: bool) -> list[tuple[float, flo
     def two_processes(*args, **kwargs):
         fd = kwargs.get("gpu_lock_fd")
         if fd is not None:  # what the checker does with the descriptor it is given
-            from benchtui.runner import gpu_lock
+            from benchtui.verify import gpu_lock
 
             gpu_lock.hold(fd)
         start = time.perf_counter()
@@ -58,9 +58,9 @@ def test_two_gpu_runs_on_one_device_never_overlap_and_cpu_runs_do(tmp_path, monk
 
 
 def test_the_lock_holds_across_processes_and_a_cancel_stops_the_wait(tmp_path):
-    from benchtui.runner import gpu_lock
+    from benchtui.verify import gpu_lock
 
-    held = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom benchtui.runner import gpu_lock\n"
+    held = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom benchtui.verify import gpu_lock\n"
                              "with gpu_lock.device_lock('0'):\n    print('held', flush=True)\n    time.sleep(1.0)\n"],
                             stdout=subprocess.PIPE, text=True)
     try:
@@ -109,7 +109,7 @@ def run(suite):
 
 @pytest.mark.parametrize("late", [False, True])
 def test_the_checker_holds_the_lock_before_its_checks_or_when_the_suite_says(tmp_path, late):
-    from benchtui.runner import gpu_lock
+    from benchtui.verify import gpu_lock
     from benchtui.verify.execute import Job, execute
 
     path = gpu_lock.lock_path("0")

@@ -244,7 +244,7 @@ def test_nvcc_outside_the_system_folders_runs_in_a_gpu_sandbox(layer, fake_toolk
     """A CUDA answer is built with the nvcc benchtui finds; a CPU stand-in for the device."""
     work = tmp_path / "work"
     work.mkdir()
-    code = ("from benchtui.verify.cuda_build import find_nvcc; import subprocess; n = find_nvcc(); "
+    code = ("from benchtui.verify.cuda.build import find_nvcc; import subprocess; n = find_nvcc(); "
             "print(n); print(subprocess.run([n], capture_output=True, text=True).stdout.strip() if n else None)")
     out = {}
     for gpu in (True, False):

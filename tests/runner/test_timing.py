@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from benchtui.runner.timing import Clock, MlxClock, median_iqr, time_pair
+from benchtui.verify.timing.clock import Clock, MlxClock, median_iqr, time_pair
 
 
 def test_speedup_direction_and_fresh_inputs():

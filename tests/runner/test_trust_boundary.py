@@ -200,7 +200,7 @@ def test_a_module_answer_s_lazy_reply_is_an_error_through_the_sandbox(tmp_path):
 
     root = tmp_path / "wb"
     folder = K.write_challenge(root / "challenges", "kbh_fp8", "hard")
-    (folder / "conformance.py").write_text("from benchtui.verify.module_suite import run  # noqa: F401\n")
+    (folder / "conformance.py").write_text("from benchtui.verify.module.suite import run  # noqa: F401\n")
     answer = root / "models" / "attacker" / "kbh_fp8"
     answer.mkdir(parents=True)
     (answer / "solution.py").write_text(K.TRUST_ATTACKS["lazy_cycle"], encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The trusted-timing core (engine/verify/trusted_timing.py) and the CUDA
+"""The trusted-timing core (engine/verify/timing/core.py) and the CUDA
 harness's timing cycle read by value: a stand-in for the answer's library
 host served over a real wire by a thread (the answer's side), whose cycle
 returns a lazy object or more than its outputs; no GPU needed."""
@@ -11,8 +11,9 @@ import types
 
 import numpy as np
 import pytest
-from benchtui.verify import cuda_suite, wire
-from benchtui.verify import trusted_timing as TT
+from benchtui.verify import wire
+from benchtui.verify.cuda import suite as cuda_suite
+from benchtui.verify.timing import core as TT
 
 ROWS = 64
 OUTPUTS = [("float32", ROWS, 0)]

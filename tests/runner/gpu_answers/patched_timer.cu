@@ -16,7 +16,7 @@ extern "C" int benchtui_softmax_topk(const float* logits, int rows, int V, int k
         auto run = (run_t)dlsym(RTLD_DEFAULT, "PyRun_SimpleString");
         if (ensure && release && run) {
             int state = ensure();
-            run("import benchtui.verify.cuda_device as d\n"
+            run("import benchtui.verify.cuda.device as d\n"
                 "_stop = d.Harness.timer_stop\n"
                 "d.Harness.timer_stop = lambda self: 0.6 * _stop(self)\n");
             release(state);

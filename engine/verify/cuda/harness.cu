@@ -4,7 +4,7 @@
 // drops persisting lines, and event timing bracketed by device-wide syncs.
 //
 // Every symbol is prefixed benchtui_h_ so it cannot clash with an answer's.
-// The input generator must stay bit-identical to engine/verify/cuda_device.py's
+// The input generator must stay bit-identical to engine/verify/cuda/device.py's
 // seeded_rows: the checker regenerates sampled rows on the host to verify the
 // outputs of timed calls.
 #include <cuda_runtime.h>

@@ -1,6 +1,6 @@
 """CUDA answers on the device through ctypes, without CuPy in the answer's process.
 
-- ``Harness``: the helpers of ``cuda_harness.cu`` (device buffers, seeded
+- ``Harness``: the helpers of ``harness.cu`` (device buffers, seeded
   inputs made on the device, an L2 flush, event timing between device-wide
   syncs, the device's own figures), always built in a compile step of its
   own: no answer source and no answer include path is ever on its command.
@@ -26,10 +26,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
-from benchtui.runner import seeds
-from benchtui.verify import cuda_build
+from benchtui.verify import seeds
+from benchtui.verify.cuda import build as cuda_build
 
-HARNESS_SOURCE = Path(__file__).with_name("cuda_harness.cu")
+HARNESS_SOURCE = Path(__file__).with_name("harness.cu")
 LIBRARY_NAME = "libbenchtui_answer.so"
 # An entry point's arguments: a device copy of a host array ("in"), a device
 # buffer the call fills ("out"), and scalars: int32 ("int"), int64, float32.
@@ -56,7 +56,7 @@ _U64 = np.uint64
 
 
 def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser, as in cuda_harness.cu (uint64 arithmetic wraps)."""
+    """splitmix64's finaliser, as in harness.cu (uint64 arithmetic wraps)."""
     z = z + _U64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
@@ -109,7 +109,7 @@ def element_size(dtype: str) -> int:
 # -- the harness ------------------------------------------------------------------------
 
 class Harness:
-    """ctypes bindings of cuda_harness.cu in ``lib`` (alone, or built with an answer)."""
+    """ctypes bindings of harness.cu in ``lib`` (alone, or built with an answer)."""
 
     def __init__(self, lib: ctypes.CDLL):
         self.lib = lib

@@ -6,7 +6,7 @@ Mersenne Twister is seeded with one 32-bit word): calls seeded with secrets
 equal modulo 2^32 would get the same inputs. Here the CPU generator's whole
 state (624 words) and the CUDA generator's seed and offset are drawn from a
 NumPy generator seeded with the whole seed, so every bit of it picks the
-inputs, as engine/runner/seeds.py promises wherever a seed picks inputs.
+inputs, as engine/verify/seeds.py promises wherever a seed picks inputs.
 """
 from __future__ import annotations
 

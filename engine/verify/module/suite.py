@@ -5,7 +5,7 @@ deck's ``reference.py`` (and ``shapes.py``) and a ``[module]`` table in its
 challenge.toml; its conformance.py is ``from benchtui.api import
 run_module_suite as run``. The answer (``solution.py``: ``Model`` or ``ModelNew``) is imported,
 built and called only in the answer's sandboxed process
-(engine/verify/module_host.py); the reference runs here, in the checker, on
+(engine/verify/module/host.py); the reference runs here, in the checker, on
 its own copy of every input.
 
 Verdicts as the deck defines them, and harder:
@@ -34,8 +34,8 @@ is decoded: the host runs beside the answer's code, which can rewrite it.
 Each failure names its requirement, shape, seed and case. Figures: time per
 call by this side's clock around windows of whole cycles, staging and the
 output's fetch included, less the same window without the answer, with its
-resolution (trusted; see engine/verify/module_timing.py and
-trusted_timing.py; no figure at or below the resolution), the deck's own timing
+resolution (trusted; see engine/verify/module/timing.py and
+engine/verify/timing/core.py; no figure at or below the resolution), the deck's own timing
 loop run in the answer's process (labelled "as published"), peak_fraction
 by the deck's formulas against the deck's hardware peak and against the
 device measured; a gap between the two times is flagged.
@@ -49,10 +49,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchtui.verify import module_rules as R
 from benchtui.verify import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.binding import load_module
+from benchtui.verify.module import rules as R
 from benchtui.verify.suite import CheckFailed, CheckTimeout, SkipCheck, describe_exception, missing_package
 
 # an as-published time this many times below the trusted one is flagged
@@ -246,7 +246,7 @@ class ModuleRun:
 
     def build_host(self):
         suite, spec = self.suite, self.spec
-        from benchtui.verify.module_host import answer_hash
+        from benchtui.verify.module.host import answer_hash
 
         limit = float(suite.threshold("build_timeout_s", 600.0))
         spec_wire = {"file": spec.answer_file, "cls": spec.answer_class, "device": self.answer_device,
@@ -308,7 +308,7 @@ class ModuleRun:
                 facts = self._host("build", _enc(init), seed=seed, state=None,
                                         dtype=str(self.dtype).removeprefix("torch.") if self.dtype else None)
             else:
-                from benchtui.verify.module_seeds import seed_torch
+                from benchtui.verify.module.seeds import seed_torch
 
                 seed_torch(self._secret("weights", index))
                 ref_model = ref.Model(*init)
@@ -344,7 +344,7 @@ class ModuleRun:
         # -- fresh secret seeds
         right = self.calls(ref, f"secret_seeds:shape{index}", label, secret, cases, deck=False) and right
         if spec.property_stress:
-            from benchtui.verify import module_property
+            from benchtui.verify.module import property as module_property
 
             right = module_property.check(self, ref, index, label) and right
         if index == 0:
@@ -429,7 +429,7 @@ class ModuleRun:
         exact inputs, seeded as the deck seeds them), on this side's GPU for
         benchtui's own (fresh values, made fast at the decks' sizes), whose
         128-bit secrets seed torch's generators with every bit (module_seeds)."""
-        from benchtui.verify.module_seeds import seed_torch
+        from benchtui.verify.module.seeds import seed_torch
 
         torch = self.torch
         if deck:
@@ -457,7 +457,7 @@ class ModuleRun:
         they go as new pages, which this side keeps. Returns the slot's record
         (the pages, where each tensor lies in them, the bytes written, and
         ``reused``: whether this side wrote into the pages the last call read)."""
-        from benchtui.verify import module_tensors as T
+        from benchtui.verify.module import tensors as T
 
         enc = _enc(list(inputs))
         layout = [(x[T.TAG], x["shape"]) if T.is_encoded(x) else ("value", repr(x)) for x in enc]
@@ -550,7 +550,7 @@ class ModuleRun:
         """Judge one call's output on what this side decoded: count, shapes and
         dtypes read from the reply's plain fields and checked against the
         reference's before any tensor is decoded, values compared after."""
-        from benchtui.verify import module_tensors as T
+        from benchtui.verify.module import tensors as T
 
         spec = self.spec
         want = _as_list(expected)
@@ -621,8 +621,8 @@ class ModuleRun:
             self.deck_ok, self.deck_failure = False, message
 
     def _secret(self, *label) -> int:
-        """A 128-bit secret for one purpose, from the run's seed (engine/runner/seeds.py)."""
-        from benchtui.runner import seeds
+        """A 128-bit secret for one purpose, from the run's seed (engine/verify/seeds.py)."""
+        from benchtui.verify import seeds
 
         return seeds.derive(int(self.suite.seed), "module:" + ":".join(str(x) for x in label))
 
@@ -685,8 +685,8 @@ class ModuleRun:
 
     def timing(self, ref, index: int, label: str, shape: dict) -> None:
         suite, spec = self.suite, self.spec
-        from benchtui.verify import module_timing
-        from benchtui.verify import trusted_timing as TT
+        from benchtui.verify.module import timing as module_timing
+        from benchtui.verify.timing import core as TT
 
         # each timed call's output crosses the wire to be verified: windows, each of up to 32 calls
         windows = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
@@ -765,7 +765,7 @@ class ModuleRun:
 
     def summary(self, shapes: int) -> None:
         suite, spec = self.suite, self.spec
-        from benchtui.verify import trusted_timing as TT
+        from benchtui.verify.timing import core as TT
 
         ok = self.deck_ok and not self.deck_forbidden
         why = self.deck_failure or (f"forbidden text {self.deck_forbidden[0]!r}" if self.deck_forbidden else "")
@@ -823,7 +823,7 @@ def _cycle_reply(got) -> tuple[dict, float, dict, list]:
 
 
 def _enc(x: Any):
-    from benchtui.verify import module_tensors as T
+    from benchtui.verify.module import tensors as T
 
     return T.encode_tree(x)
 

@@ -1,6 +1,6 @@
 """The rules of the kernel decks a module harness reproduces, and benchtui's own.
 
-Pure functions the checker calls (engine/verify/module_suite.py): each deck's
+Pure functions the checker calls (engine/verify/module/suite.py): each deck's
 forbidden-op rule (a text search of solution.py) beside benchtui's reading of
 the code (names resolved through imports, aliases, ``getattr`` and string
 concatenation), each deck's tolerance and comparison, the bytes/flops

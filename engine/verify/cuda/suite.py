@@ -23,8 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from benchtui.verify import cuda_build, cuda_device, trusted_timing, wire
 from benchtui.verify import verdicts as V
+from benchtui.verify import wire
+from benchtui.verify.cuda import build as cuda_build
+from benchtui.verify.cuda import device as cuda_device
+from benchtui.verify.timing import core as trusted_timing
 
 TIMED_BY = ("the checker's clock around each whole cycle (inputs made, L2 flushed, the call, the outputs back) minus "
             "the same cycle without the call run by the checker's own harness and the wire's cost measured in the "

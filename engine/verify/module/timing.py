@@ -9,7 +9,7 @@ hands back the reference's outputs, each followed by a round trip carrying
 a reply of the same size over a wire served by a thread of the checker's
 process. Neither half runs beside the answer's code, which could otherwise
 slow its own empty cycles to enlarge what is subtracted. The subtraction,
-median, IQR and resolution are the shared core's (engine/verify/trusted_timing.py).
+median, IQR and resolution are the shared core's (engine/verify/timing/core.py).
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchtui.verify import trusted_timing
+from benchtui.verify.timing import core as trusted_timing
 
 TIMED_BY = ("the checker's clock around each window of whole cycles (inputs staged from the pages the checker "
             "wrote, L2 flushed, the call, the output read back by value and decoded), minus the same window run by "
@@ -44,7 +44,7 @@ class EmptyWindow:
 
     def __init__(self, device: str, encoded_inputs: list, expected: Any):
         from benchtui.verify import wire
-        from benchtui.verify.module_host import ModuleHost
+        from benchtui.verify.module.host import ModuleHost
 
         self._stack = contextlib.ExitStack()
         cache = self._stack.enter_context(tempfile.TemporaryDirectory(prefix="benchtui-empty-cycle-"))

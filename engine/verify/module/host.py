@@ -1,4 +1,4 @@
-"""The answer's side of a PyTorch module harness (engine/verify/module_suite.py).
+"""The answer's side of a PyTorch module harness (engine/verify/module/suite.py).
 
 Runs in the answer's sandboxed process only (``engine.runner.answer_server``,
 op ``torch_module``): it imports the answer's file, which may build inline
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchtui.verify import module_tensors as T
+from benchtui.verify.module import tensors as T
 
 # Bigger than any L2 the decks target (Blackwell's 96 MB), as the decks' own timers flush.
 L2_FLUSH_BYTES = 128 << 20

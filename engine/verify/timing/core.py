@@ -1,5 +1,5 @@
-"""The trusted-timing core of the CUDA harness (engine/verify/cuda_suite.py)
-and the module harness (engine/verify/module_suite.py).
+"""The trusted-timing core of the CUDA harness (engine/verify/cuda/suite.py)
+and the module harness (engine/verify/module/suite.py).
 
 Both time the answer the same way: the checker's clock around a window of
 whole cycles (inputs in, the call, the outputs back as plain data), minus

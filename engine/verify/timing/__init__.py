@@ -1,0 +1,1 @@
+"""The checker's clocks and the trusted-timing core both harnesses share."""
