@@ -252,8 +252,28 @@ def sandbox_env(gpu: bool) -> dict:
         env["CUPY_CACHE_DIR"] = "/tmp/benchtui-cupy-cache"
     if "NVCC" in os.environ:  # the nvcc this process found (or none): the checker's must be the same
         env["NVCC"] = os.environ["NVCC"]
+    if gpu:
+        env.update(toolkit_env())
     if gpu and os.environ.get("CUDA_VISIBLE_DEVICES") is not None:
         env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
+
+
+def toolkit_env() -> dict:
+    """For a GPU run, the toolkit whose files the sandbox binds (engine/runner/sandbox_view.py),
+    found the way an answer's build tools look for it: its bin/ first on PATH (where a
+    Makefile or torch finds nvcc), CUDA_HOME (torch's load_inline) and NVCC (benchtui's own)."""
+    from benchtui.runner.sandbox_view import toolkit_root
+    from benchtui.verify.cuda.build import find_nvcc
+
+    nvcc = find_nvcc()
+    if not nvcc:
+        return {}
+    env = {"NVCC": nvcc}
+    root = toolkit_root(nvcc)
+    if root is not None and (root / "bin").is_dir():
+        env["CUDA_HOME"] = str(root)
+        env["PATH"] = f"{root / 'bin'}:{sandbox.BASE_ENV['PATH']}"
     return env
 
 

@@ -257,6 +257,26 @@ def test_nvcc_outside_the_system_folders_runs_in_a_gpu_sandbox(layer, fake_toolk
     assert out[False][0] != os.environ["NVCC"]  # not there without a GPU: the toolkit is not in the view
 
 
+def test_a_gpu_sandbox_finds_the_toolkit_on_path_and_in_cuda_home(layer, fake_toolkit, tmp_path):
+    """What an answer's own build reaches for (``nvcc`` on PATH, torch's CUDA_HOME) is the
+    toolkit the view binds, though its nvcc is in no system folder; a CPU run gets neither."""
+    from benchtui.runner.bundle import sandbox_env
+
+    work = tmp_path / "work"
+    work.mkdir()
+    root = fake_toolkit / "cuda-9.9"
+    code = ("import os, shutil, subprocess; n = shutil.which('nvcc'); print(n); print(os.environ.get('CUDA_HOME')); "
+            "print(subprocess.run([n], capture_output=True, text=True).stdout.strip() if n else None)")
+    env = sandbox_env(True)
+    assert env["CUDA_HOME"] == str(root) and env["PATH"].split(":")[0] == str(root / "bin")
+    res = run_sandboxed([sys.executable, "-c", code], workdir=work, limits=Limits(wall_s=60, memory_mb=None),
+                        layer=layer, gpu=True, ro_paths=[resources.ENGINE_DIR], env=env,
+                        stdout_path=tmp_path / "out", stderr_path=tmp_path / "err")
+    assert res.exit_code == 0, (tmp_path / "err").read_text()
+    assert (tmp_path / "out").read_text().split("\n")[:3] == [str(root / "bin" / "nvcc"), str(root), "/* header */"]
+    assert not {"CUDA_HOME", "PATH"} & set(sandbox_env(False))
+
+
 def test_driver_libraries_come_from_the_loaders_cache():
     listing = textwrap.dedent("""\
         1234 libs found in cache `/etc/ld.so.cache'
