@@ -11,7 +11,7 @@ blocks in reverse and shared between sequences, multi-query and multi-head
 groups, scores of magnitude 10^3. Unused cache slots hold NaN, so a kernel
 that reads past a sequence's last token returns NaN. Timing runs on bfloat16
 caches the answer's process makes from this side's seeds, several launches
-per timed window, and is reported as bandwidth and roofline figures against
+per timed window (widened where the empty cycle's jitter needs it), and is reported as bandwidth and roofline figures against
 the device's peak as this process read it.
 """
 from __future__ import annotations
@@ -263,18 +263,23 @@ class PagedChecks:
         one = Case(q, k, v, np.arange(ctx, dtype=np.int32)[None, :], np.array([ctx], dtype=np.int32), p["scale"])
         return one, table
 
+    @staticmethod
+    def timed_where(p: dict) -> str:
+        return (f"{p['launches']} launches of {p['seqs']} sequences x {p['heads']} heads ({p['kv_heads']} KV heads), "
+                f"head_dim {p['head_dim']}, block size {p['block_size']}, contexts up to {p['max_context']}")
+
     def timing(self) -> None:
         s, p = self.suite, self.timing_plan()
-        where = (f"{p['launches']} launches of {p['seqs']} sequences x {p['heads']} heads ({p['kv_heads']} KV heads), "
-                 f"head_dim {p['head_dim']}, block size {p['block_size']}, contexts up to {p['max_context']}")
         try:
             info = cuda_suite.device_info(self.device)
             run, moved = self.time_answer(p, info)
         except Exception as exc:
             for name in ("timed_outputs", *FIGURES):
                 s.record(name, V.ERROR if name == "timed_outputs" else V.INFO,
-                         message=f"timing ({where}) failed: {cuda_suite.describe(exc)}", requires=requires_of(name))
+                         message=f"timing ({self.timed_where(p)}) failed: {cuda_suite.describe(exc)}",
+                         requires=requires_of(name))
             return
+        where = self.timed_where(p)  # the windows' width as timed (widened above the empty cycle's jitter)
         with s.check("timed_outputs", requires=requires_of("timed_outputs")) as c:
             c.value, c.threshold = run["rows_wrong"], 0
             c.details.update(windows=p["warmup"] + p["trials"], outputs_checked=run["rows_checked"], plan=p)
@@ -305,8 +310,10 @@ class PagedChecks:
         outputs = [("float32", n_out, NAN_BITS)]
         scratch = max(4 * int(info.get("l2_bytes") or 0), 256 * 2**20)
         cycles = p["warmup"] + p["trials"]
-        seeds = [[[derive_seed(s.seed, f"paged-timing-{t}-{launch}-{i}") for i in range(len(inputs))]
-                  for launch in range(p["launches"])] for t in range(cycles)]
+
+        def reseed(launches: int) -> list:  # the same first launches at any width: windows may be widened
+            return [[[derive_seed(s.seed, f"paged-timing-{t}-{launch}-{i}") for i in range(len(inputs))]
+                     for launch in range(launches)] for t in range(cycles)]
         pick = s.rng("timing-outputs")
         scalars = [p["seqs"], p["heads"], p["kv_heads"], p["head_dim"], p["block_size"], p["max_blocks"],
                    p["num_blocks"], p["scale"]]
@@ -327,9 +334,11 @@ class PagedChecks:
                                   f"error {err:.3g} of its largest |V|")
             return len(cycle_seeds), wrong, why
 
-        run = cuda_suite.timed_cycles(s, self.host, self.device, inputs, outputs, scratch, seeds, p["warmup"],
-                                      scalars, verify, launches=p["launches"])
-        moved = [sum(self.window_bytes(p, launch_seeds) for launch_seeds in cycle) for cycle in seeds[p["warmup"]:]]
+        run = cuda_suite.timed_cycles(s, self.host, self.device, inputs, outputs, scratch, reseed(p["launches"]),
+                                      p["warmup"], scalars, verify, launches=p["launches"], reseed=reseed)
+        p["launches"] = run["launches"]  # as wide as the windows were timed
+        moved = [sum(self.window_bytes(p, launch_seeds) for launch_seeds in cycle)
+                 for cycle in run["seeds"][p["warmup"]:]]
         return run, int(np.mean(moved))
 
     def window_bytes(self, p: dict, launch_seeds: list) -> int:

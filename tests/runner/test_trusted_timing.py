@@ -148,3 +148,86 @@ def test_the_geomean_names_the_shapes_it_leaves_out():
     g, covered, left = TT.geomean({"shape0": 0.25, "shape1": None, "shape2": 1.0, "shape3": 0.0})
     assert g == pytest.approx(0.5) and covered == ["shape0", "shape2"] and left == ["shape1", "shape3"]
     assert TT.geomean({"shape0": None}) == (None, [], ["shape0"])
+
+
+class JitteryDevice(Device):
+    """An empty cycle whose jitter (IQR 0.1 ms) a window of one short launch cannot stand above."""
+
+    def empty_cycles(self, inputs, outputs, scratch, seeds, launches=1):
+        return [2e-5 + 1e-4 * (i % 2) for i, _ in enumerate(seeds)]
+
+
+class Launches(Host):
+    """Each launch takes ``per_launch_s`` of the checker's clock (a stand-in clock this
+    host moves, so the load of the machine running the tests does not); the window
+    is as many launches as set up."""
+
+    def __init__(self, per_launch_s: float, monkeypatch):
+        super().__init__()
+        self.per_launch_s, self.launches, self.setups, self.calls, self.now = per_launch_s, 1, [], 0, 0.0
+        monkeypatch.setattr(cuda_suite, "time", types.SimpleNamespace(perf_counter=lambda: self.now))
+
+    def timing_setup(self, inputs, outputs, scratch, launches=1):
+        self.launches = launches
+        self.setups.append(launches)
+
+    def timing_cycle(self, seeds, trial, scalars):
+        self.calls += 1
+        assert len(seeds) == self.launches
+        self.now += 2e-5 + self.per_launch_s * self.launches
+        return {"rc": 0, "error": "", "seconds": 0.0,
+                "outputs": [[np.full(ROWS, 1000 * trial + launch, dtype=np.float32)] for launch in range(self.launches)]}
+
+
+def windowed(host, trials: int = 6, warmup: int = 2, launches: int = 1):
+    verified = []
+
+    def verify(trial, seeds, outputs):
+        assert len(outputs) == len(seeds)
+        ok = all(np.array_equal(out[0], np.full(ROWS, 1000 * trial + launch, dtype=np.float32))
+                 for launch, out in enumerate(outputs))
+        verified.append((trial, len(outputs)))
+        return ROWS * len(outputs), 0 if ok else ROWS, None if ok else "wrong rows"
+
+    def reseed(n):
+        return [[[t, launch] for launch in range(n)] for t in range(trials)]
+
+    run = cuda_suite.timed_cycles(types.SimpleNamespace(peer=None), host, JitteryDevice(), [("float32", 8, 0, 0)],
+                                  OUTPUTS, 0, reseed(launches), warmup, [], verify, launches=launches, reseed=reseed)
+    return run, verified
+
+
+def test_a_window_too_short_for_the_empty_cycle_s_jitter_is_widened(monkeypatch):
+    """Launches of 0.13 ms against an empty cycle's 0.1 ms jitter: the window
+    grows until it stands ten times above it, every launch of it verified, and
+    the run says how wide its windows were."""
+    host = Launches(1.3e-4, monkeypatch)
+    run, verified = windowed(host)
+    wide = run["launches"]
+    # a warm-up cycle is 0.02 + 0.13 ms; less the empty cycle's median (0.07 ms), 0.08 ms a launch
+    assert wide == TT.window_calls(8e-5, 1e-4) == 13 and host.setups == [1, wide]
+    assert all(len(cycle) == wide for cycle in run["seeds"])
+    assert verified[:2] == [(0, 1), (1, 1)] and verified[2:] == [(t, wide) for t in range(6)]  # warmed up again
+    assert run["rows_checked"] == ROWS * (2 + 6 * wide) and run["rows_wrong"] == 0
+    assert run["walls"] == pytest.approx([2e-5 + 1.3e-4 * wide - 7e-5] * 4) and run["trusted"]["resolved"]
+
+
+def test_a_window_wide_enough_is_kept_and_its_warm_up_not_run_twice(monkeypatch):
+    host = Launches(5e-3, monkeypatch)
+    run, verified = windowed(host, launches=2)
+    assert run["launches"] == 2 and host.setups == [2, 2] and host.calls == 6
+    assert verified == [(t, 2) for t in range(6)] and len(run["walls"]) == 4
+
+
+def test_without_reseed_the_challenge_s_window_stands(monkeypatch):
+    host = Launches(1e-4, monkeypatch)
+    verified = []
+
+    def verify(trial, seeds, outputs):
+        verified.append(trial)
+        return ROWS, 0, None
+
+    run = cuda_suite.timed_cycles(types.SimpleNamespace(peer=None), host, JitteryDevice(), [("float32", 8, 0, 0)],
+                                  OUTPUTS, 0, [[[t]] for t in range(5)], 1, [], verify)
+    assert run["launches"] == 1 and host.setups == [1] and verified == [0, 1, 2, 3, 4]
+    assert run["trusted"]["calls_per_window"] == 1

@@ -216,7 +216,7 @@ def _cycle_reply(got, trial: int, launches: int) -> dict:
 
 def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
                  scalars: list, verify: Callable[[int, list, list], tuple[int, int, str | None]],
-                 launches: int = 1) -> dict:
+                 launches: int = 1, reseed: Callable[[int], list] | None = None) -> dict:
     """Timed cycles on fresh inputs made in the answer's process from this
     side's seeds (``seeds[cycle][launch][input]``), ``launches`` launches of
     the entry point per cycle. Each reply is read by value, decoded whole
@@ -224,15 +224,51 @@ def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int,
     the outputs' size. ``verify(trial, cycle_seeds, outputs)`` returns
     (items checked, items wrong, why) for each cycle's outputs
     (``outputs[launch][output]``). The first ``warmup`` cycles are verified
-    but not timed. Returns the checker's times less the empty cycle
-    (``walls``, per cycle, not clamped), the answer's events (``events``), the
-    verification counts, the empty cycle and the core's figure (``trusted``)."""
+    but not timed.
+
+    ``reseed(n)``, where given, returns the same cycles' seeds with ``n``
+    launches each: when the warm-up cycles show a window of ``launches`` too
+    short to stand ``trusted_timing.WINDOW_RATIO`` times above the empty
+    cycle's jitter, the window is widened (at most
+    ``trusted_timing.MAX_WINDOW_CALLS`` launches, every one verified) and the
+    warm-up run again at that width.
+
+    Returns the checker's times less the empty cycle (``walls``, per cycle,
+    not clamped), the answer's events (``events``), the verification counts,
+    the empty cycle, the core's figure (``trusted``), and the ``launches``
+    and ``seeds`` the timed windows used."""
+    launches = max(1, launches)
+    counts = {"checked": 0, "wrong": 0, "why": None}
     empty = empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
+    first = 0
+    if reseed is not None and warmup > 0:
+        warm = _cycles(host, inputs, outputs, scratch, seeds[:warmup], 0, 0, scalars, verify, launches, counts)
+        per_launch = (median_iqr(warm["raw"])[0] - empty["s"]) / launches
+        wanted = trusted_timing.window_calls(per_launch, empty["iqr_s"])
+        if wanted > launches:  # widened: the new windows are warmed up again
+            launches, seeds = wanted, reseed(wanted)
+            if len(seeds) <= warmup or any(len(c) != launches for c in seeds):
+                raise CudaFault(f"the challenge's reseed({launches}) gave seeds of another shape")
+            empty = empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
+        else:  # wide enough: those were the warm-up
+            first = warmup
+    run = _cycles(host, inputs, outputs, scratch, seeds[first:], first, warmup, scalars, verify, launches, counts)
+    walls = trusted_timing.per_call(run["raw"], empty)
+    return {"events": run["events"], "walls": walls, "rows_checked": counts["checked"], "rows_wrong": counts["wrong"],
+            "why": counts["why"], "empty_cycle": empty, "trusted": trusted_timing.figure(walls, empty, TIMED_BY),
+            "launches": launches, "seeds": seeds}
+
+
+def _cycles(host, inputs: list, outputs: list, scratch: int, seeds: list, first: int, warmup: int, scalars: list,
+            verify: Callable, launches: int, counts: dict) -> dict:
+    """One pass of cycles over ``seeds`` (trials numbered from ``first``), each
+    verified into ``counts``; the checker's wall time (``raw``) and the
+    answer's events of the trials from ``warmup`` on (all, when 0)."""
     host.timing_setup(inputs, outputs, scratch, launches)
     cycle, limit = host.timing_cycle, _reply_limit(outputs, launches)
-    events, raw, checked, wrong, why = [], [], 0, 0, None
+    events, raw = [], []
     try:
-        for trial, cycle_seeds in enumerate(seeds):
+        for trial, cycle_seeds in enumerate(seeds, start=first):
             start = time.perf_counter()
             if wire.is_proxy(cycle):
                 got = wire.call_plain(cycle, cycle_seeds, trial, scalars, limit=limit)
@@ -241,8 +277,9 @@ def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int,
             wall = time.perf_counter() - start
             got = _cycle_reply(got, trial, launches)
             n, bad, first = verify(trial, cycle_seeds, got["outputs"])
-            checked, wrong = checked + n, wrong + bad
-            why = why or (f"call {trial}, {first}" if bad else None)
+            counts["checked"] += n
+            counts["wrong"] += bad
+            counts["why"] = counts["why"] or (f"call {trial}, {first}" if bad else None)
             if trial >= warmup:
                 events.append(float(got["seconds"]))
                 raw.append(wall)
@@ -250,9 +287,7 @@ def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int,
         raise CudaFault(f"timed call: {exc}") from None
     finally:
         host.timing_release()
-    walls = trusted_timing.per_call(raw, empty)
-    return {"events": events, "walls": walls, "rows_checked": checked, "rows_wrong": wrong, "why": why,
-            "empty_cycle": empty, "trusted": trusted_timing.figure(walls, empty, TIMED_BY)}
+    return {"events": events, "raw": raw}
 
 
 def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tuple[dict, list[str], str]:
