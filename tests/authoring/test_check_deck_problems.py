@@ -18,6 +18,7 @@ from tests.challenges import module_deck_kit as K
 
 torch = pytest.importorskip("torch")
 
+REPO = Path(__file__).resolve().parents[2]
 ON_RUN = ("reference_passes", "checks_name_requirements", "thresholds_outside_noise")
 # 32768 x 32768 of fp8, the input and the weight: 2 GiB a call, over what the CPU runs
 TOO_LARGE = 'SHAPES = [\n    {"M": 32768, "N": 32768, "K": 32768},\n]\n'
@@ -90,3 +91,15 @@ def test_the_summary_lists_everything_not_judged_the_mutation_score_included(tmp
     last = capsys.readouterr().out.rstrip().splitlines()[-1]
     assert code == 0 and "not everything was judged" in last and not last.endswith(" sound")
     assert last.endswith(": reference_passes, checks_name_requirements, thresholds_outside_noise, mutation_score")
+
+
+def test_where_torch_sees_a_gpu_a_deck_problem_s_reference_runs_there(tmp_path, monkeypatch):
+    from benchtui.authoring.soundness import module_not_here, reference_backend
+
+    large = load_challenge(hard_problem(tmp_path, "kbh_large", TOO_LARGE))
+    assert reference_backend(large) == "cpu" and "2.0 GiB" in (module_not_here(large) or "")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    # the CPU's size rule is not the GPU's: the suite runs it with --backend cuda
+    assert reference_backend(large) == "cuda" and module_not_here(large) is None
+    # a challenge of one's own (not a deck's) runs on the CPU, as before
+    assert reference_backend(load_challenge(REPO / "challenges" / "top_p")) == "cpu"
