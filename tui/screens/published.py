@@ -238,3 +238,4 @@ class PublishedScreen(GuardedScreen):
 
     def on_published_screen_detail_loaded(self, message: DetailLoaded) -> None:
         self.query_one("#published-detail", Static).update(detail_text(message.row, message.published))
+        self.query_one("#published-detail-pane").scroll_home(animate=False)  # a new row's detail from its top
