@@ -13,17 +13,19 @@
   as unknown);
 - beside the verdict, the suite's mutation score on the reference: an audit
   of the reference alone (``reference_mutation_score``, sandboxed like every
-  audit), a figure that never makes a plugin unsound.
+  audit), a figure that never fails a plugin.
 
 The reference runs as the answer through ``engine.verify.local`` (no
 sandbox): it and the suite are the author's own trusted code. A CUDA
 challenge's reference is the checker's oracle, not an answer that nvcc
-builds: the items that rest on running it are reported as not judged.
+builds, and an imported deck problem's reference that ``benchtui run`` would
+not run on this CPU is not run either: the items that rest on running it are
+reported as not judged. A plugin is called sound only when every item was
+judged and none failed, the mutation score measured.
 """
 from __future__ import annotations
 
 import math
-import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -55,21 +57,37 @@ class Item:
 class Report:
     challenge: str
     items: list[Item] = field(default_factory=list)
+    mutation: dict | None = None  # reference_mutation_score(): a figure beside the verdict, never a FAIL
 
     @property
-    def sound(self) -> bool:
-        return all(i.ok is not False for i in self.items)
+    def failed(self) -> bool:
+        return any(i.ok is False for i in self.items)
+
+    @property
+    def mutation_measured(self) -> bool:
+        return bool(self.mutation) and "mutants" in (self.mutation or {})
 
     @property
     def not_judged(self) -> list[str]:
-        return [i.name for i in self.items if i.ok is None]
+        """Every item left unjudged here, the mutation score among them when it was not measured."""
+        return [i.name for i in self.items if i.ok is None] + ([] if self.mutation_measured else ["mutation_score"])
 
-    mutation: dict | None = None  # reference_mutation_score(): a figure beside the verdict, never part of it
+    @property
+    def sound(self) -> bool:
+        """Nothing failed and everything was judged: a plugin checked in part is not called sound."""
+        return not self.failed and not self.not_judged
+
+    def verdict(self) -> str:
+        if self.failed:
+            return "not sound: see FAIL above"
+        if self.not_judged:
+            return f"no item failed, but not everything was judged (see -- above): {', '.join(self.not_judged)}"
+        return "sound"
 
     def mutation_text(self) -> str:
         m = self.mutation
         if not m:
-            return "not measured (--mutants 0)" if self.sound else NOT_SOUND_NOTE
+            return NOT_SOUND_NOTE if self.failed else "not measured (--mutants 0)"
         if m.get("score") is None:
             return m.get("note") or "no mutant of the reference survived the likely-equivalent filter"
         return (f"{m['score']:.0%} of the reference's mutants killed ({m['killed']} killed, {m['survived']} survived, "
@@ -77,8 +95,8 @@ class Report:
 
     def as_dict(self) -> dict:
         m = self.mutation or {}
-        return {"challenge": self.challenge, "sound": self.sound, "not_judged": self.not_judged,
-                "items": [i.as_dict() for i in self.items],
+        return {"challenge": self.challenge, "sound": self.sound, "failed": self.failed,
+                "not_judged": self.not_judged, "items": [i.as_dict() for i in self.items],
                 "mutation_score": m.get("score"), "mutation": m or None, "mutation_score_note": self.mutation_text()}
 
 
@@ -90,27 +108,32 @@ def module_answer(challenge: Challenge) -> tuple[str, str] | None:
     return str(m.get("answer_file", "solution.py")), str(m.get("answer_class", "Model"))
 
 
-def write_reference_answer(challenge: Challenge, answer: Path) -> None:
-    """The reference as an answer folder: ``reference.py``, or for an imported deck
-    problem its answer file holding the reference's module, with ``ModelNew = Model``
+def reference_answer_files(challenge: Challenge) -> dict[str, str]:
+    """The reference as an answer folder's files: ``reference.py``, or for an imported
+    deck problem its answer file holding the reference's module, with ``ModelNew = Model``
     appended where the deck's answer class is another name (the checker's own alias
     of its own reference, not an answer's adapter)."""
+    text = challenge.reference_path.read_text(encoding="utf-8")
     module = module_answer(challenge)
     if module is None:
-        shutil.copyfile(challenge.reference_path, answer / "reference.py")
-        return
+        return {"reference.py": text}
     name, cls = module
-    text = challenge.reference_path.read_text(encoding="utf-8")
     if cls != "Model":
         text += f"\n\n# benchtui challenge check: the reference as the answer\n{cls} = Model\n"
-    (answer / name).write_text(text, encoding="utf-8")
+    return {name: text}
+
+
+def write_reference_answer(challenge: Challenge, answer: Path) -> None:
+    for name, text in reference_answer_files(challenge).items():
+        (answer / name).write_text(text, encoding="utf-8")
 
 
 def module_not_here(challenge: Challenge) -> str | None:
     """Why an imported deck problem's reference cannot be run as the answer on this
-    machine (the items resting on it are then not judged), or None."""
-    m = challenge.raw.get("module")
-    if not isinstance(m, dict):
+    machine (the items resting on it are then not judged), or None. Without a GPU it
+    is asked what ``benchtui run`` asks of every answer on the CPU (module_suite's
+    ``not_on_cpu``): a reference that fits is run, whichever deck it comes from."""
+    if not isinstance(challenge.raw.get("module"), dict):
         return None
     try:
         import torch
@@ -118,19 +141,26 @@ def module_not_here(challenge: Challenge) -> str | None:
         return "not judged: PyTorch is not installed here (pip install 'benchtui[torch]'); the reference is a torch module"
     if torch.cuda.is_available():
         return None
-    if m.get("deck") == "kernelbench-hard":
-        return ("not judged: this machine has no GPU, and a KernelBench-Hard reference is written for one (its "
-                "shapes sized for an H100, fp8 and bf16 GEMMs the CPU runs slowly or not at all); run "
-                "`challenge check` where torch sees a GPU")
-    from benchtui.verify.module.rules import CPU_CALL_BYTES, call_bytes
+    from benchtui.verify.module.suite import Spec, not_on_cpu
 
-    shapes = m.get("shapes")
-    size = call_bytes(challenge.reference_path, challenge.path / shapes if shapes else None)
-    if size is not None and size > CPU_CALL_BYTES:
-        return (f"not judged: this machine has no GPU, and one call of the reference at the deck's sizes holds "
-                f"{size / 2**30:.1f} GiB of inputs and weights (over {CPU_CALL_BYTES / 2**30:g} GiB, too large to "
-                "check on the CPU); run `challenge check` where torch sees a GPU")
+    try:
+        spec = Spec.read(challenge.path)
+    except (OSError, ValueError) as exc:  # the suite records the same as its own error when run
+        return f"not judged: this challenge's [module] table cannot be read: {exc}"
+    why = not_on_cpu(challenge.path, spec, reference_answer_files(challenge))
+    if why:
+        return f"not judged: the reference as the answer {why}; run `challenge check` where torch sees a GPU"
     return None
+
+
+def reference_backend(challenge: Challenge) -> str:
+    """Where the reference runs as the answer: an imported deck problem on the GPU
+    where torch sees one (its shapes are sized for one), everything else on the CPU."""
+    if module_answer(challenge) is None:
+        return "cpu"
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def run_reference(challenge: Challenge, seed: int) -> dict:
@@ -143,7 +173,7 @@ def run_reference(challenge: Challenge, seed: int) -> dict:
         answer.mkdir()
         write_reference_answer(challenge, answer)
         return run_local(challenge.path.name, answer, model="reference", seed=seed,
-                         challenges_dir=challenge.path.parent, copy=False)
+                         backend=reference_backend(challenge), challenges_dir=challenge.path.parent, copy=False)
 
 
 def check_files(challenge: Challenge) -> Item:

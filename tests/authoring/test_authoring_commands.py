@@ -53,21 +53,25 @@ def test_new_scaffolds_a_plugin_that_check_proves_sound(capsys, wb):
     assert files_reaching_past_api(folder) == []
     assert "from benchtui.api import" in (folder / "conformance.py").read_text()
     code, report = check_json(capsys, wb, "my_task")
-    assert code == 0 and report["sound"], report
+    assert code == 0 and not report["failed"], report
     got = items(report)
     assert set(got) == {"files", "reference_passes", "checks_name_requirements", "requirements_quote_prompt",
                         "thresholds_outside_noise", "prompt_version"}
     assert got["checks_name_requirements"]["details"]["checks"] == {
         "fixed_large_inputs": ["large_inputs"], "random_cases": ["softmax_rows"]}
     # The suite's strength on its own reference: a real audit (sandboxed), a figure beside the verdict.
+    # Sound only with it measured: a check judged in part is not called sound.
     m = report["mutation"]
     if m.get("score") is None:
         assert "not measured" in report["mutation_score_note"], report
+        assert not report["sound"] and report["not_judged"] == ["mutation_score"], report
     else:
         assert 0.0 <= m["score"] <= 1.0 and m["killed"] + m["survived"] + m["equivalent"] == m["mutants"] > 0, m
-    # The text form says the same; --mutants 0 leaves the audit out and says so.
+        assert report["sound"] and report["not_judged"] == [], report
+    # The text form says the same; --mutants 0 leaves the audit out and names it not judged.
     code, out, _ = cli(capsys, "--workbench", str(wb), "challenge", "check", "my_task", "--seeds", "1", "--mutants", "0")
-    assert code == 0 and out.rstrip().endswith("sound") and "mutation_score" in out and "--mutants 0" in out
+    last = out.rstrip().splitlines()[-1]
+    assert code == 0 and "--mutants 0" in out and "not everything was judged" in last and last.endswith(": mutation_score")
 
 
 def test_new_refuses_a_bad_id_and_an_existing_folder(capsys, wb):
@@ -260,8 +264,8 @@ def test_a_cuda_challenge_is_checked_as_far_as_this_machine_can(capsys, wb):
     shutil.copytree(REPO / "challenges" / "fuse", wb / "challenges" / "fuse")
     code, report = check_json(capsys, wb, "fuse", "--mutants", "0")
     got = items(report)
-    assert code == 0 and report["sound"] and report["not_judged"] == [
-        "reference_passes", "checks_name_requirements", "thresholds_outside_noise"]
+    assert code == 0 and not report["failed"] and not report["sound"] and report["not_judged"] == [
+        "reference_passes", "checks_name_requirements", "thresholds_outside_noise", "mutation_score"]
     assert got["reference_passes"]["ok"] is None and "not an answer nvcc builds" in got["reference_passes"]["message"]
     assert got["requirements_quote_prompt"]["ok"] and got["prompt_version"]["ok"]
 

@@ -1,9 +1,15 @@
 """A deck's published results beside benchtui's verdicts (`benchtui import`):
-the agreement per problem, then one row per published run (the deck's verdict
-and peak_fraction, benchtui's, whether they agree, the annotations' verdicts)
+the agreement per problem, then one row per published run (the deck's verdict,
+benchtui's, whether they agree, the annotations' verdicts, both peak_fractions)
 and, below, the highlighted run in full: both reasons, the published figures
 per shape and each annotation with its quotes. Opened from the matrix (every
-answer) or from an answer (that answer alone)."""
+answer) or from an answer (that answer alone).
+
+Three panes share the height (app.tcss): the summary (a quarter at most), the
+table (the rest) and the detail (a fixed share the user moves with + and -),
+each scrolling on its own and reached with tab, so all of it is in reach at
+80x24. Model and challenge names are cut in the middle to the width left
+beside the verdict columns, so those stay in view at 80 columns."""
 from __future__ import annotations
 
 from benchtui.tui.glyphs import verdict_text
@@ -19,6 +25,19 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 AGREEMENT_STYLE = {"agree": "green", "disagree": "bold red"}
+COLUMNS = ("model", "challenge", "deck", "benchtui", "agreement", "annotation", "deck pf", "pf")
+ANNOTATION_CELLS = 20  # the annotations' verdicts, cut past this (the detail lists each in full)
+NAME_CELLS = (14, 40)  # the fewest and most cells a model or challenge name is given
+# the detail pane's share of the screen's height (percent): its default, and how far + and - move it
+DETAIL_SHARE, DETAIL_STEP, DETAIL_RANGE = 40, 10, (20, 70)
+
+
+def fit(name: str, width: int) -> str:
+    """``name`` in at most ``width`` cells, cut in the middle: both ends tell names apart."""
+    if len(name) <= width:
+        return name
+    head = width // 2
+    return name[:head] + "…" + name[len(name) - (width - 1 - head):]
 
 
 def _pf(value) -> str:
@@ -77,9 +96,37 @@ def detail_text(row: dict, published: list[dict]) -> Text:
     return text
 
 
+def row_cells(r: dict) -> list:
+    """One row's cells in COLUMNS order, model and challenge as plain text (cut to fit later)."""
+    notes = ", ".join(a["verdict"] for a in r["annotations"]) or "—"
+    return [r["model"] or "(no answer)", r["challenge"], r["deck_verdict"] or "—",
+            verdict_text(r["verdict"]) if r["verdict"] else Text("not run", style="dim"),
+            Text(r["agreement"], style=AGREEMENT_STYLE.get(r["agreement"], "dim")),
+            Text(notes if len(notes) <= ANNOTATION_CELLS else notes[:ANNOTATION_CELLS - 1] + "…", style="bold red" if any(a["verdict"] != "clean" for a in r["annotations"]) else ""),
+            _pf(r["deck_figure"]), _pf(r["figure"])]
+
+
+def name_cells(rows: list[list], width: int) -> int:
+    """The cells a model or challenge name gets in a table ``width`` wide (each column
+    padded by 2, the scrollbar 2): what every other column leaves, where that is at
+    least the fewest a name gets; else what the columns up to the annotation leave
+    (the peak_fractions are then scrolled to, and shown in the detail)."""
+    def cells(i: int) -> int:
+        return max([len(COLUMNS[i]), *(len(c.plain if isinstance(c, Text) else c) for c in (r[i] for r in rows))]) + 2
+
+    def left(last: int) -> int:
+        return (width - 2 - sum(cells(i) for i in range(2, last)) - 4) // 2
+
+    every = left(len(COLUMNS))
+    names = every if every >= NAME_CELLS[0] else left(COLUMNS.index("annotation") + 1)
+    return max(NAME_CELLS[0], min(NAME_CELLS[1], names))
+
+
 class PublishedScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="published.back"),
+        Binding("plus,equals_sign", "detail(1)", "Grow detail", id="published.detail_more"),
+        Binding("minus", "detail(-1)", "Shrink detail", id="published.detail_less"),
         Binding("ctrl+r", "reload", "Refresh", id="published.refresh", show=False),
     ]
 
@@ -97,6 +144,8 @@ class PublishedScreen(GuardedScreen):
         super().__init__()
         self.model, self.challenge = model, challenge
         self.rows: list[dict] = []
+        self.detail_share = DETAIL_SHARE
+        self._table_width = 0  # the width the table's names were last cut for
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
@@ -107,10 +156,23 @@ class PublishedScreen(GuardedScreen):
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
+        super().on_mount()
+        self.query_one("#published-detail-pane").styles.height = f"{self.detail_share}%"
         table = self.query_one("#published-table", DataTable)
-        table.add_columns("model", "challenge", "deck", "deck pf", "benchtui", "pf", "agreement", "annotation")
+        table.add_columns(*COLUMNS)
         table.focus()
         self.load()
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        if self.rows and self.app.size.width != self._table_width:
+            self.fill_table()
+
+    def action_detail(self, step: int) -> None:
+        """Move the split between the table and the detail pane."""
+        low, high = DETAIL_RANGE
+        self.detail_share = max(low, min(high, self.detail_share + step * DETAIL_STEP))
+        self.query_one("#published-detail-pane").styles.height = f"{self.detail_share}%"
 
     def action_reload(self) -> None:
         self.load()
@@ -139,20 +201,25 @@ class PublishedScreen(GuardedScreen):
             return
         summary.update(summary_text(data))
         self.rows = [r for r in data["answers"] if self.model is None or r["model"] == self.model]
-        table = self.query_one("#published-table", DataTable)
-        table.clear()
-        for i, r in enumerate(self.rows):
-            notes = ", ".join(a["verdict"] for a in r["annotations"]) or "—"
-            table.add_row(r["model"] or "(no answer)", r["challenge"], r["deck_verdict"] or "—", _pf(r["deck_figure"]),
-                          verdict_text(r["verdict"]) if r["verdict"] else Text("not run", style="dim"), _pf(r["figure"]),
-                          Text(r["agreement"], style=AGREEMENT_STYLE.get(r["agreement"], "dim")),
-                          Text(notes, style="bold red" if any(a["verdict"] != "clean" for a in r["annotations"]) else ""),
-                          key=str(i))
+        self.fill_table()
         if self.model is not None and not self.rows:
             self.query_one("#published-detail", Static).update(
                 f"{self.model} / {self.challenge}: no published result of the imported decks")
         elif self.rows:
             self.show_detail(self.rows[0])
+
+    def fill_table(self) -> None:
+        """The rows, their names cut to the screen's width; the cursor stays on its row."""
+        table = self.query_one("#published-table", DataTable)
+        cursor = table.cursor_row
+        cells = [row_cells(r) for r in self.rows]
+        self._table_width = self.app.size.width
+        width = name_cells(cells, self._table_width)
+        table.clear()
+        for i, row in enumerate(cells):
+            table.add_row(fit(row[0], width), fit(row[1], width), *row[2:], key=str(i))
+        if self.rows:
+            table.move_cursor(row=min(cursor, len(self.rows) - 1))
 
     @on(DataTable.RowHighlighted, "#published-table")
     def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -171,3 +238,4 @@ class PublishedScreen(GuardedScreen):
 
     def on_published_screen_detail_loaded(self, message: DetailLoaded) -> None:
         self.query_one("#published-detail", Static).update(detail_text(message.row, message.published))
+        self.query_one("#published-detail-pane").scroll_home(animate=False)  # a new row's detail from its top

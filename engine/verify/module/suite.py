@@ -163,20 +163,26 @@ def run(suite) -> None:
                    requires=spec.skipped())
         return
     if suite.backend != "cuda":
-        needs = R.gpu_needs(files)
-        if needs:
-            suite.skip("module", f"needs an NVIDIA GPU, and this run is on the CPU: {needs[0]}"
-                                 + (f" (and {len(needs) - 1} more)" if len(needs) > 1 else "")
-                                 + "; run it with --backend cuda on a machine with one", requires=spec.skipped())
-            return
-        size = R.call_bytes(Path(suite.challenge_dir) / spec.reference,
-                            Path(suite.challenge_dir) / spec.shapes if spec.shapes else None)
-        if size is not None and size > R.CPU_CALL_BYTES:
-            suite.skip("module", f"one call at the deck's sizes holds {size / 2**30:.1f} GiB of inputs and weights, "
-                                 f"over the {R.CPU_CALL_BYTES / 2**30:g} GiB this harness runs on the CPU; run it with "
-                                 "--backend cuda on a machine with a GPU", requires=spec.skipped())
+        why = not_on_cpu(Path(suite.challenge_dir), spec, files)
+        if why:
+            suite.skip("module", f"{why}; run it with --backend cuda on a machine with a GPU", requires=spec.skipped())
             return
     ModuleRun(suite, spec, files, deck_forbidden).run()
+
+
+def not_on_cpu(challenge_dir: Path, spec: Spec, files: dict[str, str]) -> str | None:
+    """Why this answer to this problem is not run on the CPU, or None where it fits:
+    its code needs an NVIDIA GPU, or one call at the deck's sizes holds more than
+    ``CPU_CALL_BYTES``. ``challenge check`` asks the same of the reference."""
+    needs = R.gpu_needs(files)
+    if needs:
+        return (f"needs an NVIDIA GPU, and this run is on the CPU: {needs[0]}"
+                + (f" (and {len(needs) - 1} more)" if len(needs) > 1 else ""))
+    size = R.call_bytes(challenge_dir / spec.reference, challenge_dir / spec.shapes if spec.shapes else None)
+    if size is not None and size > R.CPU_CALL_BYTES:
+        return (f"one call at the deck's sizes holds {size / 2**30:.1f} GiB of inputs and weights, "
+                f"over the {R.CPU_CALL_BYTES / 2**30:g} GiB this harness runs on the CPU")
+    return None
 
 
 def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> list[str]:
