@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import math
 
-from benchtui.challenges.prompts import prompt_sha256
+from benchtui.challenges.prompts import prompt_sha256, prompt_versions
 from benchtui.decks.model import Deck, Problem
+from benchtui.store import decks_sql
 
 CONFORMANCE = ('"""Hidden checks for an imported deck problem: the module harness (docs/decks.md)."""\n'
                "from benchtui.api import run_module_suite as run  # noqa: F401\n")
@@ -144,3 +145,21 @@ def challenge_files(deck: Deck, problem: Problem) -> dict[str, bytes]:
         "ADAPTER.md": adapter_md(deck, problem).encode("utf-8"),
     })
     return files
+
+
+def imported_prompt(store, challenge, model: str) -> tuple[str, str, str, str] | None:
+    """(version, sha256, source, what the run says) of an answer the store records as
+    imported from a deck, whose challenge declares the deck's prompt version: the deck
+    gave every run its problem's PROMPT.txt, which the import wrote as the challenge's
+    PROMPT.md (prompt version ``deck``). None for any other answer."""
+    spec = prompt_versions(challenge).get(PROMPT_VERSION)
+    if not spec or not spec["sha256"] or "deck_results" not in store.table_names():
+        return None
+    runs = [r for r in decks_sql.answer_results(store, model, challenge.id) if r.get("has_answer")]
+    if not runs:
+        return None
+    run = runs[0]
+    source = f"the {run['deck']} import, run {run['run_id']}"
+    said = (f"the import records it as {run['deck']}'s run {run['run_id']}, whose prompt was the problem's "
+            f"PROMPT.txt: prompt version {PROMPT_VERSION}, the challenge's PROMPT.md")
+    return PROMPT_VERSION, spec["sha256"][0], source, said

@@ -169,6 +169,8 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
+        if not run or run["verdict"] not in PASSING:  # a run stored before figures were kept to right answers
+            figure = None
         why = not_judged(run["verdict"], run.get("message"), ran_out.get(run["id"])) if run else None
         if run and run["verdict"] in PASSING:
             reason = None

@@ -26,7 +26,7 @@ import yaml
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 from benchtui.challenges.coverage import words
-from benchtui.decks import pyread
+from benchtui.decks import index_rule, pyread
 from benchtui.decks.model import (
     CHALLENGE_ID_MAX,
     KERNELBENCH_HARD,
@@ -155,6 +155,12 @@ def read_problem(deck: Deck, folder: Path, order: int, seeds_default, tolerance_
     module["tolerance"] = {str(k).removeprefix("torch."): _tolerance_value(v) for k, v in (meta.get("tolerance") or {}).items()}
     if tolerance_defaults:
         module["default_tolerance"] = tolerance_defaults
+    indices = index_rule.read(check)
+    if indices:
+        module["indices"] = indices
+    elif index_rule.gathers(check):
+        deck.notes.append(f"{where}: check.py gathers the input at returned indices in a form this reader cannot "
+                          "follow; the index output is compared exactly")
     peak = peak_for(meta, hardware)
     if peak:
         module["peak"] = peak

@@ -396,20 +396,26 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
     """The answer's prompt version (engine/challenges/prompts.py), the checks that belong to
     a prompt version, and the latest scan's duplicate_file warnings for it."""
     from benchtui.challenges import prompts
+    from benchtui.decks.challenge import imported_prompt
 
     version, sha = prompts.answer_prompt(challenge, folder)
     source = prompts.PROMPT_FILE if sha else None
+    said = None
     if sha is None:  # no PROMPT.md: the prompt its session was given, when that is a known version
         found = prompts.version_of_texts(challenge, first_user_messages(store, folder, model, challenge.id))
         if found:
             version, sha, source = found
+    if sha is None:  # an answer imported from a deck: the deck's prompt, by the import's record
+        found_deck = imported_prompt(store, challenge, model)
+        if found_deck:
+            version, sha, source, said = found_deck
     duplicates = {}
     last = store.get_meta("last_scan_id")
     if last:
         for w in answers_sql.scan_warnings_of(store, int(last), model, challenge.id, kind="duplicate_file"):
             rel = (w["path"] or "").split("/", 2)[-1]
             duplicates[rel] = w["detail"]
-    return {"prompt_version": version, "prompt_sha256": sha, "prompt_source": source,
+    return {"prompt_version": version, "prompt_sha256": sha, "prompt_source": source, "prompt_said": said,
             "version_checks": prompts.version_checks(challenge),
             "thresholds": prompts.version_thresholds(challenge, version), "duplicates": duplicates}
 
@@ -439,11 +445,11 @@ def prompt_check(prompt: dict | None) -> dict | None:
     from benchtui.challenges.prompts import PROMPT_FILE
 
     source = (prompt or {}).get("prompt_source")
-    if not source or source == PROMPT_FILE:
+    if prompt is None or not source or source == PROMPT_FILE:
         return None
     return {"name": "prompt", "verdict": "info", "value": prompt["prompt_version"], "threshold": None,
             "message": f"judged against prompt version {prompt['prompt_version']}: the folder has no PROMPT.md; "
-                       f"{source} is that version's prompt",
+                       + (prompt.get("prompt_said") or f"{source} is that version's prompt"),
             "details": {"source": source, "sha256": prompt.get("prompt_sha256")}}
 
 

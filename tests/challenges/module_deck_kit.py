@@ -263,6 +263,17 @@ _host.output = _slow_output
                   "        super().__init__()\n        self.N = N\n\n    def forward(self, x):\n"
                   "        return torch.zeros(x.shape[0], self.N, dtype=torch.bfloat16)\n",
     "import_error": "import torch\nraise RuntimeError('no kernel here')\n",
+    # fills its output once and returns that buffer on every call after, never written again
+    "stale_buffer": _HEAD + """        self._out = None
+
+    def forward(self, x):
+        if self._out is None:
+""" + _BODY.replace("        y =", "            y =").replace("        return (", "            self._out = (")
+    + "        return self._out\n",
+    # right at the first shape (M = 8), zeros at the second (M = 3)
+    "wrong_at_shape1": HARD_RIGHT.replace("    def forward(self, x):\n", "    def forward(self, x):\n"
+                                          "        if x.shape[0] == 3:\n"
+                                          "            return torch.zeros(3, self.weight.shape[0], dtype=torch.bfloat16)\n"),
     "slow_build": "import time\ntime.sleep(30)\n" + HARD_RIGHT,
     "triton": "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef k(x_ptr):\n    tl.load(x_ptr)\n\n\n" + HARD_RIGHT,
     "inline_cuda": "from torch.utils.cpp_extension import load_inline\n\nmod = load_inline(name='g', cpp_sources='', "
@@ -342,6 +353,137 @@ KB_ANSWERS = {
 }
 
 
+# KernelBench-Hard-shaped top-k (as its 05_topk_bitonic, small): (values, indices) with ties in
+# every row (small integers), so several index sets are right; check.py's form of the comparison:
+# the input gathered at the answer's indices against the reference's values.
+TOPK_REFERENCE = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        return torch.topk(x, self.k, dim=-1, largest=True, sorted=True)
+
+
+batch = 4
+n = 16
+k = 5
+
+
+def get_inputs():
+    return [torch.randint(0, 6, (batch, n)).float()]
+
+
+def get_init_inputs():
+    return [k]
+"""
+
+TOPK_SHAPES = 'SHAPES = [\n    {"batch": 4, "n": 16, "k": 5},\n    {"batch": 3, "n": 9, "k": 1},\n]\n'
+
+# the gather-and-compare of a top-k check.py, in the form the import reads (engine/decks/index_rule.py)
+TOPK_CHECK = """import torch
+from src.eval.correctness import check_correctness
+
+
+def main():
+    import reference
+    import solution
+    for seed in (42, 123, 456):
+        torch.manual_seed(seed)
+        inputs = reference.get_inputs()
+        ref_values, ref_indices = ref_model(*inputs)
+        sol_out = sol_model(*inputs)
+        sol_values, sol_indices = sol_out
+        ok, msg = check_correctness(ref_values.float(), sol_values.float(), dtype=torch.float32, override=tol)
+        x = inputs[0]
+        sol_idx_long = sol_indices.to(torch.int64)
+        gathered = torch.gather(x, dim=-1, index=sol_idx_long)
+        ok, msg = check_correctness(ref_values.float(), gathered.float(), dtype=torch.float32, override=tol)
+"""
+
+TOPK_TOML = """id = "{cid}"
+title = "TopK (small)"
+difficulty = "HARD"
+language = "python"
+backends = ["cuda", "cpu"]
+
+[thresholds]
+timed_calls = 3
+published_warmup = 1
+published_calls = 3
+build_timeout_s = 60
+
+[module]
+deck = "kernelbench-hard"
+deck_title = "KernelBench-Hard"
+problem = "05_topk_bitonic"
+reference = "reference.py"
+shapes = "shapes.py"
+answer_file = "solution.py"
+answer_class = "Model"
+weights = "load_state_dict"
+seeds = [42, 123, 456]
+atol = 1e-4
+rtol = 1e-4
+forbidden = []
+num_correct_trials = 3
+num_perf_trials = 30
+bytes_formula = "batch * n * 4 + batch * k * (4 + 8)"
+regime = "memory"
+precision = "fp32"
+
+[module.tolerance]
+float32 = 1e-4
+
+[module.default_tolerance]
+float32 = {{ atol = 1e-4, rtol = 1e-4 }}
+int64 = {{ atol = 0, rtol = 0 }}
+
+[module.indices]
+output = 1
+values = 0
+input = 0
+dim = -1
+dtype = "float32"
+
+[module.peak]
+hardware = "H100"
+bandwidth_gbps = 2039.0
+tflops = 51.0
+"""
+
+_TOPK_HEAD = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+"""
+
+TOPK_ANSWERS = {
+    "right": _TOPK_HEAD + "    def forward(self, x):\n        return torch.topk(x, self.k, dim=-1)\n",
+    # right values, and of equal values the one furthest right first: another tie-break than torch.topk's
+    "other_ties": _TOPK_HEAD + """    def forward(self, x):
+        n = x.shape[-1]
+        key = x.double() * (n + 1) + torch.arange(n, dtype=torch.float64)
+        idx = torch.topk(key, self.k, dim=-1).indices
+        return torch.gather(x, -1, idx), idx
+""",
+    # right values, indices one place off: the input's values there are not the values returned
+    "wrong_indices": _TOPK_HEAD + """    def forward(self, x):
+        values, idx = torch.topk(x, self.k, dim=-1)
+        return values, (idx + 1) % x.shape[-1]
+""",
+}
+
+
 def write_challenge(root: Path, cid: str, kind: str, build_timeout_s: int = 60, properties: bool = False) -> Path:
     folder = root / cid
     folder.mkdir(parents=True)
@@ -359,6 +501,10 @@ def write_challenge(root: Path, cid: str, kind: str, build_timeout_s: int = 60, 
             (folder / "deck_eval/src/eval/__init__.py").write_text("")
             (folder / "deck_eval/src/eval/property_stress.py").write_text(PROPERTY_STRESS)
         (folder / "challenge.toml").write_text(toml)
+    elif kind == "topk":
+        (folder / "reference.py").write_text(TOPK_REFERENCE)
+        (folder / "shapes.py").write_text(TOPK_SHAPES)
+        (folder / "challenge.toml").write_text(TOPK_TOML.format(cid=cid))
     else:
         (folder / "reference.py").write_text(KB_REFERENCE)
         (folder / "challenge.toml").write_text(KB_TOML.format(cid=cid))

@@ -63,6 +63,49 @@ def test_formulas_and_peaks():
     assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"torch.bfloat16": "5e-2"}) == (0.05, 0.05)  # 02_kda_cutlass's spelling
 
 
+def test_the_decks_defaults_come_from_the_challenge():
+    """KernelBench-Hard's defaults are the table the challenge holds (its correctness.py's),
+    unknown dtypes taking its float32 entry; the harness's own table only where it holds none.
+    KernelBench's tolerance is its precision's, whatever the output's dtype."""
+    defaults = {"bfloat16": {"atol": 0.5, "rtol": 0.25}, "float32": {"atol": 3e-3, "rtol": 2e-3}}
+    assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, None, None, defaults) == (0.5, 0.25)
+    assert R.tolerance(R.HARD, "int16", 1e-4, 1e-4, None, None, defaults) == (3e-3, 2e-3)
+    assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"bfloat16": 0.2}, None, defaults) == (0.2, 0.2)
+    assert R.tolerance(R.HARD, "int64", 1e-4, 1e-4, None, None, {}) == (0.0, 0.0)
+    # the case's entries over the problem's, as numeric_stress.tolerance_for_case merges them
+    assert R.tolerance(R.HARD, "bfloat16", 1e-4, 1e-4, {"bfloat16": 0.2}, {"torch.bfloat16": 0.3}) == (0.3, 0.3)
+    assert R.precision_dtype("fp32") == "float32" and R.precision_dtype("bf16") == "bfloat16"
+
+
+def test_each_decks_comparison():
+    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
+    inf = float("inf")
+    ref, out = torch.tensor([1.0, inf]), torch.tensor([1.0, inf])
+    # correctness.py fails any Inf in the answer's output; KernelBench's allclose takes Inf as close to Inf
+    assert not R.compare(ref, out, 1e-4, 1e-4, R.HARD)[0] and R.compare(ref, out, 1e-4, 1e-4, R.KB)[0]
+    assert not R.compare(torch.tensor([1.0, 2.0]), torch.tensor([1.0, 2.1]), 1e-4, 1e-4, R.KB)[0]
+    # KernelBench compares an index output as any other: allclose on the integers
+    assert R.compare(torch.tensor([3, 7]), torch.tensor([3, 7]), 1e-4, 1e-4, R.KB)[0]
+    assert not R.compare(torch.tensor([3, 7]), torch.tensor([3, 8]), 1e-4, 1e-4, R.KB)[0]
+
+
+def test_an_index_output_is_judged_by_the_values_it_gathers():
+    """Indices into rows with ties: any index of an equal value is right; an index of
+    another value is not; out of range, or (benchtui's own rule) one index twice, neither."""
+    torch = pytest.importorskip("torch", reason="the torch extra is not installed")
+    x = torch.tensor([[5.0, 1.0, 5.0, 3.0], [2.0, 2.0, 0.0, 9.0]])
+    values = torch.tensor([[5.0, 5.0], [9.0, 2.0]])
+    assert R.gathered_indices(x, values, torch.tensor([[0, 2], [3, 0]]), -1, 1e-4, 1e-4)[0]
+    assert R.gathered_indices(x, values, torch.tensor([[2, 0], [3, 1]]), -1, 1e-4, 1e-4)[0]  # ties broken the other way
+    ok, msg = R.gathered_indices(x, values, torch.tensor([[0, 3], [3, 1]]), -1, 1e-4, 1e-4)
+    assert not ok and msg.startswith("the input's values at the returned indices: 1/4 elements beyond")
+    ok, msg = R.gathered_indices(x, values, torch.tensor([[0, 4], [3, 1]]), -1, 1e-4, 1e-4)
+    assert not ok and msg == "indices out of range [0, 4] for a dimension of 4"
+    twice = torch.tensor([[0, 0], [3, 1]])
+    assert R.gathered_indices(x, values, twice, -1, 1e-4, 1e-4)[0]  # the deck's check.py lets it through
+    assert R.gathered_indices(x, values, twice, -1, 1e-4, 1e-4, distinct=True) == (False, "1 row(s) name an index twice")
+
+
 def test_kernelbench_trial_seeds_as_its_eval_draws_them():
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
     torch.manual_seed(42)

@@ -217,3 +217,33 @@ def test_a_problem_too_large_for_the_cpu_is_skipped_with_its_size(tmp_path):
     c = by_name(r)["module"]
     assert r["verdict"] == "skipped" and c["verdict"] == "skipped"
     assert "4.0 GiB of inputs and weights" in c["message"] and "--backend cuda" in c["message"]
+
+
+def test_the_as_published_procedure_says_what_ran_on_this_device(decks):
+    """On the CPU the deck's loop has no L2 to flush and no CUDA event: each call is
+    timed by the answer's perf counter, and the figure says so."""
+    t = by_name(decks("hard", "right"))["time:shape0"]["details"]
+    assert "perf_counter" in t["as_published_procedure"] and "no L2 flush" in t["as_published_procedure"]
+    assert "CUDA events" not in t["as_published_procedure"] and "L2 flushed" not in t["as_published_procedure"]
+
+
+@pytest.mark.parametrize("answer, failed", [("wrong_at_shape1", "deck_seeds:shape1"), ("hidden_forbidden", "forbidden_ops")])
+def test_a_failing_answer_gets_no_figures(decks, answer, failed):
+    """Right at its first shape and wrong at its second, or right but forbidden: no
+    time and no peak_fraction, not even the first shape's."""
+    r = decks("hard", answer)
+    checks = by_name(r)
+    assert r["verdict"] in ("fail", "forbidden") and checks[failed]["verdict"] in ("fail", "forbidden")
+    assert not [name for name in checks if name.startswith("time:")]
+    p = checks["peak_fraction"]
+    assert p["verdict"] == "info" and p["value"] is None
+    assert p["message"].startswith(f"not computed: the answer fails ({failed}:")
+
+
+def test_an_output_equal_to_an_earlier_one_is_named_by_what_was_seen(decks):
+    """A buffer filled once and returned again holds the first call's values: the check
+    says the output equals an earlier call's, not that the answer memoises."""
+    c = by_name(decks("hard", "stale_buffer"))["deck_seeds:shape0"]
+    assert c["verdict"] == "fail" and c["details"]["requirement"] == "fresh_result"
+    assert "the output equals an earlier call's right output, for other inputs (on new input pages)" in c["message"]
+    assert "memoi" not in c["message"]

@@ -315,8 +315,11 @@ class ModuleHost:
 
 
 def _leaves(out: Any, depth: int = 0) -> list:
-    if depth < 4 and type(out) in (list, tuple):
-        return [leaf for item in out for leaf in _leaves(item, depth + 1)]
+    """The tensors of a forward's result: a tuple or list (a named one too, as torch.topk
+    returns; the decks accept any) read by the base type's own slicing, whatever its class says."""
+    if depth < 4 and isinstance(out, (list, tuple)):
+        items = list.__getitem__(out, slice(None)) if isinstance(out, list) else tuple.__getitem__(out, slice(None))
+        return [leaf for item in items for leaf in _leaves(item, depth + 1)]
     return [out]
 
 

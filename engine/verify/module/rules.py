@@ -232,47 +232,109 @@ def gpu_needs(files: dict[str, str]) -> list[str]:
 # -- tolerance and comparison ---------------------------------------------------------------
 
 def tolerance(deck: str, dtype: str, atol: float, rtol: float, table: dict | None = None,
-              case: dict | None = None) -> tuple[float, float]:
-    """(atol, rtol) for an output dtype: the stress case's, else the problem's
-    per-dtype override, else the deck's default."""
-    for source in (case, table):
-        if not source:
-            continue
-        v = source.get(dtype, source.get(f"torch.{dtype}"))  # both spellings, as the deck reads them
-        if v is not None:
-            if isinstance(v, dict):
-                return float(v.get("atol", 0)), float(v.get("rtol", 0))
-            return float(v), float(v)
+              case: dict | None = None, defaults: dict | None = None) -> tuple[float, float]:
+    """(atol, rtol) for ``dtype`` as the deck looks it up: the stress case's,
+    else the problem's per-dtype override, else the deck's default. KernelBench-Hard's
+    default is the table the challenge holds (``[module.default_tolerance]``, its
+    correctness.py's), else the one this harness knew when the challenge holds none;
+    an unknown dtype gets the float32 entry. KernelBench's is ``atol``/``rtol``, and
+    ``dtype`` is the problem's precision (its eval looks the tolerance up by precision,
+    whatever an output's dtype)."""
+    v = _entry({**(table or {}), **(case or {})}, dtype)  # the case's entries over the problem's, as merged there
+    if v is not None:
+        return v
     if deck == HARD:
-        return HARD_TOLERANCE.get(dtype, HARD_TOLERANCE["float32"])
+        for source in (defaults, HARD_TOLERANCE):
+            v = _entry(source or {}, dtype) or _entry(source or {}, "float32")
+            if v is not None:
+                return v
     return float(atol), float(rtol)
 
 
-def compare(ref, out, atol: float, rtol: float) -> tuple[bool, str]:
-    """The decks' comparison (shape, NaN/Inf, exact for zero tolerance, else
-    allclose in float32), with the worst element named."""
+def _entry(source: dict, dtype: str) -> tuple[float, float] | None:
+    """One dtype's entry of a tolerance table: a number (atol = rtol) or {atol, rtol} (a missing
+    one is 0), under either spelling of the dtype, as the deck reads them."""
+    v = source.get(f"torch.{dtype}", source.get(dtype))
+    if v is None:
+        return None
+    if isinstance(v, dict):
+        return float(v.get("atol", 0)), float(v.get("rtol", 0))
+    if isinstance(v, (tuple, list)):
+        return float(v[0]), float(v[1])
+    return float(v), float(v)
+
+
+def precision_dtype(precision: str) -> str:
+    """The dtype name of a KernelBench precision (``fp32`` -> float32), which its eval
+    looks the tolerance up by."""
+    return {"fp16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16"}.get(
+        (precision or "").lower(), "float32")
+
+
+def compare(ref, out, atol: float, rtol: float, deck: str = HARD) -> tuple[bool, str]:
+    """One output against the reference's, as the deck compares it, with the worst
+    element named. KernelBench-Hard (its correctness.py): shape, any NaN or Inf in the
+    answer's output fails, exact for zero tolerance, else allclose in float32.
+    KernelBench (its eval): ``torch.allclose`` on the outputs as they are (NaN never
+    close; Inf close only to the same Inf)."""
     import torch
 
     if tuple(ref.shape) != tuple(out.shape):
         return False, f"shape {tuple(out.shape)}, expected {tuple(ref.shape)}"
+    if deck == KB:
+        if torch.allclose(ref, out.to(ref.dtype), atol=atol, rtol=rtol):
+            return True, f"within atol={atol:g} rtol={rtol:g}"
+        return False, _worst(ref.double(), out.double(), atol, rtol)
     if out.is_floating_point() or out.is_complex():
         if torch.isnan(out.float()).any():
             return False, "output contains NaN"
-        if torch.isinf(out.float()).any() and not torch.isinf(ref.float()).any():
+        if torch.isinf(out.float()).any():
             return False, "output contains Inf"
     if atol == 0 and rtol == 0:
-        if torch.equal(ref.to(out.dtype) if ref.dtype != out.dtype else ref, out):
+        if torch.equal(ref, out):
             return True, "exact"
         return False, f"exact match required; {int((ref != out).sum())} elements differ"
     r, o = ref.float(), out.float()
     if torch.allclose(r, o, atol=atol, rtol=rtol):
         return True, f"within atol={atol:g} rtol={rtol:g}"
-    diff = (r - o).abs()
-    bad = diff > atol + rtol * r.abs()
+    return False, _worst(r, o, atol, rtol)
+
+
+def _worst(r, o, atol: float, rtol: float) -> str:
+    import torch
+
+    diff = (r - o).abs().nan_to_num(nan=float("inf"))
+    bad = ~torch.isclose(r, o, atol=atol, rtol=rtol)
     worst = int(diff.argmax())
     idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(worst), diff.shape))
-    return False, (f"{int(bad.sum())}/{diff.numel()} elements beyond atol={atol:g} rtol={rtol:g}; "
-                   f"worst at {idx}: {float(o.reshape(-1)[worst]):.6g} vs {float(r.reshape(-1)[worst]):.6g}")
+    return (f"{int(bad.sum())}/{diff.numel()} elements beyond atol={atol:g} rtol={rtol:g}; "
+            f"worst at {idx}: {float(o.reshape(-1)[worst]):.6g} vs {float(r.reshape(-1)[worst]):.6g}")
+
+
+def gathered_indices(x, ref_values, indices, dim: int, atol: float, rtol: float, deck: str = HARD,
+                     distinct: bool = False) -> tuple[bool, str]:
+    """An index output compared as KernelBench-Hard's check.py compares one (its top-k):
+    the indices in range along ``dim`` of the input ``x``, then ``x`` gathered at them
+    against the reference's values, within the tolerance; which of equal values an index
+    names (a tie broken another way) does not matter. ``distinct``: no index twice in a
+    row (the deck's property stress asks it; its check.py does not)."""
+    import torch
+
+    idx = indices.to(torch.int64)
+    size = x.shape[dim]
+    if idx.numel() and (int(idx.min()) < 0 or int(idx.max()) >= size):
+        return False, f"indices out of range [{int(idx.min())}, {int(idx.max())}] for a dimension of {size}"
+    if distinct and idx.numel():
+        rows = idx.movedim(dim, -1).reshape(-1, idx.shape[dim])
+        twice = sum(int(torch.unique(row).numel() != row.numel()) for row in rows)
+        if twice:
+            return False, f"{twice} row(s) name an index twice"
+    try:
+        gathered = torch.gather(x, dim, idx)
+    except RuntimeError as exc:
+        return False, f"the input cannot be gathered at these indices: {' '.join(str(exc).split())[:160]}"
+    ok, msg = compare(ref_values.float(), gathered.float(), atol, rtol, deck)
+    return ok, msg if ok else f"the input's values at the returned indices: {msg}"
 
 
 def kernelbench_trial_seeds(seed: int, trials: int) -> list[int]:

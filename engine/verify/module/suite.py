@@ -10,7 +10,9 @@ its own copy of every input.
 
 Verdicts as the deck defines them, and harder:
 
-- the deck's shapes, seeds, numeric stress cases, tolerance and weights
+- the deck's shapes, seeds, numeric stress cases, tolerances (read from the
+  challenge), comparison (an index output judged by the input's values it
+  gathers, where check.py does so) and weights
   (``load_state_dict(strict=True)`` or seeded construction) reproduced; an
   ``info`` check says whether the deck's own check.py rule alone would pass;
 - fresh secret seeds beside the deck's (128 bits, every bit seeding torch's
@@ -90,6 +92,10 @@ class Spec:
     shapes: str | None = None
     stress: list[dict] = field(default_factory=list)
     property_stress: dict = field(default_factory=dict)  # the deck's generated cases (module_property.py)
+    default_tolerance: dict = field(default_factory=dict)  # the deck's per-dtype defaults, {dtype: {atol, rtol}}
+    # an index output compared as the deck's check.py compares it (engine/decks/index_rule.py):
+    # {output, values, input, dim, dtype}; none: every output compared by value
+    indices: dict = field(default_factory=dict)
     deck_title: str = ""
     declared: frozenset = frozenset()  # the ids of the challenge's [requirements]
 
@@ -102,6 +108,12 @@ class Spec:
         if not self.declared or role in self.declared:
             return (role,)
         return self.requires(CORRECT)
+
+    def tol(self, dtype: str, case: dict | None = None) -> tuple[float, float]:
+        """(atol, rtol) for an output of ``dtype`` as the deck looks it up, from this
+        challenge's tables (KernelBench: by the problem's precision)."""
+        key = R.precision_dtype(self.precision) if self.deck == R.KB else dtype
+        return R.tolerance(self.deck, key, self.atol, self.rtol, self.tolerance, case, self.default_tolerance)
 
     def skipped(self) -> tuple[str, ...]:
         """What a check standing for the whole module run (skipped here) names."""
@@ -130,6 +142,7 @@ class Spec:
             peak=dict(m.get("peak", {})), reference=str(m.get("reference", "reference.py")),
             shapes=m.get("shapes"), stress=list(m.get("stress", [])), deck_title=str(m.get("deck_title", "")),
             property_stress=dict(m.get("property_stress") or {}),
+            default_tolerance=dict(m.get("default_tolerance") or {}), indices=_index_rule(m.get("indices")),
             declared=frozenset(str(k) for k in (data.get("requirements") or {})),
         )
 
@@ -222,7 +235,8 @@ class ModuleRun:
         self.deck_failure = ""
         # per figure, shape -> value (None where the shape has no resolved figure)
         self.fractions: dict[str, dict] = {"deck_peak": {}, "device_peak": {}, "deck_peak_published": {}}
-        self.right_outputs: set[str] = set()  # fingerprints of right outputs, to name a memoised one
+        self.right_outputs: set[str] = set()  # fingerprints of right outputs, to name a stale one
+        self.time_figures: list[tuple[str, dict]] = []  # each shape's time check, recorded once the answer is right
 
     # -- the whole run ----------------------------------------------------------------
     def run(self) -> None:
@@ -355,7 +369,7 @@ class ModuleRun:
             right = module_property.check(self, ref, index, label) and right
         if index == 0:
             self.op_trace(ref, label)
-        if right:  # a wrong answer's time is no figure
+        if right and not self.failing():  # a wrong answer's time is no figure
             self.timing(ref, index, label, shape or {})
         return True
 
@@ -527,21 +541,21 @@ class ModuleRun:
             for tensor, original in backups:
                 with torch.no_grad():
                     tensor.copy_(original)
-        return self.judge(expected, got, record, case, deck)
+        return self.judge(scaled, expected, got, record, case, deck)
 
     def expect(self, inputs: list):
         torch = self.torch
         with torch.no_grad():
             return self.ref_model(*[x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs])
 
-    def judge(self, expected, got, record: dict, case: dict, deck: bool) -> float:
+    def judge(self, inputs: list, expected, got, record: dict, case: dict, deck: bool) -> float:
         """Verify one cycle's reply; returns the answer's own ms (its word, a figure only)."""
         staged, own, out, reported = _cycle_reply(got)
         seen = self.changed_pages(record) if self.answer_device == "cpu" else []
         last = record.get("staged") if record["reused"] else None
         record["staged"] = staged
         same_reported = last is not None and last == staged
-        self.verify(expected, out, case, deck, reused=record["reused"], same_reported=same_reported)
+        self.verify(inputs, expected, out, case, deck, reused=record["reused"], same_reported=same_reported)
         if seen:
             raise CallFailed("inputs_unchanged", f"the answer changed input(s) {seen} in place (read by the checker "
                                                  "from the pages it wrote them into)")
@@ -551,7 +565,7 @@ class ModuleRun:
                                                                          if self.answer_device == "cuda" else "") + ")")
         return own
 
-    def verify(self, expected, out: dict, case: dict, deck: bool, reused: bool = False,
+    def verify(self, inputs: list, expected, out: dict, case: dict, deck: bool, reused: bool = False,
                same_reported: bool = False) -> None:
         """Judge one call's output on what this side decoded: count, shapes and
         dtypes read from the reply's plain fields and checked against the
@@ -579,16 +593,14 @@ class ModuleRun:
             announced.append(name)
         got = [T.decode(v) for v in values]
         # the deck's rule on these values first (its figure), then benchtui's
-        for w, g in zip(want, got):
-            atol, rtol = R.tolerance(spec.deck, T.dtype_name(w.dtype), spec.atol, spec.rtol, spec.tolerance,
-                                     case.get("tolerance"))
+        for i, (w, g) in enumerate(zip(want, got)):
             if spec.deck == R.KB and g.dtype != w.dtype:
                 ok_deck, msg_deck = False, f"dtype {T.dtype_name(g.dtype)} (allclose refuses mixed dtypes)"
             else:
-                ok_deck, msg_deck = R.compare(w.detach().cpu(), g, atol, rtol)
+                ok_deck, msg_deck = self.compare_output(i, inputs, want, g, case, deck_rule=True)
             if not ok_deck:
                 self._deck_fail_if(deck, msg_deck)
-        for w, g, f in zip(want, got, facts):
+        for i, (w, g, f) in enumerate(zip(want, got, facts)):
             # the dtype is the one this side decoded the bytes as, never the answer's word
             if g.dtype != w.dtype:
                 raise CallFailed("output_dtype", f"output dtype {T.dtype_name(g.dtype)}, the reference's is "
@@ -602,21 +614,44 @@ class ModuleRun:
             if type(f) is dict and f.get("device") not in (None, self.answer_device):
                 raise CallFailed("output_device", f"output on {str(f.get('device'))[:40]}, expected "
                                                   f"{self.answer_device} (as the answer's process reports it)")
-            atol, rtol = R.tolerance(spec.deck, T.dtype_name(g.dtype), spec.atol, spec.rtol, spec.tolerance,
-                                     case.get("tolerance"))
-            ok, msg = R.compare(w.detach().cpu(), g, atol, rtol)
+            ok, msg = self.compare_output(i, inputs, want, g, case, deck_rule=False)
             if not ok:
                 if _fingerprint(g) in self.right_outputs:
+                    # what was seen, not why: the bytes equal a right output of an earlier call
                     if reused:
                         how = (" (the checker wrote these inputs into the pages the previous call read; the answer's "
                                "process reports " + ("the same pointers and versions)" if same_reported
                                                      else "other pointers or versions)"))
                     else:
-                        how = " (new input pages, perhaps at a freed one's address)"
-                    raise CallFailed("fresh_result", "returned an earlier call's output for other inputs" + how
-                                     + ": a result memoised on the inputs; " + msg)
+                        how = " (on new input pages)"
+                    raise CallFailed("fresh_result", "the output equals an earlier call's right output, for other "
+                                                     "inputs" + how + "; " + msg)
                 raise CallFailed("output_values", msg)
         self.right_outputs.update(_fingerprint(g) for g in got)
+
+    def compare_output(self, i: int, inputs: list, want: list, g, case: dict, deck_rule: bool) -> tuple[bool, str]:
+        """Output ``i`` against the reference's, as the deck compares it: by value at the
+        tolerance of its dtype, or, for the index output the deck's check.py gathers, by the
+        input's values at the returned indices (any tie-break passes). benchtui's own
+        verdict (``deck_rule`` False) also refuses an index named twice in a row."""
+        from benchtui.verify import module_tensors as T
+
+        spec, rule = self.spec, self.spec.indices
+        w = want[i]
+        if rule and i == rule["output"] and rule["values"] < len(want) and rule["input"] < len(inputs):
+            ref_values = want[rule["values"]].detach().cpu()
+            x = inputs[rule["input"]]
+            x = x.detach().cpu() if isinstance(x, self.torch.Tensor) else x
+            atol, rtol = spec.tol(rule.get("dtype") or T.dtype_name(ref_values.dtype), case)
+            ok, msg = R.gathered_indices(x, ref_values, g, rule["dim"], atol, rtol, spec.deck, distinct=not deck_rule)
+            return ok, msg if ok or len(want) == 1 else f"output {i} (indices): {msg}"
+        atol, rtol = spec.tol(T.dtype_name(w.dtype), case)
+        ok, msg = R.compare(w.detach().cpu(), g, atol, rtol, spec.deck)
+        return ok, msg if ok or len(want) == 1 else f"output {i}: {msg}"
+
+    def failing(self):
+        """The first check so far that did not pass (an info or a skip is neither), or None."""
+        return next((c for c in self.suite.checks if c.verdict not in (None, V.PASS, V.INFO, V.SKIPPED)), None)
 
     def _deck_fail_if(self, deck: bool, message: str) -> None:
         if deck:
@@ -670,7 +705,7 @@ class ModuleRun:
             seed = self._secret("timed", index, tag, j)
             inputs = self.inputs(ref, seed)
             expected = self.expect(inputs)
-            planned.append((seed, expected, self.put(inputs, in_place=True, slot=j),
+            planned.append((seed, inputs, expected, self.put(inputs, in_place=True, slot=j),
                             self.output_limit(_as_list(expected))))
         methods = self.__dict__.setdefault("_methods", {})
         cycle = methods.setdefault("cycle", None) or self.host.cycle  # resolved before the clock starts
@@ -678,12 +713,12 @@ class ModuleRun:
         replies = []
         start = time.perf_counter()
         for j in range(calls):
-            replies.append(wire.call_plain(cycle, j, limit=planned[j][3]))
+            replies.append(wire.call_plain(cycle, j, limit=planned[j][4]))
         wall = time.perf_counter() - start
         own = []
-        for j, ((seed, expected, record, _), got) in enumerate(zip(planned, replies)):
+        for j, ((seed, inputs, expected, record, _), got) in enumerate(zip(planned, replies)):
             try:
-                own.append(self.judge(expected, got, record, {"name": "nominal"}, deck=False))
+                own.append(self.judge(inputs, expected, got, record, {"name": "nominal"}, deck=False))
             except CallFailed as exc:
                 c.details["where"] = {"shape": label, "seed": seed, "case": "nominal", "window": tag, "call": j}
                 c.fail(f"{exc.requirement}: {label}, timed window {tag} call {j} (seed {seed}): {exc}")
@@ -754,8 +789,7 @@ class ModuleRun:
                    "resolution_ms": fig["resolution_s"] * 1e3, "calls_per_window": fig["calls_per_window"],
                    "trusted": fig, "answer_side_ms": own,
                    "as_published_ms": published, "as_published_samples_ms": samples,
-                   "as_published_procedure": f"{warmup} warm-ups, {iters} calls on the same inputs, "
-                                             f"L2 flushed before each, CUDA events ({stat}); run in the answer's process",
+                   "as_published_procedure": published_procedure(self.answer_device, warmup, iters, stat),
                    "flops": flops, "bytes": nbytes, "peak_fraction_deck_peak": frac,
                    "peak_fraction_deck_peak_as_published": frac_pub, "peak_fraction_device_peak": frac_dev,
                    "deck_peak": spec.peak, "device": self.device_name, "device_read_by": "the checker's own process",
@@ -767,7 +801,8 @@ class ModuleRun:
         if gap:
             message += (f"; FLAGGED: the as-published time is {ms / published:.1f}x below the trusted one "
                         "(results memoised on unchanged inputs, CUDA-graph replay keyed on pointers, or data kept in L2)")
-        suite.info(f"time:shape{index}", value=round(ms, 6) if ms is not None else None, message=message, details=details)
+        self.time_figures.append((f"time:shape{index}", {"value": round(ms, 6) if ms is not None else None,
+                                                        "message": message, "details": details}))
 
     def summary(self, shapes: int) -> None:
         suite, spec = self.suite, self.spec
@@ -780,6 +815,14 @@ class ModuleRun:
                             + (f" ({why})" if why else "") + " (its seeds, shapes, stress cases, tolerance and text search; "
                             "not benchtui's added checks)"),
                    details={"deck": spec.deck, "problem": spec.problem})
+        failed = self.failing()
+        if failed is not None:  # a wrong answer's figures are not computed, nor are its earlier shapes' shown
+            suite.info("peak_fraction", value=None, message=(
+                f"not computed: the answer fails ({failed.name}: {failed.verdict}), and a wrong answer's figures "
+                "are not computed"), details={"failed": failed.name})
+            return
+        for name, figure in self.time_figures:
+            suite.info(name, **figure)
         fr, covered, left = {}, {}, {}
         for k, per_shape in self.fractions.items():
             fr[k], covered[k], left[k] = TT.geomean(per_shape)
@@ -798,6 +841,15 @@ class ModuleRun:
 
 
 # -- helpers ------------------------------------------------------------------------------
+
+def published_procedure(device: str, warmup: int, iters: int, stat: str) -> str:
+    """What the deck's timing loop (module_host.published_times) did on this run's device:
+    on a GPU, an L2 flush and CUDA events per call; on the CPU there is no L2 to flush and
+    no event, so each call is timed by the process's perf counter."""
+    per_call = ("L2 flushed before each, timed by CUDA events" if device == "cuda"
+                else "no L2 flush (a CPU run), each timed by time.perf_counter")
+    return f"{warmup} warm-ups, {iters} calls on the same inputs, {per_call} ({stat}); run in the answer's process"
+
 
 def _as_list(expected) -> list:
     return list(expected) if isinstance(expected, (tuple, list)) else [expected]
@@ -845,6 +897,17 @@ def _fingerprint(t) -> str:
     sample = flat[::step].contiguous()
     data = sample.view(torch.uint8).numpy().tobytes() if sample.numel() else b""
     return hashlib.sha256(f"{t.dtype}{tuple(t.shape)}".encode() + data).hexdigest()
+
+
+def _index_rule(table) -> dict:
+    """``[module.indices]`` as the harness uses it ({} where the challenge has none)."""
+    if table is None:
+        return {}
+    try:
+        rule = {k: int(table[k]) for k in ("output", "values", "input", "dim")}
+    except (KeyError, TypeError, ValueError):
+        raise ValueError("[module.indices] needs integers output, values, input and dim") from None
+    return {**rule, "dtype": str(table["dtype"]) if table.get("dtype") else None}
 
 
 def _formula(expr: str | None, names: dict) -> float | None:
