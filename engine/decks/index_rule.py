@@ -10,7 +10,7 @@ that gather and follows its names back to the positions they come from: the
 input gathered, the answer's output holding the indices (unpacked from the
 answer's result), the reference's output the gathered values are compared
 with, the dimension and the dtype whose tolerance applies. The harness reads
-them from ``[module.indices]`` (engine/verify/module_suite.py).
+them from ``[module.indices]`` (engine/verify/module/suite.py).
 """
 from __future__ import annotations
 

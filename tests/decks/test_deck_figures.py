@@ -141,7 +141,7 @@ def test_a_check_that_gathers_at_the_returned_indices_is_read_into_the_challenge
     """check.py's gather, followed back through its names: the index output is the answer's
     second (sol_indices), gathered from the first input along the last dim and compared with
     the reference's first output at float32's tolerance; the harness reads it back."""
-    from benchtui.verify.module_suite import Spec
+    from benchtui.verify.module.suite import Spec
 
     deck = Deck(KERNELBENCH_HARD, "KernelBench-Hard (H100)", str(tmp_path), "abc1234", gpu="h100")
     defaults = {"float32": {"atol": 1e-4, "rtol": 1e-4}, "int64": {"atol": 0.0, "rtol": 0.0}}

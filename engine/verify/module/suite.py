@@ -634,7 +634,7 @@ class ModuleRun:
         tolerance of its dtype, or, for the index output the deck's check.py gathers, by the
         input's values at the returned indices (any tie-break passes). benchtui's own
         verdict (``deck_rule`` False) also refuses an index named twice in a row."""
-        from benchtui.verify import module_tensors as T
+        from benchtui.verify.module import tensors as T
 
         spec, rule = self.spec, self.spec.indices
         w = want[i]
