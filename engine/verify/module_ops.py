@@ -101,6 +101,15 @@ def op_hits(ops: Iterable[str], forbidden: list[str]) -> list[tuple[str, str]]:
     return hits
 
 
+def library_calls(ops: Iterable[str], kernels: Iterable[str]) -> list[str]:
+    """The library routines among a run's ops and kernels (GEMMs, attention, convolutions),
+    named for a reader whether or not the deck forbids them: a cast to bf16 then a vendor
+    GEMM passes a deck that forbids only the FP8 one, and is worth seeing."""
+    routines = GEMM | SDPA | CONV
+    named = [op for op in sorted(set(ops)) if op.startswith("aten::") and op_base(op) in routines]
+    return named + [k for k in sorted(set(kernels)) if kernel_library(k)]
+
+
 # -- kernels on a GPU ------------------------------------------------------------------------------
 
 # kernels of the libraries torch calls, by the names their builds give them; an answer's own

@@ -713,10 +713,13 @@ class ModuleRun:
                                    "(recorded in the answer's process)",
                          details={**details, "hits": found})
         else:  # the answer's word (a trace in its process, which it can detect or switch off): never a pass
+            library = module_ops.library_calls(traced.ops, traced.kernels)
             suite.info("forbidden_calls", value=0,
                        message=f"none of {names} seen at the dispatcher over {traced.calls} traced calls "
-                               f"({len(traced.ops)} distinct aten ops; recorded in the answer's process, so its word)",
-                       details=details)
+                               f"({len(traced.ops)} distinct aten ops; recorded in the answer's process, so its word)"
+                               + (f"; library routines it ran, which this deck does not forbid: {', '.join(library[:4])}"
+                                  + (f" and {len(library) - 4} more" if len(library) > 4 else "") if library else ""),
+                       details={**details, "library_calls": library})
 
     # -- timing -----------------------------------------------------------------------
     def window(self, ref, index: int, tag, calls: int, c, label: str) -> tuple[float, list[float]]:

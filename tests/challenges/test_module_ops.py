@@ -101,6 +101,11 @@ def test_library_gemm_kernels_are_named_and_an_answer_s_own_kernels_are_not():
                          ["F.scaled_dot_product_attention"])
 
 
+def test_library_routines_are_listed_whether_or_not_forbidden():
+    assert O.library_calls(["aten::relu", "aten::mm", "aten::_scaled_mm", "prims::mm"],
+                           OWN + [FP8_CUBLAS]) == ["aten::_scaled_mm", "aten::mm", FP8_CUBLAS]
+
+
 @pytest.mark.gpu
 def test_on_a_gpu_the_kernels_a_call_launched_name_a_library_gemm():
     """The recorder's CUDA path: a GEMM torch sends to cuBLAS is named by its kernel;
