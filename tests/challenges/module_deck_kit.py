@@ -615,6 +615,10 @@ def _says_bf16(self):
 
 _host.output = _says_bf16
 ''',
+    # runs every call untraced: its replies to traced calls carry no record of their ops
+    "untraced": _PATCH + '''_cycle = _host.cycle
+_host.cycle = lambda self, slot=0, trace=False: _cycle(self, slot, False)
+''',
     # writes zeros into its input, and says it changed nothing
     "hidden_in_place": "import sys\n" + HARD_ANSWERS["mutate_input"] + '''
 
@@ -674,3 +678,78 @@ def sleeper(ms: float) -> str:
     """A right KernelBench answer that spends ``ms`` a call (sleeping), for timing figures."""
     return KB_RIGHT.replace("import torch\n", "import time\n\nimport torch\n", 1).replace(
         "    def forward(self, x):\n", f"    def forward(self, x):\n        time.sleep({ms / 1e3!r})\n", 1)
+
+
+# Answers that call the forbidden FP8 GEMM where the syntax tree cannot see it (its name built
+# at run time) and past the torch-function layer: the dispatcher trace must name it.
+_SCALED = '''import torch
+import torch.nn as nn
+
+NAME = "".join(reversed("mm_delacs_"))  # no constant string the syntax-tree rule can fold
+
+
+def fp8_gemm(op, x, weight, scale):
+    one = torch.ones((), dtype=torch.float32)
+    y = op(x, weight.t(), scale_a=one, scale_b=one, out_dtype=torch.float32)
+    return (y * scale[None, :]).to(torch.bfloat16)
+
+
+def honest(x, weight, scale):
+    y = torch.einsum("mk,nk->mn", x.to(torch.bfloat16), weight.to(torch.bfloat16)).float()
+    return (y * scale[None, :]).to(torch.bfloat16)
+'''
+_SCALED_HEAD = _SCALED + _HEAD.split("import torch.nn as nn\n", 1)[1]
+
+FORBIDDEN_ATTACKS = {
+    # the torch-function layer switched off around the call
+    "disable_torch_function": _SCALED_HEAD + '''    def forward(self, x):
+        with torch._C.DisableTorchFunction():
+            return fp8_gemm(getattr(torch, NAME), x, self.weight, self.weight_scale)
+''',
+    # TorchScript compiled at run time from a string
+    "torchscript": _SCALED_HEAD.replace("\n\ndef fp8_gemm", '''
+SCRIPT = torch.jit.CompilationUnit(
+    "def f(a, b, s):\\n    return torch." + NAME + "(a, b, scale_a=s, scale_b=s, out_dtype=torch.float32)\\n")
+
+
+def fp8_gemm''') + '''    def forward(self, x):
+        one = torch.ones((), dtype=torch.float32)
+        y = SCRIPT.f(x, self.weight.t(), one)
+        return (y * self.weight_scale[None, :]).to(torch.bfloat16)
+''',
+    # honest whenever a torch function mode is active (the old trace), the forbidden op otherwise
+    "detects_function_mode": _SCALED_HEAD + '''    def forward(self, x):
+        from torch.overrides import _get_current_function_mode_stack
+
+        if torch._C._is_torch_function_mode_enabled() or _get_current_function_mode_stack():
+            return honest(x, self.weight, self.weight_scale)
+        return fp8_gemm(getattr(torch, NAME), x, self.weight, self.weight_scale)
+''',
+    # the aten op itself
+    "aten_op": _SCALED_HEAD + '''    def forward(self, x):
+        return fp8_gemm(getattr(torch.ops.aten, NAME).default, x, self.weight, self.weight_scale)
+''',
+    # torch's C binding of the op, under another module's name
+    "variable_functions": _SCALED_HEAD + '''    def forward(self, x):
+        return fp8_gemm(getattr(torch._C._VariableFunctions, NAME), x, self.weight, self.weight_scale)
+''',
+    # the forbidden op on one call in five only
+    "some_calls": _SCALED_HEAD.replace("    def __init__(self, M, N, K):\n        super().__init__()\n",
+                                       "    def __init__(self, M, N, K):\n        super().__init__()\n"
+                                       "        self.calls = 0\n") + '''    def forward(self, x):
+        self.calls += 1
+        if self.calls % 5 == 4:
+            return fp8_gemm(getattr(torch, NAME), x, self.weight, self.weight_scale)
+        return honest(x, self.weight, self.weight_scale)
+''',
+    # the forbidden op only on calls past the checker's first 18 of a build (its seeds' calls):
+    # on timed calls, and on the untimed ones slipped between them
+    "when_timed": _SCALED_HEAD.replace("    def __init__(self, M, N, K):\n        super().__init__()\n",
+                                       "    def __init__(self, M, N, K):\n        super().__init__()\n"
+                                       "        self.calls = 0\n") + '''    def forward(self, x):
+        self.calls += 1
+        if self.calls > 18:
+            return fp8_gemm(getattr(torch, NAME), x, self.weight, self.weight_scale)
+        return honest(x, self.weight, self.weight_scale)
+''',
+}

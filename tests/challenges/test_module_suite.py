@@ -47,6 +47,9 @@ def test_right_answer_passes_with_figures(decks):
                  "secret_seeds:shape1", "timed_outputs:shape1", "forbidden_ops"):
         assert checks[name]["verdict"] == "pass", name
     assert checks["forbidden_calls"]["verdict"] == "info" and "its word" in checks["forbidden_calls"]["message"]
+    # its einsum is a vendor GEMM, which this deck (forbidding the FP8 one only) allows: named, not failed
+    assert "which this deck does not forbid: aten::bmm" in checks["forbidden_calls"]["message"]
+    assert checks["forbidden_calls"]["details"]["traced_calls"] >= 2 * 18
     assert "3 deck seeds x 3 cases: nominal, large_input, small_weight" in checks["deck_seeds:shape0"]["message"]
     assert checks["deck_rule"]["value"] == "pass"
     t = checks["time:shape1"]["details"]

@@ -27,6 +27,7 @@ def attacks(tmp_path_factory):
     K.write_challenge(root / "challenges", "kb_gemm", "kb")
     answers = K.write_answers(root / "hard", K.TRUST_ATTACKS)
     answers.update(K.write_answers(root / "kb", {"kb_forged_dtype": K.KB_FORGED_DTYPE}))
+    answers.update(K.write_answers(root / "forbidden", K.FORBIDDEN_ATTACKS))
     results: dict = {}
 
     def run(name: str) -> dict:
@@ -104,6 +105,39 @@ def test_the_stale_result_message_says_what_was_measured(attacks):
     assert "the checker wrote these inputs into the pages the previous call read" in secret["message"]
     assert "reports other pointers or versions" in secret["message"]
     assert "same objects, pointers and versions" not in secret["message"]
+
+
+@pytest.mark.parametrize("answer", sorted(K.FORBIDDEN_ATTACKS))
+def test_a_forbidden_op_is_seen_at_the_dispatcher_however_it_is_reached(attacks, answer):
+    """The forbidden FP8 GEMM called past the torch-function layer (switched off,
+    TorchScript from a string, a mode detected), as the aten op or its C binding,
+    on one call in five, or only once the calls' time counts: the dispatcher trace
+    of the verified calls names aten::_scaled_mm, and the run is not a pass."""
+    r = attacks(answer)
+    checks = by_name(r)
+    assert r["verdict"] == "forbidden", explain(r)
+    c = checks["forbidden_calls"]
+    assert c["verdict"] == "forbidden", c
+    assert c["message"].startswith("aten op aten::_scaled_mm (torch._scaled_mm)"), c["message"]
+    assert {"seen": "aten::_scaled_mm", "forbidden": "torch.ops.aten._scaled_mm"} in [
+        {k: h[k] for k in ("seen", "forbidden")} for h in c["details"]["hits"]]
+    assert checks["forbidden_ops"]["verdict"] == "pass"  # the syntax tree cannot see these
+    assert {x["id"]: x["status"] for x in r["coverage"]}["no_forbidden_ops"] == "fail"
+
+
+def test_a_traced_call_s_reply_without_its_op_record_is_an_error(attacks):
+    """The host's cycle patched to ignore the checker's trace: the reply is not
+    the traced cycle's plain shape, an error naming it, never a pass."""
+    r = attacks("untraced")
+    c = by_name(r)["deck_seeds:shape0"]
+    assert r["verdict"] == "error", explain(r)
+    assert c["details"]["requirement"] == "reply" and "no list of the aten ops" in c["message"], c
+
+
+def test_a_forbidden_op_called_only_when_timed_is_seen_on_an_untimed_call_between_windows(attacks):
+    r = attacks("when_timed")
+    where = by_name(r)["forbidden_calls"]["details"]["hits"][0]["where"]
+    assert where["call"] == "untimed" and where["window"] == 0 and where["shape"].startswith("shape 0"), where
 
 
 class _Ref:

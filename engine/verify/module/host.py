@@ -187,15 +187,24 @@ class ModuleHost:
         self._out = out
         return (time.perf_counter() - began) * 1e3
 
-    def cycle(self, slot: int = 0) -> dict:
+    def cycle(self, slot: int = 0, trace: bool = False) -> dict:
         """One whole cycle in one round trip, on slot ``slot``'s inputs (their
         values already written by the checker): staged, L2 flushed, the call,
         the output, and what this process says of its inputs. The checker's
         clock brackets all of it, so work moved into staging or into the
-        output's fetch is timed too."""
-        staged = self.stage(slot, True)
-        ms = self.run()
-        return {"staged": staged, "ms": ms, "out": self.output(), "changed": self.inputs_changed()}
+        output's fetch is timed too. With ``trace`` (the checker's untimed
+        calls, and untimed calls it slips between its timed windows), the
+        staging and the call run under :class:`OpTrace`: the reply adds the aten
+        ops they dispatched and, on a GPU, the kernels they launched."""
+        if not trace:
+            staged = self.stage(slot, True)
+            ms = self.run()
+            return {"staged": staged, "ms": ms, "out": self.output(), "changed": self.inputs_changed()}
+        with OpTrace(self._torch, self._device.type == "cuda") as seen:
+            staged = self.stage(slot, True)
+            ms = self.run()
+        return {"staged": staged, "ms": ms, "out": self.output(), "changed": self.inputs_changed(),
+                "ops": sorted(seen.ops), "kernels": sorted(seen.kernels)}
 
     def output(self) -> dict:
         """The last output: each tensor's facts (its exact type, dtype, device)
@@ -246,26 +255,6 @@ class ModuleHost:
                 tensor.copy_(original)
         self._backups.clear()
 
-    # -- what a call dispatched ------------------------------------------------------
-    def op_trace(self) -> list[str]:
-        """The torch functions one forward on the staged inputs called, as
-        ``module:name`` (a tensor method has no module): the calls the answer
-        made, whatever names, aliases or ``getattr`` it reached them by."""
-        torch = self._torch
-        from torch.overrides import TorchFunctionMode
-
-        seen: set[str] = set()
-
-        class Trace(TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                seen.add(f"{getattr(func, '__module__', None) or ''}:{getattr(func, '__name__', None) or func}")
-                return func(*args, **(kwargs or {}))
-
-        with Trace(), torch.no_grad():
-            self._model(*self._inputs)
-        self._sync()
-        return sorted(seen)
-
     # -- the deck's own timing, as published -----------------------------------------
     def published_times(self, warmup: int, iters: int, flush: bool = True) -> list[float]:
         """The deck's timing loop on the staged inputs, unchanged between calls:
@@ -312,6 +301,55 @@ class ModuleHost:
         if self._scratch is None:
             self._scratch = self._torch.empty(L2_FLUSH_BYTES // 4, dtype=self._torch.float32, device=self._device)
         self._scratch.zero_()
+
+
+class OpTrace:
+    """The aten ops a block dispatched, recorded by a torch dispatch mode (below
+    the torch-function layer: ``DisableTorchFunction``, TorchScript and
+    ``torch.ops.aten`` calls land here too), and on a GPU the kernels it
+    launched (the profiler's CUDA activity, with its own record of the aten
+    ops, composite ones such as ``aten::linear`` too). It runs in the answer's process,
+    which can detect it or switch it off: what it reports is the answer's word."""
+
+    def __init__(self, torch, kernels: bool):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        self.ops: set[str] = set()
+        self.kernels: set[str] = set()
+        ops = self.ops
+
+        class Record(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                ops.add(str(getattr(getattr(func, "_schema", None), "name", None) or func))
+                return func(*args, **(kwargs or {}))
+
+        self._torch = torch
+        self._mode = Record()
+        self._profiler: Any = None
+        if kernels:
+            from torch.profiler import ProfilerActivity, profile
+
+            self._profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+
+    def __enter__(self) -> OpTrace:
+        if self._profiler is not None:
+            self._profiler.__enter__()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._mode.__exit__(*exc)
+        if self._profiler is not None:
+            self._torch.cuda.synchronize()
+            self._profiler.__exit__(*exc)
+            cuda = self._torch.autograd.DeviceType.CUDA
+            for event in self._profiler.events():
+                if event.device_type == cuda:
+                    self.kernels.add(event.name)
+                else:  # the op that launched them (the profiler's own record of the dispatcher's ops)
+                    self.kernels.update(k.name for k in getattr(event, "kernels", ()) or ())
+                    if event.name.startswith("aten::"):
+                        self.ops.add(event.name)
 
 
 def _leaves(out: Any, depth: int = 0) -> list:

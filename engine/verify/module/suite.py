@@ -24,10 +24,12 @@ Verdicts as the deck defines them, and harder:
   exactly ``torch.Tensor`` as the answer's process reports them (its word can
   fail a call, never pass one);
 - forbidden ops read from the code's syntax tree (imports, aliases,
-  ``getattr``, strings) and from the torch functions one forward called (a
-  torch function mode in the answer's process: its word), beside the deck's
-  text search. What the answer prints, and how it exits, mean nothing:
-  only what comes back over the wire is judged.
+  ``getattr``, strings) and from the aten ops (on a GPU, the library kernels)
+  every untimed call dispatched, and an untimed call before each timed
+  window (a dispatch mode in the answer's process: its word; see
+  engine/verify/module/ops.py), beside the deck's text search. What the
+  answer prints, and how it exits, mean nothing: only what comes back over
+  the wire is judged.
 
 Every reply of the answer's host is read by value (a handle in it is an
 ``error`` naming it) and refused past the reference's size before any of it
@@ -54,6 +56,7 @@ from typing import Any
 from benchtui.verify import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.binding import load_module
+from benchtui.verify.module import ops as module_ops
 from benchtui.verify.module import rules as R
 from benchtui.verify.suite import CheckFailed, CheckTimeout, SkipCheck, describe_exception, missing_package
 
@@ -91,7 +94,7 @@ class Spec:
     reference: str = "reference.py"
     shapes: str | None = None
     stress: list[dict] = field(default_factory=list)
-    property_stress: dict = field(default_factory=dict)  # the deck's generated cases (module_property.py)
+    property_stress: dict = field(default_factory=dict)  # the deck's generated cases (module/property.py)
     default_tolerance: dict = field(default_factory=dict)  # the deck's per-dtype defaults, {dtype: {atol, rtol}}
     # an index output compared as the deck's check.py compares it (engine/decks/index_rule.py):
     # {output, values, input, dim, dtype}; none: every output compared by value
@@ -145,6 +148,17 @@ class Spec:
             default_tolerance=dict(m.get("default_tolerance") or {}), indices=_index_rule(m.get("indices")),
             declared=frozenset(str(k) for k in (data.get("requirements") or {})),
         )
+
+
+@dataclass
+class Traced:
+    """What the traced calls of a run dispatched (the answer's process recorded it)."""
+
+    calls: int = 0
+    ops: set[str] = field(default_factory=set)
+    kernels: set[str] = field(default_factory=set)
+    # (aten op or kernel, forbidden name, "aten op" or "kernel") -> where it was first seen
+    hits: dict[tuple[str, str, str], dict] = field(default_factory=dict)
 
 
 class BadReply(Exception):
@@ -237,6 +251,9 @@ class ModuleRun:
         self.fractions: dict[str, dict] = {"deck_peak": {}, "device_peak": {}, "deck_peak_published": {}}
         self.right_outputs: set[str] = set()  # fingerprints of right outputs, to name a stale one
         self.time_figures: list[tuple[str, dict]] = []  # each shape's time check, recorded once the answer is right
+        # the forbidden names the dispatcher trace can see, and what the traced calls reached
+        self.trace_targets = module_ops.targets(spec.forbidden)
+        self.traced = Traced()
 
     # -- the whole run ----------------------------------------------------------------
     def run(self) -> None:
@@ -261,6 +278,7 @@ class ModuleRun:
         for index, shape in enumerate(shapes):
             if not self.shape_checks(ref, index, shape):
                 break
+        self.forbidden_calls()
         if not self.too_slow:  # stopped for this CPU's speed: the deck's rule was not applied either
             self.summary(len(shapes))
 
@@ -367,8 +385,6 @@ class ModuleRun:
             from benchtui.verify.module import property as module_property
 
             right = module_property.check(self, ref, index, label) and right
-        if index == 0:
-            self.op_trace(ref, label)
         if right and not self.failing():  # a wrong answer's time is no figure
             self.timing(ref, index, label, shape or {})
         return True
@@ -425,7 +441,7 @@ class ModuleRun:
         error and returns False (the check's calls stop there)."""
         where = {"shape": label, "seed": seed, "case": case.get("name", "?")}
         try:
-            self.one_call(inputs, case, deck=deck, in_place=in_place)
+            self.one_call(inputs, case, deck=deck, in_place=in_place, where=where)
         except CallFailed as exc:
             c.details["requirement"], c.details["where"] = exc.requirement, where
             c.fail(f"{exc.requirement}: {label}, seed {seed}, case {case.get('name', '?')}: {exc}")
@@ -520,8 +536,10 @@ class ModuleRun:
         return wire.Limit("the answer's reply", wire.aligned_bytes([8 * n for n in numel]) + wire.ALIGN,
                           payload_is="bytes the reference's outputs allow (their elements at 8 bytes each)")
 
-    def one_call(self, inputs: list, case: dict, deck: bool, in_place: bool | None = None) -> float:
-        """Put, run, fetch and verify one call (untimed); returns the answer's own ms."""
+    def one_call(self, inputs: list, case: dict, deck: bool, in_place: bool | None = None,
+                 where: dict | None = None) -> float:
+        """Put, run, fetch and verify one call (untimed, traced where the deck forbids a
+        torch op); returns the answer's own ms."""
         torch = self.torch
         scaled = _scale_inputs(inputs, case.get("input_scales", {}))
         state_scales = case.get("state_scales", {})
@@ -534,23 +552,32 @@ class ModuleRun:
             # own calls overwrite the same storage in place
             in_place = (not deck) if in_place is None else in_place
             record = self.put(scaled, in_place)
-            got = self._host("cycle", 0, limit=self.output_limit(_as_list(expected)))
+            got = self._host("cycle", 0, self.tracing, limit=self.output_limit(_as_list(expected)))
         finally:
             if state_scales:
                 self._host("restore_state")
             for tensor, original in backups:
                 with torch.no_grad():
                     tensor.copy_(original)
-        return self.judge(scaled, expected, got, record, case, deck)
+        return self.judge(scaled, expected, got, record, case, deck, where=where)
 
     def expect(self, inputs: list):
         torch = self.torch
         with torch.no_grad():
             return self.ref_model(*[x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs])
 
-    def judge(self, inputs: list, expected, got, record: dict, case: dict, deck: bool) -> float:
-        """Verify one cycle's reply; returns the answer's own ms (its word, a figure only)."""
+    @property
+    def tracing(self) -> bool:
+        """Whether untimed calls run under the dispatcher trace: where the deck forbids a torch op."""
+        return bool(self.trace_targets)
+
+    def judge(self, inputs: list, expected, got, record: dict, case: dict, deck: bool, where: dict | None = None,
+              traced: bool | None = None) -> float:
+        """Verify one cycle's reply (and read its trace, before its values); returns
+        the answer's own ms (its word, a figure only)."""
         staged, own, out, reported = _cycle_reply(got)
+        if self.tracing if traced is None else traced:
+            self.note_trace(got, where or {})
         seen = self.changed_pages(record) if self.answer_device == "cpu" else []
         last = record.get("staged") if record["reused"] else None
         record["staged"] = staged
@@ -667,31 +694,74 @@ class ModuleRun:
 
         return seeds.derive(int(self.suite.seed), "module:" + ":".join(str(x) for x in label))
 
-    # -- resolved calls ---------------------------------------------------------------
-    def op_trace(self, ref, label: str) -> None:
-        suite, spec = self.suite, self.spec
-        torchish = [f for f in spec.forbidden if f.strip().startswith(("torch.", "F.")) and " " not in f.strip()]
-        if not torchish:
+    # -- the dispatcher trace ----------------------------------------------------------
+    def note_trace(self, got: dict, where: dict) -> None:
+        """Read a traced cycle's ops and kernels (the answer's process recorded them: its
+        word) and keep each forbidden op they reach, with where it was first seen."""
+        ops, kernels = got.get("ops"), got.get("kernels")
+        if type(ops) is not list or type(kernels) is not list or not all(type(x) is str for x in ops + kernels):
+            raise BadReply("a traced cycle replied no list of the aten ops and kernels it ran")
+        traced = self.traced
+        traced.calls += 1
+        traced.ops.update(x[:200] for x in ops[:4096])
+        traced.kernels.update(x[:300] for x in kernels[:4096])
+        hits = [(op, f, "aten op") for op, f in module_ops.op_hits(ops, self.spec.forbidden)]
+        hits += [(k, f, "kernel") for k, f in module_ops.kernel_hits(kernels, self.spec.forbidden)]
+        for what, f, kind in hits:
+            traced.hits.setdefault((what[:300], f, kind), dict(where))
+
+    def sentinel(self, ref, index: int, w, calls: int, c, label: str) -> None:
+        """One traced, untimed call slipped in before timed window ``w``: fresh secret
+        inputs drawn as the window's are, written in place into the slot (picked by
+        the secret seed) whose window call comes next, through the same cycle the
+        window calls. The answer's process cannot tell it from a timed call but by
+        detecting the trace itself; one that calls a forbidden op only when its time
+        counts is seen here."""
+        if not self.tracing:
             return
+        seed = self._secret("sentinel", index, w)
+        slot = seed % max(1, calls)
+        inputs = self.inputs(ref, seed)
+        expected = self.expect(inputs)
+        record = self.put(inputs, in_place=True, slot=slot)
+        where = {"shape": label, "seed": seed, "case": "nominal", "window": w, "call": "untimed"}
+        got = self._host("cycle", slot, True, limit=self.output_limit(_as_list(expected)))
         try:
-            self.put(self.inputs(ref, self._secret("trace")), in_place=False)
-            called = self._host("op_trace")
-            if type(called) is not list or not all(type(x) is str for x in called):
-                raise BadReply(f"op_trace replied a {type(called).__name__}, not a list of names")
-        except Exception as exc:  # a module that cannot run under a torch function mode: a figure missing, no verdict
-            suite.info("called_ops", message=f"the torch calls could not be traced: {describe_exception(exc)}")
+            self.judge(inputs, expected, got, record, {"name": "nominal"}, deck=False, where=where, traced=True)
+        except CallFailed as exc:
+            c.details["where"] = where
+            c.fail(f"{exc.requirement}: {label}, an untimed call before timed window {w} (seed {seed}): {exc}")
+
+    def forbidden_calls(self) -> None:
+        """The ``forbidden_calls`` check over every traced call: a forbidden op reached
+        is ``forbidden``; none seen is an ``info`` (the trace ran in the answer's process)."""
+        suite, spec, traced = self.suite, self.spec, self.traced
+        if not self.tracing or not traced.calls:
             return
-        hits = sorted({f"{op} ({f})" for op in called for f in torchish
-                       if op.rsplit(":", 1)[-1] == f.strip().rsplit(".", 1)[-1]})
-        if hits:
-            suite.record("forbidden_calls", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
-                         message=f"{label}: one call reached {', '.join(hits)}; read in the answer's process "
-                                 "(a torch function mode)", details={"called": called})
-        else:  # the answer's word (a mode in its process it can switch off): a figure, never a pass
+        names = ", ".join(self.trace_targets)
+        details = {"traced_calls": traced.calls, "ops": sorted(traced.ops), "kernels": sorted(traced.kernels),
+                   "counts_as": {f: sorted(ops) for f, ops in self.trace_targets.items()},
+                   "recorded_by": "a torch dispatch mode (and on a GPU the profiler's kernels) in the answer's process"}
+        if traced.hits:
+            ordered = sorted(traced.hits.items(), key=lambda kv: kv[0])
+            found = [{"seen": what, "forbidden": f, "as": kind, "where": where} for (what, f, kind), where in ordered]
+            first = ordered[0][1]
+            at = ", ".join(f"{k} {first[k]}" for k in ("shape", "seed", "case", "window") if k in first)
+            shown = "; ".join(f"{kind} {what[:120]} ({f})" for (what, f, kind), _ in ordered[:3])
+            suite.record("forbidden_calls", V.FORBIDDEN, value=len(found), threshold=0,
+                         requires=spec.requires(NO_FORBIDDEN),
+                         message=f"{shown}" + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+                                 + f"; first at {at}; seen at the dispatcher over {traced.calls} traced calls "
+                                   "(recorded in the answer's process)",
+                         details={**details, "hits": found})
+        else:  # the answer's word (a trace in its process, which it can detect or switch off): never a pass
+            library = module_ops.library_calls(traced.ops, traced.kernels)
             suite.info("forbidden_calls", value=0,
-                       message=f"{label}: none of {', '.join(torchish)} seen called during a forward "
-                               f"({len(called)} torch functions seen; read in the answer's process, so its word)",
-                       details={"called": called})
+                       message=f"none of {names} seen at the dispatcher over {traced.calls} traced calls "
+                               f"({len(traced.ops)} distinct aten ops; recorded in the answer's process, so its word)"
+                               + (f"; library routines it ran, which this deck does not forbid: {', '.join(library[:4])}"
+                                  + (f" and {len(library) - 4} more" if len(library) > 4 else "") if library else ""),
+                       details={**details, "library_calls": library})
 
     # -- timing -----------------------------------------------------------------------
     def window(self, ref, index: int, tag, calls: int, c, label: str) -> tuple[float, list[float]]:
@@ -713,12 +783,12 @@ class ModuleRun:
         replies = []
         start = time.perf_counter()
         for j in range(calls):
-            replies.append(wire.call_plain(cycle, j, limit=planned[j][4]))
+            replies.append(wire.call_plain(cycle, j, False, limit=planned[j][4]))
         wall = time.perf_counter() - start
         own = []
         for j, ((seed, inputs, expected, record, _), got) in enumerate(zip(planned, replies)):
             try:
-                own.append(self.judge(inputs, expected, got, record, {"name": "nominal"}, deck=False))
+                own.append(self.judge(inputs, expected, got, record, {"name": "nominal"}, deck=False, traced=False))
             except CallFailed as exc:
                 c.details["where"] = {"shape": label, "seed": seed, "case": "nominal", "window": tag, "call": j}
                 c.fail(f"{exc.requirement}: {label}, timed window {tag} call {j} (seed {seed}): {exc}")
@@ -747,6 +817,7 @@ class ModuleRun:
                 finally:
                     stand_in.close()
                 for w in range(windows):
+                    self.sentinel(ref, index, w, calls, c, label)
                     wall, o = self.window(ref, index, w, calls, c, label)
                     walls.append(wall)
                     own.extend(o)
