@@ -22,7 +22,8 @@ Verdicts as the deck defines them, and harder:
   exactly ``torch.Tensor`` as the answer's process reports them (its word can
   fail a call, never pass one);
 - forbidden ops read from the code's syntax tree (imports, aliases,
-  ``getattr``, strings) and from the torch functions one forward called (a
+  ``getattr``, strings; a tensor method only on what the code shows to be a
+  tensor, the rest a "could be" figure) and from the torch functions one forward called (a
   torch function mode in the answer's process: its word), beside the deck's
   text search. What the answer prints, and how it exits, mean nothing:
   only what comes back over the wire is judged.
@@ -184,8 +185,11 @@ def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> list[str]:
     deck_hits = R.deck_grep(files[spec.answer_file], spec.forbidden)
     if not spec.forbidden:
         return deck_hits
-    hits, unparsed = R.forbidden_in_code(files, spec.forbidden)
-    details = {"deck_rule_hits": deck_hits, "hits": [str(h) for h in hits], "unparsed": unparsed}
+    found, unparsed = R.forbidden_in_code(files, spec.forbidden)
+    hits = [h for h in found if h.certain]
+    could = [h for h in found if not h.certain]  # not resolved to the op: a figure, never the verdict
+    details = {"deck_rule_hits": deck_hits, "hits": [str(h) for h in hits], "could_be": [str(h) for h in could],
+               "unparsed": unparsed}
     deck_says = (f"the deck's text search finds {', '.join(deck_hits)}" if deck_hits
                  else "the deck's text search of solution.py finds none")
     if hits:
@@ -200,6 +204,11 @@ def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> list[str]:
         suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"none of {', '.join(spec.forbidden)} reached (imports, aliases, getattr, strings); {deck_says}",
                      details=details)
+    if could:
+        suite.info("forbidden_unresolved", value=len(could),
+                   message=f"{could[0]}" + (f" and {len(could) - 1} more" if len(could) > 1 else "")
+                           + "; not resolved in the code, so not a verdict: what a forward really calls is "
+                             "forbidden_calls' to say", details={"could_be": [str(h) for h in could]})
     return deck_hits
 
 
