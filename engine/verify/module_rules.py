@@ -207,12 +207,17 @@ class _Resolver:
                     text = fold_string(node)
                     if not text:
                         continue
-                    if re.search(rf"\b(at|torch|aten)::{re.escape(last)}\b", text) or "." in f and f.strip() in text \
-                            or "." in target and target in text:
+                    if re.search(rf"\b(at|torch|aten)::{re.escape(last)}\b", text) \
+                            or any("." in name and _names(name, text) for name in {f.strip(), target}):
                         add(line, f, "named in a string (code built from text, or C++ calling the same op)")
-                    elif "." not in target and re.search(rf"\b{re.escape(target)}\b", text):  # a bare word: any name
+                    elif "." not in target and _names(target, text):  # a bare word: any name of the answer's too
                         add(line, f, f"could be {target}: named in a string", certain=False)
         return sorted(found.values(), key=lambda h: (h.line, h.forbidden))
+
+
+def _names(name: str, text: str) -> bool:
+    """Whether ``text`` names ``name`` as a whole (torch.max, not torch.max_pool2d or mytorch.max)."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
 
 
 def _bound_names(tree: ast.AST) -> set[str]:

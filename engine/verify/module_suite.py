@@ -22,8 +22,7 @@ Verdicts as the deck defines them, and harder:
   exactly ``torch.Tensor`` as the answer's process reports them (its word can
   fail a call, never pass one);
 - forbidden ops read from the code's syntax tree (imports, aliases,
-  ``getattr``, strings; a tensor method only on what the code shows to be a
-  tensor, the rest a "could be" figure) and from the torch functions one forward called (a
+  ``getattr``, strings) and from the torch functions one forward called (a
   torch function mode in the answer's process: its word), beside the deck's
   text search. What the answer prints, and how it exits, mean nothing:
   only what comes back over the wire is judged.

@@ -122,13 +122,11 @@ class Kinds:
             self.scope_of[id(child)] = scope
             if isinstance(child, _SCOPES):
                 self.parent_scope[id(child)] = scope
-                if cls is not None and node is cls:
+                method = cls is not None and node is cls
+                if method:
                     self.class_of[id(child)] = cls
-                if not isinstance(child, ast.Lambda):
+                if not isinstance(child, ast.Lambda) and not method:  # a method's name is its class's, not a variable
                     self._bind(scope, child.name, ("other", child))
-                    for d in child.decorator_list:
-                        self.scope_of[id(d)] = scope
-                        self._index(d, scope, None)
                 self._params(child)
                 self._index(child, child, None)
             elif isinstance(child, ast.ClassDef):

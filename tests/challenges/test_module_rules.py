@@ -81,6 +81,8 @@ def _module(body: str, head: str = "import torch\n") -> str:
     "import torch\nclass Plan:\n    def sort(self):\n        return 1\nplan = Plan()\nplan.sort()\n",
     # a torch function a file imports from elsewhere is not torch's
     "from mylib import topk\ntopk([1, 2], 1)\n",
+    # a string naming another op that starts with the same letters
+    "ALLOWED = ['torch.max_pool2d', 'torch.topk_like', 'mytorch.sort']\n",
 ])
 def test_methods_and_functions_that_are_not_torchs_are_not_forbidden(source):
     hits, unparsed = R.forbidden_in_code({"solution.py": source}, SORT_TOPK)
