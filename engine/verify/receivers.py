@@ -122,9 +122,9 @@ class Kinds:
             self.scope_of[id(child)] = scope
             if isinstance(child, _SCOPES):
                 self.parent_scope[id(child)] = scope
-                method = cls is not None and node is cls
-                if method:
-                    self.class_of[id(child)] = cls
+                method = False
+                if cls is not None and node is cls:
+                    method, self.class_of[id(child)] = True, cls
                 if not isinstance(child, ast.Lambda) and not method:  # a method's name is its class's, not a variable
                     self._bind(scope, child.name, ("other", child))
                 self._params(child)
