@@ -57,7 +57,7 @@ def forbidden_in_code(files: dict[str, str], forbidden: list[str]) -> tuple[list
     for rel, source in sorted(files.items()):
         try:
             tree = ast.parse(source)
-        except SyntaxError:  # what cannot be parsed is searched as text, as the deck does
+        except (SyntaxError, ValueError, RecursionError):  # what cannot be parsed is searched as text, as the deck does
             unparsed.append(rel)
             for f in deck_grep(source, forbidden):
                 at = source.find(f)
@@ -178,7 +178,7 @@ class _Resolver:
                 line = getattr(node, "lineno", 0)
                 if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
                     for dotted in self.resolve(node):
-                        text = ast.unparse(node)[:80]
+                        text = _shown(node, 80)
                         if not dotted.startswith("?"):
                             if _reaches(dotted, target):
                                 add(line, f, f"{text} is {target}" if text != target else f"calls {target}")
@@ -190,7 +190,7 @@ class _Resolver:
                     if got and got[1] == last and not any(_reaches(d, target) for d in self.resolve(node.func)):
                         receiver = got[0]
                         kind = self.kinds.kind(receiver)
-                        shown = ast.unparse(receiver)[:60]
+                        shown = _shown(receiver, 60)
                         if kind == TENSOR:  # x.topk(k): the tensor method of a forbidden torch function
                             add(line, f, f"the tensor method .{last}() is {target} ({shown} is a tensor)")
                         elif kind not in NOT_TENSOR:
@@ -213,6 +213,14 @@ class _Resolver:
                     elif "." not in target and _names(target, text):  # a bare word: any name of the answer's too
                         add(line, f, f"could be {target}: named in a string", certain=False)
         return sorted(found.values(), key=lambda h: (h.line, h.forbidden))
+
+
+def _shown(node: ast.AST, width: int) -> str:
+    """An expression as the answer wrote it, cut to ``width``."""
+    try:
+        return ast.unparse(node)[:width]
+    except RecursionError:  # nested deeper than Python's stack
+        return f"the expression at line {getattr(node, 'lineno', '?')}"
 
 
 def _names(name: str, text: str) -> bool:

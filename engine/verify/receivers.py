@@ -25,6 +25,10 @@ from collections.abc import Callable
 TENSOR, NDARRAY, MODULE, SELF, NN, OTHER, UNKNOWN = "tensor", "ndarray", "module", "self", "nn", "other", "unknown"
 # a value read while it is being worked out (``a = a * 2``): no news, so it leaves the others' kind as it is
 CYCLE = "cycle"
+# expressions one file's reading may weigh: names that feed each other in a loop can take exponential
+# work, so past this everything is unknown (a "could be", never a verdict); real answers take far fewer
+STEPS = 20_000
+DEPTH = 150  # expressions nested deeper than this (a sum of a thousand terms) are unknown, within Python's stack
 NOT_TENSOR = frozenset({NDARRAY, MODULE, SELF, NN, OTHER})
 
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -111,6 +115,7 @@ class Kinds:
         self.busy: set[int] = set()
         self.known: dict[tuple[int, int], str] = {}
         self.cycled = False  # whether the value being worked out read one still being worked out
+        self.steps = 0
         self._index(tree, tree, None)
         for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
             self._class_attrs(cls)
@@ -243,6 +248,9 @@ class Kinds:
         if id(node) in self.busy:
             self.cycled = True
             return CYCLE
+        self.steps += 1
+        if self.steps > STEPS or len(self.busy) > DEPTH:
+            return UNKNOWN
         outer, self.cycled = self.cycled, False
         self.busy.add(id(node))
         try:

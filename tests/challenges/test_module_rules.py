@@ -3,6 +3,7 @@ the code (engine/verify/module_rules.py), and tensors on the wire
 (engine/verify/module_tensors.py)."""
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import numpy as np
@@ -240,3 +241,22 @@ def test_published_runs_read_as_the_harness_reads_them():
     assert R.deck_grep(hy3, forbidden) == ["torch.matmul"]  # a comment: "avoids torch.matmul"; published as failed
     assert R.forbidden_in_code({"solution.py": hy3}, forbidden) == ([], [])
     assert R.gpu_needs({"solution.py": hy3}) == []  # plain torch: it runs on the CPU too
+
+
+def test_code_that_feeds_itself_or_nests_deep_is_read_in_bounded_work():
+    from benchtui.verify import receivers
+
+    # twelve names, each given the sum of all the others in a loop: exponential work to read exactly
+    names = [f"a{i}" for i in range(12)]
+    body = [f"        {n} = x" for n in names] + ["        for _ in range(3):"]
+    body += [f"            {n} = " + " + ".join(m for m in names if m != n) for n in names]
+    source = "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n" + "\n".join(body) + "\n        return a0.sort()\n"
+    tree = ast.parse(source)
+    resolver = R._Resolver("s.py", tree)
+    hits = resolver.hits(["torch.sort"])
+    assert receivers.STEPS < resolver.kinds.steps < 2 * receivers.STEPS  # it stopped at its budget
+    assert [h.forbidden for h in hits] == ["torch.sort"]  # certain or could be: found either way
+    deep = "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return (" + " + ".join(["x"] * 900) + ").sort()\n"
+    assert [h.forbidden for h in R.forbidden_in_code({"s.py": deep}, ["torch.sort"])[0]] == ["torch.sort"]
+    too_deep = "import torch\ny = (" + " + ".join(["x"] * 5000) + ").sort()\n"  # past the parser's own stack
+    assert R.forbidden_in_code({"s.py": too_deep}, ["torch.sort"]) == ([], ["s.py"])
