@@ -69,6 +69,8 @@ _TORCH_OTHER_ROOMS = frozenset({"cuda", "backends", "distributed", "utils", "jit
                                 "multiprocessing", "random", "mps", "cpu", "xpu"})
 _OTHER_MODULES = frozenset({"math", "triton", "random", "time", "os", "sys", "functools", "itertools", "collections",
                             "operator", "statistics", "dataclasses", "json", "re", "typing", "pathlib"})
+# a name imported from these is one of their modules, functions or classes, never a tensor
+_LIBRARIES = _OTHER_MODULES | {"torch", "numpy", "einops", "cutlass", "cuda", "__future__"}
 
 
 def torch_call_kind(dotted: str) -> str:
@@ -79,6 +81,8 @@ def torch_call_kind(dotted: str) -> str:
     if len(parts) == 2:
         name = parts[1]
         return OTHER if name in _TORCH_OTHER or name[:1].isupper() and name != "Tensor" else TENSOR
+    if parts[1] == "Tensor" and len(parts) == 3:  # torch.Tensor.m(x) is x.m()
+        return OTHER if parts[2] in _METHOD_OTHER or parts[2] == "type" else TENSOR
     if parts[1] in _TORCH_TENSOR_ROOMS:
         return TENSOR
     if parts[1] == "nn" and len(parts) >= 4 and parts[2] in ("functional", "init"):
@@ -179,11 +183,13 @@ class Kinds:
                     self._target(item.optional_vars, ("kind", UNKNOWN), scope)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             self._bind(scope, node.name, ("kind", OTHER))
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        elif isinstance(node, ast.Import):  # a module
             for a in node.names:
-                name = a.asname or a.name.split(".")[0]
-                relative = isinstance(node, ast.ImportFrom) and node.level > 0
-                self._bind(scope, name, ("kind", UNKNOWN if relative else MODULE))
+                self._bind(scope, a.asname or a.name.split(".")[0], ("kind", MODULE))
+        elif isinstance(node, ast.ImportFrom):  # a library's names are its modules and functions; another file's, anything
+            known = not node.level and (node.module or "").split(".")[0] in _LIBRARIES
+            for a in node.names:
+                self._bind(scope, a.asname or a.name, ("kind", MODULE if known else UNKNOWN))
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             self.globals.setdefault(id(scope), set()).update(node.names)
 
