@@ -15,7 +15,10 @@ import math
 import operator
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+
+from benchtui.verify.receivers import NOT_TENSOR, TENSOR, Kinds
 
 HARD, KB = "kernelbench-hard", "kernelbench"
 
@@ -117,9 +120,11 @@ class _Resolver:
                     if isinstance(target, ast.Name):
                         for dotted in self.resolve(value):
                             self.names.setdefault(target.id, set()).add(dotted)
-        from benchtui.verify.receivers import Kinds
 
-        self.kinds = Kinds(tree, self.resolve)
+    @cached_property
+    def kinds(self) -> Kinds:
+        """What the file's expressions hold, read only where a method or ``@`` could be the op."""
+        return Kinds(self.tree, self.resolve)
 
     def resolve(self, node: ast.AST, depth: int = 0) -> set[str]:
         if depth > 12:
@@ -155,8 +160,6 @@ class _Resolver:
         return None
 
     def hits(self, forbidden: list[str]) -> list[Hit]:
-        from benchtui.verify.receivers import NOT_TENSOR, TENSOR
-
         found: dict[tuple[int, str], Hit] = {}
 
         def add(line: int, f: str, how: str, certain: bool = True) -> None:

@@ -191,6 +191,8 @@ def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> list[str]:
                "unparsed": unparsed}
     deck_says = (f"the deck's text search finds {', '.join(deck_hits)}" if deck_hits
                  else "the deck's text search of solution.py finds none")
+    if could:
+        deck_says += f"; {len(could)} place(s) could be one, not resolved (forbidden_unresolved)"
     if hits:
         suite.record("forbidden_ops", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"{hits[0]}" + (f" and {len(hits) - 1} more" if len(hits) > 1 else "") + f"; {deck_says}",

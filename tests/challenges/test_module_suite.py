@@ -131,6 +131,7 @@ def test_a_method_named_like_a_forbidden_op_is_judged_by_what_it_is_called_on(tm
     assert r["verdict"] == verdict, [(c["name"], c["verdict"], c["message"]) for c in r["checks"]]
     unresolved = checks["forbidden_unresolved"]
     assert unresolved["verdict"] == "info" and "could be torch.sort: .sort() on values" in unresolved["message"]
+    assert "1 place(s) could be one, not resolved (forbidden_unresolved)" in checks["forbidden_ops"]["message"]
     if verdict == "pass":
         assert checks["forbidden_ops"]["verdict"] == "pass" and checks["forbidden_ops"]["details"]["hits"] == []
     else:
