@@ -10,7 +10,8 @@ tensor when every value it is given is one. Kinds:
 - ``tensor``: a parameter of ``forward`` or one annotated ``torch.Tensor``,
   the result of a torch function, an ``nn.Parameter``, a buffer, a tensor's
   method, arithmetic with a tensor, an attribute ``self.w`` given such a value;
-- ``ndarray`` (numpy's), ``module`` (an imported name), ``self`` (the
+- ``ndarray`` (numpy's), ``module`` (an imported module, or a library's
+  function or class), ``self`` (the
   answer's own object), ``nn`` (a torch.nn module object) and ``other``
   (literals, containers, builtins' results, the answer's functions and classes):
   not a tensor;
@@ -284,7 +285,9 @@ class Kinds:
             sides = [self._k(o, scope) for o in operands]
             if TENSOR in sides:
                 return TENSOR
-            return NDARRAY if NDARRAY in sides else CYCLE if CYCLE in sides else combine(sides)
+            if NDARRAY in sides and all(k in NOT_TENSOR or k == CYCLE for k in sides):
+                return NDARRAY
+            return CYCLE if CYCLE in sides else combine(sides)  # a = a * b: what a is
         if isinstance(node, ast.UnaryOp):
             return OTHER if isinstance(node.op, ast.Not) else self._k(node.operand, scope)
         if isinstance(node, ast.IfExp):

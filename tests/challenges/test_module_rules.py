@@ -125,6 +125,7 @@ def test_torch_ops_still_caught_through_aliases_and_tensors(source, expect):
     ("import torch\ndef f(rows):\n    for r in rows:\n        r.topk(2)\n", ".topk() on r"),
     ("from torch import *\ny = topk(x, 2)\n", "topk, a name this file never binds"),  # a * import may bring it
     ("from consts import TABLE\nTABLE.sort()\n", ".sort() on TABLE"),  # another file's name: a tensor or not
+    ("import numpy as np\ndef f(w):\n    return (np.ones(3) * w).sort()\n", ".sort() on np.ones(3) * w"),  # w a tensor?
 ])
 def test_what_the_code_cannot_resolve_is_a_could_be_never_certain(source, expect):
     hits, _ = R.forbidden_in_code({"solution.py": source}, SORT_TOPK)
