@@ -64,7 +64,8 @@ def _module(body: str, head: str = "import torch\n") -> str:
     _module("configs = [(2, 'a'), (1, 'b')]\nconfigs.sort(key=lambda c: c[0])\nreturn x"),
     _module("timings = []\nfor _ in range(3):\n    timings.append(1.0)\ntimings.sort()\nreturn x"),
     _module("best = sorted([3, 1])\nbest.sort(reverse=True)\nreturn x"),
-    _module("scores = {'a': 1}\nm = max(scores.values())\nscores.copy().get('a')\nreturn x"),
+    _module("scores = {'a': 1}\nm = max(scores.values())\nitems = list(scores.items())\n"
+            "items.sort(key=lambda kv: kv[1])\nreturn x"),
     _module("names = list(('a', 'b'))\nnames.sort()\nreturn x"),
     _module("cfgs = [c for c in (1, 2)]\ncfgs.sort()\nreturn x"),
     # Triton's language: tl.topk and tl.sort are Triton ops
