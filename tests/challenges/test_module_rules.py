@@ -3,6 +3,7 @@ the code (engine/verify/module/rules.py), and tensors on the wire
 (engine/verify/module/tensors.py)."""
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import numpy as np
@@ -38,8 +39,107 @@ def test_prose_and_other_names_are_not_forbidden():
 
 
 def test_matmul_disguises():
+    forward = "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, w):\n        y = x @ w\n        return x.matmul(w)\n"
+    hits, _ = R.forbidden_in_code({"s.py": forward}, ["torch.matmul"])
+    assert [(h.how, h.certain) for h in hits] == [("the @ operator on a tensor is torch.matmul", True),
+                                                  ("the tensor method .matmul() is torch.matmul (x is a tensor)", True)]
+    # operands the code does not show to be tensors: could be, never certain
     hits, _ = R.forbidden_in_code({"s.py": "import torch\ny = x @ w\nz = x.matmul(w)\n"}, ["torch.matmul"])
-    assert {h.how for h in hits} == {"the @ operator is torch.matmul", "the tensor method .matmul() is torch.matmul"}
+    assert [h.certain for h in hits] == [False, False] and all(h.how.startswith("could be torch.matmul") for h in hits)
+    import_np = "import numpy as np\na = np.ones((2, 2))\nb = a @ a\nc = a.matmul(a)\n"
+    assert R.forbidden_in_code({"s.py": import_np}, ["torch.matmul"]) == ([], [])
+
+
+SORT_TOPK = ["torch.sort", "torch.topk", "torch.max", "torch.nn.functional.scaled_dot_product_attention"]
+
+
+def _module(body: str, head: str = "import torch\n") -> str:
+    """``body`` as the lines of a ModelNew.forward(self, x)."""
+    lines = "".join(f"        {line}\n" for line in body.strip().splitlines())
+    return f"{head}class ModelNew(torch.nn.Module):\n    def forward(self, x):\n{lines}"
+
+
+@pytest.mark.parametrize("source", [
+    # Python lists and dicts: their methods are not torch's
+    _module("configs = [(2, 'a'), (1, 'b')]\nconfigs.sort(key=lambda c: c[0])\nreturn x"),
+    _module("timings = []\nfor _ in range(3):\n    timings.append(1.0)\ntimings.sort()\nreturn x"),
+    _module("best = sorted([3, 1])\nbest.sort(reverse=True)\nreturn x"),
+    _module("scores = {'a': 1}\nm = max(scores.values())\nitems = list(scores.items())\n"
+            "items.sort(key=lambda kv: kv[1])\nreturn x"),
+    _module("names = list(('a', 'b'))\nnames.sort()\nreturn x"),
+    _module("cfgs = [c for c in (1, 2)]\ncfgs.sort()\nreturn x"),
+    # Triton's language: tl.topk and tl.sort are Triton ops
+    "import triton\nimport triton.language as tl\n@triton.jit\ndef k(x_ptr, o_ptr):\n"
+    "    v = tl.load(x_ptr + tl.arange(0, 16))\n    tl.store(o_ptr, tl.topk(v, 4))\n    s = tl.sort(v)\n",
+    "from triton import language as tl\ndef k(v):\n    return tl.topk(v, 4)\n",
+    # numpy: its functions and its arrays' methods
+    "import numpy as np\nimport torch\ndef f():\n    a = np.array([3, 1, 2])\n    a.sort()\n    b = np.sort(a)\n"
+    "    a.max()\n    return torch.from_numpy(b)\n",
+    "import numpy\nx = numpy.zeros(4)\nx.sort()\ny = x[1:]\ny.sort()\n",
+    # the answer's own functions and methods named like the op
+    _module("return topk(x, 4)", head="import torch\ndef topk(v, k):\n    return v[:k]\n"),
+    "import torch\nclass ModelNew(torch.nn.Module):\n    def sort(self, v):\n        return v\n"
+    "    def forward(self, x):\n        return self.sort(x)\n",
+    "import torch\nclass Plan:\n    def sort(self):\n        return 1\nplan = Plan()\nplan.sort()\n",
+    # a torch function a file imports from elsewhere is not torch's
+    "from mylib import topk\ntopk([1, 2], 1)\n",
+    # a string naming another op that starts with the same letters
+    "ALLOWED = ['torch.max_pool2d', 'torch.topk_like', 'mytorch.sort']\n",
+])
+def test_methods_and_functions_that_are_not_torchs_are_not_forbidden(source):
+    hits, unparsed = R.forbidden_in_code({"solution.py": source}, SORT_TOPK)
+    assert unparsed == [] and hits == [], [str(h) for h in hits]
+
+
+@pytest.mark.parametrize("source, expect", [
+    ("import torch\ny = torch.topk(x, 2)\n", "calls torch.topk"),
+    ("import torch as t\ny = t.topk(x, 2)\n", "t.topk is torch.topk"),
+    ("from torch import topk\ny = topk(x, 2)\n", "topk is torch.topk"),
+    ("from torch import topk as tk\ny = tk(x, 2)\n", "tk is torch.topk"),
+    ("import torch\ny = torch.Tensor.sort(x)\n", "torch.Tensor.sort is torch.sort"),
+    ("import torch.nn.functional as F\ny = F.scaled_dot_product_attention(q, k, v)\n",
+     "F.scaled_dot_product_attention is torch.nn.functional.scaled_dot_product_attention"),
+    ("from torch.nn import functional as fn\ny = fn.scaled_dot_product_attention(q, k, v)\n",
+     "is torch.nn.functional.scaled_dot_product_attention"),
+    ("from torch.nn.functional import scaled_dot_product_attention as sdpa\ny = sdpa(q, k, v)\n",
+     "sdpa is torch.nn.functional.scaled_dot_product_attention"),
+    (_module("return x.topk(4)"), "the tensor method .topk() is torch.topk (x is a tensor)"),
+    (_module("y = torch.relu(x) + 1\nvalues, idx = y.sort()\nreturn idx.topk(2)"), "(y is a tensor)"),
+    (_module("values, idx = x.topk(4)\nreturn idx.sort()"), "(idx is a tensor)"),
+    (_module("return getattr(x, 'so' + 'rt')()"), "the tensor method .sort() is torch.sort"),
+    ("import torch\nimport torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.w = nn.Parameter(torch.randn(8))\n    def g(self):\n        return self.w.max()\n",
+     "the tensor method .max() is torch.max (self.w is a tensor)"),
+    ("import torch\ndef f(v: torch.Tensor):\n    return v.sort()\n", "(v is a tensor)"),
+    ("import torch\nclass M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+     "        self.register_buffer('table', torch.arange(8))\n    def forward(self, x):\n        return self.table.sort()\n",
+     "(self.table is a tensor)"),
+])
+def test_torch_ops_still_caught_through_aliases_and_tensors(source, expect):
+    hits, _ = R.forbidden_in_code({"solution.py": source}, SORT_TOPK)
+    certain = [str(h) for h in hits if h.certain]
+    assert any(expect in h for h in certain), [str(h) for h in hits]
+
+
+@pytest.mark.parametrize("source, expect", [
+    ("import torch\ndef helper(v):\n    return v.sort()\n", ".sort() on v"),  # a helper's parameter: anything
+    ("import torch\ndef f(rows):\n    for r in rows:\n        r.topk(2)\n", ".topk() on r"),
+    ("from torch import *\ny = topk(x, 2)\n", "topk, a name this file never binds"),  # a * import may bring it
+    ("from consts import TABLE\nTABLE.sort()\n", ".sort() on TABLE"),  # another file's name: a tensor or not
+    ("import numpy as np\ndef f(w):\n    return (np.ones(3) * w).sort()\n", ".sort() on np.ones(3) * w"),  # w a tensor?
+])
+def test_what_the_code_cannot_resolve_is_a_could_be_never_certain(source, expect):
+    hits, _ = R.forbidden_in_code({"solution.py": source}, SORT_TOPK)
+    assert hits and not any(h.certain for h in hits), [str(h) for h in hits]
+    assert any(expect in h.how and h.how.startswith("could be torch.") for h in hits), [str(h) for h in hits]
+
+
+def test_a_bare_forbidden_name_is_the_imported_function_not_the_answers_own():
+    forbidden = ["chunk_kda", "fla.ops.kda"]
+    own = "def chunk_kda(q, k):\n    return q\nclass M:\n    def chunk_kda(self):\n        return 1\ny = chunk_kda(1, 2)\n"
+    assert R.forbidden_in_code({"s.py": own}, forbidden) == ([], [])
+    hits, _ = R.forbidden_in_code({"s.py": "from fla.ops.kda import chunk_kda as ck\ny = ck(q, k)\n"}, forbidden)
+    assert {(h.how, h.certain) for h in hits} == {("ck is chunk_kda", True), ("ck is fla.ops.kda", True)}
 
 
 def test_gpu_needs():
@@ -187,3 +287,22 @@ def test_published_runs_read_as_the_harness_reads_them():
     assert R.deck_grep(hy3, forbidden) == ["torch.matmul"]  # a comment: "avoids torch.matmul"; published as failed
     assert R.forbidden_in_code({"solution.py": hy3}, forbidden) == ([], [])
     assert R.gpu_needs({"solution.py": hy3}) == []  # plain torch: it runs on the CPU too
+
+
+def test_code_that_feeds_itself_or_nests_deep_is_read_in_bounded_work():
+    from benchtui.verify.module import receivers
+
+    # twelve names, each given the sum of all the others in a loop: exponential work to read exactly
+    names = [f"a{i}" for i in range(12)]
+    body = [f"        {n} = x" for n in names] + ["        for _ in range(3):"]
+    body += [f"            {n} = " + " + ".join(m for m in names if m != n) for n in names]
+    source = "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n" + "\n".join(body) + "\n        return a0.sort()\n"
+    tree = ast.parse(source)
+    resolver = R._Resolver("s.py", tree)
+    hits = resolver.hits(["torch.sort"])
+    assert receivers.STEPS < resolver.kinds.steps < 2 * receivers.STEPS  # it stopped at its budget
+    assert [h.forbidden for h in hits] == ["torch.sort"]  # certain or could be: found either way
+    deep = "import torch\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return (" + " + ".join(["x"] * 900) + ").sort()\n"
+    assert [h.forbidden for h in R.forbidden_in_code({"s.py": deep}, ["torch.sort"])[0]] == ["torch.sort"]
+    too_deep = "import torch\ny = (" + " + ".join(["x"] * 5000) + ").sort()\n"  # past the parser's own stack
+    assert R.forbidden_in_code({"s.py": too_deep}, ["torch.sort"]) == ([], ["s.py"])

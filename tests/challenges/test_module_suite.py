@@ -109,6 +109,39 @@ def test_hidden_forbidden_op_is_found_in_the_code(decks):
     assert c["details"]["deck_rule_hits"] == []  # the deck's text search misses it
 
 
+# a deck that forbids torch's sort and topk, as a top-k problem's does
+_SORTING = K.HARD_RIGHT.replace("    def forward(self, x):\n", """    def forward(self, x):
+        configs = [(2, "b"), (1, "a")]
+        configs.sort(key=lambda c: c[0])
+        timings = _times([0.3, 0.1])
+""") + "\n\ndef _times(values):\n    values.sort()\n    return values\n"
+
+
+@pytest.mark.parametrize("name, source, verdict", [
+    # a list's .sort(): not torch's; a helper's parameter: could be, never the verdict
+    ("lists", _SORTING, "pass"),
+    ("tensor", _SORTING.replace("        timings = _times", "        x.sort()\n        timings = _times"), "forbidden"),
+])
+def test_a_method_named_like_a_forbidden_op_is_judged_by_what_it_is_called_on(tmp_path, name, source, verdict):
+    K.write_challenge(tmp_path / "challenges", "kbh_sort", "hard")
+    toml = tmp_path / "challenges" / "kbh_sort" / "challenge.toml"
+    toml.write_text(toml.read_text().replace('forbidden = ["torch._scaled_mm", "torch.ops.aten._scaled_mm"]',
+                                             'forbidden = ["torch.sort", "torch.topk"]'))
+    answer = K.write_answers(tmp_path / "answers", {name: source})[name]
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    r = run_local("kbh_sort", answer, challenges_dir=tmp_path / "challenges", seed=7)
+    checks = by_name(r)
+    assert r["verdict"] == verdict, [(c["name"], c["verdict"], c["message"]) for c in r["checks"]]
+    unresolved = checks["forbidden_unresolved"]
+    assert unresolved["verdict"] == "info" and "could be torch.sort: .sort() on values" in unresolved["message"]
+    assert "1 place(s) could be one, not resolved (forbidden_unresolved)" in checks["forbidden_ops"]["message"]
+    if verdict == "pass":
+        assert checks["forbidden_ops"]["verdict"] == "pass" and checks["forbidden_ops"]["details"]["hits"] == []
+    else:
+        assert checks["forbidden_ops"]["verdict"] == "forbidden"
+        assert "the tensor method .sort() is torch.sort (x is a tensor)" in checks["forbidden_ops"]["message"]
+
+
 def test_forbidden_text_in_a_comment_fails_only_the_decks_own_rule(decks):
     r = decks("hard", "forbidden_in_comment")
     checks = by_name(r)

@@ -3,7 +3,8 @@
 Pure functions the checker calls (engine/verify/module/suite.py): each deck's
 forbidden-op rule (a text search of solution.py) beside benchtui's reading of
 the code (names resolved through imports, aliases, ``getattr`` and string
-concatenation), each deck's tolerance and comparison, the bytes/flops
+concatenation; a tensor method only on what engine/verify/module/receivers.py shows
+to be a tensor), each deck's tolerance and comparison, the bytes/flops
 formulas, and the device peaks a figure is set against. Nothing here imports
 answer code: the answer's files are read as text and parsed.
 """
@@ -14,7 +15,10 @@ import math
 import operator
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+
+from benchtui.verify.module.receivers import NOT_TENSOR, TENSOR, Kinds
 
 HARD, KB = "kernelbench-hard", "kernelbench"
 
@@ -39,6 +43,7 @@ class Hit:
     line: int
     forbidden: str
     how: str
+    certain: bool = True  # False: the code could reach it, as far as it can be read (a figure, not a verdict)
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.how} ({self.forbidden})"
@@ -46,12 +51,16 @@ class Hit:
 
 def forbidden_in_code(files: dict[str, str], forbidden: list[str]) -> tuple[list[Hit], list[str]]:
     """Where the answer's Python files reach a forbidden op, read from their
-    syntax trees: (hits, files that do not parse)."""
+    syntax trees: (hits, files that do not parse). A hit is ``certain`` where
+    the code resolves to the op (a torch function through the file's imports,
+    a tensor's method on what is a tensor); where it could only be it (a
+    method of that name on a receiver not known to be a tensor, a name the
+    file never binds), it is not."""
     hits, unparsed = [], []
     for rel, source in sorted(files.items()):
         try:
             tree = ast.parse(source)
-        except SyntaxError:  # what cannot be parsed is searched as text, as the deck does
+        except (SyntaxError, ValueError, RecursionError):  # what cannot be parsed is searched as text, as the deck does
             unparsed.append(rel)
             for f in deck_grep(source, forbidden):
                 at = source.find(f)
@@ -61,16 +70,30 @@ def forbidden_in_code(files: dict[str, str], forbidden: list[str]) -> tuple[list
     return hits, unparsed
 
 
+# the decks' shorthand for torch.nn.functional
+_SHORTHAND = {"F": "torch.nn.functional"}
+
+
+def _canonical(target: str) -> str:
+    head, _, rest = target.partition(".")
+    return f"{_SHORTHAND[head]}.{rest}" if rest and head in _SHORTHAND else target
+
+
 class _Resolver:
     """Dotted names of the expressions of one file, through its imports and
-    simple assignments (flow-insensitive: one name, every value it was given)."""
+    simple assignments (flow-insensitive: one name, every value it was given).
+    A name the file never binds (a builtin, or one a ``*`` import may bring)
+    resolves to itself and to each ``*``-imported module's name of it, marked
+    ``?``: it could be any of them."""
 
-    def __init__(self, rel: str, tree: ast.AST):
+    def __init__(self, rel: str, tree: ast.Module):
         self.rel, self.tree = rel, tree
         # a docstring that names an op is prose, not a call
         self.docstrings = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)}
         self.names: dict[str, set[str]] = {}
         self.imports: list[tuple[int, str]] = []
+        self.bound = _bound_names(tree)
+        self.star_imports: list[str] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -82,6 +105,8 @@ class _Resolver:
                         self.names.setdefault(top, set()).add(top)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 self.imports.append((node.lineno, node.module))
+                if any(a.name == "*" for a in node.names):
+                    self.star_imports.append(node.module)
                 for a in node.names:
                     self.names.setdefault(a.asname or a.name, set()).add(f"{node.module}.{a.name}")
         for _ in range(3):  # aliases of aliases
@@ -96,11 +121,18 @@ class _Resolver:
                         for dotted in self.resolve(value):
                             self.names.setdefault(target.id, set()).add(dotted)
 
+    @cached_property
+    def kinds(self) -> Kinds:
+        """What the file's expressions hold, read only where a method or ``@`` could be the op."""
+        return Kinds(self.tree, self.resolve)
+
     def resolve(self, node: ast.AST, depth: int = 0) -> set[str]:
         if depth > 12:
             return set()
         if isinstance(node, ast.Name):
-            return set(self.names.get(node.id, ())) | {node.id}
+            if node.id in self.bound:
+                return set(self.names.get(node.id, ()))
+            return {"?" + node.id} | {f"?{m}.{node.id}" for m in self.star_imports}
         if isinstance(node, ast.Attribute):
             return {f"{base}.{node.attr}" for base in self.resolve(node.value, depth + 1)}
         if isinstance(node, ast.Call):
@@ -116,14 +148,24 @@ class _Resolver:
                     return {module}
         return set()
 
-    def hits(self, forbidden: list[str]) -> list[Hit]:
-        out: list[Hit] = []
-        seen: set[tuple[int, str]] = set()
+    def _receiver(self, call: ast.Call) -> tuple[ast.AST, str] | None:
+        """(receiver, method) of ``x.m(...)`` or ``getattr(x, "m")(...)``."""
+        fn = call.func
+        if isinstance(fn, ast.Attribute):
+            return fn.value, fn.attr
+        if isinstance(fn, ast.Call) and isinstance(fn.func, ast.Name) and fn.func.id == "getattr" and len(fn.args) >= 2:
+            attr = fold_string(fn.args[1])
+            if attr is not None:
+                return fn.args[0], attr
+        return None
 
-        def add(line: int, f: str, how: str) -> None:
-            if (line, f) not in seen:
-                seen.add((line, f))
-                out.append(Hit(self.rel, line, f, how))
+    def hits(self, forbidden: list[str]) -> list[Hit]:
+        found: dict[tuple[int, str], Hit] = {}
+
+        def add(line: int, f: str, how: str, certain: bool = True) -> None:
+            have = found.get((line, f))
+            if have is None or certain and not have.certain:  # a line's certain hit replaces its could-be
+                found[(line, f)] = Hit(self.rel, line, f, how, certain)
 
         for f in forbidden:
             words = f.split()
@@ -132,39 +174,92 @@ class _Resolver:
                     if module == words[1] or module.startswith(words[1] + "."):
                         add(line, f, f"imports {module}")
                 continue
-            target = f.strip()
+            target = _canonical(f.strip())
             last = target.rsplit(".", 1)[-1]
+            method_of_tensor = target.startswith("torch.") and target.count(".") == 1
             for node in ast.walk(self.tree):
                 line = getattr(node, "lineno", 0)
                 if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
                     for dotted in self.resolve(node):
-                        if _reaches(dotted, target):
-                            text = ast.unparse(node)[:80]
-                            how = f"{text} is {target}" if text != target else f"calls {target}"
-                            add(line, f, how)
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == last \
-                        and target.startswith("torch.") and target.count(".") == 1 and not self.resolve(node.func) & {target}:
-                    # x.matmul(w): the tensor method of a forbidden torch function
-                    add(line, f, f"the tensor method .{last}() is {target}")
+                        text = _shown(node, 80)
+                        if not dotted.startswith("?"):
+                            if _reaches(dotted, target):
+                                add(line, f, f"{text} is {target}" if text != target else f"calls {target}")
+                        elif _reaches(dotted[1:], target) or dotted[1:] == f.strip():
+                            add(line, f, f"could be {target}: {text}, a name this file never binds "
+                                         "(a * import may bring it)", certain=False)
+                if isinstance(node, ast.Call) and method_of_tensor:
+                    got = self._receiver(node)
+                    if got and got[1] == last and not any(_reaches(d, target) for d in self.resolve(node.func)):
+                        receiver = got[0]
+                        kind = self.kinds.kind(receiver)
+                        shown = _shown(receiver, 60)
+                        if kind == TENSOR:  # x.topk(k): the tensor method of a forbidden torch function
+                            add(line, f, f"the tensor method .{last}() is {target} ({shown} is a tensor)")
+                        elif kind not in NOT_TENSOR:
+                            add(line, f, f"could be {target}: .{last}() on {shown}, which the code does not show "
+                                         "to be a tensor", certain=False)
                 if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and target == "torch.matmul":
-                    add(line, f, "the @ operator is torch.matmul")
+                    sides = [self.kinds.kind(node.left), self.kinds.kind(node.right)]
+                    if TENSOR in sides:
+                        add(line, f, "the @ operator on a tensor is torch.matmul")
+                    elif not all(k in NOT_TENSOR for k in sides):
+                        add(line, f, "could be torch.matmul: the @ operator on operands the code does not show "
+                                     "to be tensors", certain=False)
                 if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)) and id(node) not in self.docstrings:
                     text = fold_string(node)
-                    if text and (target in text or re.search(rf"\b(at|torch|aten)::{re.escape(last)}\b", text)):
+                    if not text:
+                        continue
+                    if re.search(rf"\b(at|torch|aten)::{re.escape(last)}\b", text) \
+                            or any("." in name and _names(name, text) for name in {f.strip(), target}):
                         add(line, f, "named in a string (code built from text, or C++ calling the same op)")
-        return out
+                    elif "." not in target and _names(target, text):  # a bare word: any name of the answer's too
+                        add(line, f, f"could be {target}: named in a string", certain=False)
+        return sorted(found.values(), key=lambda h: (h.line, h.forbidden))
+
+
+def _shown(node: ast.AST, width: int) -> str:
+    """An expression as the answer wrote it, cut to ``width``."""
+    try:
+        return ast.unparse(node)[:width]
+    except RecursionError:  # nested deeper than Python's stack
+        return f"the expression at line {getattr(node, 'lineno', '?')}"
+
+
+def _names(name: str, text: str) -> bool:
+    """Whether ``text`` names ``name`` as a whole (torch.max, not torch.max_pool2d or mytorch.max)."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text) is not None
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the file binds anywhere: imports, assignments, loop and
+    ``with`` targets, parameters, functions and classes."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update(a.asname or a.name.split(".")[0] for a in node.names if a.name != "*")
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
 
 
 def _reaches(dotted: str, target: str) -> bool:
+    """Whether a name resolved through the file's imports is the forbidden op."""
     if dotted == target or dotted.startswith(target + "."):
         return True
     parts = target.split(".")
-    if len(parts) == 2 and parts[0] == "torch":  # torch.X is also torch.ops.aten.X
-        aten = f"torch.ops.aten.{parts[1]}"
-        if dotted == aten or dotted.startswith(aten + "."):
-            return True
-    # torch.nn.functional.linear written F.linear with `from torch.nn import functional as F`
-    return "." not in target and dotted.rsplit(".", 1)[-1] == target
+    if len(parts) == 2 and parts[0] == "torch":  # torch.X is also torch.ops.aten.X and the method torch.Tensor.X
+        for same in (f"torch.ops.aten.{parts[1]}", f"torch.Tensor.{parts[1]}"):
+            if dotted == same or dotted.startswith(same + "."):
+                return True
+    # a bare name (chunk_kda) is the function of that name in the module it is imported from
+    return "." not in target and "." in dotted and dotted.rsplit(".", 1)[-1] == target
 
 
 def fold_string(node: ast.AST, depth: int = 0) -> str | None:
