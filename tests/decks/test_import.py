@@ -36,11 +36,19 @@ def test_kbh_deck_counts_names_and_store(kbh_imported, decks):
     assert (r.challenges, r.answers, r.models, r.results, r.results_without_answer, r.annotations) == (4, 79, 22, 80, 1, 30)
     assert sorted(p.name for p in (root / "challenges").iterdir()) == KBH_IDS
     assert len(list((root / "models").glob("*/*/solution.py"))) == 79
-    # the only problems of the published slice: three annotations whose peak_fraction is not the leaderboard's
-    assert len(r.problems) == 3
+    # the problems of the published slice: three annotations whose peak_fraction is not the leaderboard's,
+    # and four runs their annotations say were measured on an H100 SXM, against the deck's H100 PCIe peaks
+    assert len(r.problems) == 3 + 4 and r.missing == []
     for run_id, (annotation, board) in ANNOTATION_DISAGREEMENTS.items():
         line = next(p for p in r.problems if run_id in p)
         assert f"peak_fraction {annotation}, the leaderboard {board}" in line
+    sxm = [p for p in r.problems if "measured on H100 SXM5 (NVIDIA H100 80GB HBM3), not the NVIDIA H100 PCIe" in p]
+    assert len(sxm) == r.annotations_other_gpu == 4
+    assert rows(root, "select count(*) from deck_annotations where measured_on is not null") == [(4,)]
+    # the annotations left out, each kind said as what it is
+    assert "29 annotations are of runs on other GPUs (B200: 2, rtxpro6000: 27); left out" in r.notes
+    assert "140 annotations are of h100 runs of imported problems whose run files public/runs/h100/ does not hold " \
+           "(01_fp8_gemm: 51, 02_kda_cutlass: 28, 06_sonic_moe_swiglu: 30, 07_w4a16_gemm: 31); left out" in r.notes
     assert rows(root, "select count(*), sum(has_answer), sum(correct) from deck_results") == [(80, 79, 66)]
     assert rows(root, "select count(*) from deck_annotations") == [(30,)]
     # the run with no answer file: its published result is kept, flagged
@@ -187,7 +195,8 @@ def test_kbh_bad_inputs_each_one_line(kbh_deck, tmp_path):
     missing = [line for line in lines if "its problem 02_kda_cutlass has no folder in problems-h100/" in line]
     assert len(missing) == 19  # every run of that problem, one line each
     assert sum(1 for line in lines if "says peak_fraction" in line) == 2  # the 02 one went with its problem
-    assert len(lines) == 1 + 1 + 1 + 19 + 2
+    assert sum(1 for line in lines if "measured on H100 SXM5" in line) == 3  # so did the 02 one
+    assert len(lines) == 1 + 1 + 1 + 19 + 2 + 3
     # the sound rest is imported; nothing of the bad runs is
     assert (result.challenges, result.answers) == (3, 79 - 1 - 1 - 19)
     root = tmp_path / "wb"
@@ -221,17 +230,23 @@ def test_kbh_broken_result_files_and_annotations(kbh_deck, tmp_path):
                 ("20260618_041754_codex_gpt-5.5_01_fp8_gemm",)) == [(0, 1, 0.2445)]
 
 
-def test_kbh_nothing_half_written_when_the_store_fails(kbh_deck, tmp_path, monkeypatch):
-    from benchtui.decks import importer
+def test_kbh_nothing_half_written_when_the_store_fails(kbh_deck, tmp_path):
+    """A row failing inside the store's real write (its deck_imports and deck_results rows
+    already in): the store's transaction rolls them back, and the files go too."""
+    from benchtui.store.database import Store
 
-    def boom(*args, **kwargs):
-        raise sqlite3.OperationalError("disk full")
-
-    monkeypatch.setattr(importer, "write_store", boom)
     root = tmp_path / "wb"
-    with pytest.raises(sqlite3.OperationalError):
+    with Store(root / "store.db") as store:
+        store.conn.execute("create trigger fail_annotation before insert on deck_annotations "
+                           "begin select raise(abort, 'disk full'); end")
+        store.conn.commit()
+    with sqlite3.connect(root / "store.db") as conn:
+        before = list(conn.iterdump())
+    with pytest.raises(sqlite3.IntegrityError, match="disk full"):
         import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
-    assert list(root.iterdir()) == []  # the store this import made went with its files
+    with sqlite3.connect(root / "store.db") as conn:
+        assert list(conn.iterdump()) == before
+    assert [p.name for p in root.iterdir() if not p.name.startswith("store.db")] == []
 
 
 def test_kbh_an_answer_is_never_overwritten(kbh_deck, tmp_path):
@@ -242,7 +257,8 @@ def test_kbh_an_answer_is_never_overwritten(kbh_deck, tmp_path):
     result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
     assert (mine / "solution.py").read_text(encoding="utf-8") == "# my own answer\n"
     assert "run 20260618_041754_codex_gpt-5.5_01_fp8_gemm: models/codex_gpt-5.5/kbh_01_fp8_gemm/ already holds another " \
-           "solution.py; an answer is never overwritten, so this run is not imported" in result.problems
+           "solution.py; an answer is never overwritten, so this run's answer is not imported; its published result " \
+           "is kept, without its answer" in result.problems
     assert result.answers == 78
 
 
@@ -355,7 +371,7 @@ def test_cli_import_and_published(decks, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["overall"]["answers"] == 79 and data["overall"]["deck_pass"] == 66
     assert data["overall"]["not_judged_here"] == 79 and data["disagreements"] == []
-    assert len(data["imports"][0]["problems"]) == 3
+    assert len(data["imports"][0]["problems"]) == 3 + 4
 
 
 def test_cli_refuses_what_is_not_a_deck(tmp_path, capsys, decks):
@@ -393,7 +409,7 @@ def test_dry_run_writes_nothing(decks, tmp_path, capsys):
     root = tmp_path / "wb"
     assert main(["--workbench", str(root), "import", str(decks / "kernelbench-hard"), "--gpu", "h100", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("would import KernelBench-Hard (H100) (h100)")
+    assert out.startswith("would import KernelBench-Hard (H100) from")  # the GPU named once
     assert "4 challenges (4 new or changed), 79 answers of 22 models (79 new)" in out
     assert not root.exists()
     # over an imported workbench: nothing new, and still nothing written
