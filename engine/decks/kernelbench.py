@@ -125,9 +125,9 @@ def read_deck(root: Path, *, runs: Path | None = None, commit: str = "") -> Deck
             order += 1
             problem = read_problem(deck, path, level, int(m.group(1)), m.group(2), tolerances, static, example, order)
             if problem is not None and lost:
-                figures = {k: v for k, v in lost.items() if k == "tolerance"}
-                if figures:
-                    problem.module["missing"] = figures
+                needed = {k: v for k, v in lost.items() if k == "tolerance"}  # what the harness reads
+                if needed:
+                    problem.module["missing"] = needed
             if problem is not None:
                 deck.problems[problem.key] = problem
     if not deck.problems:

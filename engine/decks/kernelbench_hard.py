@@ -19,6 +19,7 @@ import functools
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -702,9 +703,10 @@ def read_annotations(deck: Deck, folder: Path, board: dict[str, dict]) -> None:
         if measured_on:
             deck.problem(f"run {run_id}: its annotation ({path.name}) says it was measured on {measured_on}, not the "
                          f"{peak_gpu} the deck's peak_fraction is a fraction of; marked, and left out of rankings")
-        annotation = {"verdict": str(data["verdict"]), "summary": _text(data.get("summary") or data.get("evidence")),
-                      "peak_fraction": _number(data.get("peak_fraction")), "auditor": _text(data.get("auditor")),
-                      "source": path.name, "quotes": [], "body": data, "measured_on": measured_on}
+        annotation: dict[str, Any] = {
+            "verdict": str(data["verdict"]), "summary": _text(data.get("summary") or data.get("evidence")),
+            "peak_fraction": _number(data.get("peak_fraction")), "auditor": _text(data.get("auditor")),
+            "source": path.name, "quotes": [], "body": data, "measured_on": measured_on}
         for q in data.get("quotes") or []:
             quote = read_quote(deck, run, path.name, q)
             if quote:

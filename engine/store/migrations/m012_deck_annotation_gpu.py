@@ -6,4 +6,6 @@ import sqlite_utils
 
 
 def apply(db: sqlite_utils.Database) -> None:
-    db["deck_annotations"].add_column("measured_on", str)
+    table = db.table("deck_annotations")
+    if "measured_on" not in table.columns_dict:
+        table.add_column("measured_on", str)
