@@ -2,7 +2,7 @@
 so these run where the published decks are not: each oddity a deck holds gets one
 clear line in the report; parts of a deck that are missing are named with what is
 lost, and the figures that need them say "not reproducible"; the report's counts
-are the store's; a re-import changes no row; a failed store write leaves nothing."""
+are the store's; a re-import changes no row (a failed store write: test_import.py, on both decks)."""
 from __future__ import annotations
 
 import json
@@ -262,30 +262,3 @@ def test_the_commit_an_about_file_names(tmp_path, text, commit):
 
     (tmp_path / "ABOUT.md").write_text(f"# deck\n\n{text}\n", encoding="utf-8")
     assert deck_commit(tmp_path, None) == commit
-
-
-# -- a failed store write leaves nothing ------------------------------------------------
-
-def test_a_store_write_failing_midway_is_rolled_back(tmp_path):
-    """The store's own transaction undoes the rows it wrote before the failing one: the
-    import's deck_imports and deck_results rows are in before an annotation row fails."""
-    from benchtui.store.database import Store
-
-    deck = K.hard_deck(tmp_path / "deck")
-    root = tmp_path / "wb"
-    with Store(root / "store.db") as store:  # a workbench with a store of its own
-        store.conn.execute("insert into notes (model, challenge, relpath, line, author, text, created_at) "
-                           "values ('mine', 'kv', 'kv.py', 1, 'me', 'keep me', '2026-01-01T00:00:00Z')")
-        # the row that fails: written after the import's deck_imports and deck_results rows
-        store.conn.execute("create trigger fail_annotation before insert on deck_annotations "
-                           "begin select raise(abort, 'disk full'); end")
-        store.conn.commit()
-    with sqlite3.connect(root / "store.db") as conn:
-        before = list(conn.iterdump())
-    with pytest.raises(sqlite3.IntegrityError, match="disk full"):
-        import_deck(read_hard(deck), root)
-    with sqlite3.connect(root / "store.db") as conn:
-        assert conn.execute("select count(*) from deck_imports").fetchone() == (0,)
-        assert conn.execute("select count(*) from deck_results").fetchone() == (0,)
-        assert list(conn.iterdump()) == before
-    assert [p.name for p in root.iterdir() if not p.name.startswith("store.db")] == []  # the files went too
