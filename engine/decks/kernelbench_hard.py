@@ -404,6 +404,9 @@ def read_leaderboard(deck: Deck, path: Path) -> dict[str, dict]:
         if data is not None:
             deck.problem(f"leaderboard: {path.name} has no `models` list; ignored")
         return {}
+    hardware = data.get("hardware")
+    if isinstance(hardware, dict) and hardware.get("name"):
+        deck.board_gpu = str(hardware["name"])
     out = {}
     for row in data["models"]:
         if not isinstance(row, dict):
@@ -655,8 +658,9 @@ def _gpu_key(text: str) -> str:
 
 
 def deck_peak_gpu(deck: Deck) -> str:
-    """The GPU the deck's peaks are of (its problems' peak hardware), or ""."""
-    return next((str(p.module["peak"]["hardware"]) for p in deck.problems.values() if p.module.get("peak")), "")
+    """The GPU the deck's peaks are of (its problems' peak hardware, else the leaderboard's), or ""."""
+    return next((str(p.module["peak"]["hardware"]) for p in deck.problems.values() if p.module.get("peak")),
+                deck.board_gpu)
 
 
 def read_annotations(deck: Deck, folder: Path, board: dict[str, dict]) -> None:

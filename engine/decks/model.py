@@ -84,6 +84,7 @@ class Deck:
     path: str
     commit: str
     gpu: str = ""
+    board_gpu: str = ""  # the GPU the leaderboard says its figures are of ("NVIDIA H100 PCIe")
     problems: dict[str, Problem] = field(default_factory=dict)   # by the deck's id
     runs: list[Run] = field(default_factory=list)
     # published results of runs that have no answer file (the deck says there was none)

@@ -170,7 +170,8 @@ def hard_deck(root: Path, *, without: tuple[str, ...] = ()) -> Path:
             row["results"][problem] = {"run_id": run_id, "correct": correct, "has_solution": True, "peak_fraction": pf}
     board["grok/grok-9"] = {"label": "grok/grok-9", "harness": "grok", "model": "grok-9", "results": {
         "02_tiny_triple": {"run_id": NO_ANSWER_RUN, "correct": False, "has_solution": False, "peak_fraction": None}}}
-    _write(bench / "results" / f"leaderboard.{GPU}.json", json.dumps({"models": list(board.values())}))
+    _write(bench / "results" / f"leaderboard.{GPU}.json",
+           json.dumps({"hardware": {"name": "NVIDIA H100 PCIe"}, "models": list(board.values())}))
     notes = bench / "results" / "annotations"
     _write(notes / f"{SXM_RUN}.yaml", f"run_id: {SXM_RUN}\ngpu: H100 SXM5\ngpu_name: NVIDIA H100 80GB HBM3\n"
                                       "verdict: clean\nsummary: fine, timed on the SXM box\npeak_fraction: 0.3\n")

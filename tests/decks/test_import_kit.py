@@ -105,6 +105,8 @@ def test_a_missing_part_of_a_hard_deck_is_named_with_what_is_lost(tmp_path, with
     result = import_deck(read_hard(deck), tmp_path / "wb")
     assert result.missing == [line]
     assert not any("hardware peak" in p for p in result.problems)  # said once, as the missing part
+    # without the peaks, the leaderboard still says which GPU the figures are of
+    assert result.annotations_other_gpu == 1
     toml = tomllib.loads((tmp_path / "wb/challenges/kbh_01_tiny_double/challenge.toml").read_text(encoding="utf-8"))
     assert set(toml["module"]["missing"]) == keys
     # the whole deck keeps none of this
@@ -173,7 +175,8 @@ def test_dry_run_counts_what_the_import_writes(tmp_path, capsys):
     dry = import_deck(read_hard(deck), root, dry_run=True)
     assert not root.exists()
     real = import_deck(read_hard(deck), root)
-    assert (dry.notes_added, dry.results_written) == (real.notes_added, real.results_written) == (1, 6)
+    assert dry.notes_added == real.notes_added == 1
+    assert dry.results_written == real.results_written == 6
     again = import_deck(read_hard(deck), root, dry_run=True)
     assert (again.notes_added, again.results_written) == (0, 0)
     code, out = cli(capsys, "--workbench", str(tmp_path / "wb-new"), "import", str(deck), "--dry-run")
@@ -200,9 +203,9 @@ def test_a_reimport_restamps_no_unchanged_row(tmp_path):
     stamps = rows(root, "select run_id, import_id, imported_at from deck_results order by run_id")
     notes = rows(root, "select run_id, source, import_id, imported_at from deck_annotations order by id")
     again = import_deck(read_hard(deck), root)
-    assert again.results_written == 0
     assert rows(root, "select run_id, import_id, imported_at from deck_results order by run_id") == stamps
     assert rows(root, "select run_id, source, import_id, imported_at from deck_annotations order by id") == notes
+    assert again.results_written == 0
     # a result that changed is written, and only it
     detail = deck / f"public/data/rundetail/h100/{K.SXM_RUN}.json"
     detail.write_text(detail.read_text().replace('"peak_fraction": 0.3', '"peak_fraction": 0.31'))
@@ -262,3 +265,18 @@ def test_the_commit_an_about_file_names(tmp_path, text, commit):
 
     (tmp_path / "ABOUT.md").write_text(f"# deck\n\n{text}\n", encoding="utf-8")
     assert deck_commit(tmp_path, None) == commit
+
+
+def test_a_dry_run_over_a_store_awaiting_a_migration_leaves_it_as_it_was(tmp_path):
+    from benchtui.store.database import Store
+
+    deck = K.hard_deck(tmp_path / "deck")
+    root = tmp_path / "wb"
+    Store(root / "store.db").close()
+    with sqlite3.connect(root / "store.db") as conn:  # as an older benchtui left it
+        conn.execute("delete from _migrations where name = 'm012_deck_annotation_gpu'")
+        before = list(conn.iterdump())
+    dry = import_deck(read_hard(deck), root, dry_run=True)
+    assert (dry.notes_added, dry.results_written) == (1, 6)  # counted on a store in memory
+    with sqlite3.connect(root / "store.db") as conn:
+        assert list(conn.iterdump()) == before
