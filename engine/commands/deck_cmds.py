@@ -8,7 +8,9 @@ from pathlib import Path
 from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.store import decks_sql
 
-COMMIT_WORDS = re.compile(r"\bcommit\s+`?([0-9a-f]{7,40})\b", re.IGNORECASE)
+# "commit abc1234", "owner/repo at abc1234", "owner/repo@abc1234" (a hash holds a digit: "at defaced" is a word)
+COMMIT_WORDS = re.compile(r"(?:\bcommit\s+|\b[\w.-]+/[\w.-]+(?:\s+at\s+(?:commit\s+)?|@))`?"
+                          r"((?=[0-9a-f]*[0-9])[0-9a-f]{7,40})\b", re.IGNORECASE)
 
 
 def register(sub) -> None:
@@ -96,7 +98,7 @@ def cmd_import(args, ctx) -> int:
         print_json({**result.to_dict(), "scan": scan.as_json() if scan else None})
     else:
         print_report(result)
-    return 1 if args.strict and result.problems else 0
+    return 1 if args.strict and (result.problems or result.missing) else 0
 
 
 def _import(args, path: Path, root: Path, progress):
@@ -152,11 +154,20 @@ def _import(args, path: Path, root: Path, progress):
 
 def print_report(r) -> None:
     verb = "would import" if r.dry_run else "imported"
-    gpu = f" ({r.gpu})" if r.gpu else ""
+    gpu = f" ({r.gpu})" if r.gpu and r.gpu.lower() not in r.title.lower() else ""  # the title may name it already
+    add = "would be added" if r.dry_run else "added"
+    results = ([f"{r.results_board_only} more runs with only the leaderboard's figures"] if r.results_board_only else []) \
+        + [f"{r.results_without_answer} without an answer"] \
+        + ([f"{r.results_refused} kept without their answer, whose folder holds another"] if r.results_refused else []) \
+        + [f"{r.results_written} rows new or changed"]
     print(f"{verb} {r.title}{gpu} from {r.path} (commit {r.commit or 'unknown'}) into {r.workbench}:")
     print(f"  {r.challenges} challenges ({r.challenges_written} new or changed), {r.answers} answers of {r.models} models "
-          f"({r.answers_written} new), {r.results} published results ({r.results_without_answer} without an answer), "
-          f"{r.annotations} annotations ({r.notes_added} line notes added)")
+          f"({r.answers_written} new), {r.results} published results ({'; '.join(results)})"
+          + f", {r.annotations} annotations ({r.notes_added} line notes {add}"
+          + (f"; {r.annotations_other_gpu} of runs measured on another GPU model" if r.annotations_other_gpu else "")
+          + ")")
+    for line in r.missing:
+        print(f"  missing: {line}")
     for line in r.problems:
         print(f"  problem: {line}")
     for line in r.notes:
@@ -215,7 +226,8 @@ def cmd_published(args, ctx) -> int:
     for r in rows:
         fig = "" if r["deck_figure"] is None else f" pf {r['deck_figure']:.4f}"
         mine = "" if r["figure"] is None else f" pf {r['figure']:.4f}"
-        notes = "; ".join(f"annotation: {a['verdict']}" for a in r["annotations"])
+        notes = "; ".join(f"annotation: {a['verdict']}" + (f" (measured on {a['measured_on']})" if a.get("measured_on") else "")
+                          for a in r["annotations"])
         print(f"  {r['model'] or '(no answer)'}/{r['challenge']} [{r['run_id']}]: deck {r['deck_verdict'] or '-'}"
               f" ({r['deck_reason'] or '-'}){fig}; benchtui {r['verdict'] or 'not run'}"
               + (f", not judged here: {r['not_judged']}" if r["not_judged"] else "")
@@ -227,7 +239,8 @@ def cmd_published(args, ctx) -> int:
             print(f"    shape {s.get('idx', '?')} {s.get('label', '')}: {s.get('ms', '-')} ms, {s.get('tflops', '-')} TFLOPS, "
                   f"{s.get('gbps', '-')} GB/s, fraction {s.get('frac', '-')}")
         for a in d["annotations"]:
-            print(f"    annotation {a['source']}: {a['verdict']}: {a['summary']}")
+            print(f"    annotation {a['source']}: {a['verdict']}: {a['summary']}"
+                  + (f" (measured on {a['measured_on']}, not the GPU of the deck's peak)" if a.get("measured_on") else ""))
             for q in a["quotes"]:
                 print(f"      {q['file']}:{'-'.join(map(str, q['lines'] or []))} {q['label']}")
     for imp in data["imports"] if model is None else []:

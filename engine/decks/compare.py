@@ -58,13 +58,21 @@ class Row:
         return "agree" if self.judged == self.deck_verdict else "disagree"
 
     @property
+    def measured_on(self) -> str:
+        """The other GPU model an annotation says the deck's run was measured on ("" when none says so):
+        its published figure is a fraction of a peak of another GPU's, so it is kept out of the ranking."""
+        return next((a["measured_on"] for a in self.annotations if a.get("measured_on")), "")
+
+    @property
     def marks(self) -> str:
-        """Why the pair of verdicts may not be on the same files: "" when they are."""
-        return "; ".join(m for m in (self.edited, self.stale and f"stale: {self.stale} since benchtui's run") if m)
+        """Why the pair of verdicts may not be on the same files, or the figures not comparable: "" when they are."""
+        gpu = self.measured_on and (f"measured on {self.measured_on} (its annotation), not the GPU of the deck's peak: "
+                                    "its figure is left out of the rank correlation")
+        return "; ".join(m for m in (self.edited, self.stale and f"stale: {self.stale} since benchtui's run", gpu) if m)
 
     def to_dict(self) -> dict:
         return {**{k: v for k, v in self.__dict__.items()}, "judged": self.judged, "agreement": self.agreement,
-                "marks": self.marks}
+                "marks": self.marks, "measured_on": self.measured_on}
 
 
 def spearman(pairs: list[tuple[float, float]]) -> float | None:
@@ -110,7 +118,9 @@ def summary(rows: list[Row]) -> dict:
     counts["judged_both"] = judged
     counts["agreement"] = None if not judged else (counts["both_pass"] + counts["both_fail"]) / judged
     pairs = [(r.deck_figure, r.figure) for r in rows
-             if r.deck_verdict == "PASS" and r.judged == "PASS" and r.deck_figure is not None and r.figure is not None]
+             if r.deck_verdict == "PASS" and r.judged == "PASS" and r.deck_figure is not None and r.figure is not None
+             and not r.measured_on]
+    counts["left_out_other_gpu"] = sum(1 for r in rows if r.measured_on)
     counts["passes_with_both_figures"] = len(pairs)
     counts["rank_correlation"] = spearman(pairs)
     if counts["rank_correlation"] is None:
@@ -162,7 +172,8 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     notes: dict[tuple[str, str], list[dict]] = {}
     for a in decks_sql.annotation_rows(store):
         notes.setdefault((a["deck"], a["run_id"]), []).append(
-            {"verdict": a["verdict"], "summary": a["summary"], "peak_fraction": a["peak_fraction"], "source": a["source"]})
+            {"verdict": a["verdict"], "summary": a["summary"], "peak_fraction": a["peak_fraction"], "source": a["source"],
+             "measured_on": a.get("measured_on")})
     ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == V.TIMEOUT])
     stale = stale_runs(store, [r["id"] for r in latest.values()])
     hashes = answer_hashes(store)
@@ -214,7 +225,7 @@ def published_detail(store: Store, model: str, challenge: str) -> list[dict]:
             quotes = [{"label": " ".join(str(q.get("label") or "").split()), "lines": q.get("lines"),
                        "file": q.get("file"), "text": str(q.get("text") or "")}
                       for q in body.get("quotes") or [] if isinstance(q, dict)]
-            annotations.append({k: a[k] for k in ("verdict", "summary", "peak_fraction", "auditor", "source")}
+            annotations.append({k: a.get(k) for k in ("verdict", "summary", "peak_fraction", "auditor", "source", "measured_on")}
                                | {"quotes": quotes})
         out.append({**{k: d[k] for k in ("deck", "run_id", "problem", "harness", "deck_model", "effort", "failure_reason",
                                           "peak_fraction", "speedup", "board_label", "board_peak_fraction",

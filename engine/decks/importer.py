@@ -5,9 +5,12 @@ Files first, through a :class:`FileTransaction` (every new or changed file
 staged beside the workbench, then moved into place; on any failure each move
 is undone), then the store's rows in one transaction; if that fails the
 files are undone too. An answer folder that already holds another answer is
-never written to: that run is reported and left out. Re-importing the same
-deck changes nothing (files compare equal; rows are keyed by deck and run id;
-notes are added once).
+never written to: that run is reported and its answer left out (its
+published result is kept, without an answer). Re-importing the same deck
+changes nothing (files compare equal; rows are keyed by deck and run id and
+keep the stamps of the import that last changed them; notes are added once).
+A dry run writes the rows into a transaction it rolls back, so its counts are
+the import's.
 """
 from __future__ import annotations
 
@@ -47,13 +50,18 @@ class ImportResult:
     answers: int = 0
     answers_written: int = 0
     models: int = 0
-    results: int = 0
-    results_without_answer: int = 0
+    results: int = 0                 # runs with a published result file (or KernelBench's eval_results entry)
+    results_board_only: int = 0      # runs with no result file, only the leaderboard's figures
+    results_without_answer: int = 0  # of both, runs the deck published without an answer file
+    results_refused: int = 0         # runs whose answer folder holds another answer: the result kept, not the answer
+    results_written: int = 0         # deck_results rows new or changed
     annotations: int = 0
+    annotations_other_gpu: int = 0   # annotations saying the run was measured on another GPU model than the deck's peak
     notes_added: int = 0
     files_written: int = 0
     dry_run: bool = False
     problems: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # parts of the deck not there, and what is lost
     notes: list[str] = field(default_factory=list)
     import_id: int | None = None
 
@@ -171,9 +179,9 @@ def imported_problem(folder: Path) -> tuple[str, str] | None:
     return None
 
 
-def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> tuple[list[Run], set[str]]:
-    """Stage every file; returns the runs whose answers are (or already were) in place
-    and the challenges written."""
+def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> tuple[list[Run], set[str], list[Run]]:
+    """Stage every file; returns the runs whose answers are (or already were) in place,
+    the challenges written, and the runs refused because their folder holds another answer."""
     challenges: set[str] = set()
     for problem in deck.problems.values():
         folder = root / "challenges" / problem.challenge
@@ -190,7 +198,7 @@ def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> t
         result.files_written += sum(wrote)
         challenges.add(problem.key)
     result.challenges = len(challenges)
-    placed = []
+    placed, refused = [], []
     for run in deck.runs:
         problem = deck.problems[run.problem]
         if run.problem not in challenges:
@@ -205,8 +213,10 @@ def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> t
                 continue
             what = "another solution.py" if held is not None else \
                    f"other files ({', '.join(sorted(p.name for p in answer.iterdir())[:3]) or 'none'}) and no solution.py"
+            kept = "; its published result is kept, without its answer" if has_result(run.result) else ""
             result.problems.append(f"run {run.run_id}: models/{run.model}/{problem.challenge}/ already holds {what}; "
-                                   "an answer is never overwritten, so this run is not imported")
+                                   f"an answer is never overwritten, so this run's answer is not imported{kept}")
+            refused.append(run)
             continue
         wrote = [tx.write(answer / name, data) for name, data in files.items()]
         result.answers_written += any(wrote)
@@ -214,26 +224,40 @@ def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> t
         placed.append(run)
     result.answers = len(placed)
     result.models = len({r.model for r in placed})
-    return placed, challenges
+    return placed, challenges, refused
+
+
+def has_result(row: dict | None) -> bool:
+    """Whether a run's published result is the deck's result file (not the leaderboard's figures alone)."""
+    return bool(row and row.get("has_result"))
+
+
+def count_results(result: ImportResult, placed: list[Run], without: list[dict], refused: list[Run]) -> None:
+    rows = [r.result for r in placed] + without + [r.result for r in refused]
+    result.results = sum(has_result(r) for r in rows)
+    result.results_without_answer = len(without)
+    result.results_refused = sum(has_result(r.result) for r in refused)
+    result.results_board_only = sum(1 for r in rows if r and not has_result(r) and r.get("board_correct") is not None)
 
 
 def import_deck(deck: Deck, root: Path, store_path: Path | None = None, *, dry_run: bool = False) -> ImportResult:
     """Write ``deck`` into the workbench at ``root`` (created if need be: models/, challenges/)
     and its published results into the store (``root/store.db`` unless given)."""
     result = ImportResult(deck.kind, deck.title, deck.path, deck.commit, deck.gpu, str(root), dry_run=dry_run,
-                          problems=list(deck.problems_found), notes=list(deck.notes))
+                          problems=list(deck.problems_found), missing=deck.missing_lines(), notes=list(deck.notes))
     if not dry_run:
         root.mkdir(parents=True, exist_ok=True)
     tx = FileTransaction(root, dry=dry_run)
     try:
-        placed, challenges = plan(deck, root, tx, result)
+        placed, challenges, refused = plan(deck, root, tx, result)
         without = [r for r in deck.results_without_answer if r["problem"] in challenges]
-        result.results = sum(1 for r in placed if r.result) + len(without)
-        result.results_without_answer = len(without)
+        count_results(result, placed, without, refused)
         result.annotations = sum(len(r.annotations) for r in placed)
-        if dry_run:
-            return result
+        result.annotations_other_gpu = sum(1 for r in placed for a in r.annotations if a.get("measured_on"))
         store_path = Path(store_path or root / "store.db")
+        if dry_run:
+            rehearse_store(store_path, deck, placed, without + [refused_row(r) for r in refused], result)
+            return result
         new_store = not store_path.exists()
         try:  # every way out undoes what was written: an error, Ctrl-C (not an Exception), SystemExit
             for sub in ("models", "challenges"):
@@ -242,7 +266,7 @@ def import_deck(deck: Deck, root: Path, store_path: Path | None = None, *, dry_r
             tx.commit()
             store = Store(store_path, check=True)
             try:
-                write_store(store, deck, placed, without, result)
+                write_store(store, deck, placed, without + [refused_row(r) for r in refused], result)
             finally:
                 store.close()
         except BaseException:
@@ -255,6 +279,29 @@ def import_deck(deck: Deck, root: Path, store_path: Path | None = None, *, dry_r
         with interrupts_held():
             tx.cleanup()
     return result
+
+
+def refused_row(run: Run) -> dict:
+    """The published result of a run whose answer was not imported, as a result without an answer."""
+    return {**(run.result or {}), "run_id": run.run_id, "problem": run.problem, "harness": run.harness,
+            "deck_model": run.deck_model, "effort": run.effort}
+
+
+def rehearse_store(store_path: Path, deck: Deck, placed: list[Run], without: list[dict], result: ImportResult) -> None:
+    """A dry run's counts of what the store would get (line notes, rows new or changed): the
+    import's rows written into the workbench's store and rolled back, or into a store in memory
+    where there is none yet (or it awaits a migration, which a dry run does not apply)."""
+    current = store_path.exists()
+    store = Store(store_path, migrate=False) if current else Store(":memory:")
+    try:
+        if current and decks_sql.pending_migrations(store):
+            store.close()
+            store = Store(":memory:")
+        with transactions.rehearsal(store):
+            _write_import(store, deck, placed, without, result)
+    finally:
+        store.close()
+        result.import_id = None
 
 
 def _json(value) -> str:
@@ -288,7 +335,7 @@ def _write_import(store: Store, deck: Deck, placed: list[Run], without: list[dic
     at = now_iso()
     import_id = decks_sql.insert_import(store, (
         deck.kind, deck.title, deck.path, deck.commit, deck.gpu, at, result.challenges, result.answers,
-        result.results, result.annotations, _json(result.problems), _json(result.notes)))
+        result.results, result.annotations, _json(result.problems + result.missing), _json(result.notes)))
     result.import_id = import_id
     rows = []
     for run in placed:
@@ -303,7 +350,7 @@ def _write_import(store: Store, deck: Deck, placed: list[Run], without: list[dic
                                   problem=row["problem"], harness=row.get("harness"),
                                   deck_model=row.get("deck_model"), effort=row.get("effort"), has_answer=False,
                                   source=None, sha=None, import_id=import_id, at=at))
-    decks_sql.upsert_results(store, rows)
+    result.results_written = decks_sql.upsert_results(store, rows)
     author = NOTE_AUTHOR.format(deck=deck.kind)
     annotations, notes = [], []
     for run in placed:
@@ -312,7 +359,7 @@ def _write_import(store: Store, deck: Deck, placed: list[Run], without: list[dic
         for a in run.annotations:
             annotations.append((deck.kind, run.run_id, run.model, challenge, a["source"], a["verdict"], a["summary"],
                                 a["peak_fraction"] if isinstance(a["peak_fraction"], (int, float)) else None,
-                                a["auditor"], len(a["quotes"]), _json(a["body"]), import_id, at))
+                                a["auditor"], len(a["quotes"]), _json(a["body"]), a.get("measured_on"), import_id, at))
             for q in a["quotes"]:
                 span = f"lines {q['start']}-{q['end']}" if q["start"] is not None and q["end"] != q["start"] else \
                        f"line {q['start']}" if q["start"] is not None else "no line given"

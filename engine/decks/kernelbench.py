@@ -98,6 +98,18 @@ def read_deck(root: Path, *, runs: Path | None = None, commit: str = "") -> Deck
         raise DeckError(f"{root} is not a KernelBench tree: no KernelBench/ folder")
     deck = Deck(KERNELBENCH, "KernelBench", str(root), commit)
     src = root / "src" / "kernelbench"
+    lost = {}
+    for key, path, what, figures in (
+            ("tolerance", src / "eval.py", "the tolerance per precision (PRECISION_TOLERANCES; "
+             f"{FALLBACK_TOLERANCE['float32']:g} for fp32 is assumed)", ("the deck_rule figure",)),
+            ("static_checks", src / "kernel_static_checker.py", "the static checks it enforces (STRICT_CHECKS; "
+             f"{', '.join(FALLBACK_STATIC_CHECKS)} are assumed; benchtui's checks do not use them)", ()),
+            ("example", src / "prompts" / "model_new_ex_add.py", "the one-shot example of its prompt (PROMPT.md is "
+             "written without it, so it is not the prompt the deck's models were given)", ()),
+            ("example", src / "prompts" / "model_ex_add.py", "the one-shot example of its prompt (PROMPT.md is "
+             "written without it, so it is not the prompt the deck's models were given)", ())):
+        if not path.is_file():
+            lost[key] = deck.lacks(root, path.relative_to(root).as_posix(), what, figures)
     tolerances = tolerance_table(src / "eval.py")
     static = static_checks(src / "kernel_static_checker.py")
     example = example_block(src / "prompts")
@@ -112,6 +124,10 @@ def read_deck(root: Path, *, runs: Path | None = None, commit: str = "") -> Deck
                 continue
             order += 1
             problem = read_problem(deck, path, level, int(m.group(1)), m.group(2), tolerances, static, example, order)
+            if problem is not None and lost:
+                needed = {k: v for k, v in lost.items() if k == "tolerance"}  # what the harness reads
+                if needed:
+                    problem.module["missing"] = needed
             if problem is not None:
                 deck.problems[problem.key] = problem
     if not deck.problems:
@@ -237,6 +253,11 @@ def read_run(deck: Deck, run_dir: Path, levels: set[int]) -> None:
     results = run_dir / "eval_results.json"
     if results.is_file():
         read_eval_results(deck, name, results, kernels, refused)
+        for run in kernels.values():
+            if run.result is None:
+                deck.notes.append(f"run {run.run_id}: eval_results.json has no result for it; imported without one")
+    elif kernels:
+        deck.notes.append(f"run {name}: no eval_results.json; its {len(kernels)} kernels are imported without published results")
 
 
 def read_eval_results(deck: Deck, name: str, path: Path, kernels: dict[tuple[int, int, int], Run],

@@ -19,6 +19,7 @@ import functools
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -87,8 +88,9 @@ def read_deck(root: Path, gpu: str, *, commit: str = "") -> Deck:
     stress = stress_cases(eval_dir / "numeric_stress.py")
     hardware = hardware_targets(bench / "src" / "hardware")
     properties = property_problems(eval_dir / "property_stress.py")
+    lost = deck_parts_missing(deck, bench, repo)
     for order, folder in enumerate(sorted(p for p in problems_dir.iterdir() if p.is_dir()), start=1):
-        problem = read_problem(deck, folder, order, seeds_default, tolerance_defaults, stress, hardware)
+        problem = read_problem(deck, folder, order, seeds_default, tolerance_defaults, stress, hardware, lost)
         if problem is not None:
             if problem.key in properties:
                 add_property_stress(problem, bench)
@@ -96,6 +98,14 @@ def read_deck(root: Path, gpu: str, *, commit: str = "") -> Deck:
     if not deck.problems:
         raise DeckError(f"{problems_dir} holds no problem this reader can import (see above)"
                         + "".join(f"\n  {line}" for line in deck.problems_found))
+    for part, what in ((bench / "results" / f"leaderboard.{gpu}.json", "the leaderboard (which run of a cell it "
+                        "counts, and its figures where a run has no result file)"),
+                       (repo / "public" / "data" / "rundetail" / gpu, "the runs' published results (correct, "
+                        "failure_reason, peak_fraction, figures per shape)"),
+                       (repo / "public" / "runs" / gpu, "the published answers (the problems are imported without them)"),
+                       (bench / "results" / "annotations", "the annotations (a person's verdict on a run, with quotes)")):
+        if not part.exists():
+            deck.lacks(repo, part.relative_to(repo).as_posix() + ("" if part.suffix else "/"), what)
     leaderboard = read_leaderboard(deck, bench / "results" / f"leaderboard.{gpu}.json")
     details = read_details(deck, repo / "public" / "data" / "rundetail" / gpu)
     read_runs(deck, repo / "public" / "runs" / gpu, details, leaderboard)
@@ -105,9 +115,40 @@ def read_deck(root: Path, gpu: str, *, commit: str = "") -> Deck:
     return deck
 
 
+# -- parts of the deck ------------------------------------------------------------
+
+RULE, PEAK = "the deck_rule figure", "the deck-peak peak_fraction"
+# src/ files read for every problem: (the [module.missing] key, path under src/, what is lost, figures)
+SRC_PARTS = (
+    ("default_tolerance", "eval/correctness.py", "the default tolerance per dtype (DEFAULT_TOLERANCE; "
+     f"{FALLBACK_TOLERANCE['float32']['atol']:g} is assumed)", (RULE,)),
+    ("stress", "eval/numeric_stress.py", "the numeric stress cases", (RULE,)),
+    ("property_stress", "eval/property_stress.py", "the property stress", (RULE,)),
+    ("peak", "hardware/", "the GPU peaks peak_fraction is a fraction of", (PEAK,)),
+)
+# a problem's own files: (key, file, what is lost, figures)
+PROBLEM_PARTS = (
+    ("seeds", "check.py", f"the problem's correctness seeds ({', '.join(map(str, FALLBACK_SEEDS))} are assumed)", (RULE,)),
+    ("shapes", "shapes.py", "the problem's shapes (get_inputs()'s own size is the only one checked)", (RULE, PEAK)),
+    ("sota", "sota.py", "the problem's SOTA line (informational: no check or figure uses it)", ()),
+)
+
+
+def deck_parts_missing(deck: Deck, bench: Path, repo: Path) -> dict[str, str]:
+    """The src/ parts that are not there, each named in the report; [module.missing] key -> the part's name."""
+    out = {}
+    for key, rel, lost, figures in SRC_PARTS:
+        path = bench / "src" / rel
+        if not (path.is_dir() if rel.endswith("/") else path.is_file()):
+            name = path.relative_to(repo).as_posix() + ("/" if rel.endswith("/") else "")
+            out[key] = deck.lacks(repo, name, lost, figures)
+    return out
+
+
 # -- problems -------------------------------------------------------------------
 
-def read_problem(deck: Deck, folder: Path, order: int, seeds_default, tolerance_defaults, stress, hardware) -> Problem | None:
+def read_problem(deck: Deck, folder: Path, order: int, seeds_default, tolerance_defaults, stress, hardware,
+                 lost: dict[str, str] | None = None) -> Problem | None:
     key = folder.name
     where = f"problem {key}"
     missing = [f for f in ("reference.py", "problem.yaml", "PROMPT.txt") if not (folder / f).is_file()]
@@ -124,6 +165,12 @@ def read_problem(deck: Deck, folder: Path, order: int, seeds_default, tolerance_
         deck.problem(f"{where}: problem.yaml is not a mapping; not imported")
         return None
     files = {name: (folder / name).read_bytes() for name in DECK_FILES if (folder / name).is_file()}
+    repo = Path(deck.path)
+    lost = {k: v for k, v in (lost or {}).items() if k != "peak" or meta.get("hardware")}
+    for k, name, what, figures in PROBLEM_PARTS:
+        if not (folder / name).is_file():
+            part = (folder / name).relative_to(repo).as_posix() if folder.is_relative_to(repo) else f"{key}/{name}"
+            lost[k] = deck.lacks(repo, part, what, figures)
     seeds = seeds_default
     check = pyread.parse(folder / "check.py") if (folder / "check.py").is_file() else None
     loops = pyread.loop_values(check, "seed") if check is not None else []
@@ -164,11 +211,13 @@ def read_problem(deck: Deck, folder: Path, order: int, seeds_default, tolerance_
     peak = peak_for(meta, hardware)
     if peak:
         module["peak"] = peak
-    elif meta.get("hardware"):
+    elif meta.get("hardware") and "peak" not in lost:
         deck.problem(f"{where}: no hardware peak for {meta.get('hardware')} in src/hardware/; peak_fraction cannot be recomputed")
     cases = stress.get(meta.get("name", key)) or stress.get(key)
     if cases:
         module["stress"] = cases
+    # what the harness cannot reproduce without the parts the deck lacks: key -> the part
+    module["missing"] = {k: v for k, v in lost.items() if k != "sota"} or None
     module = {k: v for k, v in module.items() if v is not None}
     title = str(meta.get("display_name") or key)
     cid = challenge_slug(f"kbh_{key}")[:CHALLENGE_ID_MAX].rstrip("_")
@@ -355,13 +404,15 @@ def read_json(deck: Deck, path: Path, what: str):
 def read_leaderboard(deck: Deck, path: Path) -> dict[str, dict]:
     """run id -> the leaderboard's entry, with its row's label, harness, model and effort."""
     if not path.is_file():
-        deck.notes.append(f"no leaderboard ({path.name}): published results come from the run files alone")
         return {}
     data = read_json(deck, path, "leaderboard")
     if not isinstance(data, dict) or not isinstance(data.get("models"), list):
         if data is not None:
             deck.problem(f"leaderboard: {path.name} has no `models` list; ignored")
         return {}
+    hardware = data.get("hardware")
+    if isinstance(hardware, dict) and hardware.get("name"):
+        deck.board_gpu = str(hardware["name"])
     out = {}
     for row in data["models"]:
         if not isinstance(row, dict):
@@ -498,7 +549,6 @@ def problem_of(run_id: str, known: set[str]) -> str | None:
 
 def read_runs(deck: Deck, folder: Path, details: dict[str, dict], board: dict[str, dict]) -> None:
     if not folder.is_dir():
-        deck.notes.append(f"no run folder {folder}: the problems are imported without answers")
         return
     known = set(deck.problems) | {d["problem"] for d in details.values()} | {b["problem"] for b in board.values()}
     problems_dir = f"problems-{deck.gpu}/"
@@ -599,9 +649,34 @@ def check_leaderboard(deck: Deck, board: dict[str, dict], details: dict[str, dic
 
 # -- annotations ------------------------------------------------------------------
 
+# A GPU's model as an annotation or a peak names it: the same chip sold as an SXM module
+# (HBM3) and a PCIe card (HBM2e) has other peaks, so one's figures are not the other's.
+GPU_MODELS = (("SXM", re.compile(r"sxm|hbm3", re.I)), ("PCIe", re.compile(r"pcie|hbm2e", re.I)),
+              ("NVL", re.compile(r"\bnvl", re.I)))
+
+
+def gpu_model(text: str) -> str | None:
+    return next((name for name, pattern in GPU_MODELS if pattern.search(text)), None)
+
+
+def _gpu_key(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def deck_peak_gpu(deck: Deck) -> str:
+    """The GPU the deck's peaks are of (its problems' peak hardware, else the leaderboard's), or ""."""
+    return next((str(p.module["peak"]["hardware"]) for p in deck.problems.values() if p.module.get("peak")),
+                deck.board_gpu)
+
+
 def read_annotations(deck: Deck, folder: Path, board: dict[str, dict]) -> None:
     runs = {r.run_id: r for r in deck.runs}
-    other = 0
+    without = {r["run_id"] for r in deck.results_without_answer}
+    peak_gpu = deck_peak_gpu(deck)
+    other_gpus: dict[str, int] = {}       # annotations of runs on other GPUs, by GPU
+    other_problems: dict[str, int] = {}   # of this GPU's runs of problems without a folder here
+    no_answer = 0                         # of runs the deck published without an answer
+    absent: dict[str, int] = {}           # of this GPU's runs of imported problems, whose run files the deck lacks
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
         try:
             data = yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)
@@ -611,14 +686,37 @@ def read_annotations(deck: Deck, folder: Path, board: dict[str, dict]) -> None:
         if not isinstance(data, dict) or not data.get("run_id") or not data.get("verdict"):
             deck.problem(f"annotation {path.name}: no run_id or verdict; ignored")
             continue
-        run = runs.get(str(data["run_id"]))
-        gpu = str(data.get("gpu") or "")
-        if run is None or (gpu and deck.gpu not in gpu.lower()):
-            other += 1
+        run_id = str(data["run_id"])
+        run = runs.get(run_id)
+        gpu = _text(data.get("gpu"))
+        problem = _text(data.get("problem"))
+        elsewhere = re.search(r"problems-(\w+)", problem)  # "01_fp8_gemm (problems-rtxpro6000 deck, ...)"
+        if not gpu and elsewhere and elsewhere.group(1).lower() != deck.gpu:
+            gpu = elsewhere.group(1)
+        if gpu and _gpu_key(deck.gpu) not in _gpu_key(gpu):
+            key = next((g for g in other_gpus if _gpu_key(g) == _gpu_key(gpu)), gpu)
+            other_gpus[key] = other_gpus.get(key, 0) + 1
             continue
-        annotation = {"verdict": str(data["verdict"]), "summary": _text(data.get("summary") or data.get("evidence")),
-                      "peak_fraction": data.get("peak_fraction"), "auditor": _text(data.get("auditor")),
-                      "source": path.name, "quotes": [], "body": data}
+        if run is None:
+            problem = problem.split()[0] if problem else problem_of(run_id, set(deck.problems)) or ""
+            if problem and problem not in deck.problems:
+                other_problems[problem] = other_problems.get(problem, 0) + 1
+            elif run_id in without:
+                no_answer += 1
+            else:
+                absent[problem or "?"] = absent.get(problem or "?", 0) + 1
+            continue
+        name = _text(data.get("gpu_name"))
+        said = f"{gpu} ({name})" if gpu and name and name != gpu else gpu or name
+        theirs, deck_model = gpu_model(said), gpu_model(peak_gpu)
+        measured_on = said if theirs and deck_model and theirs != deck_model else None
+        if measured_on:
+            deck.problem(f"run {run_id}: its annotation ({path.name}) says it was measured on {measured_on}, not the "
+                         f"{peak_gpu} the deck's peak_fraction is a fraction of; marked, and left out of rankings")
+        annotation: dict[str, Any] = {
+            "verdict": str(data["verdict"]), "summary": _text(data.get("summary") or data.get("evidence")),
+            "peak_fraction": _number(data.get("peak_fraction")), "auditor": _text(data.get("auditor")),
+            "source": path.name, "quotes": [], "body": data, "measured_on": measured_on}
         for q in data.get("quotes") or []:
             quote = read_quote(deck, run, path.name, q)
             if quote:
@@ -630,8 +728,19 @@ def read_annotations(deck: Deck, folder: Path, board: dict[str, dict]) -> None:
             said = "the leaderboard" if entry else "its result file"
             deck.problem(f"run {run.run_id}: its annotation ({path.name}) says peak_fraction {mine}, {said} {theirs}")
         run.annotations.append(annotation)
-    if other:
-        deck.notes.append(f"{other} annotations are of runs not in public/runs/{deck.gpu}/; left out")
+    if other_gpus:
+        deck.notes.append(f"{sum(other_gpus.values())} annotations are of runs on other GPUs ("
+                          + ", ".join(f"{g}: {n}" for g, n in sorted(other_gpus.items())) + "); left out")
+    if other_problems:
+        deck.notes.append(f"{sum(other_problems.values())} annotations are of {deck.gpu} runs of problems without a "
+                          f"folder in problems-{deck.gpu}/ (" + ", ".join(f"{p}: {n}" for p, n in sorted(other_problems.items()))
+                          + "); left out")
+    if no_answer:
+        deck.notes.append(f"{no_answer} annotations are of runs the deck published without an answer; left out")
+    if absent:
+        deck.notes.append(f"{sum(absent.values())} annotations are of {deck.gpu} runs of imported problems whose run "
+                          f"files public/runs/{deck.gpu}/ does not hold (" + ", ".join(f"{p}: {n}" for p, n in sorted(absent.items()))
+                          + "); left out")
 
 
 def _text(value) -> str:
@@ -687,5 +796,8 @@ def name_models(deck: Deck) -> None:
         if (run.model, run.problem) in taken:
             m = STAMP.match(run.run_id)
             stamp = m.group(1) if m else slug(run.run_id)[:15]
+            counted = run.model
             run.model = f"{run.model[:MODEL_NAME_MAX - len(stamp) - 1]}_{stamp}"
+            deck.notes.append(f"run {run.run_id}: another run of {run.harness}/{run.deck_model} on {run.problem} "
+                              f"takes the model {counted}; this one is the model {run.model}")
         taken.add((run.model, run.problem))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 KERNELBENCH_HARD = "kernelbench-hard"
 KERNELBENCH = "kernelbench"
@@ -83,15 +84,46 @@ class Deck:
     path: str
     commit: str
     gpu: str = ""
+    board_gpu: str = ""  # the GPU the leaderboard says its figures are of ("NVIDIA H100 PCIe")
     problems: dict[str, Problem] = field(default_factory=dict)   # by the deck's id
     runs: list[Run] = field(default_factory=list)
     # published results of runs that have no answer file (the deck says there was none)
     results_without_answer: list[dict] = field(default_factory=list)
     problems_found: list[str] = field(default_factory=list)      # one line each, for the report
     notes: list[str] = field(default_factory=list)               # what was left out, and why (not a problem)
+    # parts of the deck the reader looks for and did not find: path (relative to the deck,
+    # a folder ending in "/") -> what is lost without it
+    missing: dict[str, str] = field(default_factory=dict)
+    missing_figures: dict[str, list[str]] = field(default_factory=dict)  # part -> the figures it leaves unreproducible
 
     def problem(self, line: str) -> None:
         self.problems_found.append(line)
+
+    def lacks(self, root: Path, part: str, lost: str, figures: tuple[str, ...] = ()) -> str:
+        """Record that ``root/part`` is missing and what is lost without it; a part whose
+        folder is missing too is named by the highest missing folder, once, its losses
+        gathered there. Returns the name it is recorded under."""
+        path = Path(part)
+        top = path
+        while top.parent != Path(".") and not (root / top.parent).exists():
+            top = top.parent
+        name = part if top == path else top.as_posix() + "/"
+        said = self.missing.get(name)
+        if said is None:
+            self.missing[name] = lost
+        elif lost not in said.split("; "):
+            self.missing[name] = f"{said}; {lost}"
+        figs = self.missing_figures.setdefault(name, [])
+        figs.extend(f for f in figures if f not in figs)
+        return name
+
+    def missing_lines(self) -> list[str]:
+        """One report line per missing part: what is not there, what is lost, and
+        which figures say "not reproducible" for it."""
+        return [f"{part} is missing: lost {lost}"
+                + (f"; {' and '.join(figs)} {'says' if len(figs) == 1 else 'say'} \"not reproducible\""
+                   if (figs := self.missing_figures.get(part)) else "")
+                for part, lost in self.missing.items()]
 
 
 class DeckError(Exception):

@@ -5,13 +5,19 @@ from __future__ import annotations
 
 from benchtui.store.database import Store
 
+# the columns that say which import last changed a row, not what the row holds
+STAMPS = ("import_id", "imported_at")
+
 
 def _upsert(table: str, columns: str, key: str) -> str:
+    """Insert, or update a row whose values changed; a row that holds the same
+    values keeps the stamps of the import that last changed it."""
     names = [c.strip() for c in columns.split(",")]
     keys = {k.strip() for k in key.split(",")}
     updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in keys)
+    changed = " or ".join(f"{table}.{c} is not excluded.{c}" for c in names if c not in keys and c not in STAMPS)
     return (f"insert into {table} ({columns}) values ({', '.join('?' * len(names))}) "
-            f"on conflict({key}) do update set {updates}")
+            f"on conflict({key}) do update set {updates} where {changed}")
 
 
 # -- an import's writes (inside transactions.write_transaction)
@@ -22,7 +28,7 @@ RESULT_COLUMNS = ("deck, run_id, model, challenge, problem, harness, deck_model,
                   "peak_bw_gbps, board_label, board_correct, board_peak_fraction, annotation_verdict, source_path, "
                   "sha256, deck_commit, import_id, imported_at")
 ANNOTATION_COLUMNS = ("deck, run_id, model, challenge, source, verdict, summary, peak_fraction, auditor, quotes, body, "
-                      "import_id, imported_at")
+                      "measured_on, import_id, imported_at")
 
 
 def insert_import(store: Store, values: tuple) -> int:
@@ -32,14 +38,14 @@ def insert_import(store: Store, values: tuple) -> int:
         values).lastrowid
 
 
-def upsert_results(store: Store, rows: list[tuple]) -> None:
-    """deck_results rows (RESULT_COLUMNS), one per (deck, run_id)."""
-    store.conn.executemany(_upsert("deck_results", RESULT_COLUMNS, "deck, run_id"), rows)
+def upsert_results(store: Store, rows: list[tuple]) -> int:
+    """deck_results rows (RESULT_COLUMNS), one per (deck, run_id); how many were new or changed."""
+    return store.conn.executemany(_upsert("deck_results", RESULT_COLUMNS, "deck, run_id"), rows).rowcount
 
 
-def upsert_annotations(store: Store, rows: list[tuple]) -> None:
-    """deck_annotations rows (ANNOTATION_COLUMNS), one per (deck, run_id, source)."""
-    store.conn.executemany(_upsert("deck_annotations", ANNOTATION_COLUMNS, "deck, run_id, source"), rows)
+def upsert_annotations(store: Store, rows: list[tuple]) -> int:
+    """deck_annotations rows (ANNOTATION_COLUMNS), one per (deck, run_id, source); how many were new or changed."""
+    return store.conn.executemany(_upsert("deck_annotations", ANNOTATION_COLUMNS, "deck, run_id, source"), rows).rowcount
 
 
 def add_note_once(store: Store, model: str, challenge: str, relpath: str | None, line: int | None, author: str,
@@ -87,19 +93,29 @@ def answer_results(store: Store, model: str, challenge: str) -> list[dict]:
 
 def annotation_rows(store: Store) -> list[dict]:
     """deck, run_id, verdict, summary, peak_fraction and source of every annotation, oldest first."""
-    return store.query("select deck, run_id, verdict, summary, peak_fraction, source from deck_annotations order by id")
+    return store.query("select deck, run_id, verdict, summary, peak_fraction, source, measured_on from deck_annotations "
+                       "order by id")
 
 
 def run_annotations(store: Store, deck: str, run_id: str) -> list[dict]:
     """One deck run's annotations with their bodies, by source."""
-    return store.query("select verdict, summary, peak_fraction, auditor, source, body from deck_annotations "
+    return store.query("select verdict, summary, peak_fraction, auditor, source, body, measured_on from deck_annotations "
                        "where deck = ? and run_id = ? order by source", (deck, run_id))
 
 
 def latest_imports(store: Store) -> list[dict]:
-    """The newest import of each (deck, path, gpu), oldest first."""
+    """The newest import of each deck and GPU, oldest first: deck_results are keyed by deck and run
+    id, so an import of the same deck from another folder replaced the earlier one's results."""
     return store.query("select deck, title, path, deck_commit, gpu, imported_at, problems from deck_imports "
-                       "where id in (select max(id) from deck_imports group by deck, path, gpu) order by id")
+                       "where id in (select max(id) from deck_imports group by deck, gpu) order by id")
+
+
+def pending_migrations(store: Store) -> list[str]:
+    """The migrations this store has not had (a dry run does not apply them)."""
+    from benchtui.store.database import discover_migrations
+
+    done = set(store.applied_migrations())
+    return [m.name for m in discover_migrations() if m.name not in done]
 
 
 def latest_runs(store: Store) -> list[dict]:

@@ -1,13 +1,16 @@
 """The two published decks (a KernelBench-Hard slice and a KernelBench slice),
 found beside the repository (``../shared`` of a checkout or of its worktree
 folder) or at ``$BENCHTUI_DECKS``, copied into tmp once per session; and each
-imported once into a workbench the read-only tests share."""
+imported once into a workbench the read-only tests share. Tests of behaviour
+that holds for any deck take ``any_kbh_deck``/``any_kb_deck``: a deck made by
+hand (deck_kit.py), always, and the published one where it is there."""
 from __future__ import annotations
 
 import os
 import shutil
 from pathlib import Path
 
+import deck_kit
 import pytest
 from deck_fixtures import EVAL_RESULTS, kernelbench_runs
 
@@ -37,6 +40,25 @@ def decks(tmp_path_factory) -> Path:
 def kbh_deck(decks, tmp_path) -> Path:
     """A private copy of the KernelBench-Hard deck, for tests that break it."""
     return Path(shutil.copytree(decks / "kernelbench-hard", tmp_path / "kbh"))
+
+
+@pytest.fixture(params=["handmade", "published"])
+def any_kbh_deck(request, tmp_path) -> Path:
+    """A private KernelBench-Hard deck to break: made by hand, or the published slice (skipped where absent)."""
+    if request.param == "handmade":
+        return deck_kit.hard_deck(tmp_path / "kbh")
+    return request.getfixturevalue("kbh_deck")
+
+
+@pytest.fixture(params=["handmade", "published"])
+def any_kb_deck(request, tmp_path) -> Path:
+    """A private KernelBench tree with a runs/ folder of run ``demo``: made by hand, or the published slice
+    with runs made from its example answers (skipped where absent)."""
+    if request.param == "handmade":
+        return deck_kit.kernelbench_deck(tmp_path / "kb")
+    deck = Path(shutil.copytree(request.getfixturevalue("decks") / "kernelbench", tmp_path / "kb"))
+    kernelbench_runs(deck, deck / "runs", results=EVAL_RESULTS)
+    return deck
 
 
 @pytest.fixture(scope="session")

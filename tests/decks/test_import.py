@@ -1,6 +1,9 @@
 """``benchtui import`` on the two published decks: what lands in the workbench
 and the store, names and duplicates, every kind of bad input (one line each,
-nothing half-written), re-importing, and the challenges it generates."""
+nothing half-written), re-importing, and the challenges it generates. Tests
+that need no published data take ``any_kbh_deck``/``any_kb_deck`` and run on a
+deck made by hand too (tests/decks/deck_kit.py), so they run without the
+published decks; test_import_kit.py holds the tests of the decks made by hand."""
 from __future__ import annotations
 
 import ast
@@ -14,7 +17,6 @@ import pytest
 from benchtui.decks import kernelbench, kernelbench_hard
 from benchtui.decks.challenge import CONFORMANCE
 from benchtui.decks.importer import import_deck
-from deck_fixtures import kernelbench_runs
 
 KBH_IDS = ["kbh_01_fp8_gemm", "kbh_02_kda_cutlass", "kbh_06_sonic_moe_swiglu", "kbh_07_w4a16_gemm"]
 ANNOTATION_DISAGREEMENTS = {
@@ -36,11 +38,19 @@ def test_kbh_deck_counts_names_and_store(kbh_imported, decks):
     assert (r.challenges, r.answers, r.models, r.results, r.results_without_answer, r.annotations) == (4, 79, 22, 80, 1, 30)
     assert sorted(p.name for p in (root / "challenges").iterdir()) == KBH_IDS
     assert len(list((root / "models").glob("*/*/solution.py"))) == 79
-    # the only problems of the published slice: three annotations whose peak_fraction is not the leaderboard's
-    assert len(r.problems) == 3
+    # the problems of the published slice: three annotations whose peak_fraction is not the leaderboard's,
+    # and four runs their annotations say were measured on an H100 SXM, against the deck's H100 PCIe peaks
+    assert len(r.problems) == 3 + 4 and r.missing == []
     for run_id, (annotation, board) in ANNOTATION_DISAGREEMENTS.items():
         line = next(p for p in r.problems if run_id in p)
         assert f"peak_fraction {annotation}, the leaderboard {board}" in line
+    sxm = [p for p in r.problems if "measured on H100 SXM5 (NVIDIA H100 80GB HBM3), not the NVIDIA H100 PCIe" in p]
+    assert len(sxm) == r.annotations_other_gpu == 4
+    assert rows(root, "select count(*) from deck_annotations where measured_on is not null") == [(4,)]
+    # the annotations left out, each kind said as what it is
+    assert "29 annotations are of runs on other GPUs (B200: 2, rtxpro6000: 27); left out" in r.notes
+    assert "140 annotations are of h100 runs of imported problems whose run files public/runs/h100/ does not hold " \
+           "(01_fp8_gemm: 51, 02_kda_cutlass: 28, 06_sonic_moe_swiglu: 30, 07_w4a16_gemm: 31); left out" in r.notes
     assert rows(root, "select count(*), sum(has_answer), sum(correct) from deck_results") == [(80, 79, 66)]
     assert rows(root, "select count(*) from deck_annotations") == [(30,)]
     # the run with no answer file: its published result is kept, flagged
@@ -187,7 +197,8 @@ def test_kbh_bad_inputs_each_one_line(kbh_deck, tmp_path):
     missing = [line for line in lines if "its problem 02_kda_cutlass has no folder in problems-h100/" in line]
     assert len(missing) == 19  # every run of that problem, one line each
     assert sum(1 for line in lines if "says peak_fraction" in line) == 2  # the 02 one went with its problem
-    assert len(lines) == 1 + 1 + 1 + 19 + 2
+    assert sum(1 for line in lines if "measured on H100 SXM5" in line) == 3  # so did the 02 one
+    assert len(lines) == 1 + 1 + 1 + 19 + 2 + 3
     # the sound rest is imported; nothing of the bad runs is
     assert (result.challenges, result.answers) == (3, 79 - 1 - 1 - 19)
     root = tmp_path / "wb"
@@ -221,41 +232,59 @@ def test_kbh_broken_result_files_and_annotations(kbh_deck, tmp_path):
                 ("20260618_041754_codex_gpt-5.5_01_fp8_gemm",)) == [(0, 1, 0.2445)]
 
 
-def test_kbh_nothing_half_written_when_the_store_fails(kbh_deck, tmp_path, monkeypatch):
-    from benchtui.decks import importer
+def test_kbh_nothing_half_written_when_the_store_fails(any_kbh_deck, tmp_path):
+    """A row failing inside the store's real write (its deck_imports and deck_results rows
+    already in): the store's transaction rolls them back, and the files go too."""
+    from benchtui.store.database import Store
 
-    def boom(*args, **kwargs):
-        raise sqlite3.OperationalError("disk full")
-
-    monkeypatch.setattr(importer, "write_store", boom)
     root = tmp_path / "wb"
-    with pytest.raises(sqlite3.OperationalError):
-        import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
-    assert list(root.iterdir()) == []  # the store this import made went with its files
+    with Store(root / "store.db") as store:  # a workbench with a store of its own
+        store.conn.execute("insert into notes (model, challenge, relpath, line, author, text, created_at) "
+                           "values ('mine', 'kv', 'kv.py', 1, 'me', 'keep me', '2026-01-01T00:00:00Z')")
+        # the row that fails: written after the import's deck_imports and deck_results rows
+        store.conn.execute("create trigger fail_annotation before insert on deck_annotations "
+                           "begin select raise(abort, 'disk full'); end")
+        store.conn.commit()
+    with sqlite3.connect(root / "store.db") as conn:
+        before = list(conn.iterdump())
+    with pytest.raises(sqlite3.IntegrityError, match="disk full"):
+        import_deck(kernelbench_hard.read_deck(any_kbh_deck, "h100"), root)
+    with sqlite3.connect(root / "store.db") as conn:
+        assert conn.execute("select count(*) from deck_imports").fetchone() == (0,)
+        assert conn.execute("select count(*) from deck_results").fetchone() == (0,)
+        assert list(conn.iterdump()) == before
+    assert [p.name for p in root.iterdir() if not p.name.startswith("store.db")] == []  # the files went too
 
 
-def test_kbh_an_answer_is_never_overwritten(kbh_deck, tmp_path):
+def test_kbh_an_answer_is_never_overwritten(any_kbh_deck, tmp_path):
     root = tmp_path / "wb"
-    mine = root / "models/codex_gpt-5.5/kbh_01_fp8_gemm"
+    deck = kernelbench_hard.read_deck(any_kbh_deck, "h100")
+    run = next(r for r in deck.runs if r.result and r.result["has_result"])  # a run with a result file
+    challenge = deck.problems[run.problem].challenge
+    mine = root / "models" / run.model / challenge
     mine.mkdir(parents=True)
     (mine / "solution.py").write_text("# my own answer\n", encoding="utf-8")
-    result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    result = import_deck(deck, root)
     assert (mine / "solution.py").read_text(encoding="utf-8") == "# my own answer\n"
-    assert "run 20260618_041754_codex_gpt-5.5_01_fp8_gemm: models/codex_gpt-5.5/kbh_01_fp8_gemm/ already holds another " \
-           "solution.py; an answer is never overwritten, so this run is not imported" in result.problems
-    assert result.answers == 78
+    assert f"run {run.run_id}: models/{run.model}/{challenge}/ already holds another " \
+           "solution.py; an answer is never overwritten, so this run's answer is not imported; its published result " \
+           "is kept, without its answer" in result.problems
+    assert result.answers == len(deck.runs) - 1
 
 
-def test_kbh_a_challenge_of_ones_own_is_not_replaced(kbh_deck, tmp_path):
+def test_kbh_a_challenge_of_ones_own_is_not_replaced(any_kbh_deck, tmp_path):
     root = tmp_path / "wb"
-    own = root / "challenges/kbh_01_fp8_gemm"
+    deck = kernelbench_hard.read_deck(any_kbh_deck, "h100")
+    first = next(iter(deck.problems.values()))
+    own = root / "challenges" / first.challenge
     own.mkdir(parents=True)
-    (own / "challenge.toml").write_text('id = "kbh_01_fp8_gemm"\ntitle = "mine"\n', encoding="utf-8")
-    result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    (own / "challenge.toml").write_text(f'id = "{first.challenge}"\ntitle = "mine"\n', encoding="utf-8")
+    result = import_deck(deck, root)
     assert (own / "challenge.toml").read_text(encoding="utf-8").endswith('title = "mine"\n')
-    assert any(line.startswith("problem 01_fp8_gemm: challenges/kbh_01_fp8_gemm/ exists and is not this deck's import")
+    assert any(line.startswith(f"problem {first.key}: challenges/{first.challenge}/ exists and is not this deck's import")
                for line in result.problems)
-    assert result.challenges == 3 and not (root / "models/codex_gpt-5.5/kbh_01_fp8_gemm").exists()
+    assert result.challenges == len(deck.problems) - 1
+    assert not list((root / "models").glob(f"*/{first.challenge}"))
 
 
 def test_the_generated_conformance_reaches_the_module_harness_through_the_public_api(tmp_path):
@@ -270,14 +299,15 @@ def test_the_generated_conformance_reaches_the_module_harness_through_the_public
     assert load_module(tmp_path / "conformance.py", "benchtui_conformance_generated").run is run_module_suite is run
 
 
-def test_kbh_import_again_rewrites_a_conformance_on_the_old_name(kbh_deck, tmp_path):
+def test_kbh_import_again_rewrites_a_conformance_on_the_old_name(any_kbh_deck, tmp_path):
     # what an older benchtui wrote, which no longer loads: the run's message says to import the deck again
     root = tmp_path / "wb"
-    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
-    old = root / "challenges/kbh_01_fp8_gemm/conformance.py"
+    deck = kernelbench_hard.read_deck(any_kbh_deck, "h100")
+    import_deck(deck, root)
+    old = root / "challenges" / next(iter(deck.problems.values())).challenge / "conformance.py"
     old.write_text('"""Hidden checks for an imported deck problem (engine/verify/module/suite.py)."""\n'
                    "from engine.verify.module_suite import run  # noqa: F401\n", encoding="utf-8")
-    result = import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    result = import_deck(kernelbench_hard.read_deck(any_kbh_deck, "h100"), root)
     assert old.read_text(encoding="utf-8") == CONFORMANCE and result.files_written == 1
 
 
@@ -326,9 +356,9 @@ def test_kb_runs_samples_and_eval_results(kb_imported, decks):
     ]
 
 
-def test_kb_mangled_eval_results(decks, tmp_path):
-    runs = kernelbench_runs(decks / "kernelbench", tmp_path / "runs", results="{ not json")
-    deck = kernelbench.read_deck(decks / "kernelbench", runs=runs)
+def test_kb_mangled_eval_results(any_kb_deck):
+    (any_kb_deck / "runs/demo/eval_results.json").write_text("{ not json", encoding="utf-8")
+    deck = kernelbench.read_deck(any_kb_deck)
     assert any(line.startswith("run demo: eval_results.json is not readable JSON") for line in deck.problems_found)
     assert all(run.result is None for run in deck.runs)
 
@@ -355,52 +385,55 @@ def test_cli_import_and_published(decks, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["overall"]["answers"] == 79 and data["overall"]["deck_pass"] == 66
     assert data["overall"]["not_judged_here"] == 79 and data["disagreements"] == []
-    assert len(data["imports"][0]["problems"]) == 3
+    assert len(data["imports"][0]["problems"]) == 3 + 4
 
 
-def test_cli_refuses_what_is_not_a_deck(tmp_path, capsys, decks):
+def test_cli_refuses_what_is_not_a_deck(tmp_path, capsys, any_kbh_deck):
     from benchtui.cli import main
 
-    assert main(["--workbench", str(tmp_path / "wb"), "import", str(tmp_path)]) == 2
+    assert main(["--workbench", str(tmp_path / "wb"), "import", str(tmp_path / "wb0")]) == 2
+    (tmp_path / "empty").mkdir()
+    assert main(["--workbench", str(tmp_path / "wb"), "import", str(tmp_path / "empty")]) == 2
     assert "is neither a KernelBench-Hard deck" in capsys.readouterr().err
-    assert main(["--workbench", str(tmp_path / "wb"), "import", str(decks / "kernelbench-hard"), "--gpu", "b200"]) == 2
+    assert main(["--workbench", str(tmp_path / "wb"), "import", str(any_kbh_deck), "--gpu", "b200"]) == 2
     assert "has no problems-b200/ folder (GPUs here: h100)" in capsys.readouterr().err
     # the reader says the same where it is called directly
     with pytest.raises(kernelbench_hard.DeckError, match="no problems-b200/ folder"):
-        kernelbench_hard.read_deck(decks / "kernelbench-hard", "b200")
+        kernelbench_hard.read_deck(any_kbh_deck, "b200")
     assert not (tmp_path / "wb").exists()
     # the current folder is the default workbench: never the deck itself
-    deck = decks / "kernelbench"
-    assert main(["--workbench", str(deck), "import", str(deck)]) == 2
+    assert main(["--workbench", str(any_kbh_deck), "import", str(any_kbh_deck)]) == 2
     assert "is inside the deck" in capsys.readouterr().err
-    assert not (deck / "models").exists() and not (deck / "challenges").exists()
+    assert not (any_kbh_deck / "models").exists() and not (any_kbh_deck / "challenges").exists()
 
 
-def test_kb_a_mangled_kernel_is_one_line_even_with_a_result(decks, tmp_path):
-    runs = kernelbench_runs(decks / "kernelbench", tmp_path / "runs", results=json.dumps(
+def test_kb_a_mangled_kernel_is_one_line_even_with_a_result(any_kb_deck):
+    runs = any_kb_deck / "runs"
+    (runs / "demo/eval_results.json").write_text(json.dumps(
         {"1": [{"sample_id": 2, "compiled": True, "correctness": True, "metadata": {}, "runtime": 1.0}]}))
-    empty = decks / "kernelbench/src/kernelbench/prompts/model_new_ex_0.py"
-    assert empty.read_bytes().strip() == b""  # the deck's own empty example
-    shutil.copyfile(empty, runs / "demo/level_1_problem_1_sample_2_kernel.py")
-    deck = kernelbench.read_deck(decks / "kernelbench", runs=runs)
+    (runs / "demo/level_1_problem_1_sample_2_kernel.py").write_bytes(b"")
+    deck = kernelbench.read_deck(any_kb_deck)
     about = [line for line in deck.problems_found if "problem_1_sample_2" in line or "problem 1 sample 2" in line]
     assert about == ["run demo/level_1_problem_1_sample_2: the kernel file is mangled (it is empty); not imported"]
 
 
-def test_dry_run_writes_nothing(decks, tmp_path, capsys):
+def test_dry_run_writes_nothing(any_kbh_deck, tmp_path, capsys):
     from benchtui.cli import main
 
     root = tmp_path / "wb"
-    assert main(["--workbench", str(root), "import", str(decks / "kernelbench-hard"), "--gpu", "h100", "--dry-run"]) == 0
+    deck = kernelbench_hard.read_deck(any_kbh_deck, "h100")
+    models = len({r.model for r in deck.runs})
+    assert main(["--workbench", str(root), "import", str(any_kbh_deck), "--gpu", "h100", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("would import KernelBench-Hard (H100) (h100)")
-    assert "4 challenges (4 new or changed), 79 answers of 22 models (79 new)" in out
+    assert out.startswith("would import KernelBench-Hard (H100) from")  # the GPU named once
+    assert f"{len(deck.problems)} challenges ({len(deck.problems)} new or changed), {len(deck.runs)} answers of " \
+           f"{models} models ({len(deck.runs)} new)" in out
     assert not root.exists()
     # over an imported workbench: nothing new, and still nothing written
-    import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root)
+    import_deck(kernelbench_hard.read_deck(any_kbh_deck, "h100"), root)
     before = sorted(str(p) for p in root.rglob("*"))
-    result = import_deck(kernelbench_hard.read_deck(decks / "kernelbench-hard", "h100"), root, dry_run=True)
-    assert (result.files_written, result.answers) == (0, 79)
+    result = import_deck(kernelbench_hard.read_deck(any_kbh_deck, "h100"), root, dry_run=True)
+    assert (result.files_written, result.answers, result.notes_added, result.results_written) == (0, len(deck.runs), 0, 0)
     assert sorted(str(p) for p in root.rglob("*")) == before
 
 

@@ -70,6 +70,8 @@ GAP_FLAG = 2.0
 # words; a check whose id it does not declare names ``correct`` instead (the decks
 # count a forbidden op, or a module that does not build, as a failed correctness check).
 CORRECT, TASK, INTERFACE, NO_FORBIDDEN = "correct", "task", "interface", "no_forbidden_ops"
+# the [module.missing] keys the deck's own rule needs (engine/decks/kernelbench_hard.py, kernelbench.py)
+RULE_PARTS = ("default_tolerance", "tolerance", "stress", "property_stress", "seeds", "shapes")
 
 
 @dataclass
@@ -101,6 +103,13 @@ class Spec:
     indices: dict = field(default_factory=dict)
     deck_title: str = ""
     declared: frozenset = frozenset()  # the ids of the challenge's [requirements]
+    # parts of the deck the import did not find ([module.missing]): what they hold -> the part
+    missing: dict = field(default_factory=dict)
+
+    def not_reproducible(self, *what: str) -> str:
+        """'not reproducible: <part> missing (...)' for the parts of ``what`` the deck lacked, or ""."""
+        parts = list(dict.fromkeys(str(v) for k, v in self.missing.items() if k in what))
+        return f"not reproducible: {', '.join(parts)} missing from the imported deck" if parts else ""
 
     def requires(self, role: str) -> tuple[str, ...]:
         """The requirement ids a check of ``role`` (correct, interface, no_forbidden_ops)
@@ -146,6 +155,7 @@ class Spec:
             shapes=m.get("shapes"), stress=list(m.get("stress", [])), deck_title=str(m.get("deck_title", "")),
             property_stress=dict(m.get("property_stress") or {}),
             default_tolerance=dict(m.get("default_tolerance") or {}), indices=_index_rule(m.get("indices")),
+            missing=dict(m.get("missing") or {}),
             declared=frozenset(str(k) for k in (data.get("requirements") or {})),
         )
 
@@ -891,11 +901,19 @@ class ModuleRun:
 
         ok = self.deck_ok and not self.deck_forbidden
         why = self.deck_failure or (f"forbidden text {self.deck_forbidden[0]!r}" if self.deck_forbidden else "")
-        suite.info("deck_rule", value="pass" if ok else "fail",
-                   message=(f"the deck's own check.py rule alone would {'PASS' if ok else 'FAIL'} this answer"
-                            + (f" ({why})" if why else "") + " (its seeds, shapes, stress cases, tolerance and text search; "
-                            "not benchtui's added checks)"),
-                   details={"deck": spec.deck, "problem": spec.problem})
+        lacking = spec.not_reproducible(*RULE_PARTS)
+        if lacking:  # the rule without the parts it lost may pass what the whole rule fails
+            suite.info("deck_rule", value="not reproducible",
+                       message=(f"{lacking}: the deck's own check.py rule cannot be applied whole; of what was "
+                                f"imported it would {'PASS' if ok else 'FAIL'} this answer" + (f" ({why})" if why else "")),
+                       details={"deck": spec.deck, "problem": spec.problem, "missing": spec.missing,
+                                "partial": "pass" if ok else "fail"})
+        else:
+            suite.info("deck_rule", value="pass" if ok else "fail",
+                       message=(f"the deck's own check.py rule alone would {'PASS' if ok else 'FAIL'} this answer"
+                                + (f" ({why})" if why else "") + " (its seeds, shapes, stress cases, tolerance and text "
+                                "search; not benchtui's added checks)"),
+                       details={"deck": spec.deck, "problem": spec.problem})
         failed = self.failing()
         if failed is not None:  # a wrong answer's figures are not computed, nor are its earlier shapes' shown
             suite.info("peak_fraction", value=None, message=(
@@ -917,8 +935,10 @@ class ModuleRun:
                           else "no device peak (not a known GPU, or no resolved time); ")
                        + (f"as published (the answer's word): {fr['deck_peak_published']:.4g}"
                           if fr["deck_peak_published"] is not None else ""))
+            lacking = spec.not_reproducible("peak", "shapes")
             suite.info("peak_fraction", value=round(fr["deck_peak"], 6) if fr["deck_peak"] is not None else None,
-                       message=message, details={**fr, "shapes": covered, "left_out": left})
+                       message=(f"{lacking}; " if lacking else "") + message,
+                       details={**fr, "shapes": covered, "left_out": left})
 
 
 # -- helpers ------------------------------------------------------------------------------
