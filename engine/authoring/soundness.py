@@ -190,9 +190,19 @@ def failing_line(c: dict) -> str:
     return f"{c['name']}: {c['verdict']} {c['message'][:limit]}".rstrip()
 
 
-def check_reference(runs: dict[int, dict]) -> Item:
-    bad = {seed: [failing_line(c) for c in r["checks"] if c["verdict"] not in (V.PASS, V.INFO)]
-           for seed, r in runs.items()}
+# A deck's forbidden-op rule binds its answers: the deck's own reference is the
+# plain-torch baseline and calls the very ops an answer may not.
+REFERENCE_EXEMPT = {"forbidden_ops", "forbidden_calls"}
+
+
+def check_reference(runs: dict[int, dict], deck: bool = False) -> Item:
+    """``deck``: an imported deck problem, whose reference may call what its forbidden list names."""
+    exempt = REFERENCE_EXEMPT if deck else set()
+
+    def failing(c: dict) -> bool:
+        return c["verdict"] not in (V.PASS, V.INFO) and not (c["name"] in exempt and c["verdict"] == V.FORBIDDEN)
+
+    bad = {seed: [failing_line(c) for c in r["checks"] if failing(c)] for seed, r in runs.items()}
     bad = {seed: lines for seed, lines in bad.items() if lines}
     seeds = ", ".join(map(str, runs))
     if bad:
@@ -200,8 +210,14 @@ def check_reference(runs: dict[int, dict]) -> Item:
         return Item("reference_passes", False,
                     f"the reference does not pass its own suite on seed(s) {', '.join(map(str, bad))}: "
                     + "; ".join(lines[:3]), {"failing": {str(s): v for s, v in bad.items()}})
-    n = sum(1 for c in next(iter(runs.values()))["checks"] if c["verdict"] == V.PASS)
-    return Item("reference_passes", True, f"the reference passes all {n} checks on seeds {seeds}")
+    first = next(iter(runs.values()))["checks"]
+    n = sum(1 for c in first if c["verdict"] == V.PASS)
+    own = sorted({c["name"] for r in runs.values() for c in r["checks"]
+                  if c["name"] in exempt and c["verdict"] == V.FORBIDDEN})
+    said = (f"; it calls what the deck forbids its answers ({', '.join(own)}), as a deck's reference does"
+            if own else "")
+    return Item("reference_passes", True, f"the reference passes all {n} checks on seeds {seeds}{said}",
+                {"forbidden_to_answers": own} if own else {})
 
 
 def check_requirements(challenge: Challenge, checks: list[dict]) -> list[Item]:
@@ -361,7 +377,7 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
         if on_step is not None:
             on_step(f"the reference's checks, seed {seed}", i, len(seeds))
         runs[seed] = run_reference(challenge, seed)
-    report.items.append(check_reference(runs))
+    report.items.append(check_reference(runs, deck=module_answer(challenge) is not None))
     report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
     near = {str(k): str(v) for k, v in (challenge.raw.get("thresholds_near_reference") or {}).items()}
     report.items.append(check_margins(runs, margin, near))

@@ -103,3 +103,19 @@ def test_where_torch_sees_a_gpu_a_deck_problem_s_reference_runs_there(tmp_path, 
     assert reference_backend(large) == "cuda" and module_not_here(large) is None
     # a challenge of one's own (not a deck's) runs on the CPU, as before
     assert reference_backend(load_challenge(REPO / "challenges" / "top_p")) == "cpu"
+
+
+def test_a_reference_calling_what_its_deck_forbids_answers_still_passes(tmp_path):
+    """The deck's forbidden list binds its answers; its reference is the plain-torch
+    baseline and calls those very ops (KernelBench-Hard's GEMM references use `@`
+    where `torch.matmul` is forbidden). reference_passes says so and holds; any
+    other failing check still fails it."""
+    folder = hard_problem(tmp_path, "kbh_gemm")
+    toml = (folder / "challenge.toml").read_text()
+    (folder / "challenge.toml").write_text(toml.replace('forbidden = ["torch._scaled_mm", "torch.ops.aten._scaled_mm"]',
+                                                        'forbidden = ["torch.matmul"]'))
+    report = check_challenge(load_challenge(folder), seeds=(1,))
+    item = {i.name: i for i in report.items}["reference_passes"]
+    assert item.ok is True, item.as_dict()
+    assert "calls what the deck forbids its answers (forbidden_calls" in item.message, item.message
+    assert "forbidden_calls" in item.details["forbidden_to_answers"]
