@@ -165,14 +165,9 @@ def test_a_gather_the_reader_cannot_follow_is_a_note(tmp_path):
                for n in deck.notes)
 
 
-def test_the_published_decks_checks_compare_by_value(tmp_path):
+def test_the_published_decks_checks_compare_by_value(decks):
     """None of the shared slice's four problems gathers: each is compared by value."""
-    from conftest import shared_decks
-
-    found = shared_decks()
-    if found is None:
-        pytest.skip("the published KernelBench-Hard deck is not beside this checkout")
-    checks = sorted((found / "kernelbench-hard" / "benchmarks" / "hard" / "problems-h100").glob("*/check.py"))
+    checks = sorted((decks / "kernelbench-hard" / "benchmarks" / "hard" / "problems-h100").glob("*/check.py"))
     assert len(checks) == 4
     for path in checks:
         tree = pyread.parse(path)
