@@ -403,7 +403,9 @@ def smallest_inputs(suite, call, target, rng) -> None:
     appends itself and the bonus, g[:2] (a prompt that leaves the bonus open
     allows g[:1]). An empty tree is left open by the published prompt: an
     answer may refuse it (a reading); one that takes it follows the rule for
-    every cycle, the accepted path (none) and the bonus token, g[:1]."""
+    every cycle, the accepted path (none) and the bonus token, g[:1], on the
+    one-token prompt and on a five-token one (whose first row predicts another
+    token than its last)."""
     prompt = [int(rng.integers(0, target.vocab))]
     g = target.continuation(prompt, 3)
     wrong = [t for t in range(target.vocab) if t != g[0]]
