@@ -96,6 +96,15 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
                               "candidates.append((tokens + [tok], logp + (0.0 if tok == eos_token_id else "
                               "float(lp[tok])), tok == eos_token_id))")], "greedy_k1"),
         "beam_width_ignored_for_a_constant": ([("    k = beam_width\n", "    k = 4\n")], "max_new_tokens_unfinished"),
+        # token ids kept in 16 bits: right while every id is below 32768, as in a 1000-token toy model
+        "token_ids_in_int16": ([("model(np.array(prompt + tokens, dtype=np.int64))",
+                                 "model(np.array(prompt + tokens, dtype=np.int16))")], "large_vocabulary"),
+        # a log-softmax shifted by the row's first logit: fine while a row spans a few units
+        "log_softmax_shift_by_first_logit": ([("    m = z.max(axis=-1, keepdims=True)", "    m = z[..., :1]")],
+                                             "logits_row_spread"),
+        # the top 2K by argpartition: kth=2K is out of bounds once the vocabulary is no larger than 2K
+        "top_2k_by_argpartition": ([('for tok in np.argsort(-lp, kind="stable")[: 2 * k]:',
+                                     "for tok in np.argpartition(-lp, 2 * k)[: 2 * k]:")], "vocab_at_and_below_2k"),
     },
     "dflash_verify": {
         # an empty tree taken, and nothing appended: a cycle always appends the bonus token
@@ -106,6 +115,16 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
         "single_node_tree_skipped": ([("    P, N = len(prompt), len(tree)\n",
                                        "    P, N = len(prompt), len(tree)\n    if N <= 1:\n        tree, parents, N = [], [], 0\n")],
                                      "smallest_inputs_bonus"),
+        # predictions cast to 16 bits: ids of 2^15 and more come back negative
+        "predictions_in_int16": ([("predicted = logits.reshape(P + N, -1).argmax(axis=-1)",
+                                   "predicted = logits.reshape(P + N, -1).argmax(axis=-1).astype(np.int16)")],
+                                 "large_vocabulary"),
+        # the target's input ids cast to 16 bits: the target sees other tokens than the prompt and the tree
+        "input_ids_in_uint16": ([("np.array(prompt + tree, dtype=np.int64)", "np.array(prompt + tree).astype(np.uint16)")],
+                                "large_vocabulary"),
+        # an empty tree's bonus token read from the first prompt row: right only on a one-token prompt
+        "empty_tree_bonus_from_first_row": ([("want = int(predicted[P + node])", "want = int(predicted[P + node if N else 0])")],
+                                            "empty_tree"),
         "mask_sees_earlier_nodes": ([("            mask[P + i, P:P + N] |= mask[P + parent, P:P + N]",
                                       "            mask[P + i, P:P + i] = True")], "mask_random_trees"),
     },
@@ -123,6 +142,9 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
     "kv": {
         "padding_attended": ([("        scores = np.where(valid[:, None, :], scores, -np.inf)\n", "")],
                              "decode_matches_full_attention"),
+        # a softmax shifted by the row's first score: fine while a row spans a few units
+        "softmax_shift_by_first_score": ([("scores -= scores.max(axis=-1, keepdims=True)", "scores -= scores[..., :1]")],
+                                         "row_spread_scores"),
         "scale_ignored": ([(") / np.sqrt(q.shape[-1])\n        valid", ")\n        valid")],
                           "decode_matches_full_attention"),
     },
