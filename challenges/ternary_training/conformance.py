@@ -752,7 +752,7 @@ def check_cached_decoding(suite, ref, adapter, built, g: int, is_mlx: bool) -> N
             pos = np.arange(n)
             causal = np.tril(np.ones((n, n), dtype=bool))
             decoded = pos >= prefill
-            chunk = np.where(decoded, pos, 0)  # the call each token came in: the prefill, or its own step
+            start = np.where(decoded, pos, 0)  # where the call each token came in starts: the prefill, or its own step
             at_zero, at_prefill = np.where(decoded, 0, pos), np.where(decoded, prefill, pos)
             replay = {
                 "the decoded tokens' rotary embedding starts at position 0 (the cache's offset not applied)":
@@ -766,7 +766,10 @@ def check_cached_decoding(suite, ref, adapter, built, g: int, is_mlx: bool) -> N
                 "the cache does not grow: decoded tokens see the prefill and themselves only":
                     dict(allowed=causal & ((pos[None, :] < prefill) | (pos[None, :] == pos[:, None]))),
                 "the cache is written but never read: each call attends to its own tokens only":
-                    dict(allowed=causal & (chunk[:, None] == chunk[None, :])),
+                    dict(allowed=causal & (start[:, None] == start[None, :])),
+                "the attention mask ignores the cache's offset (a call's tokens see the first keys of the "
+                "sequence as if they stood at its start)":
+                    dict(allowed=causal & (pos[None, :] <= pos[:, None] - start[:, None])),
                 "a decoded token does not attend to its own key (the cache read before it is updated)":
                     dict(allowed=causal & ~(decoded[:, None] & (pos[None, :] == pos[:, None]))),
             }

@@ -360,8 +360,10 @@ PLANTED: dict[str, tuple[str, str, str, str, str, str]] = {
     # the cached decoding path
     "cached_keys_without_offset": ("glm5.1", "ternary_model.py", "k = self.rope(k, offset=cache.offset)",
                                    "k = self.rope(k)", "cached_decoding", "keys are rotated at position 0"),
-    "cache_never_read": ("glm5.1", "ternary_model.py", "k, v = cache.update_and_fetch(k, v)",
-                         "cache.update_and_fetch(k, v)", "cached_decoding", "never read"),
+    "decoding_mask_without_offset": ("glm5.1", "ternary_model.py", "dtype=h.dtype), k=1 + offset", "dtype=h.dtype), k=1",
+                                     "cached_decoding", "the attention mask ignores the cache's offset"),
+    "cache_never_read": ("glm5", "run_rerun.py", "keys, values = cache.update_and_fetch(keys, values)",
+                         "cache.update_and_fetch(keys, values)", "cached_decoding", "never read"),
     "cached_queries_without_offset": ("glm5", "run_rerun.py", "queries = self.rope(queries, offset=cache.offset)",
                                       "queries = self.rope(queries)", "cached_decoding",
                                       "queries are rotated at position 0"),
