@@ -393,7 +393,7 @@ def planted_answer(tmp_path: Path, name: str) -> tuple[Path, str]:
     return folder, model
 
 
-@pytest.mark.parametrize("name", sorted(PLANTED))
+@pytest.mark.parametrize("name", sorted(PLANTED), ids=[f"ternary_training/{n}" for n in sorted(PLANTED)])
 def test_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_root):
     folder, model = planted_answer(tmp_path, name)
     *_, check, words = PLANTED[name]
