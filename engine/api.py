@@ -29,6 +29,7 @@ from benchtui.verify.module.rules import compare as compare_tensors
 from benchtui.verify.module.suite import run as run_module_suite
 from benchtui.verify.seeds import derive as derive_seed
 from benchtui.verify.smoke_stand_ins import checkpoint as smoke_checkpoint
+from benchtui.verify.smoke_stand_ins import weights_checkpoint
 from benchtui.verify.suite import Check, CheckFailed, InputMutated, SkipCheck, Suite, describe_exception
 from benchtui.verify.wire import is_proxy
 
@@ -59,8 +60,8 @@ __all__ = [
     "load_module", "python_files", "is_proxy",
     # whole harnesses: an imported deck's checks, the CUDA challenges' steps, what a check reached
     "run_module_suite", "cuda_suite", "reach_report",
-    # adapters: the stand-in checkpoint a training loop loads in the answer's process
-    "smoke_checkpoint",
+    # adapters: the stand-in checkpoints a training loop or a model conversion loads in the answer's process
+    "smoke_checkpoint", "weights_checkpoint",
     # prompt versions: the hash challenge.toml's [prompts.<version>] lists
     "prompt_sha256",
 ]

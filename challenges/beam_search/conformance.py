@@ -199,6 +199,9 @@ def run(suite) -> None:
     length_penalty_order(suite, answer, s.core, s.prompts, s.eos, vocab, timeout, s.seqs)
     smallest_inputs(suite, answer, s.core, s.prompts, s.eos, vocab, timeout, s.seqs, s.matches_reference)
     own_model_contract(suite, h, answer.conv, timeout)
+    large_vocabulary(s)
+    logits_row_spread(s)
+    vocab_at_and_below_2k(s)
 
     def make_inputs(trial):
         return s.core(f"time{trial}"), s.prompts(f"time{trial}", (4, 6, 3, 5))
@@ -543,3 +546,104 @@ def smallest_inputs(suite, answer, core, prompts, eos, vocab, timeout, seqs, mat
         else:
             reading = f"returns {[seqs(item) for item in got]}"
         suite.reading(label, reading, message=f"{label.replace('_', ' ')} (left open by the prompts): {reading}")
+
+
+def _answer_failed(c, exc: Exception, what: str) -> None:
+    """An error raised in the answer's process fails the check with the case named; any other is ours."""
+    if getattr(exc, "remote_where", None) is None:
+        raise exc
+    c.fail(f"{what}: the search raised {getattr(exc, 'remote_type', type(exc).__name__)}: {exc}")
+
+
+def large_vocabulary(s: Scene) -> None:
+    """A model of a real tokenizer's size (Qwen's 151,936 tokens): the prompts,
+    the tokens the model favours and EOS are ids of 2^15, 2^16 and beyond, so a
+    search that keeps token ids in 16 bits (or sizes anything by the toy
+    model's 1000 tokens) returns other beams than the reference. The mock's
+    log-probs are drawn on a support of a few dozen such ids, the rest of the
+    vocabulary far below them."""
+    suite, h, answer = s.suite, s.h, s.answer
+    vocab = int(suite.threshold("large_vocab", 151936))
+    rng = suite.rng("large-vocab")
+    low, high = 1 << 15, 1 << 16
+    support = np.unique(np.concatenate([rng.integers(low, high, size=16), rng.integers(high, vocab, size=48)]))
+    eos = int(support[-1])
+    core = h.MockCore(vocab, int(rng.integers(2**31)), eos, eos_mean=0.0, support=support)
+    ps = [[int(t) for t in rng.integers(high, vocab, size=n)] for n in (3, 2)]
+    k, n, alpha = 2, 4, 0.6
+    with suite.check("large_vocabulary", threshold=f"equals reference with {vocab} tokens", timeout_s=s.timeout,
+                     requires=("expand_top_2k", "new_tokens_only")) as c:
+        what = f"a {vocab}-token vocabulary (prompts, favoured tokens and EOS={eos} are ids above {low - 1})"
+        try:
+            got = answer(core, ps, k, n, alpha, eos)
+        except Exception as exc:
+            _answer_failed(c, exc, what)
+        scene = Scene(suite, h, s.ref, answer, vocab, eos, s.timeout)
+        ok, want = scene.matches_reference(core, ps, got, k, n, alpha)
+        seqs = scene.seqs
+        c.value = f"{sum(seqs(g) == w for g, w in zip(got, want))}/{len(want)} items match"
+        c.details.update(vocab=vocab, eos=eos, got=[seqs(item) for item in got], reference=want)
+        if not ok:
+            drawn = {int(t) for t in support} | {t for p in ps for t in p}
+            stray = sorted({t for item in got for b in item for t in b.tokens} - drawn)
+            wrapped = [t for t in stray if any(t % high == d % high or t % low == d % low for d in drawn)]
+            why = (f"ids {wrapped[:4]} are the model's ids cut to 16 bits: token ids stored in 16 bits" if wrapped else
+                   f"ids {stray[:4]} were never offered by the model" if stray else
+                   "the beams differ: ids of 2^15 and more lose their value somewhere (16-bit token ids, or the "
+                   "prompt or candidates sized by a small vocabulary)")
+            c.fail(f"{what}: got {[seqs(item) for item in got]}, reference {want}; {why}")
+
+
+def logits_row_spread(s: Scene) -> None:
+    """One context's logits span about 1500 (with a constant of +900 on top), the
+    largest mid-row and the first and last ids lowest: a log-softmax that
+    subtracts some other logit of the row (its first, last, minimum or mean),
+    or none, overflows exp() there and ranks every candidate alike. Two steps,
+    K=2, alpha=0: the beams are those of the log-probabilities."""
+    suite, answer, seqs, eos, vocab = s.suite, s.answer, s.seqs, s.eos, s.vocab
+    rng = suite.rng("row-spread")
+    p = s.prompts("row-spread", (3,))[0]
+    a, b, x, y = (int(t) for t in rng.choice([i for i in range(1, vocab - 1) if i != eos], size=4, replace=False))
+    far = {0: -1500.0, vocab - 1: -1500.0}
+    overrides = {tuple(p): {**far, a: -0.4, b: -1.3}, tuple(p + [a]): {**far, x: -2.0}, tuple(p + [b]): {**far, y: -0.3}}
+    offsets = {tuple(p): 900.0, tuple(p + [a]): 900.0, tuple(p + [b]): 900.0}
+    with suite.check("logits_row_spread", threshold="equals reference with one row's logits spanning 1500",
+                     timeout_s=s.timeout, requires=("log_space", "expand_top_2k")) as c:
+        core = s.core("row-spread", overrides=overrides, offsets=offsets)
+        what = ("logits spanning 1500 in one row (about +900 mid-row, the first and last ids 1500 below): a "
+                "log-softmax must subtract the row's maximum, not another of its logits, before exp()")
+        try:
+            got = answer(core, [p], 2, 2, 0.0, eos)
+        except Exception as exc:
+            _answer_failed(c, exc, what)
+        ok, want = s.matches_reference(core, [p], got, 2, 2, 0.0)
+        c.value = f"beams {seqs(got[0])}"
+        c.details.update(got=seqs(got[0]), reference=want[0])
+        c.expect(ok, f"{what}; got {seqs(got[0])}, reference {want[0]}")
+
+
+def vocab_at_and_below_2k(s: Scene) -> None:
+    """Vocabularies of exactly 2K and of 2K - 1 tokens (K=3): a beam's top 2K
+    candidates are every token there, and a search that asks for 2K of them
+    from a smaller row (np.argpartition at kth=2K, a fixed-size buffer) breaks.
+    Every other case has a vocabulary far above 2K."""
+    suite, h, answer = s.suite, s.h, s.answer
+    k, n, alpha = 3, 3, 0.6
+    with suite.check("vocab_at_and_below_2k", threshold=f"equals reference with V = {2 * k} and {2 * k - 1}, K={k}",
+                     timeout_s=s.timeout, requires=("expand_top_2k",)) as c:
+        for vocab in (2 * k, 2 * k - 1):
+            rng = suite.rng(f"vocab-{vocab}")
+            eos = int(rng.integers(vocab))
+            core = h.MockCore(vocab, int(rng.integers(2**31)), eos, eos_mean=-1.0)
+            ps = [[int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=m)] for m in (2, 3)]
+            what = f"a vocabulary of {vocab} tokens, {'equal to' if vocab == 2 * k else 'fewer than'} the 2K={2 * k} candidates a beam expands into (K={k})"
+            try:
+                got = answer(core, ps, k, n, alpha, eos)
+            except Exception as exc:
+                _answer_failed(c, exc, what)
+            scene = Scene(suite, h, s.ref, answer, vocab, eos, s.timeout)
+            ok, want = scene.matches_reference(core, ps, got, k, n, alpha)
+            seqs = scene.seqs
+            c.details[f"V={vocab}"] = {"got": [seqs(item) for item in got], "reference": want}
+            c.expect(ok, f"{what}: got {[seqs(item) for item in got]}, reference {want}")
+        c.value = f"V = {2 * k} and {2 * k - 1} with K={k}"

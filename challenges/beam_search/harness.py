@@ -39,8 +39,11 @@ class MockCore:
     beams of different parents by those constants and picks other beams."""
 
     def __init__(self, vocab: int, salt: int, eos: int, *, eos_mean: float = 5.0, spread: float = 2.0,
-                 overrides: dict | None = None, offsets: dict | None = None):
+                 overrides: dict | None = None, offsets: dict | None = None, support=None):
         self.vocab, self.salt, self.eos = vocab, salt, eos
+        # a large vocabulary's log-probs are drawn only on these ids (the rest far below,
+        # all equal): a 152k-token model costs a fill, not 152k normal draws per context
+        self.support = None if support is None else np.asarray(support, dtype=np.int64)
         self.eos_mean, self.spread = eos_mean, spread
         self.overrides = {tuple(k): v for k, v in (overrides or {}).items()}
         self.offsets = {tuple(k): float(v) for k, v in (offsets or {}).items()}
@@ -56,7 +59,11 @@ class MockCore:
                 hit = crafted(self.overrides[key], self.vocab)
             else:
                 rng = np.random.default_rng([self.salt, len(key), *[t % (2**32) for t in key]])
-                z = rng.standard_normal(self.vocab) * self.spread
+                if self.support is None:
+                    z = rng.standard_normal(self.vocab) * self.spread
+                else:
+                    z = np.full(self.vocab, SPARSE_FLOOR)
+                    z[self.support] = rng.standard_normal(len(self.support)) * self.spread
                 z[self.eos] = rng.normal(self.eos_mean, 2.0)
                 hit = log_softmax(z)
                 # drawn after the log-probs' own draws, which it leaves as they were
@@ -78,6 +85,9 @@ class MockCore:
         return scores + self.offset(context)
 
 
+# Log-prob (before normalising) of the ids outside a sparse mock's support: far below
+# every drawn one, so a search's top 2K candidates always come from the support
+SPARSE_FLOOR = -40.0
 # Spread of the per-context constant in MockCore.logits, in nats: far beyond
 # the gaps between a step's best candidates (tenths of a nat), so a missing
 # normalisation reorders beams of different parents on every run, and small
@@ -138,6 +148,9 @@ class Convention:
         return f"{self.detected_from}; {per or 'all-position logits assumed'}"
 
 
+VOCAB_ATTRS = ("vocab_size", "vocab", "n_vocab")
+
+
 class MockLM:
     """The suite's model, presented in the answer's calling convention."""
 
@@ -146,6 +159,9 @@ class MockLM:
         self.vocab_size = core.vocab  # answers often read it; a probed value overrides
         for name, value in convention.attrs.items():
             setattr(self, name, value)
+        for name in VOCAB_ATTRS:  # the mock's own vocabulary, whatever the answer's model had
+            if name in convention.attrs:
+                setattr(self, name, core.vocab)
         for name in set(convention.all_positions) - {"__call__"}:
             setattr(self, name, self._method(name))
         for name in LAST_POSITION_METHODS:

@@ -95,6 +95,7 @@ def run(suite) -> None:
         c.value, c.threshold = appended, g
         c.expect(appended == g, f"{n_cycles} cycles appended {appended}, the target's greedy continuation is {g}")
 
+    large_vocabulary(suite, call, mock)
     own_target_contract(suite, mask_fn, mock)
 
     nodes = int(T("speed_nodes", 16))
@@ -402,7 +403,9 @@ def smallest_inputs(suite, call, target, rng) -> None:
     appends itself and the bonus, g[:2] (a prompt that leaves the bonus open
     allows g[:1]). An empty tree is left open by the published prompt: an
     answer may refuse it (a reading); one that takes it follows the rule for
-    every cycle, the accepted path (none) and the bonus token, g[:1]."""
+    every cycle, the accepted path (none) and the bonus token, g[:1], on the
+    one-token prompt and on a five-token one (whose first row predicts another
+    token than its last)."""
     prompt = [int(rng.integers(0, target.vocab))]
     g = target.continuation(prompt, 3)
     wrong = [t for t in range(target.vocab) if t != g[0]]
@@ -429,18 +432,77 @@ def smallest_inputs(suite, call, target, rng) -> None:
         c.value = right_node
         c.expect(right_node == g[:2], f"one right node on a one-token prompt appended {right_node}, expected {g[:2]}: "
                                       "the node, accepted, then the bonus token after it")
-    try:
-        got = call(prompt, [], [], target)
-    except Exception as exc:
-        if getattr(exc, "remote_where", None) is not None:  # the answer refuses an input its prompt leaves open
-            reading = f"raises {getattr(exc, 'remote_type', type(exc).__name__)}"
-            suite.reading("empty_tree", reading, message=f"an empty tree (left open by the published prompt): {reading}")
-            return
-        got = f"nothing that reads as tokens ({describe_exception(exc)})"
-    with suite.check("empty_tree", threshold=f"{g[:1]}, or a refusal", requires=("longest_path_and_bonus",)) as c:
-        c.value = got if isinstance(got, list) else str(got)
-        c.expect(got == g[:1], f"an empty tree on a one-token prompt: appended {got}; a cycle appends the accepted "
-                               f"path (none here) and the bonus token, {g[:1]} (refusing an empty tree is allowed)")
+    # an empty tree on a one-token prompt and on a longer one: the bonus token is read
+    # from the last prompt row, which only the longer prompt tells from the first
+    long_prompt = [int(t) for t in rng.integers(0, target.vocab, size=5)]
+    g_long = target.continuation(long_prompt, 1)
+    for _ in range(100):  # a prompt whose first row predicts another token than its last
+        if target.next_token(long_prompt[:1]) != g_long[0]:
+            break
+        long_prompt = [int(t) for t in rng.integers(0, target.vocab, size=5)]
+        g_long = target.continuation(long_prompt, 1)
+    got_by_prompt = []
+    for p, want in ((prompt, g[:1]), (long_prompt, g_long)):
+        try:
+            got = call(p, [], [], target)
+        except Exception as exc:
+            if getattr(exc, "remote_where", None) is not None:  # the answer refuses an input its prompt leaves open
+                reading = f"raises {getattr(exc, 'remote_type', type(exc).__name__)}"
+                suite.reading("empty_tree", reading,
+                              message=f"an empty tree (left open by the published prompt): {reading}")
+                return
+            got = f"nothing that reads as tokens ({describe_exception(exc)})"
+        got_by_prompt.append((p, got, want))
+    with suite.check("empty_tree", threshold=f"{g[:1]} and {g_long}, or a refusal",
+                     requires=("longest_path_and_bonus",)) as c:
+        c.value = [got if isinstance(got, list) else str(got) for _, got, _ in got_by_prompt]
+        for p, got, want in got_by_prompt:
+            first_row = target.next_token(p[:1])
+            hint = (f" (that is the prediction of the first prompt row, {first_row}: the bonus token must be read "
+                    "from the last prompt row)" if len(p) > 1 and got == [first_row] else "")
+            c.expect(got == want, f"an empty tree on a {len(p)}-token prompt {p}: appended {got}; a cycle appends "
+                                  f"the accepted path (none here) and the bonus token, {want}{hint} (refusing an "
+                                  "empty tree is allowed)")
+
+
+def large_vocabulary(suite, call, mock) -> None:
+    """The golden rule with a target of a real tokenizer's size (Qwen's 151,936
+    tokens) whose greedy tokens are ids of 2^15, 2^16 and beyond, the prompts
+    and wrong drafts drawn over the whole vocabulary: a verifier that keeps
+    token ids in 16 bits (or sizes anything by a small vocabulary) appends
+    something that is not a prefix of the target's greedy continuation. The
+    target's logits are drawn on a support of 32 such ids, the rest far below."""
+    T = suite.threshold
+    vocab = int(T("large_vocab", 151936))
+    rng = suite.rng("large-vocab")
+    low, high = 1 << 15, 1 << 16
+    support = np.unique(np.concatenate([rng.integers(low, high, size=8), rng.integers(high, vocab, size=24)]))
+    target = mock.TreeTarget(rng, vocab, int(T("buckets", 1024)), support=support)
+    trees = int(T("large_vocab_trees", 6))
+    with suite.check("large_vocabulary", threshold=f"a prefix of g with {vocab} tokens", requires=("greedy_exact",)) as c:
+        bad, drawn = [], {int(t) for t in support}
+        for k in range(trees):
+            prompt = [int(t) for t in rng.integers(0, vocab, size=int(rng.integers(1, 5)))]
+            prompt, tokens, parents = random_case(rng, target, SHAPES[k % len(SHAPES)], T, prompt=prompt, n_nodes=6)
+            g = target.continuation(prompt, len(tokens) + 1)
+            got = call(prompt, tokens, parents, target)
+            drawn |= set(prompt) | set(tokens)
+            if not got or got != g[:len(got)]:
+                bad.append({"prompt": prompt, "tree_tokens": tokens, "tree_parents": parents, "appended": got,
+                            "greedy": g})
+        c.value = len(bad)
+        c.details["trees"] = trees
+        if bad:
+            c.details["first_violation"] = bad[0]
+            stray = sorted({t for d in bad for t in d["appended"]} - drawn)
+            wrapped = [t for t in stray if any(t % high == d % high or t % low == d % low for d in drawn)]
+            why = (f"ids {wrapped[:4]} are the target's ids cut to 16 bits: token ids stored in 16 bits" if wrapped else
+                   f"ids {stray[:4]} are neither the target's nor the tree's" if stray else
+                   "every id appended is the target's or the tree's: either ids of 2^15 and more lose their value "
+                   "before the target sees them (16-bit token ids), or the cycle breaks the golden rule on any "
+                   "vocabulary (see golden_rule)")
+            c.fail(f"{len(bad)} of {trees} cycles over a {vocab}-token vocabulary (ids above {low - 1}) appended "
+                   f"something that is not a prefix of the target's greedy continuation (first: {short(bad[0])}); {why}")
 
 
 # The answer's own target model: by the names answers give it, then any class

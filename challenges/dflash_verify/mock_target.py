@@ -31,23 +31,40 @@ def allowed_matrix(mask, T: int) -> np.ndarray:
     return m > -1.0  # additive: 0 attends, -inf or a large negative blocks
 
 
+# logit of the ids outside a large target's support: far below every drawn one
+SPARSE_FLOOR = -30.0
+
+
 class TreeTarget:
     """Callable and with ``forward(tokens, mask)``; returns (T, V) logits
     (or (1, T, V) when the tokens come as a (1, T) batch)."""
 
-    def __init__(self, rng: np.random.Generator, vocab: int = 32, buckets: int = 1024):
+    def __init__(self, rng: np.random.Generator, vocab: int = 32, buckets: int = 1024, support=None):
         self.vocab = int(vocab)
-        self.table = rng.standard_normal((int(buckets), self.vocab))
+        # a large vocabulary's logits are drawn only on these ids, the rest far below
+        # (one fill per row): a 152k-token target stays cheap
+        self.support = None if support is None else np.asarray(support, dtype=np.int64)
+        width = self.vocab if self.support is None else len(self.support)
+        self.table = rng.standard_normal((int(buckets), width))
         self.salt = int(rng.integers(1 << 62))
         self.calls = 0
 
-    def _row(self, seq: tuple) -> np.ndarray:
+    def _drawn(self, seq: tuple) -> np.ndarray:
         # hash() of a tuple of ints is deterministic (no per-process salt).
         return self.table[hash((self.salt, seq)) % len(self.table)]
 
+    def _row(self, seq: tuple) -> np.ndarray:
+        drawn = self._drawn(seq)
+        if self.support is None:
+            return drawn
+        row = np.full(self.vocab, SPARSE_FLOOR)
+        row[self.support] = drawn
+        return row
+
     def next_token(self, seq) -> int:
         """The target's greedy token after the sequence ``seq``."""
-        return int(self._row(tuple(int(t) for t in seq)).argmax())
+        best = int(self._drawn(tuple(int(t) for t in seq)).argmax())
+        return best if self.support is None else int(self.support[best])
 
     def continuation(self, prompt, n: int) -> list[int]:
         """Greedy continuation g of ``prompt``, n tokens long."""

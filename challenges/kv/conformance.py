@@ -164,6 +164,7 @@ def run(suite) -> None:
             c.fail(f"decode output differs from causal attention recomputed from scratch: error {c.value:.3g} at {where}")
 
     large_scores(suite, factory, ref, tol, garbage)
+    row_spread_scores(suite, factory, ref, tol, garbage)
 
     with suite.check("padding_isolated", threshold=tol, requires=("variable_lengths", "inputs_unchanged"),
                      reach=True) as c:
@@ -252,6 +253,43 @@ def large_scores(suite, factory, ref, tol, garbage) -> None:
                     "subtract each row's maximum first" if nonfinite else
                     f"decode output differs from causal attention recomputed from scratch with scores near "
                     f"+-{LARGE_SCORE:g}: error {c.value:.3g} at {where}"), value=c.value)
+
+
+# row_spread_scores: each prompt key's score in units of LARGE_SCORE; every decode step's
+# new key scores -LARGE_SCORE, so a row's lowest scores sit at its first and last positions
+# and its maximum (with a runner-up 2 below) in the middle
+ROW_SPREAD = ([-1.0, 0.3, 1.0, 0.998, -0.2], [-1.0, 0.998, -0.5, 1.0, 0.1])
+
+
+def row_spread_scores(suite, factory, ref, tol, garbage) -> None:
+    """One row's scores spanning -LARGE_SCORE to +LARGE_SCORE, the maximum in
+    the middle of the row: a softmax that subtracts some other score of the
+    row (its first, its last, its minimum, its mean) before exp() overflows
+    there, while large_scores (a row within a few units) cannot tell. A fixed
+    case, the same on every run, without padding."""
+    with suite.check("row_spread_scores", threshold=tol, requires=("cached_attention",), reach=True) as c:
+        lengths = [len(r) for r in ROW_SPREAD]
+        sc = make_scenario(np.random.default_rng(FIXED_SEED + 5), lengths, 2, 4, 3, garbage)
+        dim = sc.k.shape[-1]
+        rng = np.random.default_rng(FIXED_SEED + 6)
+        s = math.sqrt(LARGE_SCORE * math.sqrt(dim))  # (s u) . (s u) / sqrt(dim) = LARGE_SCORE
+        u = np.ones(dim) / math.sqrt(dim)
+        for b, coeffs in enumerate(ROW_SPREAD):
+            for j, coeff in enumerate(coeffs):
+                sc.k[b, :, j] = coeff * s * u + 0.01 * rng.normal(size=sc.k[b, :, j].shape)
+            sc.ks[:, b] = -s * u + 0.01 * rng.normal(size=sc.ks[:, b].shape)
+            sc.qs[:, b] = s * u
+            sc.prompt_q[b] = s * u
+        got = run_decode(suite, factory, sc)
+        c.value, where = worst_step(got, oracle(ref, sc))
+        c.message = (f"one row's scores from -{LARGE_SCORE:g} to +{LARGE_SCORE:g}, the maximum mid-row; "
+                     + (f"worst at {where}" if where else "exact"))
+        if not c.value <= tol:
+            nonfinite = not np.all(np.isfinite(got))
+            c.fail(f"{'non-finite output' if nonfinite else f'error {c.value:.3g} at {where}'} when one row's "
+                   f"scores span -{LARGE_SCORE:g} to +{LARGE_SCORE:g} with the maximum in the middle of the row "
+                   "(first and last keys lowest): the softmax subtracts some score of the row other than its "
+                   "maximum, and exp() of the gap overflows", value=c.value)
 
 
 # The smallest inputs the contract allows, smallest first: (lengths, heads, dim, steps)

@@ -1,7 +1,10 @@
 """Hidden checks for ternary_training: the quantiser (per-group absmean
 ternary projection), the straight-through gradient, a short run of the
 answer's own training loop judged by a held-out loss the checker computes,
-which layers are ternary, and the answer's own reported figures (info only).
+which layers are ternary, the answer's model against the Qwen3 architecture
+the prompt names (and its cached decoding against its uncached forward),
+and the answer's own reported figures (recomputed where its evaluation is
+bound, info otherwise).
 
 MLX answers run on MLX (the CPU device when the backend is not "mlx");
 NumPy answers run on NumPy."""
@@ -134,6 +137,7 @@ def run(suite) -> None:
     check_ste(suite, ref, quant, is_mlx, g)
     check_smoke(suite, ref, adapter, g, is_mlx)
     check_layers(suite, ref, adapter, g, is_mlx)
+    check_cached_decoding(suite, ref, adapter, check_architecture(suite, ref, adapter, g, is_mlx), g, is_mlx)
     quantize_speed(suite, ref, quant, to_answer, g)
 
 
@@ -337,10 +341,10 @@ def smoke_slices(suite, text: str) -> tuple[str, np.ndarray, dict]:
     return text[start:start + n], np.array([list(b) for b in held], dtype=np.int32), where
 
 
-def model_logits(suite, model, ids: np.ndarray, is_mlx: bool) -> np.ndarray:
+def model_logits(suite, model, ids: np.ndarray, is_mlx: bool, **kwargs) -> np.ndarray:
     """Logits (batch, tokens, 256) the answer's model computes in its process."""
     x = suite.answer_side("to_mlx", ids) if is_mlx else ids
-    logits = np.asarray(suite.fetch(suite.call(model, x)), dtype=np.float64)
+    logits = np.asarray(suite.fetch(suite.call(model, x, **kwargs)), dtype=np.float64)
     want = ids.shape + (SMOKE_VOCAB,)
     if logits.shape != want:
         raise CheckFailed(f"the model returned logits of shape {logits.shape}, expected {want} (batch, tokens, 256 byte ids)")
@@ -641,6 +645,138 @@ def check_layers(suite, ref, adapter, g: int, is_mlx: bool) -> None:
             c.value = f"{len(names) - len(full) - len(missing)} of {len(names)} ternary"
             c.expect(not missing, f"the answer's model has no {', '.join(missing)}")
             c.expect(not full, "not ternary as the prompt asks: " + ", ".join(full))
+
+
+# The named architecture at a small size with grouped queries (4 query heads
+# over 2 key/value heads), as a checkpoint's config (mlx_lm's Qwen3 ModelArgs).
+ARCH_CONFIG = dict(hidden_size=128, intermediate_size=256, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                   vocab_size=SMOKE_VOCAB, rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=True,
+                   max_position_embeddings=512)
+ARCH_DEPTHS = (("architecture_first_block", 1), ("architecture_past_first_block", 2))
+
+
+def rel_error(got: np.ndarray, want: np.ndarray) -> float:
+    return float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
+
+
+def name_the_fault(got: np.ndarray, want: np.ndarray, tol: float, variants: dict) -> str:
+    """Which single known fault the answer's logits match: ``variants`` maps a
+    fault's description to the reference's logits with that fault."""
+    errs = {what: rel_error(got, logits) for what, logits in variants.items() if rel_error(logits, want) > tol}
+    if not errs:
+        return "it matches none of the single faults the checker knows"
+    best = min(errs, key=errs.get)
+    if errs[best] <= tol:
+        return f"it matches the reference with one fault: {best}"
+    return f"it matches none of the single faults the checker knows (nearest: {best}, {errs[best]:.3g} away)"
+
+
+def check_architecture(suite, ref, adapter, g: int, is_mlx: bool):
+    """The answer's model against the architecture its prompt names: one set
+    of weights (a stand-in Qwen3 checkpoint with grouped queries) loaded into
+    the answer's model by its own loading code (``architecture_model(weights,
+    config)``) and into the checker's NumPy Qwen3 whose block projections are
+    ternary as the prompt says; their logits must agree, at one block and at
+    two. A mismatch is named by the single fault it matches (attention scale,
+    where the q/k norm applies, the grouped-query head mapping, the rotary
+    layout, rotary on queries and keys, the blocks past the first). Returns
+    (model, weights, config) of the two-block model for the cached decoding."""
+    build = getattr(adapter, "architecture_model", None) if adapter else None
+    if build is None:
+        suite.info("architecture_qwen3", message="not compared with the named architecture: no adapter binds "
+                   "architecture_model(weights, config) (the answer's model loading a Qwen3 checkpoint)")
+        return None
+    tol = float(suite.threshold("arch_rel_tol", 1e-3))
+    rng = suite.rng("architecture")
+    ids = rng.integers(0, SMOKE_VOCAB, size=(2, int(suite.threshold("arch_tokens", 24)))).astype(np.int32)
+    suite.info("architecture_open_choices", message="left open by the prompt and not judged: embeddings and a tied "
+               "head ternary or full precision (the stand-in's embedding entries are all +a or -a, which a ternary "
+               "projection leaves unchanged), the RMSNorm epsilon (within the tolerance), tied or untied head "
+               "(the checkpoint's, tied)")
+    built = None
+    for name, depth in ARCH_DEPTHS:
+        cfg = {**ARCH_CONFIG, "num_hidden_layers": depth}
+        weights = ref.qwen3_weights(rng, cfg, g)
+        with suite.check(name, requires=("architecture",), threshold=tol) as c:
+            c.details.update({"config": cfg, "tokens": list(ids.shape),
+                              "evidence_from": "the answer's model holding the checker's weights, against the "
+                              "checker's NumPy Qwen3 with ternary block projections"})
+            model = suite.call(build, weights, cfg)
+            got = model_logits(suite, model, ids, is_mlx)
+            want = ref.qwen3_logits(weights, cfg, ids, g)
+            c.value = rel_error(got, want)
+            built = (model, weights, cfg)
+            if c.value > tol:
+                faults = {what: ref.qwen3_logits(weights, cfg, ids, g, fault=f) for f, what in ref.ARCH_FAULTS.items()}
+                c.expect(False, f"with {depth} block(s) the logits differ from the Qwen3 reference by {c.value:.3g} "
+                         f"(relative to the largest): {name_the_fault(got, want, tol, faults)}")
+    return built
+
+
+def check_cached_decoding(suite, ref, adapter, built, g: int, is_mlx: bool) -> None:
+    """Where the answer's model takes a KV cache (``architecture_cache(model)``
+    gives an empty one, passed as ``model(ids, cache=cache)``): a prefill of
+    the first tokens and then one token at a time must give the logits of the
+    uncached forward at every position. A mismatch is named by the fault
+    whose replay by the reference it matches: the rotary offset of the new
+    tokens, the cache's growth, the new token's own key."""
+    make = getattr(adapter, "architecture_cache", None) if adapter else None
+    if make is None or built is None:
+        suite.info("cached_decoding", message="not run: " + ("no adapter binds architecture_cache(model) (the "
+                   "answer's model takes no KV cache, or its cache is not bound)" if built is not None else
+                   "the answer's model is not bound (architecture_model)"))
+        return
+    model, weights, cfg = built
+    tol = float(suite.threshold("arch_rel_tol", 1e-3))
+    n = int(suite.threshold("arch_tokens", 24))
+    prefill = int(suite.threshold("decode_prefill", 8))
+    ids = suite.rng("decoding").integers(0, SMOKE_VOCAB, size=(1, n)).astype(np.int32)
+    with suite.check("cached_decoding", requires=("architecture",), threshold=tol) as c:
+        full = model_logits(suite, model, ids, is_mlx)
+        cache = suite.call(make, model)
+        parts = [model_logits(suite, model, ids[:, :prefill], is_mlx, cache=cache)]
+        parts += [model_logits(suite, model, ids[:, t:t + 1], is_mlx, cache=cache) for t in range(prefill, n)]
+        got = np.concatenate(parts, axis=1)
+        per_pos = np.abs(got - full).max(axis=(0, 2)) / max(float(np.abs(full).max()), 1e-30)
+        c.value = float(per_pos.max())
+        c.details.update({"prefill_tokens": prefill, "decoded_tokens": n - prefill,
+                          "evidence_from": "the answer's model with its cache, against its own uncached forward"})
+        if c.value <= tol:
+            return
+        first = int(np.argmax(per_pos > tol))
+        want = ref.qwen3_logits(weights, cfg, ids, g)
+        where = "in the prefill" if first < prefill else f"at decoded position {first}"
+        if rel_error(full, want) > tol:
+            named = "(its uncached forward is not the reference's, so the fault is not named)"
+        else:
+            pos = np.arange(n)
+            causal = np.tril(np.ones((n, n), dtype=bool))
+            decoded = pos >= prefill
+            start = np.where(decoded, pos, 0)  # where the call each token came in starts: the prefill, or its own step
+            at_zero, at_prefill = np.where(decoded, 0, pos), np.where(decoded, prefill, pos)
+            replay = {
+                "the decoded tokens' rotary embedding starts at position 0 (the cache's offset not applied)":
+                    dict(positions=at_zero),
+                "the decoded tokens' keys are rotated at position 0 (the cache's offset not applied to the keys)":
+                    dict(key_positions=at_zero),
+                "the decoded tokens' queries are rotated at position 0 (the cache's offset not applied to the "
+                "queries)": dict(positions=at_zero, key_positions=pos),
+                "the decoded tokens' rotary embedding stays at the prefill's length (the offset never advances)":
+                    dict(positions=at_prefill),
+                "the cache does not grow: decoded tokens see the prefill and themselves only":
+                    dict(allowed=causal & ((pos[None, :] < prefill) | (pos[None, :] == pos[:, None]))),
+                "the cache is written but never read: each call attends to its own tokens only":
+                    dict(allowed=causal & (start[:, None] == start[None, :])),
+                "the attention mask ignores the cache's offset (a call's tokens see the first keys of the "
+                "sequence as if they stood at its start)":
+                    dict(allowed=causal & (pos[None, :] <= pos[:, None] - start[:, None])),
+                "a decoded token does not attend to its own key (the cache read before it is updated)":
+                    dict(allowed=causal & ~(decoded[:, None] & (pos[None, :] == pos[:, None]))),
+            }
+            variants = {what: ref.qwen3_logits(weights, cfg, ids, g, **kw) for what, kw in replay.items()}
+            named = name_the_fault(got, want, tol, variants)
+        c.expect(False, f"decoding with its KV cache differs from its uncached forward {where} (by {c.value:.3g} "
+                 f"relative): {named}")
 
 
 CHECKPOINT = re.compile(r"""(?:load|from_pretrained)\(\s*["']([\w.\-]+/[\w.\-]+)["']|default\s*=\s*["']([\w.\-]+/[\w.\-]+)["']""")

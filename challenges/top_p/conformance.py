@@ -79,6 +79,16 @@ def run(suite) -> None:
         judge(c, [[big, big - 1.0, big - 3.0, -big, 0.0], [-big, -big + 2.0, -big + 0.5, -big - 7.0, -big]],
               0.9, "logits of magnitude 1e4")
 
+    # One row spanning -1e4 to +1e4, its maximum mid-row and its first and last logits
+    # lowest: a softmax that subtracts some other logit of the row (its first, last,
+    # median, mean) before exp() overflows here, while the rows above stay within a few
+    # units of their first logit or of their median.
+    with suite.check("fixed_row_spread", threshold=tol, requires=("large_logits",)) as c:
+        big = float(suite.threshold("large", 1e4))
+        judge(c, [[-big, 0.0, big - 2.0, big, big - 1.0, 3.0, -big], [-big, big - 0.5, big, -3.0, 0.5, big - 4.0, -big]],
+              0.9, "one row's logits spanning -1e4 to +1e4 with the maximum mid-row (exp() overflows unless the "
+              "softmax subtracts the row's maximum, not its first, last, median or mean logit)")
+
     # Banned tokens: -inf logits get probability 0 and leave the rest finite.
     with suite.check("fixed_banned_tokens", threshold=tol, requires=("banned_tokens",)) as c:
         logits = random_logits(suite.rng("banned"), 4, 40)

@@ -1,8 +1,9 @@
 """Stand-ins that ternary_training adapters hand an answer's own training loop
 in the answer's process (the smoke run, challenges/ternary_training/ADAPTER.md):
 the checkpoint the loop would download, which the sandbox cannot reach, and
-the checker's tokenisation. Adapters import ``checkpoint`` (as
-``benchtui.api.smoke_checkpoint``) because the challenges folder is hidden
+the checker's tokenisation; and a checkpoint holding given weights, for the
+comparison of an answer's model with the architecture its prompt names. Adapters import ``checkpoint`` (as
+``benchtui.api.smoke_checkpoint`` and ``benchtui.api.weights_checkpoint``) because the challenges folder is hidden
 from the answer's sandbox; benchtui's package is not."""
 from __future__ import annotations
 
@@ -30,3 +31,16 @@ def checkpoint(name, *args, **kwargs):
     args = qwen3.ModelArgs(model_type="qwen3", rms_norm_eps=1e-6, max_position_embeddings=512, rope_theta=10000.0,
                            tie_word_embeddings=True, **SMOKE)
     return qwen3.Model(args), ByteTokenizer()
+
+
+def weights_checkpoint(weights, config):
+    """What mlx_lm.load returns for a Qwen3 checkpoint of ``config`` (mlx_lm's
+    ModelArgs fields) holding ``weights`` ({checkpoint name: array}, every
+    parameter named): mlx_lm's Qwen3 with those weights, and bytes as tokens."""
+    import mlx.core as mx
+    import numpy as np
+    from mlx_lm.models import qwen3
+
+    model = qwen3.Model(qwen3.ModelArgs(model_type="qwen3", **config))
+    model.load_weights([(name, mx.array(np.asarray(value))) for name, value in weights.items()], strict=True)
+    return model, ByteTokenizer()

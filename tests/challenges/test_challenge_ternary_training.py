@@ -74,6 +74,11 @@ def test_demo_careful_mlx_passes_through_its_adapter(fast_challenges):
     # our prompt lets embeddings stay full precision: the published prompt's check is a figure here
     assert checks["ternary_embeddings_and_head"]["verdict"] == "info"
     assert {c["id"]: c["status"] for c in result["coverage"]}["block_projections_ternary"] == "pass"
+    # its model holding a grouped-query Qwen3 checkpoint's weights gives the reference's logits
+    assert checks["architecture_first_block"]["verdict"] == "pass"
+    assert checks["architecture_past_first_block"]["verdict"] == "pass"
+    assert checks["architecture_past_first_block"]["details"]["config"]["num_key_value_heads"] == 2
+    assert checks["cached_decoding"]["verdict"] == "info"  # its model takes no KV cache
 
 
 def test_demo_hasty_global_scale_fails(fast_challenges):
@@ -314,3 +319,39 @@ def test_next_vs_previous_rests_on_its_noise_not_on_the_sign_of_a_mean():
         _, _, mean, se, _ = module.next_vs_previous(copy, held)
         assert mean > max(4 * se, 0.1), (mean, se)
     assert old_rule_failures > 0  # the sign of a mean near zero is a coin toss: what this rule replaced
+
+
+def _reference_module():
+    spec = importlib.util.spec_from_file_location("tt_reference_arch", CHALLENGE / "reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_qwen3_reference_is_mlx_lm_qwen3_and_tells_each_fault_apart():
+    """The checker's NumPy Qwen3 gives mlx_lm's own Qwen3 logits (its block
+    projections given the ternary weights), and every fault it replays moves
+    the logits far beyond the tolerance, so a fault is named, not guessed."""
+    import numpy as np
+
+    mx = pytest.importorskip("mlx.core")
+    qwen3 = pytest.importorskip("mlx_lm.models.qwen3")
+    ref = _reference_module()
+    cfg = dict(hidden_size=128, intermediate_size=256, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+               vocab_size=256, rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=True,
+               max_position_embeddings=512, num_hidden_layers=2)
+    weights = ref.qwen3_weights(np.random.default_rng(5), cfg)
+    projected = {k: ref.ternary_quantize(v.astype(np.float64)).astype(np.float32)
+                 if v.ndim == 2 and "embed_tokens" not in k else v for k, v in weights.items()}
+    # the embedding is left as it is by a ternary projection: ternary or not, the same model
+    embed = weights["model.embed_tokens.weight"].astype(np.float64)
+    assert np.array_equal(ref.ternary_quantize(embed), embed)
+    model = qwen3.Model(qwen3.ModelArgs(model_type="qwen3", **cfg))
+    model.load_weights([(k, mx.array(v)) for k, v in projected.items()], strict=True)
+    ids = np.random.default_rng(6).integers(0, 256, (2, 24))
+    want = ref.qwen3_logits(weights, cfg, ids)
+    got = np.array(model(mx.array(ids)))
+    assert np.abs(got - want).max() / np.abs(want).max() < 1e-5
+    for fault in ref.ARCH_FAULTS:
+        moved = np.abs(ref.qwen3_logits(weights, cfg, ids, fault=fault) - want).max() / np.abs(want).max()
+        assert moved > 1e-2, (fault, moved)

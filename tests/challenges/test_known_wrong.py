@@ -11,6 +11,7 @@ that catch these bugs are fixed (no seed decides them), so one seed is run.
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,15 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
                               "candidates.append((tokens + [tok], logp + (0.0 if tok == eos_token_id else "
                               "float(lp[tok])), tok == eos_token_id))")], "greedy_k1"),
         "beam_width_ignored_for_a_constant": ([("    k = beam_width\n", "    k = 4\n")], "max_new_tokens_unfinished"),
+        # token ids kept in 16 bits: right while every id is below 32768, as in a 1000-token toy model
+        "token_ids_in_int16": ([("model(np.array(prompt + tokens, dtype=np.int64))",
+                                 "model(np.array(prompt + tokens, dtype=np.int16))")], "large_vocabulary"),
+        # a log-softmax shifted by the row's first logit: fine while a row spans a few units
+        "log_softmax_shift_by_first_logit": ([("    m = z.max(axis=-1, keepdims=True)", "    m = z[..., :1]")],
+                                             "logits_row_spread"),
+        # the top 2K by argpartition: kth=2K is out of bounds once the vocabulary is no larger than 2K
+        "top_2k_by_argpartition": ([('for tok in np.argsort(-lp, kind="stable")[: 2 * k]:',
+                                     "for tok in np.argpartition(-lp, 2 * k)[: 2 * k]:")], "vocab_at_and_below_2k"),
     },
     "dflash_verify": {
         # an empty tree taken, and nothing appended: a cycle always appends the bonus token
@@ -106,6 +116,16 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
         "single_node_tree_skipped": ([("    P, N = len(prompt), len(tree)\n",
                                        "    P, N = len(prompt), len(tree)\n    if N <= 1:\n        tree, parents, N = [], [], 0\n")],
                                      "smallest_inputs_bonus"),
+        # predictions cast to 16 bits: ids of 2^15 and more come back negative
+        "predictions_in_int16": ([("predicted = logits.reshape(P + N, -1).argmax(axis=-1)",
+                                   "predicted = logits.reshape(P + N, -1).argmax(axis=-1).astype(np.int16)")],
+                                 "large_vocabulary"),
+        # the target's input ids cast to 16 bits: the target sees other tokens than the prompt and the tree
+        "input_ids_in_uint16": ([("np.array(prompt + tree, dtype=np.int64)", "np.array(prompt + tree).astype(np.uint16)")],
+                                "large_vocabulary"),
+        # an empty tree's bonus token read from the first prompt row: right only on a one-token prompt
+        "empty_tree_bonus_from_first_row": ([("want = int(predicted[P + node])", "want = int(predicted[P + node if N else 0])")],
+                                            "empty_tree"),
         "mask_sees_earlier_nodes": ([("            mask[P + i, P:P + N] |= mask[P + parent, P:P + N]",
                                       "            mask[P + i, P:P + i] = True")], "mask_random_trees"),
     },
@@ -123,6 +143,9 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
     "kv": {
         "padding_attended": ([("        scores = np.where(valid[:, None, :], scores, -np.inf)\n", "")],
                              "decode_matches_full_attention"),
+        # a softmax shifted by the row's first score: fine while a row spans a few units
+        "softmax_shift_by_first_score": ([("scores -= scores.max(axis=-1, keepdims=True)", "scores -= scores[..., :1]")],
+                                         "row_spread_scores"),
         "scale_ignored": ([(") / np.sqrt(q.shape[-1])\n        valid", ")\n        valid")],
                           "decode_matches_full_attention"),
     },
@@ -321,6 +344,84 @@ def test_known_wrong_answer_is_caught_by_the_check_made_for_it(cid, name, tmp_pa
     edits, check, words = DELIBERATE[cid][name]
     source = mutate_source((BUNDLED_CHALLENGES / cid / "reference.py").read_text(), *edits)
     result = run_variant(tmp_path, fast_root, cid, {"answer.py": source})
+    checks = checks_by_name(result)
+    summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
+    assert result["verdict"] == "fail", (name, summary)
+    assert check in checks and checks[check]["verdict"] == "fail", (name, check, summary)
+    assert words in (checks[check].get("message") or ""), (name, checks[check].get("message"))
+
+
+# -- One-line bugs planted in real answers that pass: each passed the suite
+# before the check beside it existed (the model never compared with the
+# architecture its prompt names, its cached decoding never run, its own
+# evaluation never bound). The published answers are read from the published
+# benchmark beside the repository; without it those cases are skipped. ------
+
+REPO = Path(__file__).resolve().parents[2]
+PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
+REAL_ANSWERS = {"demo-careful": REPO / "models" / "demo-careful" / "ternary_training",
+                "glm5.1": PUBLISHED / "glm5.1" / "ternary_training", "glm5": PUBLISHED / "glm5" / "ternary_training"}
+REPEAT_KV = "return mx.broadcast_to(x[:, :, None, :, :], (B, H, n_rep, L, D)).reshape("
+# variant -> (answer, file, old line, new line, the check that must fail, words its message must hold)
+PLANTED: dict[str, tuple[str, str, str, str, str, str]] = {
+    # the named architecture
+    "attention_not_scaled": ("demo-careful", "qwen3_ternary.py", "scale=self.head_dim ** -0.5", "scale=1.0",
+                             "architecture_first_block", "not scaled by 1/sqrt(head_dim)"),
+    "rotary_adjacent_pairs": ("demo-careful", "qwen3_ternary.py", "nn.RoPE(self.head_dim, base=cfg.rope_theta)",
+                              "nn.RoPE(self.head_dim, traditional=True, base=cfg.rope_theta)",
+                              "architecture_first_block", "adjacent pairs"),
+    "one_block_repeated": ("demo-careful", "qwen3_ternary.py", "self.blocks = [Block(cfg) for _ in range(cfg.n_layers)]",
+                           "self.blocks = [Block(cfg)] * cfg.n_layers", "architecture_past_first_block",
+                           "one block's weights"),
+    "gqa_heads_round_robin": ("glm5.1", "ternary_model.py", REPEAT_KV,
+                              "return mx.broadcast_to(x[:, None, :, :, :], (B, n_rep, H, L, D)).reshape(",
+                              "architecture_first_block", "round-robin"),
+    "blocks_read_the_embeddings": ("glm5.1", "ternary_model.py", "h = layer(h, mask, c)",
+                                   "h = layer(self.embed_tokens(inputs), mask, c)", "architecture_past_first_block",
+                                   "reads the embeddings"),
+    # the cached decoding path
+    "cached_keys_without_offset": ("glm5.1", "ternary_model.py", "k = self.rope(k, offset=cache.offset)",
+                                   "k = self.rope(k)", "cached_decoding", "keys are rotated at position 0"),
+    "decoding_mask_without_offset": ("glm5.1", "ternary_model.py", "dtype=h.dtype), k=1 + offset", "dtype=h.dtype), k=1",
+                                     "cached_decoding", "the attention mask ignores the cache's offset"),
+    "cache_never_read": ("glm5", "run_rerun.py", "keys, values = cache.update_and_fetch(keys, values)",
+                         "cache.update_and_fetch(keys, values)", "cached_decoding", "never read"),
+    "cached_queries_without_offset": ("glm5", "run_rerun.py", "queries = self.rope(queries, offset=cache.offset)",
+                                      "queries = self.rope(queries)", "cached_decoding",
+                                      "queries are rotated at position 0"),
+    # the figure the answer reports: its validation loss divided by the wrong count
+    "validation_loss_per_window": ("glm5", "run_rerun.py", "val_losses_list.append(float(vl))",
+                                   "val_losses_list.append(float(vl) / eval_batch_size)", "reported_loss_recomputed",
+                                   "the reported figure is not its model's"),
+    "validation_mean_over_all_windows": ("glm5", "run_rerun.py",
+                                         "avg_val_loss = np.mean(val_losses_list) if val_losses_list",
+                                         "avg_val_loss = np.sum(val_losses_list) / n_val if val_losses_list",
+                                         "reported_loss_recomputed", "the reported figure is not its model's"),
+}
+
+
+def planted_answer(tmp_path: Path, name: str) -> tuple[Path, str]:
+    """A scratch copy of the real answer with the variant's one line changed."""
+    model, filename, old, new, _, _ = PLANTED[name]
+    source = REAL_ANSWERS[model]
+    if not source.is_dir():
+        pytest.skip(f"no published benchmark at {PUBLISHED}")
+    folder = tmp_path / model
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("__pycache__"), copy_function=shutil.copyfile)
+    for entry in [folder, *folder.rglob("*")]:  # the published copy is read-only
+        entry.chmod(entry.stat().st_mode | 0o200)
+    path = folder / filename
+    path.write_text(mutate_source(path.read_text(), (old, new), count=1))
+    return folder, model
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED), ids=[f"ternary_training/{n}" for n in sorted(PLANTED)])
+def test_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_root):
+    folder, model = planted_answer(tmp_path, name)
+    *_, check, words = PLANTED[name]
+    cid = "ternary_training"
+    result = run_local(cid, folder, model=model, seed=SEED, challenges_dir=fast_copy(cid, fast_root, FAST[cid]),
+                       adapter=BUNDLED_CHALLENGES / cid / "adapters" / f"{model}.py")
     checks = checks_by_name(result)
     summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
     assert result["verdict"] == "fail", (name, summary)

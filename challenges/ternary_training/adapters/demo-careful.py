@@ -1,7 +1,10 @@
 """Adapter for demo-careful (MLX, path A): a short run of its own training
 loop (train_ternary.train) on a tiny configuration with the checker's byte
 tokens, returning the model it trained; its TernaryQwen at a small size for
-the layer checks (ternary_layers); its own held-out evaluation (smoke_evaluate)."""
+the layer checks (ternary_layers); its own held-out evaluation (smoke_evaluate);
+its TernaryQwen holding a Qwen3 checkpoint's weights (architecture_model: the
+checkpoint's names mapped onto its modules' names, nothing computed). Its
+model takes no KV cache, so no architecture_cache."""
 from __future__ import annotations
 
 import numpy as np
@@ -46,3 +49,27 @@ def ternary_layers():
     out["embed_tokens"] = ("embedding", model.embed, model.embed)
     out["lm_head"] = ("linear", model.embed.as_linear, model.embed)  # tied
     return out
+
+
+# a Qwen3 checkpoint's names (mlx_lm / Hugging Face) -> TernaryQwen's
+QWEN3_NAMES = (("model.embed_tokens.", "embed."), ("model.layers.", "blocks."), ("model.norm.", "norm."),
+               (".self_attn.", ".attn."), (".input_layernorm.", ".attn_norm."),
+               (".post_attention_layernorm.", ".mlp_norm."))
+
+
+def architecture_model(weights, config):
+    """Its TernaryQwen at `config` holding `weights` (a Qwen3 checkpoint's, tied head)."""
+    import mlx.core as mx
+    from qwen3_ternary import ModelConfig, TernaryQwen
+
+    model = TernaryQwen(ModelConfig(vocab_size=config["vocab_size"], d_model=config["hidden_size"],
+                                    n_layers=config["num_hidden_layers"], n_heads=config["num_attention_heads"],
+                                    n_kv_heads=config["num_key_value_heads"], d_ff=config["intermediate_size"],
+                                    rope_theta=config["rope_theta"]))
+    renamed = []
+    for name, value in weights.items():
+        for old, new in QWEN3_NAMES:
+            name = name.replace(old, new)
+        renamed.append((name, mx.array(np.asarray(value))))
+    model.load_weights(renamed, strict=True)
+    return model

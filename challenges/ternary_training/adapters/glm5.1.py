@@ -26,6 +26,10 @@ model to itself. What the adapter supplies:
   adapter uses; its own default is 3e-4), eval_every=0.
 steps=0 returns the converted model without calling train.
 smoke_evaluate runs its evaluate (train.py) on the checker's held-out windows.
+architecture_model runs its load_model_and_tokenizer (train.py: its conversion
+of a loaded Qwen3 checkpoint into its ternary Model) on the checker's stand-in
+checkpoint holding the checker's weights; architecture_cache gives the mlx_lm
+KV cache its Attention is written for (cache.offset, cache.update_and_fetch).
 """
 from __future__ import annotations
 
@@ -36,6 +40,7 @@ import tempfile
 from pathlib import Path
 
 from benchtui.api import smoke_checkpoint as checkpoint
+from benchtui.api import weights_checkpoint
 from ternary_model import Model, ModelArgs, ternarize_ste
 
 ANSWER_SHA256 = {
@@ -130,3 +135,25 @@ def smoke_evaluate(model, text):
 def smoke_layers(model):
     """{name: ("linear", layer, layer)}: every block's projections of the trained model."""
     return {n: ("linear", m, m) for n, m in model.named_modules() if n.split(".")[-1] in PROJECTIONS}
+
+
+def architecture_model(weights, config):
+    """Its load_model_and_tokenizer on a checkpoint holding `weights` at `config`."""
+    import mlx_lm
+    import train
+
+    saved = mlx_lm.load
+    mlx_lm.load = lambda name, *args, **kwargs: weights_checkpoint(weights, config)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            model, _, _ = train.load_model_and_tokenizer("Qwen/Qwen3-0.6B")
+    finally:
+        mlx_lm.load = saved
+    return model
+
+
+def architecture_cache(model):
+    """An empty mlx_lm KV cache per block, the cache its Attention takes."""
+    from mlx_lm.models.cache import KVCache
+
+    return [KVCache() for _ in model.layers]

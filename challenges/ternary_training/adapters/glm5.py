@@ -27,6 +27,17 @@ arguments and stand-ins only:
 main() returns nothing: the trained model is its own saved
 weights.safetensors loaded into its own TernaryModel. steps=0 runs main()
 with --steps 0 (no training step).
+architecture_model runs main()'s first two steps on the checker's stand-in
+checkpoint holding the checker's weights: its ModelArgs from the
+checkpoint's config (run_rerun.py:446-461), its TernaryModel and its
+convert_weights. architecture_cache gives the mlx_lm KV cache its
+TernaryAttention is written for (cache.offset, cache.update_and_fetch).
+smoke_evaluate: its validation loss is computed inside main()
+(run_rerun.py:594-611), not by a function of its own, so main() itself is run
+for it, with --steps 0, on the model to evaluate (its weights in the
+stand-in checkpoint main() converts) and on a data file whose validation
+tenth (its split: the last 10% of the tokens, run_rerun.py:490) is the text
+to evaluate; the figure is the "Val loss" line main() prints.
 """
 from __future__ import annotations
 
@@ -38,6 +49,7 @@ import warnings
 from pathlib import Path
 
 from benchtui.api import smoke_checkpoint as checkpoint
+from benchtui.api import weights_checkpoint
 from ternary_linear import ternary_projection
 
 ANSWER_SHA256 = {
@@ -144,3 +156,63 @@ def smoke_run(text, steps, seed):
 def smoke_layers(model):
     """{name: ("linear", layer, layer)}: every block's projections of the trained model."""
     return {n: ("linear", m, m) for n, m in model.named_modules() if n.split(".")[-1] in PROJECTIONS}
+
+
+def smoke_evaluate(model, text):
+    """main()'s own validation loss of `model` on `text` (see the docstring)."""
+    import re
+
+    import mlx_lm
+    import numpy as np
+    import run_rerun
+    from mlx.utils import tree_flatten
+
+    held = len(text.encode("utf-8"))
+    fill = next(n for n in range(9 * held - 8, 9 * held + 9) if int(0.9 * (n + held)) == n)  # its split point
+    folder = Path(tempfile.mkdtemp(prefix="glm5-eval-"))
+    (folder / "train_data.txt").write_text("a" * fill + text, encoding="utf-8")
+    weights = dict(tree_flatten(model.parameters()))
+    config = {k: getattr(model.args, k) for k in ("hidden_size", "num_hidden_layers", "intermediate_size",
+                                                   "num_attention_heads", "rms_norm_eps", "vocab_size",
+                                                   "num_key_value_heads", "max_position_embeddings", "head_dim",
+                                                   "tie_word_embeddings", "rope_theta")}
+    argv = ["run_rerun.py", "--steps", "0", "--batch-size", str(BATCH), "--seq-len", str(SEQ_LEN),
+            "--eval-every", str(10**9), "--data-path", str(folder / "train_data.txt"),
+            "--save-path", str(folder / "trained")]
+    out = io.StringIO()
+    saved = mlx_lm.load, run_rerun.generate_text, sys.argv
+    mlx_lm.load = lambda name, *args, **kwargs: weights_checkpoint(weights, config)
+    run_rerun.generate_text, sys.argv = (lambda *a, **k: ""), argv
+    try:
+        with contextlib.redirect_stdout(out), warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            run_rerun.main()
+    finally:
+        mlx_lm.load, run_rerun.generate_text, sys.argv = saved
+    return float(re.findall(r"Val loss: ([-+0-9.eEnaif]+)", out.getvalue())[-1])
+
+
+def architecture_model(weights, config):
+    """main()'s conversion (run_rerun.py:444-465) of a checkpoint holding `weights` at `config`."""
+    import run_rerun
+
+    src_model = weights_checkpoint(weights, config)[0]
+    src_args = src_model.args
+    model = run_rerun.TernaryModel(run_rerun.ModelArgs(
+        model_type=src_args.model_type, hidden_size=src_args.hidden_size,
+        num_hidden_layers=src_args.num_hidden_layers, intermediate_size=src_args.intermediate_size,
+        num_attention_heads=src_args.num_attention_heads, rms_norm_eps=src_args.rms_norm_eps,
+        vocab_size=src_args.vocab_size, num_key_value_heads=src_args.num_key_value_heads,
+        max_position_embeddings=src_args.max_position_embeddings, rope_theta=src_args.rope_theta,
+        head_dim=src_args.head_dim, tie_word_embeddings=src_args.tie_word_embeddings,
+        rope_scaling=src_args.rope_scaling))
+    with contextlib.redirect_stdout(io.StringIO()):
+        run_rerun.convert_weights(src_model, model)
+    return model
+
+
+def architecture_cache(model):
+    """An empty mlx_lm KV cache per block, the cache its TernaryAttention takes."""
+    from mlx_lm.models.cache import KVCache
+
+    return [KVCache() for _ in model.layers]

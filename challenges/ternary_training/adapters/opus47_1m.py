@@ -38,6 +38,12 @@ ternary_train.py imports mlx_lm (model loading, text generation) at the top;
 the quantiser never uses it. Where mlx_lm cannot be imported (absent, or
 its import-time setrlimit refused by the sandbox), placeholder modules let
 the file import; calling anything from them raises ImportError.
+
+architecture_model loads the checker's stand-in checkpoint (mlx_lm's Qwen3
+holding the checker's weights) and converts it as main() does (lines 223-236:
+replace_linear_with_ternary on each block, latent weights in float32): its
+model is mlx_lm's Qwen3 with its TernaryLinear. architecture_cache gives the
+mlx_lm KV cache that model takes.
 """
 from __future__ import annotations
 
@@ -80,6 +86,7 @@ def _placeholder_mlx_lm(*names: str) -> None:
 _placeholder_mlx_lm("mlx_lm", "mlx_lm.generate")
 import ternary_train  # noqa: E402
 from benchtui.api import smoke_checkpoint as checkpoint
+from benchtui.api import weights_checkpoint
 from ternary_train import TernaryLinear, replace_linear_with_ternary  # noqa: E402
 
 BATCH, SEQ_LEN, LR = 4, 64, 1e-3
@@ -159,3 +166,24 @@ def smoke_run(text, steps, seed):
 def smoke_layers(model):
     """{name: ("linear", layer, layer)}: every block's projections of the trained model."""
     return {n: ("linear", m, m) for n, m in model.named_modules() if n.split(".")[-1] in PROJECTIONS}
+
+
+def _converted(model):
+    """main()'s conversion of the loaded checkpoint (lines 223-236)."""
+    for layer in model.model.layers:
+        replace_linear_with_ternary(layer)
+    for tl in ternary_train.collect_ternary_modules(model):
+        tl.weight = tl.weight.astype(mx.float32)
+    return model
+
+
+def architecture_model(weights, config):
+    """main()'s conversion of a checkpoint holding `weights` at `config`."""
+    return _converted(weights_checkpoint(weights, config)[0])
+
+
+def architecture_cache(model):
+    """An empty mlx_lm KV cache per block (its model is mlx_lm's Qwen3)."""
+    from mlx_lm.models.cache import KVCache
+
+    return [KVCache() for _ in model.layers]

@@ -30,6 +30,13 @@ train_ternary.py imports mlx_lm (loading Qwen3-0.6B) at the top; the
 quantiser never uses it. Where mlx_lm cannot be imported (absent, or its
 import-time setrlimit refused by the sandbox), a placeholder module lets the
 file import; calling anything from it raises ImportError.
+
+architecture_model runs its load_qwen3_ternary (its conversion of a loaded
+Qwen3 checkpoint into its TernaryQwen3ForCausalLM) on the checker's stand-in
+checkpoint holding the checker's weights. Its model takes no KV cache (its
+generate_text reruns the whole sequence), so no architecture_cache.
+smoke_evaluate runs its compute_perplexity (the figure its report prints) on
+the checker's text with windows of 64 byte ids, and takes the log.
 """
 from __future__ import annotations
 
@@ -70,6 +77,7 @@ def _placeholder_mlx_lm(*names: str) -> None:
 _placeholder_mlx_lm("mlx_lm")
 import train_ternary  # noqa: E402
 from benchtui.api import smoke_checkpoint as checkpoint
+from benchtui.api import weights_checkpoint
 from train_ternary import ternarize, ternarize_ste  # noqa: E402
 
 BATCH, SEQ_LEN, LR = 4, 64, 1e-3
@@ -152,3 +160,25 @@ def smoke_run(text, steps, seed):
 def smoke_layers(model):
     """{name: ("linear", layer, layer)}: every block's projections of the trained model."""
     return {n: ("linear", m, m) for n, m in model.named_modules() if n.split(".")[-1] in PROJECTIONS}
+
+
+def architecture_model(weights, config):
+    """Its load_qwen3_ternary on a checkpoint holding `weights` at `config`."""
+    saved = train_ternary.load
+    train_ternary.load = lambda name, *args, **kwargs: weights_checkpoint(weights, config)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            return train_ternary.load_qwen3_ternary("Qwen/Qwen3-0.6B")[0]
+    finally:
+        train_ternary.load = saved
+
+
+def smoke_evaluate(model, text):
+    """Its own validation figure: compute_perplexity on `text` (byte ids,
+    windows of 64 as its prepare_batches cuts them), as a loss in nats."""
+    import math
+
+    from benchtui.api import smoke_checkpoint
+
+    tokenizer = smoke_checkpoint("Qwen/Qwen3-0.6B")[1]
+    return math.log(train_ternary.compute_perplexity(model, tokenizer, text, max_seq_len=SEQ_LEN, batch_size=BATCH))
