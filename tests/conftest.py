@@ -31,6 +31,20 @@ def challenge_prompts() -> dict[str, str]:
             for d in sorted((REPO / "challenges").iterdir()) if (d / "PROMPT.md").is_file()}
 
 
+def pytest_configure(config):
+    """Under xdist (``-n 2``), tests marked ``xdist_group`` go to one worker together:
+    a module fixture that runs a whole benchmark (tests/published) then runs once,
+    not once on each worker. Other tests are spread as by the default ``load``."""
+    if hasattr(config, "workerinput"):  # a worker names each grouped test with its group, for the controller
+        config.option.loadgroup = os.environ.get(_LOADGROUP) == "1"
+    elif getattr(config.option, "dist", "no") == "load":
+        config.option.dist = "loadgroup"
+        os.environ[_LOADGROUP] = "1"  # the workers, started after this, inherit it
+
+
+_LOADGROUP = "BENCHTUI_TESTS_LOADGROUP"
+
+
 def pytest_runtest_setup(item):
     """A test that starts sandboxed processes is skipped, with the reason, where no
     isolating layer works (no bwrap, no user namespaces): the machine's lack, not a failure."""

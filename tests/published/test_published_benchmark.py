@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
 SEED = 20261123
 
-pytestmark = [pytest.mark.sandbox, pytest.mark.published]
+# one worker runs the whole benchmark (published_run) and every test that reads it
+pytestmark = [pytest.mark.sandbox, pytest.mark.published, pytest.mark.xdist_group("published_run")]
 
 HAS_NVCC = cuda_build.find_nvcc() is not None  # as the checker finds it; NVCC=none hides it
 FUSE_BROKEN = V.COMPILE_ERROR if HAS_NVCC else V.SKIPPED  # nvcc compile checks run without a GPU
