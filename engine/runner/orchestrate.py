@@ -193,8 +193,11 @@ class Runner:
             self.cluster.watch(self.cancel)  # a cancel cancels the remote tasks too
         if jobs == 1:
             return [self.run_one(m, c) for m, c in pairs]
+        with Store(self.workbench.store_path) as store:
+            order = longest_first(pairs, runs_sql.last_durations(store))
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="benchtui-run") as pool:
-            return list(pool.map(lambda p: self.run_one(*p), pairs))
+            done = dict(zip(order, pool.map(lambda i: self.run_one(*pairs[i]), order), strict=True))
+        return [done[i] for i in range(len(pairs))]
 
     def _finish(self, event: RunEvent) -> RunEvent:
         with self._lock:
@@ -462,6 +465,13 @@ def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
             text = " ".join(str(c["message"]).split())
             return f"{c['name']}: {text[:limit]}"
     return ""
+
+
+def longest_first(pairs: list[tuple[str, str]], last_s: dict[tuple[str, str], float]) -> list[int]:
+    """The order to start ``pairs`` in (their indexes) when several run at once:
+    those never timed first, then the longest last time first, so a long run
+    does not start last and leave the other slots idle while it finishes."""
+    return sorted(range(len(pairs)), key=lambda i: (pairs[i] in last_s, -last_s.get(pairs[i], 0.0)))
 
 
 def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int | None = 1,

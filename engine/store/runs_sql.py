@@ -56,6 +56,12 @@ def latest_done_runs(store: Store, columns: str, done: str = "done") -> list[dic
         "(select max(id) from runs where status = ? group by model, challenge) order by model, challenge", (done,))
 
 
+def last_durations(store: Store) -> dict[tuple[str, str], float]:
+    """Seconds each answer's latest finished run took, by (model, challenge)."""
+    return {(r["model"], r["challenge"]): float(r["duration_s"])
+            for r in latest_done_runs(store, "model, challenge, duration_s") if r["duration_s"] is not None}
+
+
 def runs_by_id(store: Store, ids) -> list[dict]:
     """id, model and challenge of the runs ``ids``."""
     return store.query(f"select id, model, challenge from runs where id in ({', '.join(map(str, ids)) or 'null'})")

@@ -50,3 +50,19 @@ def test_mlx_clock_forces_lazy_work():
     plain = min(Clock().measure(lazy) for _ in range(3))
     forced = MlxClock().measure(lazy)
     assert forced > 5 * plain
+
+
+def test_an_answer_far_slower_than_the_budget_gets_one_balanced_pair():
+    order = []
+
+    def answer(x):
+        order.append("a")
+        time.sleep(0.05)
+
+    t = time_pair(answer, lambda x: order.append("r"), lambda i: i, budget_s=0.01, warmup=1, min_trials=4)
+    assert t.trials == 2 and order == ["a", "r", "a", "r", "r", "a"]  # warm-up, then AR and RA
+
+
+def test_an_answer_within_the_budget_keeps_whole_quads():
+    t = time_pair(lambda x: time.sleep(0.002), lambda x: None, lambda i: i, budget_s=0.05, warmup=1, min_trials=4)
+    assert t.trials >= 4 and t.trials % 4 == 0
