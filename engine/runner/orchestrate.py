@@ -38,6 +38,7 @@ from benchtui.runner.bundle import (  # noqa: F401
     parse_results,
     two_processes,
 )
+from benchtui.runner.run_order import LongestFirst
 from benchtui.store import answers_sql, runs_sql, transcripts_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.store.queries import TRIAL, answer_row, suite_origin
@@ -194,10 +195,23 @@ class Runner:
         if jobs == 1:
             return [self.run_one(m, c) for m, c in pairs]
         with Store(self.workbench.store_path) as store:
-            order = longest_first(pairs, runs_sql.last_durations(store))
+            queue = LongestFirst(pairs, runs_sql.last_durations(store))
+        events: dict[int, RunEvent] = {}
+
+        def slot() -> None:
+            while (i := queue.take()) is not None:
+                try:
+                    events[i] = event = self.run_one(*pairs[i])
+                except BaseException:
+                    queue.drop_rest()  # a sandbox gone for one run is gone for all: none starts after it
+                    raise
+                queue.finished(i, event.duration_s)
+
         with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="benchtui-run") as pool:
-            done = dict(zip(order, pool.map(lambda i: self.run_one(*pairs[i]), order), strict=True))
-        return [done[i] for i in range(len(pairs))]
+            slots = [pool.submit(slot) for _ in range(min(jobs, len(pairs)))]
+        for s in slots:
+            s.result()  # the first failure of a slot, raised here as pool.map would
+        return [events[i] for i in range(len(pairs))]
 
     def _finish(self, event: RunEvent) -> RunEvent:
         with self._lock:
@@ -465,13 +479,6 @@ def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
             text = " ".join(str(c["message"]).split())
             return f"{c['name']}: {text[:limit]}"
     return ""
-
-
-def longest_first(pairs: list[tuple[str, str]], last_s: dict[tuple[str, str], float]) -> list[int]:
-    """The order to start ``pairs`` in (their indexes) when several run at once:
-    those never timed first, then the longest last time first, so a long run
-    does not start last and leave the other slots idle while it finishes."""
-    return sorted(range(len(pairs)), key=lambda i: (pairs[i] in last_s, -last_s.get(pairs[i], 0.0)))
 
 
 def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int | None = 1,
