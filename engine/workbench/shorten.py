@@ -39,6 +39,8 @@ def shorten(name: str, width: int, shared: int = 0) -> str:
         room = width - 1 - len(rest)
         if room >= head:  # all that differs fits: the head gets what is left over
             return name[:min(room, cut - 1)] + ELLIPSIS + rest
+        if len(name) - shared <= width - head - 1:  # all that differs is in the end ("…-4-8_max"): keep it
+            return name[:head] + ELLIPSIS + name[-(width - head - 1):]
         return name[:head] + ELLIPSIS + rest[:width - head - 2] + ELLIPSIS
     tail = (width - 1) // 2
     return name[:width - 1 - tail] + ELLIPSIS + name[-tail:]

@@ -32,3 +32,10 @@ def test_a_name_alone_keeps_its_start_and_end():
     assert shorten("abcdef", 3) == "abc"
 
 
+
+
+def test_names_that_differ_only_at_their_ends_keep_their_ends():
+    short = shorten_all(["claude_claude-opus-4-8_high", "claude_claude-opus-4-8_max"], 16)
+    assert short["claude_claude-opus-4-8_high"].endswith("_high")
+    assert short["claude_claude-opus-4-8_max"].endswith("_max")  # was "clau…opus-4-8_m…": the two read alike
+    assert all(len(s) <= 16 for s in short.values())

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Static
 
 SORTS = ("order", "passes", "grade", "name")
+MODEL_HEADER = 16  # a model column's widest header; the detail line names the model whole
 FILTERS = ("all", "not passing", "ungraded")
 # what a filter keeps, on the status line while it is on (a notice cost the key ~50 ms at scale)
 FILTER_RULES = {"not passing": " (rows with an answer whose latest run did not pass; not run counts)",
@@ -365,8 +366,9 @@ class MatrixScreen(GuardedScreen):
         rows = self._rows(models, challenges, texts, missing)
         widths = self._widths(models, challenges, rows)
         table.add_column(Text("challenge"), key="__challenge__", width=22)
+        headers = self._headers(models, widths)
         for model in models:
-            table.add_column(Text(model), key=model, width=widths[model])
+            table.add_column(Text(headers[model]), key=model, width=widths[model])
         table.add_rows_at_once([(ch.id, [labels[ch.id], *cells]) for ch, cells in zip(challenges, rows)])
         self.update_legend(facts, models, challenges)
         self.update_status(models, challenges)
@@ -414,10 +416,21 @@ class MatrixScreen(GuardedScreen):
             return n
 
         rows = list({id(cells): cells for cells in rows}.values())  # rows shared by a partial matrix, once
-        widths = {model: max([Text(model).cell_len, *(cell_len(cells[i]) for cells in rows)])
+        # a long model name ("claude_claude-opus-4-8_max") is cut to MODEL_HEADER, not the
+        # column widened to it: at 80 columns that left room for two models
+        widths = {model: max([min(Text(model).cell_len, MODEL_HEADER), *(cell_len(cells[i]) for cells in rows)])
                   for i, model in enumerate(models)}
         cache[key] = widths
         return widths
+
+    def _headers(self, models: list[str], widths: dict[str, int]) -> dict[str, str]:
+        """Each model's column header: its name, shortened from the middle where its
+        column is narrower, keeping what tells it from its neighbours."""
+        from benchtui.workbench.shorten import shorten_all
+
+        cut = [m for m in models if len(m) > widths[m]]
+        short = {w: shorten_all(models, w) for w in {widths[m] for m in cut}}
+        return {m: short[widths[m]][m] if m in cut else m for m in models}
 
     def load_failed(self, exc: BaseException) -> None:
         """Said in a notice, and in the status line, which would otherwise go on
