@@ -13,10 +13,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtui.store.database import Store
+from benchtui.store.database import Store, now_iso
 
 GRADE_FIELDS = ("model", "challenge", "dimension", "letter", "score", "points", "note", "rubric_version",
                 "created_at", "invalidated_at", "invalid_reason", "source", "source_key")
+GRADE_IDENTITY = tuple(f for f in GRADE_FIELDS if f not in ("invalidated_at", "invalid_reason"))
 NOTE_FIELDS = ("model", "challenge", "relpath", "line", "transcript", "entry", "author", "text", "created_at")
 
 
@@ -28,7 +29,7 @@ class RestoreError(Exception):
 class Restored:
     added: dict[str, int] = field(default_factory=dict)     # table -> rows added
     present: dict[str, int] = field(default_factory=dict)   # table -> rows the store already held
-    conflicts: list[str] = field(default_factory=list)      # aliases the store maps elsewhere
+    conflicts: list[str] = field(default_factory=list)      # aliases mapped elsewhere; grades kept as history
 
     def to_dict(self) -> dict:
         return {"added": self.added, "already_present": self.present, "conflicts": self.conflicts}
@@ -78,6 +79,23 @@ def _same(store: Store, table: str, fields: tuple[str, ...], row: dict) -> int |
     return found[0] if found else None
 
 
+def _keep_the_newer_current(store: Store, row: dict, new_id: int, out: Restored) -> None:
+    """A cell's current grade is its grader's newest row by id. A salvaged grade that
+    met a taken id got a new, higher one: where the store holds a grade the same
+    grader made on the cell since, the restored one is kept as history (invalid,
+    saying why), not made current over it."""
+    newer = store.conn.execute(
+        "select id, created_at from grades where model = ? and challenge = ? and dimension = ? and grader_id is ? "
+        "and invalidated_at is null and id < ? and created_at > ? order by id desc limit 1",
+        (row["model"], row["challenge"], row["dimension"], row["grader_id"], new_id, row["created_at"] or "")).fetchone()
+    if newer is None:
+        return
+    reason = f"restored from a salvage beside grade #{newer[0]}, made on this cell since ({newer[1]}), which stays current"
+    store.conn.execute("update grades set invalidated_at = ?, invalid_reason = ? where id = ?", (now_iso(), reason, new_id))
+    out.conflicts.append(f"grade #{new_id} {row['model']}/{row['challenge']} {row['dimension']} "
+                         f"({row['created_at']}): {reason}")
+
+
 def restore(store: Store, data: dict) -> Restored:
     """Every salvaged row of a person's making back in ``store``, in one transaction."""
     out = Restored()
@@ -96,13 +114,17 @@ def restore(store: Store, data: dict) -> Restored:
         for g in tables["grades"]:  # by id: a grade's superseded one is restored before it
             row = {k: g.get(k) for k in GRADE_FIELDS} | {"grader_id": graders.get(g.get("grader_id"))}
             row["supersedes"] = grades.get(g.get("supersedes")) if g.get("supersedes") else None
-            same = _same(store, "grades", (*GRADE_FIELDS, "grader_id"), row)
+            # one grade is one grader's letter on a cell at one time, whether or not either copy was since
+            # made invalid (a restore may have made its copy history: restoring again must not add it twice)
+            same = _same(store, "grades", (*GRADE_IDENTITY, "grader_id"), row)
             if same is not None:
                 grades[g["id"]] = same
                 out.present["grades"] = out.present.get("grades", 0) + 1
                 continue
-            grades[g["id"]] = _insert(store, "grades", row, g["id"])
+            grades[g["id"]] = new_id = _insert(store, "grades", row, g["id"])
             out.added["grades"] = out.added.get("grades", 0) + 1
+            if new_id != g["id"] and not row["invalidated_at"]:
+                _keep_the_newer_current(store, row, new_id, out)
         for n in tables["notes"]:
             row = {k: n.get(k) for k in NOTE_FIELDS}
             if _same(store, "notes", NOTE_FIELDS, row) is not None:

@@ -209,3 +209,33 @@ def test_a_file_that_is_not_a_salvage_is_one_clear_line(demo_workbench, tmp_path
     assert "is not a salvage file" in err and "\n" not in err
     assert main(["--workbench", str(demo_workbench), "grades", "import", str(bad)]) == 2
     assert "not a Markdown file" in capsys.readouterr().err
+
+
+def test_a_restored_grade_older_than_one_made_since_on_its_cell_does_not_take_its_place(demo_workbench, tmp_path, capsys):
+    """After the rescan the same grader grades a cell again, on the id the salvage's grade had: the
+    restored, older grade gets a new and higher id, and by id alone would be current again."""
+    wb = find_workbench(str(demo_workbench), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+        set_grade(store, "demo-hasty", "kv", "C", grader="ann", note="first look")
+    out = tmp_path / "salv.json"
+    assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 0
+    wb.store_path.rename(tmp_path / "old.db")
+    for suffix in ("-wal", "-shm"):
+        Path(str(wb.store_path) + suffix).unlink(missing_ok=True)
+    assert main(["--workbench", str(demo_workbench), "scan"]) == 0
+    with Store(wb.store_path) as store:
+        set_grade(store, "demo-hasty", "kv", "A", grader="ann", note="second look, after the rescan")
+    capsys.readouterr()
+    for _ in range(2):  # restoring twice adds nothing the second time
+        assert main(["--workbench", str(demo_workbench), "salvage", "--restore", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "which stays current" in said
+    from benchtui.grading.grades import current_grades
+
+    with Store(wb.store_path) as store:
+        shown = {(g.model, g.challenge, g.grader): g.letter for g in current_grades(store)}
+        rows = store.query("select letter, invalid_reason from grades where model = 'demo-hasty' and challenge = 'kv'")
+    assert shown[("demo-hasty", "kv", "ann")] == "A"
+    assert sorted(r["letter"] for r in rows) == ["A", "C"]  # the older one kept, as history
+    assert [r["invalid_reason"] is not None for r in rows if r["letter"] == "C"] == [True]
