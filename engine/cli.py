@@ -181,8 +181,22 @@ def said_everywhere(parser: argparse.ArgumentParser) -> None:
 CHECK_BEFORE_START_BYTES = 8 * 1024 * 1024
 
 
+def no_terminal() -> str | None:
+    """Which of standard input and output is not a terminal, said as a clause, where
+    the dashboard would draw into a file or a pipe and wait for keys that never come;
+    None when both are terminals."""
+    missing = [name for name, stream in (("standard input", sys.stdin), ("standard output", sys.stdout))
+               if stream is None or not stream.isatty()]
+    if len(missing) == 2:
+        return "neither standard input nor standard output is a terminal"
+    return f"{missing[0]} is not a terminal" if missing else None
+
+
 def open_dashboard(ctx: Context) -> int:
     """The dashboard shows the stored index at once and rescans in a worker."""
+    if (what := no_terminal()) is not None:
+        raise CommandError(f"the dashboard needs a terminal, and {what} here: run benchtui in one, "
+                           "or use its commands (benchtui --help), e.g. benchtui results")
     path = ctx.workbench.store_path
     big = path.is_file() and path.stat().st_size > CHECK_BEFORE_START_BYTES
     try:  # open (and migrate) here, so a broken store is a one-line error, not a screen

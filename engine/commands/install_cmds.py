@@ -5,7 +5,7 @@ import shlex
 import shutil
 from pathlib import Path
 
-from benchtui.cli import CommandError, UsageError, open_dashboard
+from benchtui.cli import CommandError, UsageError, no_terminal, open_dashboard
 from benchtui.host import resources
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*", "*.db-wal", "*.db-shm")
@@ -60,6 +60,9 @@ def cmd_demo(args, ctx) -> int:
     print(f"from the shell: cd {shlex.quote(str(target))} && benchtui results; its judge's grades, for the grade "
           "screen and the leaderboard: benchtui grades import models/JUDGES.md")
     if args.no_open:
+        return 0
+    if (what := no_terminal()) is not None:  # the copy is made: that is what a script wanted
+        print(f"not opening the dashboard: {what}")
         return 0
     ctx.args.workbench, ctx.args.store = str(target), None
     return open_dashboard(ctx)

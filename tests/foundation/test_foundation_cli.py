@@ -128,6 +128,16 @@ def test_outside_a_workbench_the_demo_is_named(capsys, tmp_path, monkeypatch):
     assert code == 2 and f"use the demo workbench at {demo}" in err
 
 
+def test_without_a_terminal_the_dashboard_says_so_and_the_demo_is_still_copied(capsys, tmp_path):
+    """Drawn into a pipe the dashboard would write escape codes there and wait for keys
+    forever (a script's `benchtui demo DIR`, a `benchtui | tee`): one line instead."""
+    code, out, _ = run_cli(capsys, "demo", str(tmp_path / "demo"))  # capsys's stdout is no terminal
+    assert code == 0 and (tmp_path / "demo" / "models").is_dir()
+    assert "not opening the dashboard: " in out and "standard output is" in out
+    code, _, err = run_cli(capsys, "--workbench", str(tmp_path / "demo"))
+    assert code == 1 and "the dashboard needs a terminal" in err and err.count("\n") == 1
+
+
 def test_demo_on_a_file_says_it_is_a_file(capsys, tmp_path):
     afile = tmp_path / "afile"
     afile.write_text("")
