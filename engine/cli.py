@@ -194,15 +194,15 @@ def no_terminal() -> str | None:
 
 def open_dashboard(ctx: Context) -> int:
     """The dashboard shows the stored index at once and rescans in a worker."""
-    if (what := no_terminal()) is not None:
-        raise CommandError(f"the dashboard needs a terminal, and {what} here: run benchtui in one, "
-                           "or use its commands (benchtui --help), e.g. benchtui results")
     path = ctx.workbench.store_path
     big = path.is_file() and path.stat().st_size > CHECK_BEFORE_START_BYTES
     try:  # open (and migrate) here, so a broken store is a one-line error, not a screen
         Store(path, check=not big).close()
     except StoreError as exc:
         raise CommandError(str(exc)) from exc
+    if (what := no_terminal()) is not None:  # after the store: its damage is the more urgent news
+        raise CommandError(f"the dashboard needs a terminal, and {what} here: run benchtui in one, "
+                           "or use its commands (benchtui --help), e.g. benchtui results")
     # Start-up allocates a great deal and frees almost nothing, so Python's
     # cyclic collector would run ~100 times (~10 ms) before the first frame for
     # nothing: it is off until the app has shown that frame (run_app turns it
