@@ -31,8 +31,7 @@ if TYPE_CHECKING:
     from benchtui.challenges.definition import Challenge
 
 PASS, FAIL, NOT_EXERCISED = "pass", "fail", "not_exercised"
-# check verdicts that say the requirement does not hold
-FAILING = {V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN}
+FAILING = V.FAILING  # check verdicts that say the requirement does not hold
 
 
 def words(text: str) -> str:

@@ -15,10 +15,8 @@ from benchtui.verify import verdicts as V
 from benchtui.verify.judged import not_judged
 
 # benchtui's verdicts that judge the answer (a pass, or a failure of the answer's own);
-# the others (skipped, unbound, a missing dependency, not run, and a run its time limit
-# stopped before its checks finished: engine/verify/judged.py) judged nothing.
-PASSING = {V.PASS, V.PARTIAL}
-FAILING = {V.FAIL, V.ERROR, V.TIMEOUT, V.COMPILE_ERROR, V.FORBIDDEN}
+# the others, and a run its time limit stopped before its checks finished, judged nothing
+PASSING, FAILING = V.PASSING, V.FAILING
 FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)
 
 

@@ -12,9 +12,11 @@ from dataclasses import asdict, dataclass
 from benchtui.grading.aggregates import current_verdicts
 from benchtui.grading.grades import LETTERS, POINTS, Grade, GradeError, current_grades, get_grader, is_a_range
 from benchtui.store.database import Store
+from benchtui.verify import verdicts as V
 
-# Verdicts that mean the hidden suite ran and the answer did not hold up.
-FAILING = {"fail", "error", "timeout", "compile_error", "forbidden", "unbound"}
+# Verdicts that mean the hidden suite ran and the answer did not hold up; an
+# unbound answer (nothing could be called) judged nothing, so no grade contradicts it
+FAILING = V.FAILING
 
 
 @dataclass

@@ -6,7 +6,6 @@ import csv
 import io
 import json
 
-from benchtui.challenges.coverage import FAILING  # verdicts that say the answer does not do what it was asked
 from benchtui.grading.aggregates import (
     Leaderboard,
     current_coverage,
@@ -27,6 +26,7 @@ from benchtui.grading.grades import (
 )
 from benchtui.store.database import Store, now_iso
 from benchtui.verify import verdicts as V
+from benchtui.verify.verdicts import FAILING  # verdicts that say the answer does not do what it was asked
 
 FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"

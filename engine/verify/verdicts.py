@@ -22,6 +22,11 @@ SEVERITY = {
     COMPILE_ERROR: 6, FORBIDDEN: 7,
 }
 CHECK_VERDICTS = set(SEVERITY) | {INFO}
+# What a verdict says of the answer, where it says anything: it does what was asked
+# (as far as the checks reached), or it does not. The rest (skipped, unbound, a
+# missing dependency, not run, interrupted) judged nothing: engine/verify/judged.py.
+PASSING = frozenset({PASS, PARTIAL})
+FAILING = frozenset({FAIL, ERROR, TIMEOUT, COMPILE_ERROR, FORBIDDEN})
 ANSWER_VERDICTS = set(SEVERITY) | {NO_ANSWER, NOT_RUN, INTERRUPTED, PARTIAL}
 
 

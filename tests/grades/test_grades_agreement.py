@@ -49,3 +49,16 @@ def test_agreement_between_two_judges_on_shared_items(store):
 def test_unknown_grader_is_refused(store):
     with pytest.raises(GradeError, match="unknown grader"):
         agreement(store, "nobody", "nobody else")
+
+
+def test_an_unbound_answer_judged_nothing_so_no_grade_contradicts_it(store):
+    """Nothing of an unbound answer could be called: an A from a judge is no conflict with
+    the suite, where it is with a fail."""
+    with store.db.conn:
+        store.db["runs"].insert({"model": "demo-quitter", "challenge": "kv", "status": "done", "verdict": "unbound",
+                                 "finished_at": "2024-01-03T00:00:00Z"})
+    for model, challenge in (("demo-quitter", "kv"), ("demo-quitter", "backwards")):
+        for judge in ("DeepSeek V4 Pro", "Kimi K2.6"):
+            set_grade(store, model, challenge, "A", grader=judge, grader_kind="judge")
+    listed = {(d.model, d.challenge): d.suite_conflict for d in agreement(store, "DeepSeek V4 Pro", "Kimi K2.6").disagreements}
+    assert listed == {("demo-quitter", "backwards"): True}  # the fail is; the unbound answer is not
