@@ -91,8 +91,11 @@ def test_keyboard_interrupt_mid_import_leaves_everything_as_it_was(any_kbh_deck,
 def _import_in_child(deck: Path, root: Path, slow: str) -> subprocess.Popen:
     """``benchtui import`` in a child process that says "ready" on stdout and waits at
     ``slow`` (the store's rows, or the store being made) long enough to be interrupted there."""
+    # Python leaves SIGINT alone when it starts ignored (a suite run under nohup or as a
+    # background job): the child takes Ctrl-C's default, as a terminal gives it
     code = f"""
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from benchtui.decks import importer
 from benchtui.store import database
 
