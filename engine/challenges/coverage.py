@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from benchtui.challenges.definition import Challenge
 
 PASS, FAIL, NOT_EXERCISED = "pass", "fail", "not_exercised"
-FAILING = V.FAILING  # check verdicts that say the requirement does not hold
 
 
 def words(text: str) -> str:
@@ -73,7 +72,7 @@ def compute(reqs: list[dict[str, Any]], checks: list[dict[str, Any]]) -> list[di
                 continue
             named.append(c["name"])
             why = ((c.get("details") or {}).get("not_exercised") or {}).get(rid)
-            if c.get("verdict") in FAILING:
+            if c.get("verdict") in V.FAILING:  # the requirement does not hold
                 failed.append(c["name"])
             elif why:
                 by_adapter.append(f"{c['name']}: {why}")

@@ -14,9 +14,6 @@ from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
 from benchtui.verify import verdicts as V
 from benchtui.verify.judged import not_judged
 
-# benchtui's verdicts that judge the answer (a pass, or a failure of the answer's own);
-# the others, and a run its time limit stopped before its checks finished, judged nothing
-PASSING, FAILING = V.PASSING, V.FAILING
 FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)
 
 
@@ -43,7 +40,7 @@ class Row:
     def judged(self) -> str | None:
         if self.not_judged:
             return None
-        return "PASS" if self.verdict in PASSING else "FAIL" if self.verdict in FAILING else None
+        return "PASS" if self.verdict in V.PASSING else "FAIL" if self.verdict in V.FAILING else None
 
     @property
     def agreement(self) -> str:
@@ -178,10 +175,10 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
-        if not run or run["verdict"] not in PASSING:  # a run stored before figures were kept to right answers
+        if not run or run["verdict"] not in V.PASSING:  # a run stored before figures were kept to right answers
             figure = None
         why = not_judged(run["verdict"], run.get("message"), ran_out.get(run["id"])) if run else None
-        if run and run["verdict"] in PASSING:
+        if run and run["verdict"] in V.PASSING:
             reason = None
         elif run and run["id"] in ran_out:
             reason = f"run: {ran_out[run['id']]}"  # what stopped it, not the check it was in

@@ -14,10 +14,6 @@ from benchtui.grading.grades import LETTERS, POINTS, Grade, GradeError, current_
 from benchtui.store.database import Store
 from benchtui.verify import verdicts as V
 
-# Verdicts that mean the hidden suite ran and the answer did not hold up; an
-# unbound answer (nothing could be called) judged nothing, so no grade contradicts it
-FAILING = V.FAILING
-
 
 @dataclass
 class Disagreement:
@@ -97,7 +93,8 @@ def agreement(store: Store, grader_a: str, grader_b: str, *, dimension: str | No
     for item in sorted(set(a) | set(b)):
         ga, gb = a.get(item), b.get(item)
         verdict = verdicts.get(item[:2])
-        conflict = verdict in FAILING and any(g is not None and is_a_range(g.letter) for g in (ga, gb))
+        # an unbound answer (nothing could be called) judged nothing: no grade contradicts it
+        conflict = verdict in V.FAILING and any(g is not None and is_a_range(g.letter) for g in (ga, gb))
         differs = ga is not None and gb is not None and ga.letter != gb.letter
         if differs or conflict:
             diff = round(POINTS[ga.letter] - POINTS[gb.letter], 4) if ga and gb else None

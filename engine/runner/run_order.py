@@ -20,24 +20,35 @@ class LongestFirst:
         self.pairs = pairs
         self.last_s = last_s
         self.pending = list(range(len(pairs)))
-        self.by_challenge: dict[str, list[float]] = defaultdict(list)
+        # per challenge: seconds summed and runs counted, so an estimate costs no more
+        # than a lookup however many runs a batch of thousands has finished
+        self.by_challenge: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
         for (_, challenge), seconds in last_s.items():
-            self.by_challenge[challenge].append(seconds)
+            self._add(challenge, seconds)
         self._lock = threading.Lock()
+
+    def _add(self, challenge: str, seconds: float) -> None:
+        seen = self.by_challenge[challenge]
+        seen[0] += seconds
+        seen[1] += 1
 
     def expected_s(self, i: int) -> float | None:
         pair = self.pairs[i]
         if pair in self.last_s:
             return self.last_s[pair]
         seen = self.by_challenge.get(pair[1])
-        return sum(seen) / len(seen) if seen else None
+        return seen[0] / seen[1] if seen else None
+
+    def _order_key(self, i: int) -> tuple[bool, float, int]:
+        expected = self.expected_s(i)
+        return expected is not None, -(expected or 0.0), i
 
     def take(self) -> int | None:
         """The next pair to start (None: none left)."""
         with self._lock:
             if not self.pending:
                 return None
-            best = min(self.pending, key=lambda i: (self.expected_s(i) is not None, -(self.expected_s(i) or 0.0), i))
+            best = min(self.pending, key=self._order_key)
             self.pending.remove(best)
             return best
 
@@ -49,4 +60,4 @@ class LongestFirst:
         """A run of pair ``i`` took ``seconds`` (None: it did not run)."""
         if seconds is not None:
             with self._lock:
-                self.by_challenge[self.pairs[i][1]].append(seconds)
+                self._add(self.pairs[i][1], seconds)
