@@ -434,3 +434,45 @@ def test_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_root):
     assert result["verdict"] == "fail", (name, summary)
     assert check in checks and checks[check]["verdict"] == "fail", (name, check, summary)
     assert words in (checks[check].get("message") or ""), (name, checks[check].get("message"))
+
+
+# -- One-line bugs planted in real published answers, one per kind of contract a
+# suite left unexercised: each passed the suite before the check beside it (a
+# contract the prompt states that no case exercised, an edge never built). ----
+
+# variant -> (challenge, model, file, old line, new line, the check that must fail, words its message must hold)
+CONTRACT_PLANTED: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    # exact shape: dbeta keeps the summed axes, (1, 1, D) for (D,); the error checks reshaped any
+    # output of the right size (glm5's answer carries no PROMPT.md: every check counts)
+    "dbeta_keeps_summed_axes": ("backwards", "glm5", "layer_norm.py", "dbeta  = dy.sum(axis=(0, 1))",
+                                "dbeta  = dy.sum(axis=(0, 1), keepdims=True)", "output_shapes",
+                                "dbeta (1, 1, 1), expected (1,)"),
+    # a special token inside the prompt read as the end: a prompt whose last token is EOS starts
+    # finished (every mock prompt left EOS out)
+    "prompt_ending_in_eos_starts_finished": ("beam_search", "opus47_1m", "beam_search.py", '"finished": False,',
+                                             '"finished": bool(p) and p[-1] == eos_token_id,', "eos_in_prompt",
+                                             "an EOS in the prompt does not finish a beam"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACT_PLANTED))
+def test_contract_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_root):
+    cid, model, filename, old, new, check, words = CONTRACT_PLANTED[name]
+    source = PUBLISHED / model / cid
+    if not source.is_dir():
+        pytest.skip(f"no published benchmark at {PUBLISHED}")
+    folder = tmp_path / model
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("__pycache__", "*.jsonl"),
+                    copy_function=shutil.copyfile)
+    for entry in [folder, *folder.rglob("*")]:  # the published copy is read-only
+        entry.chmod(entry.stat().st_mode | 0o200)
+    path = folder / filename
+    path.write_text(mutate_source(path.read_text(), (old, new), count=1))
+    adapter = BUNDLED_CHALLENGES / cid / "adapters" / f"{model}.py"
+    result = run_local(cid, folder, model=model, seed=SEED, challenges_dir=fast_copy(cid, fast_root, FAST[cid]),
+                       adapter=adapter if adapter.is_file() else None)
+    checks = checks_by_name(result)
+    summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
+    assert result["verdict"] == "fail", (name, summary)
+    assert check in checks and checks[check]["verdict"] == "fail", (name, check, summary)
+    assert words in (checks[check].get("message") or ""), (name, checks[check].get("message"))
