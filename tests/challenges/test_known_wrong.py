@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES
-from benchtui.verify.local import run_local
+from benchtui.runner.local import run_local
 from challenge_kit import checks_by_name, fast_copy, mutate_source
 
 SEED = 30
