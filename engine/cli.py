@@ -35,6 +35,7 @@ COMMAND_MODULES = [
     "benchtui.commands.challenge_cmds",
     "benchtui.commands.audit_cmds",
     "benchtui.commands.deck_cmds",
+    "benchtui.commands.judge_cmds",
 ]
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
