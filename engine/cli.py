@@ -32,6 +32,7 @@ COMMAND_MODULES = [
     "benchtui.commands.challenge_cmds",
     "benchtui.commands.audit_cmds",
     "benchtui.commands.deck_cmds",
+    "benchtui.commands.judge_cmds",
 ]
 
 

@@ -162,7 +162,7 @@ def _short(text: str, limit: int = 140) -> str:
 
 GRADE_FIELDS = ("id", "model", "challenge", "dimension", "letter", "score", "points", "grader",
                 "grader_kind", "note", "rubric_version", "created_at", "supersedes",
-                "invalidated_at", "invalid_reason", "source", "source_key")
+                "invalidated_at", "invalid_reason", "source", "source_key", "judge_model", "rubric_sha", "judge_mode")
 
 
 def _records(store: Store) -> tuple[list[dict], list[dict]]:

@@ -27,6 +27,7 @@ FLOORS: list[set[str]] = [
     {"runner"},
     {"audit", "cluster"},
     {"grading", "authoring"},
+    {"judge"},
     {"tui"},
     {"commands"},
     {"cli"},

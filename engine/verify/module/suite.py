@@ -227,7 +227,7 @@ def forbidden_checks(suite, spec: Spec, files: dict[str, str]) -> list[str]:
     deck_hits = R.deck_grep(files[spec.answer_file], spec.forbidden)
     if not spec.forbidden:
         return deck_hits
-    found, unparsed = R.forbidden_in_code(files, spec.forbidden)
+    found, unparsed = R.forbidden_in_code(files, spec.forbidden, R.native_sources(Path(suite.answer_dir)))
     hits = [h for h in found if h.certain]
     could = [h for h in found if not h.certain]  # not resolved to the op: a figure, never the verdict
     details = {"deck_rule_hits": deck_hits, "hits": [str(h) for h in hits], "could_be": [str(h) for h in could],
