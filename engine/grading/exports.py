@@ -24,9 +24,9 @@ from benchtui.grading.grades import (
     list_graders,
     shown_grade,
 )
+from benchtui.records import verdicts as V
+from benchtui.records.verdicts import FAILING  # verdicts that say the answer does not do what it was asked
 from benchtui.store.database import Store, now_iso
-from benchtui.verify import verdicts as V
-from benchtui.verify.verdicts import FAILING  # verdicts that say the answer does not do what it was asked
 
 FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"

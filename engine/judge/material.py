@@ -17,10 +17,10 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtui.challenges import coverage
+from benchtui.records import verdicts as V
+from benchtui.records.coverage import describe
 from benchtui.store import judging, queries
 from benchtui.store.database import Store
-from benchtui.verify import verdicts as V
 from benchtui.workbench.answer_files import main_source
 from benchtui.workbench.layout import Workbench
 
@@ -146,7 +146,7 @@ def evidence(store: Store, model: str, challenge: str) -> str:
         return ("The suite has not judged this answer: there is no verdict. Grade it on what you can see, "
                 "as if blind.")
     cov = queries.stored_value(run.get("coverage")) if run.get("coverage") else None
-    lines = [f"Verdict: {coverage.describe(run['verdict'], cov)} (run #{run['id']}, {run['started_at'][:16]}, "
+    lines = [f"Verdict: {describe(run['verdict'], cov)} (run #{run['id']}, {run['started_at'][:16]}, "
              f"on {run['backend']})."]
     meaning = {V.PASS: "every check the suite ran passed",
                V.PARTIAL: "every check it ran passed, but some requirements were not exercised (below)"}

@@ -263,7 +263,7 @@ def test_ctrl_c_keeps_the_calls_that_finished(bench, stand_in):
 
 
 def test_doctor_says_which_judge_models_are_usable(stand_in, capsys):
-    from benchtui.host.doctor import _judge_line, judge_models
+    from benchtui.commands.doctor import _judge_line, judge_models
 
     found = judge_models()
     usable = {m["id"]: m["usable"] for m in found["models"]}
