@@ -294,6 +294,6 @@ def test_without_the_extra_the_judge_says_how_to_install_it_in_one_line(bench, c
     monkeypatch.setitem(sys.modules, "llm", None)  # `import llm` raises ImportError, as where it is absent
     code, out, err = run(bench, capsys, "judge", "--dry-run")
     assert code == 1 and 'pip install "benchtui[judge]"' in err and len(err.strip().splitlines()) == 1
-    from benchtui.host.doctor import _judge_line, judge_models
+    from benchtui.commands.doctor import _judge_line, judge_models
 
     assert judge_models()["llm"] is None and "llm not installed" in _judge_line(judge_models())
