@@ -181,7 +181,7 @@ def _pct(x) -> str:
 
 
 def cmd_published(args, ctx) -> int:
-    from benchtui.decks.compare import compare, published_detail
+    from benchtui.decks.compare import compare, published_detail, shape_figures
     from benchtui.grading.grades import GradeError, resolve_challenge, resolve_model
 
     store = ctx.store
@@ -236,8 +236,7 @@ def cmd_published(args, ctx) -> int:
     for d in data.get("detail", []):
         print(f"{model}, run {d['run_id']} ({d['problem']}), as published:")
         for s in d["shapes"]:
-            print(f"    shape {s.get('idx', '?')} {s.get('label', '')}: {s.get('ms', '-')} ms, {s.get('tflops', '-')} TFLOPS, "
-                  f"{s.get('gbps', '-')} GB/s, fraction {s.get('frac', '-')}")
+            print(f"    shape {s.get('idx', '?')} {s.get('label', '')}: {shape_figures(s)}")
         for a in d["annotations"]:
             print(f"    annotation {a['source']}: {a['verdict']}: {a['summary']}"
                   + (f" (measured on {a['measured_on']}, not the GPU of the deck's peak)" if a.get("measured_on") else ""))

@@ -102,7 +102,7 @@ def said_once(items) -> list[tuple[tuple, list[str]]]:
 
 
 def run_coverage(r: dict) -> dict:
-    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements")."""
+    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements met")."""
     from benchtui.challenges import coverage
 
     cov = queries.stored_value(r.get("coverage")) if r.get("coverage") else None

@@ -167,11 +167,11 @@ def stats_dict(t: Transcript) -> dict:
         "entries": dict(tot.entries), "tool_calls": tot.tool_calls, "tool_errors": tot.tool_errors,
         "tokens": {"input": tot.tokens.input, "output": tot.tokens.output,
                    "cache_read": tot.tokens.cache_read, "cache_write": tot.tokens.cache_write},
-        "cost": round(tot.cost, 6), "duration_s": round(tot.duration_s, 3),
+        "cost": round(tot.cost, 6), "duration_s": tot.as_dict()["duration_s"],
         "branches": len(t.branches), "warnings": [w.as_dict() for w in t.warnings],
         # beyond the documented keys: more detail for scripts
         "tools": dict(tot.tools), "reasoning_tokens": tot.tokens.reasoning,
-        "model_latency_s": round(tot.model_latency_s, 3), "tool_time_s": round(tot.tool_time_s, 3),
+        "model_latency_s": tot.as_dict()["model_latency_s"], "tool_time_s": tot.as_dict()["tool_time_s"],
         "files_written": tot.files_written, "files_edited": tot.files_edited, "turns": len(t.turns),
     }
 

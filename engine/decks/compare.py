@@ -17,6 +17,21 @@ from benchtui.verify.judged import not_judged
 FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)
 
 
+def shape_figures(shape: dict) -> str:
+    """A published shape's figures, each fraction named by what it is a fraction of: a
+    deck's ``frac`` may be the compute fraction of a memory-bound shape, so it is never
+    shown bare beside the bound ("0.003 of peak compute, 0.293 of peak bandwidth")."""
+    parts = [f"{shape.get('ms', '-')} ms", f"{shape.get('tflops', '-')} TFLOPS", f"{shape.get('gbps', '-')} GB/s"]
+    named = [f"{shape[key]} of {what}" for key, what in (("compute_util", "peak compute"), ("mem_util", "peak bandwidth"))
+             if shape.get(key) is not None]
+    if named:
+        parts += named
+    elif shape.get("frac") is not None:
+        parts.append(f"{shape['frac']} of the deck's peak (which peak, the deck does not say)")
+    bound = f" ({shape['bound']}-bound)" if shape.get("bound") else ""
+    return ", ".join(parts) + bound
+
+
 @dataclass
 class Row:
     deck: str

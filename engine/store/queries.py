@@ -251,7 +251,7 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
 
 
 def run_covers(store: Store, run_id: int | None) -> str:
-    """What a run's verdict covers ("4 of 5 requirements", engine/challenges/coverage.py);
+    """What a run's verdict covers ("4 of 5 requirements met", engine/challenges/coverage.py);
     read per highlighted cell, so loading the matrix stays one pass over runs."""
     if run_id is None:
         return ""

@@ -12,6 +12,7 @@ each scrolling on its own and reached with tab, so all of it is in reach at
 beside the verdict columns, so those stay in view at 80 columns."""
 from __future__ import annotations
 
+from benchtui.decks.compare import shape_figures
 from benchtui.tui.glyphs import verdict_text
 from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
@@ -83,9 +84,7 @@ def detail_text(row: dict, published: list[dict]) -> Text:
         if p["board_label"]:
             text.append(f"leaderboard: {p['board_label']}, peak_fraction {_pf(p['board_peak_fraction'])}\n", style="dim")
         for s in p["shapes"]:
-            text.append(f"  shape {s.get('idx', '?')} {s.get('label', '')}: {s.get('ms', '—')} ms, "
-                        f"{s.get('tflops', '—')} TFLOPS, {s.get('gbps', '—')} GB/s, fraction {s.get('frac', '—')} "
-                        f"({s.get('bound', '')})\n", style="dim")
+            text.append(f"  shape {s.get('idx', '?')} {s.get('label', '')}: {shape_figures(s)}\n", style="dim")
         for a in p["annotations"]:
             text.append(f"annotation ({a['source']}): ", style="bold")
             text.append(a["verdict"], style="green" if a["verdict"] == "clean" else "bold red")
