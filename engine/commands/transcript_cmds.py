@@ -5,6 +5,7 @@ import argparse
 import dataclasses
 import os
 import re
+import sys
 from pathlib import Path
 
 from benchtui.challenges.definition import challenge_for_name
@@ -211,7 +212,7 @@ def _search_scope(ctx, models: list[str], challenges: list[str]) -> tuple[list[s
 
 
 def cmd_search(args, ctx) -> int:
-    from benchtui.transcripts.index import search
+    from benchtui.transcripts.index import not_searched, search
     from benchtui.workbench.scan import scan_workbench
 
     if args.limit < 1:
@@ -220,6 +221,9 @@ def cmd_search(args, ctx) -> int:
     scan_workbench(ctx.workbench, store)  # never search a stale index (scan also indexes transcripts)
     models, challenges = _search_scope(ctx, args.model, args.challenge)
     hits = search(store, args.query, args.limit, models, challenges)
+    # what the index does not hold is said, hits or none, on stderr: --json's stdout stays the hits
+    if missed := not_searched(store, models, challenges):
+        print(f"benchtui: not searched: {missed}", file=sys.stderr)
     if args.json:
         print_json(hits)
         return 0

@@ -8,7 +8,7 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 
-from benchtui.store import decks_sql
+from benchtui.store import decks_sql, runs_sql
 from benchtui.store.database import Store
 from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
 from benchtui.verify import verdicts as V
@@ -50,6 +50,7 @@ class Row:
     not_judged: str | None = None   # why benchtui's run judged nothing ("time limit hit before ...")
     stale: str = ""                 # benchtui's verdict is on files that changed since ("kv_cache.py changed")
     edited: str = ""                # the answer is no longer the file the deck judged ("solution.py edited ...")
+    in_flight: str = ""             # a run of this answer in progress, beside the finished verdict ("run #7 in flight")
 
     @property
     def judged(self) -> str | None:
@@ -113,6 +114,7 @@ def spearman(pairs: list[tuple[float, float]]) -> float | None:
 def summary(rows: list[Row]) -> dict:
     counts = {"answers": sum(r.has_answer for r in rows), "published": sum(r.deck_verdict is not None for r in rows),
               "deck_pass": sum(r.deck_verdict == "PASS" for r in rows), "run_here": sum(r.verdict is not None for r in rows),
+              "in_flight": sum(bool(r.in_flight) for r in rows),
               "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
               "not_judged_here": 0, "not_judged_why": {}}
     for r in rows:
@@ -187,6 +189,7 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == V.TIMEOUT])
     stale = stale_runs(store, [r["id"] for r in latest.values()])
     hashes = answer_hashes(store)
+    flying = runs_sql.in_flight(store)
     for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
@@ -206,7 +209,8 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         figure=figure, annotations=notes.get((d["deck"], d["run_id"]), []),
                         has_answer=bool(d["has_answer"]), not_judged=why,
                         stale=stale.get(run["id"], "") if run else "",
-                        edited=_edited(d, hashes.get((d["model"], d["challenge"])))))
+                        edited=_edited(d, hashes.get((d["model"], d["challenge"]))),
+                        in_flight=runs_sql.in_flight_text(flying.get((d["model"], d["challenge"])))))
     per: dict[str, list[Row]] = {}
     for r in rows:
         per.setdefault(r.challenge, []).append(r)

@@ -51,7 +51,8 @@ def summary_text(data: dict) -> Text:
     agree = "—" if o["agreement"] is None else f"{o['agreement']:.0%}"
     text = Text.assemble(
         ("published results ", "bold"),
-        f"{o['answers']} answers, {o['published']} published ({o['deck_pass']} PASS), {o['run_here']} run here; "
+        f"{o['answers']} answers, {o['published']} published ({o['deck_pass']} PASS), {o['run_here']} run here"
+        + (f", {o['in_flight']} in flight" if o.get("in_flight") else "") + "; "
         f"judged by both {o['judged_both']}: agreement {agree}, rank correlation of the passes {rho}\n")
     if o.get("not_judged_why"):
         text.append("  not judged here: " + ", ".join(
@@ -76,6 +77,8 @@ def detail_text(row: dict, published: list[dict]) -> Text:
     if row.get("not_judged"):
         text.append(f", not judged here: {row['not_judged']}", style="yellow")
     text.append(f" ({row['reason'] or '—'}), peak_fraction {_pf(row['figure'])}\n")
+    if row.get("in_flight"):
+        text.append(f"◌ {row['in_flight']}\n", style="cyan")
     if row.get("marks"):
         text.append(f"≠ {row['marks']}\n", style="bold yellow")
     for p in published:
