@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.store import decks_sql
 
 # "commit abc1234", "owner/repo at abc1234", "owner/repo@abc1234" (a hash holds a digit: "at defaced" is a word)

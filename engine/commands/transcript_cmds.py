@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from benchtui.challenges.definition import challenge_for_name
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.store import answers_sql, transcripts_sql
 from benchtui.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
 from benchtui.transcripts.render import RenderOptions, render_text

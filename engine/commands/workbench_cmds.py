@@ -9,14 +9,14 @@ from pathlib import Path
 from benchtui.challenges.catalog import load_challenge_set
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
 from benchtui.challenges.prompts import prompt_source, run_prompt_line
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.commands.run_cmds import run_coverage, shown_verdict
 from benchtui.grading.grades import GradeValue
+from benchtui.records.scan_kinds import INFO_KINDS
 from benchtui.store import answers_sql, queries, runs_sql
 from benchtui.text.fit import fit_check
 from benchtui.workbench.new_model import BadModelName, ScaffoldError, new_model
 from benchtui.workbench.scan import scan_workbench
-from benchtui.workbench.scan_records import INFO_KINDS
 
 
 def register(sub) -> None:
@@ -259,7 +259,7 @@ def cmd_new_model(args, ctx) -> int:
 
 
 def cmd_doctor(args, ctx) -> int:
-    from benchtui.host.doctor import gather, render
+    from benchtui.commands.doctor import gather, render
 
     report = gather(args.workbench, args.store)
     if args.json:

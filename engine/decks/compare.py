@@ -8,10 +8,10 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 
+from benchtui.records import verdicts as V
 from benchtui.store import decks_sql, runs_sql
 from benchtui.store.database import Store
 from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
-from benchtui.verify import verdicts as V
 from benchtui.verify.judged import not_judged
 
 FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)

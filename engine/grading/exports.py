@@ -24,10 +24,10 @@ from benchtui.grading.grades import (
     list_graders,
     shown_grade,
 )
+from benchtui.records import verdicts as V
+from benchtui.records.verdicts import FAILING  # verdicts that say the answer does not do what it was asked
 from benchtui.store import runs_sql
 from benchtui.store.database import Store, now_iso
-from benchtui.verify import verdicts as V
-from benchtui.verify.verdicts import FAILING  # verdicts that say the answer does not do what it was asked
 
 FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"
@@ -170,7 +170,7 @@ def _short(text: str, limit: int = 140) -> str:
 
 GRADE_FIELDS = ("id", "model", "challenge", "dimension", "letter", "score", "points", "grader",
                 "grader_kind", "note", "rubric_version", "created_at", "supersedes",
-                "invalidated_at", "invalid_reason", "source", "source_key")
+                "invalidated_at", "invalid_reason", "source", "source_key", "judge_model", "rubric_sha", "judge_mode")
 
 
 def _records(store: Store) -> tuple[list[dict], list[dict]]:

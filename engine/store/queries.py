@@ -10,8 +10,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchtui.records.coverage import summary
+from benchtui.records.scan_kinds import INFO_KINDS, WAITING_KIND
 from benchtui.store.database import Store
-from benchtui.workbench.scan_records import INFO_KINDS, WAITING_KIND
 
 # A finished run's status is "done", "interrupted" (stopped: history, never the verdict shown) or
 # "trial" (`benchtui adapter check` trying an adapter: history too, never the answer's latest verdict).
@@ -260,8 +261,6 @@ def run_covers(store: Store, run_id: int | None) -> str:
         return ""
     import json
     import sqlite3
-
-    from benchtui.challenges.coverage import summary
 
     try:  # plain SQL: the first frame must not wait for sqlite_utils (and the numpy it imports)
         row = next(iter(store.query("select coverage from runs where id = ?", (run_id,))), None)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtui.store import transcripts_sql
+from benchtui.text import caps
 from benchtui.transcripts import FORMATS, decode, parse_text
 from benchtui.transcripts.model import TOOL_RESULT, Branch, Entry, Transcript, TranscriptError
 from benchtui.transcripts.render import call_summary
@@ -172,8 +173,6 @@ def prepare(path: Path, stored_sha: str | None, fmt: str | None) -> tuple:
     """Read and parse one transcript, touching no store (a worker process may
     run it): ("error", sha, problem) or ("ok", sha, values for the transcripts
     row, entry rows as tuples of ENTRY_COLUMNS, seconds it took)."""
-    from benchtui.workbench import caps
-
     started = time.perf_counter()
     path = Path(path)
     try:

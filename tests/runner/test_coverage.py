@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from benchtui.challenges import coverage
 from benchtui.cli import main
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
+from benchtui.records.coverage import describe, summary
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -93,12 +94,12 @@ def test_a_requirement_met_by_the_adapter_is_not_exercised_and_the_pass_is_parti
     assert verdict == V.PARTIAL
     assert by_id["a"]["status"] == "pass" and by_id["b"]["status"] == "not_exercised"
     assert "adapter loops" in by_id["b"]["reason"]
-    assert coverage.describe(verdict, cov) == "partial: 1 of 2 requirements met"
+    assert describe(verdict, cov) == "partial: 1 of 2 requirements met"
     # a failure stays a failure; a not-checkable requirement alone never makes a pass partial
     assert coverage.apply(V.FAIL, cov) == V.FAIL
     full = coverage.compute(reqs, [check("x", V.PASS, "ab")])
-    assert coverage.apply(V.PASS, full) == V.PASS and coverage.summary(full) == "2 of 2 requirements met"
-    assert coverage.summary(coverage.compute(coverage.requirements(FakeChallenge(RAW), "short"), [])) == "0 of 1 requirements met"
+    assert coverage.apply(V.PASS, full) == V.PASS and summary(full) == "2 of 2 requirements met"
+    assert summary(coverage.compute(coverage.requirements(FakeChallenge(RAW), "short"), [])) == "0 of 1 requirements met"
 
 
 FAST = {"memory_steps": "64", "speed_lengths": "[20, 12]", "speed_steps": "4", "timing_budget_s": "0.05"}

@@ -200,9 +200,8 @@ class MatrixScreen(GuardedScreen):
                 self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else "", seq))
                 if not rescan:
                     return
-                from benchtui.runner.orchestrate import mark_interrupted
+                from benchtui.runner.orchestrate import scan_and_mark_interrupted
                 from benchtui.store.database import damage_message
-                from benchtui.workbench.scan import scan_workbench
 
                 self._rescanning = True
                 problem = store.damage()  # a big store is checked here, not before the first frame
@@ -210,8 +209,7 @@ class MatrixScreen(GuardedScreen):
                     self.app.call_from_thread(self.app.mark_store_damaged, damage_message(store.path, problem))
                     self.post_message(self.Loaded(loaded, "the store is damaged: not rescanned, nothing written", seq))
                     return
-                result = scan_workbench(self.app.workbench, store)
-                mark_interrupted(store)
+                result = scan_and_mark_interrupted(self.app.workbench, store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
                 seq = next(self._read_seq)
                 self.post_message(self.Loaded(load_matrix(store), note, seq))

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.cuda import build as cuda_build
 from benchtui.verify.cuda import device as cuda_device
