@@ -8,8 +8,8 @@ import math
 import re
 from pathlib import Path
 
-from benchtui.challenges import coverage
 from benchtui.decks.compare import shape_figures
+from benchtui.records import coverage
 from benchtui.transcripts.model import ASSISTANT, TOOL_RESULT, USER, Entry
 from benchtui.transcripts.render import totals_lines
 from benchtui.transcripts.totals import compute
