@@ -6,7 +6,16 @@ import re
 from typing import Any
 
 from benchtui.store import transcripts_sql
-from benchtui.tui.glyphs import PENDING_MARK, STALE_MARK, VERDICTS, WARNING_MARK, grade_style, legend, verdict_glyph
+from benchtui.tui.glyphs import (
+    IN_FLIGHT_MARK,
+    PENDING_MARK,
+    STALE_MARK,
+    VERDICTS,
+    WARNING_MARK,
+    grade_style,
+    legend,
+    verdict_glyph,
+)
 from benchtui.tui.screens.base import GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.matrix_table import MatrixTable
@@ -31,12 +40,16 @@ def cell_text(cell) -> Text:
     and a warning mark. Cells that read the same share one Text (never
     modified): a 200 x 50 matrix has a few hundred distinct texts, so
     building, measuring and rendering them is paid per text, not per cell."""
-    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale))
+    flying = bool(getattr(cell, "in_flight", None)) and cell.verdict != "running"
+    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale), flying)
     text = _CELL_TEXTS.get(key)
     if text is None:
         text = verdict_glyph(cell.verdict)
-        # a verdict on files that have changed since its run: the mark takes the glyph's space
-        if cell.stale:
+        # a run in flight beside the finished verdict, or a verdict on files that have
+        # changed since its run: the mark takes the glyph's space
+        if flying:
+            text.append(IN_FLIGHT_MARK, style="cyan")
+        elif cell.stale:
             text.append(STALE_MARK, style="bold yellow")
         else:
             text.append(" ")
@@ -314,6 +327,8 @@ class MatrixScreen(GuardedScreen):
                 continue
             texts[model, cid] = cell_text(cell)
             verdicts.add(cell.verdict)
+            if cell.in_flight:  # its mark is the running glyph: the legend names it
+                verdicts.add("running")
             warned = warned or bool(cell.warnings)
             stale = stale or bool(cell.stale)
             if cell.verdict == "pass":
@@ -522,6 +537,8 @@ class MatrixScreen(GuardedScreen):
             text.append(f"   ⚠ {cell.warnings} warning(s)", style="yellow")
         if cell.stale:
             text.append(f"   {STALE_MARK} stale: {cell.stale} since this run", style="bold yellow")
+        if cell.in_flight and cell.verdict != "running":
+            text.append(f"   {IN_FLIGHT_MARK} run #{cell.in_flight} in flight", style="cyan")
         detail.update(text)
 
     # -- actions ---------------------------------------------------------------------
