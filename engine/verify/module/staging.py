@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.module.spec import INTERFACE
 from benchtui.verify.module.state import RunState, cast, encode

@@ -54,7 +54,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify.binding import load_module
 from benchtui.verify.module import ops as module_ops
 from benchtui.verify.module import rules as R
@@ -111,7 +111,7 @@ def forbidden_checks(suite: Any, spec: Spec, files: dict[str, str]) -> list[str]
     deck_hits = R.deck_grep(files[spec.answer_file], spec.forbidden)
     if not spec.forbidden:
         return deck_hits
-    found, unparsed = R.forbidden_in_code(files, spec.forbidden)
+    found, unparsed = R.forbidden_in_code(files, spec.forbidden, R.native_sources(Path(suite.answer_dir)))
     hits = [h for h in found if h.certain]
     could = [h for h in found if not h.certain]  # not resolved to the op: a figure, never the verdict
     details = {"deck_rule_hits": deck_hits, "hits": [str(h) for h in hits], "could_be": [str(h) for h in could],

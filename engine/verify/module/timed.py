@@ -14,7 +14,7 @@ import statistics
 import time
 from typing import Any
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.module import rules as R
 from benchtui.verify.module.checking import Checking

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify.module import ops as module_ops
 from benchtui.verify.module.spec import NO_FORBIDDEN
 from benchtui.verify.module.staging import Staging
