@@ -26,7 +26,7 @@ from benchtui.verify.wire_frames import (
     RemoteError,
     SharedPages,
     WireError,
-    _bytes_of,
+    bytes_of,
 )
 from benchtui.verify.wire_values import Codec, Proxy
 
@@ -166,7 +166,7 @@ def _changed(fd: int, arrays: list[np.ndarray[Any, Any]], offsets: list[int]) ->
     """Sent arrays whose bytes in the shared memfd differ from what was sent."""
     out = []
     for i, (a, off) in enumerate(zip(arrays, offsets)):
-        if a.nbytes and os.pread(fd, a.nbytes, off) != _bytes_of(a):
+        if a.nbytes and os.pread(fd, a.nbytes, off) != bytes_of(a):
             out.append(i)
     return out
 

@@ -78,7 +78,8 @@ def _read_exact(sock: socket.socket, n: int, buf: bytearray, fds: list[int]) -> 
         buf += data
 
 
-def _bytes_of(a: np.ndarray[Any, Any]) -> memoryview:
+def bytes_of(a: np.ndarray[Any, Any]) -> memoryview:
+    """An array's bytes, contiguous, as the memfd holds them."""
     flat: Any = np.ascontiguousarray(a).reshape(-1).view(np.uint8)  # numpy's stubs: no Buffer
     return memoryview(flat)
 
@@ -99,7 +100,7 @@ def _seal_payload(arrays: list[np.ndarray[Any, Any]], keep: bool = False) -> tup
     fd = os.memfd_create("benchtui-wire", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     os.ftruncate(fd, max(total, 1))
     for a, off in zip(arrays, offsets):
-        view = _bytes_of(a)
+        view = bytes_of(a)
         done = 0
         while done < len(view):
             done += os.pwrite(fd, view[done:done + (1 << 30)], off + done)
@@ -191,7 +192,7 @@ class SharedPages:
         return next(i for i, a in enumerate(self.arrays) if a is array)
 
     def write(self, i: int, data: np.ndarray[Any, Any]) -> None:
-        view = _bytes_of(data)
+        view = bytes_of(data)
         if len(view) != self.arrays[i].nbytes:
             raise ValueError(f"{len(view)} bytes into a slot of {self.arrays[i].nbytes}")
         fd = self._open()
