@@ -144,9 +144,11 @@ def test_judge_stores_grades_every_view_shows(bench, capsys, stand_in):
     assert {(r["judge_model"], r["judge_mode"], r["rubric_sha"]) for r in exported} == {
         ("stand-in", "blind", load_rubric().sha256)}
     code, out, _ = run(bench, capsys, "export", "json")
-    assert {g["grader"] for g in json.loads(out)["grades"]} == {grader}
+    exported = json.loads(out)
+    assert {g["grader"] for g in exported["grades"]} == {grader}
+    assert exported["leaderboard"]["matrix"] == {"demo-careful/kv": "A", "demo-hasty/kv": "A"}  # the leaderboard's
     code, out, _ = run(bench, capsys, "export", "markdown")
-    assert "Hasty" in out or "demo-hasty" in out
+    assert "| KV-Cache | **A** | **A** | — |" in out.splitlines()  # the grade matrix: careful, hasty, quitter
 
 
 def test_a_rerun_costs_nothing_and_an_edited_answer_is_judged_again(bench, capsys, stand_in):
