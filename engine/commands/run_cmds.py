@@ -103,7 +103,7 @@ def grouped_by_key(items) -> list[tuple[tuple, list[str]]]:
 
 
 def run_coverage(r: dict) -> dict:
-    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements")."""
+    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements met")."""
     cov = queries.stored_value(r.get("coverage")) if r.get("coverage") else None
     return {"coverage": cov, "covers": summary(cov)}
 
@@ -245,12 +245,15 @@ def cmd_results(args, ctx) -> int:
     from benchtui.store.judging import stale_runs
 
     stale = stale_runs(store, [r["run_id"] for r in records])
+    flying = runs_sql.in_flight(store)
     for r in records:  # a verdict on files that have changed since: said, never shown as current
         r["stale"] = stale.get(r["run_id"], "")
+        r["in_flight"] = runs_sql.in_flight_text(flying.get((r["model"], r["challenge"])))
     have = {(r["model"], r["challenge"]) for r in records}
     old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
                 for r in runs_sql.runs_by_id(store, superseded)}
     not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": queries.answer_state(a),
+                **({"in_flight": runs_sql.in_flight_text(flying[key])} if key in flying else {}),
                 **({"superseded_run": old_runs[key][0], "why": old_runs[key][1]} if key in old_runs else {})}
                for a in store.answers() if (key := (a["model"], a["challenge"])) not in have]
     said = queries.no_answer_words(store, [{**r, "id": r["run_id"]} for r in records])
@@ -261,8 +264,9 @@ def cmd_results(args, ctx) -> int:
     for r in records:
         said_as = said.get(r["run_id"]) or shown_verdict(r)
         print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}"
-              + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else ""))
+              + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else "")
+              + (f"  ({r['in_flight']})" if r["in_flight"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
-        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")
+        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}" + (f"  ({r['in_flight']})" if "in_flight" in r else ""))
     return 0

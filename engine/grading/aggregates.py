@@ -62,7 +62,7 @@ def current_messages(store: Store) -> dict[tuple[str, str], str]:
 
 
 def current_coverage(store: Store) -> dict[tuple[str, str], str]:
-    """(model, challenge) -> "3 of 5 requirements" of the latest finished run
+    """(model, challenge) -> "3 of 5 requirements met" of the latest finished run
     (engine/challenges/coverage.py; absent for runs recorded before coverage)."""
     if "coverage" not in runs_sql.run_columns(store):
         return {}

@@ -108,15 +108,7 @@ def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | 
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return runs_sql.process_alive(pid)
 
 
 def tree_digest(folder: Path) -> tuple[str, dict[str, str]]:

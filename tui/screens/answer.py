@@ -338,6 +338,9 @@ class AnswerScreen(WholeFrameScreen):
                     data["transcripts"] = queries.answer_transcripts(store, answer["id"])
                 data["warnings"] = queries.answer_warnings(store, self.model, self.challenge)
                 data["run"] = queries.latest_run(store, self.model, self.challenge)
+                from benchtui.store.runs_sql import in_flight, in_flight_text
+
+                data["in_flight"] = in_flight_text(in_flight(store).get((self.model, self.challenge)))
                 if data["run"]:
                     data["checks"] = queries.run_checks(store, data["run"]["id"])
                 data["history"] = queries.run_history(store, self.model, self.challenge)
@@ -402,6 +405,8 @@ class AnswerScreen(WholeFrameScreen):
         title.append_text(verdict_text(run["verdict"] if run and run["status"] == "done" else
                                        ("no_answer" if answer["status"] == "no_answer" else
                                         (run["status"] if run else "not_run"))))
+        if data.get("in_flight"):  # beside the last finished verdict, never in its place
+            title.append(f"  ◌ {data['in_flight']}", style="cyan")
         self.query_one("#answer-title", Static).update(title)
         self.fill_tree()
         self.fill_checks()
