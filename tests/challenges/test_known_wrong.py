@@ -453,6 +453,17 @@ CONTRACT_PLANTED: dict[str, tuple[str, str, str, str, str, str, str]] = {
     "prompt_ending_in_eos_starts_finished": ("beam_search", "opus47_1m", "beam_search.py", '"finished": False,',
                                              '"finished": bool(p) and p[-1] == eos_token_id,', "eos_in_prompt",
                                              "an EOS in the prompt does not finish a beam"),
+    # a zero group: glm5.1's guard on the scale dropped, so an all-zero group divides 0 by 0
+    # (random weights never make one)
+    "zero_group_scale_unguarded": ("ternary_training", "glm5.1", "ternary_model.py",
+                                   "    scales = mx.maximum(scales, 1e-5)\n", "", "quantize_zero_group",
+                                   "not finite where a group of 128 weights is all zero"),
+    # an edge met by chance, now built: the search stops once the first item is done; random
+    # models make the first item finish while another runs only on some seeds
+    "batch_stops_when_the_first_item_is_done": ("beam_search", "opus47_1m", "beam_search.py",
+                                                "for beams in state):\n            break",
+                                                "for beams in state[:1]):\n            break",
+                                                "ragged_finish", "one item's end is not the batch's"),
 }
 
 # judged against this repository's PROMPT.md (deployed beside the answer), not the answer's own
