@@ -309,7 +309,8 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     (engine/verify/gpu_lock.py) goes to the checker only."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno(), "gpu_lock_fd": gpu_lock_fd}
+    job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno(), "gpu_lock_fd": gpu_lock_fd,
+           "run_deadline": time.time() + limits.timeout_s}  # the checker's sandbox clock starts now
     (out / "job.json").write_text(json.dumps(job))
     box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb,
                          file_size_mb=limits.file_size_mb)

@@ -49,6 +49,8 @@ class Job:
     # The run's wall-clock limit: a harness that can tell early that the answer will not
     # finish in it on this machine stops then (engine/verify/module/suite.py), not at the limit.
     run_limit_s: float | None = None
+    # when (Unix time) the sandbox's clock for that limit runs out: it starts before this process does
+    run_deadline: float | None = None
 
 
 def new_suite(job: Job, **kw) -> Suite:
@@ -64,7 +66,10 @@ def new_suite(job: Job, **kw) -> Suite:
 
 def execute(job: Job, peer=None, monitor=None) -> Suite:
     suite = new_suite(job, peer=peer, monitor=monitor)
-    suite.run_limit_s, suite.run_started = job.run_limit_s, time.monotonic()
+    started = time.monotonic()
+    if job.run_limit_s and job.run_deadline:  # the time the sandbox took to start counts too
+        started -= max(job.run_limit_s - (job.run_deadline - time.time()), 0.0)
+    suite.run_limit_s, suite.run_started = job.run_limit_s, started
     hits = forbidden_imports(suite.answer_dir, job.forbidden_imports)
     if hits:
         suite.record("forbidden_imports", V.FORBIDDEN, value=len(hits), threshold=0,
