@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from benchtui.audit.equivalence import entry
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.suite import SkipCheck, Suite
 

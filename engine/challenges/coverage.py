@@ -25,12 +25,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
+from benchtui.records.coverage import FAIL, NOT_EXERCISED, PASS
 
 if TYPE_CHECKING:
     from benchtui.challenges.definition import Challenge
 
-PASS, FAIL, NOT_EXERCISED = "pass", "fail", "not_exercised"
 
 
 def words(text: str) -> str:
@@ -135,21 +135,6 @@ def apply(verdict: str, coverage: list[dict[str, Any]]) -> str:
     if verdict == V.PASS and any(c["checkable"] and c["status"] == NOT_EXERCISED for c in coverage):
         return V.PARTIAL
     return verdict
-
-
-def summary(coverage: list[dict[str, Any]] | None) -> str:
-    """"3 of 5 requirements" (checkable ones that passed), "" without any."""
-    checkable = [c for c in coverage or () if c.get("checkable", True)]
-    if not checkable:
-        return ""
-    done = sum(c["status"] == PASS for c in checkable)
-    return f"{done} of {len(checkable)} requirements"
-
-
-def describe(verdict: str | None, coverage: list[dict[str, Any]] | None) -> str:
-    """The verdict as shown: ``partial: 3 of 5 requirements``, ``pass: 5 of 5 requirements``."""
-    s = summary(coverage)
-    return f"{verdict}: {s}" if s and verdict else (verdict or "")
 
 
 def for_run(challenge: Challenge, version: str | None, checks: list[dict[str, Any]], verdict: str) -> tuple[str, list[dict[str, Any]]]:

@@ -6,7 +6,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.grading.agreement import agreement, suite_conflicts
 from benchtui.grading.exports import FORMATS, export
 from benchtui.grading.grades import (

@@ -4,9 +4,9 @@ from __future__ import annotations
 import sys
 
 from benchtui.challenges.definition import challenge_for_name
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
+from benchtui.records.scan_kinds import WAITING_KIND
 from benchtui.store import queries
-from benchtui.workbench.scan_records import WAITING_KIND
 
 
 def register(sub) -> None:

@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 
 from benchtui.grading.aggregates import current_verdicts
 from benchtui.grading.grades import LETTERS, POINTS, Grade, GradeError, current_grades, get_grader, is_a_range
+from benchtui.records import verdicts as V
 from benchtui.store.database import Store
-from benchtui.verify import verdicts as V
 
 
 @dataclass

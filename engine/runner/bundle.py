@@ -35,10 +35,10 @@ from pathlib import Path
 
 import benchtui
 from benchtui.host import resources
+from benchtui.records import verdicts as V
 from benchtui.runner import sandbox
 from benchtui.runner.selfcheck import plan_self_check, read_capped
 from benchtui.verify import gpu_lock, monitor
-from benchtui.verify import verdicts as V
 
 REPO_ROOT = resources.PACKAGE_ROOT  # all of benchtui's files: the clone, or the installed package folder
 ANSWER_GRACE_S = 5.0
@@ -423,7 +423,7 @@ def in_flight(path: Path) -> str | None:
 def parse_results(path: Path) -> tuple[list[dict], dict | None]:
     """Checks and the final 'done' record from the child's results file.
     A torn last line (the child was killed mid-write) is ignored."""
-    from benchtui.verify import verdicts as V
+    from benchtui.records import verdicts as V
 
     checks, done = [], None
     try:

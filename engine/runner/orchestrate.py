@@ -24,6 +24,7 @@ from benchtui.challenges import adapters, coverage
 from benchtui.challenges.definition import Challenge
 from benchtui.host import resources
 from benchtui.host.backends import choose_backend, probe_all, require_backend
+from benchtui.records import verdicts as V
 from benchtui.runner import sandbox
 from benchtui.runner.bundle import (  # noqa: F401
     ANSWER_GRACE_S,
@@ -43,9 +44,9 @@ from benchtui.store import answers_sql, runs_sql, transcripts_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.store.queries import TRIAL, answer_row, suite_origin
 from benchtui.verify import seeds
-from benchtui.verify import verdicts as V
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
+from benchtui.workbench.scan import ScanResult, scan_workbench
 
 
 @dataclass
@@ -95,6 +96,15 @@ def mark_interrupted(store: Store) -> int:
     return len(stale)
 
 
+def scan_and_mark_interrupted(workbench: Workbench, store: Store) -> ScanResult:
+    """The workbench scanned into the store, then the runs left running by a process that has
+    ended marked interrupted: what `benchtui results` and the dashboard's matrix do before they
+    show verdicts, so the two faces never disagree on what is current."""
+    result = scan_workbench(workbench, store)
+    mark_interrupted(store)
+    return result
+
+
 def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | None, dict | None]:
     """Insert ``row`` as this answer's running run, unless another process is
     running it, or ran it since ``since`` (when this batch started): (run_id,
@@ -109,15 +119,7 @@ def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | 
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return runs_sql.process_alive(pid)
 
 
 def tree_digest(folder: Path) -> tuple[str, dict[str, str]]:

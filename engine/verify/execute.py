@@ -1,24 +1,18 @@
 """Run one challenge's conformance suite against one answer's process.
 
 The checks run here (the sandboxed checker, ``engine.runner.child``, or for
-development ``engine.verify.local``); the answer runs in its own process
+development ``engine.runner.local``); the answer runs in its own process
 (``engine.runner.answer_server``) reached through ``peer``.
 """
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.binding import ADAPTER_MODULE, Unbound, load_module
 from benchtui.verify.static_rules import forbidden_imports
@@ -168,35 +162,3 @@ def several_implementations(job: Job, conformance, suite: Suite, first: int) -> 
 
 def verdict_of(suite: Suite) -> str:
     return V.worst(c.verdict for c in suite.checks)
-
-
-
-
-@contextlib.contextmanager
-def local_answer_process(answer_dir: Path, adapter: Path | None = None):
-    """The answer's process without a sandbox, for trusted code only (tests of
-    references and mutants, challenge authors): yields (peer, monitor)."""
-    from benchtui.verify import wire
-    from benchtui.verify.monitor import ProcMonitor
-
-    # a private temporary folder, as the sandbox's /tmp is: what the answer
-    # builds there (a CUDA library) goes with it
-    scratch = tempfile.TemporaryDirectory(prefix="benchtui-answer-tmp-")
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    env = {**os.environ, "TMPDIR": scratch.name}
-    proc = subprocess.Popen([sys.executable, "-m", "benchtui.runner.answer_server", str(theirs.fileno()),
-                             str(answer_dir), str(adapter or "")],
-                            pass_fds=[theirs.fileno()], cwd=answer_dir, env=env, stdin=subprocess.DEVNULL)
-    theirs.close()
-    peer = wire.Peer(wire.Connection(ours), trusting=False)
-    try:
-        yield peer, ProcMonitor(proc.pid)
-    finally:
-        peer.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        ours.close()
-        scratch.cleanup()

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.binding import Binder, Unbound
 from benchtui.verify.timing.clock import Clock, Timing, clock_for, time_pair

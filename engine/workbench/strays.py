@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchtui.workbench.scan_records import CHAT_KIND  # noqa: F401  (information: indexed as an answer's transcript)
+from benchtui.records.scan_kinds import CHAT_KIND  # noqa: F401  (information: indexed as an answer's transcript)
 
 OUTSIDE_KIND = "outside_challenge"   # a warning: the file is not indexed
 MOST_NAMED = 100         # per model; the rest are named in one record

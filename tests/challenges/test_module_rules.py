@@ -218,7 +218,7 @@ def test_kernelbench_trial_seeds_as_its_eval_draws_them():
 
 def test_tensors_cross_the_wire_bit_for_bit(tmp_path):
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    from benchtui.verify.execute import local_answer_process
+    from benchtui.runner.local import local_answer_process
     from benchtui.verify.module import tensors as T
 
     g = torch.Generator().manual_seed(1)
@@ -261,7 +261,7 @@ def test_gpu_runs_keep_each_answers_build_cache_keyed_by_its_hash(tmp_path, monk
 def test_without_torch_a_deck_answer_is_skipped_with_the_extra_named(tmp_path, monkeypatch):
     import sys
 
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     from tests.challenges import module_deck_kit as K
 

@@ -45,7 +45,10 @@ def bench(demo_workbench, capsys):
                 "model": model, "challenge": challenge, "status": "done", "verdict": verdict, "backend": "cpu",
                 "started_at": "2026-01-02T00:00:00Z", "finished_at": "2026-01-02T00:00:09Z",
                 "self_status": "fail" if verdict == "fail" else "pass",
-                "self_exit_code": 1 if verdict == "fail" else 0}).last_pk
+                "self_exit_code": 1 if verdict == "fail" else 0,
+                "coverage": json.dumps([{"id": "bounded_append", "status": verdict, "reason": "", "words": "x"},
+                                        {"id": "no_recompute", "status": "not_exercised", "words": "y",
+                                         "reason": "a cost per step is a timing figure"}])}).last_pk
             store.db["checks"].insert({"run_id": run_id, "position": 1, "name": "decode_matches_reference",
                                        "verdict": "pass", "message": ""})
             if verdict == "fail":
@@ -174,6 +177,9 @@ def test_blind_sees_the_answer_only_and_evidence_sees_the_suite(bench, capsys, s
     assert "Verdict: fail" in body and COUNTER_EXAMPLE in body and "append_bounds: fail" in body
     assert "self-check" in body and "fail (exit code 1)" in body
     assert "What the verdict does not cover" in body and "code quality" in body
+    assert "requirement no_recompute: not_exercised (a cost per step is a timing figure)" in body
+    assert "requirement bounded_append" not in body  # a failed requirement is covered: its checks say why
+    assert "Verdict: fail: 0 of 2 requirements" in body
     assert "counter-example" in system
 
 
@@ -257,7 +263,7 @@ def test_ctrl_c_keeps_the_calls_that_finished(bench, stand_in):
 
 
 def test_doctor_says_which_judge_models_are_usable(stand_in, capsys):
-    from benchtui.host.doctor import _judge_line, judge_models
+    from benchtui.commands.doctor import _judge_line, judge_models
 
     found = judge_models()
     usable = {m["id"]: m["usable"] for m in found["models"]}
@@ -280,3 +286,14 @@ def test_a_store_of_the_previous_release_gains_the_judge_columns_and_keeps_its_g
         assert grade.letter == "B" and (grade.judge_model, grade.rubric_sha, grade.judge_mode) == (None, None, None)
         assert judge_sql.calls_of(store) == []
         assert suite_conflicts(store) == ([], [])
+
+
+def test_without_the_extra_the_judge_says_how_to_install_it_in_one_line(bench, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "llm", None)  # `import llm` raises ImportError, as where it is absent
+    code, out, err = run(bench, capsys, "judge", "--dry-run")
+    assert code == 1 and 'pip install "benchtui[judge]"' in err and len(err.strip().splitlines()) == 1
+    from benchtui.commands.doctor import _judge_line, judge_models
+
+    assert judge_models()["llm"] is None and "llm not installed" in _judge_line(judge_models())

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.binding import load_module
 from benchtui.verify.module import ops as module_ops

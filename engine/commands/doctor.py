@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.metadata as md
+import os
 import platform
 import shlex
 import shutil
@@ -15,6 +16,8 @@ from benchtui import __version__
 from benchtui.host import resources
 from benchtui.host.backends import nvcc_version, probe_all
 from benchtui.host.config import default_cluster
+from benchtui.runner import sandbox
+from benchtui.workbench.layout import WorkbenchError, find_workbench
 
 
 def _version(dist: str) -> str | None:
@@ -148,10 +151,6 @@ def install_beside(packages: list[str]) -> str | None:
 
 def paths(workbench_arg: str | None, store_arg: str | None) -> dict[str, Any]:
     """Where benchtui reads its own files and where it writes."""
-    import os
-
-    from benchtui.workbench.layout import WorkbenchError, find_workbench
-
     out: dict[str, Any] = {"installed": resources.is_installed(), "engine": str(resources.ENGINE_DIR),
            "challenges": str(resources.bundled_challenges()), "demo": str(resources.bundled_demo_models()),
            "user_data": str(resources.user_data_dir())}
@@ -241,8 +240,6 @@ def module_challenges(workbench: str | None) -> int:
 
 
 def _sandbox() -> dict[str, Any]:
-    from benchtui.runner import sandbox
-
     layers = sandbox.describe_layers()
     active = next((layer["name"] for layer in layers if layer.get("active")), None)
     return {"active": active, "layers": layers, "answer_sees": answer_sees(_nvidia_gpu())}
@@ -253,8 +250,6 @@ def answer_sees(gpu: bool) -> list[dict]:
     besides its scratch copy, its adapter and the sandbox's own /tmp, /dev and
     /proc: the view engine/runner/bundle.py asks for (benchtui's engine bound,
     its other files hidden), one row per entry in mount order."""
-    from benchtui.runner import sandbox
-
     rows = []
     for b in sandbox.view(None, [resources.ENGINE_DIR], hide_paths=resources.install_folders(), gpu=gpu):
         if b.link is not None:
