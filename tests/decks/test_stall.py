@@ -54,7 +54,7 @@ def test_a_forward_that_never_returns_is_a_timeout_not_too_slow(tmp_path, capsys
         checks = {c["name"]: c for c in store.query(
             "select name, verdict, message from checks where run_id = (select max(id) from runs where model = 'stall')")}
     first = checks["deck_seeds:shape0"]
-    assert (run["verdict"], first["verdict"]) == ("timeout", "timeout"), (run, checks)
+    assert (run["verdict"], first["verdict"]) == ("timeout", "timeout"), (run, first, checks.get("run"))
     assert "did not return within" in first["message"] and "after 1 call(s) returned" in first["message"], first
     assert not any((c["message"] or "").startswith("too slow") or c["verdict"] == "skipped" for c in checks.values())
     # the checker ended the run itself, naming the call: the run's limit did not have to stop it

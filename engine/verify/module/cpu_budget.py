@@ -40,7 +40,7 @@ class CpuBudget:
 
     @property
     def margin_s(self) -> float:
-        return min(10.0, max(4.0, 0.2 * self.left_s))  # the checker records the timeout and exits in it
+        return min(15.0, max(6.0, 0.25 * self.left_s))  # the checker records the timeout and exits in it
 
     @property
     def call_s(self) -> float:
