@@ -18,10 +18,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchtui.grading.grades import JudgedBy, current_grade, set_grade, write_transaction
-from benchtui.judge.calls import Answered, Outcome, ask, run_calls
+from benchtui.judge.calls import (
+    Answered,
+    JudgeError,
+    Outcome,
+    ask,
+    configured_mode,
+    configured_rubric,
+    find_model,
+    key_problem,
+    run_calls,
+)
 from benchtui.judge.material import Material, MaterialError, gather
 from benchtui.judge.reply import Reply, ReplyError, parse_reply, system_message
-from benchtui.judge.rubric import Rubric
+from benchtui.judge.rubric import Rubric, RubricError, load_rubric
 from benchtui.store import judge_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.workbench.layout import Workbench
@@ -218,3 +228,33 @@ def judge(store: Store, plan_: Plan, model: Any, *, jobs: int = 4, timeout: floa
     result.not_asked = run_calls([job(c) for c in send], limit=jobs, timeout=timeout, on_done=on_done,
                                  should_stop=should_stop)
     return result
+
+
+def judge_configured(store: Store, workbench: Workbench, cells: list[tuple[str, str]]) -> tuple[Plan, Result]:
+    """``cells`` judged by the judge the config file names (``[judge]`` model,
+    mode, rubric; else llm's default model, with evidence, the bundled rubric):
+    the dashboard's judge key. JudgeError (one line) when there is no judge to
+    ask or its key is missing; nothing is sent then."""
+    model = find_model(None)
+    if problem := key_problem(model):
+        raise JudgeError(problem)
+    try:
+        rubric = load_rubric(configured_rubric())
+    except RubricError as exc:
+        raise JudgeError(str(exc)) from exc
+    the_plan = plan(store, workbench, cells, judge_model=model.model_id, mode=configured_mode(), rubric=rubric)
+    return the_plan, judge(store, the_plan, model)
+
+
+def summary(the_plan: Plan, result: Result) -> str:
+    """One line: what a judging did (the dashboard's notification)."""
+    parts = [f"{len(result.graded)} graded"]
+    if result.cached:
+        parts.append(f"{len(result.cached)} from the cache")
+    if result.unparseable:
+        parts.append(f"{len(result.unparseable)} without a grade ({result.unparseable[0]})")
+    if result.failed:
+        parts.append(f"{len(result.failed)} failed ({result.failed[0]})")
+    if the_plan.skipped:
+        parts.append(f"{len(the_plan.skipped)} skipped ({the_plan.skipped[0]})")
+    return f"{the_plan.grader}: " + ", ".join(parts)
