@@ -279,9 +279,28 @@ def cmd_show(args, ctx) -> int:
 
 def cmd_new_model(args, ctx) -> int:
 
+    prompts: dict[str, bytes] = {}
+    said = ""
     try:
         root_models = ctx.workbench.models_dir
         challenges = ctx.workbench.challenges
+        # in a workbench whose models answered: their challenges only, each with the prompt
+        # most of its answers carry (a published benchmark's own), said so
+        from benchtui.workbench.new_model import carried_prompts
+
+        answered: dict[str, list[Path]] = {}
+        for model_dir in ctx.workbench.model_dirs().values():
+            for cid, folder in ctx.workbench.answer_dirs(model_dir).items():
+                answered.setdefault(cid, []).append(folder)
+        if answered:
+            challenges = {cid: c for cid, c in challenges.items() if cid in answered}
+            carried = carried_prompts({cid: answered[cid] for cid in challenges})
+            own = {cid: (text, n, total) for cid, (text, n, total) in carried.items()
+                   if text != Path(challenges[cid].prompt_path).read_bytes()}
+            prompts = {cid: text for cid, (text, _, _) in own.items()}
+            if own:
+                said = ("; PROMPT.md is the prompt most of the workbench's answers carry, not benchtui's, for "
+                        + ", ".join(f"{cid} ({n} of {total} answers)" for cid, (_, n, total) in sorted(own.items())))
     except UsageError:
         # An empty folder becomes a workbench with a models/ folder.
         root = Path(args.workbench or os.environ.get("BENCHTUI_WORKBENCH") or Path.cwd()).expanduser().resolve()
@@ -290,14 +309,14 @@ def cmd_new_model(args, ctx) -> int:
         root_models = root / "models"
         challenges = load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges
     try:
-        created = new_model(root_models, args.name, challenges)
+        created = new_model(root_models, args.name, challenges, prompts)
     except BadModelName as exc:
         raise UsageError(str(exc)) from exc
     except ScaffoldError as exc:
         raise CommandError(str(exc)) from exc
     except OSError as exc:
         raise CommandError(f"cannot create {root_models / args.name}: {exc.strerror or exc}") from exc
-    print(f"created {root_models / args.name} with {len(challenges)} challenge folders ({len(created)} files)")
+    print(f"created {root_models / args.name} with {len(challenges)} challenge folders ({len(created)} files){said}")
     return 0
 
 
