@@ -357,7 +357,8 @@ def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challen
     (engine/verify/gpu_lock.py) goes to the checker only."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    job = dataclasses.replace(job, answer_fd=checker_end.fileno(), monitor_fd=monitor_there.fileno(), gpu_lock_fd=gpu_lock_fd)
+    job = dataclasses.replace(job, answer_fd=checker_end.fileno(), monitor_fd=monitor_there.fileno(), gpu_lock_fd=gpu_lock_fd,
+                              run_deadline=time.time() + limits.timeout_s)  # the checker's sandbox clock starts now
     (out / "job.json").write_text(job.to_json())
     box = process_limits(limits, limits.timeout_s, gpu)
     # the answer's process outlives the checker's limit a little, so the time limit
