@@ -13,7 +13,6 @@ The answer's folder is only read.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,12 +62,6 @@ class Material:
         if self.evidence is not None:
             parts += ["# What benchtui's hidden test suite found when it ran this answer", "", self.evidence, ""]
         return "\n".join(parts)
-
-    @property
-    def sha256(self) -> str:
-        """The key of the judge's cache (with the judge model, rubric and mode):
-        an edited answer, another prompt or new evidence is another key."""
-        return hashlib.sha256(self.body().encode("utf-8")).hexdigest()
 
 
 def _read(path: Path) -> str | None:

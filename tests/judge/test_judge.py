@@ -144,9 +144,11 @@ def test_judge_stores_grades_every_view_shows(bench, capsys, stand_in):
     assert {(r["judge_model"], r["judge_mode"], r["rubric_sha"]) for r in exported} == {
         ("stand-in", "blind", load_rubric().sha256)}
     code, out, _ = run(bench, capsys, "export", "json")
-    assert {g["grader"] for g in json.loads(out)["grades"]} == {grader}
+    exported = json.loads(out)
+    assert {g["grader"] for g in exported["grades"]} == {grader}
+    assert exported["leaderboard"]["matrix"] == {"demo-careful/kv": "A", "demo-hasty/kv": "A"}  # the leaderboard's
     code, out, _ = run(bench, capsys, "export", "markdown")
-    assert "Hasty" in out or "demo-hasty" in out
+    assert "| KV-Cache | **A** | **A** | — |" in out.splitlines()  # the grade matrix: careful, hasty, quitter
 
 
 def test_a_rerun_costs_nothing_and_an_edited_answer_is_judged_again(bench, capsys, stand_in):
@@ -297,3 +299,76 @@ def test_without_the_extra_the_judge_says_how_to_install_it_in_one_line(bench, c
     from benchtui.commands.doctor import _judge_line, judge_models
 
     assert judge_models()["llm"] is None and "llm not installed" in _judge_line(judge_models())
+
+
+def test_a_judging_shows_its_progress_on_a_terminal_and_nothing_under_json(bench, monkeypatch, tmp_path):
+    import sys
+
+    from terminal_run import on_a_terminal
+
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    monkeypatch.setenv("BENCHTUI_STAND_IN_DELAY", "0.3")
+    child = [sys.executable, str(Path(__file__).with_name("with_stand_in.py"))]
+    code, out, term = on_a_terminal(["--workbench", str(bench), *judge_args("--blind", "--jobs", "1")], program=child)
+    assert code == 0, term
+    assert "judging with stand-in: demo-" in term and "/2" in term, term[-300:]
+    assert "2 graded" in out and "judging with" not in out
+    code, out, term = on_a_terminal(["--workbench", str(bench), *judge_args("--with-evidence", "--json")],
+                                    program=child)
+    assert code == 0 and term == "", term
+    assert len(json.loads(out)["graded"]) == 2
+
+
+def test_ctrl_c_on_the_command_keeps_what_finished_and_says_so(bench, monkeypatch, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    monkeypatch.setenv("BENCHTUI_STAND_IN_DELAY", "1.5")
+    child = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("with_stand_in.py")), "--workbench", str(bench),
+         "judge", "-J", "stand-in", "--blind", "--jobs", "1", "-c", "kv", "-c", "backwards"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if not (bench / "store.db").exists():
+            continue
+        with Store(bench / "store.db") as store:
+            if "judge_calls" in store.table_names() and judge_sql.calls_of(store):
+                break
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert "call(s) finished and are stored; the rest were not" in err and "Traceback" not in err
+    with Store(bench / "store.db") as store:
+        calls = judge_sql.calls_of(store)
+        graded = {(g.model, g.challenge) for g in current_grades(store)}
+    assert 1 <= len(calls) < 5 and all(c["status"] == "graded" for c in calls)
+    assert graded == {(c["model"], c["challenge"]) for c in calls}  # what finished kept, grades and all
+
+
+def test_calls_run_at_most_jobs_at_once_and_each_outcome_comes_back_once():
+    import threading
+    import time
+
+    from benchtui.judge.calls import Answered, run_calls
+
+    running, most, lock = 0, 0, threading.Lock()
+
+    def job() -> Answered:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)
+        with lock:
+            running -= 1
+        return Answered("{}", 1, 1)
+
+    seen = []
+    assert run_calls([job] * 7, limit=2, timeout=10, on_done=lambda o: seen.append(o.index)) == 0
+    assert most == 2 and sorted(seen) == list(range(7))
