@@ -8,19 +8,16 @@ parsed args and a :class:`Context` and returns an exit code:
 from __future__ import annotations
 
 import functools
-import gc
 import importlib
-import json
 import os
-import shutil
 import sqlite3
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from benchtui.store.database import Store, StoreError, damage_message, is_damage
-from benchtui.workbench.layout import Workbench, WorkbenchError, find_workbench
+from benchtui.commands.context import EXIT_FAIL, EXIT_OK, EXIT_USAGE, CommandError, Context, UsageError
+from benchtui.commands.dashboard import open_dashboard
+from benchtui.store.database import StoreError, damage_message, is_damage
 
 if TYPE_CHECKING:
     import argparse
@@ -35,17 +32,8 @@ COMMAND_MODULES = [
     "benchtui.commands.challenge_cmds",
     "benchtui.commands.audit_cmds",
     "benchtui.commands.deck_cmds",
+    "benchtui.commands.judge_cmds",
 ]
-
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad arguments: exit code 2."""
-
-
-class CommandError(Exception):
-    """The command could not do its work: exit code 1."""
 
 
 @functools.cache
@@ -56,55 +44,66 @@ def parser_class() -> type[argparse.ArgumentParser]:
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str):  # one line, exit 2, no usage dump
-            print(f"benchtui: error: {message} (see benchtui --help)", file=sys.stderr)
+            where = self.prog.removeprefix("benchtui").strip()
+            print(f"benchtui: error: {with_suggestions(self, message)} (see benchtui help{' ' + where if where else ''})",
+                  file=sys.stderr)
             raise SystemExit(EXIT_USAGE)
+
+        def _check_value(self, action, value):
+            # an unknown command or choice: the closest visible ones, never the hidden legacy
+            # spellings argparse would list among the choices
+            if action.choices is not None and value not in action.choices:
+                from benchtui.text.suggest import suggest
+
+                shown = visible_choices(action)
+                if value.startswith("-"):  # `benchtui -Z`: an option no command knows, not a command
+                    raise argparse.ArgumentError(None, f"unknown option {value}")
+                what = "command" if isinstance(action, argparse._SubParsersAction) else "choice"
+                raise argparse.ArgumentError(action, f"unknown {what} {value!r}; {suggest(value, shown, 'one of')}")
+            return super()._check_value(action, value)
 
     return Parser
 
 
-def __getattr__(name: str):
-    if name == "Parser":  # engine.cli.Parser, as before
-        return parser_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+def visible_choices(action) -> list[str]:
+    """An argument's choices as its help lists them: a subcommand without help (an older
+    spelling kept working) is left out."""
+    import argparse
+
+    if isinstance(action, argparse._SubParsersAction):
+        return [a.dest for a in action._choices_actions]
+    return [str(c) for c in action.choices]
 
 
-class Context:
-    """Lazily resolved workbench and store for a command."""
+def option_strings(parser) -> set[str]:
+    """Every option of ``parser`` and of its subcommands, for a did-you-mean."""
+    import argparse
 
-    def __init__(self, args: argparse.Namespace):
-        self.args = args
-        self._workbench: Workbench | None = None
-        self._store: Store | None = None
-
-    @property
-    def workbench(self) -> Workbench:
-        if self._workbench is None:
-            try:
-                self._workbench = find_workbench(
-                    self.args.workbench, os.environ.get("BENCHTUI_WORKBENCH"), Path.cwd(),
-                    store=self.args.store,
-                )
-            except WorkbenchError as exc:
-                raise UsageError(str(exc)) from exc
-        return self._workbench
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            try:
-                # checked first: a damaged file gets one message, and no command writes into it
-                self._store = Store(self.workbench.store_path, check=True)
-            except StoreError as exc:
-                raise CommandError(str(exc)) from exc
-        return self._store
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(o for o in action.option_strings if o.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                found |= option_strings(sub)
+    return found
 
 
-def print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, sort_keys=False, default=str))
+def with_suggestions(parser, message: str) -> str:
+    """argparse's "unrecognized arguments: --jbos 2" with the closest options named."""
+    prefix = "unrecognized arguments: "
+    if not message.startswith(prefix):
+        return message
+    from benchtui.text.suggest import close_names
+
+    unknown = [t.split("=", 1)[0] for t in message[len(prefix):].split() if t.startswith("-")]
+    if not unknown:
+        return message
+    known = sorted(option_strings(parser))
+    said = []
+    for option in unknown:
+        close = close_names(option, known, n=2) if option.startswith("--") else []
+        said.append(f"unknown option {option}" + (f": did you mean {' or '.join(close)}?" if close else ""))
+    return "; ".join(said)
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:
@@ -157,14 +156,34 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class())
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
-    said_everywhere(parser)
+    p = sub.add_parser("help", help="help on a command: `benchtui help run`, `benchtui help grades set`")
+    p.add_argument("topic", nargs="*", metavar="COMMAND")
+    p.set_defaults(func=lambda args, ctx: command_help(parser, args.topic))
+    help_for_shared_options(parser)
     return parser
+
+
+def command_help(parser: argparse.ArgumentParser, topic: list[str]) -> int:
+    """``benchtui help COMMAND [ACTION]``: that command's --help, as git help does."""
+    import argparse
+
+    for word in topic:
+        subs = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if subs is None or word not in subs.choices:
+            from benchtui.text.suggest import suggest
+
+            shown = visible_choices(subs) if subs is not None else []
+            raise UsageError(f"no help on {' '.join(topic)!r}: {parser.prog} has no {word!r}"
+                             + (f"; {suggest(word, shown, 'it has')}" if shown else ""))
+        parser = subs.choices[word]
+    parser.print_help()
+    return EXIT_OK
 
 
 JSON_HELP = "print JSON instead of text: stdout holds only the JSON"
 
 
-def said_everywhere(parser: argparse.ArgumentParser) -> None:
+def help_for_shared_options(parser: argparse.ArgumentParser) -> None:
     """Options every command shares get one help text wherever a command left it out."""
     import argparse
 
@@ -173,54 +192,7 @@ def said_everywhere(parser: argparse.ArgumentParser) -> None:
             action.help = JSON_HELP
         if isinstance(action, argparse._SubParsersAction):
             for sub in set(action.choices.values()):
-                said_everywhere(sub)
-
-
-# A store larger than this is checked for damage by the dashboard's first rescan (in its
-# worker) rather than before the first frame: quick_check reads every page (~3 ms/MB).
-CHECK_BEFORE_START_BYTES = 8 * 1024 * 1024
-
-
-def no_terminal() -> str | None:
-    """Which of standard input and output is not a terminal, said as a clause, where
-    the dashboard would draw into a file or a pipe and wait for keys that never come;
-    None when both are terminals."""
-    missing = [name for name, stream in (("standard input", sys.stdin), ("standard output", sys.stdout))
-               if stream is None or not stream.isatty()]
-    if len(missing) == 2:
-        return "neither standard input nor standard output is a terminal"
-    return f"{missing[0]} is not a terminal" if missing else None
-
-
-def open_dashboard(ctx: Context) -> int:
-    """The dashboard shows the stored index at once and rescans in a worker."""
-    path = ctx.workbench.store_path
-    big = path.is_file() and path.stat().st_size > CHECK_BEFORE_START_BYTES
-    try:  # open (and migrate) here, so a broken store is a one-line error, not a screen
-        Store(path, check=not big).close()
-    except StoreError as exc:
-        raise CommandError(str(exc)) from exc
-    if (what := no_terminal()) is not None:  # after the store: its damage is the more urgent news
-        raise CommandError(f"the dashboard needs a terminal, and {what} here: run benchtui in one, "
-                           "or use its commands (benchtui --help), e.g. benchtui results")
-    # Start-up allocates a great deal and frees almost nothing, so Python's
-    # cyclic collector would run ~100 times (~10 ms) before the first frame for
-    # nothing: it is off until the app has shown that frame (run_app turns it
-    # back on then), or until the app returns.
-    gc.disable()
-    try:
-        from benchtui.store.queries import MatrixPrefetch
-
-        # the cells a first frame can show (a row per terminal line; the models whose
-        # columns fit beside the 24-cell challenge column); the rest are read in the
-        # matrix's worker right after that frame
-        size = shutil.get_terminal_size()
-        prefetch = MatrixPrefetch(path, first=size.lines, width=size.columns - 24)
-        from benchtui.tui.app import run_app  # imported late: engine stays free of textual
-
-        return run_app(ctx.workbench, prefetch=prefetch) or 0
-    finally:
-        gc.enable()
+                help_for_shared_options(sub)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchtui: {exc}", file=sys.stderr)
         return EXIT_FAIL
     except sqlite3.DatabaseError as exc:  # damage found mid-command (a file truncated under us, ...)
-        where = ctx._workbench.store_path if ctx._workbench is not None else "store.db"
+        where = ctx.resolved_workbench.store_path if ctx.resolved_workbench is not None else "store.db"
         print(f"benchtui: {damage_message(where, str(exc)) if is_damage(exc) else f'store error: {exc}'}", file=sys.stderr)
         return EXIT_FAIL
     except KeyboardInterrupt as exc:  # a command may say what the interrupt left (or undid)

@@ -32,6 +32,7 @@ LEGEND_ORDER = ("pass", "partial", "fail", "error", "timeout", "compile_error", 
 UNKNOWN_GLYPH = "?"  # a verdict this version does not know (a newer store)
 WARNING_MARK = "⚠"  # a cell whose answer has scan warnings
 STALE_MARK = "≠"  # a cell whose verdict is on files that have changed since
+IN_FLIGHT_MARK = "◌"  # a run in progress beside the cell's last finished verdict
 PENDING_MARK = "…"  # a cell not read yet (a big matrix's first frame)
 
 

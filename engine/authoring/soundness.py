@@ -15,7 +15,7 @@
   of the reference alone (``reference_mutation_score``, sandboxed like every
   audit), a figure that never fails a plugin.
 
-The reference runs as the answer through ``engine.verify.local`` (no
+The reference runs as the answer through ``benchtui.runner.local`` (no
 sandbox): it and the suite are the author's own trusted code. A CUDA
 challenge's reference is the checker's oracle, not an answer that nvcc
 builds, and an imported deck problem's reference that ``benchtui run`` would
@@ -34,7 +34,7 @@ from pathlib import Path
 from benchtui.challenges import contracts, coverage
 from benchtui.challenges.definition import Challenge
 from benchtui.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
 ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter", "prompt"}
@@ -166,7 +166,7 @@ def reference_backend(challenge: Challenge) -> str:
 def run_reference(challenge: Challenge, seed: int) -> dict:
     """The suite's checks with the challenge's reference as the answer (its
     ``adapters/reference.py`` binds it where its API is not the contract)."""
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
         answer = Path(tmp) / "reference-as-answer"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 
 
 def register(sub) -> None:

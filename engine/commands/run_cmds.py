@@ -4,13 +4,16 @@ from __future__ import annotations
 import sys
 
 from benchtui.challenges.definition import challenge_for_name
-from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
+from benchtui.records.coverage import describe, summary
+from benchtui.records.scan_kinds import WAITING_KIND
+from benchtui.records.verdicts import FAILING
 from benchtui.store import queries, runs_sql
 from benchtui.text.fit import fit, fit_check
+from benchtui.text.suggest import suggest
 from benchtui.workbench.scan import scan_workbench
-from benchtui.workbench.scan_records import WAITING_KIND
 
 
 def register(sub) -> None:
@@ -23,6 +26,11 @@ def register(sub) -> None:
     p.add_argument("--no-self-check", action="store_true", help="skip the answer's own tests and demos")
     p.add_argument("--unsafe-no-isolation", action="store_true",
                    help="allow running with rlimits alone when no namespace sandbox works (network stays open)")
+    rerun = p.add_argument_group("only some of the selected answers (several: any of them)")
+    rerun.add_argument("--stale", action="store_true", help="those whose files changed since their last finished run")
+    rerun.add_argument("--failed", action="store_true",
+                       help=f"those whose last finished verdict fails ({', '.join(sorted(FAILING))})")
+    rerun.add_argument("--not-run", action="store_true", help="those with no finished run")
     add_cluster_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
@@ -32,17 +40,35 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_results)
 
 
+def rerun_only(store, pairs: list[tuple[str, str]], stale: bool, failed: bool, not_run: bool) -> list[tuple[str, str]]:
+    """The pairs ``--stale``, ``--failed`` and ``--not-run`` keep (any of those asked; all
+    pairs when none is): from each answer's last finished run."""
+    if not (stale or failed or not_run):
+        return pairs
+    from benchtui.store.judging import stale_runs
+
+    latest = {(r["model"], r["challenge"]): r for r in runs_sql.latest_done_runs(store, "id, model, challenge, verdict")}
+    changed = stale_runs(store, [r["id"] for r in latest.values()]) if stale else {}
+    keep = []
+    for pair in pairs:
+        run = latest.get(pair)
+        if (not_run and run is None) or (failed and run is not None and run["verdict"] in FAILING) \
+                or (stale and run is not None and run["id"] in changed):
+            keep.append(pair)
+    return keep
+
+
 def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[str, str]]:
     store = ctx.store
     known_models = store.model_names()
     for m in models:
         if m not in known_models:
-            raise UsageError(f"unknown model {m!r}; known: {', '.join(known_models) or 'none'}")
+            raise UsageError(f"unknown model {m!r}; {suggest(m, known_models, 'known models')}")
     ids = []
     for name in challenges:
         found = challenge_for_name(name, ctx.workbench.challenges)
         if found is None:
-            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
+            raise UsageError(f"unknown challenge {name!r}; {suggest(name, ctx.workbench.challenges, 'known challenges')}")
         ids.append(found.id)
     chosen = [a for a in store.answers() if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
     # a folder holding only what was handed out has nothing to run: no run is recorded for it
@@ -81,10 +107,10 @@ def print_record(r: dict, answers: dict | None = None) -> None:
     said = in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer" else None
     print(f"{said or shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
     # requirements and checks that share a reason are said once (a CPU-only run skips most of fuse's)
-    unmet = said_once(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
+    unmet = grouped_by_key(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
     for (status, reason), ids in unmet:
         print("\n".join(fit_check(f"    {status:<13} {', '.join(ids)}: ", status, reason)))
-    shown = said_once(((c["verdict"], c["message"]), c["name"]) for c in r["checks"] if c["verdict"] not in ("pass", "info"))
+    shown = grouped_by_key(((c["verdict"], c["message"]), c["name"]) for c in r["checks"] if c["verdict"] not in ("pass", "info"))
     for (verdict, message), names in shown:
         if len(names) == 1:
             print("\n".join(fit_check(f"    {verdict:<13} {names[0]}: ", verdict, message)))
@@ -93,7 +119,7 @@ def print_record(r: dict, answers: dict | None = None) -> None:
                                  whole=True)))
 
 
-def said_once(items) -> list[tuple[tuple, list[str]]]:
+def grouped_by_key(items) -> list[tuple[tuple, list[str]]]:
     """``(key, name)`` pairs grouped by key, in first-seen order: ``[(key, [names])]``."""
     groups: dict[tuple, list[str]] = {}
     for key, name in items:
@@ -102,17 +128,13 @@ def said_once(items) -> list[tuple[tuple, list[str]]]:
 
 
 def run_coverage(r: dict) -> dict:
-    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements")."""
-    from benchtui.challenges import coverage
-
+    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements met")."""
     cov = queries.stored_value(r.get("coverage")) if r.get("coverage") else None
-    return {"coverage": cov, "covers": coverage.summary(cov)}
+    return {"coverage": cov, "covers": summary(cov)}
 
 
 def shown_verdict(r: dict) -> str:
-    from benchtui.challenges import coverage
-
-    return coverage.describe(r["verdict"], r.get("coverage"))
+    return describe(r["verdict"], r.get("coverage"))
 
 
 def cmd_run(args, ctx) -> int:
@@ -142,6 +164,12 @@ def cmd_run(args, ctx) -> int:
             raise UsageError(str(exc)) from None
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
+    asked = [flag for flag, on in (("--stale", args.stale), ("--failed", args.failed), ("--not-run", args.not_run)) if on]
+    if asked:
+        pairs = rerun_only(ctx.store, pairs, args.stale, args.failed, args.not_run)
+        if not pairs:
+            print(f"nothing to run: no answer selected is {' or '.join(asked)}".replace("--", ""), file=sys.stderr)
+            return 0
     answers = {(a["model"], a["challenge"]): a for a in ctx.store.answers()}
     cancel, drain, flight = threading.Event(), threading.Event(), InFlight()
     with connected(address) as cluster, driver_signals(cancel, cluster) as caught, \
@@ -237,11 +265,10 @@ class _progress:
 
 
 def cmd_results(args, ctx) -> int:
-    from benchtui.runner.orchestrate import mark_interrupted
+    from benchtui.runner.orchestrate import scan_and_mark_interrupted
 
-    scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
-    mark_interrupted(store)
+    scan_and_mark_interrupted(ctx.workbench, store)
     latest = runs_sql.latest_done_runs(store, "id, challenge, versions")
     suites = queries.current_suites(store)
     superseded = {r["id"]: why for r in latest if (why := queries.superseded_suite(r["versions"], r["challenge"], suites))}
@@ -249,12 +276,19 @@ def cmd_results(args, ctx) -> int:
     from benchtui.store.judging import stale_runs
 
     stale = stale_runs(store, [r["run_id"] for r in records])
+    flying = runs_sql.in_flight(store)
+    from benchtui.grading.grades import answerless_cells
+
+    gone = answerless_cells(store, {(r["model"], r["challenge"]) for r in records})
     for r in records:  # a verdict on files that have changed since: said, never shown as current
         r["stale"] = stale.get(r["run_id"], "")
+        r["no_answer"] = (r["model"], r["challenge"]) in gone  # its folder is gone (renamed or removed)
+        r["in_flight"] = runs_sql.in_flight_text(flying.get((r["model"], r["challenge"])))
     have = {(r["model"], r["challenge"]) for r in records}
     old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
                 for r in runs_sql.runs_by_id(store, superseded)}
     not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": queries.answer_state(a),
+                **({"in_flight": runs_sql.in_flight_text(flying[key])} if key in flying else {}),
                 **({"superseded_run": old_runs[key][0], "why": old_runs[key][1]} if key in old_runs else {})}
                for a in store.answers() if (key := (a["model"], a["challenge"])) not in have]
     said = queries.no_answer_words(store, [{**r, "id": r["run_id"]} for r in records])
@@ -265,8 +299,14 @@ def cmd_results(args, ctx) -> int:
     for r in records:
         said_as = said.get(r["run_id"]) or shown_verdict(r)
         print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}"
-              + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else ""))
+              + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else "")
+              + (f"  ({r['in_flight']})" if r["in_flight"] else "")
+              + ("  (no answer: its folder is gone)" if r["no_answer"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
-        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")
+        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}" + (f"  ({r['in_flight']})" if "in_flight" in r else ""))
+    from benchtui.commands.workbench_cmds import gone_lines
+
+    for line in gone_lines(store):
+        print(line)
     return 0

@@ -8,13 +8,28 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 
-from benchtui.store import decks_sql
+from benchtui.records import verdicts as V
+from benchtui.store import decks_sql, runs_sql
 from benchtui.store.database import Store
 from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
-from benchtui.verify import verdicts as V
 from benchtui.verify.judged import not_judged
 
 FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)
+
+
+def shape_figures(shape: dict) -> str:
+    """A published shape's figures, each fraction named by what it is a fraction of: a
+    deck's ``frac`` may be the compute fraction of a memory-bound shape, so it is never
+    shown bare beside the bound ("0.003 of peak compute, 0.293 of peak bandwidth")."""
+    parts = [f"{shape.get('ms', '-')} ms", f"{shape.get('tflops', '-')} TFLOPS", f"{shape.get('gbps', '-')} GB/s"]
+    named = [f"{shape[key]} of {what}" for key, what in (("compute_util", "peak compute"), ("mem_util", "peak bandwidth"))
+             if shape.get(key) is not None]
+    if named:
+        parts += named
+    elif shape.get("frac") is not None:
+        parts.append(f"{shape['frac']} of the deck's peak (which peak, the deck does not say)")
+    bound = f" ({shape['bound']}-bound)" if shape.get("bound") else ""
+    return ", ".join(parts) + bound
 
 
 @dataclass
@@ -35,6 +50,7 @@ class Row:
     not_judged: str | None = None   # why benchtui's run judged nothing ("time limit hit before ...")
     stale: str = ""                 # benchtui's verdict is on files that changed since ("kv_cache.py changed")
     edited: str = ""                # the answer is no longer the file the deck judged ("solution.py edited ...")
+    in_flight: str = ""             # a run of this answer in progress, beside the finished verdict ("run #7 in flight")
 
     @property
     def judged(self) -> str | None:
@@ -98,6 +114,7 @@ def spearman(pairs: list[tuple[float, float]]) -> float | None:
 def summary(rows: list[Row]) -> dict:
     counts = {"answers": sum(r.has_answer for r in rows), "published": sum(r.deck_verdict is not None for r in rows),
               "deck_pass": sum(r.deck_verdict == "PASS" for r in rows), "run_here": sum(r.verdict is not None for r in rows),
+              "in_flight": sum(bool(r.in_flight) for r in rows),
               "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
               "not_judged_here": 0, "not_judged_why": {}}
     for r in rows:
@@ -172,6 +189,7 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == V.TIMEOUT])
     stale = stale_runs(store, [r["id"] for r in latest.values()])
     hashes = answer_hashes(store)
+    flying = runs_sql.in_flight(store)
     for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
@@ -191,7 +209,8 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         figure=figure, annotations=notes.get((d["deck"], d["run_id"]), []),
                         has_answer=bool(d["has_answer"]), not_judged=why,
                         stale=stale.get(run["id"], "") if run else "",
-                        edited=_edited(d, hashes.get((d["model"], d["challenge"])))))
+                        edited=_edited(d, hashes.get((d["model"], d["challenge"]))),
+                        in_flight=runs_sql.in_flight_text(flying.get((d["model"], d["challenge"])))))
     per: dict[str, list[Row]] = {}
     for r in rows:
         per.setdefault(r.challenge, []).append(r)

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from benchtui.challenges.definition import CHALLENGE_IDS, normalise_name
 from benchtui.store import grades_sql, transactions, transcripts_sql
 from benchtui.store.database import Store, now_iso
+from benchtui.text.suggest import suggest
 
 RUBRIC_VERSION = "1"
 
@@ -240,7 +241,9 @@ def resolve_model(store: Store, name: str) -> str:
     for row in rows:
         if key and key in (normalise_name(row["name"]), normalise_name(row["display_name"] or "")):
             return row["name"]
-    raise GradeError(f"unknown model {name!r}; known: {', '.join(r['name'] for r in rows) or 'none (scan first)'}")
+    if not rows:
+        raise GradeError(f"unknown model {name!r}; known: none (scan first)")
+    raise GradeError(f"unknown model {name!r}; {suggest(name, [r['name'] for r in rows], 'known models')}")
 
 
 # Published names of the standard challenges, for stores whose challenge
@@ -274,11 +277,18 @@ def resolve_challenge(store: Store, name: str) -> str:
     for cid, aliases in names.items():
         if key and key in {normalise_name(a) for a in aliases if a}:
             return cid
-    known = ", ".join(names)
-    raise GradeError(f"unknown challenge {name!r}; known: {known}")
+    raise GradeError(f"unknown challenge {name!r}; {suggest(name, names, 'known challenges')}")
 
 
 # -- grades -----------------------------------------------------------------
+@dataclass(frozen=True)
+class JudgedBy:
+    """What a judge's grade rests on: the model called, the rubric's sha256, the mode."""
+    model: str
+    rubric_sha: str
+    mode: str
+
+
 @dataclass(frozen=True)
 class Grade:
     id: int
@@ -298,6 +308,10 @@ class Grade:
     invalid_reason: str | None
     source: str | None
     source_key: str | None
+    # what a grade made by `benchtui judge` rests on (None on people's and imported grades)
+    judge_model: str | None = None
+    rubric_sha: str | None = None
+    judge_mode: str | None = None
 
     @property
     def display(self) -> str:
@@ -342,12 +356,13 @@ def set_grade(
     store: Store, model: str, challenge: str, grade: str | float | GradeValue, *,
     dimension: str = OVERALL, grader: str | None = None, grader_kind: str = "human",
     note: str | None = None, source: str = "manual", source_key: str | None = None,
-    created_at: str | None = None,
+    created_at: str | None = None, judged: JudgedBy | None = None,
 ) -> Grade:
     """Record a grade; it supersedes the same grader's current grade on the cell.
 
     ``model`` and ``challenge`` may be folder/id or display names. Raises
     GradeError (nothing written) for an unknown name or a bad grade.
+    ``judged``: the judge model, rubric and mode of a grade `benchtui judge` made.
     """
     value = grade if isinstance(grade, GradeValue) else parse_grade(grade)
     dim = find_dimension(dimension).id
@@ -361,7 +376,9 @@ def set_grade(
                 "model": model_name, "challenge": challenge_id, "dimension": dim, "letter": value.letter,
                 "score": value.score, "points": value.points, "grader_id": who.id, "note": note or None,
                 "rubric_version": RUBRIC_VERSION, "created_at": created_at or now_iso(),
-                "supersedes": previous.id if previous else None, "source": source, "source_key": source_key})
+                "supersedes": previous.id if previous else None, "source": source, "source_key": source_key,
+                "judge_model": judged.model if judged else None, "rubric_sha": judged.rubric_sha if judged else None,
+                "judge_mode": judged.mode if judged else None})
     except sqlite3.DatabaseError as exc:
         raise GradeError(f"grade not stored: {exc}") from exc
     return get_grade(store, new_id)
@@ -477,13 +494,15 @@ def missing_answer(store: Store, model: str, challenge: str) -> str | None:
 
 
 def answerless_cells(store: Store, cells) -> set[tuple[str, str]]:
-    """Those of ``cells`` (model, challenge) with no answer in the workbench,
-    for a model it holds: graded all the same (``grade set --no-answer``)."""
+    """Those of ``cells`` (model, challenge) with no answer in the workbench: graded all
+    the same (``grade set --no-answer``), or of a model folder that is gone (renamed or
+    removed since; ``benchtui model move``). Nothing before a scan has found a model."""
     present_models = grades_sql.present_models(store)
+    if not present_models:
+        return set()
     answers = {(r["model"], r["challenge"]): bool(r["present"]) and r["status"] != "no_answer"
                for r in grades_sql.answer_presences(store)}
-    scanned = {m for m, _ in answers}
-    return {(m, c) for m, c in cells if m in present_models and m in scanned and not answers.get((m, c), False)}
+    return {(m, c) for m, c in cells if m not in present_models or not answers.get((m, c), False)}
 
 
 def grade_history(

@@ -25,6 +25,7 @@ import json
 import os
 import platform
 import socket
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -32,25 +33,59 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict, cast
 
 import benchtui
+from benchtui.challenges.definition import RunLimits
 from benchtui.host import resources
+from benchtui.host.backends import probe_all
+from benchtui.records import verdicts as V
+from benchtui.records.checks import CheckRow, DoneRecord
+from benchtui.records.job import Job
 from benchtui.runner import sandbox
 from benchtui.runner.selfcheck import plan_self_check, read_capped
 from benchtui.verify import gpu_lock, monitor
-from benchtui.verify import verdicts as V
 
 REPO_ROOT = resources.PACKAGE_ROOT  # all of benchtui's files: the clone, or the installed package folder
 ANSWER_GRACE_S = 5.0
 
 
-@dataclass
-class RunLimits:
-    timeout_s: float
-    cpu_s: int
-    memory_mb: int
-    self_check_timeout_s: float
-    file_size_mb: int = 256
+class SelfCheckResult(TypedDict, total=False):
+    """The answer's own tests, run after its checks: shown, never counted (engine/runner/selfcheck.py)."""
+    self_status: str
+    self_command: str
+    self_output: str
+    self_exit_code: int
+    self_duration_s: float
+
+
+class WorkerFacts(TypedDict):
+    """Where a cluster task ran: versions and the device, as the run row records them."""
+    versions: dict[str, str]
+    device: str
+    pid: int
+
+
+class BundleResult(TypedDict):
+    """What ``execute_bundle`` returns, here or from a Ray task: plain data."""
+    checks: list[CheckRow]
+    done: DoneRecord | None  # None: the checker did not run to its end
+    timed_out: bool
+    wall_s: float
+    stopped: bool  # by the caller (Ctrl-C, a cancelled batch), not by a limit
+    exit_code: int | None
+    signal: int | None
+    layer: str
+    in_flight: str | None  # the check the time limit stopped
+    checker_stderr: str
+    answer_stdout: str
+    answer_stderr: str
+    host: str
+    trace: NotRequired[Any]  # an audit's baseline (collect_trace)
+    lines: NotRequired[dict[str, Any]]  # an audit's baseline (collect_lines)
+    self_check: NotRequired[SelfCheckResult]
+    node: NotRequired[str]  # a cluster task's node
+    facts: NotRequired[WorkerFacts]  # a cluster task's worker
 
 
 @dataclass
@@ -60,7 +95,7 @@ class JobBundle:
     model: str
     challenge_id: str
     answer_tar: bytes  # the scratch copy, ready to run
-    job: dict  # engine.verify.execute.Job fields, minus the paths and fds filled in where it runs
+    job: Job  # without the paths and descriptors, filled in where it runs
     limits: RunLimits
     gpu: bool = False
     challenge_dir: str | None = None  # the plugin's folder, when it runs on the driver's machine
@@ -68,7 +103,7 @@ class JobBundle:
     adapter_name: str | None = None
     adapter_bytes: bytes | None = None
     results_preamble: str = ""  # results lines the driver wrote before the run (the `adapter` check)
-    overlay: dict = field(default_factory=dict)  # relpath -> text written over the copy (an audit's mutant)
+    overlay: dict[str, str] = field(default_factory=dict)  # relpath -> text written over the copy (an audit's mutant)
     self_check: bool = True
     layer: str = "auto"  # the sandbox layer; "auto": the strongest that works where it runs
     allow_unsafe: bool = False
@@ -79,10 +114,6 @@ class JobBundle:
     hide: list[str] = field(default_factory=list)  # the driver's folders an answer must not see, where they exist
     engine_version: str = benchtui.__version__
     engine_fingerprint: str = ""
-
-    def without_challenge_path(self, challenge_path: Path) -> JobBundle:
-        """This bundle with the challenge plugin carried by value (for another machine)."""
-        return dataclasses.replace(self, challenge_dir=None, challenge_tar=pack_tree(challenge_path, skip_adapters=False))
 
 
 # -- trees as bytes --------------------------------------------------------------------
@@ -122,7 +153,10 @@ def unpack_tree(data: bytes, dst: Path) -> None:
                 target.mkdir(parents=True, exist_ok=True)
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                with tar.extractfile(member) as src:
+                src = tar.extractfile(member)
+                if src is None:  # a plain file always has its bytes; said, were it ever not
+                    raise ValueError(f"a tar member without its bytes: {member.name!r}")
+                with src:
                     target.write_bytes(src.read())
                 if member.mode & 0o111:
                     target.chmod(0o755)
@@ -164,7 +198,7 @@ def check_engine(bundle: JobBundle) -> None:
 
 # -- running it ------------------------------------------------------------------------
 
-def hidden_here(bundle: JobBundle, challenge_path: Path) -> list[Path]:
+def hidden_from_answers(bundle: JobBundle, challenge_path: Path) -> list[Path]:
     """What an answer's process must not see on this machine: the challenges,
     the driver's workbench and store where this machine has them, and
     benchtui's own files (the checkout, or the installed challenges, demo
@@ -172,7 +206,7 @@ def hidden_here(bundle: JobBundle, challenge_path: Path) -> list[Path]:
     return [challenge_path.parent, *(Path(p) for p in bundle.hide), resources.bundled_challenges(), *resources.install_folders()]
 
 
-def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.Event | None = None) -> dict:
+def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.Event | None = None) -> BundleResult:
     """Run one bundle: scratch copy -> checker and answer, each in its own
     sandbox -> results parsed -> the self-check on a fresh copy. ``layer``:
     a sandbox layer already chosen here (else the bundle's request is
@@ -180,8 +214,8 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
     if layer is None:
         layer = sandbox.choose_layer(bundle.layer, allow_unsafe=bundle.allow_unsafe)
     limits = bundle.limits
-    with tempfile.TemporaryDirectory(prefix="benchtui-run-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="benchtui-run-") as scratch:
+        tmp = Path(scratch)
         work, out = tmp / "answer", tmp / "out"
         unpack_tree(bundle.answer_tar, work)
         for rel, text in bundle.overlay.items():
@@ -205,9 +239,9 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
             adapter.write_bytes(bundle.adapter_bytes)
             adapter.parent.chmod(0o777)
             adapter.chmod(0o666)
-        job = {**bundle.job, "challenge_dir": str(challenge_path), "answer_dir": str(work),
-               "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
-        hide = hidden_here(bundle, challenge_path)
+        job = dataclasses.replace(bundle.job, challenge_dir=str(challenge_path), answer_dir=str(work),
+                                  adapter_path=str(adapter) if adapter else None, results_path=str(results))
+        hide = hidden_from_answers(bundle, challenge_path)
         # One GPU job at a time per device (engine/verify/gpu_lock.py): the checker locks this
         # descriptor before it touches the GPU; it is released when it is closed here, after
         # both processes ended. CPU-only jobs stay parallel.
@@ -219,7 +253,7 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         finally:
             if lock_fd is not None:
                 os.close(lock_fd)
-        got = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
+        got: BundleResult = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
                "stopped": done is None and stop is not None and stop.is_set(),  # by the caller, not by a limit
                "exit_code": res.exit_code, "signal": res.signal, "layer": layer,
                "in_flight": in_flight(results) if res.timed_out else None,
@@ -243,7 +277,13 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         return got
 
 
-def sandbox_env(gpu: bool) -> dict:
+def self_check_env(gpu: bool) -> dict[str, str]:
+    """The self-check's environment: Python writes its output as it goes, so a self-check its
+    budget stops keeps what it printed (a buffer killed with the process is lost)."""
+    return {**sandbox_env(gpu), "PYTHONUNBUFFERED": "1"}
+
+
+def sandbox_env(gpu: bool) -> dict[str, str]:
     """What the sandboxed processes get on top of the sandbox's own clean environment:
     benchtui's engine, and for a GPU run the devices this process was given (a Ray task
     asking for one GPU gets CUDA_VISIBLE_DEVICES: the answer sees only that one)."""
@@ -259,7 +299,7 @@ def sandbox_env(gpu: bool) -> dict:
     return env
 
 
-def toolkit_env() -> dict:
+def toolkit_env() -> dict[str, str]:
     """For a GPU run, the toolkit whose files the sandbox binds (engine/runner/sandbox_view.py),
     found the way an answer's build tools look for it: its bin/ first on PATH (where a
     Makefile or torch finds nvcc), CUDA_HOME (torch's load_inline) and NVCC (benchtui's own)."""
@@ -298,10 +338,18 @@ def module_build_cache(challenge_path: Path, work: Path) -> Path | None:
     return folder
 
 
-def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
+def process_limits(limits: RunLimits, wall_s: float, gpu: bool) -> sandbox.Limits:
+    """One sandboxed process's limits from the run's: its own wall-clock limit (the checker's is
+    the run's time limit; the answer's a little longer; the self-check's what is left of its
+    budget), no address-space limit on a GPU (RLIMIT_AS breaks CUDA)."""
+    return sandbox.Limits(wall_s=wall_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb,
+                          file_size_mb=limits.file_size_mb)
+
+
+def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
                   layer: str, hide: list[Path], checker: str = "benchtui.runner.child",
                   answer_server: str = "benchtui.runner.answer_server", cancel: threading.Event | None = None,
-                  gpu_lock_fd: int | None = None):
+                  gpu_lock_fd: int | None = None) -> tuple[list[CheckRow], DoneRecord | None, sandbox.SandboxResult]:
     """The checker and the answer, each in its own sandbox, joined by a
     socket; the checker also gets a socket to a memory monitor run here.
     ``checker``/``answer_server`` name the entry modules (an audit's differ); setting
@@ -309,18 +357,18 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     (engine/verify/gpu_lock.py) goes to the checker only."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno(), "gpu_lock_fd": gpu_lock_fd}
-    (out / "job.json").write_text(json.dumps(job))
-    box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb,
-                         file_size_mb=limits.file_size_mb)
+    job = dataclasses.replace(job, answer_fd=checker_end.fileno(), monitor_fd=monitor_there.fileno(), gpu_lock_fd=gpu_lock_fd,
+                              run_deadline=time.time() + limits.timeout_s)  # the checker's sandbox clock starts now
+    (out / "job.json").write_text(job.to_json())
+    box = process_limits(limits, limits.timeout_s, gpu)
     # the answer's process outlives the checker's limit a little, so the time limit
     # stops the checker (which names the check in flight), never the answer first:
     # it ends anyway when the checker goes
-    answer_box = dataclasses.replace(box, wall_s=limits.timeout_s + ANSWER_GRACE_S)
+    answer_box = process_limits(limits, limits.timeout_s + ANSWER_GRACE_S, gpu)
     env = sandbox_env(gpu)
     build_cache = module_build_cache(challenge_path, work) if gpu else None
     answer_env = {**env, "BENCHTUI_BUILD_CACHE": str(build_cache)} if build_cache else env
-    answer_proc: list = []
+    answer_proc: list[subprocess.Popen[bytes]] = []
     stop = threading.Event()
 
     def answer_pid() -> int | None:
@@ -328,7 +376,7 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
             return None
         return sandbox.find_process(answer_proc[0].pid, f"{sys.executable}\0-m\0{answer_server}\0".encode())
 
-    def run_answer():
+    def run_answer() -> None:
         try:
             sandbox.run_sandboxed(
                 [sys.executable, "-m", answer_server, str(answer_end.fileno()), str(work), str(adapter or "")],
@@ -361,7 +409,7 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     return checks, done, res
 
 
-def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
+def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> SelfCheckResult:
     """Run the answer's own tests/demos on a fresh scratch copy."""
     limits, gpu = bundle.limits, bundle.gpu
     with tempfile.TemporaryDirectory(prefix="benchtui-self-") as tmp:
@@ -383,9 +431,9 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
                 status = "timeout"
                 break
             log = Path(tmp) / "self.log"
-            res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else limits.memory_mb),
+            res = sandbox.run_sandboxed(cmd, workdir=work, limits=process_limits(limits, left, gpu),
                                         layer=layer, hide_paths=hide,
-                                        ro_paths=[resources.ENGINE_DIR], env=sandbox_env(gpu), gpu=gpu,
+                                        ro_paths=[resources.ENGINE_DIR], env=self_check_env(gpu), gpu=gpu,
                                         stdout_path=log, stderr_path=log)
             text = read_capped(log, 16 * 1024)
             code = res.exit_code if res.exit_code is not None else -(res.signal or 9)
@@ -419,12 +467,13 @@ def in_flight(path: Path) -> str | None:
     return started[-1] if started and started[-1] not in finished else None
 
 
-def parse_results(path: Path) -> tuple[list[dict], dict | None]:
+def parse_results(path: Path) -> tuple[list[CheckRow], DoneRecord | None]:
     """Checks and the final 'done' record from the child's results file.
     A torn last line (the child was killed mid-write) is ignored."""
-    from benchtui.verify import verdicts as V
+    from benchtui.records import verdicts as V
 
-    checks, done = [], None
+    checks: list[CheckRow] = []
+    done: DoneRecord | None = None
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -437,16 +486,14 @@ def parse_results(path: Path) -> tuple[list[dict], dict | None]:
         if "check" in obj and isinstance(obj["check"], dict):
             c = obj["check"]
             if c.get("verdict") in V.CHECK_VERDICTS and isinstance(c.get("name"), str):
-                checks.append(c)
+                checks.append(cast(CheckRow, c))  # the checker's Check.as_dict, its name and verdict read
         elif obj.get("done"):
             done = obj
     return checks, done
 
 
-def worker_facts(backend: str) -> dict:
+def worker_facts(backend: str) -> WorkerFacts:
     """Where it ran: versions and the device, as the run row records them."""
-    from benchtui.host.backends import probe_all
-
     out = {"python": platform.python_version(), "benchtui": benchtui.__version__}
     for st in probe_all().values():
         out.update(st.versions)

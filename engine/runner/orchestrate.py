@@ -14,38 +14,29 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 import benchtui
 from benchtui.challenges import adapters, coverage
-from benchtui.challenges.definition import Challenge
-from benchtui.host import resources
+from benchtui.challenges.definition import Challenge, RunLimits
 from benchtui.host.backends import choose_backend, probe_all, require_backend
+from benchtui.records import verdicts as V
+from benchtui.records.checks import CheckRow
+from benchtui.records.job import Job
 from benchtui.runner import sandbox
-from benchtui.runner.bundle import (  # noqa: F401
-    ANSWER_GRACE_S,
-    REPO_ROOT,
-    JobBundle,
-    RunLimits,
-    engine_fingerprint,
-    execute_bundle,
-    in_flight,
-    open_up,
-    pack_tree,
-    parse_results,
-    two_processes,
-)
+from benchtui.runner.bundle import BundleResult, JobBundle, engine_fingerprint, execute_bundle, open_up, pack_tree
 from benchtui.runner.run_order import LongestFirst
 from benchtui.store import answers_sql, runs_sql, transcripts_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.store.queries import TRIAL, answer_row, suite_origin
 from benchtui.verify import seeds
-from benchtui.verify import verdicts as V
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
+from benchtui.workbench.scan import ScanResult, scan_workbench
 
 
 @dataclass
@@ -74,6 +65,21 @@ class RunOptions:
     trial: bool = False  # `adapter check`: stored with status TRIAL, never the answer's latest verdict
 
 
+class Cluster(Protocol):
+    """Where runs go as remote tasks (engine/cluster/ray_cluster.py's ``Cluster``, on a floor above)."""
+
+    def choose_backend(self, requested: str, supported: tuple[str, ...]) -> tuple[str, str | None]: ...
+
+    def watch(self, cancel: threading.Event) -> None: ...
+
+    def run(self, bundle: JobBundle, challenge: Challenge,
+            on_running: Callable[..., None] | None = None) -> BundleResult: ...
+
+    def require_backend(self, requested: str) -> None: ...
+
+    def slots(self) -> int: ...
+
+
 class RunInterrupted(Exception):
     """A run that did not finish through no fault of the answer: its cluster node died
     (after the one retry), or the batch was cancelled while it ran. ``node`` names where."""
@@ -95,7 +101,16 @@ def mark_interrupted(store: Store) -> int:
     return len(stale)
 
 
-def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | None, dict | None]:
+def scan_and_mark_interrupted(workbench: Workbench, store: Store) -> ScanResult:
+    """The workbench scanned into the store, then the runs left running by a process that has
+    ended marked interrupted: what `benchtui results` and the dashboard's matrix do before they
+    show verdicts, so the two faces never disagree on what is current."""
+    result = scan_workbench(workbench, store)
+    mark_interrupted(store)
+    return result
+
+
+def claim_run(store: Store, row: dict[str, Any], since: str | None = None) -> tuple[int | None, dict[str, Any] | None]:
     """Insert ``row`` as this answer's running run, unless another process is
     running it, or ran it since ``since`` (when this batch started): (run_id,
     None), or (None, that run's id, pid and status).
@@ -109,15 +124,7 @@ def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | 
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return runs_sql.process_alive(pid)
 
 
 def tree_digest(folder: Path) -> tuple[str, dict[str, str]]:
@@ -133,7 +140,7 @@ def tree_digest(folder: Path) -> tuple[str, dict[str, str]]:
 def copy_answer(workbench: Workbench, src: Path, dst: Path, challenge: Challenge) -> None:
     """Scratch copy of the answer (links that leave the workbench are dropped)
     plus the challenge's data files where the answer lacks them."""
-    def ignore(folder, names):
+    def ignore(folder: str, names: list[str]) -> set[str]:
         skip = {"__pycache__", ".git"}
         for name in names:
             p = Path(folder) / name
@@ -150,7 +157,7 @@ def copy_answer(workbench: Workbench, src: Path, dst: Path, challenge: Challenge
     open_up(dst)
 
 
-def versions(backend: str) -> dict:
+def versions(backend: str) -> dict[str, str]:
     out = {"python": platform.python_version(), "benchtui": benchtui.__version__}
     for st in probe_all().values():
         out.update(st.versions)
@@ -161,7 +168,8 @@ class Runner:
     """One configured run session: a workbench, options and a cancel flag."""
 
     def __init__(self, workbench: Workbench, options: RunOptions, on_event: Callable[[RunEvent], None] | None = None,
-                 cancel: threading.Event | None = None, cluster=None, drain: threading.Event | None = None):
+                 cancel: threading.Event | None = None, cluster: Cluster | None = None,
+                 drain: threading.Event | None = None):
         self.workbench = workbench
         self.options = options
         self.on_event = on_event or (lambda e: None)
@@ -247,6 +255,7 @@ class Runner:
             said = (f"already running (run #{busy['id']}, process {busy['pid']})" if busy["status"] == "running" else
                     f"run meanwhile by process {busy['pid']} (run #{busy['id']}: {busy['verdict'] or busy['status']})")
             return self._finish(RunEvent("busy", model, challenge_id, run_id=busy["id"], message=f"{said}: not run twice"))
+        assert run_id is not None  # claim_run gives a run id whenever no other process has the answer
         self.emit(RunEvent("started", model, challenge_id, run_id=run_id, total=self._total))
         started = time.perf_counter()
 
@@ -261,6 +270,7 @@ class Runner:
                                node=node, message=retry))
 
         node = ""
+        checks: list[CheckRow]
         try:
             if answer["status"] == "no_answer":
                 checks, verdict, extra = [], V.NO_ANSWER, {"message": "the folder holds no answer files"}
@@ -286,7 +296,7 @@ class Runner:
         return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
                                      message=message, duration_s=duration, node=node))
 
-    def _record(self, run_id: int, checks: list[dict], verdict: str, extra: dict, duration: float) -> str:
+    def _record(self, run_id: int, checks: list[CheckRow], verdict: str, extra: dict[str, Any], duration: float) -> str:
         """The run's checks and its final row; the message it was given."""
         with Store(self.workbench.store_path) as store:
             message = extra.pop("message", "") or verdict_message(checks, verdict)
@@ -306,36 +316,36 @@ class Runner:
         if self.options.timeout_s:
             limits = dataclasses.replace(limits, timeout_s=self.options.timeout_s,
                                          self_check_timeout_s=min(limits.self_check_timeout_s, self.options.timeout_s))
-        return RunLimits(timeout_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
-                         self_check_timeout_s=limits.self_check_timeout_s, file_size_mb=limits.file_size_mb)
+        return limits
 
     def make_bundle(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int,
-                    prompt: dict | None = None, *, key: str | None = None, limits: RunLimits | None = None,
-                    adapter_root: Path | None | bool = True, job_extra: dict | None = None, **fields) -> JobBundle:
+                    prompt: dict[str, Any] | None = None, *, key: str | None = None, limits: RunLimits | None = None,
+                    adapter_root: Path | None | bool = True, stop_at_first_kill: bool = False, **fields: Any) -> JobBundle:
         """Everything the run needs from this machine's disk, by value (engine/runner/bundle.py):
         the answer's scratch copy, the adapter (workbench .benchtui/adapters first, then the
         plugin's; a stale one is not used and its `adapter` check goes into the results
         preamble), the job and the limits. ``adapter_root``: the workbench to look adapters up
         in (True: this one; None: the plugin's only)."""
-        with tempfile.TemporaryDirectory(prefix="benchtui-stage-") as tmp:
-            tmp = Path(tmp)
+        with tempfile.TemporaryDirectory(prefix="benchtui-stage-") as staging:
+            tmp = Path(staging)
             stage = tmp / "answer"
             copy_answer(self.workbench, folder, stage, challenge)
             preamble = tmp / "preamble.jsonl"
-            root = self.workbench.root if adapter_root is True else adapter_root
+            root = self.workbench.root if adapter_root is True else adapter_root or None
             adapter = adapters.prepare_for_run(root, challenge, model, folder, tmp, preamble)
             said = prompt_check(prompt)
             if said is not None:
                 adapters.append_check(preamble, said)
-            job = {"challenge_id": challenge.id, "model": model, "seed": seed, "backend": backend,
-                   "thresholds": {**challenge.thresholds, **((prompt or {}).get("thresholds") or {})},
-                   "forbidden_imports": list(challenge.forbidden_imports),
-                   **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")},
-                   "run_limit_s": (limits or self._limits(challenge)).timeout_s,
-                   **(job_extra or {})}
+            limits = limits or self._limits(challenge)
+            facts = prompt or {}
+            job = Job(challenge_id=challenge.id, model=model, seed=seed, backend=backend,
+                      thresholds={**challenge.thresholds, **(facts.get("thresholds") or {})},
+                      forbidden_imports=list(challenge.forbidden_imports), prompt_version=facts.get("prompt_version"),
+                      version_checks=facts.get("version_checks") or {}, duplicates=facts.get("duplicates") or {},
+                      timeout_s=limits.timeout_s, stop_at_first_kill=stop_at_first_kill)
             return JobBundle(**{
                 "key": key or f"{model}/{challenge.id}", "model": model, "challenge_id": challenge.id,
-                "answer_tar": pack_tree(stage), "job": job, "limits": limits or self._limits(challenge), "gpu": backend == "cuda",
+                "answer_tar": pack_tree(stage), "job": job, "limits": limits, "gpu": backend == "cuda",
                 "challenge_dir": str(challenge.path), "adapter_name": adapter.name if adapter else None,
                 "adapter_bytes": adapter.read_bytes() if adapter else None,
                 "results_preamble": preamble.read_text(encoding="utf-8") if preamble.is_file() else "",
@@ -344,14 +354,15 @@ class Runner:
                 "hide": [str(p) for p in (challenge.path.parent, self.workbench.root, self.workbench.store_path.parent)],
                 "engine_fingerprint": engine_fingerprint(), **fields})
 
-    def dispatch(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[[str], None] | None = None) -> dict:
+    def dispatch(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[[str], None] | None = None) -> BundleResult:
         """Run a bundle here, or as a Ray task on the cluster (engine/cluster/ray_cluster.py)."""
         if self.cluster is None:
             return execute_bundle(bundle, layer=self.layer, stop=self.cancel)
         return self.cluster.run(bundle, challenge, on_running=on_running)
 
     def _execute(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int, digest: str,
-                 prompt: dict | None = None, on_running: Callable[[str], None] | None = None):
+                 prompt: dict[str, Any] | None = None,
+                 on_running: Callable[[str], None] | None = None) -> tuple[list[CheckRow], str, dict[str, Any]]:
         limits = self._limits(challenge)
         bundle = self.make_bundle(folder, challenge, model, backend, seed, prompt, limits=limits)
         got = self.dispatch(bundle, challenge, on_running)
@@ -378,7 +389,7 @@ class Runner:
             checks.append({"name": "answer_folder_unchanged", "verdict": V.ERROR, "value": after, "threshold": digest,
                            "message": "the answer folder changed during the run (it is never written to by benchtui)"})
         # What the answer printed is its own output; the checker's stderr only matters when it failed.
-        extra = {"stdout": got["answer_stdout"],
+        extra: dict[str, Any] = {"stdout": got["answer_stdout"],
                  "stderr": got["answer_stderr"] + (f"\n[checker]\n{stderr}" if stderr.strip() and done is None else ""),
                  "work_s": round(done["duration_s"], 4) if done else None}
         extra.update(got.get("self_check") or {})
@@ -393,23 +404,9 @@ class Runner:
         extra["coverage"] = json.dumps(cov)
         return checks, verdict, extra
 
-    def _hidden_from_answers(self, challenge: Challenge) -> list[Path]:
-        """What an answer's process must not see: the checks and references,
-        the workbench (other answers, the store) and benchtui's own files
-        (the checkout, or the installed challenges, demo and dashboard)."""
-        return [challenge.path.parent, self.workbench.root, self.workbench.store_path.parent,
-                resources.bundled_challenges(), *resources.install_folders()]
-
-    def _two_processes(self, job: dict, work: Path, out: Path, adapter: Path | None, challenge: Challenge,
-                       limits, gpu: bool, checker: str = "benchtui.runner.child",
-                       answer_server: str = "benchtui.runner.answer_server"):
-        """The two sandboxed processes on this machine (engine.runner.bundle.two_processes)."""
-        return two_processes(job, work, out, adapter, challenge.path, limits, gpu, self.layer,
-                             self._hidden_from_answers(challenge), checker=checker, answer_server=answer_server)
-
 
 # -- the prompt an answer was given, and its copied files ------------------
-def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model: str) -> dict:
+def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model: str) -> dict[str, Any]:
     """The answer's prompt version (engine/challenges/prompts.py), the checks that belong to
     a prompt version, and the latest scan's duplicate_file warnings for it."""
     from benchtui.challenges import prompts
@@ -440,7 +437,7 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
 ORDINALS = ("first", "second", "third")  # the user messages a prompt is looked for in
 
 
-def first_user_messages(store: Store, folder: Path, model: str, challenge_id: str):
+def first_user_messages(store: Store, folder: Path, model: str, challenge_id: str) -> Iterator[tuple[str, str]]:
     """(where, text) of the first three user messages of each transcript the
     scan found for this answer (a harness may open with a command before the
     prompt); a transcript that cannot be read is passed over."""
@@ -457,7 +454,7 @@ def first_user_messages(store: Store, folder: Path, model: str, challenge_id: st
             yield f"{relpath}'s {ORDINALS[n]} user message", text
 
 
-def prompt_check(prompt: dict | None) -> dict | None:
+def prompt_check(prompt: dict[str, Any] | None) -> CheckRow | None:
     """The ``prompt`` check a run records when its version came from elsewhere than PROMPT.md."""
     from benchtui.challenges.prompts import PROMPT_FILE
 
@@ -470,7 +467,7 @@ def prompt_check(prompt: dict | None) -> dict | None:
             "details": {"source": source, "sha256": prompt.get("prompt_sha256")}}
 
 
-def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
+def verdict_message(checks: Sequence[Mapping[str, Any]], verdict: str, limit: int = 300) -> str:
     """The message of the first check that decided ``verdict`` (none for a pass)."""
     if verdict in (V.PASS, V.INFO):
         return ""
@@ -484,7 +481,7 @@ def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
 def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int | None = 1,
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
                 allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
-                timeout_s: float | None = None, cluster=None, drain: threading.Event | None = None,
+                timeout_s: float | None = None, cluster: Cluster | None = None, drain: threading.Event | None = None,
                 trial: bool = False) -> list[RunEvent]:
     """Run ``pairs``; ``cluster`` (an engine.cluster.ray_cluster.Cluster) runs each as a Ray task there,
     ``jobs`` (None: as many as the cluster has CPUs, else 1) at a time. ``cancel`` stops the

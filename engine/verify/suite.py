@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
+from benchtui.records.checks import CheckRow
 from benchtui.verify import wire
 from benchtui.verify.binding import Binder, Unbound
 from benchtui.verify.timing.clock import Clock, Timing, clock_for, time_pair
@@ -92,8 +93,10 @@ class Check:
         if not condition:
             raise CheckFailed(message)
 
-    def as_dict(self) -> dict:
-        return {"name": self.name, "verdict": self.verdict, "value": jsonable(self.value),
+    def as_dict(self) -> CheckRow:
+        # a check without a verdict has no place among the checks: "" is none of CHECK_VERDICTS,
+        # so the orchestrator's parse_results passes the row over, as it always did
+        return {"name": self.name, "verdict": self.verdict or "", "value": jsonable(self.value),
                 "threshold": jsonable(self.threshold), "message": self.message,
                 "details": jsonable(self.details), "requires": list(self.requires)}
 
@@ -131,6 +134,10 @@ class Suite:
         self.adapter_path = adapter_path
         self.data_dir = data_dir or self.challenge_dir / "data"
         self.check_timeout_s = check_timeout_s
+        # the run's time limit and when the checks began (engine/verify/execute.py sets them): a harness
+        # that sees the answer cannot finish in it stops early (engine/verify/module/suite.py)
+        self.run_limit_s: float | None = None
+        self.run_started: float | None = None
         self.peer = peer
         self.monitor = monitor
         self.binder = Binder(self.answer_dir, importer=self._import)

@@ -18,7 +18,7 @@ import pytest
 from benchtui.authoring.soundness import static_names
 from benchtui.challenges import contracts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from benchtui.verify.local import run_local
+from benchtui.runner.local import run_local
 from challenge_kit import checks_by_name, fast_copy, mutate_source
 
 SEED = 30

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from benchtui.verify.timing.core import median_iqr, spread_text
 
 
 @dataclass
@@ -25,25 +26,20 @@ class Timing:
     trials: int
     warmup: int
     clock: str
+    # pair means each median is taken over (one per answer-first/reference-first pair)
+    samples: int = 0
 
     @property
     def speedup(self) -> float:
         return self.reference_median_s / self.answer_median_s if self.answer_median_s > 0 else float("inf")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "speedup": self.speedup}
 
     def describe(self) -> str:
-        return (f"answer {self.answer_median_s * 1e3:.3f} ms (IQR {self.answer_iqr_s * 1e3:.3f}), "
-                f"reference {self.reference_median_s * 1e3:.3f} ms (IQR {self.reference_iqr_s * 1e3:.3f}), "
+        return (f"answer {self.answer_median_s * 1e3:.3f} ms ({spread_text(self.answer_iqr_s, self.samples)}), "
+                f"reference {self.reference_median_s * 1e3:.3f} ms ({spread_text(self.reference_iqr_s, self.samples)}), "
                 f"{self.trials} trials, {self.clock}")
-
-
-def median_iqr(samples: list[float]) -> tuple[float, float]:
-    if len(samples) < 4:
-        return statistics.median(samples), 0.0
-    q = statistics.quantiles(samples, n=4, method="inclusive")
-    return statistics.median(samples), q[2] - q[0]
 
 
 class Clock:
@@ -84,11 +80,11 @@ class CudaEventClock(Clock):
             fn()
             stop.record()
             stop.synchronize()
-        return cupy.cuda.get_elapsed_time(start, stop) / 1e3
+        return float(cupy.cuda.get_elapsed_time(start, stop)) / 1e3
 
 
 @contextlib.contextmanager
-def _no_gc():
+def _no_gc() -> Iterator[None]:
     """A collection landing inside one side's timed call would bias the pair."""
     enabled = gc.isenabled()
     gc.disable()
@@ -99,7 +95,7 @@ def _no_gc():
             gc.enable()
 
 
-def _flatten(x):
+def _flatten(x: object) -> Iterator[object]:
     if isinstance(x, (list, tuple)):
         for item in x:
             yield from _flatten(item)
@@ -161,9 +157,10 @@ def time_pair(answer: Callable[[Any], Any], reference: Callable[[Any], Any], mak
     # Each side ran once first and once second in every pair; averaging over the
     # pair cancels that position effect (the first call after fresh inputs is
     # often ~10% faster), which a median of raw samples would keep as noise.
-    a_med, a_iqr = median_iqr(pair_means(ans))
-    r_med, r_iqr = median_iqr(pair_means(ref))
-    return Timing(a_med, a_iqr, r_med, r_iqr, trial, warmup, answer_clock.name)
+    ans_means, ref_means = pair_means(ans), pair_means(ref)
+    a_med, a_iqr = median_iqr(ans_means)
+    r_med, r_iqr = median_iqr(ref_means)
+    return Timing(a_med, a_iqr, r_med, r_iqr, trial, warmup, answer_clock.name, len(ans_means))
 
 
 def answer_first(trial: int) -> bool:
