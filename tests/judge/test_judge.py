@@ -349,3 +349,26 @@ def test_ctrl_c_on_the_command_keeps_what_finished_and_says_so(bench, monkeypatc
         graded = {(g.model, g.challenge) for g in current_grades(store)}
     assert 1 <= len(calls) < 5 and all(c["status"] == "graded" for c in calls)
     assert graded == {(c["model"], c["challenge"]) for c in calls}  # what finished kept, grades and all
+
+
+def test_calls_run_at_most_jobs_at_once_and_each_outcome_comes_back_once():
+    import threading
+    import time
+
+    from benchtui.judge.calls import Answered, run_calls
+
+    running, most, lock = 0, 0, threading.Lock()
+
+    def job() -> Answered:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)
+        with lock:
+            running -= 1
+        return Answered("{}", 1, 1)
+
+    seen = []
+    assert run_calls([job] * 7, limit=2, timeout=10, on_done=lambda o: seen.append(o.index)) == 0
+    assert most == 2 and sorted(seen) == list(range(7))
