@@ -232,6 +232,13 @@ class Auditor:
                         "mutant_keys": json.dumps([k for _, k in p["keys"]]), "available": p["available"],
                         **summarise(store, p["target"].model, p["target"].challenge.id, [k for _, k in p["keys"]])}
                        for p in plans]
+            if self.cancel.is_set():  # a cancelled audit is not "audited": each answer says how far it got
+                for a in answers:
+                    if a["status"] == "audited":
+                        ran = len(mutant_rows(store, json.loads(a["mutant_keys"])))
+                        a["status"] = "interrupted"
+                        a["message"] = (f"interrupted: {ran} of {a['generated']} mutants run, their outcomes kept; "
+                                        "a new audit resumes")
             audit_sql.finish_audit(store, audit_id, answers, {
                 "finished_at": now_iso(), "wall_s": round(time.perf_counter() - started, 2),
                 "status": "cancelled" if self.cancel.is_set() else "done", "mutants": self.total,

@@ -102,8 +102,11 @@ def cmd_audit(args, ctx) -> int:
             from benchtui.commands.progress import Progress
 
             # a bar on a terminal; lines on a log or a pipe; nothing under --json
+            reached = {"done": 0, "total": 0}  # mutants run of those planned, for what an interrupt kept
             with Progress("auditing", quiet=args.json) as progress:
                 def on_event(event) -> None:
+                    if event.total:
+                        reached.update(done=event.done, total=event.total)
                     if progress.shown:
                         _bar(progress, event)
                     elif not args.json:
@@ -114,7 +117,9 @@ def cmd_audit(args, ctx) -> int:
                 except sandbox.SandboxUnavailable as exc:
                     raise CommandError(str(exc)) from exc
         if caught:
-            print(f"benchtui: interrupted ({caught[0]}): outcomes stored so far are kept; a new audit resumes", file=sys.stderr)
+            kept = (f"the outcomes of {reached['done']} of {reached['total']} mutants are kept"
+                    if reached["total"] else "no mutant had run: nothing was kept")
+            print(f"benchtui: interrupted ({caught[0]}): {kept}; a new audit resumes", file=sys.stderr)
             return 130
     reports = [c for c in challenge_reports(ctx.store) if not ids or c["challenge"] in ids]
     if args.model:

@@ -277,6 +277,12 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         return got
 
 
+def self_check_env(gpu: bool) -> dict:
+    """The self-check's environment: Python writes its output as it goes, so a self-check its
+    budget stops keeps what it printed (a buffer killed with the process is lost)."""
+    return {**sandbox_env(gpu), "PYTHONUNBUFFERED": "1"}
+
+
 def sandbox_env(gpu: bool) -> dict:
     """What the sandboxed processes get on top of the sandbox's own clean environment:
     benchtui's engine, and for a GPU run the devices this process was given (a Ray task
@@ -351,7 +357,8 @@ def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challen
     (engine/verify/gpu_lock.py) goes to the checker only."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    job = dataclasses.replace(job, answer_fd=checker_end.fileno(), monitor_fd=monitor_there.fileno(), gpu_lock_fd=gpu_lock_fd)
+    job = dataclasses.replace(job, answer_fd=checker_end.fileno(), monitor_fd=monitor_there.fileno(), gpu_lock_fd=gpu_lock_fd,
+                              run_deadline=time.time() + limits.timeout_s)  # the checker's sandbox clock starts now
     (out / "job.json").write_text(job.to_json())
     box = process_limits(limits, limits.timeout_s, gpu)
     # the answer's process outlives the checker's limit a little, so the time limit
@@ -426,7 +433,7 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> SelfCheckResu
             log = Path(tmp) / "self.log"
             res = sandbox.run_sandboxed(cmd, workdir=work, limits=process_limits(limits, left, gpu),
                                         layer=layer, hide_paths=hide,
-                                        ro_paths=[resources.ENGINE_DIR], env=sandbox_env(gpu), gpu=gpu,
+                                        ro_paths=[resources.ENGINE_DIR], env=self_check_env(gpu), gpu=gpu,
                                         stdout_path=log, stderr_path=log)
             text = read_capped(log, 16 * 1024)
             code = res.exit_code if res.exit_code is not None else -(res.signal or 9)

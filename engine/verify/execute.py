@@ -32,7 +32,10 @@ def new_suite(job: Job, **kw) -> Suite:
 
 def execute(job: Job, peer=None, monitor=None) -> Suite:
     suite = new_suite(job, peer=peer, monitor=monitor)
-    suite.run_limit_s, suite.run_started = job.timeout_s, time.monotonic()
+    started = time.monotonic()
+    if job.timeout_s and job.run_deadline:  # the time the sandbox took to start counts too
+        started -= max(job.timeout_s - (job.run_deadline - time.time()), 0.0)
+    suite.run_limit_s, suite.run_started = job.timeout_s, started
     hits = forbidden_imports(suite.answer_dir, job.forbidden_imports)
     if hits:
         suite.record("forbidden_imports", V.FORBIDDEN, value=len(hits), threshold=0,
