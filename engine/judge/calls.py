@@ -43,6 +43,12 @@ def configured_mode() -> str:
     return mode if mode in ("blind", "evidence") else "evidence"
 
 
+def configured_rubric() -> str | None:
+    """The config file's ``[judge] rubric`` (a rubric file's path), else None (the bundled one)."""
+    path = read_table("judge").get("rubric")
+    return path.strip() if isinstance(path, str) and path.strip() else None
+
+
 def find_model(name: str | None) -> Any:
     """The llm model ``name`` names (an id or alias); else the config file's
     ``[judge] model``, else llm's default model."""

@@ -12,16 +12,27 @@ text) and makes no grade; so does a failed call (``error``, one line).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchtui.grading.grades import JudgedBy, current_grade, set_grade, write_transaction
-from benchtui.judge.calls import Answered, Outcome, ask, run_calls
+from benchtui.judge.calls import (
+    Answered,
+    JudgeError,
+    Outcome,
+    ask,
+    configured_mode,
+    configured_rubric,
+    find_model,
+    key_problem,
+    run_calls,
+)
 from benchtui.judge.material import Material, MaterialError, gather
 from benchtui.judge.reply import Reply, ReplyError, parse_reply, system_message
-from benchtui.judge.rubric import Rubric
+from benchtui.judge.rubric import Rubric, RubricError, load_rubric
 from benchtui.store import judge_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.workbench.layout import Workbench
@@ -36,6 +47,13 @@ def grader_name(judge_model: str, mode: str, rubric: Rubric) -> str:
     return f"{judge_model}:{mode}:{rubric.short}"
 
 
+def request_sha(system: str, body: str) -> str:
+    """The sha256 of everything sent: the system message (the rubric, what the mode
+    tells the judge, the reply's form) and the material (the prompt, the answer's
+    files as given, the evidence). Stored as a call's ``material_sha``."""
+    return hashlib.sha256(f"{system}\0{body}".encode()).hexdigest()
+
+
 def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
@@ -46,6 +64,7 @@ class Call:
     challenge: str
     material: Material
     input_tokens: int            # estimated
+    key: str                     # request_sha: the cache's key, with the judge model, rubric and mode
     cached: dict | None = None   # the graded call this one repeats (nothing is sent)
 
     @property
@@ -98,9 +117,11 @@ def plan(store: Store, workbench: Workbench, cells: list[tuple[str, str]], *, ju
         except MaterialError as exc:
             out.skipped.append(f"{model}/{challenge}: {exc}")
             continue
-        tokens = estimate_tokens(system) + estimate_tokens(material.body())
-        cached = judge_sql.cached_call(store, judge_model, rubric.sha256, mode, material.sha256)
-        out.calls.append(Call(model, challenge, material, tokens, cached))
+        body = material.body()
+        tokens = estimate_tokens(system) + estimate_tokens(body)
+        key = request_sha(system, body)
+        out.calls.append(Call(model, challenge, material, tokens, key,
+                              judge_sql.cached_call(store, judge_model, rubric.sha256, mode, key)))
     return out
 
 
@@ -148,7 +169,7 @@ def record(store: Store, plan_: Plan, call: Call, outcome: Outcome, result: Resu
     answered: Answered | None = outcome.answered
     row: dict[str, Any] = {"model": call.model, "challenge": call.challenge, "judge_model": plan_.judge_model,
                            "rubric_sha": plan_.rubric.sha256, "mode": plan_.mode,
-                           "material_sha": call.material.sha256, "created_at": now_iso()}
+                           "material_sha": call.key, "created_at": now_iso()}
     reply = None
     if answered is None:
         row.update(status="error", problem=outcome.problem)
@@ -218,3 +239,33 @@ def judge(store: Store, plan_: Plan, model: Any, *, jobs: int = 4, timeout: floa
     result.not_asked = run_calls([job(c) for c in send], limit=jobs, timeout=timeout, on_done=on_done,
                                  should_stop=should_stop)
     return result
+
+
+def judge_configured(store: Store, workbench: Workbench, cells: list[tuple[str, str]]) -> tuple[Plan, Result]:
+    """``cells`` judged by the judge the config file names (``[judge]`` model,
+    mode, rubric; else llm's default model, with evidence, the bundled rubric):
+    the dashboard's judge key. JudgeError (one line) when there is no judge to
+    ask or its key is missing; nothing is sent then."""
+    model = find_model(None)
+    if problem := key_problem(model):
+        raise JudgeError(problem)
+    try:
+        rubric = load_rubric(configured_rubric())
+    except RubricError as exc:
+        raise JudgeError(str(exc)) from exc
+    the_plan = plan(store, workbench, cells, judge_model=model.model_id, mode=configured_mode(), rubric=rubric)
+    return the_plan, judge(store, the_plan, model)
+
+
+def summary(the_plan: Plan, result: Result) -> str:
+    """One line: what a judging did (the dashboard's notification)."""
+    parts = [f"{len(result.graded)} graded"]
+    if result.cached:
+        parts.append(f"{len(result.cached)} from the cache")
+    if result.unparseable:
+        parts.append(f"{len(result.unparseable)} without a grade ({result.unparseable[0]})")
+    if result.failed:
+        parts.append(f"{len(result.failed)} failed ({result.failed[0]})")
+    if the_plan.skipped:
+        parts.append(f"{len(the_plan.skipped)} skipped ({the_plan.skipped[0]})")
+    return f"{the_plan.grader}: " + ", ".join(parts)

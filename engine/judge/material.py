@@ -13,7 +13,6 @@ The answer's folder is only read.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,12 +62,6 @@ class Material:
         if self.evidence is not None:
             parts += ["# What benchtui's hidden test suite found when it ran this answer", "", self.evidence, ""]
         return "\n".join(parts)
-
-    @property
-    def sha256(self) -> str:
-        """The key of the judge's cache (with the judge model, rubric and mode):
-        an edited answer, another prompt or new evidence is another key."""
-        return hashlib.sha256(self.body().encode("utf-8")).hexdigest()
 
 
 def _read(path: Path) -> str | None:
@@ -162,9 +155,7 @@ def evidence(store: Store, model: str, challenge: str) -> str:
     if bad:
         lines += ["", "Checks that did not pass:"]
         for c in bad:
-            said = " ".join(str(c["message"] or "").split()) or _measured(c)
-            if len(said) > DETAIL_CAP:
-                said = said[:DETAIL_CAP] + " [cut]"
+            said = _said(c, DETAIL_CAP) or _measured(c)
             lines.append(f"- {c['name']}: {c['verdict']}" + (f": {said}" if said else ""))
     passed = [c["name"] for c in checks if c["verdict"] == V.PASS]
     if passed:
@@ -172,15 +163,22 @@ def evidence(store: Store, model: str, challenge: str) -> str:
     lines += ["", "The answer's own tests (its self-check; shown, never counted in the verdict): "
               + _self_check(run)]
     uncovered = [f"- requirement {q['id']}: {q['status']}" + (f" ({q['reason']})" if q.get("reason") else "")
-                 for q in cov or () if q.get("status") != "pass"]
-    skipped = [f"- check {c['name']}: {c['verdict']}" + (f": {' '.join(str(c['message']).split())[:300]}"
-                                                          if c["message"] else "")
-               for c in checks if c["verdict"] in (V.SKIPPED, V.INFO)]
+                 for q in cov or () if q.get("status") not in (V.PASS, V.FAIL)]
+    uncovered += [f"- check {c['name']}: skipped" + (f": {_said(c, 300)}" if c["message"] else "")
+                  for c in checks if c["verdict"] == V.SKIPPED]
     lines += ["", "What the verdict does not cover:"]
-    lines += uncovered + skipped or ["- every requirement the suite knows was exercised"]
+    lines += uncovered or ["- every requirement the suite knows was exercised"]
     lines.append("- anything the suite does not check: code quality, analysis, testing, the write-up's claims "
                  "(those are yours to judge)")
+    figures = [f"- {c['name']}: {_said(c, 300)}" for c in checks if c["verdict"] == V.INFO and c["message"]]
+    if figures:
+        lines += ["", "Figures and notes the suite recorded without counting them in the verdict:", *figures]
     return "\n".join(lines)
+
+
+def _said(check: dict, cap: int) -> str:
+    text = " ".join(str(check["message"] or "").split())
+    return text if len(text) <= cap else text[:cap] + " [cut]"
 
 
 def _measured(check: dict) -> str:

@@ -21,8 +21,9 @@ from pathlib import Path
 
 from benchtui.challenges import coverage, prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from benchtui.records.job import Job
 from benchtui.verify import wire
-from benchtui.verify.execute import Job, execute, verdict_of
+from benchtui.verify.execute import execute, verdict_of
 from benchtui.verify.monitor import ProcMonitor
 
 

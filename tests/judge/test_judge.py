@@ -45,7 +45,10 @@ def bench(demo_workbench, capsys):
                 "model": model, "challenge": challenge, "status": "done", "verdict": verdict, "backend": "cpu",
                 "started_at": "2026-01-02T00:00:00Z", "finished_at": "2026-01-02T00:00:09Z",
                 "self_status": "fail" if verdict == "fail" else "pass",
-                "self_exit_code": 1 if verdict == "fail" else 0}).last_pk
+                "self_exit_code": 1 if verdict == "fail" else 0,
+                "coverage": json.dumps([{"id": "bounded_append", "status": verdict, "reason": "", "words": "x"},
+                                        {"id": "no_recompute", "status": "not_exercised", "words": "y",
+                                         "reason": "a cost per step is a timing figure"}])}).last_pk
             store.db["checks"].insert({"run_id": run_id, "position": 1, "name": "decode_matches_reference",
                                        "verdict": "pass", "message": ""})
             if verdict == "fail":
@@ -141,9 +144,11 @@ def test_judge_stores_grades_every_view_shows(bench, capsys, stand_in):
     assert {(r["judge_model"], r["judge_mode"], r["rubric_sha"]) for r in exported} == {
         ("stand-in", "blind", load_rubric().sha256)}
     code, out, _ = run(bench, capsys, "export", "json")
-    assert {g["grader"] for g in json.loads(out)["grades"]} == {grader}
+    exported = json.loads(out)
+    assert {g["grader"] for g in exported["grades"]} == {grader}
+    assert exported["leaderboard"]["matrix"] == {"demo-careful/kv": "A", "demo-hasty/kv": "A"}  # the leaderboard's
     code, out, _ = run(bench, capsys, "export", "markdown")
-    assert "Hasty" in out or "demo-hasty" in out
+    assert "| KV-Cache | **A** | **A** | — |" in out.splitlines()  # the grade matrix: careful, hasty, quitter
 
 
 def test_a_rerun_costs_nothing_and_an_edited_answer_is_judged_again(bench, capsys, stand_in):
@@ -174,6 +179,9 @@ def test_blind_sees_the_answer_only_and_evidence_sees_the_suite(bench, capsys, s
     assert "Verdict: fail" in body and COUNTER_EXAMPLE in body and "append_bounds: fail" in body
     assert "self-check" in body and "fail (exit code 1)" in body
     assert "What the verdict does not cover" in body and "code quality" in body
+    assert "requirement no_recompute: not_exercised (a cost per step is a timing figure)" in body
+    assert "requirement bounded_append" not in body  # a failed requirement is covered: its checks say why
+    assert "Verdict: fail: 0 of 2 requirements" in body
     assert "counter-example" in system
 
 
@@ -280,3 +288,64 @@ def test_a_store_of_the_previous_release_gains_the_judge_columns_and_keeps_its_g
         assert grade.letter == "B" and (grade.judge_model, grade.rubric_sha, grade.judge_mode) == (None, None, None)
         assert judge_sql.calls_of(store) == []
         assert suite_conflicts(store) == ([], [])
+
+
+def test_without_the_extra_the_judge_says_how_to_install_it_in_one_line(bench, capsys, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "llm", None)  # `import llm` raises ImportError, as where it is absent
+    code, out, err = run(bench, capsys, "judge", "--dry-run")
+    assert code == 1 and 'pip install "benchtui[judge]"' in err and len(err.strip().splitlines()) == 1
+    from benchtui.commands.doctor import _judge_line, judge_models
+
+    assert judge_models()["llm"] is None and "llm not installed" in _judge_line(judge_models())
+
+
+def test_a_judging_shows_its_progress_on_a_terminal_and_nothing_under_json(bench, monkeypatch, tmp_path):
+    import sys
+
+    from terminal_run import on_a_terminal
+
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    monkeypatch.setenv("BENCHTUI_STAND_IN_DELAY", "0.3")
+    child = [sys.executable, str(Path(__file__).with_name("with_stand_in.py"))]
+    code, out, term = on_a_terminal(["--workbench", str(bench), *judge_args("--blind", "--jobs", "1")], program=child)
+    assert code == 0, term
+    assert "judging with stand-in: demo-" in term and "/2" in term, term[-300:]
+    assert "2 graded" in out and "judging with" not in out
+    code, out, term = on_a_terminal(["--workbench", str(bench), *judge_args("--with-evidence", "--json")],
+                                    program=child)
+    assert code == 0 and term == "", term
+    assert len(json.loads(out)["graded"]) == 2
+
+
+def test_ctrl_c_on_the_command_keeps_what_finished_and_says_so(bench, monkeypatch, tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))
+    monkeypatch.setenv("BENCHTUI_STAND_IN_DELAY", "1.5")
+    child = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("with_stand_in.py")), "--workbench", str(bench),
+         "judge", "-J", "stand-in", "--blind", "--jobs", "1", "-c", "kv", "-c", "backwards"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        if not (bench / "store.db").exists():
+            continue
+        with Store(bench / "store.db") as store:
+            if "judge_calls" in store.table_names() and judge_sql.calls_of(store):
+                break
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err
+    assert "call(s) finished and are stored; the rest were not" in err and "Traceback" not in err
+    with Store(bench / "store.db") as store:
+        calls = judge_sql.calls_of(store)
+        graded = {(g.model, g.challenge) for g in current_grades(store)}
+    assert 1 <= len(calls) < 5 and all(c["status"] == "graded" for c in calls)
+    assert graded == {(c["model"], c["challenge"]) for c in calls}  # what finished kept, grades and all

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 from benchtui.store import transcripts_sql
 from benchtui.tui.glyphs import (
@@ -94,6 +95,8 @@ class MatrixScreen(GuardedScreen):
         Binding("p", "published", "Published", id="matrix.published"),  # an imported deck's; dropped first
         # bundled challenges no model has a folder for: hidden unless asked for (the status line says how many)
         Binding("e", "toggle_empty", "Empty rows", id="matrix.empty", show=False),
+        # the configured LLM judge grades the cell, or on the challenge column every answer of the row
+        Binding("j", "judge", "Judge", id="matrix.judge", show=False),
     ]
 
     class Loaded(Message):
@@ -575,6 +578,45 @@ class MatrixScreen(GuardedScreen):
         model, challenge = self.current()
         pairs = [(model, challenge)] if model and challenge else []
         self.app.open_runs(pairs, "answer")
+
+    def action_judge(self) -> None:
+        self.ensure_whole()
+        model, challenge = self.current()
+        matrix: Any = self.matrix  # engine.store.queries.Matrix once loaded
+        if challenge and not model and matrix:  # the challenge column: the whole row
+            cells = [(m, challenge) for m in matrix.models if matrix.cell(m, challenge).status == "answer"]
+            if not cells:
+                self.notify(f"no answer to {challenge} to judge", severity="warning")
+                return
+        elif sel := self._selected():
+            cells = [sel]
+        else:
+            return
+        what = f"{cells[0][0]}/{cells[0][1]}" if len(cells) == 1 else f"{len(cells)} answers to {challenge}"
+        self.notify(f"asking the judge to grade {what}…")
+        self.judge_cells(cells)
+
+    @work(thread=True, group="judge")
+    def judge_cells(self, cells: list[tuple[str, str]]) -> None:
+        """The configured judge grades ``cells`` (engine/judge/judging.py); the grades
+        show as any judge's when the matrix reloads."""
+        app: Any = self.app  # BenchApp
+        try:
+            from benchtui.judge.calls import JudgeError
+            from benchtui.judge.judging import judge_configured, summary
+
+            try:
+                with app.open_store() as store:
+                    the_plan, result = judge_configured(store, app.workbench, cells)
+            except JudgeError as exc:
+                app.call_from_thread(self.notify, f"judge: {exc}", severity="error", timeout=10)
+                return
+            bad = result.failed or result.unparseable or the_plan.skipped
+            app.call_from_thread(self.notify, summary(the_plan, result),
+                                 severity="warning" if bad else "information", timeout=10)
+            app.call_from_thread(self.reload)
+        except Exception as exc:
+            app.call_from_thread(app.report_error, "judge", exc)
 
     def action_leaderboard(self) -> None:
         self.app.open_leaderboard()

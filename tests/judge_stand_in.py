@@ -1,5 +1,6 @@
 """A stand-in judge for the tests: an ``llm.Model`` whose reply is a function
-of what it is sent, registered through llm's ``register_models`` hook.
+of what it is sent, registered through llm's ``register_models`` hook by the
+``stand_in`` fixture (imported by the conftest of each folder that uses it).
 
 Its default reply grades every dimension A, except where the material holds
 the suite's evidence of a failing verdict: then C. So a blind judging puts an
@@ -12,6 +13,7 @@ import threading
 import time
 
 import llm
+import pytest
 
 DIMENSIONS = ("correctness", "completeness", "testing", "analysis_depth", "algorithmic_sophistication",
               "engineering_rigor", "code_quality", "gpu_mapping", "overall")
@@ -82,3 +84,19 @@ def slow(seconds: float):
 
 class RateLimitError(Exception):
     """Named as the OpenAI client names a quota failure."""
+
+
+@pytest.fixture(name="stand_in")
+def stand_in_fixture(monkeypatch, tmp_path):
+    """The stand-in judge models, registered for one test; ``script`` says what they reply.
+    The config file is an empty one in ``tmp_path`` (``BENCHTUI_CONFIG``)."""
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-home"))  # no key or alias of the user's is read
+    monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "benchtui-config.toml"))
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    plugin = StandInPlugin()
+    llm.pm.register(plugin, name="benchtui-test-judge")
+    script.reset()
+    try:
+        yield script
+    finally:
+        llm.pm.unregister(name="benchtui-test-judge")
