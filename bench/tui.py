@@ -159,7 +159,8 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45),
     # colours, so Textual maps every colour it draws to that palette).
     base = {**os.environ, "TERM": term, "COLORTERM": colorterm, "PYTHONDONTWRITEBYTECODE": "1",
             "BENCHTUI_CONFIG": str(tmp / "no-keys.toml")}
-    for name in ("BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM") + (() if colorterm else ("COLORTERM",)):
+    # COLUMNS and LINES would override the pseudo-terminal's own size in Textual
+    for name in ("BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM", "COLUMNS", "LINES") + (() if colorterm else ("COLORTERM",)):
         base.pop(name, None)
     markers = {name: matrix_markers(root) for name, root in workbenches.items()}
     times: dict[tuple[str, str], list[float]] = {}

@@ -203,7 +203,9 @@ class Terminal:
 
 def _env(tmp: Path) -> dict:
     env = {**os.environ, "TERM": "tmux-256color", "BENCHTUI_CONFIG": str(tmp / "no-keys.toml")}
-    for name in ("COLORTERM", "BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM"):
+    # COLUMNS and LINES (exported by some shells, and by pytest-xdist's workers) would
+    # override the pseudo-terminal's own size in Textual
+    for name in ("COLORTERM", "BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM", "COLUMNS", "LINES"):
         env.pop(name, None)
     return env
 
