@@ -163,7 +163,10 @@ class Auditor:
             if self.options.references and (not models or REFERENCE in models) and challenge.language != "cuda":
                 folder = tmp / "references" / cid
                 folder.mkdir(parents=True)
-                shutil.copyfile(challenge.reference_path, folder / "reference.py")
+                # the reference as an answer folder holds it: an imported deck problem's under its answer file
+                from benchtui.authoring.soundness import write_reference_answer
+
+                write_reference_answer(challenge, folder)
                 # the reference answers the challenge's own prompt: judged by its version's checks too
                 if (challenge.path / prompts.PROMPT_FILE).is_file():
                     shutil.copyfile(challenge.path / prompts.PROMPT_FILE, folder / prompts.PROMPT_FILE)

@@ -65,7 +65,10 @@ class Report:
 
     @property
     def mutation_measured(self) -> bool:
-        return bool(self.mutation) and "mutants" in (self.mutation or {})
+        """A score was measured: mutants were made and some were killed or survived. An
+        audit whose baseline failed, that made no mutant, or whose every mutant was
+        likely equivalent tried nothing, and a count of zero is no success."""
+        return mutation_tried(self.mutation)
 
     @property
     def not_judged(self) -> list[str]:
@@ -88,8 +91,8 @@ class Report:
         m = self.mutation
         if not m:
             return NOT_SOUND_NOTE if self.failed else "not measured (--mutants 0)"
-        if m.get("score") is None:
-            return m.get("note") or "no mutant of the reference survived the likely-equivalent filter"
+        if m.get("score") is None or not self.mutation_measured:
+            return m.get("note") or "not judged: no mutant of the reference was killed or survived"
         return (f"{m['score']:.0%} of the reference's mutants killed ({m['killed']} killed, {m['survived']} survived, "
                 f"{m['equivalent']} likely equivalent; benchtui audit -c {self.challenge} --show lists them)")
 
@@ -98,6 +101,14 @@ class Report:
         return {"challenge": self.challenge, "sound": self.sound, "failed": self.failed,
                 "not_judged": self.not_judged, "items": [i.as_dict() for i in self.items],
                 "mutation_score": m.get("score"), "mutation": m or None, "mutation_score_note": self.mutation_text()}
+
+
+def mutation_tried(m: dict | None) -> bool:
+    """Whether a reference audit's figure rests on mutants run: at least one made and at
+    least one killed or surviving (not all likely equivalent), its baseline passing."""
+    if not m or m.get("score") is None:
+        return False
+    return int(m.get("mutants") or 0) > 0 and int(m.get("killed") or 0) + int(m.get("survived") or 0) > 0
 
 
 def module_answer(challenge: Challenge) -> tuple[str, str] | None:
@@ -212,6 +223,9 @@ def check_reference(runs: dict[int, dict], deck: bool = False) -> Item:
                     + "; ".join(lines[:3]), {"failing": {str(s): v for s, v in bad.items()}})
     first = next(iter(runs.values()))["checks"]
     n = sum(1 for c in first if c["verdict"] == V.PASS)
+    if n == 0:  # a suite that passed nothing tried nothing
+        return Item("reference_passes", None, f"not judged: no check passed or failed on seeds {seeds} "
+                                              "(all skipped or informational)")
     own = sorted({c["name"] for r in runs.values() for c in r["checks"]
                   if c["name"] in exempt and c["verdict"] == V.FORBIDDEN})
     said = (f"; it calls what the deck forbids its answers ({', '.join(own)}), as a deck's reference does"
@@ -323,8 +337,9 @@ def check_margins(runs: dict[int, dict], margin: float, near: dict[str, str] | N
     if close:
         return Item("thresholds_outside_noise", False,
                     f"thresholds within {margin:g}x of the reference's own values: {'; '.join(close)}", details)
-    if not rows:
-        return Item("thresholds_outside_noise", True, "no numeric tolerance checks to judge", details)
+    if not rows:  # nothing measured is no margin cleared
+        return Item("thresholds_outside_noise", None, "not judged: no check reported a numeric value under its "
+                                                      "threshold, so no tolerance was measured", details)
     judged = {n: r for n, r in rows.items() if r["rule"] != "declared"}
     declared = [f"{n} ({r['margin']}x: {r['reason']})" for n, r in rows.items() if r["rule"] == "declared"]
     said = f"; near the reference by design: {'; '.join(declared)}" if declared else ""
@@ -418,6 +433,16 @@ def reference_mutation_score(workbench, challenge: Challenge, mutants: int,
         report = next((c for c in challenge_reports(store) if c["challenge"] == challenge.id), None)
     ref = next((a for a in (report or {}).get("answers", []) if a["model"] == REFERENCE), None)
     if ref is None:
-        return {"score": None, "note": "not measured: the audit made no mutants of the reference"}
-    return {"score": ref["score"], "killed": ref["killed"], "survived": ref["survived"],
-            "equivalent": ref["equivalent"], "mutants": ref["mutants"]}
+        return {"score": None, "note": "not judged: the audit made no mutants of the reference", "mutants": 0}
+    counts = {"killed": ref["killed"], "survived": ref["survived"], "equivalent": ref["equivalent"],
+              "mutants": ref["mutants"], "status": ref["status"]}
+    if ref["status"] == "baseline_failed":
+        return {"score": None, **counts, "note": f"not judged: the audit's baseline failed ({ref['message']}), "
+                                                 "so no mutant was tried"}
+    if not ref["mutants"]:
+        why = ref["message"] or ref["status"]
+        return {"score": None, **counts, "note": f"not judged: the audit made no mutant of the reference ({why})"}
+    if ref["score"] is None:
+        return {"score": None, **counts, "note": f"not judged: all {ref['mutants']} mutants of the reference were "
+                                                 "likely equivalent or errors; none was killed or survived"}
+    return {"score": ref["score"], **counts}
