@@ -94,6 +94,7 @@ def read_deck(root: Path, gpu: str, *, commit: str = "") -> Deck:
         if problem is not None:
             if problem.key in properties:
                 add_property_stress(problem, bench)
+                property_needs(deck, problem, bench, repo)
             deck.problems[problem.key] = problem
     if not deck.problems:
         raise DeckError(f"{problems_dir} holds no problem this reader can import (see above)"
@@ -345,6 +346,21 @@ def add_property_stress(problem: Problem, bench: Path) -> None:
             problem.files[f"{DECK_EVAL}/src/{path.relative_to(src).as_posix()}"] = path.read_bytes()
     problem.module["property_stress"] = {"path": DECK_EVAL, "module": PROPERTY_MODULE,
                                          "problem": problem.key}
+
+
+def property_needs(deck: Deck, problem: Problem, bench: Path, repo: Path) -> None:
+    """The parts of src/ the property stress imports (itself, the packages on the way and
+    what their __init__.py files import, followed through) that the deck lacks: each is
+    named missing with the property stress among what it loses, and the problem's run
+    says the deck lacks it instead of failing to import the deck's code."""
+    _, absent = pyread.import_closure(bench, PROPERTY_MODULE)
+    for rel in absent:
+        part = (bench / rel).relative_to(repo).as_posix() if bench.is_relative_to(repo) else rel
+        name = deck.lacks(repo, part, f"{problem.key}'s property stress (src/eval/property_stress.py imports it, "
+                                      "directly or through a package's __init__.py)", (RULE,))
+        missing = problem.module.get("missing") or {}
+        missing.setdefault("property_stress", name)
+        problem.module["missing"] = missing
 
 
 def hardware_targets(folder: Path) -> dict[str, dict]:

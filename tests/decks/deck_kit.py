@@ -80,7 +80,8 @@ num_perf_trials: 5
 """
 CHECK = "import torch\n\nfor seed in (7, 8):\n    torch.manual_seed(seed)\n"
 PROMPT = ("Write a fast kernel for {title}. The final answer has to be in solution.py with the same Model, "
-          "get_inputs, and get_init_inputs interface as reference.py. Do not call torch.matmul.\n")
+          "get_inputs, and get_init_inputs interface as reference.py. Do not call torch.matmul. "
+          "If `python check.py` hasn't printed PASS, you're not done.\n")
 CORRECTNESS = '''import torch
 
 DEFAULT_TOLERANCE = {
@@ -97,10 +98,37 @@ _CASES = {
     "01_tiny_double": (NumericStressCase("large_input", input_scales={0: 64.0}),),
 }
 '''
-PROPERTY_STRESS = '''_CANONICAL_CASES = {
-    "99_not_here": None,
+# the deck's property stress for problem 01: imports src.eval, whose __init__.py imports
+# correctness.py and numeric_stress.py (as the published deck's does), so either one missing
+# leaves the property stress unable to run
+PROPERTY_STRESS = '''from src.eval.correctness import DEFAULT_TOLERANCE
+
+_CANONICAL_CASES = {
+    "01_tiny_double": "negated",
 }
+
+
+def property_shape_index(problem):
+    return 0
+
+
+def tolerance_for_property(problem, base):
+    return base
+
+
+def canonical_property_case(problem):
+    return _CANONICAL_CASES[problem]
+
+
+def generate_property_cases(problem, seed=None):
+    return None, ["halved"]
+
+
+def apply_property_case(problem, inputs, case):
+    x = inputs[0]
+    return [-x] if case == "negated" else [x * 0.5]
 '''
+EVAL_INIT = "from src.eval.correctness import DEFAULT_TOLERANCE\nfrom src.eval.numeric_stress import NumericStressCase\n"
 HARDWARE_H100 = '''class HardwareTarget:
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -149,7 +177,7 @@ def hard_deck(root: Path, *, without: tuple[str, ...] = ()) -> Path:
         _write(folder / "sota.py", "# no SOTA\n")
         _write(folder / "PROMPT.txt", PROMPT.format(title=title))
     _write(bench / "src" / "__init__.py", "")
-    _write(bench / "src" / "eval" / "__init__.py", "")
+    _write(bench / "src" / "eval" / "__init__.py", EVAL_INIT)
     _write(bench / "src" / "eval" / "correctness.py", CORRECTNESS)
     _write(bench / "src" / "eval" / "numeric_stress.py", NUMERIC_STRESS)
     _write(bench / "src" / "eval" / "property_stress.py", PROPERTY_STRESS)
