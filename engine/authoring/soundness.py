@@ -174,9 +174,10 @@ def reference_backend(challenge: Challenge) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def run_reference(challenge: Challenge, seed: int) -> dict:
+def run_reference(challenge: Challenge, seed: int, on_check: Callable[[str, dict], None] | None = None) -> dict:
     """The suite's checks with the challenge's reference as the answer (its
-    ``adapters/reference.py`` binds it where its API is not the contract)."""
+    ``adapters/reference.py`` binds it where its API is not the contract).
+    ``on_check``: run_local's, said as each check starts and ends (progress)."""
     from benchtui.verify.local import run_local
 
     with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
@@ -184,7 +185,8 @@ def run_reference(challenge: Challenge, seed: int) -> dict:
         answer.mkdir()
         write_reference_answer(challenge, answer)
         return run_local(challenge.path.name, answer, model="reference", seed=seed,
-                         backend=reference_backend(challenge), challenges_dir=challenge.path.parent, copy=False)
+                         backend=reference_backend(challenge), challenges_dir=challenge.path.parent, copy=False,
+                         on_check=on_check)
 
 
 def check_files(challenge: Challenge) -> Item:
@@ -365,8 +367,10 @@ def check_prompt_version(challenge: Challenge) -> Item:
 
 
 def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3), margin: float = 10.0,
-                    on_step: Callable[[str, int, int], None] | None = None) -> Report:
-    """``on_step(doing, done, total)``: said before each run of the reference (progress)."""
+                    on_step: Callable[[str, int, int], None] | None = None,
+                    on_check: Callable[[int, str, dict], None] | None = None) -> Report:
+    """``on_step(doing, done, total)``: said before each run of the reference (progress);
+    ``on_check(seed, kind, record)``: as each of its checks starts and ends."""
     report = Report(challenge.id)
     files = check_files(challenge)
     report.items.append(files)
@@ -391,7 +395,8 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
     for i, seed in enumerate(seeds):
         if on_step is not None:
             on_step(f"the reference's checks, seed {seed}", i, len(seeds))
-        runs[seed] = run_reference(challenge, seed)
+        runs[seed] = run_reference(challenge, seed, None if on_check is None else
+                                   (lambda kind, record, seed=seed: on_check(seed, kind, record)))
     report.items.append(check_reference(runs, deck=module_answer(challenge) is not None))
     report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
     near = {str(k): str(v) for k, v in (challenge.raw.get("thresholds_near_reference") or {}).items()}

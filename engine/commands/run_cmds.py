@@ -9,6 +9,7 @@ from benchtui.commands.cluster_args import add_cluster_args, cluster_address, co
 from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
 from benchtui.store import queries, runs_sql
 from benchtui.text.fit import fit, fit_check
+from benchtui.verify import flags as hack_flags
 from benchtui.workbench.scan import scan_workbench
 from benchtui.workbench.scan_records import WAITING_KIND
 
@@ -59,10 +60,13 @@ def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[st
 
 def run_record(store, run_id: int) -> dict:
     r = queries.run_row(store, run_id)
+    flags = hack_flags.parse((r or {}).get("flags"))
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
             "node": r.get("node") or None,  # the cluster node it ran on (--cluster); None on this machine
             "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
+            # hack signals measured, beside the verdict and never in it (engine/verify/flags.py)
+            "flags": flags,
             **run_coverage(r),
             "checks": queries.shown_checks(store, run_id),
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
@@ -79,7 +83,11 @@ def print_record(r: dict, answers: dict | None = None) -> None:
     """One run as `benchtui run` prints it: the verdict, then what it did not cover and the checks
     that did not pass, each reason said once. ``answers``: see ``in_scan_words``."""
     said = in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer" else None
-    print(f"{said or shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+    print(f"{said or shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)"
+          + flag_words(r))
+    if r.get("flags"):
+        print("\n".join(fit(f"    {'flagged':<13} ", hack_flags.describe(r["flags"]) + " (not a verdict; "
+                                                     "docs/verdicts.md says what it does not prove)", whole=True)))
     # requirements and checks that share a reason are said once (a CPU-only run skips most of fuse's)
     unmet = said_once(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
     for (status, reason), ids in unmet:
@@ -91,6 +99,20 @@ def print_record(r: dict, answers: dict | None = None) -> None:
         else:  # said once for all of them, so said whole; `show` lists each
             print("\n".join(fit(f"    {verdict:<13} {len(names)} checks, {names[0]} to {names[-1]}: ", message,
                                  whole=True)))
+
+
+def flag_words(r: dict) -> str:
+    """``  FLAGGED: timing, stale`` after a run's verdict, or ""."""
+    return f"  FLAGGED: {', '.join(r['flags'])}" if r.get("flags") else ""
+
+
+def hacks_line(records: list[dict]) -> str | None:
+    """"N suspected hacks (of M runs)", counted apart from the verdicts; None when no run was recorded."""
+    if not records:
+        return None
+    n = sum(1 for r in records if r.get("flags"))
+    return f"{hack_flags.summary(n)} among {len(records)} run{'s' if len(records) != 1 else ''}" + (
+        " (flags, not verdicts: docs/verdicts.md)" if n else "")
 
 
 def said_once(items) -> list[tuple[tuple, list[str]]]:
@@ -170,10 +192,13 @@ def cmd_run(args, ctx) -> int:
         print(f"busy: {e.model}/{e.challenge} {e.message}", file=sys.stderr)
     if args.json:
         print_json({"runs": records, "busy": [{"model": e.model, "challenge": e.challenge, "run_id": e.run_id,
-                                               "message": e.message} for e in busy]})
+                                               "message": e.message} for e in busy],
+                    "suspected_hacks": sum(1 for r in records if r["flags"])})
         return 130 if caught else 0
     for r in records:
         print_record(r, answers)
+    if (line := hacks_line(records)) and any(r["flags"] for r in records):
+        print(line)
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
@@ -260,13 +285,15 @@ def cmd_results(args, ctx) -> int:
     said = queries.no_answer_words(store, [{**r, "id": r["run_id"]} for r in records])
     if args.json:  # in the words the text and the Runs screen use (`waiting`)
         print_json({"results": [{**r, "verdict": said.get(r["run_id"], r["verdict"])} for r in records],
-                    "not_run": not_run})
+                    "not_run": not_run, "suspected_hacks": sum(1 for r in records if r["flags"])})
         return 0
     for r in records:
         said_as = said.get(r["run_id"]) or shown_verdict(r)
-        print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}"
+        print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}" + flag_words(r)
               + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")
+    if line := hacks_line(records):
+        print(line)
     return 0

@@ -44,6 +44,7 @@ from benchtui.store.database import Store, now_iso
 from benchtui.store.queries import TRIAL, answer_row, suite_origin
 from benchtui.verify import seeds
 from benchtui.verify import verdicts as V
+from benchtui.verify.flags import hack_flags
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
 
@@ -298,7 +299,9 @@ class Runner:
                  "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
                 for i, c in enumerate(checks)], {
                 "status": "interrupted" if verdict == V.INTERRUPTED else TRIAL if self.options.trial else "done",
-                "verdict": verdict, "finished_at": now_iso(), "duration_s": round(duration, 4), **extra}, message)
+                "verdict": verdict, "finished_at": now_iso(), "duration_s": round(duration, 4),
+                # what the checks measured that points at a hack: beside the verdict, never in it
+                "flags": json.dumps(flags) if (flags := hack_flags(checks)) else None, **extra}, message)
         return message
 
     def _limits(self, challenge: Challenge) -> RunLimits:

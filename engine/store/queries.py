@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchtui.store.database import Store
+from benchtui.verify.flags import marks
 from benchtui.workbench.scan_records import INFO_KINDS, WAITING_KIND
 
 # A finished run's status is "done", "interrupted" (stopped: history, never the verdict shown) or
@@ -116,6 +117,7 @@ class Cell:
     judge: str | None      # current judge overall letter (latest judge)
     warnings: int = 0
     stale: str = ""        # what changed in the answer's files since its run ("" : the verdict is on these files)
+    flags: str = ""        # the latest run's hack signals as marks ("T", engine/verify/flags.py): beside the verdict
 
 
 @dataclass
@@ -206,8 +208,8 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
     # an interrupted run is history, never the verdict shown
     suites = current_suites(store)
     # a verdict another suite gave (a workbench challenge added over a bundled one, or removed) is not current
-    runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict, versions in conn.execute(
-        f"select model, challenge, max(id), status, verdict, versions from runs where {NOT_CURRENT_SQL}"
+    runs = {(m, c): (i, status, verdict, flags) for m, c, i, status, verdict, versions, flags in conn.execute(
+        f"select model, challenge, max(id), status, verdict, versions, flags from runs where {NOT_CURRENT_SQL}"
         + (f" and {only}" if only else "") + " group by model, challenge", params)
         if not superseded_suite(versions, c, suites)}
     human: dict[tuple[str, str], str] = {}
@@ -246,7 +248,8 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
             verdict = run[2] or "not_run"
         cells[key] = Cell(m, c, answer_id, status or "answer", verdict,
                           run[0] if run else None, human.get(key), judge.get(key), warn_counts.get(key, 0),
-                          stale.get(run[0], "") if run and status != "no_answer" else "")
+                          stale.get(run[0], "") if run and status != "no_answer" else "",
+                          marks(run[3]) if run and run[1] == "done" and status != "no_answer" else "")
     return matrix
 
 

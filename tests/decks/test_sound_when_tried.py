@@ -67,15 +67,10 @@ def test_a_count_of_zero_is_never_a_score():
     assert judged_report({"score": 0.5, "killed": 1, "survived": 1, "equivalent": 0, "mutants": 2}).sound
 
 
+@pytest.mark.sandbox
 def test_a_deck_problems_reference_is_audited_as_its_answer_file(tmp_path, capsys, monkeypatch):
     """The reference goes into the audit as solution.py (the deck's answer file): the
     baseline passes and mutants are made, so the figure is a measured one."""
-    from benchtui.runner import sandbox
-
-    try:
-        sandbox.choose_layer("auto")
-    except sandbox.SandboxUnavailable as exc:
-        pytest.skip(f"no sandbox here: {exc}")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     deck_kit.hard_deck(tmp_path / "deck")
     root = tmp_path / "wb"

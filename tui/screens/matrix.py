@@ -5,7 +5,16 @@ import itertools
 import re
 
 from benchtui.store import transcripts_sql
-from benchtui.tui.glyphs import PENDING_MARK, STALE_MARK, VERDICTS, WARNING_MARK, grade_style, legend, verdict_glyph
+from benchtui.tui.glyphs import (
+    HACK_MARK,
+    PENDING_MARK,
+    STALE_MARK,
+    VERDICTS,
+    WARNING_MARK,
+    grade_style,
+    legend,
+    verdict_glyph,
+)
 from benchtui.tui.screens.base import GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.matrix_table import MatrixTable
@@ -30,7 +39,7 @@ def cell_text(cell) -> Text:
     and a warning mark. Cells that read the same share one Text (never
     modified): a 200 x 50 matrix has a few hundred distinct texts, so
     building, measuring and rendering them is paid per text, not per cell."""
-    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale))
+    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale), bool(cell.flags))
     text = _CELL_TEXTS.get(key)
     if text is None:
         text = verdict_glyph(cell.verdict)
@@ -45,6 +54,8 @@ def cell_text(cell) -> Text:
             text.append(cell.judge, style="italic dim")
         if cell.warnings:
             text.append(WARNING_MARK, style="yellow")
+        if cell.flags:  # a hack signal, beside the verdict and never in it
+            text.append(HACK_MARK, style="bold magenta")
         if len(_CELL_TEXTS) > 4096:  # odd letters from imports: keep the table bounded
             _CELL_TEXTS.clear()
         _CELL_TEXTS[key] = text
@@ -307,7 +318,7 @@ class MatrixScreen(GuardedScreen):
         passes = dict.fromkeys(m.models, 0)
         letters: dict[str, list] = {x: [] for x in m.models}
         failing, ungraded = set(), set()
-        texts, verdicts, warned, stale = {}, set(), False, False
+        texts, verdicts, warned, stale, flagged = {}, set(), False, False, 0
         for (model, cid), cell in m.cells.items():
             if model not in models or cid not in ids:
                 continue
@@ -315,6 +326,7 @@ class MatrixScreen(GuardedScreen):
             verdicts.add(cell.verdict)
             warned = warned or bool(cell.warnings)
             stale = stale or bool(cell.stale)
+            flagged += bool(cell.flags)
             if cell.verdict == "pass":
                 passes[model] += 1
             # the leaderboard's rule: a person's grade, else a judge's
@@ -329,6 +341,7 @@ class MatrixScreen(GuardedScreen):
         short = shorten_all([c.label for c in m.challenges], 22)  # from the middle: "Kern…P10: 3D tensor …"
         self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
                             "texts": texts, "verdicts": verdicts, "warned": warned, "stale": stale,
+                            "flagged": flagged,
                             "labels": {c.id: Text(short[c.label]) for c in m.challenges}}
         self._facts_for = m
         return self._facts_cache
@@ -383,7 +396,7 @@ class MatrixScreen(GuardedScreen):
         if len(facts["texts"]) < len(models) * len(challenges):
             verdicts.add(self.matrix.cell("", "").verdict)
         text = legend(verdicts, warnings=facts["warned"], pending=self.matrix.read is not None,
-                      stale=facts.get("stale", False))
+                      stale=facts.get("stale", False), flagged=bool(facts.get("flagged")))
         widget = self.query_one("#legend", Static)
         if text.plain != getattr(widget, "_legend_plain", None):
             widget._legend_plain = text.plain
@@ -452,6 +465,9 @@ class MatrixScreen(GuardedScreen):
             status += f" · {len(hidden)} bundled without answers hidden (e shows {'them' if len(hidden) != 1 else 'it'})"
         elif self.show_empty and self.matrix is not None and self._facts().get("empty"):
             status += " · e hides the bundled without answers"
+        flagged = self._facts().get("flagged") if self.matrix is not None else 0
+        if flagged:  # counted apart from the verdicts
+            status += f" · {HACK_MARK} {flagged} suspected hack{'s' if flagged != 1 else ''}"
         if not models:
             status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
         if self._note:
@@ -521,6 +537,11 @@ class MatrixScreen(GuardedScreen):
             text.append(f"   ⚠ {cell.warnings} warning(s)", style="yellow")
         if cell.stale:
             text.append(f"   {STALE_MARK} stale: {cell.stale} since this run", style="bold yellow")
+        if cell.flags:
+            from benchtui.verify.flags import KINDS
+
+            said = ", ".join(kind for kind, (mark, _) in KINDS.items() if mark in cell.flags)
+            text.append(f"   {HACK_MARK} suspected hack: {said}", style="bold magenta")
         detail.update(text)
 
     # -- actions ---------------------------------------------------------------------
