@@ -25,6 +25,7 @@ judged and none failed, the mutation score measured.
 """
 from __future__ import annotations
 
+import functools
 import math
 import tempfile
 from collections.abc import Callable
@@ -395,8 +396,7 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
     for i, seed in enumerate(seeds):
         if on_step is not None:
             on_step(f"the reference's checks, seed {seed}", i, len(seeds))
-        runs[seed] = run_reference(challenge, seed, None if on_check is None else
-                                   (lambda kind, record, seed=seed: on_check(seed, kind, record)))
+        runs[seed] = run_reference(challenge, seed, None if on_check is None else functools.partial(on_check, seed))
     report.items.append(check_reference(runs, deck=module_answer(challenge) is not None))
     report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
     near = {str(k): str(v) for k, v in (challenge.raw.get("thresholds_near_reference") or {}).items()}
