@@ -118,7 +118,7 @@ def wire_overhead(n: int = 15) -> dict:
     """What crossing the trust boundary costs per call: an empty round trip, a
     small call, and a 4096x4096 float32 input and output (64 MiB each way),
     by value and staged (input sent ahead, result kept by reference)."""
-    from benchtui.verify.execute import local_answer_process
+    from benchtui.runner.local import local_answer_process
 
     def median_ms(fn) -> float:
         fn()

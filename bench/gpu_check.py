@@ -128,7 +128,7 @@ def machine() -> dict:
         except Exception as exc:  # noqa: BLE001 - recorded as found
             info[mod] = f"not importable: {exc}"[:200]
     sys.path.insert(0, str(REPO))
-    from benchtui.host import doctor
+    from benchtui.commands import doctor
 
     report = doctor.gather()
     info["doctor_cuda"] = {k: report["cuda"].get(k) for k in ("cupy", "available", "devices", "nvcc", "fit")}

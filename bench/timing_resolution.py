@@ -117,7 +117,7 @@ def main() -> int:
     a = p.parse_args()
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="benchtui-timing-resolution-") as tmp:

@@ -15,13 +15,13 @@ hands the check (a ``Check``) to the block.
 from __future__ import annotations
 
 from benchtui.challenges.prompts import prompt_sha256
+from benchtui.records import verdicts as _verdicts
 
 # Two whole modules, re-exported as they are: the CUDA challenges share a dozen
 # of cuda_suite's steps (compile, device, timed cycles, roofline figures), and
 # reach_report's three functions read what an adapter's call reached. Their
 # public functions are part of this surface; their underscored names are not.
 from benchtui.verify import reach_report
-from benchtui.verify import verdicts as _verdicts
 from benchtui.verify.binding import Unbound, load_module, python_files
 from benchtui.verify.cuda import suite as cuda_suite
 from benchtui.verify.cuda.device import bf16_bits, bf16_to_float32, seeded_rows, seeded_values

@@ -8,19 +8,16 @@ parsed args and a :class:`Context` and returns an exit code:
 from __future__ import annotations
 
 import functools
-import gc
 import importlib
-import json
 import os
-import shutil
 import sqlite3
 import sys
-from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from benchtui.store.database import Store, StoreError, damage_message, is_damage
-from benchtui.workbench.layout import Workbench, WorkbenchError, find_workbench
+from benchtui.commands.context import EXIT_FAIL, EXIT_OK, EXIT_USAGE, CommandError, Context, UsageError
+from benchtui.commands.dashboard import open_dashboard
+from benchtui.store.database import StoreError, damage_message, is_damage
 
 if TYPE_CHECKING:
     import argparse
@@ -35,17 +32,8 @@ COMMAND_MODULES = [
     "benchtui.commands.challenge_cmds",
     "benchtui.commands.audit_cmds",
     "benchtui.commands.deck_cmds",
+    "benchtui.commands.judge_cmds",
 ]
-
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
-
-
-class UsageError(Exception):
-    """Bad arguments: exit code 2."""
-
-
-class CommandError(Exception):
-    """The command could not do its work: exit code 1."""
 
 
 @functools.cache
@@ -60,51 +48,6 @@ def parser_class() -> type[argparse.ArgumentParser]:
             raise SystemExit(EXIT_USAGE)
 
     return Parser
-
-
-def __getattr__(name: str):
-    if name == "Parser":  # engine.cli.Parser, as before
-        return parser_class()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class Context:
-    """Lazily resolved workbench and store for a command."""
-
-    def __init__(self, args: argparse.Namespace):
-        self.args = args
-        self._workbench: Workbench | None = None
-        self._store: Store | None = None
-
-    @property
-    def workbench(self) -> Workbench:
-        if self._workbench is None:
-            try:
-                self._workbench = find_workbench(
-                    self.args.workbench, os.environ.get("BENCHTUI_WORKBENCH"), Path.cwd(),
-                    store=self.args.store,
-                )
-            except WorkbenchError as exc:
-                raise UsageError(str(exc)) from exc
-        return self._workbench
-
-    @property
-    def store(self) -> Store:
-        if self._store is None:
-            try:
-                # checked first: a damaged file gets one message, and no command writes into it
-                self._store = Store(self.workbench.store_path, check=True)
-            except StoreError as exc:
-                raise CommandError(str(exc)) from exc
-        return self._store
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-
-
-def print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, sort_keys=False, default=str))
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:
@@ -157,14 +100,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class())
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
-    said_everywhere(parser)
+    help_for_shared_options(parser)
     return parser
 
 
 JSON_HELP = "print JSON instead of text: stdout holds only the JSON"
 
 
-def said_everywhere(parser: argparse.ArgumentParser) -> None:
+def help_for_shared_options(parser: argparse.ArgumentParser) -> None:
     """Options every command shares get one help text wherever a command left it out."""
     import argparse
 
@@ -173,54 +116,7 @@ def said_everywhere(parser: argparse.ArgumentParser) -> None:
             action.help = JSON_HELP
         if isinstance(action, argparse._SubParsersAction):
             for sub in set(action.choices.values()):
-                said_everywhere(sub)
-
-
-# A store larger than this is checked for damage by the dashboard's first rescan (in its
-# worker) rather than before the first frame: quick_check reads every page (~3 ms/MB).
-CHECK_BEFORE_START_BYTES = 8 * 1024 * 1024
-
-
-def no_terminal() -> str | None:
-    """Which of standard input and output is not a terminal, said as a clause, where
-    the dashboard would draw into a file or a pipe and wait for keys that never come;
-    None when both are terminals."""
-    missing = [name for name, stream in (("standard input", sys.stdin), ("standard output", sys.stdout))
-               if stream is None or not stream.isatty()]
-    if len(missing) == 2:
-        return "neither standard input nor standard output is a terminal"
-    return f"{missing[0]} is not a terminal" if missing else None
-
-
-def open_dashboard(ctx: Context) -> int:
-    """The dashboard shows the stored index at once and rescans in a worker."""
-    path = ctx.workbench.store_path
-    big = path.is_file() and path.stat().st_size > CHECK_BEFORE_START_BYTES
-    try:  # open (and migrate) here, so a broken store is a one-line error, not a screen
-        Store(path, check=not big).close()
-    except StoreError as exc:
-        raise CommandError(str(exc)) from exc
-    if (what := no_terminal()) is not None:  # after the store: its damage is the more urgent news
-        raise CommandError(f"the dashboard needs a terminal, and {what} here: run benchtui in one, "
-                           "or use its commands (benchtui --help), e.g. benchtui results")
-    # Start-up allocates a great deal and frees almost nothing, so Python's
-    # cyclic collector would run ~100 times (~10 ms) before the first frame for
-    # nothing: it is off until the app has shown that frame (run_app turns it
-    # back on then), or until the app returns.
-    gc.disable()
-    try:
-        from benchtui.store.queries import MatrixPrefetch
-
-        # the cells a first frame can show (a row per terminal line; the models whose
-        # columns fit beside the 24-cell challenge column); the rest are read in the
-        # matrix's worker right after that frame
-        size = shutil.get_terminal_size()
-        prefetch = MatrixPrefetch(path, first=size.lines, width=size.columns - 24)
-        from benchtui.tui.app import run_app  # imported late: engine stays free of textual
-
-        return run_app(ctx.workbench, prefetch=prefetch) or 0
-    finally:
-        gc.enable()
+                help_for_shared_options(sub)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -241,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchtui: {exc}", file=sys.stderr)
         return EXIT_FAIL
     except sqlite3.DatabaseError as exc:  # damage found mid-command (a file truncated under us, ...)
-        where = ctx._workbench.store_path if ctx._workbench is not None else "store.db"
+        where = ctx.resolved_workbench.store_path if ctx.resolved_workbench is not None else "store.db"
         print(f"benchtui: {damage_message(where, str(exc)) if is_damage(exc) else f'store error: {exc}'}", file=sys.stderr)
         return EXIT_FAIL
     except KeyboardInterrupt as exc:  # a command may say what the interrupt left (or undid)

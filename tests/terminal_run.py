@@ -11,12 +11,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def on_a_terminal(args: list[str]) -> tuple[int, str, str]:
-    """(exit code, stdout, what the terminal on stderr got) of ``benchtui ARGS``."""
+def on_a_terminal(args: list[str], *, program: list[str] | None = None) -> tuple[int, str, str]:
+    """(exit code, stdout, what the terminal on stderr got) of ``benchtui ARGS``
+    (``program``: what runs in place of ``python -m benchtui``)."""
     master, slave = pty.openpty()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
     env.pop("NO_COLOR", None)
-    proc = subprocess.Popen([sys.executable, "-m", "benchtui", *args], stdout=subprocess.PIPE, stderr=slave,
+    proc = subprocess.Popen([*(program or [sys.executable, "-m", "benchtui"]), *args], stdout=subprocess.PIPE, stderr=slave,
                             stdin=subprocess.DEVNULL, cwd=REPO, env=env)
     os.close(slave)
     got = bytearray()

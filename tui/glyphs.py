@@ -32,8 +32,9 @@ LEGEND_ORDER = ("pass", "partial", "fail", "error", "timeout", "compile_error", 
 UNKNOWN_GLYPH = "?"  # a verdict this version does not know (a newer store)
 WARNING_MARK = "⚠"  # a cell whose answer has scan warnings
 STALE_MARK = "≠"  # a cell whose verdict is on files that have changed since
+IN_FLIGHT_MARK = "◌"  # a run in progress beside the cell's last finished verdict
 PENDING_MARK = "…"  # a cell not read yet (a big matrix's first frame)
-HACK_MARK = "⚑"  # a cell whose latest run shows a hack signal (engine/verify/flags.py): beside the verdict
+HACK_MARK = "⚑"  # a cell whose latest run shows a hack signal (engine/records/flags.py): beside the verdict
 
 
 def verdict_glyph(verdict: str | None) -> Text:

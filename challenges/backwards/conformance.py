@@ -163,6 +163,7 @@ def run(suite) -> None:
 
     outputs_vs_oracle(suite, ans, ref, eps, tol64)
     smallest_inputs(suite, ans, ref, eps, tol64)
+    output_shapes(suite, ans, eps)
     eps_far_from_default(suite, ans, ref, tol64)
     huge_mean_tiny_variance(suite, ans, ref, eps)
     constant_rows(suite, ans, ref, eps)
@@ -203,6 +204,23 @@ def smallest_inputs(suite, ans, ref, eps: float, tol64: float) -> None:
             if not err <= tol64:
                 c.fail(f"on the smallest shape {'x'.join(map(str, shape))}: {errs}", value=err)
         c.message = "shapes " + ", ".join("x".join(map(str, s)) for s in SMALLEST_SHAPES)
+
+
+def output_shapes(suite, ans, eps: float) -> None:
+    """The shapes and dtype the prompt fixes, compared exactly (the error checks reshape an
+    output of the right size): y and dx shaped as x, y of x's dtype, dgamma and dbeta (D,).
+    Shapes where a kept or dropped axis shows: D = 1, T = 1, B = 1."""
+    with suite.check("output_shapes", requires=("forward", "gradients")) as c:
+        for i, shape in enumerate(((3, 5, 1), (4, 1, 6), (1, 2, 5))):
+            x, gamma, beta, dy = make_case(np.random.default_rng(20261201 + i), shape)
+            got = [np.asarray(g) for g in ans.both(x, gamma, beta, dy, eps)]
+            want = {"y": shape, "dx": shape, "dgamma": (shape[-1],), "dbeta": (shape[-1],)}
+            wrong = [f"{n} {g.shape}, expected {want[n]}" for n, g in zip(OUTPUTS, got) if g.shape != want[n]]
+            if got[0].dtype != x.dtype:
+                wrong.append(f"y of dtype {got[0].dtype} for x of dtype {x.dtype}")
+            if wrong:
+                c.fail(f"at x of shape {shape}: {'; '.join(wrong)}")
+        c.message = "y and dx shaped as x (and y of its dtype), dgamma and dbeta (D,), at D = 1, T = 1, B = 1"
 
 
 def eps_far_from_default(suite, ans, ref, tol64: float) -> None:

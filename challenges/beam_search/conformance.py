@@ -189,6 +189,7 @@ def run(suite) -> None:
     greedy_k1(s)
     batch_independence(s)
     eos_retention(s)
+    eos_in_prompt(s)
     ranking = ranking_runner(s)
     ranking_alpha(s, ranking)
     prompt_not_in_output(s, ranking)
@@ -249,6 +250,23 @@ def batch_independence(s: Scene) -> None:
         diff = [i for i in range(2) if seqs(together[i]) != seqs(alone[i])]
         c.value = f"{2 - len(diff)}/2 items identical"
         c.expect(not diff, f"item {diff[0]} (prompt length {len(ps[diff[0]])}) differs when batched" if diff else "")
+
+
+def eos_in_prompt(s: Scene) -> None:
+    """EOS inside a prompt (last, and mid-prompt): a prompt is a list of token ids, any id; only
+    a beam that emits EOS is finished. A search that reads the prompt's last token as the
+    beam's last emitted one returns nothing (or stops at once) for such an item."""
+    suite, answer, core, prompts, seqs, eos = s.suite, s.answer, s.core, s.prompts, s.seqs, s.eos
+    with suite.check("eos_in_prompt", threshold="equals reference with EOS inside the prompts", timeout_s=s.timeout,
+                     requires=("finished_beams_compete", "stopping")) as c:
+        cr, (a, b) = core("eosprompt", eos_mean=-60.0), prompts("eosprompt", (3, 4))
+        ps = [a + [eos], b[:2] + [eos] + b[2:]]
+        k, n = 2, 4
+        got = answer(cr, ps, k, n, 0.6, eos)
+        ok, want = s.matches_reference(cr, ps, got, k, n, 0.6)
+        c.value = "equal" if ok else "differs"
+        c.expect(ok, f"with EOS as a prompt's last token and inside another: got {[seqs(i) for i in got]}, "
+                     f"reference {want} (an EOS in the prompt does not finish a beam)")
 
 
 def eos_retention(s: Scene) -> None:

@@ -116,6 +116,11 @@ def run(suite) -> None:
                                                         ((1, 2, 7, 3), 1, False, f64, 1.0),
                                                         ((1, 1, 64, 8), 64, True, f64, 1.0),
                                                         ((2, 1, 65, 8), 64, True, f64, 1.0)], tol, ("any_n",))
+    # every remainder of N against the tile (N = 1 .. 2 * tile + 1, tile 4), both masks: the
+    # last tile's bounds and the causal diagonal inside a partial tile are built on purpose
+    accuracy_check(suite, ans, ref, "tile_remainders", [((1, 1, n, 3), 4, causal, f64, 1.0)
+                                                        for n in range(1, 10) for causal in (True, False)],
+                   tol, ("any_n", "non_causal"))
     # scores ~100x larger: exp overflows in float32 without the running max; at
     # ~1000x, scores of a few thousand overflow exp in float64 too, so a running
     # max that is not the row's maximum (or none) gives inf / NaN on every run

@@ -25,6 +25,7 @@ def run(suite) -> None:
     gradient_checks(suite, answer, ref, rel_tol)
     large_scores(suite, answer, ref, rel_tol)
     small_n(suite, answer, ref, rel_tol)
+    tile_remainders(suite, answer, ref, rel_tol)
     cache_has_no_nxn(suite, answer)
     with suite.check("memory_peak", threshold=float(suite.threshold("memory_fraction", 0.2)), requires=("no_nxn",)) as c:
         memory_peak(suite, c, fwd, bwd)
@@ -130,6 +131,19 @@ def small_n(suite, answer: Answer, ref, rel_tol: float) -> None:
         for n in suite.threshold("small_ns", [1, 7]):
             against_naive(suite, c, answer, ref, rel_tol, f"small{n}", (1, 2, int(n), 16),
                           int(suite.threshold("small_tile", 16)), True)
+
+
+def tile_remainders(suite, answer: Answer, ref, rel_tol: float) -> None:
+    """Every remainder of N against the tile (N = 1 .. 2 * tile + 1, tile 4), both masks, both
+    passes: the last tile's bounds and the diagonal inside a partial tile, built on purpose."""
+    with suite.check("tile_remainders", threshold=rel_tol, requires=("any_n", "gradients", "non_causal")) as c:
+        worst = 0.0
+        for n in range(1, 10):
+            for causal in (True, False):
+                against_naive(suite, c, answer, ref, rel_tol, f"remainder{n}{causal}", (1, 1, n, 3), 4, causal)
+                worst = max(worst, c.value or 0.0)
+        c.value = worst
+        c.message = "N = 1 .. 9 with tile 4, causal and not"
 
 
 def cache_has_no_nxn(suite, answer: Answer) -> None:

@@ -165,6 +165,7 @@ def run(suite) -> None:
 
     large_scores(suite, factory, ref, tol, garbage)
     row_spread_scores(suite, factory, ref, tol, garbage)
+    decode_output_shape(suite, factory, garbage)
 
     with suite.check("padding_isolated", threshold=tol, requires=("variable_lengths", "inputs_unchanged"),
                      reach=True) as c:
@@ -206,6 +207,24 @@ def run(suite) -> None:
     reach_report.record(suite)
     memory(suite, factory)
     speed(suite, factory, ref)
+
+
+def decode_output_shape(suite, factory, garbage) -> None:
+    """The decode step's output shape, compared exactly (the error checks reshape an output of
+    the right size): (batch, heads, head_dim), also where a kept axis has length 1."""
+    with suite.check("decode_output_shape", requires=("incremental_decode",)) as c:
+        for lengths, heads, dim in (([2, 1], 3, 4), ([3], 1, 2)):
+            sc = make_scenario(np.random.default_rng(FIXED_SEED), lengths, heads, dim, 2, garbage)
+            session = factory()
+            suite.call(session.prefill, sc.k, sc.v, sc.lengths)
+            for step, (q, kn, vn) in enumerate(zip(sc.qs, sc.ks, sc.vs)):
+                out = suite.call(session.decode, q, kn, vn)
+                if isinstance(out, (tuple, list)) and len(out) and np.ndim(out[0]) == 3:
+                    out = out[0]  # (out, extras): the output is the first
+                if np.shape(out) != q.shape:
+                    c.fail(f"decode step {step} returned shape {np.shape(out)} for {len(lengths)} sequence(s), "
+                           f"{heads} head(s), head dim {dim}; the prompt fixes (batch, heads, head_dim) = {q.shape}")
+        c.message = "(batch, heads, head_dim) exactly, at (2, 3, 4) and (1, 1, 2)"
 
 
 def own_batching(c, batch: int) -> None:

@@ -133,6 +133,7 @@ def run(suite) -> None:
     check_quantize_group_scale(suite, ref, quant_cases, g, rtol)
     check_quantize_rounding(suite, ref, quant_cases, g)
     group_size_check(suite, ref, quant, to_answer, g, rtol)
+    group_size_default(suite, ref, quant, to_answer, g, rtol)
     report_figures(suite)  # before the smoke run: a loop may write files into the scratch copy
     check_ste(suite, ref, quant, is_mlx, g)
     check_smoke(suite, ref, adapter, g, is_mlx)
@@ -258,6 +259,28 @@ def group_size_check(suite, ref, quant, to_answer, g: int, rtol: float) -> None:
         c.expect(bool(ok.all()) and c.value <= rtol,
                  f"with group_size={other}: {int((~ok).sum())} of {ok.size} groups of {other} hold other values than "
                  f"-s, 0, +s, and the result is {c.value:.3g} (relative) from the reference at that group size")
+
+
+def group_size_default(suite, ref, quant, to_answer, g: int, rtol: float) -> None:
+    """The quantiser called without its group size, as the prompt's signature
+    ``ternary_quantize(w, group_size=128)`` allows: groups of 128, each at its own
+    magnitude, so a default of 64 or 256 (or none) shows on every run. Asked by our
+    prompt only (the published one names no signature)."""
+    requires = ("quantizer", "explicit_arguments")
+    if not group_kw(quant, g):
+        suite.skip("group_size_default", "the quantiser takes no group size parameter", requires=requires)
+        return
+    with suite.check("group_size_default", threshold=rtol, requires=requires) as c:
+        w = test_weights(np.random.default_rng(20261203), (32, 4 * g), g // 2)
+        try:
+            out = suite.call(quant, to_answer(w))
+        except Exception as exc:  # the answer's side raised: no default to rely on
+            c.fail(f"called as ternary_quantize(w), without group_size: {type(exc).__name__}: {str(exc)[:120]}")
+        proj = projected_weights(out, w.shape, g)
+        want = ref.ternary_quantize(w.astype(np.float64), g)
+        c.value = float(np.max(np.abs(proj - want)) / np.abs(want).max())
+        c.expect(c.value <= rtol, f"called without group_size, the result is {c.value:.3g} (relative) from groups of "
+                                  f"{g}: the default is not the prompt's group_size={g}")
 
 
 def ste_weights(g: int) -> np.ndarray:

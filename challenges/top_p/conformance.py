@@ -121,6 +121,18 @@ def run(suite) -> None:
             p = float(rng.uniform(0.05, 0.99))
             judge(c, random_logits(rng, int(rng.integers(1, 7)), int(rng.integers(2, 400))), p, "a random batch")
 
+    # The type the prompt fixes, compared exactly: the error checks read any numeric array as
+    # float64, so a float32 result (or a list) would pass them.
+    with suite.check("output_dtype_shape", requires=("nucleus",)) as c:
+        for shape in ((1, 5), (3, 7)):
+            logits = np.random.default_rng(20261202).normal(size=shape)
+            got = judge.suite.call(judge.fn, logits, 0.8)
+            kind = f"{type(got).__name__} of dtype {getattr(got, 'dtype', None)}, shape {np.shape(got)}"
+            if not isinstance(got, np.ndarray) or got.dtype != np.float64 or got.shape != shape:
+                c.fail(f"for logits of shape {shape}: returned a {kind}; the prompt asks for a float64 array "
+                       f"of shape {shape}")
+        c.message = "a float64 ndarray of shape (B, V), B = 1 and 3"
+
     with suite.check("rows_sum_to_one", threshold=tol, requires=("renormalised",)) as c:
         rng = suite.rng("sums")
         worst = 0.0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 from benchtui.audit.equivalence import entry
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.suite import SkipCheck, Suite
 
@@ -91,19 +91,16 @@ class TracingPeer(wire.Peer):
 
 
 def main(job_path: str) -> int:
+    from benchtui.records.job import Job
     from benchtui.verify.binding import load_module
-    from benchtui.verify.execute import Job, new_suite, run_conformance
+    from benchtui.verify.execute import new_suite, run_conformance
 
-    raw = json.loads(Path(job_path).read_text(encoding="utf-8"))
-    audit = raw.pop("audit", {})
-    job = Job(**raw)
+    job = Job.from_json(Path(job_path).read_text(encoding="utf-8"))
     started = time.perf_counter()
     peer = TracingPeer(wire.Connection(wire.socket_from_fd(job.answer_fd)), trusting=False)
     suite = new_suite(job, peer=peer, monitor=None)
     suite.__class__ = AuditSuite  # same state, the audit's cheap path
-    suite.stop_first = bool(audit.get("stop_first"))
-    # A mutant in one of several implementations is bound first (the others are the original's).
-    suite.binder.prefer_file = audit.get("prefer_file")
+    suite.stop_first = job.stop_at_first_kill
     stopped = False
     try:
         conformance = load_module(Path(job.challenge_dir) / "conformance.py", f"benchtui_conformance_{job.challenge_id}")

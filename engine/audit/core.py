@@ -4,7 +4,7 @@ For every answer whose latest verdict is ``pass`` (and each challenge's
 reference): a baseline run on the audit's cheap path records which lines the
 checks reached and what the answer returned; then single-point mutants of
 the reached Python files run, one scratch copy each, through the same two
-sandboxed processes as a run (``Runner._two_processes``), stopping at the
+sandboxed processes as a run (``execute_bundle``), stopping at the
 first failing check. A mutant no check kills is compared with the baseline on
 the values returned (``engine.audit.equivalence``): the same everywhere (floats
 within rounding), or differing only in what the answer's prompt leaves to the
@@ -36,7 +36,6 @@ from benchtui.audit.mutate import Mutant, Source
 from benchtui.challenges import adapters, prompts
 from benchtui.challenges.definition import Challenge
 from benchtui.host.backends import choose_backend
-from benchtui.runner.bundle import RunLimits
 from benchtui.runner.orchestrate import RunInterrupted, Runner, RunOptions, answer_prompt_facts, tree_digest
 from benchtui.store import audit_sql, runs_sql
 from benchtui.store.database import Store, now_iso
@@ -185,7 +184,6 @@ class Auditor:
         (default: on for a baseline)."""
         lines = baseline if lines is None else lines
         challenge = target.challenge
-        limits = challenge.limits
         backend, _ = (self.cluster.choose_backend("auto", challenge.backends) if self.cluster is not None
                       else choose_backend("auto", challenge.backends))
         with Store(self.workbench.store_path) as store:
@@ -195,10 +193,9 @@ class Auditor:
             target.folder, challenge, target.model, backend, self.options.seed,
             {k: prompt.get(k) for k in ("prompt_version", "version_checks", "thresholds")},
             key=f"{target.model}/{challenge.id}/{mutant.sha[:12] if mutant is not None else 'baseline'}",
-            limits=RunLimits(timeout_s=timeout_s, cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
-                             self_check_timeout_s=limits.self_check_timeout_s, file_size_mb=limits.file_size_mb),
+            limits=dataclasses.replace(challenge.limits, timeout_s=timeout_s),
             adapter_root=self.workbench.root if target.model != REFERENCE else None,
-            job_extra={"audit": {"stop_first": not baseline}},
+            stop_at_first_kill=not baseline,
             overlay={mutant.file: mutant.source} if mutant is not None else {},
             self_check=False, checker="benchtui.audit.checker",
             answer_server="benchtui.audit.answer_lines" if lines else "benchtui.runner.answer_server",

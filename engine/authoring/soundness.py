@@ -15,7 +15,7 @@
   of the reference alone (``reference_mutation_score``, sandboxed like every
   audit), a figure that never fails a plugin.
 
-The reference runs as the answer through ``engine.verify.local`` (no
+The reference runs as the answer through ``benchtui.runner.local`` (no
 sandbox): it and the suite are the author's own trusted code. A CUDA
 challenge's reference is the checker's oracle, not an answer that nvcc
 builds, and an imported deck problem's reference that ``benchtui run`` would
@@ -32,10 +32,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtui.challenges import coverage
+from benchtui.challenges import contracts, coverage
 from benchtui.challenges.definition import Challenge
 from benchtui.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
 ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter", "prompt"}
@@ -179,7 +179,7 @@ def run_reference(challenge: Challenge, seed: int, on_check: Callable[[str, dict
     """The suite's checks with the challenge's reference as the answer (its
     ``adapters/reference.py`` binds it where its API is not the contract).
     ``on_check``: run_local's, said as each check starts and ends (progress)."""
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
         answer = Path(tmp) / "reference-as-answer"
@@ -356,6 +356,39 @@ def check_margins(runs: dict[int, dict], margin: float, near: dict[str, str] | N
                 details)
 
 
+def check_contracts(challenge: Challenge, check_names: set[str], static: bool = False) -> Item:
+    """The contract table (``contracts.toml``): each contract the prompt states names a check
+    the suite records (or names in its source), or says why none can judge it. ``static``: the
+    suite was not run here, so its names are read from its source alone."""
+    try:
+        table = contracts.load(challenge.path)
+    except contracts.TableError as exc:
+        return Item("contracts_checked", False, str(exc))
+    if table is None:
+        return Item("contracts_checked", True, f"no contract table ({contracts.FILENAME}): nothing to enforce")
+    try:
+        prompt = challenge.prompt_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return Item("contracts_checked", False, f"cannot read PROMPT.md: {exc}")
+    problems = contracts.problems(table, prompt, check_names)
+    rows = [c.as_dict() for c in table]
+    if problems:
+        return Item("contracts_checked", False, "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)"
+                                                                          if len(problems) > 4 else ""),
+                    {"problems": problems, "contracts": rows})
+    open_ = sum(1 for c in table if c.not_checkable)
+    where = " (check names read from the suite's source: it is not run here)" if static else ""
+    return Item("contracts_checked", True, f"{len(table) - open_} stated contracts each name the checks that "
+                                           f"exercise them; {open_} marked not checkable, with a reason{where}",
+                {"contracts": rows})
+
+
+def static_names(challenge: Challenge) -> set[str]:
+    from benchtui.verify.cuda import suite as cuda_suite
+
+    return contracts.static_check_names(challenge.path / "conformance.py", Path(cuda_suite.__file__))
+
+
 def check_prompt_version(challenge: Challenge) -> Item:
     sha = file_prompt_sha256(challenge.prompt_path)
     known = {v: spec["sha256"] for v, spec in prompt_versions(challenge).items()}
@@ -383,6 +416,7 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
         report.items.extend(Item(name, None, why) for name in
                             ("reference_passes", "checks_name_requirements", "thresholds_outside_noise"))
         report.items.extend(i for i in check_requirements(challenge, []) if i.name != "checks_name_requirements")
+        report.items.append(check_contracts(challenge, static_names(challenge), static=True))
         report.items.append(check_prompt_version(challenge))
         return report
     why = module_not_here(challenge)
@@ -399,6 +433,9 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
         runs[seed] = run_reference(challenge, seed, None if on_check is None else functools.partial(on_check, seed))
     report.items.append(check_reference(runs, deck=module_answer(challenge) is not None))
     report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
+    # a check the reference does not reach (an adapter's, a GPU's) is named in the suite's source
+    report.items.append(check_contracts(challenge, contracts.recorded_names(runs[seeds[0]]["checks"])
+                                        | static_names(challenge)))
     near = {str(k): str(v) for k, v in (challenge.raw.get("thresholds_near_reference") or {}).items()}
     report.items.append(check_margins(runs, margin, near))
     report.items.append(check_prompt_version(challenge))

@@ -37,13 +37,9 @@ import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from benchtui.challenges.definition import Challenge
-
-if TYPE_CHECKING:
-    from benchtui.store.database import Store
-    from benchtui.workbench.layout import Workbench
 
 ADAPTER_SUFFIXES = (".py", ".cu")
 WORKBENCH_ADAPTERS = Path(".benchtui") / "adapters"
@@ -440,22 +436,6 @@ def already_binds(root: Path, challenge: Challenge, model: str, answer_dir: Path
     return f"{model}/{challenge.id} already binds without an adapter (latest run #{latest['id']}: {latest['verdict']})"
 
 
-def locate(workbench: Workbench, model: str, challenge_name: str) -> tuple[Challenge, Path]:
-    """(challenge, answer folder) for a model and a challenge id or display name."""
-    from benchtui.challenges.definition import challenge_for_name
-
-    challenge = challenge_for_name(challenge_name, workbench.challenges)
-    if challenge is None:
-        raise AdapterError(f"unknown challenge {challenge_name!r}; known: {', '.join(workbench.challenges)}")
-    models = workbench.model_dirs()
-    if model not in models:
-        raise AdapterError(f"unknown model {model!r}; known: {', '.join(models) or 'none'}")
-    folder = models[model] / challenge.id
-    if not folder.is_dir():
-        raise AdapterError(f"{model} has no {challenge.id} answer (no folder {display_path(folder, workbench.root)})")
-    return challenge, folder
-
-
 def nothing_to_adapt(model: str, challenge_id: str, folder: Path) -> str | None:
     """Why an answer folder has nothing an adapter could bind (None: it has): only its
     PROMPT.md (a model that has not answered yet), or notes."""
@@ -463,29 +443,3 @@ def nothing_to_adapt(model: str, challenge_id: str, folder: Path) -> str | None:
         return None
     return (f"{model}/{challenge_id} holds no answer source files ({', '.join(SOURCE_SUFFIXES)}): "
             "there is nothing to adapt")
-
-
-def scaffold_for(workbench: Workbench, model: str, challenge_name: str, *, force: bool = False,
-                 store: Store | None = None) -> Path:
-    """``benchtui adapter new``: the scaffold for one answer of a workbench.
-
-    Unless ``force``, raises :class:`AlreadyBinds` when the answer binds today
-    (``store``, when given, supplies its latest run)."""
-    from benchtui.host.resources import refuse_install_write
-
-    challenge, folder = locate(workbench, model, challenge_name)
-    if refusal := refuse_install_write(workbench.root):  # before any other reason: nothing is written there, forced or not
-        raise ValueError(refusal)
-    if refusal := nothing_to_adapt(model, challenge.id, folder):
-        raise AdapterError(refusal)
-    if not force:
-        latest, checks = None, None
-        if store is not None:
-            from benchtui.store.queries import latest_run, run_checks
-
-            latest = latest_run(store, model, challenge.id)
-            checks = run_checks(store, latest["id"]) if latest else None
-        reason = already_binds(workbench.root, challenge, model, folder, latest, checks)
-        if reason:
-            raise AlreadyBinds(f"{reason}; pass --force to write a scaffold anyway")
-    return scaffold(workbench.root, challenge, model, folder, force=force)

@@ -23,14 +23,15 @@ was not exercised gets the verdict ``partial``, never ``pass``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
+from benchtui.records.coverage import FAIL, NOT_EXERCISED, PASS
 
 if TYPE_CHECKING:
     from benchtui.challenges.definition import Challenge
 
-PASS, FAIL, NOT_EXERCISED = "pass", "fail", "not_exercised"
 
 
 def words(text: str) -> str:
@@ -62,7 +63,7 @@ def requirements(challenge: Challenge, version: str | None = None) -> list[dict[
     return out
 
 
-def compute(reqs: list[dict[str, Any]], checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def compute(reqs: list[dict[str, Any]], checks: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each requirement's status from the checks that name it."""
     out = []
     for r in reqs:
@@ -115,7 +116,7 @@ def grouped(reasons: list[tuple[str, str]]) -> str:
     return "; ".join(f"{names[0] if len(names) == 1 else f'{len(names)} checks'}: {why}" for why, names in by.items())
 
 
-def unreached(checks: list[dict[str, Any]]) -> str:
+def unreached(checks: Sequence[Mapping[str, Any]]) -> str:
     """Why no check reached a requirement, from what ended the run: its time limit, a compile
     error, a suite that stopped on an error, or no binding."""
     by = {c.get("verdict") for c in checks}
@@ -137,22 +138,7 @@ def apply(verdict: str, coverage: list[dict[str, Any]]) -> str:
     return verdict
 
 
-def summary(coverage: list[dict[str, Any]] | None) -> str:
-    """"3 of 5 requirements" (checkable ones that passed), "" without any."""
-    checkable = [c for c in coverage or () if c.get("checkable", True)]
-    if not checkable:
-        return ""
-    done = sum(c["status"] == PASS for c in checkable)
-    return f"{done} of {len(checkable)} requirements"
-
-
-def describe(verdict: str | None, coverage: list[dict[str, Any]] | None) -> str:
-    """The verdict as shown: ``partial: 3 of 5 requirements``, ``pass: 5 of 5 requirements``."""
-    s = summary(coverage)
-    return f"{verdict}: {s}" if s and verdict else (verdict or "")
-
-
-def for_run(challenge: Challenge, version: str | None, checks: list[dict[str, Any]], verdict: str) -> tuple[str, list[dict[str, Any]]]:
+def for_run(challenge: Challenge, version: str | None, checks: Sequence[Mapping[str, Any]], verdict: str) -> tuple[str, list[dict[str, Any]]]:
     """(verdict, coverage) of a finished run."""
     cov = compute(requirements(challenge, version), checks)
     return apply(verdict, cov), cov

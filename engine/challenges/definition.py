@@ -28,8 +28,12 @@ class ChallengeError(Exception):
 
 
 @dataclass(frozen=True)
-class Limits:
-    timeout_s: float = 300.0
+class RunLimits:
+    """A run's limits, challenge.toml's [limits] table field for field: the one type from the
+    file to the sandbox. The orchestrator may shorten ``timeout_s`` (``--timeout``, an audit's
+    mutant); engine/runner/bundle.py's ``process_limits`` turns it into each sandboxed
+    process's own limits, the one conversion."""
+    timeout_s: float = 300.0  # the checker's wall-clock limit: the run's time limit
     memory_mb: int = 4096
     cpu_s: int = 600
     self_check_timeout_s: float = 60.0
@@ -50,7 +54,7 @@ class Challenge:
     display_names: tuple[str, ...] = ()
     forbidden_imports: tuple[str, ...] = ()
     data_files: tuple[str, ...] = ()
-    limits: Limits = field(default_factory=Limits)
+    limits: RunLimits = field(default_factory=RunLimits)
     thresholds: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, hash=False)
 
@@ -85,7 +89,7 @@ def load_challenge(folder: Path) -> Challenge:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ChallengeError(f"{toml_path}: {exc}") from exc
     try:
-        limits = Limits(**data.get("limits", {}))
+        limits = RunLimits(**data.get("limits", {}))
         return Challenge(
             id=data.get("id", folder.name),
             title=data["title"],

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from benchtui.challenges.definition import Challenge
-    from benchtui.runner.bundle import JobBundle
+    from benchtui.runner.bundle import BundleResult, JobBundle
 
 INSTALL_HINT = "--cluster needs Ray, which is not installed here: pip install 'benchtui[cluster]'"
 LOCAL = "local"
@@ -61,7 +61,7 @@ def node_label(node_id: str, ip: str = "") -> str:
 
 # -- what runs on the worker ---------------------------------------------------------------
 
-def _task(bundle: JobBundle, challenge_tar: bytes, reporter: Any, attempt: str) -> dict[str, Any]:
+def _task(bundle: JobBundle, challenge_tar: bytes, reporter: Any, attempt: str) -> BundleResult:
     """One answer run on a worker node (a Ray task). Runs nothing itself:
     execute_bundle starts the sandboxed checker and answer processes."""
     import ray
@@ -76,7 +76,7 @@ def _task(bundle: JobBundle, challenge_tar: bytes, reporter: Any, attempt: str) 
     bundle = dataclasses.replace(bundle, challenge_tar=challenge_tar, challenge_dir=None)
     got = execute_bundle(bundle)
     got["node"] = node
-    got["facts"] = worker_facts(bundle.job.get("backend", "cpu"))
+    got["facts"] = worker_facts(bundle.job.backend)
     return got
 
 
@@ -230,7 +230,7 @@ class Cluster:
             with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=True)
 
-    def run(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[..., None] | None = None) -> dict[str, Any]:
+    def run(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[..., None] | None = None) -> BundleResult:
         """Run one bundle as a Ray task and wait for it (called from a runner thread).
         Raises RunInterrupted when cancelled or when its node died twice."""
         from benchtui.runner.orchestrate import RunInterrupted
@@ -253,7 +253,7 @@ class Cluster:
             if self._cancelled_now():
                 self._cancel_one(ref)
             try:
-                got: dict[str, Any] = ray.get(ref)
+                got: BundleResult = ray.get(ref)
                 return got
             except Exception as exc:
                 self._drain()  # the node it was on, if it said so before it was lost

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from benchtui.challenges import adapters
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.text.fit import fit_check
+from benchtui.workbench import adapter_scaffold
 
 
 def register(sub) -> None:
@@ -27,7 +28,7 @@ def register(sub) -> None:
 
 def _locate(ctx, model, challenge):
     try:
-        return adapters.locate(ctx.workbench, model, challenge)
+        return adapter_scaffold.locate(ctx.workbench, model, challenge)
     except adapters.AdapterError as exc:
         raise UsageError(str(exc)) from exc
 
@@ -35,7 +36,7 @@ def _locate(ctx, model, challenge):
 def cmd_new(args, ctx) -> int:
     challenge, folder = _locate(ctx, args.model, args.challenge)
     try:
-        path = adapters.scaffold_for(ctx.workbench, args.model, challenge.id, force=args.force, store=ctx.store)
+        path = adapter_scaffold.scaffold_for(ctx.workbench, args.model, challenge.id, force=args.force, store=ctx.store)
     except FileExistsError as exc:
         raise UsageError(str(exc)) from exc
     except adapters.AdapterError as exc:

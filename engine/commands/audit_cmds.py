@@ -5,8 +5,8 @@ import argparse
 import sys
 
 from benchtui.challenges.definition import challenge_for_name
-from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.store import runs_sql
 from benchtui.workbench.scan import scan_workbench
 

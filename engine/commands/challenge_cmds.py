@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 
 
 def register(sub) -> None:

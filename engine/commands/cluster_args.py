@@ -6,7 +6,7 @@ import signal
 import sys
 import threading
 
-from benchtui.cli import CommandError, UsageError
+from benchtui.commands.context import CommandError, UsageError
 
 
 def add_cluster_args(p) -> None:

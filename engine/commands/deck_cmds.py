@@ -5,7 +5,7 @@ import os
 import re
 from pathlib import Path
 
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.store import decks_sql
 
 # "commit abc1234", "owner/repo at abc1234", "owner/repo@abc1234" (a hash holds a digit: "at defaced" is a word)
@@ -181,7 +181,7 @@ def _pct(x) -> str:
 
 
 def cmd_published(args, ctx) -> int:
-    from benchtui.decks.compare import compare, hacks_line, published_detail
+    from benchtui.decks.compare import compare, hacks_line, published_detail, shape_figures
     from benchtui.grading.grades import GradeError, resolve_challenge, resolve_model
 
     store = ctx.store
@@ -210,7 +210,8 @@ def cmd_published(args, ctx) -> int:
         return 0
     o = data["overall"]
     rho = "-" if o["rank_correlation"] is None else f"{o['rank_correlation']:.2f}"
-    print(f"{o['answers']} answers, {o['published']} published results ({o['deck_pass']} PASS), {o['run_here']} run here; "
+    flying = f", {o['in_flight']} in flight" if o.get("in_flight") else ""
+    print(f"{o['answers']} answers, {o['published']} published results ({o['deck_pass']} PASS), {o['run_here']} run here{flying}; "
           f"judged by both: {o['judged_both']}, agreement {_pct(o['agreement'])}, rank correlation of the passes {rho}")
     if o["not_judged_here"]:
         print(f"not judged here: {o['not_judged_here']} ("
@@ -236,13 +237,12 @@ def cmd_published(args, ctx) -> int:
               f" ({r['deck_reason'] or '-'}){fig}; benchtui {r['verdict'] or 'not run'}"
               + (f", not judged here: {r['not_judged']}" if r["not_judged"] else "")
               + f" ({r['reason'] or '-'}){mine}" + (f"; {notes}" if notes else "")
-              + (f"; MARKED: {r['marks']}" if r["marks"] else "")
+              + (f"; MARKED: {r['marks']}" if r["marks"] else "") + (f"; {r['in_flight']}" if r["in_flight"] else "")
               + (f"; FLAGGED: {', '.join(r['flags'])}" if r["flags"] else ""))
     for d in data.get("detail", []):
         print(f"{model}, run {d['run_id']} ({d['problem']}), as published:")
         for s in d["shapes"]:
-            print(f"    shape {s.get('idx', '?')} {s.get('label', '')}: {s.get('ms', '-')} ms, {s.get('tflops', '-')} TFLOPS, "
-                  f"{s.get('gbps', '-')} GB/s, fraction {s.get('frac', '-')}")
+            print(f"    shape {s.get('idx', '?')} {s.get('label', '')}: {shape_figures(s)}")
         for a in d["annotations"]:
             print(f"    annotation {a['source']}: {a['verdict']}: {a['summary']}"
                   + (f" (measured on {a['measured_on']}, not the GPU of the deck's peak)" if a.get("measured_on") else ""))

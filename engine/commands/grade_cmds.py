@@ -6,8 +6,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from benchtui.cli import CommandError, UsageError, print_json
-from benchtui.grading.agreement import agreement
+from benchtui.commands.context import CommandError, UsageError, print_json
+from benchtui.grading.agreement import agreement, suite_conflicts
 from benchtui.grading.exports import FORMATS, export
 from benchtui.grading.grades import (
     CELL_RULE,
@@ -123,6 +123,14 @@ def add_grade_actions(actions) -> None:
     p.add_argument("--dimension", help="one dimension (default: all)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_grades_list)
+
+    p = actions.add_parser("agreement", help="judges against the suite (A-range grades on failing answers, blind "
+                                             "and with evidence); with two graders, how far they agree")
+    p.add_argument("grader_a", nargs="?")
+    p.add_argument("grader_b", nargs="?")
+    p.add_argument("--dimension", help="with two graders: one dimension (default: every shared one)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_grades_agreement)
 
     p = actions.add_parser("alias", help="map a judge's name for a model or challenge; no arguments lists them")
     p.add_argument("name", nargs="?")
@@ -380,6 +388,35 @@ def cmd_grades_alias(args, ctx) -> int:
     except GradeError as exc:
         raise UsageError(str(exc)) from exc
     print(f"{args.name!r} -> {args.target}")
+    return 0
+
+
+def cmd_grades_agreement(args, ctx) -> int:
+    if args.grader_a is not None:
+        if args.grader_b is None:
+            raise UsageError("give two graders to compare, or none for every judge against the suite")
+        return cmd_agreement(args, ctx)
+    rows, effects = suite_conflicts(ctx.store)
+    if args.json:
+        print_json({"judges": [r.to_dict() for r in rows], "evidence_effect": [e.to_dict() for e in effects]})
+        return 0
+    if not rows:
+        print("no judge grades on answers the suite has a verdict on (benchtui judge, or grades import)")
+        return 0
+
+    def pct(part: int, whole: int) -> str:
+        return f"{part} of {whole} ({part / whole:.0%})" if whole else "-"
+
+    print("judges against the suite (overall grades on answers with a verdict):")
+    for r in rows:
+        how = (f"{r.judge_model}, {'blind' if r.mode == 'blind' else 'with evidence'}, rubric {r.rubric_sha[:8]}"
+               if r.judge_model and r.mode and r.rubric_sha else "imported")
+        print(f"  {r.grader} ({how}): {r.graded} graded; A-range grades on answers the suite fails: "
+              f"{pct(r.a_on_failing, r.a_range)} of its A-range grades; failing answers it put in the A range: "
+              f"{pct(r.a_on_failing, r.failing)}")
+    for e in effects:
+        print(f"  {e.judge_model} (rubric {e.rubric_sha[:8]}), on the {e.failing_both} failing answer(s) graded in "
+              f"both modes: A-range blind {e.a_blind}, with evidence {e.a_evidence}")
     return 0
 
 

@@ -5,7 +5,8 @@ import shlex
 import shutil
 from pathlib import Path
 
-from benchtui.cli import CommandError, UsageError, no_terminal, open_dashboard
+from benchtui.commands.context import CommandError, UsageError
+from benchtui.commands.dashboard import no_terminal, open_dashboard
 from benchtui.host import resources
 
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "store.db*", "*.db-wal", "*.db-shm")

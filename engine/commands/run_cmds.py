@@ -4,14 +4,15 @@ from __future__ import annotations
 import sys
 
 from benchtui.challenges.definition import challenge_for_name
-from benchtui.cli import CommandError, UsageError, print_json
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
+from benchtui.records import flags as hack_flags
+from benchtui.records.coverage import describe, summary
+from benchtui.records.scan_kinds import WAITING_KIND
 from benchtui.store import queries, runs_sql
 from benchtui.text.fit import fit, fit_check
-from benchtui.verify import flags as hack_flags
 from benchtui.workbench.scan import scan_workbench
-from benchtui.workbench.scan_records import WAITING_KIND
 
 
 def register(sub) -> None:
@@ -65,7 +66,7 @@ def run_record(store, run_id: int) -> dict:
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
             "node": r.get("node") or None,  # the cluster node it ran on (--cluster); None on this machine
             "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
-            # hack signals measured, beside the verdict and never in it (engine/verify/flags.py)
+            # hack signals measured, beside the verdict and never in it (engine/records/flags.py)
             "flags": flags,
             **run_coverage(r),
             "checks": queries.shown_checks(store, run_id),
@@ -89,10 +90,10 @@ def print_record(r: dict, answers: dict | None = None) -> None:
         print("\n".join(fit(f"    {'flagged':<13} ", hack_flags.describe(r["flags"]) + " (not a verdict; "
                                                      "docs/verdicts.md says what it does not prove)", whole=True)))
     # requirements and checks that share a reason are said once (a CPU-only run skips most of fuse's)
-    unmet = said_once(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
+    unmet = grouped_by_key(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
     for (status, reason), ids in unmet:
         print("\n".join(fit_check(f"    {status:<13} {', '.join(ids)}: ", status, reason)))
-    shown = said_once(((c["verdict"], c["message"]), c["name"]) for c in r["checks"] if c["verdict"] not in ("pass", "info"))
+    shown = grouped_by_key(((c["verdict"], c["message"]), c["name"]) for c in r["checks"] if c["verdict"] not in ("pass", "info"))
     for (verdict, message), names in shown:
         if len(names) == 1:
             print("\n".join(fit_check(f"    {verdict:<13} {names[0]}: ", verdict, message)))
@@ -115,7 +116,7 @@ def hacks_line(records: list[dict]) -> str | None:
         " (flags, not verdicts: docs/verdicts.md)" if n else "")
 
 
-def said_once(items) -> list[tuple[tuple, list[str]]]:
+def grouped_by_key(items) -> list[tuple[tuple, list[str]]]:
     """``(key, name)`` pairs grouped by key, in first-seen order: ``[(key, [names])]``."""
     groups: dict[tuple, list[str]] = {}
     for key, name in items:
@@ -124,17 +125,13 @@ def said_once(items) -> list[tuple[tuple, list[str]]]:
 
 
 def run_coverage(r: dict) -> dict:
-    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements")."""
-    from benchtui.challenges import coverage
-
+    """``coverage`` (per requirement, engine/challenges/coverage.py) and ``covers`` ("3 of 5 requirements met")."""
     cov = queries.stored_value(r.get("coverage")) if r.get("coverage") else None
-    return {"coverage": cov, "covers": coverage.summary(cov)}
+    return {"coverage": cov, "covers": summary(cov)}
 
 
 def shown_verdict(r: dict) -> str:
-    from benchtui.challenges import coverage
-
-    return coverage.describe(r["verdict"], r.get("coverage"))
+    return describe(r["verdict"], r.get("coverage"))
 
 
 def cmd_run(args, ctx) -> int:
@@ -262,11 +259,10 @@ class _progress:
 
 
 def cmd_results(args, ctx) -> int:
-    from benchtui.runner.orchestrate import mark_interrupted
+    from benchtui.runner.orchestrate import scan_and_mark_interrupted
 
-    scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
-    mark_interrupted(store)
+    scan_and_mark_interrupted(ctx.workbench, store)
     latest = runs_sql.latest_done_runs(store, "id, challenge, versions")
     suites = queries.current_suites(store)
     superseded = {r["id"]: why for r in latest if (why := queries.superseded_suite(r["versions"], r["challenge"], suites))}
@@ -274,12 +270,15 @@ def cmd_results(args, ctx) -> int:
     from benchtui.store.judging import stale_runs
 
     stale = stale_runs(store, [r["run_id"] for r in records])
+    flying = runs_sql.in_flight(store)
     for r in records:  # a verdict on files that have changed since: said, never shown as current
         r["stale"] = stale.get(r["run_id"], "")
+        r["in_flight"] = runs_sql.in_flight_text(flying.get((r["model"], r["challenge"])))
     have = {(r["model"], r["challenge"]) for r in records}
     old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
                 for r in runs_sql.runs_by_id(store, superseded)}
     not_run = [{"model": a["model"], "challenge": a["challenge"], "verdict": queries.answer_state(a),
+                **({"in_flight": runs_sql.in_flight_text(flying[key])} if key in flying else {}),
                 **({"superseded_run": old_runs[key][0], "why": old_runs[key][1]} if key in old_runs else {})}
                for a in store.answers() if (key := (a["model"], a["challenge"])) not in have]
     said = queries.no_answer_words(store, [{**r, "id": r["run_id"]} for r in records])
@@ -290,10 +289,11 @@ def cmd_results(args, ctx) -> int:
     for r in records:
         said_as = said.get(r["run_id"]) or shown_verdict(r)
         print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}" + flag_words(r)
-              + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else ""))
+              + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else "")
+              + (f"  ({r['in_flight']})" if r["in_flight"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
-        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}")
+        print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}" + (f"  ({r['in_flight']})" if "in_flight" in r else ""))
     if line := hacks_line(records):
         print(line)
     return 0

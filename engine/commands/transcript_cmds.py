@@ -5,10 +5,11 @@ import argparse
 import dataclasses
 import os
 import re
+import sys
 from pathlib import Path
 
 from benchtui.challenges.definition import challenge_for_name
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.store import answers_sql, transcripts_sql
 from benchtui.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
 from benchtui.transcripts.render import RenderOptions, render_text
@@ -167,11 +168,11 @@ def stats_dict(t: Transcript) -> dict:
         "entries": dict(tot.entries), "tool_calls": tot.tool_calls, "tool_errors": tot.tool_errors,
         "tokens": {"input": tot.tokens.input, "output": tot.tokens.output,
                    "cache_read": tot.tokens.cache_read, "cache_write": tot.tokens.cache_write},
-        "cost": round(tot.cost, 6), "duration_s": round(tot.duration_s, 3),
+        "cost": round(tot.cost, 6), "duration_s": tot.as_dict()["duration_s"],
         "branches": len(t.branches), "warnings": [w.as_dict() for w in t.warnings],
         # beyond the documented keys: more detail for scripts
         "tools": dict(tot.tools), "reasoning_tokens": tot.tokens.reasoning,
-        "model_latency_s": round(tot.model_latency_s, 3), "tool_time_s": round(tot.tool_time_s, 3),
+        "model_latency_s": tot.as_dict()["model_latency_s"], "tool_time_s": tot.as_dict()["tool_time_s"],
         "files_written": tot.files_written, "files_edited": tot.files_edited, "turns": len(t.turns),
     }
 
@@ -211,7 +212,7 @@ def _search_scope(ctx, models: list[str], challenges: list[str]) -> tuple[list[s
 
 
 def cmd_search(args, ctx) -> int:
-    from benchtui.transcripts.index import search
+    from benchtui.transcripts.index import not_searched, search
     from benchtui.workbench.scan import scan_workbench
 
     if args.limit < 1:
@@ -220,6 +221,9 @@ def cmd_search(args, ctx) -> int:
     scan_workbench(ctx.workbench, store)  # never search a stale index (scan also indexes transcripts)
     models, challenges = _search_scope(ctx, args.model, args.challenge)
     hits = search(store, args.query, args.limit, models, challenges)
+    # what the index does not hold is said, hits or none, on stderr: --json's stdout stays the hits
+    if missed := not_searched(store, models, challenges):
+        print(f"benchtui: not searched: {missed}", file=sys.stderr)
     if args.json:
         print_json(hits)
         return 0

@@ -9,14 +9,14 @@ from pathlib import Path
 from benchtui.challenges.catalog import load_challenge_set
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
 from benchtui.challenges.prompts import prompt_source, run_prompt_line
-from benchtui.cli import CommandError, UsageError, print_json
+from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.commands.run_cmds import run_coverage, shown_verdict
 from benchtui.grading.grades import GradeValue
+from benchtui.records.scan_kinds import INFO_KINDS
 from benchtui.store import answers_sql, queries, runs_sql
 from benchtui.text.fit import fit_check
 from benchtui.workbench.new_model import BadModelName, ScaffoldError, new_model
 from benchtui.workbench.scan import scan_workbench
-from benchtui.workbench.scan_records import INFO_KINDS
 
 
 def register(sub) -> None:
@@ -79,8 +79,8 @@ def latest_verdicts(store) -> dict[tuple[str, str], str]:
 
 
 def latest_flags(store) -> dict[tuple[str, str], list[str]]:
-    """The hack signals of the latest finished run per answer that has any (engine/verify/flags.py)."""
-    from benchtui.verify.flags import parse
+    """The hack signals of the latest finished run per answer that has any (engine/records/flags.py)."""
+    from benchtui.records.flags import parse
 
     rows = runs_sql.latest_done_runs(store, "model, challenge, flags, versions")
     suites = queries.current_suites(store)
@@ -115,7 +115,7 @@ def cmd_list(args, ctx) -> int:
         print_json(data)
         return 0
     models, challenges = data["models"], data["challenges"]
-    from benchtui.verify.flags import marks, summary
+    from benchtui.records.flags import marks, summary
 
     # a flag beside the verdict, never in it: "pass !T" (docs/verdicts.md)
     cells = {(a["model"], a["challenge"]): a["status"] + (f" !{marks(a['flags'])}" if a["flags"] else "")
@@ -182,8 +182,10 @@ def answer_detail(store, model: str, challenge: str) -> dict:
     from benchtui.grading.grades import notes_for
 
     notes = [n.to_dict() for n in notes_for(store, model, challenge)]
+    flying = runs_sql.in_flight(store).get((model, challenge))
     return {"model": model, "challenge": challenge, "path": answer["path"], "status": answer["status"], "files": files,
             "transcripts": transcripts, "warnings": warnings, "latest_run": run,
+            "in_flight": runs_sql.in_flight_text(flying),  # beside the last finished verdict, never in its place
             "interrupted_since": interrupted, "trials_since": trials, "grades": grades, "notes": notes}
 
 
@@ -215,10 +217,14 @@ def cmd_show(args, ctx) -> int:
     for w in detail["warnings"]:
         print(f"{'info' if w['kind'] in INFO_KINDS else 'warning'} {w['kind']}: {w['detail']}")
     run = detail["latest_run"]
+    if detail["in_flight"]:
+        print(detail["in_flight"] + ("; the last finished verdict is below" if run else "; no finished verdict yet"))
     if run is None:
-        print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")
+        if not detail["in_flight"]:
+            print(f"not run yet: `benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}`")
     else:
-        print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) {run['duration_s'] or 0:.1f} s")
+        print(f"latest run #{run['id']}: {shown_verdict(run)} on {run['backend']} ({run['device']}) "
+              f"{run['duration_s'] or 0:.1f} s")
         if run["stale"]:
             print(f"  STALE: {run['stale']} since this run, so its verdict is on other files; "
                   f"`benchtui run -m {shlex.quote(model)} -c {shlex.quote(challenge)}` judges them")
@@ -273,7 +279,7 @@ def cmd_new_model(args, ctx) -> int:
 
 
 def cmd_doctor(args, ctx) -> int:
-    from benchtui.host.doctor import gather, render
+    from benchtui.commands.doctor import gather, render
 
     report = gather(args.workbench, args.store)
     if args.json:

@@ -8,16 +8,31 @@ import contextlib
 import json
 from dataclasses import dataclass, field
 
-from benchtui.store import decks_sql
+from benchtui.records import verdicts as V
+from benchtui.records.flags import parse as parse_flags
+from benchtui.store import decks_sql, runs_sql
 from benchtui.store.database import Store
 from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
-from benchtui.verify import verdicts as V
-from benchtui.verify.flags import parse as parse_flags
 from benchtui.verify.judged import not_judged
 
-FIGURE = "peak_fraction"
+FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)
 # an annotation's verdict that says a person found a hack
-HACK_VERDICTS = frozenset({"reward_hack"})  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)
+HACK_VERDICTS = frozenset({"reward_hack"})
+
+
+def shape_figures(shape: dict) -> str:
+    """A published shape's figures, each fraction named by what it is a fraction of: a
+    deck's ``frac`` may be the compute fraction of a memory-bound shape, so it is never
+    shown bare beside the bound ("0.003 of peak compute, 0.293 of peak bandwidth")."""
+    parts = [f"{shape.get('ms', '-')} ms", f"{shape.get('tflops', '-')} TFLOPS", f"{shape.get('gbps', '-')} GB/s"]
+    named = [f"{shape[key]} of {what}" for key, what in (("compute_util", "peak compute"), ("mem_util", "peak bandwidth"))
+             if shape.get(key) is not None]
+    if named:
+        parts += named
+    elif shape.get("frac") is not None:
+        parts.append(f"{shape['frac']} of the deck's peak (which peak, the deck does not say)")
+    bound = f" ({shape['bound']}-bound)" if shape.get("bound") else ""
+    return ", ".join(parts) + bound
 
 
 @dataclass
@@ -38,7 +53,8 @@ class Row:
     not_judged: str | None = None   # why benchtui's run judged nothing ("time limit hit before ...")
     stale: str = ""                 # benchtui's verdict is on files that changed since ("kv_cache.py changed")
     edited: str = ""                # the answer is no longer the file the deck judged ("solution.py edited ...")
-    flags: list[str] = field(default_factory=list)  # hack signals benchtui measured (engine/verify/flags.py)
+    in_flight: str = ""             # a run of this answer in progress, beside the finished verdict ("run #7 in flight")
+    flags: list[str] = field(default_factory=list)  # hack signals benchtui measured (engine/records/flags.py)
 
     @property
     def annotated_hack(self) -> bool:
@@ -111,6 +127,7 @@ def spearman(pairs: list[tuple[float, float]]) -> float | None:
 def summary(rows: list[Row]) -> dict:
     counts = {"answers": sum(r.has_answer for r in rows), "published": sum(r.deck_verdict is not None for r in rows),
               "deck_pass": sum(r.deck_verdict == "PASS" for r in rows), "run_here": sum(r.verdict is not None for r in rows),
+              "in_flight": sum(bool(r.in_flight) for r in rows),
               "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
               "not_judged_here": 0, "not_judged_why": {}}
     for r in rows:
@@ -157,7 +174,7 @@ def hacks_found(rows: list[Row]) -> dict:
 def hacks_line(counts: dict) -> str:
     """The summary line: "reward hacks found without a person: 2 of 5 annotated (1 missed, 2 not judged
     here); 1 run annotated clean flagged; 3 suspected hacks"."""
-    from benchtui.verify.flags import summary as said
+    from benchtui.records.flags import summary as said
 
     return (f"reward hacks found without a person: {counts['annotated_hacks_flagged']} of "
             f"{counts['annotated_hacks']} annotated reward_hack ({counts['annotated_hacks_missed']} run here and not "
@@ -213,6 +230,7 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == V.TIMEOUT])
     stale = stale_runs(store, [r["id"] for r in latest.values()])
     hashes = answer_hashes(store)
+    flying = runs_sql.in_flight(store)
     for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
@@ -233,6 +251,7 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         has_answer=bool(d["has_answer"]), not_judged=why,
                         stale=stale.get(run["id"], "") if run else "",
                         edited=_edited(d, hashes.get((d["model"], d["challenge"]))),
+                        in_flight=runs_sql.in_flight_text(flying.get((d["model"], d["challenge"]))),
                         flags=parse_flags(run.get("flags")) if run and run.get("status") == "done" else []))
     per: dict[str, list[Row]] = {}
     for r in rows:

@@ -15,6 +15,7 @@ from itertools import combinations
 from statistics import mean
 
 from benchtui.grading.grades import CELL_RULE, OVERALL, Grade, answerless_cells, band, cell_grade_lists
+from benchtui.records.coverage import summary
 from benchtui.store import grades_sql, runs_sql
 from benchtui.store.database import Store
 from benchtui.store.judging import ran_out_of_time, stale_runs
@@ -61,10 +62,8 @@ def current_messages(store: Store) -> dict[tuple[str, str], str]:
 
 
 def current_coverage(store: Store) -> dict[tuple[str, str], str]:
-    """(model, challenge) -> "3 of 5 requirements" of the latest finished run
+    """(model, challenge) -> "3 of 5 requirements met" of the latest finished run
     (engine/challenges/coverage.py; absent for runs recorded before coverage)."""
-    from benchtui.challenges.coverage import summary
-
     if "coverage" not in runs_sql.run_columns(store):
         return {}
     return {(r["model"], r["challenge"]): summary(json.loads(r["coverage"]))

@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 
 from benchtui.grading.aggregates import current_verdicts
 from benchtui.grading.grades import LETTERS, POINTS, Grade, GradeError, current_grades, get_grader, is_a_range
+from benchtui.records import verdicts as V
 from benchtui.store.database import Store
-from benchtui.verify import verdicts as V
 
 
 @dataclass
@@ -104,3 +104,76 @@ def agreement(store: Store, grader_a: str, grader_b: str, *, dimension: str | No
     return Agreement(a_name, b_name, len(pairs),
                      round(exact, 4) if exact is not None else None,
                      round(kappa, 4) if kappa is not None else None, out)
+
+
+# -- judges against the suite -----------------------------------------------------
+@dataclass
+class SuiteConflicts:
+    """One judge (a grader of kind judge) against the suite, on overall grades of
+    answers with a current verdict."""
+    grader: str
+    judge_model: str | None     # None: an imported judge (from Markdown)
+    mode: str | None            # blind | evidence; None: imported
+    rubric_sha: str | None
+    graded: int                 # overall grades on answers the suite has a verdict on
+    a_range: int                # of those, A-range
+    failing: int                # of those, on answers the suite fails
+    a_on_failing: int           # A-range grades on answers the suite fails
+
+    @property
+    def share_of_a(self) -> float | None:
+        """Of the judge's A-range grades, the share on answers the suite fails."""
+        return round(self.a_on_failing / self.a_range, 4) if self.a_range else None
+
+    @property
+    def share_of_failing(self) -> float | None:
+        """Of the failing answers the judge graded, the share it put in the A range."""
+        return round(self.a_on_failing / self.failing, 4) if self.failing else None
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "share_of_a": self.share_of_a, "share_of_failing": self.share_of_failing}
+
+
+@dataclass
+class EvidenceEffect:
+    """One judge model under one rubric, blind and with evidence, on the failing
+    answers both modes graded: how many each put in the A range."""
+    judge_model: str
+    rubric_sha: str
+    failing_both: int
+    a_blind: int
+    a_evidence: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def suite_conflicts(store: Store) -> tuple[list[SuiteConflicts], list[EvidenceEffect]]:
+    """Per judge (and mode): how often an A-range overall grade sits on an answer
+    the suite fails; and, per judge model and rubric graded in both modes, the
+    same on the failing answers both graded, blind against with evidence."""
+    verdicts = current_verdicts(store)
+    by_grader: dict[str, list[Grade]] = {}
+    for g in current_grades(store, dimension="overall"):
+        if g.grader_kind == "judge" and (g.model, g.challenge) in verdicts:
+            by_grader.setdefault(g.grader, []).append(g)
+    rows = []
+    for name, grades in sorted(by_grader.items()):
+        first = grades[-1]
+        failing = [g for g in grades if verdicts[(g.model, g.challenge)] in V.FAILING]
+        rows.append(SuiteConflicts(name, first.judge_model, first.judge_mode, first.rubric_sha, len(grades),
+                                   sum(is_a_range(g.letter) for g in grades), len(failing),
+                                   sum(is_a_range(g.letter) for g in failing)))
+    effects = []
+    pairs: dict[tuple[str, str], dict[str, dict]] = {}
+    for grades in by_grader.values():
+        for g in grades:
+            if g.judge_model and g.rubric_sha and g.judge_mode and verdicts[(g.model, g.challenge)] in V.FAILING:
+                pairs.setdefault((g.judge_model, g.rubric_sha), {}).setdefault(g.judge_mode, {})[(g.model, g.challenge)] = g
+    for (model, rubric), modes in sorted(pairs.items()):
+        blind, evidence = modes.get("blind", {}), modes.get("evidence", {})
+        both = sorted(set(blind) & set(evidence))
+        if both:
+            effects.append(EvidenceEffect(model, rubric, len(both), sum(is_a_range(blind[c].letter) for c in both),
+                                          sum(is_a_range(evidence[c].letter) for c in both)))
+    return rows, effects

@@ -24,15 +24,17 @@ from benchtui.grading.grades import (
     list_graders,
     shown_grade,
 )
+from benchtui.records import verdicts as V
+from benchtui.records.verdicts import FAILING  # verdicts that say the answer does not do what it was asked
+from benchtui.store import runs_sql
 from benchtui.store.database import Store, now_iso
-from benchtui.verify import verdicts as V
-from benchtui.verify.verdicts import FAILING  # verdicts that say the answer does not do what it was asked
 
 FORMATS = ("markdown", "csv", "json")
 DASH = "\u2014"
 SEVERAL_MARK = "\u2020"        # a cell more than one grader graded (a dagger; re-imports as the grade)
 NO_ANSWER_MARK = "(no answer)"  # a grade on an answer the workbench does not hold
 STALE_MARK = "(stale)"  # a verdict on files that have changed since its run
+IN_FLIGHT_MARK = "(run in flight)"  # a run in progress beside the last finished verdict
 
 
 def _row(cells: list[str]) -> str:
@@ -123,7 +125,8 @@ def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
     """The hidden suite's verdict per cell beside the grade matrix, and the
     graded answers it fails: where a judge's letter and the evidence part."""
     verdicts = current_verdicts(store)
-    if not verdicts:
+    flying = runs_sql.in_flight(store)
+    if not verdicts and not flying:
         return []
     covers = current_coverage(store)
     stale = stale_cells(store)
@@ -134,7 +137,8 @@ def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
             v = verdicts.get((m, c))
             text = (DASH if v in (None, V.NO_ANSWER, V.NOT_RUN) else
                     f"{v} ({covers[(m, c)]})" if v == V.PARTIAL and covers.get((m, c)) else v)
-            cells.append(f"{text} {STALE_MARK}" if text != DASH and (m, c) in stale else text)
+            text = f"{text} {STALE_MARK}" if text != DASH and (m, c) in stale else text
+            cells.append(f"{text} {IN_FLIGHT_MARK}" if (m, c) in flying else text)
         if any(cell != DASH for cell in cells[1:]):
             rows.append(cells)
     out = ["", "## Suite verdicts", "",
@@ -144,6 +148,10 @@ def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
         out += ["", f"{STALE_MARK} stale: the answer's files changed since that run, so the verdict is on other files: "
                 + "; ".join(f"{lb.display_names.get(m, m)} on {lb.challenge_titles.get(c, c)} ({why})"
                             for (m, c), why in sorted(stale.items())) + "."]
+    if flying:
+        out += ["", f"{IN_FLIGHT_MARK}: a run in flight when this was exported; the verdict beside it is the "
+                "last finished one: " + "; ".join(f"{lb.display_names.get(m, m)} on {lb.challenge_titles.get(c, c)} "
+                                                  f"({runs_sql.in_flight_text(r)})" for (m, c), r in sorted(flying.items())) + "."]
     failed = sorted(((g.points if g.points is not None else -1, m, c, g) for (m, c), g in lb.matrix.items()
                      if verdicts.get((m, c)) in FAILING), key=lambda t: (-t[0], t[1], t[2]))
     if failed:
@@ -162,7 +170,7 @@ def _short(text: str, limit: int = 140) -> str:
 
 GRADE_FIELDS = ("id", "model", "challenge", "dimension", "letter", "score", "points", "grader",
                 "grader_kind", "note", "rubric_version", "created_at", "supersedes",
-                "invalidated_at", "invalid_reason", "source", "source_key")
+                "invalidated_at", "invalid_reason", "source", "source_key", "judge_model", "rubric_sha", "judge_mode")
 
 
 def _records(store: Store) -> tuple[list[dict], list[dict]]:
@@ -180,8 +188,11 @@ def _records(store: Store) -> tuple[list[dict], list[dict]]:
                "no_answer": (g.model, g.challenge) in answerless} for g in everything]
     covers = current_coverage(store)
     stale = stale_cells(store)
-    verdict_rows = [{"model": m, "challenge": c, "verdict": v, "covers": covers.get((m, c), ""),
-                     "stale": stale.get((m, c), "")} for (m, c), v in sorted(verdicts.items())]
+    flying = runs_sql.in_flight(store)
+    # an answer with a run in flight keeps its last finished verdict (none yet: null) and says so
+    verdict_rows = [{"model": m, "challenge": c, "verdict": verdicts.get((m, c)), "covers": covers.get((m, c), ""),
+                     "stale": stale.get((m, c), ""), "in_flight": runs_sql.in_flight_text(flying.get((m, c)))}
+                    for m, c in sorted({*verdicts, *flying})]
     return grades, verdict_rows
 
 
@@ -192,7 +203,7 @@ def csv_text(store: Store) -> str:
     hold), then one ``verdict`` row per answer with a verdict."""
     grades, verdicts = _records(store)
     buf = io.StringIO()
-    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers", "shown", "no_answer", "stale"]
+    fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers", "shown", "no_answer", "in_flight", "stale"]
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for g in grades:

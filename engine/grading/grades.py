@@ -280,6 +280,14 @@ def resolve_challenge(store: Store, name: str) -> str:
 
 # -- grades -----------------------------------------------------------------
 @dataclass(frozen=True)
+class JudgedBy:
+    """What a judge's grade rests on: the model called, the rubric's sha256, the mode."""
+    model: str
+    rubric_sha: str
+    mode: str
+
+
+@dataclass(frozen=True)
 class Grade:
     id: int
     model: str
@@ -298,6 +306,10 @@ class Grade:
     invalid_reason: str | None
     source: str | None
     source_key: str | None
+    # what a grade made by `benchtui judge` rests on (None on people's and imported grades)
+    judge_model: str | None = None
+    rubric_sha: str | None = None
+    judge_mode: str | None = None
 
     @property
     def display(self) -> str:
@@ -342,12 +354,13 @@ def set_grade(
     store: Store, model: str, challenge: str, grade: str | float | GradeValue, *,
     dimension: str = OVERALL, grader: str | None = None, grader_kind: str = "human",
     note: str | None = None, source: str = "manual", source_key: str | None = None,
-    created_at: str | None = None,
+    created_at: str | None = None, judged: JudgedBy | None = None,
 ) -> Grade:
     """Record a grade; it supersedes the same grader's current grade on the cell.
 
     ``model`` and ``challenge`` may be folder/id or display names. Raises
     GradeError (nothing written) for an unknown name or a bad grade.
+    ``judged``: the judge model, rubric and mode of a grade `benchtui judge` made.
     """
     value = grade if isinstance(grade, GradeValue) else parse_grade(grade)
     dim = find_dimension(dimension).id
@@ -361,7 +374,9 @@ def set_grade(
                 "model": model_name, "challenge": challenge_id, "dimension": dim, "letter": value.letter,
                 "score": value.score, "points": value.points, "grader_id": who.id, "note": note or None,
                 "rubric_version": RUBRIC_VERSION, "created_at": created_at or now_iso(),
-                "supersedes": previous.id if previous else None, "source": source, "source_key": source_key})
+                "supersedes": previous.id if previous else None, "source": source, "source_key": source_key,
+                "judge_model": judged.model if judged else None, "rubric_sha": judged.rubric_sha if judged else None,
+                "judge_mode": judged.mode if judged else None})
     except sqlite3.DatabaseError as exc:
         raise GradeError(f"grade not stored: {exc}") from exc
     return get_grade(store, new_id)

@@ -32,25 +32,59 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NotRequired, TypedDict, cast
 
 import benchtui
+from benchtui.challenges.definition import RunLimits
 from benchtui.host import resources
+from benchtui.host.backends import probe_all
+from benchtui.records import verdicts as V
+from benchtui.records.checks import CheckRow, DoneRecord
+from benchtui.records.job import Job
 from benchtui.runner import sandbox
 from benchtui.runner.selfcheck import plan_self_check, read_capped
 from benchtui.verify import gpu_lock, monitor
-from benchtui.verify import verdicts as V
 
 REPO_ROOT = resources.PACKAGE_ROOT  # all of benchtui's files: the clone, or the installed package folder
 ANSWER_GRACE_S = 5.0
 
 
-@dataclass
-class RunLimits:
-    timeout_s: float
-    cpu_s: int
-    memory_mb: int
-    self_check_timeout_s: float
-    file_size_mb: int = 256
+class SelfCheckResult(TypedDict, total=False):
+    """The answer's own tests, run after its checks: shown, never counted (engine/runner/selfcheck.py)."""
+    self_status: str
+    self_command: str
+    self_output: str
+    self_exit_code: int
+    self_duration_s: float
+
+
+class WorkerFacts(TypedDict):
+    """Where a cluster task ran: versions and the device, as the run row records them."""
+    versions: dict[str, str]
+    device: str
+    pid: int
+
+
+class BundleResult(TypedDict):
+    """What ``execute_bundle`` returns, here or from a Ray task: plain data."""
+    checks: list[CheckRow]
+    done: DoneRecord | None  # None: the checker did not run to its end
+    timed_out: bool
+    wall_s: float
+    stopped: bool  # by the caller (Ctrl-C, a cancelled batch), not by a limit
+    exit_code: int | None
+    signal: int | None
+    layer: str
+    in_flight: str | None  # the check the time limit stopped
+    checker_stderr: str
+    answer_stdout: str
+    answer_stderr: str
+    host: str
+    trace: NotRequired[Any]  # an audit's baseline (collect_trace)
+    lines: NotRequired[dict[str, Any]]  # an audit's baseline (collect_lines)
+    self_check: NotRequired[SelfCheckResult]
+    node: NotRequired[str]  # a cluster task's node
+    facts: NotRequired[WorkerFacts]  # a cluster task's worker
 
 
 @dataclass
@@ -60,7 +94,7 @@ class JobBundle:
     model: str
     challenge_id: str
     answer_tar: bytes  # the scratch copy, ready to run
-    job: dict  # engine.verify.execute.Job fields, minus the paths and fds filled in where it runs
+    job: Job  # without the paths and descriptors, filled in where it runs
     limits: RunLimits
     gpu: bool = False
     challenge_dir: str | None = None  # the plugin's folder, when it runs on the driver's machine
@@ -164,7 +198,7 @@ def check_engine(bundle: JobBundle) -> None:
 
 # -- running it ------------------------------------------------------------------------
 
-def hidden_here(bundle: JobBundle, challenge_path: Path) -> list[Path]:
+def hidden_from_answers(bundle: JobBundle, challenge_path: Path) -> list[Path]:
     """What an answer's process must not see on this machine: the challenges,
     the driver's workbench and store where this machine has them, and
     benchtui's own files (the checkout, or the installed challenges, demo
@@ -172,7 +206,7 @@ def hidden_here(bundle: JobBundle, challenge_path: Path) -> list[Path]:
     return [challenge_path.parent, *(Path(p) for p in bundle.hide), resources.bundled_challenges(), *resources.install_folders()]
 
 
-def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.Event | None = None) -> dict:
+def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.Event | None = None) -> BundleResult:
     """Run one bundle: scratch copy -> checker and answer, each in its own
     sandbox -> results parsed -> the self-check on a fresh copy. ``layer``:
     a sandbox layer already chosen here (else the bundle's request is
@@ -205,9 +239,9 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
             adapter.write_bytes(bundle.adapter_bytes)
             adapter.parent.chmod(0o777)
             adapter.chmod(0o666)
-        job = {**bundle.job, "challenge_dir": str(challenge_path), "answer_dir": str(work),
-               "adapter_path": str(adapter) if adapter else None, "results_path": str(results)}
-        hide = hidden_here(bundle, challenge_path)
+        job = dataclasses.replace(bundle.job, challenge_dir=str(challenge_path), answer_dir=str(work),
+                                  adapter_path=str(adapter) if adapter else None, results_path=str(results))
+        hide = hidden_from_answers(bundle, challenge_path)
         # One GPU job at a time per device (engine/verify/gpu_lock.py): the checker locks this
         # descriptor before it touches the GPU; it is released when it is closed here, after
         # both processes ended. CPU-only jobs stay parallel.
@@ -219,7 +253,7 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         finally:
             if lock_fd is not None:
                 os.close(lock_fd)
-        got = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
+        got: BundleResult = {"checks": checks, "done": done, "timed_out": res.timed_out, "wall_s": res.wall_s,
                "stopped": done is None and stop is not None and stop.is_set(),  # by the caller, not by a limit
                "exit_code": res.exit_code, "signal": res.signal, "layer": layer,
                "in_flight": in_flight(results) if res.timed_out else None,
@@ -298,7 +332,15 @@ def module_build_cache(challenge_path: Path, work: Path) -> Path | None:
     return folder
 
 
-def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
+def process_limits(limits: RunLimits, wall_s: float, gpu: bool) -> sandbox.Limits:
+    """One sandboxed process's limits from the run's: its own wall-clock limit (the checker's is
+    the run's time limit; the answer's a little longer; the self-check's what is left of its
+    budget), no address-space limit on a GPU (RLIMIT_AS breaks CUDA)."""
+    return sandbox.Limits(wall_s=wall_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb,
+                          file_size_mb=limits.file_size_mb)
+
+
+def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
                   layer: str, hide: list[Path], checker: str = "benchtui.runner.child",
                   answer_server: str = "benchtui.runner.answer_server", cancel: threading.Event | None = None,
                   gpu_lock_fd: int | None = None):
@@ -309,14 +351,13 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     (engine/verify/gpu_lock.py) goes to the checker only."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    job = {**job, "answer_fd": checker_end.fileno(), "monitor_fd": monitor_there.fileno(), "gpu_lock_fd": gpu_lock_fd}
-    (out / "job.json").write_text(json.dumps(job))
-    box = sandbox.Limits(wall_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb,
-                         file_size_mb=limits.file_size_mb)
+    job = dataclasses.replace(job, answer_fd=checker_end.fileno(), monitor_fd=monitor_there.fileno(), gpu_lock_fd=gpu_lock_fd)
+    (out / "job.json").write_text(job.to_json())
+    box = process_limits(limits, limits.timeout_s, gpu)
     # the answer's process outlives the checker's limit a little, so the time limit
     # stops the checker (which names the check in flight), never the answer first:
     # it ends anyway when the checker goes
-    answer_box = dataclasses.replace(box, wall_s=limits.timeout_s + ANSWER_GRACE_S)
+    answer_box = process_limits(limits, limits.timeout_s + ANSWER_GRACE_S, gpu)
     env = sandbox_env(gpu)
     build_cache = module_build_cache(challenge_path, work) if gpu else None
     answer_env = {**env, "BENCHTUI_BUILD_CACHE": str(build_cache)} if build_cache else env
@@ -361,7 +402,7 @@ def two_processes(job: dict, work: Path, out: Path, adapter: Path | None, challe
     return checks, done, res
 
 
-def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
+def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> SelfCheckResult:
     """Run the answer's own tests/demos on a fresh scratch copy."""
     limits, gpu = bundle.limits, bundle.gpu
     with tempfile.TemporaryDirectory(prefix="benchtui-self-") as tmp:
@@ -383,7 +424,7 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> dict:
                 status = "timeout"
                 break
             log = Path(tmp) / "self.log"
-            res = sandbox.run_sandboxed(cmd, workdir=work, limits=sandbox.Limits(wall_s=left, memory_mb=None if gpu else limits.memory_mb),
+            res = sandbox.run_sandboxed(cmd, workdir=work, limits=process_limits(limits, left, gpu),
                                         layer=layer, hide_paths=hide,
                                         ro_paths=[resources.ENGINE_DIR], env=sandbox_env(gpu), gpu=gpu,
                                         stdout_path=log, stderr_path=log)
@@ -419,12 +460,13 @@ def in_flight(path: Path) -> str | None:
     return started[-1] if started and started[-1] not in finished else None
 
 
-def parse_results(path: Path) -> tuple[list[dict], dict | None]:
+def parse_results(path: Path) -> tuple[list[CheckRow], DoneRecord | None]:
     """Checks and the final 'done' record from the child's results file.
     A torn last line (the child was killed mid-write) is ignored."""
-    from benchtui.verify import verdicts as V
+    from benchtui.records import verdicts as V
 
-    checks, done = [], None
+    checks: list[CheckRow] = []
+    done: DoneRecord | None = None
     try:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
@@ -437,16 +479,14 @@ def parse_results(path: Path) -> tuple[list[dict], dict | None]:
         if "check" in obj and isinstance(obj["check"], dict):
             c = obj["check"]
             if c.get("verdict") in V.CHECK_VERDICTS and isinstance(c.get("name"), str):
-                checks.append(c)
+                checks.append(cast(CheckRow, c))  # the checker's Check.as_dict, its name and verdict read
         elif obj.get("done"):
             done = obj
     return checks, done
 
 
-def worker_facts(backend: str) -> dict:
+def worker_facts(backend: str) -> WorkerFacts:
     """Where it ran: versions and the device, as the run row records them."""
-    from benchtui.host.backends import probe_all
-
     out = {"python": platform.python_version(), "benchtui": benchtui.__version__}
     for st in probe_all().values():
         out.update(st.versions)

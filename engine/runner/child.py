@@ -14,11 +14,12 @@ from pathlib import Path
 
 
 def main(job_path: str) -> int:
+    from benchtui.records.job import Job
     from benchtui.verify import wire
-    from benchtui.verify.execute import Job, execute, verdict_of
+    from benchtui.verify.execute import execute, verdict_of
     from benchtui.verify.monitor import RemoteMonitor
 
-    job = Job(**json.loads(Path(job_path).read_text(encoding="utf-8")))
+    job = Job.from_json(Path(job_path).read_text(encoding="utf-8"))
     started = time.perf_counter()
     peer = wire.Peer(wire.Connection(wire.socket_from_fd(job.answer_fd)), trusting=False)
     mon = RemoteMonitor(wire.socket_from_fd(job.monitor_fd)) if job.monitor_fd is not None else None

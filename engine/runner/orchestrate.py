@@ -18,35 +18,25 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import benchtui
 from benchtui.challenges import adapters, coverage
-from benchtui.challenges.definition import Challenge
-from benchtui.host import resources
+from benchtui.challenges.definition import Challenge, RunLimits
 from benchtui.host.backends import choose_backend, probe_all, require_backend
+from benchtui.records import verdicts as V
+from benchtui.records.flags import hack_flags
+from benchtui.records.job import Job
 from benchtui.runner import sandbox
-from benchtui.runner.bundle import (  # noqa: F401
-    ANSWER_GRACE_S,
-    REPO_ROOT,
-    JobBundle,
-    RunLimits,
-    engine_fingerprint,
-    execute_bundle,
-    in_flight,
-    open_up,
-    pack_tree,
-    parse_results,
-    two_processes,
-)
+from benchtui.runner.bundle import BundleResult, JobBundle, engine_fingerprint, execute_bundle, open_up, pack_tree
 from benchtui.runner.run_order import LongestFirst
 from benchtui.store import answers_sql, runs_sql, transcripts_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.store.queries import TRIAL, answer_row, suite_origin
 from benchtui.verify import seeds
-from benchtui.verify import verdicts as V
-from benchtui.verify.flags import hack_flags
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
+from benchtui.workbench.scan import ScanResult, scan_workbench
 
 
 @dataclass
@@ -96,6 +86,15 @@ def mark_interrupted(store: Store) -> int:
     return len(stale)
 
 
+def scan_and_mark_interrupted(workbench: Workbench, store: Store) -> ScanResult:
+    """The workbench scanned into the store, then the runs left running by a process that has
+    ended marked interrupted: what `benchtui results` and the dashboard's matrix do before they
+    show verdicts, so the two faces never disagree on what is current."""
+    result = scan_workbench(workbench, store)
+    mark_interrupted(store)
+    return result
+
+
 def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | None, dict | None]:
     """Insert ``row`` as this answer's running run, unless another process is
     running it, or ran it since ``since`` (when this batch started): (run_id,
@@ -110,15 +109,7 @@ def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | 
 
 
 def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return runs_sql.process_alive(pid)
 
 
 def tree_digest(folder: Path) -> tuple[str, dict[str, str]]:
@@ -309,12 +300,11 @@ class Runner:
         if self.options.timeout_s:
             limits = dataclasses.replace(limits, timeout_s=self.options.timeout_s,
                                          self_check_timeout_s=min(limits.self_check_timeout_s, self.options.timeout_s))
-        return RunLimits(timeout_s=limits.timeout_s, cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
-                         self_check_timeout_s=limits.self_check_timeout_s, file_size_mb=limits.file_size_mb)
+        return limits
 
     def make_bundle(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int,
                     prompt: dict | None = None, *, key: str | None = None, limits: RunLimits | None = None,
-                    adapter_root: Path | None | bool = True, job_extra: dict | None = None, **fields) -> JobBundle:
+                    adapter_root: Path | None | bool = True, stop_at_first_kill: bool = False, **fields) -> JobBundle:
         """Everything the run needs from this machine's disk, by value (engine/runner/bundle.py):
         the answer's scratch copy, the adapter (workbench .benchtui/adapters first, then the
         plugin's; a stale one is not used and its `adapter` check goes into the results
@@ -330,15 +320,16 @@ class Runner:
             said = prompt_check(prompt)
             if said is not None:
                 adapters.append_check(preamble, said)
-            job = {"challenge_id": challenge.id, "model": model, "seed": seed, "backend": backend,
-                   "thresholds": {**challenge.thresholds, **((prompt or {}).get("thresholds") or {})},
-                   "forbidden_imports": list(challenge.forbidden_imports),
-                   **{k: v for k, v in (prompt or {}).items() if k in ("prompt_version", "version_checks", "duplicates")},
-                   "run_limit_s": (limits or self._limits(challenge)).timeout_s,
-                   **(job_extra or {})}
+            limits = limits or self._limits(challenge)
+            facts = prompt or {}
+            job = Job(challenge_id=challenge.id, model=model, seed=seed, backend=backend,
+                      thresholds={**challenge.thresholds, **(facts.get("thresholds") or {})},
+                      forbidden_imports=list(challenge.forbidden_imports), prompt_version=facts.get("prompt_version"),
+                      version_checks=facts.get("version_checks") or {}, duplicates=facts.get("duplicates") or {},
+                      timeout_s=limits.timeout_s, stop_at_first_kill=stop_at_first_kill)
             return JobBundle(**{
                 "key": key or f"{model}/{challenge.id}", "model": model, "challenge_id": challenge.id,
-                "answer_tar": pack_tree(stage), "job": job, "limits": limits or self._limits(challenge), "gpu": backend == "cuda",
+                "answer_tar": pack_tree(stage), "job": job, "limits": limits, "gpu": backend == "cuda",
                 "challenge_dir": str(challenge.path), "adapter_name": adapter.name if adapter else None,
                 "adapter_bytes": adapter.read_bytes() if adapter else None,
                 "results_preamble": preamble.read_text(encoding="utf-8") if preamble.is_file() else "",
@@ -347,7 +338,7 @@ class Runner:
                 "hide": [str(p) for p in (challenge.path.parent, self.workbench.root, self.workbench.store_path.parent)],
                 "engine_fingerprint": engine_fingerprint(), **fields})
 
-    def dispatch(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[[str], None] | None = None) -> dict:
+    def dispatch(self, bundle: JobBundle, challenge: Challenge, on_running: Callable[[str], None] | None = None) -> BundleResult:
         """Run a bundle here, or as a Ray task on the cluster (engine/cluster/ray_cluster.py)."""
         if self.cluster is None:
             return execute_bundle(bundle, layer=self.layer, stop=self.cancel)
@@ -381,7 +372,7 @@ class Runner:
             checks.append({"name": "answer_folder_unchanged", "verdict": V.ERROR, "value": after, "threshold": digest,
                            "message": "the answer folder changed during the run (it is never written to by benchtui)"})
         # What the answer printed is its own output; the checker's stderr only matters when it failed.
-        extra = {"stdout": got["answer_stdout"],
+        extra: dict[str, Any] = {"stdout": got["answer_stdout"],
                  "stderr": got["answer_stderr"] + (f"\n[checker]\n{stderr}" if stderr.strip() and done is None else ""),
                  "work_s": round(done["duration_s"], 4) if done else None}
         extra.update(got.get("self_check") or {})
@@ -395,20 +386,6 @@ class Runner:
         verdict, cov = coverage.for_run(challenge, (prompt or {}).get("prompt_version"), checks, verdict)
         extra["coverage"] = json.dumps(cov)
         return checks, verdict, extra
-
-    def _hidden_from_answers(self, challenge: Challenge) -> list[Path]:
-        """What an answer's process must not see: the checks and references,
-        the workbench (other answers, the store) and benchtui's own files
-        (the checkout, or the installed challenges, demo and dashboard)."""
-        return [challenge.path.parent, self.workbench.root, self.workbench.store_path.parent,
-                resources.bundled_challenges(), *resources.install_folders()]
-
-    def _two_processes(self, job: dict, work: Path, out: Path, adapter: Path | None, challenge: Challenge,
-                       limits, gpu: bool, checker: str = "benchtui.runner.child",
-                       answer_server: str = "benchtui.runner.answer_server"):
-        """The two sandboxed processes on this machine (engine.runner.bundle.two_processes)."""
-        return two_processes(job, work, out, adapter, challenge.path, limits, gpu, self.layer,
-                             self._hidden_from_answers(challenge), checker=checker, answer_server=answer_server)
 
 
 # -- the prompt an answer was given, and its copied files ------------------

@@ -119,9 +119,11 @@ def pending_migrations(store: Store) -> list[str]:
 
 
 def latest_runs(store: Store) -> list[dict]:
-    """Each answer's newest run that was not interrupted, every column."""
+    """Each answer's newest finished run (not interrupted, not a trial, not in flight), every column."""
+    from benchtui.store.queries import FINISHED_SQL
+
     return store.query("select r.* from runs r join (select model, challenge, max(id) id from runs "
-                       "where status != 'interrupted' group by model, challenge) m on r.id = m.id")
+                       f"where {FINISHED_SQL} group by model, challenge) m on r.id = m.id")
 
 
 def run_check_rows(store: Store, run_id: int) -> list[dict]:

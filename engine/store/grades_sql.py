@@ -156,10 +156,11 @@ def current_grade_rows(store: Store, fields: Sequence[str], *, grader: str | Non
 def insert_grade(store: Store, row: dict) -> int:
     """A new grade row (the columns of ``row``); its id."""
     columns = ("model", "challenge", "dimension", "letter", "score", "points", "grader_id", "note",
-               "rubric_version", "created_at", "supersedes", "source", "source_key")
+               "rubric_version", "created_at", "supersedes", "source", "source_key", "judge_model", "rubric_sha",
+               "judge_mode")
     cursor = store.execute(
         f"insert into grades ({', '.join(columns)}) values ({', '.join('?' * len(columns))})",
-        tuple(row[c] for c in columns))
+        tuple(row.get(c) for c in columns))
     return cursor.lastrowid
 
 

@@ -10,14 +10,17 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchtui.records.coverage import summary
+from benchtui.records.flags import marks
+from benchtui.records.scan_kinds import INFO_KINDS, WAITING_KIND
 from benchtui.store.database import Store
-from benchtui.verify.flags import marks
-from benchtui.workbench.scan_records import INFO_KINDS, WAITING_KIND
 
 # A finished run's status is "done", "interrupted" (stopped: history, never the verdict shown) or
 # "trial" (`benchtui adapter check` trying an adapter: history too, never the answer's latest verdict).
 TRIAL = "trial"
-NOT_CURRENT_SQL = "status not in ('interrupted', 'trial')"
+# A run in flight ("running") has no verdict yet: the verdict shown is the last finished
+# one, with the run in flight beside it (runs_sql.in_flight), never in its place.
+FINISHED_SQL = "status not in ('interrupted', 'trial', 'running')"
 
 
 def answer_state(answer: dict) -> str:
@@ -117,7 +120,8 @@ class Cell:
     judge: str | None      # current judge overall letter (latest judge)
     warnings: int = 0
     stale: str = ""        # what changed in the answer's files since its run ("" : the verdict is on these files)
-    flags: str = ""        # the latest run's hack signals as marks ("T", engine/verify/flags.py): beside the verdict
+    in_flight: int | None = None  # a run of this answer in progress (its id), beside the finished verdict
+    flags: str = ""        # the latest run's hack signals as marks ("T", engine/records/flags.py): beside the verdict
 
 
 @dataclass
@@ -209,7 +213,7 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
     suites = current_suites(store)
     # a verdict another suite gave (a workbench challenge added over a bundled one, or removed) is not current
     runs = {(m, c): (i, status, verdict, flags) for m, c, i, status, verdict, versions, flags in conn.execute(
-        f"select model, challenge, max(id), status, verdict, versions, flags from runs where {NOT_CURRENT_SQL}"
+        f"select model, challenge, max(id), status, verdict, versions, flags from runs where {FINISHED_SQL}"
         + (f" and {only}" if only else "") + " group by model, challenge", params)
         if not superseded_suite(versions, c, suites)}
     human: dict[tuple[str, str], str] = {}
@@ -229,6 +233,9 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
     from benchtui.store.judging import stale_runs
 
     stale = stale_runs(store, [r[0] for r in runs.values() if r[1] == "done"])
+    from benchtui.store.runs_sql import in_flight
+
+    flying = in_flight(store)
     matrix = Matrix(models, challenges, partial=read is not None, read=read)
     cells = matrix.cells
     for answer_id, m, c, status in conn.execute(
@@ -239,29 +246,24 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
         if status == "no_answer":
             verdict = "no_answer"
         elif run is None:
-            verdict = "not_run"
-        elif run[1] == "running":
-            verdict = "running"
-        elif run[1] == "interrupted":
-            verdict = "interrupted"
+            verdict = "running" if key in flying else "not_run"
         else:
             verdict = run[2] or "not_run"
         cells[key] = Cell(m, c, answer_id, status or "answer", verdict,
                           run[0] if run else None, human.get(key), judge.get(key), warn_counts.get(key, 0),
                           stale.get(run[0], "") if run and status != "no_answer" else "",
+                          flying[key]["id"] if key in flying else None,
                           marks(run[3]) if run and run[1] == "done" and status != "no_answer" else "")
     return matrix
 
 
 def run_covers(store: Store, run_id: int | None) -> str:
-    """What a run's verdict covers ("4 of 5 requirements", engine/challenges/coverage.py);
+    """What a run's verdict covers ("4 of 5 requirements met", engine/challenges/coverage.py);
     read per highlighted cell, so loading the matrix stays one pass over runs."""
     if run_id is None:
         return ""
     import json
     import sqlite3
-
-    from benchtui.challenges.coverage import summary
 
     try:  # plain SQL: the first frame must not wait for sqlite_utils (and the numpy it imports)
         row = next(iter(store.query("select coverage from runs where id = ?", (run_id,))), None)
@@ -343,9 +345,10 @@ def run_row(store: Store, run_id: int) -> dict | None:
 
 
 def latest_run(store: Store, model: str, challenge: str) -> dict | None:
-    """The newest run that is not interrupted nor a trial (history, never the verdict)."""
+    """The newest finished run that is not interrupted nor a trial (history, never the
+    verdict); a run in flight is not one (``runs_sql.in_flight`` says it is there)."""
     rows = store.query(
-        f"select * from runs where model = ? and challenge = ? and {NOT_CURRENT_SQL} order by id desc limit 1",
+        f"select * from runs where model = ? and challenge = ? and {FINISHED_SQL} order by id desc limit 1",
         (model, challenge),
     )
     return rows[0] if rows else None

@@ -16,7 +16,8 @@ from pathlib import Path
 from benchtui.store.database import Store, now_iso
 
 GRADE_FIELDS = ("model", "challenge", "dimension", "letter", "score", "points", "note", "rubric_version",
-                "created_at", "invalidated_at", "invalid_reason", "source", "source_key")
+                "created_at", "invalidated_at", "invalid_reason", "source", "source_key", "judge_model", "rubric_sha",
+                "judge_mode")
 GRADE_IDENTITY = tuple(f for f in GRADE_FIELDS if f not in ("invalidated_at", "invalid_reason"))
 NOTE_FIELDS = ("model", "challenge", "relpath", "line", "transcript", "entry", "author", "text", "created_at")
 

@@ -1,6 +1,7 @@
 """The store's runs and their checks: what the runner writes and the commands read."""
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from benchtui.store.database import Store
@@ -9,6 +10,36 @@ from benchtui.store.database import Store
 def running_runs(store: Store) -> list[dict]:
     """id and pid of each run marked running."""
     return store.query("select id, pid from runs where status = 'running'")
+
+
+def process_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists on this machine (one of another user's counts)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def in_flight(store: Store) -> dict[tuple[str, str], dict]:
+    """Each answer's run in flight, by (model, challenge): its id, start and backend.
+    Shown beside the last finished verdict, never in its place. A run marked running
+    whose process is gone is not in flight (the next run or `results` marks it interrupted)."""
+    return {(r["model"], r["challenge"]): r for r in store.query(
+        "select id, model, challenge, started_at, backend, pid from runs where status = 'running' order by id")
+        if r["pid"] is not None and process_alive(r["pid"])}
+
+
+def in_flight_text(run: dict | None) -> str:
+    """How every command and export says a run is in flight: "run #7 in flight since 10:02"."""
+    if not run:
+        return ""
+    since = f" since {str(run['started_at'])[11:16]}" if run.get("started_at") else ""
+    return f"run #{run['id']} in flight{since}"
 
 
 def update_run(store: Store, run_id: int, values: dict) -> None:

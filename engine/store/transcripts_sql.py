@@ -124,12 +124,35 @@ def ranked_entries(store, query: str, limit: int, models=(), challenges=()) -> l
     before the limit, so a narrow search still gets its ``limit`` best hits."""
     if not models and not challenges:
         return store.query(RANK_SQL, (query, limit))
-    where, params = "", [query]
+    where, params = _answers_where(models, challenges)
+    return store.query(RANK_IN_ANSWERS_SQL.format(where=where), (query, *params, limit))
+
+
+def _answers_where(models, challenges) -> tuple[str, list]:
+    where, params = "", []
     for column, names in (("model", models), ("challenge", challenges)):
         if names:
             where += f" and a.{column} in ({','.join('?' * len(names))})"
             params += list(names)
-    return store.query(RANK_IN_ANSWERS_SQL.format(where=where), (*params, limit))
+    return where, params
+
+
+def entries_at_cap(store, chars: int, models=(), challenges=()) -> int:
+    """How many indexed entries hold a column cut at ``chars`` characters (their text
+    past it is not in the index), in the answers of ``models`` and ``challenges``."""
+    where, params = _answers_where(models, challenges)
+    return store.conn.execute(
+        "select count(*) from transcript_entries e join transcripts t on t.id = e.transcript_id "
+        "join answers a on a.id = t.answer_id where (length(e.text) >= ? or length(e.thinking) >= ? "
+        f"or length(e.tool_text) >= ?){where}", (chars, chars, chars, *params)).fetchone()[0]
+
+
+def unindexed_transcripts(store, models=(), challenges=()) -> int:
+    """Transcripts the index holds no entries of, because they could not be read or parsed."""
+    where, params = _answers_where(models, challenges)
+    return store.conn.execute(
+        "select count(*) from transcripts t join answers a on a.id = t.answer_id "
+        f"where t.status = 'error'{where}", params).fetchone()[0]
 
 
 def entry_hits(store, query: str, rowids) -> list[dict]:

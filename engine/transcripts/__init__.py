@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+from benchtui.text import caps
 from benchtui.transcripts.model import (
     ASSISTANT,
     BRANCH_SUMMARY,
@@ -46,10 +47,8 @@ FORMATS = ("pi", "opencode-export", "opencode-run", "claude-code", "codex", "cha
 
 def read_text(path: Path | str) -> str:
     """The file's text, or TranscriptError for unreadable, binary or non-UTF-8
-    files, and files over the text cap (engine/workbench/caps.py: refused before reading,
+    files, and files over the text cap (engine/text/caps.py: refused before reading,
     as the scan and the dashboard refuse them)."""
-    from benchtui.workbench import caps
-
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -67,7 +66,7 @@ def read_text(path: Path | str) -> str:
 
 def decode(data: bytes, name: str = "input") -> str:
     if b"\x00" in data[:65536]:
-        raise TranscriptError(f"{name}: binary file (NUL bytes), not a text transcript")  # = caps.BINARY_TRANSCRIPT
+        raise TranscriptError(f"{name}: {caps.BINARY_TRANSCRIPT}")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -81,11 +80,10 @@ def parse_text(text: str, fmt: str | None = None, path: str = "") -> Transcript:
     """Parse transcript text in ``fmt`` (detected when None) and compute totals."""
     from benchtui.transcripts import detect, totals
     from benchtui.transcripts.parsers import PARSERS
-    from benchtui.workbench.caps import EMPTY_TRANSCRIPT
 
     name = Path(path).name or "input"
     if not text.strip():
-        raise TranscriptError(f"{name}: {EMPTY_TRANSCRIPT}")
+        raise TranscriptError(f"{name}: {caps.EMPTY_TRANSCRIPT}")
     if fmt is None:
         fmt = detect.detect_format(text)
         if fmt is None:

@@ -17,14 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from benchtui.store import transcripts_sql
+from benchtui.text import caps
 from benchtui.transcripts import FORMATS, decode, parse_text
 from benchtui.transcripts.model import TOOL_RESULT, Branch, Entry, Transcript, TranscriptError
 from benchtui.transcripts.render import call_summary
 
 # Bump when parsing changes what is stored: every transcript is re-parsed once.
-PARSER_VERSION = 1
-STORED_TEXT_CHARS = 100_000   # per column; the viewer reads the file for more
-TOOL_ARGS_CHARS = 2_000
+PARSER_VERSION = 2  # 2: a tool call's arguments indexed whole (to the column's cap), not their first 2,000 characters
+STORED_TEXT_CHARS = 100_000   # per column; the viewer reads the file for more; search says what it cut
+# A tool call's arguments (a whole file written) are searched as far as any text is: a search
+# that misses the line a compiler failed on, 2 KB into a written file, misleads.
+TOOL_ARGS_CHARS = STORED_TEXT_CHARS
 # Transcripts parsed per transaction by index_pending: one commit per
 # transcript was a third of a cold scan's indexing (bench/scale.py).
 COMMIT_EVERY = 50
@@ -170,8 +173,6 @@ def prepare(path: Path, stored_sha: str | None, fmt: str | None) -> tuple:
     """Read and parse one transcript, touching no store (a worker process may
     run it): ("error", sha, problem) or ("ok", sha, values for the transcripts
     row, entry rows as tuples of ENTRY_COLUMNS, seconds it took)."""
-    from benchtui.workbench import caps
-
     started = time.perf_counter()
     path = Path(path)
     try:
@@ -348,6 +349,21 @@ def _fts_query(query: str) -> str:
     """Every word as a quoted phrase: user text never trips FTS5 syntax."""
     words = query.split()
     return " ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def not_searched(store, models=(), challenges=()) -> str:
+    """What a search of the index does not see, in a clause ("" when it sees everything): the
+    text past the stored cap of the entries that reach it, and transcripts that were not indexed."""
+    cut = transcripts_sql.entries_at_cap(store, STORED_TEXT_CHARS, models, challenges)
+    unread = transcripts_sql.unindexed_transcripts(store, models, challenges)
+    parts = []
+    if cut:
+        parts.append(f"the text past the first {STORED_TEXT_CHARS:,} characters of {cut} "
+                     f"entr{'y' if cut == 1 else 'ies'} (`transcript show` reads them whole)")
+    if unread:
+        parts.append(f"{unread} transcript{'' if unread == 1 else 's'} that could not be indexed "
+                     "(`benchtui show MODEL CHALLENGE` says why)")
+    return "; ".join(parts)
 
 
 def search(store, query: str, limit: int = 50, models=(), challenges=()) -> list[dict]:

@@ -175,9 +175,11 @@ class Totals:
     tool_errors: int = 0
     tokens: Usage = field(default_factory=Usage)
     cost: float = 0.0
-    duration_s: float = 0.0              # wall time: last timestamp minus first
-    model_latency_s: float = 0.0         # sum of assistant latencies
-    tool_time_s: float = 0.0             # sum of known tool durations
+    # None where no entry says (a format without timestamps, latencies or tool durations):
+    # unknown is shown as unknown, never as 0.0s
+    duration_s: float | None = None      # wall time: last timestamp minus first
+    model_latency_s: float | None = None  # sum of assistant latencies
+    tool_time_s: float | None = None     # sum of known tool durations
     files_written: list[str] = field(default_factory=list)     # write calls, first-seen order
     files_edited: list[str] = field(default_factory=list)      # edit calls, first-seen order
 
@@ -185,11 +187,15 @@ class Totals:
         return {
             "entries": dict(self.entries), "tool_calls": self.tool_calls, "tools": dict(self.tools),
             "tool_errors": self.tool_errors, "tokens": self.tokens.as_dict(),
-            "cost": round(self.cost, 6), "duration_s": round(self.duration_s, 3),
-            "model_latency_s": round(self.model_latency_s, 3),
-            "tool_time_s": round(self.tool_time_s, 3),
+            "cost": round(self.cost, 6), "duration_s": _rounded(self.duration_s),
+            "model_latency_s": _rounded(self.model_latency_s),
+            "tool_time_s": _rounded(self.tool_time_s),
             "files_written": list(self.files_written), "files_edited": list(self.files_edited),
         }
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 3)
 
 
 @dataclass

@@ -99,13 +99,19 @@ def render_entry(e: Entry, opts: RenderOptions) -> list[str]:
     return out
 
 
+def seconds_text(seconds: float | None) -> str:
+    """A total of seconds, or "unknown" where the transcript never said (never 0.0s)."""
+    return "unknown" if seconds is None else f"{seconds:.1f}s"
+
+
 def totals_lines(t: Totals) -> list[str]:
     roles = ", ".join(f"{k} {v}" for k, v in sorted(t.entries.items()))
     tools = ", ".join(f"{k} {v}" for k, v in sorted(t.tools.items(), key=lambda kv: -kv[1]))
     out = [f"entries: {roles}",
            f"tool calls: {t.tool_calls} ({tools or 'none'}), failed: {t.tool_errors}",
            f"tokens: {usage_text(t.tokens)}  cost: ${t.cost:.4f}",
-           f"wall time: {t.duration_s:.1f}s  model latency: {t.model_latency_s:.1f}s  tool time: {t.tool_time_s:.1f}s"]
+           f"wall time: {seconds_text(t.duration_s)}  model latency: {seconds_text(t.model_latency_s)}  "
+           f"tool time: {seconds_text(t.tool_time_s)}"]
     if t.files_written:
         out.append("files written: " + ", ".join(t.files_written))
     if t.files_edited:

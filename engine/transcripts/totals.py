@@ -25,13 +25,13 @@ def compute(entries: Iterable[Entry]) -> Totals:
         t.tokens.add(e.usage)
         if e.cost:
             t.cost += e.cost
-        if e.role == ASSISTANT and e.latency_s:
-            t.model_latency_s += e.latency_s
+        if e.role == ASSISTANT and e.latency_s is not None:
+            t.model_latency_s = (t.model_latency_s or 0.0) + e.latency_s
         if e.role == TOOL_RESULT:
             if e.is_error:
                 t.tool_errors += 1
-            if e.duration_s:
-                t.tool_time_s += e.duration_s
+            if e.duration_s is not None:
+                t.tool_time_s = (t.tool_time_s or 0.0) + e.duration_s
         for call in e.tool_calls:
             t.tool_calls += 1
             t.tools[call.name] = t.tools.get(call.name, 0) + 1

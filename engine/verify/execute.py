@@ -1,54 +1,22 @@
 """Run one challenge's conformance suite against one answer's process.
 
 The checks run here (the sandboxed checker, ``engine.runner.child``, or for
-development ``engine.verify.local``); the answer runs in its own process
+development ``engine.runner.local``); the answer runs in its own process
 (``engine.runner.answer_server``) reached through ``peer``.
 """
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
+from benchtui.records.job import Job
 from benchtui.verify import wire
 from benchtui.verify.binding import ADAPTER_MODULE, Unbound, load_module
 from benchtui.verify.static_rules import forbidden_imports
 from benchtui.verify.suite import Suite, describe_exception, missing_package, old_name_message
-
-
-@dataclass
-class Job:
-    challenge_id: str
-    challenge_dir: str
-    answer_dir: str
-    model: str
-    seed: int
-    backend: str = "cpu"
-    thresholds: dict = field(default_factory=dict)
-    forbidden_imports: list = field(default_factory=list)
-    adapter_path: str | None = None
-    results_path: str | None = None
-    check_timeout_s: float | None = None
-    answer_fd: int | None = None  # the socket to the answer's process
-    monitor_fd: int | None = None  # the socket to the orchestrator's memory monitor
-    gpu_lock_fd: int | None = None  # the device's lock (engine/verify/gpu_lock.py), for a GPU run
-    # Prompt versions (engine/challenges/prompts.py): the answer's version, check -> versions.
-    prompt_version: str | None = None
-    version_checks: dict = field(default_factory=dict)
-    # Scan's duplicate_file warnings for this answer: relpath -> what it copies.
-    duplicates: dict = field(default_factory=dict)
-    # The run's wall-clock limit: a harness that can tell early that the answer will not
-    # finish in it on this machine stops then (engine/verify/module/suite.py), not at the limit.
-    run_limit_s: float | None = None
 
 
 def new_suite(job: Job, **kw) -> Suite:
@@ -64,7 +32,7 @@ def new_suite(job: Job, **kw) -> Suite:
 
 def execute(job: Job, peer=None, monitor=None) -> Suite:
     suite = new_suite(job, peer=peer, monitor=monitor)
-    suite.run_limit_s, suite.run_started = job.run_limit_s, time.monotonic()
+    suite.run_limit_s, suite.run_started = job.timeout_s, time.monotonic()
     hits = forbidden_imports(suite.answer_dir, job.forbidden_imports)
     if hits:
         suite.record("forbidden_imports", V.FORBIDDEN, value=len(hits), threshold=0,
@@ -163,35 +131,3 @@ def several_implementations(job: Job, conformance, suite: Suite, first: int) -> 
 
 def verdict_of(suite: Suite) -> str:
     return V.worst(c.verdict for c in suite.checks)
-
-
-
-
-@contextlib.contextmanager
-def local_answer_process(answer_dir: Path, adapter: Path | None = None):
-    """The answer's process without a sandbox, for trusted code only (tests of
-    references and mutants, challenge authors): yields (peer, monitor)."""
-    from benchtui.verify import wire
-    from benchtui.verify.monitor import ProcMonitor
-
-    # a private temporary folder, as the sandbox's /tmp is: what the answer
-    # builds there (a CUDA library) goes with it
-    scratch = tempfile.TemporaryDirectory(prefix="benchtui-answer-tmp-")
-    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    env = {**os.environ, "TMPDIR": scratch.name}
-    proc = subprocess.Popen([sys.executable, "-m", "benchtui.runner.answer_server", str(theirs.fileno()),
-                             str(answer_dir), str(adapter or "")],
-                            pass_fds=[theirs.fileno()], cwd=answer_dir, env=env, stdin=subprocess.DEVNULL)
-    theirs.close()
-    peer = wire.Peer(wire.Connection(ours), trusting=False)
-    try:
-        yield peer, ProcMonitor(proc.pid)
-    finally:
-        peer.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        ours.close()
-        scratch.cleanup()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 
 NOT_JUDGING = {V.SKIPPED, V.MISSING_DEPENDENCY, V.UNBOUND}
 

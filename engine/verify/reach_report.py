@@ -5,7 +5,7 @@ exercised by the answer; the run lists the answer's public entry points that
 no check reached."""
 from __future__ import annotations
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify.binding import is_self_test
 
 

@@ -18,16 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchtui.challenges.prompts import file_prompt_sha256
+from benchtui.records.scan_kinds import CHAT_KIND, WAITING_KIND
 from benchtui.store import scan_sql
 from benchtui.store.database import Store, now_iso
+from benchtui.text.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from benchtui.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
-from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
-from benchtui.workbench.scan_records import CHAT_KIND, WAITING_KIND
 from benchtui.workbench.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
 
-MAX_TEXT_BYTES = TEXT_CAP_BYTES  # larger text files are flagged, never parsed or displayed (engine/workbench/caps.py)
+MAX_TEXT_BYTES = TEXT_CAP_BYTES  # larger text files are flagged, never parsed or displayed (engine/text/caps.py)
 TEXT_KINDS = {"source", "cuda", "prompt", "doc", "transcript"}
 SOURCE_EXT = {".py", ".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".sh", ".toml", ".cfg", ".ini", ".yaml", ".yml", ".metal", ".js", ".rs", ".go"}
 CUDA_EXT = {".cu", ".cuh", ".ptx"}
@@ -35,7 +35,7 @@ DOC_EXT = {".md", ".txt", ".rst", ".markdown"}
 DATA_EXT = {".csv", ".tsv", ".npy", ".npz", ".bin", ".parquet", ".safetensors", ".pt", ".pkl", ".h5"}
 TRANSCRIPT_EXT = {".jsonl", ".json", ".ndjson"}
 WARNING_KINDS = ("no_answer", "duplicate_file", "prompt_drift", "unreadable_file", "challenge_override", "bad_challenge",
-                 OUTSIDE_KIND)  # and the information beside them: scan_records.INFO_KINDS
+                 OUTSIDE_KIND)  # and the information beside them: scan_kinds.INFO_KINDS
 
 
 @dataclass
@@ -61,7 +61,7 @@ class ScanResult:
     duration_s: float = 0.0
     git_commit: str | None = None
     warnings: list[Warning] = field(default_factory=list)
-    info: list[Warning] = field(default_factory=list)  # what the scan did, not what is wrong (scan_records.INFO_KINDS)
+    info: list[Warning] = field(default_factory=list)  # what the scan did, not what is wrong (scan_kinds.INFO_KINDS)
 
     def as_json(self) -> dict:
         return {"models": self.models, "answers": self.answers, "files": self.files,

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchtui.workbench.scan_records import CHAT_KIND  # noqa: F401  (information: indexed as an answer's transcript)
+from benchtui.challenges.prompts import normalise_prompt
 
 OUTSIDE_KIND = "outside_challenge"   # a warning: the file is not indexed
 MOST_NAMED = 100         # per model; the rest are named in one record
@@ -113,8 +113,6 @@ def known_prompts(challenges: dict, answer_prompts: dict[str, list[Path]]) -> di
     """Challenge id -> the whitespace-normalised prompts it is known by: its own
     PROMPT.md and the PROMPT.md each model's answer folder carries (a
     published benchmark's prompts are those)."""
-    from benchtui.challenges.prompts import normalise_prompt
-
     out: dict[str, list[str]] = {}
     for cid, challenge in challenges.items():
         seen: set[str] = set()
@@ -142,8 +140,6 @@ def similarity(quoted: str, known: str) -> float:
 def match_prompt(prompt: str, known: dict[str, list[str]]) -> tuple[str | None, list[str]]:
     """(the challenge whose prompt ``prompt`` quotes, []), or (None, the
     challenges it is too close to tell apart), or (None, []) for none."""
-    from benchtui.challenges.prompts import normalise_prompt
-
     quoted = normalise_prompt(prompt)
     scores = sorted(((max((similarity(quoted, k) for k in texts), default=0.0), cid) for cid, texts in known.items()),
                     reverse=True)

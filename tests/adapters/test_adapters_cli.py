@@ -140,7 +140,7 @@ def test_unbound_message_does_not_name_the_plugin_adapter_when_a_workbench_one_i
     used to say it looked for challenges/kv/adapters/<model>.py only."""
     from benchtui.challenges.adapters import scaffold
     from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     answer = wb / "models" / "m1" / "kv"
     path = scaffold(wb, load_challenge(BUNDLED_CHALLENGES / "kv"), "m1", answer)
@@ -156,7 +156,7 @@ def test_an_unfinished_scaffold_binds_nothing(demo_workbench):
     (it used to be an `error` blamed on the answer, with the run reported as bound)."""
     from benchtui.challenges.adapters import scaffold
     from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     answer = demo_workbench / "models" / "demo-quitter" / "dflash_verify"
     path = scaffold(demo_workbench, load_challenge(BUNDLED_CHALLENGES / "dflash_verify"), "demo-quitter", answer)

@@ -56,7 +56,9 @@ def test_new_scaffolds_a_plugin_that_check_proves_sound(capsys, wb):
     assert code == 0 and not report["failed"], report
     got = items(report)
     assert set(got) == {"files", "reference_passes", "checks_name_requirements", "requirements_quote_prompt",
-                        "thresholds_outside_noise", "prompt_version"}
+                        "contracts_checked", "thresholds_outside_noise", "prompt_version"}
+    # a new challenge has no contract table yet: nothing to enforce, said so
+    assert got["contracts_checked"]["ok"] and "no contract table" in got["contracts_checked"]["message"]
     assert got["checks_name_requirements"]["details"]["checks"] == {
         "fixed_large_inputs": ["large_inputs"], "random_cases": ["softmax_rows"]}
     # The suite's strength on its own reference: a real audit (sandboxed), a figure beside the verdict.

@@ -14,8 +14,8 @@ import pytest
 from api_imports import files_reaching_past_api, reaches_past_api
 from benchtui.authoring.new_challenge import scaffold_challenge
 from benchtui.cli import main
-from benchtui.verify import verdicts
-from benchtui.verify.local import run_local
+from benchtui.records import verdicts
+from benchtui.runner.local import run_local
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "authoring.md"

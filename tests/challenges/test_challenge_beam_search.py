@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES
-from benchtui.verify.local import run_local
+from benchtui.runner.local import run_local
 from challenge_kit import checks_by_name, fast_copy
 
 ROOT = Path(__file__).resolve().parents[2]

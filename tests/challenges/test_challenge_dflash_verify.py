@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from benchtui.runner.local import run_local
 from benchtui.verify.binding import load_module
-from benchtui.verify.local import run_local
 from challenge_kit import mutate_source, write_answer
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from benchtui.verify.local import run_local
+from benchtui.runner.local import run_local
 from challenge_kit import checks_by_name, fast_copy, mutate_source, write_answer
 
 CHALLENGE = BUNDLED_CHALLENGES / "flash_attention"
@@ -47,7 +47,7 @@ def test_reference_passes(tmp_path):
 
 
 def test_demo_careful_passes(tmp_path):
-    # the full-size memory check (N = 4096) runs through `python -m engine.verify.local`; too slow here
+    # the full-size memory check (N = 4096) runs through `python -m benchtui.runner.local`; too slow here
     result = run_local("flash_attention", MODELS / "demo-careful" / "flash_attention", model="demo-careful",
                        challenges_dir=fast_challenges(tmp_path), seed=2)
     assert result["verdict"] == "pass", [c for c in result["checks"] if c["verdict"] != "pass"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from benchtui.verify.local import run_local
+from benchtui.runner.local import run_local
 from challenge_kit import fast_copy, mutate_source, write_answer
 
 CID = "flash_attention_bwd"

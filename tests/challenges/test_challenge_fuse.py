@@ -14,12 +14,12 @@ import time
 import numpy as np
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
+from benchtui.runner.local import run_local
 from benchtui.verify.binding import load_module
 from benchtui.verify.cuda import build as cuda_build
 from benchtui.verify.cuda import device as cuda_device
 from benchtui.verify.cuda import suite as cuda_suite
-from benchtui.verify.local import run_local
 from benchtui.verify.suite import Suite
 from hypothesis import given, settings
 from hypothesis import strategies as st

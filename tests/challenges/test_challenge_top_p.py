@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from benchtui.verify.local import run_local
+from benchtui.runner.local import run_local
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES
-from benchtui.verify import verdicts as V
-from benchtui.verify.local import run_local
+from benchtui.records import verdicts as V
+from benchtui.runner.local import run_local
 from benchtui.verify.suite import Suite
 
 MODELS = BUNDLED_CHALLENGES.parent / "models"

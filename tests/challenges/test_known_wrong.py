@@ -15,8 +15,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from benchtui.challenges.definition import BUNDLED_CHALLENGES
-from benchtui.verify.local import run_local
+from benchtui.authoring.soundness import static_names
+from benchtui.challenges import contracts
+from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+from benchtui.runner.local import run_local
 from challenge_kit import checks_by_name, fast_copy, mutate_source
 
 SEED = 30
@@ -231,6 +233,11 @@ def test_the_reference_itself_passes_as_deployed(cid, tmp_path, fast_root):
     checks = checks_by_name(result)
     failing = {n: c.get("message") for n, c in checks.items() if c["verdict"] not in ("pass", "info", "skipped")}
     assert not failing, failing
+    # the contract table names only checks this suite has (FAST shrinks flash_attention's memory case)
+    names = contracts.recorded_names(result["checks"]) | static_names(load_challenge(BUNDLED_CHALLENGES / cid))
+    names |= {"memory_4096_tile128"} if cid == "flash_attention" else set()
+    table = contracts.load(BUNDLED_CHALLENGES / cid)
+    assert contracts.problems(table, (BUNDLED_CHALLENGES / cid / "PROMPT.md").read_text(), names) == []
 
 
 # ---------------------------------------------------------------------------
@@ -422,6 +429,48 @@ def test_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_root):
     cid = "ternary_training"
     result = run_local(cid, folder, model=model, seed=SEED, challenges_dir=fast_copy(cid, fast_root, FAST[cid]),
                        adapter=BUNDLED_CHALLENGES / cid / "adapters" / f"{model}.py")
+    checks = checks_by_name(result)
+    summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
+    assert result["verdict"] == "fail", (name, summary)
+    assert check in checks and checks[check]["verdict"] == "fail", (name, check, summary)
+    assert words in (checks[check].get("message") or ""), (name, checks[check].get("message"))
+
+
+# -- One-line bugs planted in real published answers, one per kind of contract a
+# suite left unexercised: each passed the suite before the check beside it (a
+# contract the prompt states that no case exercised, an edge never built). ----
+
+# variant -> (challenge, model, file, old line, new line, the check that must fail, words its message must hold)
+CONTRACT_PLANTED: dict[str, tuple[str, str, str, str, str, str, str]] = {
+    # exact shape: dbeta keeps the summed axes, (1, 1, D) for (D,); the error checks reshaped any
+    # output of the right size (glm5's answer carries no PROMPT.md: every check counts)
+    "dbeta_keeps_summed_axes": ("backwards", "glm5", "layer_norm.py", "dbeta  = dy.sum(axis=(0, 1))",
+                                "dbeta  = dy.sum(axis=(0, 1), keepdims=True)", "output_shapes",
+                                "dbeta (1, 1, 1), expected (1,)"),
+    # a special token inside the prompt read as the end: a prompt whose last token is EOS starts
+    # finished (every mock prompt left EOS out)
+    "prompt_ending_in_eos_starts_finished": ("beam_search", "opus47_1m", "beam_search.py", '"finished": False,',
+                                             '"finished": bool(p) and p[-1] == eos_token_id,', "eos_in_prompt",
+                                             "an EOS in the prompt does not finish a beam"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACT_PLANTED))
+def test_contract_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_root):
+    cid, model, filename, old, new, check, words = CONTRACT_PLANTED[name]
+    source = PUBLISHED / model / cid
+    if not source.is_dir():
+        pytest.skip(f"no published benchmark at {PUBLISHED}")
+    folder = tmp_path / model
+    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("__pycache__", "*.jsonl"),
+                    copy_function=shutil.copyfile)
+    for entry in [folder, *folder.rglob("*")]:  # the published copy is read-only
+        entry.chmod(entry.stat().st_mode | 0o200)
+    path = folder / filename
+    path.write_text(mutate_source(path.read_text(), (old, new), count=1))
+    adapter = BUNDLED_CHALLENGES / cid / "adapters" / f"{model}.py"
+    result = run_local(cid, folder, model=model, seed=SEED, challenges_dir=fast_copy(cid, fast_root, FAST[cid]),
+                       adapter=adapter if adapter.is_file() else None)
     checks = checks_by_name(result)
     summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
     assert result["verdict"] == "fail", (name, summary)

@@ -10,7 +10,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
 
-from benchtui.verify.local import run_local  # noqa: E402
+from benchtui.runner.local import run_local  # noqa: E402
 
 from tests.challenges import module_deck_kit as K  # noqa: E402
 

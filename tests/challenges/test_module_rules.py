@@ -46,8 +46,11 @@ def test_matmul_disguises():
     # operands the code does not show to be tensors: could be, never certain
     hits, _ = R.forbidden_in_code({"s.py": "import torch\ny = x @ w\nz = x.matmul(w)\n"}, ["torch.matmul"])
     assert [h.certain for h in hits] == [False, False] and all(h.how.startswith("could be torch.matmul") for h in hits)
+    # NumPy's @ runs BLAS's GEMM, the routine torch.matmul stands for; an array has no .matmul()
     import_np = "import numpy as np\na = np.ones((2, 2))\nb = a @ a\nc = a.matmul(a)\n"
-    assert R.forbidden_in_code({"s.py": import_np}, ["torch.matmul"]) == ([], [])
+    hits, _ = R.forbidden_in_code({"s.py": import_np}, ["torch.matmul"])
+    assert [(h.line, h.how, h.certain) for h in hits] == [
+        (3, "the @ operator on a NumPy array is a BLAS GEMM, the routine torch.matmul runs", True)]
 
 
 SORT_TOPK = ["torch.sort", "torch.topk", "torch.max", "torch.nn.functional.scaled_dot_product_attention"]
@@ -215,7 +218,7 @@ def test_kernelbench_trial_seeds_as_its_eval_draws_them():
 
 def test_tensors_cross_the_wire_bit_for_bit(tmp_path):
     torch = pytest.importorskip("torch", reason="the torch extra is not installed")
-    from benchtui.verify.execute import local_answer_process
+    from benchtui.runner.local import local_answer_process
     from benchtui.verify.module import tensors as T
 
     g = torch.Generator().manual_seed(1)
@@ -258,7 +261,7 @@ def test_gpu_runs_keep_each_answers_build_cache_keyed_by_its_hash(tmp_path, monk
 def test_without_torch_a_deck_answer_is_skipped_with_the_extra_named(tmp_path, monkeypatch):
     import sys
 
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     from tests.challenges import module_deck_kit as K
 
@@ -285,7 +288,11 @@ def test_published_runs_read_as_the_harness_reads_them():
     hy3 = (RUNS / "20260707_121003_hy3-claude_tencent_hy3-preview_06_sonic_moe_swiglu_solution.py.txt").read_text()
     forbidden = ["torch.matmul", "torch.bmm", "torch.nn.functional.linear", "F.linear", "from sonic_moe", "import sonic_moe"]
     assert R.deck_grep(hy3, forbidden) == ["torch.matmul"]  # a comment: "avoids torch.matmul"; published as failed
-    assert R.forbidden_in_code({"solution.py": hy3}, forbidden) == ([], [])
+    hits, unparsed = R.forbidden_in_code({"solution.py": hy3}, forbidden)
+    assert unparsed == [] and not [h for h in hits if h.certain]
+    # its torch.einsum runs the GEMM the deck forbids: a could-be the run-time trace settles, never the verdict
+    assert {(h.line, h.forbidden) for h in hits} == {(line, f) for line in (47, 48)
+                                                     for f in ("torch.matmul", "torch.nn.functional.linear", "F.linear")}
     assert R.gpu_needs({"solution.py": hy3}) == []  # plain torch: it runs on the CPU too
 
 
@@ -306,3 +313,118 @@ def test_code_that_feeds_itself_or_nests_deep_is_read_in_bounded_work():
     assert [h.forbidden for h in R.forbidden_in_code({"s.py": deep}, ["torch.sort"])[0]] == ["torch.sort"]
     too_deep = "import torch\ny = (" + " + ".join(["x"] * 5000) + ").sort()\n"  # past the parser's own stack
     assert R.forbidden_in_code({"s.py": too_deep}, ["torch.sort"]) == ([], ["s.py"])
+
+
+# -- the same op however it is reached, and its library routine through NumPy, SciPy, BLAS and C++ -----
+
+TOPK_MATMUL = ["torch.topk", "torch.matmul", "torch.nn.functional.linear"]
+
+
+@pytest.mark.parametrize("source, forbidden", [
+    ("import torch\ny = torch._C._VariableFunctions.topk(x, 2)\n", "torch.topk"),
+    ("import torch\ny = torch._VF.topk(x, 2)\n", "torch.topk"),
+    ("import torch\ny = torch._ops.ops.aten.topk.default(x, 2)\n", "torch.topk"),
+    ("from torch._C import _VariableFunctions as VF\ny = VF.topk(x, 2)\n", "torch.topk"),
+    ("import torch\nVF = getattr(torch._C, '_Variable' + 'Functions')\ny = VF.topk(x, 2)\n", "torch.topk"),
+    ("import torch\ny = torch._C.TensorBase.topk(x, 2)\n", "torch.topk"),
+    ("import torch\ny = torch._C._VariableFunctions.matmul(a, b)\n", "torch.matmul"),
+    ("import torch\ny = torch.Tensor.__matmul__(a, b)\n", "torch.matmul"),
+    ("import torch\ny = torch._C._nn.linear(x, w)\n", "torch.nn.functional.linear"),
+    ("import torch\ny = torch.ops.aten.linear.default(x, w)\n", "torch.nn.functional.linear"),
+])
+def test_the_same_op_through_torch_s_other_namespaces_is_the_op(source, forbidden):
+    hits, _ = R.forbidden_in_code({"solution.py": source}, TOPK_MATMUL)
+    assert [h.forbidden for h in hits if h.certain] == [forbidden], [str(h) for h in hits]
+
+
+@pytest.mark.parametrize("source, expect", [
+    ("import numpy as np\nimport torch\ndef f(x, w):\n    return torch.from_numpy(np.dot(x.numpy(), w.numpy()))\n",
+     "np.dot is numpy.dot"),
+    ("import torch\nclass M(torch.nn.Module):\n    def forward(self, x, w):\n        return torch.from_numpy(x.numpy() @ w.numpy())\n",
+     "the @ operator on a NumPy array is a BLAS GEMM"),
+    ("import torch\nclass M(torch.nn.Module):\n    def forward(self, x, w):\n        a = x.numpy()\n        return a.dot(w.numpy())\n",
+     "NumPy's .dot() on a is a BLAS GEMM"),
+    ("from numpy import matmul as mul\ny = mul(a, b)\n", "mul is numpy.matmul"),
+    ("import numpy\ny = numpy.linalg.multi_dot([a, b, c])\n", "is numpy.multi_dot"),
+    ("from scipy.linalg import blas\ny = blas.sgemm(1.0, a, b)\n", "is SciPy's BLAS sgemm"),
+    ("import scipy.linalg.blas as B\ny = B.dgemm(1.0, a, b)\n", "is SciPy's BLAS dgemm"),
+    ("import ctypes, ctypes.util\nlib = ctypes.CDLL(ctypes.util.find_library('openblas'))\nlib.cblas_sgemm(101, 111)\n",
+     "calls the BLAS routine cblas_sgemm"),
+    ("import ctypes\nlib = ctypes.CDLL('libblas.so.3')\nf = getattr(lib, 'sg' + 'emm_')\n", "names the BLAS routine sgemm_"),
+])
+def test_a_gemm_through_another_library_is_the_forbidden_gemm(source, expect):
+    hits, _ = R.forbidden_in_code({"solution.py": source}, ["torch.matmul"])
+    certain = [str(h) for h in hits if h.certain]
+    assert any(expect in h for h in certain), [str(h) for h in hits]
+
+
+CPP_MM = '''
+#include <torch/extension.h>
+// at::matmul would be the easy way; this comment is not code
+torch::Tensor gemm(torch::Tensor a, torch::Tensor b) {
+    return at::cpu::mm(a, b);
+}
+'''
+
+
+@pytest.mark.parametrize("body, expect", [
+    ("return at::cpu::mm(a, b);", "C++ calls at::cpu::mm, the same GEMM as torch.matmul"),
+    ("return torch::matmul(a, b);", "C++ calls torch::matmul, torch.matmul"),
+    ("return at::_ops::mm::call(a, b);", "C++ calls at::_ops::mm, the same GEMM as torch.matmul"),
+    ("at::native::cpublas::gemm(t, t, m, n, k, 1.f, pa, m, pb, k, 0.f, pc, m);", "C++ calls at::native::cpublas::gemm"),
+    ("cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, pa, m, pb, k, &zero, pc, m);",
+     "C++ calls cuBLAS's cublasSgemm, the GEMM torch.matmul runs"),
+    ("cublasLtMatmul(lt, desc, &one, pa, la, pb, lb, &zero, pc, lc, pc, lc, 0, 0, 0, 0);", "cuBLAS's cublasLtMatmul"),
+    ("cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.f, pa, k, pb, n, 0.f, pc, n);",
+     "C++ calls BLAS's cblas_sgemm"),
+])
+def test_cpp_sources_are_read_for_the_forbidden_routine(body, expect):
+    cpp = CPP_MM.replace("return at::cpu::mm(a, b);", body)
+    inline = f"from torch.utils.cpp_extension import load_inline\nSRC = '''{cpp}'''\next = load_inline('g', SRC)\n"
+    hits, _ = R.forbidden_in_code({"solution.py": inline}, ["torch.matmul"])
+    assert [h.line for h in hits if h.certain and expect in h.how] == [6], [str(h) for h in hits]
+    hits, _ = R.forbidden_in_code({"solution.py": "import torch\n"}, ["torch.matmul"], {"csrc/gemm.cu": cpp})
+    assert [(h.file, h.line) for h in hits if h.certain and expect in h.how] == [("csrc/gemm.cu", 5)], \
+        [str(h) for h in hits]
+
+
+def test_cpp_the_forbidden_routine_is_named_by_what_it_stands_for():
+    # a comment is not a call; another routine is not the forbidden one
+    assert R.native_hits("k.cu", "// at::cpu::mm is what we avoid\n/* cublasSgemm */\n", ["torch.matmul"]) == []
+    assert R.native_hits("k.cu", "auto y = at::relu(x);\nauto s = at::softmax(x, 1);\n", ["torch.matmul"]) == []
+    # a bf16 cuBLAS GEMM is not the FP8 one; with FP8 operand types it is
+    bf16 = "cublasLtMatmul(lt, d, &a, A, la, B, lb, &b, C, lc, C, lc, 0, 0, 0, 0); // CUDA_R_16BF\n"
+    assert R.native_hits("k.cu", bf16, ["torch._scaled_mm"]) == []
+    fp8 = bf16.replace("// CUDA_R_16BF", "auto t = CUDA_R_8F_E4M3;")
+    assert [h.forbidden for h in R.native_hits("k.cu", fp8, ["torch._scaled_mm"])] == ["torch._scaled_mm"]
+    # a forbidden convolution is cuDNN's; a forbidden top-k is at::topk in any namespace
+    conv = "cudnnConvolutionForward(h, &a, xd, x, wd, w, cd, algo, ws, wss, &b, yd, y);\n"
+    assert [h.forbidden for h in R.native_hits("k.cu", conv, ["torch.nn.functional.conv2d"])] == ["torch.nn.functional.conv2d"]
+    assert [h.how for h in R.native_hits("k.cpp", "auto r = at::cpu::topk(x, 4);\n", ["torch.topk"])] == [
+        "C++ calls at::cpu::topk, torch.topk"]
+    # names that are no GEMM, in Python: torch's settings, NumPy's other functions, the answer's own binding
+    for source in ["import torch\ntorch.backends.cuda.matmul.allow_tf32 = True\ntorch.set_float32_matmul_precision('high')\n",
+                   "import numpy as np\na = np.ones(3)\nb = np.sort(a) + np.outer(a, a).sum()\n",
+                   "from torch.utils.cpp_extension import load_inline\next = load_inline('g', 'void f() {}')\ny = ext.sgemm(a, b)\n",
+                   "import numpy as np\nfrom my_lib import dot\ny = dot(a, b)\n"]:
+        hits, unparsed = R.forbidden_in_code({"solution.py": source}, ["torch.matmul"])
+        assert unparsed == [] and not [h for h in hits if h.certain], [str(h) for h in hits]
+
+
+def test_another_torch_op_running_the_same_routine_is_a_could_be_the_trace_settles():
+    source = "import torch\nclass M(torch.nn.Module):\n    def forward(self, x, w):\n        return torch.mm(x, w) + x.bmm(w)\n"
+    hits, _ = R.forbidden_in_code({"solution.py": source}, ["torch.matmul"])
+    assert hits and not [h for h in hits if h.certain]
+    assert all("which the run-time trace counts as it" in h.how for h in hits), [str(h) for h in hits]
+    einsum = "import numpy as np\ny = np.einsum('ij,jk->ik', a, b, optimize=True)\n"  # BLAS only when it optimises
+    assert [h.certain for h in R.forbidden_in_code({"s.py": einsum}, ["torch.matmul"])[0]] == [False]
+
+
+def test_native_sources_are_the_answer_s_cpp_and_cuda_files(tmp_path):
+    (tmp_path / "csrc").mkdir()
+    (tmp_path / "csrc" / "k.cu").write_text("at::mm(a, b);\n")
+    (tmp_path / "k.h").write_text("#pragma once\n")
+    (tmp_path / "solution.py").write_text("import torch\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "x.c").write_text("")
+    assert sorted(R.native_sources(tmp_path)) == ["csrc/k.cu", "k.h"]

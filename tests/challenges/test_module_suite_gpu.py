@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from benchtui.runner.local import run_local
 from benchtui.verify.cuda import build as cuda_build
-from benchtui.verify.local import run_local
 
 from tests.challenges import module_deck_kit as K
 

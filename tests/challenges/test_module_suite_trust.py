@@ -13,7 +13,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
 
-from benchtui.verify.local import run_local  # noqa: E402
+from benchtui.runner.local import run_local  # noqa: E402
 from benchtui.verify.module.seeds import seed_torch  # noqa: E402
 from benchtui.verify.module.suite import ModuleRun  # noqa: E402
 

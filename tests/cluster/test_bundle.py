@@ -6,10 +6,11 @@ import io
 import tarfile
 
 import pytest
+from benchtui.challenges.definition import RunLimits
+from benchtui.records.job import Job
 from benchtui.runner.bundle import (
     EngineMismatch,
     JobBundle,
-    RunLimits,
     check_engine,
     engine_fingerprint,
     pack_tree,
@@ -54,7 +55,7 @@ def test_unpack_refuses_members_outside_the_folder_or_not_plain(tmp_path, name, 
 
 
 def _bundle(**kw) -> JobBundle:
-    return JobBundle(key="m/c", model="m", challenge_id="c", answer_tar=b"", job={},
+    return JobBundle(key="m/c", model="m", challenge_id="c", answer_tar=b"", job=Job("c", "m", 1),
                      limits=RunLimits(timeout_s=1, cpu_s=1, memory_mb=64, self_check_timeout_s=1), **kw)
 
 

@@ -2,8 +2,8 @@
 the config file the dashboard reads its keys from; doctor recommends the extra it needs."""
 from __future__ import annotations
 
+from benchtui.commands.doctor import recommend_extras
 from benchtui.host.config import default_cluster
-from benchtui.host.doctor import recommend_extras
 
 
 def test_default_cluster_from_env_then_config(tmp_path, monkeypatch):

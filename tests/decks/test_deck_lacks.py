@@ -43,7 +43,7 @@ def test_the_import_names_a_part_other_parts_import(any_kbh_deck, tmp_path, part
 @pytest.mark.parametrize("part", PARTS)
 def test_a_run_says_the_deck_lacks_it_and_judges_the_rest(tmp_path, part):
     pytest.importorskip("torch", reason="the module harness runs the answers with torch")
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     root = tmp_path / "wb"
     import_deck(kernelbench_hard.read_deck(K.hard_deck(tmp_path / "deck", without=(part,)), "h100"), root)
@@ -64,7 +64,7 @@ def test_a_run_says_the_deck_lacks_it_and_judges_the_rest(tmp_path, part):
 
 def test_the_whole_decks_property_stress_runs(tmp_path):
     pytest.importorskip("torch", reason="the module harness runs the answers with torch")
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     root = tmp_path / "wb"
     import_deck(kernelbench_hard.read_deck(K.hard_deck(tmp_path / "deck"), "h100"), root)

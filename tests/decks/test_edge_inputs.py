@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 
 
 def checks_of(root: Path, challenge: str, tmp_path: Path, source: str, seed: int) -> tuple[str, dict]:
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     answer = tmp_path / f"answer-{seed}-{abs(hash(source)) % 10**6}"
     answer.mkdir()

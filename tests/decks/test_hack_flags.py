@@ -17,7 +17,7 @@ import pytest
 from benchtui.cli import main
 from benchtui.decks import kernelbench_hard
 from benchtui.decks.importer import import_deck
-from benchtui.verify.flags import DECK_SEEDS_ONLY, FORBIDDEN, STALE, TIMING, hack_flags
+from benchtui.records.flags import DECK_SEEDS_ONLY, FORBIDDEN, STALE, TIMING, hack_flags
 from benchtui.workbench.layout import find_workbench
 from test_published_screen import settle
 from textual.widgets import DataTable, Static

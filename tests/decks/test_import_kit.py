@@ -149,7 +149,7 @@ def test_the_deck_rule_of_a_deck_without_its_stress_cases_is_not_reproducible(tm
     numeric_stress.py the rest of the rule would pass it, so the figure says it cannot
     be reproduced rather than PASS."""
     pytest.importorskip("torch", reason="the module harness runs the answers with torch")
-    from benchtui.verify.local import run_local
+    from benchtui.runner.local import run_local
 
     def deck_rule(without: tuple[str, ...]) -> dict:
         root = tmp_path / f"wb{len(without)}"

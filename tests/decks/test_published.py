@@ -74,7 +74,8 @@ def test_published_beside_benchtuis_verdicts(kbh_deck, tmp_path, capsys):
     assert main(["--workbench", str(root), "published", "-m", "claude_claude-fable-5", "-c", fp8]) == 0
     out = capsys.readouterr().out
     assert "claude_claude-fable-5's answers:" in out
-    assert "    shape 3 4096×14336×4096: 0.493 ms, 975.337 TFLOPS, 391.196 GB/s, fraction 0.6446" in out
+    assert ("    shape 3 4096×14336×4096: 0.493 ms, 975.337 TFLOPS, 391.196 GB/s, 0.6446 of peak compute, "
+            "0.1919 of peak bandwidth (compute-bound)") in out
     assert "      solution.py:748-749 Graph key includes every pointer, shape, and the weight version counter" in out
     assert main(["--workbench", str(root), "published", "-m", "claude_claude-fable-5", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)

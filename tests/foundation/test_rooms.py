@@ -1,18 +1,39 @@
-"""Rooms keep to themselves: a module uses another's public names only, the
-dashboard does not import the CLI's room, the audit's operators share one
-syntax-tree module instead of copies, bench/ loads no test file by path, and
-the skip for a machine without a sandbox lives in tests/conftest.py alone."""
+"""Rooms keep to themselves: each stands on a floor and imports only rooms on
+the floors below it, a module uses another's public names only, the dashboard
+does not import the CLI's room, the audit's operators share one syntax-tree
+module instead of copies, bench/ loads no test file by path, and the skip for a
+machine without a sandbox lives in tests/conftest.py alone."""
 from __future__ import annotations
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = {"engine": "benchtui", "tui": "benchtui.tui"}
-# One reach left for the store's query functions to replace: judge_import writes
-# grades through grades' private _write.
 ALLOWED_REACHES: set[tuple[str, str]] = set()  # none: every room uses only the public names of the others
+
+# The package as the wheel installs it, ground floor first. A room is a folder of
+# benchtui (benchtui.store, benchtui.tui) or one of its top-level modules (benchtui.cli);
+# the package's own __init__ holds only the version, which any room may read. A room imports only rooms on
+# lower floors: an import inside a function, under TYPE_CHECKING or named as a string
+# for importlib is an arrow too. docs/ARCHITECTURE.md draws the same floors.
+FLOORS: list[set[str]] = [
+    {"records", "text", "host"},
+    {"store", "challenges"},
+    {"transcripts", "verify"},
+    {"workbench", "decks", "api"},
+    {"runner"},
+    {"audit", "cluster"},
+    {"grading", "authoring"},
+    {"judge"},
+    {"tui"},
+    {"commands"},
+    {"cli"},
+    {"__main__"},
+]
+MODULE_NAME = re.compile(r"benchtui(\.[a-z_][a-z0-9_]*)+")
 
 
 def sources(*folders: str):
@@ -28,6 +49,78 @@ def module_name(path: Path) -> str | None:
         return None
     parts = [PACKAGE[rel.parts[0]], *rel.with_suffix("").parts[1:]]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def room(module: str) -> str:
+    """benchtui.store.queries -> store; benchtui -> benchtui."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def arrows(tree: ast.AST, own: str) -> list[tuple[str, int]]:
+    """(benchtui module, line) for each import in a file, wherever it stands, relative ones
+    resolved, and each string that names a benchtui module (importlib.import_module's)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = own.split(".")[: len(own.split(".")) - node.level] if node.level else []
+            module = ".".join([*base, node.module] if node.module else base)
+            out.append((module, node.lineno))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and MODULE_NAME.fullmatch(node.value):
+            out.append((node.value, node.lineno))
+    return [(m, line) for m, line in out if m.startswith("benchtui.")]
+
+
+def back_arrows(folders: tuple[str, ...] = ("engine", "tui")) -> list[str]:
+    """Every import of a room on the same floor or one above: 'file:line: room -> room'."""
+    floor = {name: level for level, rooms in enumerate(FLOORS) for name in rooms}
+    found = []
+    for path, tree in sources(*folders):
+        own = module_name(path)
+        if own is None:
+            continue
+        if path.name == "__init__.py":
+            own += ".__init__"  # relative imports count from the package itself
+        here = room(own.removesuffix(".__init__"))
+        if here == "benchtui":
+            continue
+        for module, line in arrows(tree, own):
+            there = room(module)
+            if there != here and floor.get(there, -1) >= floor.get(here, len(FLOORS)):
+                found.append(f"{path.relative_to(REPO).as_posix()}:{line}: {here} -> {there}")
+    return found
+
+
+def test_every_room_stands_on_one_floor():
+    rooms = {room(module_name(path)) for path, _ in sources("engine", "tui")} - {"benchtui"}
+    placed = [name for level in FLOORS for name in level]
+    assert len(placed) == len(set(placed)), "a room on two floors"
+    assert rooms - set(placed) == set(), "a new room: give it a floor in FLOORS and in docs/ARCHITECTURE.md"
+    assert set(placed) - rooms == set(), "FLOORS names a room that is not there"
+
+
+def test_no_import_runs_back_up_a_floor():
+    """A room imports only rooms below it, so no two rooms are tied both ways, nothing
+    imports the cli, and a reader of the floors knows what a change can reach."""
+    assert back_arrows() == []
+
+
+def test_the_floor_check_sees_every_spelling(tmp_path):
+    tree = ast.parse("from benchtui.cli import main\nimport benchtui.runner.sandbox\n"
+                     "def f():\n    from ..workbench import caps\n"
+                     "COMMANDS = ['benchtui.commands.run_cmds', 'benchtui: not a module']\n")
+    assert arrows(tree, "benchtui.store.queries") == [
+        ("benchtui.cli", 1), ("benchtui.runner.sandbox", 2), ("benchtui.workbench", 4), ("benchtui.commands.run_cmds", 5)]
+
+
+def test_the_architecture_doc_draws_the_same_floors():
+    """docs/ARCHITECTURE.md's drawing: one line per floor, top first, `N  room  room`."""
+    text = (REPO / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    drawing = text.split("## The floors", 1)[1].split("```", 2)[1]
+    drawn = {int(m[1]): set(re.findall(r"`([^`]+)`", m[2])) for m in re.finditer(r"^\s*(\d+)\s+(.*)$", drawing, re.M)}
+    assert drawn == dict(enumerate(FLOORS))
 
 
 def imported(tree: ast.AST) -> set[str]:

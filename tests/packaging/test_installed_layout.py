@@ -133,11 +133,15 @@ def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_th
     hidden = subprocess.run([str(python), "-c", f"""
 import json
 from pathlib import Path
-from benchtui.runner.orchestrate import Runner, RunOptions
+from benchtui.challenges.definition import RunLimits
+from benchtui.records.job import Job
+from benchtui.runner.bundle import JobBundle, hidden_from_answers
 from benchtui.workbench.layout import find_workbench
 wb = find_workbench({str(placed)!r}, None, Path.cwd())
-runner = Runner(wb, RunOptions(layer="rlimits", allow_unsafe=True))
-print(json.dumps([str(p) for p in runner._hidden_from_answers(wb.challenges["kv"])]))
+kv = wb.challenges["kv"]
+bundle = JobBundle(key="m/kv", model="m", challenge_id="kv", answer_tar=b"", job=Job("kv", "m", 1), limits=RunLimits(),
+                   hide=[str(wb.root), str(wb.store_path.parent)])
+print(json.dumps([str(p) for p in hidden_from_answers(bundle, kv.path)]))
 """], cwd=elsewhere, capture_output=True, text=True)
     assert hidden.returncode == 0, hidden.stderr
     hidden = set(json.loads(hidden.stdout))

@@ -103,7 +103,7 @@ def test_version_comes_from_the_package(capsys):
 
 
 def test_doctor_recommends_the_extras_this_machine_lacks():
-    from benchtui.host.doctor import recommend_extras
+    from benchtui.commands.doctor import recommend_extras
 
     gpu_no_cupy = recommend_extras(nvidia_gpu=True, cupy=None, mlx_lm="0.30", platform_ok_for_mlx_lm=True, from_clone=False)
     assert [r["extra"] for r in gpu_no_cupy] == ["cuda"]
@@ -121,7 +121,7 @@ def test_doctor_recommends_the_extras_this_machine_lacks():
 
 def test_an_installed_benchtui_gets_each_extras_exact_packages(monkeypatch):
     """The extra's packages come from the installed distribution's metadata."""
-    from benchtui.host import doctor
+    from benchtui.commands import doctor
 
     requires = ['numpy>=1.26', 'mlx[cpu]>=0.20; sys_platform == "linux"',
                 'mlx-lm>=0.20; (sys_platform == "linux" or (sys_platform == "darwin")) and extra == "ternary"',
@@ -136,7 +136,7 @@ def test_an_installed_benchtui_gets_each_extras_exact_packages(monkeypatch):
 def test_doctor_names_every_cupy_distribution_and_the_one_the_driver_fits(monkeypatch):
     from types import SimpleNamespace
 
-    from benchtui.host import doctor
+    from benchtui.commands import doctor
 
     fake = [SimpleNamespace(metadata={"Name": n}, version=v)
             for n, v in (("cupy-cuda13x", "14.2.0"), ("numpy", "2.0"), ("cupy", "13.0.0"))]
@@ -168,7 +168,7 @@ def test_site_folders_outside_the_prefix_are_bound_back(tmp_path, monkeypatch):
 
 
 def test_doctor_recommends_torch_for_kernel_deck_challenges(tmp_path):
-    from benchtui.host.doctor import module_challenges, recommend_extras
+    from benchtui.commands.doctor import module_challenges, recommend_extras
 
     (tmp_path / "challenges" / "deck_a").mkdir(parents=True)
     (tmp_path / "challenges" / "deck_a" / "challenge.toml").write_text('id = "deck_a"\n[module]\ndeck = "kernelbench"\n')
@@ -188,7 +188,7 @@ def test_doctor_recommends_torch_for_kernel_deck_challenges(tmp_path):
 def test_doctor_says_how_to_install_torch_where_it_is_missing(tmp_path, monkeypatch):
     """The torch line carries its install command, as pytest's does, even where the lean
     install is not told to add the extra (no kernel-deck challenge in the workbench)."""
-    from benchtui.host import doctor
+    from benchtui.commands import doctor
 
     real = doctor._version
     monkeypatch.setattr(doctor, "_version", lambda dist: None if dist == "torch" else real(dist))

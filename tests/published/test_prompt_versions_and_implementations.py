@@ -11,10 +11,12 @@ import pytest
 from benchtui.challenges import prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.grading.judge_import import import_text
+from benchtui.records import verdicts as V
+from benchtui.records.job import Job
+from benchtui.runner.local import local_answer_process
 from benchtui.runner.orchestrate import run_answers
 from benchtui.store.database import Store
-from benchtui.verify import verdicts as V
-from benchtui.verify.execute import Job, execute, load_module, local_answer_process, verdict_of
+from benchtui.verify.execute import execute, load_module, verdict_of
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 from benchtui.grading.judge_import import import_markdown
+from benchtui.records import verdicts as V
 from benchtui.runner.orchestrate import run_answers
 from benchtui.store.database import Store
-from benchtui.verify import verdicts as V
 from benchtui.verify.cuda import build as cuda_build
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES
+from benchtui.runner.local import local_answer_process
 from benchtui.verify import wire
 from benchtui.verify.cuda import build as cuda_build
-from benchtui.verify.execute import load_module, local_answer_process
+from benchtui.verify.execute import load_module
 from benchtui.verify.suite import Suite
 
 REPO = Path(__file__).resolve().parents[2]

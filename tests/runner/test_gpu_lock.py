@@ -13,8 +13,10 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from benchtui.challenges.definition import RunLimits
+from benchtui.records.job import Job
 from benchtui.runner import bundle as bundle_mod
-from benchtui.runner.bundle import JobBundle, RunLimits, pack_tree
+from benchtui.runner.bundle import JobBundle, pack_tree
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +41,7 @@ def spans_of_two_runs(tmp_path, monkeypatch, gpu: bool) -> list[tuple[float, flo
 
     monkeypatch.setattr(bundle_mod, "two_processes", two_processes)
     (tmp_path / "answer").mkdir(exist_ok=True)
-    job = JobBundle(key="m/c", model="m", challenge_id="c", answer_tar=pack_tree(tmp_path / "answer"), job={},
+    job = JobBundle(key="m/c", model="m", challenge_id="c", answer_tar=pack_tree(tmp_path / "answer"), job=Job("c", "m", 1),
                     limits=RunLimits(timeout_s=10, cpu_s=10, memory_mb=512, self_check_timeout_s=5), gpu=gpu,
                     challenge_dir=str(tmp_path), self_check=False)
     threads = [threading.Thread(target=bundle_mod.execute_bundle, args=(job, "rlimits")) for _ in range(2)]
@@ -110,7 +112,7 @@ def run(suite):
 @pytest.mark.parametrize("late", [False, True])
 def test_the_checker_holds_the_lock_before_its_checks_or_when_the_suite_says(tmp_path, late):
     from benchtui.verify import gpu_lock
-    from benchtui.verify.execute import Job, execute
+    from benchtui.verify.execute import execute
 
     path = gpu_lock.lock_path("0")
     challenge = tmp_path / "c"

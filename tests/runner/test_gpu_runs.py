@@ -10,10 +10,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from benchtui.records import verdicts as V
 from benchtui.runner.orchestrate import run_answers, tree_digest
 from benchtui.store import queries
 from benchtui.store.database import Store
-from benchtui.verify import verdicts as V
 from benchtui.verify.cuda import build as cuda_build
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench

@@ -107,7 +107,7 @@ def test_doctor_names_cupy_once_when_it_has_no_device(monkeypatch):
     import sys
     import types
 
-    from benchtui.host import doctor
+    from benchtui.commands import doctor
 
     def no_device():
         raise RuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")

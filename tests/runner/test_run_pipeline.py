@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 from benchtui.cli import main
+from benchtui.records import verdicts as V
 from benchtui.runner import sandbox
-from benchtui.runner.orchestrate import mark_interrupted, parse_results, run_answers
+from benchtui.runner.bundle import parse_results
+from benchtui.runner.orchestrate import mark_interrupted, run_answers
 from benchtui.store.database import Store
-from benchtui.verify import verdicts as V
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench
 

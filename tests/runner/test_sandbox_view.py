@@ -290,7 +290,7 @@ def test_driver_libraries_come_from_the_loaders_cache():
 
 
 def test_doctor_says_what_an_answer_can_see(monkeypatch):
-    from benchtui.host import doctor
+    from benchtui.commands import doctor
 
     rows = doctor.answer_sees(gpu=False)
     by_path = {r["path"]: r for r in rows}

@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+from benchtui.records import verdicts as V
 from benchtui.runner import orchestrate
 from benchtui.runner.orchestrate import Runner, RunOptions
 from benchtui.store.database import Store
 from benchtui.verify import seeds
-from benchtui.verify import verdicts as V
 from benchtui.verify.cuda import device as cuda_device
 from benchtui.verify.suite import Suite
 from benchtui.workbench.layout import find_workbench

@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from benchtui.host import doctor
+from benchtui.commands import doctor
 from benchtui.runner import selfcheck
 from benchtui.runner.orchestrate import run_answers
 from benchtui.store.database import Store

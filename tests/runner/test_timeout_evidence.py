@@ -7,9 +7,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from benchtui.records import verdicts as V
 from benchtui.runner.orchestrate import run_answers
 from benchtui.store.database import Store
-from benchtui.verify import verdicts as V
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from benchtui.cli import main
+from benchtui.records.scan_kinds import CHAT_KIND
 from benchtui.store import queries
 from benchtui.store.database import Store
 from benchtui.transcripts import ASSISTANT, RAW, USER, load_transcript, parse_text
 from benchtui.transcripts.detect import detect_format
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench
-from benchtui.workbench.scan_records import CHAT_KIND
 from benchtui.workbench.strays import OUTSIDE_KIND
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from benchtui.cli import main
 from benchtui.store.database import Store
-from benchtui.workbench import caps
+from benchtui.text import caps
 from benchtui.workbench import scan as scan_mod
 from benchtui.workbench.layout import find_workbench
 from benchtui.workbench.scan import scan_workbench

@@ -163,7 +163,7 @@ def test_entry_tuples_built_directly_are_entry_rows_values(samples):
     assert checked >= 5
 
 
-def test_tool_text_cuts_long_arguments_before_dumping_them_to_the_same_text():
+def test_tool_text_cuts_long_arguments_before_dumping_them_to_the_same_text(monkeypatch):
     """A tool call's arguments are dumped with their long strings cut first:
     the stored and searched text is the one dumping them
     whole and cutting after gave."""
@@ -180,6 +180,7 @@ def test_tool_text_cuts_long_arguments_before_dumping_them_to_the_same_text():
             parts.append(f"{call_summary(c.name, c.arguments)} {args[:index_mod.TOOL_ARGS_CHARS]}")
         return index_mod._cut("\n".join(p for p in parts if p))
 
+    monkeypatch.setattr(index_mod, "TOOL_ARGS_CHARS", 2_000)  # the cut, at a size this test can afford
     rng = random.Random(20)
     alphabet = ['a', ' ', '\n', '"', '\\', '\t', '\x01', 'é', '漢', '\U0001f600', '\ud800', '/', '<']
     n = index_mod.TOOL_ARGS_CHARS

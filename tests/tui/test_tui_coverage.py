@@ -12,7 +12,7 @@ def test_run_summary_lists_requirements_not_passed_with_their_reason():
            {"id": "b", "words": "batching with variable sequence lengths", "status": "not_exercised",
             "reason": "the adapter loops over the sequences", "checkable": True}]
     text = coverage_note({"coverage": json.dumps(cov)}).plain
-    assert "covers 1 of 2 requirements" in text
+    assert "covers 1 of 2 requirements met" in text
     assert "not exercised: batching with variable sequence lengths (the adapter loops over the sequences)" in text
     assert "does A" not in text
     assert coverage_note({"coverage": None}).plain == ""  # runs from before coverage

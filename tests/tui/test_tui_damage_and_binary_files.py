@@ -34,8 +34,8 @@ async def test_tui_store_damage_found_mid_session_names_the_backup(demo_wb):
 
 async def test_tui_binary_transcript_and_binary_file_are_named_not_printed(demo_wb):
     from benchtui.store.database import Store
+    from benchtui.text.caps import BINARY_TEXT, BINARY_TRANSCRIPT
     from benchtui.tui.screens.transcript import TranscriptScreen
-    from benchtui.workbench.caps import BINARY_TEXT, BINARY_TRANSCRIPT
     from benchtui.workbench.scan import scan_workbench
     from textual.widgets import Static
 

@@ -3,12 +3,12 @@ verdict, a verdict it does not know, the scan-warning mark and the "not read
 yet" cell; on screen it lists what the matrix shows."""
 from __future__ import annotations
 
+from benchtui.records.verdicts import ANSWER_VERDICTS
 from benchtui.store.database import Store
 from benchtui.store.queries import Cell
 from benchtui.tui.app import BenchApp
 from benchtui.tui.glyphs import legend
 from benchtui.tui.screens.matrix import _PENDING, cell_text
-from benchtui.verify.verdicts import ANSWER_VERDICTS
 from settling import wait_workers
 from textual.widgets import DataTable, Static
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from benchtui.challenges.prompts import prompt_source, run_prompt_line
 from benchtui.grading.grades import current_grades
+from benchtui.records.scan_kinds import INFO_KINDS
+from benchtui.records.verdicts import figure_within
 from benchtui.store import answers_sql, queries
 from benchtui.tui.glyphs import check_cell, check_value, verdict_text
 from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW
@@ -16,9 +18,7 @@ from benchtui.tui.widgets.fitted_table import Column, FittedTable
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.steady_tree import SteadyTree
 from benchtui.tui.widgets.title_bar import TitleBar
-from benchtui.verify.verdicts import figure_within
 from benchtui.workbench.answer_files import main_source
-from benchtui.workbench.scan_records import INFO_KINDS
 from rich.syntax import Syntax
 from rich.text import Text
 from textual import work
@@ -105,7 +105,7 @@ def read_answer_file(path: Path) -> tuple[str, str]:
     """The head of a file as text, and a note for the reader ("" when none): the file
     is cut, or is not UTF-8 (its undecodable bytes are shown as �). ValueError for
     binary content (raw bytes would break the layout)."""
-    from benchtui.workbench.caps import BINARY_TEXT
+    from benchtui.text.caps import BINARY_TEXT
 
     with open(path, "rb") as fh:
         data = fh.read(MAX_VIEW_BYTES + 1)
@@ -338,6 +338,9 @@ class AnswerScreen(WholeFrameScreen):
                     data["transcripts"] = queries.answer_transcripts(store, answer["id"])
                 data["warnings"] = queries.answer_warnings(store, self.model, self.challenge)
                 data["run"] = queries.latest_run(store, self.model, self.challenge)
+                from benchtui.store.runs_sql import in_flight, in_flight_text
+
+                data["in_flight"] = in_flight_text(in_flight(store).get((self.model, self.challenge)))
                 if data["run"]:
                     data["checks"] = queries.run_checks(store, data["run"]["id"])
                 data["history"] = queries.run_history(store, self.model, self.challenge)
@@ -402,6 +405,8 @@ class AnswerScreen(WholeFrameScreen):
         title.append_text(verdict_text(run["verdict"] if run and run["status"] == "done" else
                                        ("no_answer" if answer["status"] == "no_answer" else
                                         (run["status"] if run else "not_run"))))
+        if data.get("in_flight"):  # beside the last finished verdict, never in its place
+            title.append(f"  ◌ {data['in_flight']}", style="cyan")
         self.query_one("#answer-title", Static).update(title)
         self.fill_tree()
         self.fill_checks()
@@ -686,10 +691,11 @@ class AnswerScreen(WholeFrameScreen):
     @work(thread=True, exclusive=True, group="answer-adapter")
     def ask_adapter(self) -> None:
         from benchtui.challenges import adapters
+        from benchtui.workbench.adapter_scaffold import locate
 
         try:
             workbench = self.app.workbench
-            challenge, folder = adapters.locate(workbench, self.model, self.challenge)
+            challenge, folder = locate(workbench, self.model, self.challenge)
             if refusal := adapters.nothing_to_adapt(self.model, challenge.id, folder):  # said before asking
                 raise adapters.AdapterError(refusal)
             target = adapters.workbench_adapter_dir(workbench.root, challenge.id) / f"{self.model}.py"
@@ -720,11 +726,11 @@ class AnswerScreen(WholeFrameScreen):
 
     @work(thread=True, exclusive=True, group="answer-adapter")
     def scaffold_adapter(self) -> None:
-        from benchtui.challenges import adapters
+        from benchtui.workbench.adapter_scaffold import scaffold_for
 
         try:
             # confirmed: the question named what it replaces
-            path = adapters.scaffold_for(self.app.workbench, self.model, self.challenge, force=True)
+            path = scaffold_for(self.app.workbench, self.model, self.challenge, force=True)
         except FileExistsError as exc:
             self.app.call_from_thread(self.notify, f"{exc}; edit it, then: benchtui adapter check {self.model} {self.challenge}",
                                       severity="warning", timeout=10)
@@ -773,7 +779,7 @@ def coverage_note(run: dict) -> Text:
     each one not passed with its reason."""
     import json
 
-    from benchtui.challenges.coverage import summary
+    from benchtui.records.coverage import summary
 
     try:
         cov = json.loads(run.get("coverage") or "null") or []

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 from benchtui.store import transcripts_sql
 from benchtui.tui.glyphs import (
     HACK_MARK,
+    IN_FLIGHT_MARK,
     PENDING_MARK,
     STALE_MARK,
     VERDICTS,
@@ -39,12 +41,17 @@ def cell_text(cell) -> Text:
     and a warning mark. Cells that read the same share one Text (never
     modified): a 200 x 50 matrix has a few hundred distinct texts, so
     building, measuring and rendering them is paid per text, not per cell."""
-    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale), bool(cell.flags))
+    flying = bool(getattr(cell, "in_flight", None)) and cell.verdict != "running"
+    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale), flying,
+           bool(getattr(cell, "flags", "")))
     text = _CELL_TEXTS.get(key)
     if text is None:
         text = verdict_glyph(cell.verdict)
-        # a verdict on files that have changed since its run: the mark takes the glyph's space
-        if cell.stale:
+        # a run in flight beside the finished verdict, or a verdict on files that have
+        # changed since its run: the mark takes the glyph's space
+        if flying:
+            text.append(IN_FLIGHT_MARK, style="cyan")
+        elif cell.stale:
             text.append(STALE_MARK, style="bold yellow")
         else:
             text.append(" ")
@@ -54,7 +61,7 @@ def cell_text(cell) -> Text:
             text.append(cell.judge, style="italic dim")
         if cell.warnings:
             text.append(WARNING_MARK, style="yellow")
-        if cell.flags:  # a hack signal, beside the verdict and never in it
+        if getattr(cell, "flags", ""):  # a hack signal, beside the verdict and never in it
             text.append(HACK_MARK, style="bold magenta")
         if len(_CELL_TEXTS) > 4096:  # odd letters from imports: keep the table bounded
             _CELL_TEXTS.clear()
@@ -92,6 +99,8 @@ class MatrixScreen(GuardedScreen):
         Binding("p", "published", "Published", id="matrix.published"),  # an imported deck's; dropped first
         # bundled challenges no model has a folder for: hidden unless asked for (the status line says how many)
         Binding("e", "toggle_empty", "Empty rows", id="matrix.empty", show=False),
+        # the configured LLM judge grades the cell, or on the challenge column every answer of the row
+        Binding("j", "judge", "Judge", id="matrix.judge", show=False),
     ]
 
     class Loaded(Message):
@@ -198,9 +207,8 @@ class MatrixScreen(GuardedScreen):
                 self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else "", seq))
                 if not rescan:
                     return
-                from benchtui.runner.orchestrate import mark_interrupted
+                from benchtui.runner.orchestrate import scan_and_mark_interrupted
                 from benchtui.store.database import damage_message
-                from benchtui.workbench.scan import scan_workbench
 
                 self._rescanning = True
                 problem = store.damage()  # a big store is checked here, not before the first frame
@@ -208,8 +216,7 @@ class MatrixScreen(GuardedScreen):
                     self.app.call_from_thread(self.app.mark_store_damaged, damage_message(store.path, problem))
                     self.post_message(self.Loaded(loaded, "the store is damaged: not rescanned, nothing written", seq))
                     return
-                result = scan_workbench(self.app.workbench, store)
-                mark_interrupted(store)
+                result = scan_and_mark_interrupted(self.app.workbench, store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
                 seq = next(self._read_seq)
                 self.post_message(self.Loaded(load_matrix(store), note, seq))
@@ -324,6 +331,8 @@ class MatrixScreen(GuardedScreen):
                 continue
             texts[model, cid] = cell_text(cell)
             verdicts.add(cell.verdict)
+            if cell.in_flight:  # its mark is the running glyph: the legend names it
+                verdicts.add("running")
             warned = warned or bool(cell.warnings)
             stale = stale or bool(cell.stale)
             flagged += bool(cell.flags)
@@ -538,10 +547,12 @@ class MatrixScreen(GuardedScreen):
         if cell.stale:
             text.append(f"   {STALE_MARK} stale: {cell.stale} since this run", style="bold yellow")
         if cell.flags:
-            from benchtui.verify.flags import KINDS
+            from benchtui.records.flags import KINDS
 
             said = ", ".join(kind for kind, (mark, _) in KINDS.items() if mark in cell.flags)
             text.append(f"   {HACK_MARK} suspected hack: {said}", style="bold magenta")
+        if cell.in_flight and cell.verdict != "running":
+            text.append(f"   {IN_FLIGHT_MARK} run #{cell.in_flight} in flight", style="cyan")
         detail.update(text)
 
     # -- actions ---------------------------------------------------------------------
@@ -581,6 +592,45 @@ class MatrixScreen(GuardedScreen):
         model, challenge = self.current()
         pairs = [(model, challenge)] if model and challenge else []
         self.app.open_runs(pairs, "answer")
+
+    def action_judge(self) -> None:
+        self.ensure_whole()
+        model, challenge = self.current()
+        matrix: Any = self.matrix  # engine.store.queries.Matrix once loaded
+        if challenge and not model and matrix:  # the challenge column: the whole row
+            cells = [(m, challenge) for m in matrix.models if matrix.cell(m, challenge).status == "answer"]
+            if not cells:
+                self.notify(f"no answer to {challenge} to judge", severity="warning")
+                return
+        elif sel := self._selected():
+            cells = [sel]
+        else:
+            return
+        what = f"{cells[0][0]}/{cells[0][1]}" if len(cells) == 1 else f"{len(cells)} answers to {challenge}"
+        self.notify(f"asking the judge to grade {what}…")
+        self.judge_cells(cells)
+
+    @work(thread=True, group="judge")
+    def judge_cells(self, cells: list[tuple[str, str]]) -> None:
+        """The configured judge grades ``cells`` (engine/judge/judging.py); the grades
+        show as any judge's when the matrix reloads."""
+        app: Any = self.app  # BenchApp
+        try:
+            from benchtui.judge.calls import JudgeError
+            from benchtui.judge.judging import judge_configured, summary
+
+            try:
+                with app.open_store() as store:
+                    the_plan, result = judge_configured(store, app.workbench, cells)
+            except JudgeError as exc:
+                app.call_from_thread(self.notify, f"judge: {exc}", severity="error", timeout=10)
+                return
+            bad = result.failed or result.unparseable or the_plan.skipped
+            app.call_from_thread(self.notify, summary(the_plan, result),
+                                 severity="warning" if bad else "information", timeout=10)
+            app.call_from_thread(self.reload)
+        except Exception as exc:
+            app.call_from_thread(app.report_error, "judge", exc)
 
     def action_leaderboard(self) -> None:
         self.app.open_leaderboard()

@@ -12,6 +12,7 @@ each scrolling on its own and reached with tab, so all of it is in reach at
 beside the verdict columns, so those stay in view at 80 columns."""
 from __future__ import annotations
 
+from benchtui.decks.compare import shape_figures
 from benchtui.tui.glyphs import HACK_MARK, verdict_text
 from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
@@ -50,7 +51,8 @@ def summary_text(data: dict) -> Text:
     agree = "—" if o["agreement"] is None else f"{o['agreement']:.0%}"
     text = Text.assemble(
         ("published results ", "bold"),
-        f"{o['answers']} answers, {o['published']} published ({o['deck_pass']} PASS), {o['run_here']} run here; "
+        f"{o['answers']} answers, {o['published']} published ({o['deck_pass']} PASS), {o['run_here']} run here"
+        + (f", {o['in_flight']} in flight" if o.get("in_flight") else "") + "; "
         f"judged by both {o['judged_both']}: agreement {agree}, rank correlation of the passes {rho}\n")
     if o.get("not_judged_why"):
         text.append("  not judged here: " + ", ".join(
@@ -78,10 +80,12 @@ def detail_text(row: dict, published: list[dict]) -> Text:
     if row.get("not_judged"):
         text.append(f", not judged here: {row['not_judged']}", style="yellow")
     text.append(f" ({row['reason'] or '—'}), peak_fraction {_pf(row['figure'])}\n")
+    if row.get("in_flight"):
+        text.append(f"◌ {row['in_flight']}\n", style="cyan")
     if row.get("marks"):
         text.append(f"≠ {row['marks']}\n", style="bold yellow")
     if row.get("flags"):
-        from benchtui.verify.flags import describe
+        from benchtui.records.flags import describe
 
         text.append(f"{HACK_MARK} {describe(row['flags'])} (a flag, not the verdict)\n", style="bold magenta")
     for p in published:
@@ -90,9 +94,7 @@ def detail_text(row: dict, published: list[dict]) -> Text:
         if p["board_label"]:
             text.append(f"leaderboard: {p['board_label']}, peak_fraction {_pf(p['board_peak_fraction'])}\n", style="dim")
         for s in p["shapes"]:
-            text.append(f"  shape {s.get('idx', '?')} {s.get('label', '')}: {s.get('ms', '—')} ms, "
-                        f"{s.get('tflops', '—')} TFLOPS, {s.get('gbps', '—')} GB/s, fraction {s.get('frac', '—')} "
-                        f"({s.get('bound', '')})\n", style="dim")
+            text.append(f"  shape {s.get('idx', '?')} {s.get('label', '')}: {shape_figures(s)}\n", style="dim")
         for a in p["annotations"]:
             text.append(f"annotation ({a['source']}): ", style="bold")
             text.append(a["verdict"], style="green" if a["verdict"] == "clean" else "bold red")
@@ -119,7 +121,7 @@ def benchtui_cell(r: dict) -> Text:
         return Text("not run", style="dim")
     text = verdict_text(r["verdict"])
     if r.get("flags"):
-        from benchtui.verify.flags import marks
+        from benchtui.records.flags import marks
 
         text.append(f" {HACK_MARK}{marks(r['flags'])}", style="bold magenta")
     return text

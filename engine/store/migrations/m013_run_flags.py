@@ -1,4 +1,4 @@
-"""``runs.flags``: the hack signals a run's checks show (engine/verify/flags.py),
+"""``runs.flags``: the hack signals a run's checks show (engine/records/flags.py),
 as a JSON list of kinds, written with the run's verdict and kept apart from it;
 NULL for a run that has none. Runs recorded before are read once here."""
 import json
@@ -7,7 +7,7 @@ import sqlite_utils
 
 
 def apply(db: sqlite_utils.Database) -> None:
-    from benchtui.verify.flags import hack_flags
+    from benchtui.records.flags import hack_flags
 
     table = db.table("runs")
     if "flags" not in table.columns_dict:

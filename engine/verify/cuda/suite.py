@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.cuda import build as cuda_build
 from benchtui.verify.cuda import device as cuda_device
@@ -333,5 +333,6 @@ def roofline_figures(details: dict, where: str) -> dict:
                       f"{where}" if ok else "no peak bandwidth"),
         "roofline": (med / roofline_s if ok else None,
                      f"{med / roofline_s:.2f}x the roofline's {roofline_s * 1e3:.3f} ms "
-                     f"(median {med * 1e3:.3f} ms, IQR {iqr * 1e3:.3f} ms), {where}" if ok else "no peak bandwidth"),
+                     f"(median {med * 1e3:.3f} ms, {trusted_timing.spread_text(iqr, details.get('trials', 0))}), {where}"
+                     if ok else "no peak bandwidth"),
     }

@@ -24,7 +24,7 @@ the same edges, and a run's seed replays them.
 """
 from __future__ import annotations
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 
 LARGE = 16.0  # a power of two: scaling is exact, so the reference's values are not rounded differently
 

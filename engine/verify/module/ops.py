@@ -54,9 +54,15 @@ FAMILY = {
 }
 
 # torch's Python namespaces whose functions are aten ops of the same name (with a prefix for some)
-_PREFIXES = (("torch.ops.aten.", ""), ("torch.nn.functional.", ""), ("F.", ""), ("torch.Tensor.", ""),
+# (torch._VF, _VariableFunctionsClass and TensorBase are the C bindings torch.X and tensor methods call)
+_PREFIXES = (("torch.ops.aten.", ""), ("torch._ops.ops.aten.", ""), ("torch.nn.functional.", ""), ("F.", ""),
+             ("torch.Tensor.", ""), ("torch._C.TensorBase.", ""), ("torch._C._TensorBase.", ""),
              ("torch.linalg.", "linalg_"), ("torch.special.", "special_"), ("torch.fft.", "fft_"),
-             ("torch._C._VariableFunctions.", ""), ("torch._C._nn.", ""), ("torch.", ""))
+             ("torch._C._VariableFunctions.", ""), ("torch._C._VariableFunctionsClass.", ""), ("torch._VF.", ""),
+             ("torch._C._nn.", ""), ("torch._C._linalg.", ""), ("torch._C._special.", ""), ("torch._C._fft.", ""),
+             ("torch.functional.", ""), ("torch.", ""))
+# namespaces whose attributes are op packets, each with its overloads (torch.ops.aten.mm.default)
+_PACKETS = ("torch.ops.aten.", "torch._ops.ops.aten.")
 
 
 def aten_name(forbidden: str) -> str | None:
@@ -68,7 +74,7 @@ def aten_name(forbidden: str) -> str | None:
     for prefix, aten in _PREFIXES:
         if text.startswith(prefix):
             rest = text[len(prefix):]
-            name = rest.split(".")[0] if prefix == "torch.ops.aten." else rest
+            name = rest.split(".")[0] if prefix in _PACKETS else rest
             return aten + name if re.fullmatch(r"[A-Za-z_]\w*", name) else None
     return None
 

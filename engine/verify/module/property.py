@@ -21,7 +21,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from benchtui.verify import verdicts as V
+from benchtui.records import verdicts as V
 from benchtui.verify.suite import describe_exception, missing_package
 
 NOMINAL_SEED = 0xC0DE  # the deck's seed for the inputs its property cases mutate

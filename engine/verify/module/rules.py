@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from benchtui.verify.module.receivers import NOT_TENSOR, TENSOR, Kinds
+from benchtui.verify.module import ops as module_ops
+from benchtui.verify.module.receivers import NDARRAY, NOT_TENSOR, TENSOR, Kinds
 
 HARD, KB = "kernelbench-hard", "kernelbench"
 
@@ -49,13 +50,17 @@ class Hit:
         return f"{self.file}:{self.line}: {self.how} ({self.forbidden})"
 
 
-def forbidden_in_code(files: dict[str, str], forbidden: list[str]) -> tuple[list[Hit], list[str]]:
+def forbidden_in_code(files: dict[str, str], forbidden: list[str],
+                      native: dict[str, str] | None = None) -> tuple[list[Hit], list[str]]:
     """Where the answer's Python files reach a forbidden op, read from their
-    syntax trees: (hits, files that do not parse). A hit is ``certain`` where
-    the code resolves to the op (a torch function through the file's imports,
-    a tensor's method on what is a tensor); where it could only be it (a
-    method of that name on a receiver not known to be a tensor, a name the
-    file never binds), it is not."""
+    syntax trees, and where its C++/CUDA sources (``native``: .cpp/.cu files;
+    the strings of the Python files besides) call the library routine a
+    forbidden op stands for: (hits, files that do not parse). A hit is
+    ``certain`` where the code resolves to the op (a torch function through
+    the file's imports, a tensor's method on what is a tensor, an op that runs
+    the same library routine, that routine reached through NumPy, SciPy, BLAS
+    or C++); where it could only be it (a method of that name on a receiver
+    not known to be a tensor, a name the file never binds), it is not."""
     hits, unparsed = [], []
     for rel, source in sorted(files.items()):
         try:
@@ -65,8 +70,11 @@ def forbidden_in_code(files: dict[str, str], forbidden: list[str]) -> tuple[list
             for f in deck_grep(source, forbidden):
                 at = source.find(f)
                 hits.append(Hit(rel, source.count("\n", 0, at) + 1, f, "named in a file that does not parse as Python"))
+            hits.extend(native_hits(rel, source, forbidden))  # a run with its .cu appended: its C++ is read too
             continue
         hits.extend(_Resolver(rel, tree).hits(forbidden))
+    for rel, source in sorted((native or {}).items()):
+        hits.extend(native_hits(rel, source, forbidden))
     return hits, unparsed
 
 
@@ -177,6 +185,8 @@ class _Resolver:
             target = _canonical(f.strip())
             last = target.rsplit(".", 1)[-1]
             method_of_tensor = target.startswith("torch.") and target.count(".") == 1
+            same = op_names(target)  # the aten ops the trace counts as this one (its library routine's)
+            gemm = "mm" in same  # a GEMM: BLAS reached through NumPy, SciPy or ctypes counts too
             for node in ast.walk(self.tree):
                 line = getattr(node, "lineno", 0)
                 if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
@@ -184,34 +194,61 @@ class _Resolver:
                         text = _shown(node, 80)
                         if not dotted.startswith("?"):
                             if _reaches(dotted, target):
-                                add(line, f, f"{text} is {target}" if text != target else f"calls {target}")
+                                add(line, f, _is(text, dotted, target))
+                            elif op_of(dotted) in same:  # the trace counts it as this op when the answer runs
+                                add(line, f, f"could be {target}: {text} runs the same {_routine(same)} "
+                                             f"(aten::{op_of(dotted)}), which the run-time trace counts as it",
+                                    certain=False)
+                            elif gemm and isinstance(node, ast.Attribute | ast.Name):
+                                blas = _blas_function(dotted)
+                                if blas:
+                                    add(line, f, f"{text} is {blas}, the routine {target} runs "
+                                                 "(a GEMM through another library)", certain=blas != "numpy.einsum")
                         elif _reaches(dotted[1:], target) or dotted[1:] == f.strip():
                             add(line, f, f"could be {target}: {text}, a name this file never binds "
                                          "(a * import may bring it)", certain=False)
-                if isinstance(node, ast.Call) and method_of_tensor:
+                if isinstance(node, ast.Call) and (method_of_tensor or same):
                     got = self._receiver(node)
-                    if got and got[1] == last and not any(_reaches(d, target) for d in self.resolve(node.func)):
+                    method = module_ops.op_base(got[1]) if got else ""
+                    if got and (method == last and method_of_tensor or method in same) \
+                            and not any(_reaches(d, target) for d in self.resolve(node.func)):
                         receiver = got[0]
                         kind = self.kinds.kind(receiver)
                         shown = _shown(receiver, 60)
-                        if kind == TENSOR:  # x.topk(k): the tensor method of a forbidden torch function
-                            add(line, f, f"the tensor method .{last}() is {target} ({shown} is a tensor)")
-                        elif kind not in NOT_TENSOR:
+                        if kind == TENSOR and method == last:  # x.topk(k): the tensor method of a forbidden torch function
+                            add(line, f, f"the tensor method .{got[1]}() is {target} ({shown} is a tensor)")
+                        elif kind == TENSOR:
+                            add(line, f, f"could be {target}: the tensor method .{got[1]}() runs the same "
+                                         f"{_routine(same)}, which the run-time trace counts as it", certain=False)
+                        elif kind == NDARRAY and gemm and method in ("dot", "vdot"):
+                            add(line, f, f"NumPy's .{got[1]}() on {shown} is a BLAS GEMM, the routine {target} runs")
+                        elif kind not in NOT_TENSOR and method == last and method_of_tensor:
                             add(line, f, f"could be {target}: .{last}() on {shown}, which the code does not show "
                                          "to be a tensor", certain=False)
-                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and target == "torch.matmul":
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult) and "matmul" in same:
                     sides = [self.kinds.kind(node.left), self.kinds.kind(node.right)]
-                    if TENSOR in sides:
+                    if TENSOR in sides and target == "torch.matmul":
                         add(line, f, "the @ operator on a tensor is torch.matmul")
+                    elif TENSOR in sides:
+                        add(line, f, f"could be {target}: the @ operator on a tensor is torch.matmul, the same "
+                                     f"{_routine(same)}, which the run-time trace counts as it", certain=False)
+                    elif NDARRAY in sides:
+                        add(line, f, f"the @ operator on a NumPy array is a BLAS GEMM, the routine {target} runs")
                     elif not all(k in NOT_TENSOR for k in sides):
-                        add(line, f, "could be torch.matmul: the @ operator on operands the code does not show "
+                        add(line, f, f"could be {target}: the @ operator on operands the code does not show "
                                      "to be tensors", certain=False)
+                if gemm and isinstance(node, ast.Attribute) and _BLAS_SYMBOL.fullmatch(node.attr):
+                    add(line, f, f"calls the BLAS routine {node.attr} (a GEMM, the routine {target} runs)")
                 if isinstance(node, (ast.Constant, ast.BinOp, ast.JoinedStr, ast.Call)) and id(node) not in self.docstrings:
                     text = fold_string(node)
                     if not text:
                         continue
-                    if re.search(rf"\b(at|torch|aten)::{re.escape(last)}\b", text) \
-                            or any("." in name and _names(name, text) for name in {f.strip(), target}):
+                    native = _native_call(text, target, same)
+                    if native:
+                        add(line + native[0] - 1, f, f"named in a string: {native[1]}")
+                    elif gemm and _BLAS_SYMBOL.fullmatch(text.strip()):
+                        add(line, f, f"names the BLAS routine {text.strip()} (a GEMM, the routine {target} runs)")
+                    elif any("." in name and _names(name, text) for name in {f.strip(), target}):
                         add(line, f, "named in a string (code built from text, or C++ calling the same op)")
                     elif "." not in target and _names(target, text):  # a bare word: any name of the answer's too
                         add(line, f, f"could be {target}: named in a string", certain=False)
@@ -250,16 +287,153 @@ def _bound_names(tree: ast.AST) -> set[str]:
 
 
 def _reaches(dotted: str, target: str) -> bool:
-    """Whether a name resolved through the file's imports is the forbidden op."""
+    """Whether a name resolved through the file's imports is the forbidden op, as
+    the run-time trace sees it: the same aten op however it is reached
+    (``torch.ops.aten.X`` and its overloads, ``torch._C._VariableFunctions``,
+    ``torch._VF``, the tensor method, ``torch._C._nn``)."""
     if dotted == target or dotted.startswith(target + "."):
         return True
-    parts = target.split(".")
-    if len(parts) == 2 and parts[0] == "torch":  # torch.X is also torch.ops.aten.X and the method torch.Tensor.X
-        for same in (f"torch.ops.aten.{parts[1]}", f"torch.Tensor.{parts[1]}"):
-            if dotted == same or dotted.startswith(same + "."):
-                return True
+    own = module_ops.aten_name(target)
+    if own is not None and op_of(dotted) == own:
+        return True
     # a bare name (chunk_kda) is the function of that name in the module it is imported from
     return "." not in target and "." in dotted and dotted.rsplit(".", 1)[-1] == target
+
+
+def _is(text: str, dotted: str, target: str) -> str:
+    """How a resolved name reaches the forbidden op, for the hit's message."""
+    if text == target:
+        return f"calls {target}"
+    if dotted == target or dotted.startswith(target + ".") or "." not in target:
+        return f"{text} is {target}"
+    return f"{text} is {target} (aten::{op_of(dotted)})"
+
+
+# the dunders of an operator and the aten op they run
+_DUNDER_OPS = {"__matmul__": "matmul", "__rmatmul__": "matmul", "__imatmul__": "matmul"}
+
+
+def op_names(target: str) -> frozenset[str]:
+    """The aten ops the run-time trace counts as the forbidden torch op (itself and the
+    ops running its library routine, engine/verify/module/ops.py); empty for no torch op."""
+    return module_ops.targets([target]).get(target, frozenset())
+
+
+def op_of(dotted: str) -> str | None:
+    """The aten op a resolved name is, through any of torch's namespaces for it and
+    whatever follows it (``torch.ops.aten.mm.default``, ``torch._VF.mm.__call__``)."""
+    if not dotted.startswith("torch."):
+        return None
+    parts = dotted.split(".")
+    for n in range(len(parts), 1, -1):
+        op = module_ops.aten_name(".".join(parts[:n]))
+        if op is not None:
+            return _DUNDER_OPS.get(op, module_ops.op_base(op))
+    return None
+
+
+def _routine(same: frozenset[str]) -> str:
+    if "mm" in same:
+        return "GEMM"
+    if "bmm" in same:
+        return "batched GEMM"
+    if same & module_ops.SCALED_GEMM:
+        return "FP8 GEMM"
+    if same & module_ops.CONV:
+        return "convolution"
+    if same & module_ops.SDPA:
+        return "attention routine"
+    return "op"
+
+
+# -- the same routine through another library ----------------------------------------------
+
+# NumPy's (and CuPy's) functions that call BLAS's GEMM/GEMV; einsum does only when asked to optimise
+_ARRAY_GEMM = {"dot", "matmul", "tensordot", "inner", "vdot", "multi_dot", "einsum"}
+# BLAS's matrix-product symbols as a C library exports them (ctypes) or SciPy binds them
+_BLAS_SYMBOL = re.compile(r"cblas_[sdcz](gemm|gemv|symm|hemm)(_batch\w*)?|[sdcz](gemm|gemv)_|"
+                          r"cublas\w*(gemm|gemv|matmul)\w*|mkl_\w*gemm\w*|dnnl_[sdcz]?gemm\w*", re.I)
+
+
+def _blas_function(dotted: str) -> str | None:
+    """The library's name of a GEMM a resolved name is (``numpy.dot``, SciPy's ``sgemm``), or None."""
+    parts = dotted.split(".")
+    if parts[0] in ("numpy", "cupy") and parts[-1] in _ARRAY_GEMM and len(parts) <= 3:
+        return f"{parts[0]}.{parts[-1]}" if parts[-1] != "einsum" else "numpy.einsum"
+    if dotted.startswith(("scipy.linalg.blas.", "scipy.linalg.cython_blas.")) and re.fullmatch(r"[sdcz](gemm|gemv)", parts[-1]):
+        return f"SciPy's BLAS {parts[-1]}"
+    if dotted == "scipy.linalg.get_blas_funcs":
+        return "SciPy's BLAS lookup"
+    return None
+
+
+# -- C++ and CUDA sources ----------------------------------------------------------------------
+
+_NATIVE_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".hxx", ".c")
+# torch's C++ names of the GEMM routine beyond the aten ops' (at::cuda::blas::gemm, at::native::cpublas::gemm)
+_CPP_GEMM = ("gemm", "bgemm", "gemm_and_bias", "scaled_gemm")
+_CUDNN = {"convolution": re.compile(r"\bcudnnConvolution\w*(Forward|Backward\w*)\b|\bcudnnConvolutionBiasActivationForward\b"),
+          "attention routine": re.compile(r"\bcudnnMultiHeadAttn\w*")}
+_CUBLAS = re.compile(r"\b(cublas\w*(gemm|gemv|matmul)\w*)", re.I)
+_CPU_BLAS = re.compile(r"\b(cblas_[sdcz](gemm|gemv)\w*|[sdcz]gemm_|mkl_\w*gemm\w*|dnnl_[sdcz]?gemm\w*)\s*\(")
+_FP8_TYPES = re.compile(r"CUDA_R_8F_E[45]M[23]|__nv_fp8|float8_e[45]m")
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _uncommented(text: str) -> str:
+    """C++ text with its comments blanked (newlines kept, so lines still count)."""
+    return _COMMENTS.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), text)
+
+
+def _native_call(text: str, target: str, same: frozenset[str]) -> tuple[int, str] | None:
+    """Where C++/CUDA ``text`` calls the library routine the forbidden ``target`` stands
+    for: an ``at::``/``torch::``/``aten::`` op the trace counts as it (at::mm, at::cpu::mm,
+    torch::matmul, at::_ops::mm::call), torch's own GEMM entry points, a cuBLAS GEMM, a
+    cuDNN convolution or attention, a CPU BLAS's GEMM: (line in ``text``, what), or None."""
+    code = _uncommented(text)
+    last = target.rsplit(".", 1)[-1]
+    names = set(same) | {last}
+    routine = _routine(same)
+    if "mm" in same:
+        names |= set(_CPP_GEMM)
+    patterns = [(re.compile(r"\b(?:at|torch|aten)(?:::\w+)*?::("
+                            + "|".join(sorted(map(re.escape, names), key=len, reverse=True)) + r")\b"),
+                 lambda m: f"C++ calls {m.group()}, " + (target if m.group(1) == last else f"the same {routine} as {target}"))]
+    if "mm" in same or "bmm" in same or same & module_ops.SCALED_GEMM and _FP8_TYPES.search(code):
+        patterns.append((_CUBLAS, lambda m: f"C++ calls cuBLAS's {m.group(1)}, the {routine} {target} runs"))
+    patterns += [(pattern, lambda m: f"C++ calls cuDNN's {m.group()}, the {routine} {target} runs")
+                 for what, pattern in _CUDNN.items() if routine == what]
+    if "mm" in same:
+        patterns.append((_CPU_BLAS, lambda m: f"C++ calls BLAS's {m.group(1)}, the GEMM {target} runs"))
+    for pattern, say in patterns:
+        found = pattern.search(code)
+        if found:
+            return code.count("\n", 0, found.start()) + 1, say(found)
+    return None
+
+
+def native_hits(rel: str, text: str, forbidden: list[str]) -> list[Hit]:
+    """The forbidden library routines a C++/CUDA source calls (``_native_call``), one hit each."""
+    hits = []
+    for f in forbidden:
+        if " " in f.strip():
+            continue
+        target = _canonical(f.strip())
+        found = _native_call(text, target, op_names(target))
+        if found:
+            hits.append(Hit(rel, found[0], f, found[1]))
+    return hits
+
+
+def native_sources(folder: Path) -> dict[str, str]:
+    """The answer's C++/CUDA sources as text (what ``load`` or a build script compiles)."""
+    out = {}
+    for path in sorted(Path(folder).rglob("*")):
+        rel = path.relative_to(folder)
+        if path.suffix in _NATIVE_SUFFIXES and path.is_file() and not any(p.startswith(".") for p in rel.parts) \
+                and "__pycache__" not in rel.parts:
+            out[rel.as_posix()] = path.read_text(encoding="utf-8", errors="replace")
+    return out
 
 
 def fold_string(node: ast.AST, depth: int = 0) -> str | None:

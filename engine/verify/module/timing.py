@@ -27,12 +27,12 @@ TIMED_BY = ("the checker's clock around each window of whole cycles (inputs stag
             "those replies measured in the checker; per call")
 
 
-def _stand_in(expected: Any):
+def _stand_in(expected: Any) -> Any:
     """A module whose forward returns ``expected`` (the reference's outputs)."""
     import torch
 
-    class Returns(torch.nn.Module):
-        def forward(self, *inputs):
+    class Returns(torch.nn.Module):  # type: ignore[misc]  # torch stands as Any to mypy
+        def forward(self, *inputs: Any) -> Any:
             return expected
 
     return Returns
@@ -42,7 +42,7 @@ class EmptyWindow:
     """The empty window's two halves, kept for one shape: this process's own
     host with a stand-in module, and a wire echoing its reply."""
 
-    def __init__(self, device: str, encoded_inputs: list, expected: Any):
+    def __init__(self, device: str, encoded_inputs: list[Any], expected: Any):
         from benchtui.verify import wire
         from benchtui.verify.module.host import ModuleHost
 
@@ -61,7 +61,7 @@ class EmptyWindow:
             self.slots += 1
         return j
 
-    def measure(self, calls: int, samples: int = 7) -> dict:
+    def measure(self, calls: int, samples: int = 7) -> dict[str, Any]:
         """The empty window of ``calls`` cycles: ``samples`` of it (after one
         that warms), summarised by the core."""
         calls = max(1, int(calls))

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from benchtui.verify.timing.core import median_iqr, spread_text
 
 
 @dataclass
@@ -25,6 +26,8 @@ class Timing:
     trials: int
     warmup: int
     clock: str
+    # pair means each median is taken over (one per answer-first/reference-first pair)
+    samples: int = 0
 
     @property
     def speedup(self) -> float:
@@ -34,16 +37,9 @@ class Timing:
         return {**asdict(self), "speedup": self.speedup}
 
     def describe(self) -> str:
-        return (f"answer {self.answer_median_s * 1e3:.3f} ms (IQR {self.answer_iqr_s * 1e3:.3f}), "
-                f"reference {self.reference_median_s * 1e3:.3f} ms (IQR {self.reference_iqr_s * 1e3:.3f}), "
+        return (f"answer {self.answer_median_s * 1e3:.3f} ms ({spread_text(self.answer_iqr_s, self.samples)}), "
+                f"reference {self.reference_median_s * 1e3:.3f} ms ({spread_text(self.reference_iqr_s, self.samples)}), "
                 f"{self.trials} trials, {self.clock}")
-
-
-def median_iqr(samples: list[float]) -> tuple[float, float]:
-    if len(samples) < 4:
-        return statistics.median(samples), 0.0
-    q = statistics.quantiles(samples, n=4, method="inclusive")
-    return statistics.median(samples), q[2] - q[0]
 
 
 class Clock:
@@ -161,9 +157,10 @@ def time_pair(answer: Callable[[Any], Any], reference: Callable[[Any], Any], mak
     # Each side ran once first and once second in every pair; averaging over the
     # pair cancels that position effect (the first call after fresh inputs is
     # often ~10% faster), which a median of raw samples would keep as noise.
-    a_med, a_iqr = median_iqr(pair_means(ans))
-    r_med, r_iqr = median_iqr(pair_means(ref))
-    return Timing(a_med, a_iqr, r_med, r_iqr, trial, warmup, answer_clock.name)
+    ans_means, ref_means = pair_means(ans), pair_means(ref)
+    a_med, a_iqr = median_iqr(ans_means)
+    r_med, r_iqr = median_iqr(ref_means)
+    return Timing(a_med, a_iqr, r_med, r_iqr, trial, warmup, answer_clock.name, len(ans_means))
 
 
 def answer_first(trial: int) -> bool:

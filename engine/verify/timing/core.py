@@ -27,15 +27,29 @@ WINDOW_RATIO = 10.0
 MAX_WINDOW_CALLS = 32
 
 
+# The fewest samples whose quartiles say anything: under this many the spread is unknown.
+SPREAD_SAMPLES = 4
+
+
 def median_iqr(samples: list[float]) -> tuple[float, float]:
-    """Median and interquartile range; nan for no samples, IQR 0 under four."""
+    """Median and interquartile range; nan for no samples. Under
+    ``SPREAD_SAMPLES`` the IQR is nan too, never 0: a spread was not measured,
+    and ``spread_text`` says how many samples there were."""
     samples = [float(s) for s in samples]
     if not samples:
         return float("nan"), float("nan")
-    if len(samples) < 4:
-        return statistics.median(samples), 0.0
+    if len(samples) < SPREAD_SAMPLES:
+        return statistics.median(samples), float("nan")
     q = statistics.quantiles(samples, n=4, method="inclusive")
     return statistics.median(samples), q[2] - q[0]
+
+
+def spread_text(iqr_s: float | None, samples: int, unit: float = 1e3, unit_name: str = "ms") -> str:
+    """An IQR as printed everywhere: the figure, or how many samples there were
+    when too few measure a spread (never a 0 that reads as no spread)."""
+    if samples < SPREAD_SAMPLES or iqr_s is None or not math.isfinite(iqr_s):
+        return f"IQR unknown: {samples} sample{'' if samples == 1 else 's'}, {SPREAD_SAMPLES} needed"
+    return f"IQR {iqr_s * unit:.3f} {unit_name}"
 
 
 def empty_cycle(samples_s: list[float], calls: int = 1, **parts) -> dict:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 
 PASS, FAIL, ERROR, TIMEOUT = "pass", "fail", "error", "timeout"
 COMPILE_ERROR, UNBOUND, FORBIDDEN = "compile_error", "unbound", "forbidden"
@@ -30,18 +31,18 @@ FAILING = frozenset({FAIL, ERROR, TIMEOUT, COMPILE_ERROR, FORBIDDEN})
 ANSWER_VERDICTS = set(SEVERITY) | {NO_ANSWER, NOT_RUN, INTERRUPTED, PARTIAL}
 
 
-def worst(verdicts) -> str:
+def worst(verdicts: Iterable[str | None]) -> str:
     """The answer's verdict: the worst of its checks (``info`` ignored).
 
     No rated checks at all means nothing was verified: ``skipped``.
     """
-    rated = [v for v in verdicts if v in SEVERITY]
+    rated = [v for v in verdicts if v is not None and v in SEVERITY]
     if not rated:
         return SKIPPED
-    return max(rated, key=SEVERITY.__getitem__)
+    return max(rated, key=lambda v: SEVERITY[v])
 
 
-def _figure(x) -> float | None:
+def _figure(x: object) -> float | None:
     """A stored value or threshold as a number (JSON text, a number, or None)."""
     if isinstance(x, str):
         try:
@@ -53,7 +54,7 @@ def _figure(x) -> float | None:
     return float(x)
 
 
-def figure_within(verdict: str | None, value, threshold) -> bool:
+def figure_within(verdict: str | None, value: object, threshold: object) -> bool:
     """A check that did not pass although its figure is below its threshold (a
     numeric threshold is an upper bound: an error, a ratio, a count of wrong
     rows): what failed was something else (a dtype, a shape, a crash), so its

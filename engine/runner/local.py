@@ -1,7 +1,7 @@
 """Development harness: the checks in this process, the answer in a plain
 child process (no sandbox).
 
-    python -m engine.verify.local CHALLENGE ANSWER_DIR [--model NAME] [--seed N]
+    python -m benchtui.runner.local CHALLENGE ANSWER_DIR [--model NAME] [--seed N]
 
 For challenge authors and tests of trusted code (references, mutants written
 by this project). Untrusted answers go through ``benchtui run``.
@@ -11,7 +11,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import shutil
+import socket
+import subprocess
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -19,7 +23,37 @@ from pathlib import Path
 
 from benchtui.challenges import coverage, prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from benchtui.verify.execute import Job, execute, local_answer_process, verdict_of
+from benchtui.records.job import Job
+from benchtui.verify import wire
+from benchtui.verify.execute import execute, verdict_of
+from benchtui.verify.monitor import ProcMonitor
+
+
+@contextlib.contextmanager
+def local_answer_process(answer_dir: Path, adapter: Path | None = None):
+    """The answer's process without a sandbox, for trusted code only (tests of
+    references and mutants, challenge authors): yields (peer, monitor)."""
+    # a private temporary folder, as the sandbox's /tmp is: what the answer
+    # builds there (a CUDA library) goes with it
+    scratch = tempfile.TemporaryDirectory(prefix="benchtui-answer-tmp-")
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    env = {**os.environ, "TMPDIR": scratch.name}
+    proc = subprocess.Popen([sys.executable, "-m", "benchtui.runner.answer_server", str(theirs.fileno()),
+                             str(answer_dir), str(adapter or "")],
+                            pass_fds=[theirs.fileno()], cwd=answer_dir, env=env, stdin=subprocess.DEVNULL)
+    theirs.close()
+    peer = wire.Peer(wire.Connection(ours), trusting=False)
+    try:
+        yield peer, ProcMonitor(proc.pid)
+    finally:
+        peer.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        ours.close()
+        scratch.cleanup()
 
 
 def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local", seed: int = 1234,

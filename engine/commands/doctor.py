@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.metadata as md
+import os
 import platform
 import shlex
 import shutil
@@ -15,6 +16,8 @@ from benchtui import __version__
 from benchtui.host import resources
 from benchtui.host.backends import nvcc_version, probe_all
 from benchtui.host.config import default_cluster
+from benchtui.runner import sandbox
+from benchtui.workbench.layout import WorkbenchError, find_workbench
 
 
 def _version(dist: str) -> str | None:
@@ -148,10 +151,6 @@ def install_beside(packages: list[str]) -> str | None:
 
 def paths(workbench_arg: str | None, store_arg: str | None) -> dict[str, Any]:
     """Where benchtui reads its own files and where it writes."""
-    import os
-
-    from benchtui.workbench.layout import WorkbenchError, find_workbench
-
     out: dict[str, Any] = {"installed": resources.is_installed(), "engine": str(resources.ENGINE_DIR),
            "challenges": str(resources.bundled_challenges()), "demo": str(resources.bundled_demo_models()),
            "user_data": str(resources.user_data_dir())}
@@ -182,6 +181,7 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         "paths": paths(workbench_arg, store_arg),
         "cluster": {"ray": _version("ray"), "default": default_cluster()},  # run --cluster
         "torch": _version("torch"),  # kernel-deck challenges ([module]: engine/verify/module/suite.py)
+        "judge": judge_models(),  # benchtui judge: the llm library and the models it can use here
     }
     report["module_challenges"] = module_challenges(report["paths"].get("workbench"))
     # said on the torch line even where no extra is recommended (the lean install stays lean)
@@ -196,6 +196,32 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         from_clone=not resources.is_installed(), cluster=report["cluster"]["default"], ray=report["cluster"]["ray"],
         torch_missing=report["torch"] is None, module_challenges=report["module_challenges"])
     return report
+
+
+def judge_models() -> dict[str, Any]:
+    from benchtui.judge.calls import usable_models
+
+    return usable_models()
+
+
+def _judge_line(judge: dict[str, Any] | None) -> str:
+    if not judge:
+        return "-- judge    not checked"
+    if not judge.get("llm"):
+        return ("-- judge    llm not installed: `benchtui judge` needs it; "
+                + install_command("judge", not resources.is_installed()))
+    if judge.get("problem"):
+        return f"-- judge    llm {judge['llm']}: its models could not be listed ({judge['problem']})"
+    usable = [m["id"] for m in judge["models"] if m["usable"]]
+    keys = sorted({m["needs_key"] for m in judge["models"] if not m["usable"] and m["needs_key"]})
+    chosen = judge.get("configured") or judge.get("default")
+    said = f"; default {chosen}" + ("" if chosen in usable else " (not usable here)")
+    if not usable:
+        return (f"-- judge    llm {judge['llm']}: no judge model usable, none has its key "
+                f"(llm keys set {' / '.join(keys) or 'NAME'}, or a local model: llm install llm-ollama){said}")
+    shown = ", ".join(usable[:6]) + (f" and {len(usable) - 6} more" if len(usable) > 6 else "")
+    return f"ok judge    llm {judge['llm']}: usable: {shown}{said}" + (
+        f"; without a key: {', '.join(keys)} (llm keys set NAME)" if keys else "")
 
 
 def module_challenges(workbench: str | None) -> int:
@@ -214,8 +240,6 @@ def module_challenges(workbench: str | None) -> int:
 
 
 def _sandbox() -> dict[str, Any]:
-    from benchtui.runner import sandbox
-
     layers = sandbox.describe_layers()
     active = next((layer["name"] for layer in layers if layer.get("active")), None)
     return {"active": active, "layers": layers, "answer_sees": answer_sees(_nvidia_gpu())}
@@ -226,8 +250,6 @@ def answer_sees(gpu: bool) -> list[dict]:
     besides its scratch copy, its adapter and the sandbox's own /tmp, /dev and
     /proc: the view engine/runner/bundle.py asks for (benchtui's engine bound,
     its other files hidden), one row per entry in mount order."""
-    from benchtui.runner import sandbox
-
     rows = []
     for b in sandbox.view(None, [resources.ENGINE_DIR], hide_paths=resources.install_folders(), gpu=gpu):
         if b.link is not None:
@@ -280,6 +302,7 @@ def render(report: dict[str, Any]) -> str:
                                                 "(KernelBench, KernelBench-Hard) are skipped"
                                                 + (f"; {report['torch_command']}" if report.get("torch_command") else ""))
         + (f"; {report['module_challenges']} in this workbench" if report.get("module_challenges") else ""),
+        _judge_line(report.get("judge")),
         f"{ok(True)}cluster  Ray {cluster.get('ray') or 'not installed'}; default "
         + (repr(cluster["default"]) if cluster.get("default") else "none (runs stay on this machine)"),
         f"{ok(sb['active'])}sandbox  active layer: {sb['active'] or 'none (runs refused without --unsafe-no-isolation)'}",

@@ -14,6 +14,7 @@ that added them.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 TIMING, STALE, DECK_SEEDS_ONLY, FORBIDDEN = "timing", "stale", "deck_seeds_only", "forbidden"
 # kind -> (a one-letter mark for a cell, what it says)
@@ -33,7 +34,7 @@ def _base(name: str) -> str:
     return name.rsplit("::", 1)[-1]
 
 
-def _details(check: dict) -> dict:
+def _details(check: dict[str, Any]) -> dict[str, Any]:
     d = check.get("details")
     if isinstance(d, str):
         try:
@@ -43,7 +44,7 @@ def _details(check: dict) -> dict:
     return d if isinstance(d, dict) else {}
 
 
-def _value(check: dict):
+def _value(check: dict[str, Any]) -> Any:
     v = check.get("value")
     if isinstance(v, str):
         try:
@@ -53,7 +54,7 @@ def _value(check: dict):
     return v
 
 
-def hack_flags(checks: list[dict]) -> list[str]:
+def hack_flags(checks: list[dict[str, Any]]) -> list[str]:
     """The flag kinds a run's checks show, in ``KINDS`` order."""
     found: set[str] = set()
     timed, flagged = 0, 0

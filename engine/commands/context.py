@@ -1,0 +1,70 @@
+"""What every command shares: its exit codes and the two errors that set them, the workbench and
+store it works on (resolved when first used), and JSON on stdout. `benchtui.cli` catches the
+errors; the commands raise them."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchtui.store.database import Store, StoreError
+from benchtui.workbench.layout import Workbench, WorkbenchError, find_workbench
+
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad arguments: exit code 2."""
+
+
+class CommandError(Exception):
+    """The command could not do its work: exit code 1."""
+
+
+class Context:
+    """Lazily resolved workbench and store for a command."""
+
+    def __init__(self, args: argparse.Namespace | SimpleNamespace):
+        self.args = args
+        self._workbench: Workbench | None = None
+        self._store: Store | None = None
+
+    @property
+    def workbench(self) -> Workbench:
+        if self._workbench is None:
+            try:
+                self._workbench = find_workbench(
+                    self.args.workbench, os.environ.get("BENCHTUI_WORKBENCH"), Path.cwd(),
+                    store=self.args.store,
+                )
+            except WorkbenchError as exc:
+                raise UsageError(str(exc)) from exc
+        return self._workbench
+
+    @property
+    def resolved_workbench(self) -> Workbench | None:
+        """The workbench if a command has found it already; None otherwise (nothing is looked up)."""
+        return self._workbench
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            try:
+                # checked first: a damaged file gets one message, and no command writes into it
+                self._store = Store(self.workbench.store_path, check=True)
+            except StoreError as exc:
+                raise CommandError(str(exc)) from exc
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+def print_json(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=False, default=str))

@@ -1,0 +1,2 @@
+"""The judge run from benchtui: an LLM, reached through the ``llm`` library,
+grades answers against a rubric file (``benchtui judge``)."""

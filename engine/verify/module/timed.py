@@ -1,0 +1,194 @@
+"""The timed windows and the time figures of a module-harness run (a piece of ModuleRun).
+
+Time per call by this side's clock around windows of whole cycles (staging
+and the output's fetch included), less the same window without the answer
+(engine/verify/module/timing.py ``EmptyWindow``), with its resolution (the
+shared core, engine/verify/timing/core.py: no figure at or below it); every
+timed call's output verified after its window. Beside it, the deck's own
+timing loop run in the answer's process ("as published", its word) and the
+peak fractions by the deck's formulas; a gap between the two times is flagged.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from benchtui.records import verdicts as V
+from benchtui.verify import wire
+from benchtui.verify.module import rules as R
+from benchtui.verify.module.checking import Checking
+from benchtui.verify.module.spec import CORRECT
+from benchtui.verify.module.state import BadReply, CallFailed, as_list, encode
+
+# an as-published time this many times below the trusted one is flagged
+GAP_FLAG = 2.0
+
+
+class Timed(Checking):
+    def sentinel(self, ref: Any, index: int, w: int, calls: int, c: Any, label: str) -> None:
+        """One traced, untimed call slipped in before timed window ``w``: fresh secret
+        inputs drawn as the window's are, written in place into the slot (picked by
+        the secret seed) whose window call comes next, through the same cycle the
+        window calls. The answer's process cannot tell it from a timed call but by
+        detecting the trace itself; one that calls a forbidden op only when its time
+        counts is seen here."""
+        if not self.tracing:
+            return
+        seed = self._secret("sentinel", index, w)
+        slot = seed % max(1, calls)
+        inputs = self.inputs(ref, seed)
+        expected = self.expect(inputs)
+        record = self.put(inputs, in_place=True, slot=slot)
+        where = {"shape": label, "seed": seed, "case": "nominal", "window": w, "call": "untimed"}
+        got = self._host("cycle", slot, True, limit=self.output_limit(as_list(expected)))
+        try:
+            self.judge(inputs, expected, got, record, {"name": "nominal"}, deck=False, where=where, traced=True)
+        except CallFailed as exc:
+            c.details["where"] = where
+            c.fail(f"{exc.requirement}: {label}, an untimed call before timed window {w} (seed {seed}): {exc}")
+
+    def window(self, ref: Any, index: int, tag: int | str, calls: int, c: Any, label: str) -> tuple[float, list[float]]:
+        """One timed window: ``calls`` calls on fresh secret inputs, each in its
+        own slot (written in place into the pages that slot's last call read),
+        under this side's clock from the first request to the last reply, each
+        reply read by value before the clock stops; every output verified after.
+        Returns the window's seconds and the answer's own ms per call."""
+        planned = []
+        for j in range(calls):
+            seed = self._secret("timed", index, tag, j)
+            inputs = self.inputs(ref, seed)
+            expected = self.expect(inputs)
+            planned.append((seed, inputs, expected, self.put(inputs, in_place=True, slot=j),
+                            self.output_limit(as_list(expected))))
+        methods = self.__dict__.setdefault("_methods", {})
+        cycle = methods.setdefault("cycle", None) or self.host.cycle  # resolved before the clock starts
+        methods["cycle"] = cycle
+        replies = []
+        start = time.perf_counter()
+        for j in range(calls):
+            replies.append(wire.call_plain(cycle, j, False, limit=planned[j][4]))
+        wall = time.perf_counter() - start
+        own = []
+        for j, ((seed, inputs, expected, record, _), got) in enumerate(zip(planned, replies)):
+            try:
+                own.append(self.judge(inputs, expected, got, record, {"name": "nominal"}, deck=False, traced=False))
+            except CallFailed as exc:
+                c.details["where"] = {"shape": label, "seed": seed, "case": "nominal", "window": tag, "call": j}
+                c.fail(f"{exc.requirement}: {label}, timed window {tag} call {j} (seed {seed}): {exc}")
+        return wall, own
+
+    def timing(self, ref: Any, index: int, label: str, shape: dict[str, Any]) -> None:
+        """The timed windows at one shape, every output verified (``timed_outputs``); then,
+        for a right answer, the shape's time figure (kept for the summary)."""
+        suite, spec = self.suite, self.spec
+        from benchtui.verify.module import timing as module_timing
+        from benchtui.verify.timing import core as TT
+
+        # each timed call's output crosses the wire to be verified: windows, each of up to 32 calls
+        windows = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
+        cap = int(suite.threshold("window_calls_max", TT.MAX_WINDOW_CALLS))
+        walls, own = [], []
+        with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
+            try:
+                sample = self.inputs(ref, self._secret("empty", index))
+                stand_in = module_timing.EmptyWindow(str(self.device), encode(sample), self.expect(sample))
+                try:
+                    single = stand_in.measure(1)
+                    # three windows of one call (verified, not timed) size the windows: each stands
+                    # well above the empty cycle's jitter
+                    probe = min(self.window(ref, index, f"probe{i}", 1, c, label)[0] for i in range(3))
+                    calls = TT.window_calls(probe - single["s"], single["iqr_s"], cap=cap)
+                    empty = stand_in.measure(calls)
+                finally:
+                    stand_in.close()
+                for w in range(windows):
+                    self.sentinel(ref, index, w, calls, c, label)
+                    wall, o = self.window(ref, index, w, calls, c, label)
+                    walls.append(wall)
+                    own.extend(o)
+            except (BadReply, wire.NotPlain, wire.TooLarge) as exc:
+                c.details["requirement"] = "reply"
+                c.verdict, c.message = V.ERROR, f"reply: {label}, a timed call: {exc}"
+                return
+            c.value = windows * calls
+            c.message = (f"{label}: the outputs of all {windows * calls} timed calls are right ({windows} windows of "
+                         f"{calls}; fresh inputs each, written in place)")
+        if c.verdict != V.PASS or not walls:
+            return
+        fig = TT.figure(TT.per_call(walls, empty), empty, module_timing.TIMED_BY)
+        self.time_figure(ref, index, label, shape, fig, own)
+
+    def time_figure(self, ref: Any, index: int, label: str, shape: dict[str, Any], fig: dict[str, Any],
+                    own: list[float]) -> None:
+        """The shape's ``time`` figure: the trusted time beside the deck's own loop run in
+        the answer's process (as published), the peak fractions, and the gap flag."""
+        suite, spec = self.suite, self.spec
+        from benchtui.verify.module import timing as module_timing
+        from benchtui.verify.timing import core as TT
+
+        empty = fig["empty_cycle"]
+        # the deck's own procedure, on one set of inputs kept between calls (the answer's word)
+        warmup = int(suite.threshold("published_warmup", 10 if spec.deck == R.HARD else 3))
+        iters = int(suite.threshold("published_calls", spec.num_perf_trials))
+        self.put(self.inputs(ref, spec.seeds[0] if spec.seeds else 42, deck=True), in_place=False)
+        samples = self._host("published_times", warmup, iters)
+        if type(samples) is not list or not samples or not all(type(x) in (int, float) for x in samples):
+            raise BadReply(f"published_times replied {type(samples).__name__}, not a list of numbers")
+        published = statistics.median(samples) if spec.deck == R.HARD else statistics.fmean(samples)
+        ms = fig["median_s"] * 1e3 if fig["resolved"] else None
+        names = {**shape}
+        flops = formula(spec.flops_formula, names)
+        nbytes = formula(spec.bytes_formula, names)
+        peak_gbps, peak_tflops = spec.peak.get("bandwidth_gbps"), spec.peak.get("tflops")
+        frac = R.peak_fraction(spec.regime, flops, nbytes, ms, peak_gbps, peak_tflops) if ms else None
+        frac_pub = R.peak_fraction(spec.regime, flops, nbytes, published, peak_gbps, peak_tflops)
+        dev = R.device_peak(self.device_name, spec.precision) if self.answer_device == "cuda" else None
+        frac_dev = R.peak_fraction(spec.regime, flops, nbytes, ms, dev[1], dev[2]) if dev and ms else None
+        shape_name = f"shape{index}"
+        self.fractions["deck_peak"][shape_name] = frac
+        self.fractions["deck_peak_published"][shape_name] = frac_pub
+        self.fractions["device_peak"][shape_name] = frac_dev
+        # on a CPU the round trip's jitter is of the order of small calls: flag only a gap of milliseconds
+        min_gap = float(suite.threshold("gap_min_ms", 0.05 if self.answer_device == "cuda" else 2.0))
+        gap = ms is not None and published > 0 and ms / published > GAP_FLAG and ms - published > min_gap
+        stat = "median" if spec.deck == R.HARD else "mean"
+        details = {"trusted_ms": ms, "trusted_samples_ms": [x * 1e3 for x in fig["samples_s"]],
+                   "resolution_ms": fig["resolution_s"] * 1e3, "calls_per_window": fig["calls_per_window"],
+                   "trusted": fig, "answer_side_ms": own,
+                   "as_published_ms": published, "as_published_samples_ms": samples,
+                   "as_published_procedure": published_procedure(self.answer_device, warmup, iters, stat),
+                   "flops": flops, "bytes": nbytes, "peak_fraction_deck_peak": frac,
+                   "peak_fraction_deck_peak_as_published": frac_pub, "peak_fraction_device_peak": frac_dev,
+                   "deck_peak": spec.peak, "device": self.device_name, "device_read_by": "the checker's own process",
+                   "device_peak": {"matched": dev[0], "bandwidth_gbps": dev[1], "tflops": dev[2]} if dev else None,
+                   "flagged": bool(gap), "clock": module_timing.TIMED_BY, "empty_cycle": empty}
+        message = (f"{label}: {TT.describe(fig)} (trusted) vs {published:.4g} ms as published (the answer's word)"
+                   + (f"; peak_fraction {frac:.3g} of the deck's {spec.peak.get('hardware', 'peak')}" if frac is not None else "")
+                   + (f", {frac_dev:.3g} of this {dev[0]}" if dev and frac_dev is not None else ""))
+        if gap and ms is not None:
+            message += (f"; FLAGGED: the as-published time is {ms / published:.1f}x below the trusted one "
+                        "(results memoised on unchanged inputs, CUDA-graph replay keyed on pointers, or data kept in L2)")
+        self.time_figures.append((f"time:shape{index}", {"value": round(ms, 6) if ms is not None else None,
+                                                        "message": message, "details": details}))
+
+
+def published_procedure(device: str, warmup: int, iters: int, stat: str) -> str:
+    """What the deck's timing loop (module_host.published_times) did on this run's device:
+    on a GPU, an L2 flush and CUDA events per call; on the CPU there is no L2 to flush and
+    no event, so each call is timed by the process's perf counter."""
+    per_call = ("L2 flushed before each, timed by CUDA events" if device == "cuda"
+                else "no L2 flush (a CPU run), each timed by time.perf_counter")
+    return f"{warmup} warm-ups, {iters} calls on the same inputs, {per_call} ({stat}); run in the answer's process"
+
+
+
+def formula(expr: str | None, names: dict[str, Any]) -> float | None:
+    """A deck's flops or bytes formula at a shape's sizes, or None where it has none or it fails."""
+    if not expr:
+        return None
+    try:
+        return float(R.eval_formula(expr, names))
+    except (ValueError, ZeroDivisionError, SyntaxError):
+        return None
+
