@@ -35,6 +35,7 @@ from benchtui.audit.equivalence import allowed_by_prompt, same_values, unstable_
 from benchtui.audit.mutate import Mutant, Source
 from benchtui.challenges import adapters, prompts
 from benchtui.challenges.definition import Challenge
+from benchtui.challenges.reference_answer import write_reference_answer
 from benchtui.host.backends import choose_backend
 from benchtui.runner.orchestrate import RunInterrupted, Runner, RunOptions, answer_prompt_facts, tree_digest
 from benchtui.store import audit_sql, runs_sql
@@ -163,8 +164,6 @@ class Auditor:
                 folder = tmp / "references" / cid
                 folder.mkdir(parents=True)
                 # the reference as an answer folder holds it: an imported deck problem's under its answer file
-                from benchtui.authoring.soundness import write_reference_answer
-
                 write_reference_answer(challenge, folder)
                 # the reference answers the challenge's own prompt: judged by its version's checks too
                 if (challenge.path / prompts.PROMPT_FILE).is_file():

@@ -35,6 +35,7 @@ from pathlib import Path
 from benchtui.challenges import contracts, coverage
 from benchtui.challenges.definition import Challenge
 from benchtui.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
+from benchtui.challenges.reference_answer import module_answer, reference_answer_files, write_reference_answer
 from benchtui.records import verdicts as V
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
@@ -110,34 +111,6 @@ def mutation_tried(m: dict | None) -> bool:
     if not m or m.get("score") is None:
         return False
     return int(m.get("mutants") or 0) > 0 and int(m.get("killed") or 0) + int(m.get("survived") or 0) > 0
-
-
-def module_answer(challenge: Challenge) -> tuple[str, str] | None:
-    """An imported deck problem's answer file and class (its ``[module]`` table), or None."""
-    m = challenge.raw.get("module")
-    if not isinstance(m, dict):
-        return None
-    return str(m.get("answer_file", "solution.py")), str(m.get("answer_class", "Model"))
-
-
-def reference_answer_files(challenge: Challenge) -> dict[str, str]:
-    """The reference as an answer folder's files: ``reference.py``, or for an imported
-    deck problem its answer file holding the reference's module, with ``ModelNew = Model``
-    appended where the deck's answer class is another name (the checker's own alias
-    of its own reference, not an answer's adapter)."""
-    text = challenge.reference_path.read_text(encoding="utf-8")
-    module = module_answer(challenge)
-    if module is None:
-        return {"reference.py": text}
-    name, cls = module
-    if cls != "Model":
-        text += f"\n\n# benchtui challenge check: the reference as the answer\n{cls} = Model\n"
-    return {name: text}
-
-
-def write_reference_answer(challenge: Challenge, answer: Path) -> None:
-    for name, text in reference_answer_files(challenge).items():
-        (answer / name).write_text(text, encoding="utf-8")
 
 
 def module_not_here(challenge: Challenge) -> str | None:
