@@ -108,12 +108,13 @@ def flag_words(r: dict) -> str:
 
 
 def hacks_line(records: list[dict]) -> str | None:
-    """"N suspected hacks (of M runs)", counted apart from the verdicts; None when no run was recorded."""
-    if not records:
-        return None
+    """"N suspected hacks among M runs", counted apart from the verdicts; None when no run is
+    flagged (no flag is not a clean bill: a count of zero is not said as one)."""
     n = sum(1 for r in records if r.get("flags"))
-    return f"{hack_flags.summary(n)} among {len(records)} run{'s' if len(records) != 1 else ''}" + (
-        " (flags, not verdicts: docs/verdicts.md)" if n else "")
+    if not n:
+        return None
+    return (f"{hack_flags.summary(n)} among {len(records)} run{'s' if len(records) != 1 else ''} "
+            "(flags, not verdicts: docs/verdicts.md)")
 
 
 def grouped_by_key(items) -> list[tuple[tuple, list[str]]]:
@@ -194,7 +195,7 @@ def cmd_run(args, ctx) -> int:
         return 130 if caught else 0
     for r in records:
         print_record(r, answers)
-    if (line := hacks_line(records)) and any(r["flags"] for r in records):
+    if line := hacks_line(records):
         print(line)
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
