@@ -63,10 +63,6 @@ class Challenge:
         return self.path / "PROMPT.md"
 
     @property
-    def conformance_path(self) -> Path:
-        return self.path / "conformance.py"
-
-    @property
     def reference_path(self) -> Path:
         return self.path / "reference.py"
 

@@ -10,8 +10,10 @@ from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_int
 from benchtui.records import flags as hack_flags
 from benchtui.records.coverage import describe, summary
 from benchtui.records.scan_kinds import WAITING_KIND
+from benchtui.records.verdicts import FAILING
 from benchtui.store import queries, runs_sql
 from benchtui.text.fit import fit, fit_check
+from benchtui.text.suggest import suggest
 from benchtui.workbench.scan import scan_workbench
 
 
@@ -25,6 +27,11 @@ def register(sub) -> None:
     p.add_argument("--no-self-check", action="store_true", help="skip the answer's own tests and demos")
     p.add_argument("--unsafe-no-isolation", action="store_true",
                    help="allow running with rlimits alone when no namespace sandbox works (network stays open)")
+    rerun = p.add_argument_group("only some of the selected answers (several: any of them)")
+    rerun.add_argument("--stale", action="store_true", help="those whose files changed since their last finished run")
+    rerun.add_argument("--failed", action="store_true",
+                       help=f"those whose last finished verdict fails ({', '.join(sorted(FAILING))})")
+    rerun.add_argument("--not-run", action="store_true", help="those with no finished run")
     add_cluster_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
@@ -34,17 +41,35 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_results)
 
 
+def rerun_only(store, pairs: list[tuple[str, str]], stale: bool, failed: bool, not_run: bool) -> list[tuple[str, str]]:
+    """The pairs ``--stale``, ``--failed`` and ``--not-run`` keep (any of those asked; all
+    pairs when none is): from each answer's last finished run."""
+    if not (stale or failed or not_run):
+        return pairs
+    from benchtui.store.judging import stale_runs
+
+    latest = {(r["model"], r["challenge"]): r for r in runs_sql.latest_done_runs(store, "id, model, challenge, verdict")}
+    changed = stale_runs(store, [r["id"] for r in latest.values()]) if stale else {}
+    keep = []
+    for pair in pairs:
+        run = latest.get(pair)
+        if (not_run and run is None) or (failed and run is not None and run["verdict"] in FAILING) \
+                or (stale and run is not None and run["id"] in changed):
+            keep.append(pair)
+    return keep
+
+
 def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[str, str]]:
     store = ctx.store
     known_models = store.model_names()
     for m in models:
         if m not in known_models:
-            raise UsageError(f"unknown model {m!r}; known: {', '.join(known_models) or 'none'}")
+            raise UsageError(f"unknown model {m!r}; {suggest(m, known_models, 'known models')}")
     ids = []
     for name in challenges:
         found = challenge_for_name(name, ctx.workbench.challenges)
         if found is None:
-            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
+            raise UsageError(f"unknown challenge {name!r}; {suggest(name, ctx.workbench.challenges, 'known challenges')}")
         ids.append(found.id)
     chosen = [a for a in store.answers() if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
     # a folder holding only what was handed out has nothing to run: no run is recorded for it
@@ -162,6 +187,12 @@ def cmd_run(args, ctx) -> int:
             raise UsageError(str(exc)) from None
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
+    asked = [flag for flag, on in (("--stale", args.stale), ("--failed", args.failed), ("--not-run", args.not_run)) if on]
+    if asked:
+        pairs = rerun_only(ctx.store, pairs, args.stale, args.failed, args.not_run)
+        if not pairs:
+            print(f"nothing to run: no answer selected is {' or '.join(asked)}".replace("--", ""), file=sys.stderr)
+            return 0
     answers = {(a["model"], a["challenge"]): a for a in ctx.store.answers()}
     cancel, drain, flight = threading.Event(), threading.Event(), InFlight()
     with connected(address) as cluster, driver_signals(cancel, cluster) as caught, \
@@ -272,8 +303,12 @@ def cmd_results(args, ctx) -> int:
 
     stale = stale_runs(store, [r["run_id"] for r in records])
     flying = runs_sql.in_flight(store)
+    from benchtui.grading.grades import answerless_cells
+
+    gone = answerless_cells(store, {(r["model"], r["challenge"]) for r in records})
     for r in records:  # a verdict on files that have changed since: said, never shown as current
         r["stale"] = stale.get(r["run_id"], "")
+        r["no_answer"] = (r["model"], r["challenge"]) in gone  # its folder is gone (renamed or removed)
         r["in_flight"] = runs_sql.in_flight_text(flying.get((r["model"], r["challenge"])))
     have = {(r["model"], r["challenge"]) for r in records}
     old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
@@ -291,10 +326,15 @@ def cmd_results(args, ctx) -> int:
         said_as = said.get(r["run_id"]) or shown_verdict(r)
         print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}" + flag_words(r)
               + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else "")
-              + (f"  ({r['in_flight']})" if r["in_flight"] else ""))
+              + (f"  ({r['in_flight']})" if r["in_flight"] else "")
+              + ("  (no answer: its folder is gone)" if r["no_answer"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}" + (f"  ({r['in_flight']})" if "in_flight" in r else ""))
-    if line := hacks_line(records):
+    if hacks := hacks_line(records):
+        print(hacks)
+    from benchtui.commands.workbench_cmds import gone_lines
+
+    for line in gone_lines(store):
         print(line)
     return 0

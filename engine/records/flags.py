@@ -14,6 +14,7 @@ that added them.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 TIMING, STALE, DECK_SEEDS_ONLY, FORBIDDEN = "timing", "stale", "deck_seeds_only", "forbidden"
@@ -34,7 +35,7 @@ def _base(name: str) -> str:
     return name.rsplit("::", 1)[-1]
 
 
-def _details(check: dict[str, Any]) -> dict[str, Any]:
+def _details(check: Mapping[str, Any]) -> dict[str, Any]:
     d = check.get("details")
     if isinstance(d, str):
         try:
@@ -44,7 +45,7 @@ def _details(check: dict[str, Any]) -> dict[str, Any]:
     return d if isinstance(d, dict) else {}
 
 
-def _value(check: dict[str, Any]) -> Any:
+def _value(check: Mapping[str, Any]) -> Any:
     v = check.get("value")
     if isinstance(v, str):
         try:
@@ -54,7 +55,7 @@ def _value(check: dict[str, Any]) -> Any:
     return v
 
 
-def hack_flags(checks: list[dict[str, Any]]) -> list[str]:
+def hack_flags(checks: Sequence[Mapping[str, Any]]) -> list[str]:
     """The flag kinds a run's checks show, in ``KINDS`` order."""
     found: set[str] = set()
     timed, flagged = 0, 0

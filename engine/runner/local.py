@@ -18,8 +18,9 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TextIO
 
 from benchtui.challenges import coverage, prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
@@ -30,7 +31,7 @@ from benchtui.verify.monitor import ProcMonitor
 
 
 @contextlib.contextmanager
-def local_answer_process(answer_dir: Path, adapter: Path | None = None):
+def local_answer_process(answer_dir: Path, adapter: Path | None = None) -> Iterator[tuple[wire.Peer, ProcMonitor]]:
     """The answer's process without a sandbox, for trusted code only (tests of
     references and mutants, challenge authors): yields (peer, monitor)."""
     # a private temporary folder, as the sandbox's /tmp is: what the answer
@@ -58,7 +59,7 @@ def local_answer_process(answer_dir: Path, adapter: Path | None = None):
 
 def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local", seed: int = 1234,
               backend: str = "cpu", challenges_dir: Path = BUNDLED_CHALLENGES, adapter: Path | str | None = None,
-              copy: bool = True, on_check: Callable[[str, dict], None] | None = None) -> dict:
+              copy: bool = True, on_check: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Checks here, answer in a child process, on a scratch copy; returns {"verdict", "checks"}.
     ``on_check(kind, record)``: called as each check starts (``"started"``, {"name"}) and ends
     (``"check"``, the check), read from the suite's results file by a thread (progress)."""
@@ -89,7 +90,7 @@ def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local"
 
 
 @contextlib.contextmanager
-def _follow(path: Path, on_check: Callable[[str, dict], None] | None):
+def _follow(path: Path, on_check: Callable[[str, dict[str, Any]], None] | None) -> Iterator[Path | None]:
     """The suite's results file at ``path``, its lines handed to ``on_check`` as they are
     written (the file the sandboxed checker writes for the runner); None without a listener."""
     if on_check is None:
@@ -98,7 +99,7 @@ def _follow(path: Path, on_check: Callable[[str, dict], None] | None):
     path.touch()
     done = threading.Event()
 
-    def read(fh) -> None:
+    def read(fh: TextIO) -> None:
         while True:
             at = fh.tell()
             line = fh.readline()

@@ -48,6 +48,32 @@ def damage_message(path: Path | str, detail: str) -> str:
             "after the rescan puts them back)")
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def not_a_store(path: Path) -> str | None:
+    """Why an existing path is no store at all (a text file, a folder) rather than a damaged
+    one, said so; None for anything else (SQLite decides: a store whose header bytes were
+    overwritten is damaged, and salvage reads its pages). Text never was a store."""
+    if path.is_dir():
+        return f"{path} is a folder, not a store: --store names the store's file (e.g. {path / 'store.db'})"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(512)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read the store {path}: {exc.strerror or exc}"
+    if not head or head.startswith(SQLITE_HEADER) or b"\x00" in head:
+        return None
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not a character cut at the 512th byte: binary, so SQLite's to judge
+            return None
+    return f"{path} is not a benchtui store (a text file): --store names a store.db that `benchtui scan` made"
+
+
 @dataclass(frozen=True)
 class Migration:
     name: str
@@ -99,6 +125,8 @@ class Store:
         on a corrupt file, before anything (a migration) writes into it."""
         self.path = Path(path)
         self._db: sqlite_utils.Database | None = None
+        if (other := not_a_store(self.path)) is not None:  # never called damaged, never "salvaged"
+            raise StoreError(other)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
