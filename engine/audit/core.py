@@ -32,7 +32,7 @@ from pathlib import Path
 from benchtui.audit.answer_lines import LINES_FILE
 from benchtui.audit.checker import KILLING
 from benchtui.audit.equivalence import allowed_by_prompt, same_values, unstable_positions
-from benchtui.audit.mutate import Mutant, Source
+from benchtui.audit.mutate import FAMILIES, Mutant, Source
 from benchtui.challenges import adapters, prompts
 from benchtui.challenges.definition import Challenge
 from benchtui.host.backends import choose_backend
@@ -55,6 +55,7 @@ class AuditOptions:
     seed: int = DEFAULT_SEED
     allow_unsafe: bool = False
     references: bool = True
+    operators: str = "all"  # a family of mutate.FAMILIES: all, kernel (the contract operators), classic
 
 
 @dataclass
@@ -102,14 +103,15 @@ def _sha(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def pick(sources: list[Source], n: int | None) -> list[Mutant]:
+def pick(sources: list[Source], n: int | None, operators: set[str] | None = None) -> list[Mutant]:
     """At most ``n`` mutants over an answer's files, spread over the operators
-    and stable across audits (each operator's sites in key order, taken in
-    turn); only the picked ones are built."""
+    (those in ``operators``; None: all) and stable across audits (each
+    operator's sites in key order, taken in turn); only the picked ones are built."""
     groups = defaultdict(list)
     for src in sources:
         for site in src.sites:
-            groups[site.operator].append((site.key, src, site))
+            if operators is None or site.operator in operators:
+                groups[site.operator].append((site.key, src, site))
     queues = [sorted(groups[k], key=lambda t: t[0]) for k in sorted(groups)]
     out = []
     while any(queues) and (n is None or len(out) < n):
@@ -301,7 +303,7 @@ class Auditor:
             path = target.folder / rel
             if path.suffix == ".py" and path.is_file():
                 sources.append(Source(path.read_text(encoding="utf-8", errors="replace"), rel, set(reached)))
-        mutants = pick(sources, self.options.mutants)
+        mutants = pick(sources, self.options.mutants, FAMILIES[self.options.operators])
         if not mutants:
             plan["status"] = "no_mutants"
             plan["message"] = ("no Python line of the answer was reached by the checks" if not lines else

@@ -82,6 +82,9 @@ def cmd_import(args, ctx) -> int:
     from benchtui.host.resources import refuse_install_write
 
     path = Path(os.path.expanduser(args.deck)).resolve()
+    if path.is_file():
+        raise UsageError(f"{args.deck} is a file: `benchtui import` takes a deck's folder (a KernelBench or "
+                         "KernelBench-Hard checkout); `benchtui grades import FILE.md` imports judge grades")
     if not path.is_dir():
         raise UsageError(f"no such deck folder: {args.deck}")
     root = target_root(args)

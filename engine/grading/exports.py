@@ -88,6 +88,7 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
     if (empty := len(lb.head_to_head) - len(lb.shared_head_to_head)) > 0:
         out += ["", f"{empty} pair{'s' if empty != 1 else ''} of models with no challenge graded for both "
                 f"left out (no record to show)."]
+    out += _published_markdown(store)
     out += _audit_markdown(store)
     return "\n".join(out) + "\n"
 
@@ -237,7 +238,42 @@ def json_data(store: Store) -> dict:
         "notes": [n.to_dict() for n in all_notes(store)],
         "leaderboard": leaderboard(store).to_dict(),
         "audit": _audit(store),  # suite strength per challenge, survivors with diffs
+        # a deck workbench: the deck's published results beside benchtui's verdicts (`benchtui published`)
+        **({"published": published} if (published := _published(store)) else {}),
     }
+
+
+PUBLISHED_FIELDS = ("deck", "run_id", "model", "challenge", "deck_verdict", "deck_reason", "deck_figure",
+                    "verdict", "reason", "figure", "agreement", "marks", "in_flight")
+
+
+def _published(store: Store) -> dict | None:
+    """The deck's published results beside benchtui's verdicts, as `benchtui published --json`
+    has them (overall and per problem, a row per published run); None outside a deck workbench."""
+    if "deck_results" not in store.table_names():
+        return None
+    from benchtui.decks.compare import compare
+
+    data = compare(store)
+    if not data["answers"]:
+        return None
+    return {"overall": data["overall"], "challenges": data["challenges"],
+            "answers": [{k: a.get(k) for k in PUBLISHED_FIELDS} for a in data["answers"]]}
+
+
+def _published_markdown(store: Store) -> list[str]:
+    data = _published(store)
+    if not data:
+        return []
+    o = data["overall"]
+    agree = DASH if o["agreement"] is None else f"{o['agreement']:.0%}"
+    out = ["", "## The deck's published results beside benchtui's", "",
+           f"{o['published']} published results ({o['deck_pass']} PASS), {o['run_here']} run here; judged by both: "
+           f"{o['judged_both']}, agreement {agree} (`benchtui published` has every row and both reasons).", ""]
+    out += _table(["Challenge", "Published", "Deck PASS", "Run here", "Judged by both", "Agreement"],
+                  [[cid, str(c["published"]), str(c["deck_pass"]), str(c["run_here"]), str(c["judged_both"]),
+                    DASH if c["agreement"] is None else f"{c['agreement']:.0%}"] for cid, c in data["challenges"].items()])
+    return out
 
 
 def _audit(store: Store) -> list[dict]:

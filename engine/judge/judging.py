@@ -30,7 +30,7 @@ from benchtui.judge.calls import (
     key_problem,
     run_calls,
 )
-from benchtui.judge.material import Material, MaterialError, gather
+from benchtui.judge.material import NO_VERDICT, Material, MaterialError, gather
 from benchtui.judge.reply import Reply, ReplyError, parse_reply, system_message
 from benchtui.judge.rubric import Rubric, RubricError, load_rubric
 from benchtui.store import judge_sql
@@ -86,6 +86,11 @@ class Plan:
         return grader_name(self.judge_model, self.mode, self.rubric)
 
     @property
+    def without_verdict(self) -> list[str]:
+        """With evidence: the answers the suite has not judged (the judge is told so)."""
+        return [c.cell for c in self.calls if c.material.evidence == NO_VERDICT]
+
+    @property
     def to_send(self) -> list[Call]:
         return [c for c in self.calls if c.cached is None]
 
@@ -102,7 +107,7 @@ class Plan:
                            "cached": c.cached["id"] if c.cached else None, "files": [f for f, _ in c.material.files],
                            "left_out": c.material.left_out, "prompt_from": c.material.prompt_from}
                           for c in self.calls],
-                "skipped": self.skipped}
+                "skipped": self.skipped, "without_verdict": self.without_verdict}
 
 
 def plan(store: Store, workbench: Workbench, cells: list[tuple[str, str]], *, judge_model: str, mode: str,

@@ -30,6 +30,7 @@ GIVEN_KINDS = ("source", "cuda", "doc")
 NEVER_GIVEN = {"transcript": "a session transcript", "data": "data", "prompt": "the handed-out prompt",
                "artifact": "not source or text"}
 MODES = ("blind", "evidence")
+NO_VERDICT = "The suite has not judged this answer: there is no verdict. Grade it on what you can see, as if blind."
 
 
 class MaterialError(ValueError):
@@ -136,8 +137,7 @@ def evidence(store: Store, model: str, challenge: str) -> str:
     what the verdict does not cover."""
     run = queries.latest_run(store, model, challenge)
     if run is None or run["status"] != "done":
-        return ("The suite has not judged this answer: there is no verdict. Grade it on what you can see, "
-                "as if blind.")
+        return NO_VERDICT
     cov = queries.stored_value(run.get("coverage")) if run.get("coverage") else None
     lines = [f"Verdict: {describe(run['verdict'], cov)} (run #{run['id']}, {run['started_at'][:16]}, "
              f"on {run['backend']})."]

@@ -17,7 +17,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from benchtui.challenges import coverage, prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
@@ -28,7 +30,7 @@ from benchtui.verify.monitor import ProcMonitor
 
 
 @contextlib.contextmanager
-def local_answer_process(answer_dir: Path, adapter: Path | None = None):
+def local_answer_process(answer_dir: Path, adapter: Path | None = None) -> Iterator[tuple[wire.Peer, ProcMonitor]]:
     """The answer's process without a sandbox, for trusted code only (tests of
     references and mutants, challenge authors): yields (peer, monitor)."""
     # a private temporary folder, as the sandbox's /tmp is: what the answer
@@ -56,7 +58,7 @@ def local_answer_process(answer_dir: Path, adapter: Path | None = None):
 
 def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local", seed: int = 1234,
               backend: str = "cpu", challenges_dir: Path = BUNDLED_CHALLENGES, adapter: Path | str | None = None,
-              copy: bool = True) -> dict:
+              copy: bool = True) -> dict[str, Any]:
     """Checks here, answer in a child process, on a scratch copy; returns {"verdict", "checks"}."""
     challenge = load_challenge(Path(challenges_dir) / challenge_id)
     with tempfile.TemporaryDirectory(prefix="benchtui-local-") as tmp:

@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchtui.runner import sandbox_view
 from benchtui.runner.sandbox_view import Bind
@@ -399,7 +400,7 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
                   env: dict[str, str] | None = None, ro_paths: Sequence[Path] = (),
                   rw_paths: Sequence[Path] = (), gpu: bool = False,
                   stdout_path: Path, stderr_path: Path, hide_paths: Sequence[Path] = (),
-                  pass_fds: Sequence[int] = (), started: Callable[[subprocess.Popen], None] | None = None,
+                  pass_fds: Sequence[int] = (), started: Callable[[subprocess.Popen[bytes]], None] | None = None,
                   stop: threading.Event | None = None) -> SandboxResult:
     """Run argv in `layer`; workdir and rw_paths are writable at the same absolute path.
 
@@ -495,7 +496,7 @@ def _pdeathsig_prefix() -> list[str]:
     return list(_pdeathsig)
 
 
-def _wait_exit(proc: subprocess.Popen, timeout: float, stop: threading.Event | None = None) -> bool:
+def _wait_exit(proc: subprocess.Popen[bytes], timeout: float, stop: threading.Event | None = None) -> bool:
     """Wait for proc to exit, at most timeout seconds, without reaping it; True if it did.
 
     A pidfd wakes us the moment the child exits; Popen.wait(timeout) polls
@@ -631,7 +632,7 @@ def choose_layer(requested: str = "auto", *, allow_unsafe: bool = False) -> str:
     return requested
 
 
-def describe_layers(allow_unsafe: bool = False) -> list[dict]:
+def describe_layers(allow_unsafe: bool = False) -> list[dict[str, Any]]:
     """For `benchtui doctor`: every layer, and which one `auto` would use."""
     try:
         active = choose_layer("auto", allow_unsafe=allow_unsafe)

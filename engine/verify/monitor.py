@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -68,10 +69,10 @@ class RemoteMonitor:
         return self._ask(b"rss")
 
 
-def serve(sock: socket.socket, find_pid) -> threading.Thread:
+def serve(sock: socket.socket, find_pid: Callable[[], int | None]) -> threading.Thread:
     """Answer ``reset``/``peak`` for the process ``find_pid()`` names, in a thread."""
 
-    def loop():
+    def loop() -> None:
         monitor: ProcMonitor | None = None
         with sock, sock.makefile("rwb", buffering=0) as fh:
             for line in fh:

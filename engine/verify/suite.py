@@ -134,6 +134,10 @@ class Suite:
         self.adapter_path = adapter_path
         self.data_dir = data_dir or self.challenge_dir / "data"
         self.check_timeout_s = check_timeout_s
+        # the run's time limit and when the checks began (engine/verify/execute.py sets them): a harness
+        # that sees the answer cannot finish in it stops early (engine/verify/module/suite.py)
+        self.run_limit_s: float | None = None
+        self.run_started: float | None = None
         self.peer = peer
         self.monitor = monitor
         self.binder = Binder(self.answer_dir, importer=self._import)

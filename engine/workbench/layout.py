@@ -68,10 +68,6 @@ class Workbench:
             self._challenges = self.challenge_set.challenges
         return self._challenges
 
-    def forget_challenges(self) -> None:
-        """Read challenges/ again on next use (after `challenge new`)."""
-        self._challenges = self._challenge_set = None
-
     def model_dirs(self) -> dict[str, Path]:
         """Model name -> folder. Symlinks leaving the workbench are ignored."""
         base = self.models_dir

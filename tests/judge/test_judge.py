@@ -113,6 +113,9 @@ def test_the_dry_run_lists_the_calls_and_their_tokens_and_sends_nothing(bench, c
     assert "demo-hasty/kv" in out and "demo-careful/kv" in out and "input tokens" in out
     assert "dry run: 2 call(s) to send (0 cached)" in out and "nothing sent" in out
     assert "- opencode-export.json" in out and "left out, a session transcript" in out  # a transcript, said
+    assert "no verdict to give as evidence" not in out  # both kv answers were run
+    code, out, _ = run(bench, capsys, "judge", "-J", "stand-in", "-c", "backwards", "--dry-run", "--with-evidence")
+    assert code == 0 and "answer(s) have no verdict to give as evidence (demo-careful/backwards" in out
     code, out, _ = run(bench, capsys, *judge_args("--dry-run", "--json"))
     data = json.loads(out)
     assert data["estimate"]["to_send"] == 2 and data["estimate"]["input_tokens"] == sum(
