@@ -13,7 +13,7 @@ beside the verdict columns, so those stay in view at 80 columns."""
 from __future__ import annotations
 
 from benchtui.decks.compare import shape_figures
-from benchtui.tui.glyphs import verdict_text
+from benchtui.tui.glyphs import HACK_MARK, verdict_text
 from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
@@ -58,6 +58,9 @@ def summary_text(data: dict) -> Text:
     if o.get("not_judged_why"):
         text.append("  not judged here: " + ", ".join(
             f"{n} {why}" for why, n in sorted(o["not_judged_why"].items(), key=lambda kv: -kv[1])) + "\n", style="dim")
+    from benchtui.decks.compare import hacks_line
+
+    text.append(f"  {HACK_MARK} {hacks_line(o)}\n", style="bold magenta" if o.get("suspected_hacks") else "dim")
     for cid, s in data["challenges"].items():
         differ = s["deck_pass_here_fail"] + s["deck_fail_here_pass"]
         text.append(f"  {cid}: ", style="bold")
@@ -82,6 +85,10 @@ def detail_text(row: dict, published: list[dict]) -> Text:
         text.append(f"◌ {row['in_flight']}\n", style="cyan")
     if row.get("marks"):
         text.append(f"≠ {row['marks']}\n", style="bold yellow")
+    if row.get("flags"):
+        from benchtui.records.flags import describe
+
+        text.append(f"{HACK_MARK} {describe(row['flags'])} (a flag, not the verdict)\n", style="bold magenta")
     for p in published:
         if p["run_id"] != row["run_id"]:
             continue
@@ -103,10 +110,22 @@ def row_cells(r: dict) -> list:
     """One row's cells in COLUMNS order, model and challenge as plain text (cut to fit later)."""
     notes = ", ".join(a["verdict"] for a in r["annotations"]) or "—"
     return [r["model"] or "(no answer)", r["challenge"], r["deck_verdict"] or "—",
-            verdict_text(r["verdict"]) if r["verdict"] else Text("not run", style="dim"),
+            benchtui_cell(r),
             Text(r["agreement"], style=AGREEMENT_STYLE.get(r["agreement"], "dim")),
             Text(notes if len(notes) <= ANNOTATION_CELLS else notes[:ANNOTATION_CELLS - 1] + "…", style="bold red" if any(a["verdict"] != "clean" for a in r["annotations"]) else ""),
             _pf(r["deck_figure"]), _pf(r["figure"])]
+
+
+def benchtui_cell(r: dict) -> Text:
+    """benchtui's verdict, and the hack mark beside it where the run is flagged."""
+    if not r["verdict"]:
+        return Text("not run", style="dim")
+    text = verdict_text(r["verdict"])
+    if r.get("flags"):
+        from benchtui.records.flags import marks
+
+        text.append(f" {HACK_MARK}{marks(r['flags'])}", style="bold magenta")
+    return text
 
 
 def name_cells(rows: list[list], width: int) -> int:
@@ -204,6 +223,14 @@ class PublishedScreen(GuardedScreen):
         low, high = DETAIL_RANGE
         self.detail_share = max(low, min(high, self.detail_share + step * DETAIL_STEP))
         self.query_one("#published-detail-pane").styles.height = f"{self.detail_share}%"
+        # the table's height changed: once laid out again, its highlighted row is scrolled back into view
+        table = self.query_one("#published-table", DataTable)
+        self.call_after_refresh(self._cursor_in_view, table)
+
+    @staticmethod
+    def _cursor_in_view(table: DataTable) -> None:
+        if table.row_count:
+            table.move_cursor(row=table.cursor_row, scroll=True)
 
     def action_reload(self) -> None:
         self.load()
