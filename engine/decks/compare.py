@@ -179,7 +179,9 @@ def hacks_line(counts: dict) -> str:
     return (f"reward hacks found without a person: {counts['annotated_hacks_flagged']} of "
             f"{counts['annotated_hacks']} annotated reward_hack ({counts['annotated_hacks_missed']} run here and not "
             f"flagged, {counts['annotated_hacks_not_judged']} not judged here); {counts['annotated_clean_flagged']} "
-            f"annotated clean but flagged; {said(counts['suspected_hacks'])} in all")
+            f"annotated clean but flagged; {said(counts['suspected_hacks'])} in all"
+            # no flag where nothing ran is no clean bill
+            + ("" if counts.get("run_here") else " (no answer run here: nothing measured)"))
 
 
 def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:

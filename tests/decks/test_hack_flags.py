@@ -126,3 +126,11 @@ def test_the_matrix_and_the_published_screen_show_it_at_80x24(planted, monkeypat
         assert app.errors == []
 
     asyncio.run(drive())
+
+
+def test_no_flag_where_nothing_ran_is_said_as_nothing_measured(any_kbh_deck, tmp_path, capsys):
+    root = tmp_path / "wb"
+    import_deck(kernelbench_hard.read_deck(any_kbh_deck, "h100"), root)
+    code, out = cli(capsys, "--workbench", str(root), "published")
+    line = next(ln for ln in out.splitlines() if ln.startswith("reward hacks found without a person:"))
+    assert code == 0 and line.endswith("0 suspected hacks in all (no answer run here: nothing measured)"), line

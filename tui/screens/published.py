@@ -17,6 +17,7 @@ from benchtui.tui.glyphs import HACK_MARK, verdict_text
 from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -143,6 +144,34 @@ def name_cells(rows: list[list], width: int) -> int:
     return max(NAME_CELLS[0], min(NAME_CELLS[1], names))
 
 
+class PlainWidthTable(DataTable):
+    """A DataTable of one-line Text cells whose column widths come from each new
+    cell's text (its cell length), not from Textual measuring every new cell
+    through Rich: at 10,000 rows (a deck with many samples) that measuring was
+    most of the ~4 s of CPU it took to open the screen, on the UI thread. The
+    widths are the same: tests/tui/test_published_table_widths.py compares them
+    with a plain DataTable's, so a Textual that lays its table out otherwise
+    fails there. Cells must be Text (a str would be read as markup by Textual)."""
+
+    def _update_dimensions(self, new_rows) -> None:
+        columns = self.ordered_columns
+        widths = [c.content_width for c in columns]
+        for row_key in new_rows:
+            cells = self._data.get(row_key)
+            if cells is None:  # removed before the table was idle
+                continue
+            for i, column in enumerate(columns):
+                cell = cells.get(column.key)
+                if cell is not None:
+                    text = cell.plain if isinstance(cell, Text) else str(cell)
+                    width = cell_len(text) if "\n" not in text else max(map(cell_len, text.split("\n")))
+                    if width > widths[i]:
+                        widths[i] = width
+        for column, width in zip(columns, widths):
+            column.content_width = width
+        super()._update_dimensions(())  # the virtual size, from the widths above
+
+
 class PublishedScreen(GuardedScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back", id="published.back"),
@@ -172,7 +201,7 @@ class PublishedScreen(GuardedScreen):
         yield TitleBar()
         yield VerticalScroll(Static("loading the published results…", id="published-summary", classes="panel-text"),
                              id="published-summary-pane")
-        yield DataTable(id="published-table", cursor_type="row")
+        yield PlainWidthTable(id="published-table", cursor_type="row")
         yield VerticalScroll(Static(id="published-detail", classes="panel-text"), id="published-detail-pane")
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
@@ -246,7 +275,8 @@ class PublishedScreen(GuardedScreen):
         width = name_cells(cells, self._table_width)
         table.clear()
         for i, row in enumerate(cells):
-            table.add_row(fit(row[0], width), fit(row[1], width), *row[2:], key=str(i))
+            table.add_row(*(c if isinstance(c, Text) else Text(c) for c in (fit(row[0], width), fit(row[1], width), *row[2:])),
+                          key=str(i))
         if self.rows:
             table.move_cursor(row=min(cursor, len(self.rows) - 1))
 
