@@ -50,3 +50,17 @@ def test_the_answer_is_the_oom_killers_first_choice_and_its_memory_limit_fits_th
     limit = int(re.search(r"address space (-?\d+)", stdout).group(1))
     assert 0 < limit <= machine * 1024 * 1024, (limit, machine)
     assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"  # the driver's own is left alone
+
+
+def test_doctor_shows_the_memory_limit_in_force(capsys):
+    import json
+
+    from benchtui.cli import main
+
+    assert main(["doctor", "--json"]) == 0
+    memory = json.loads(capsys.readouterr().out)["memory"]
+    machine = machine_memory_mb()
+    assert memory["machine_mb"] == machine and memory["oom_score_adj"] == 1000
+    assert memory["deck_limit_in_force_mb"] == min(memory["deck_limit_mb"], machine or memory["deck_limit_mb"])
+    assert main(["doctor"]) == 0
+    assert f"{memory['deck_limit_in_force_mb']} MiB in force" in capsys.readouterr().out
