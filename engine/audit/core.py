@@ -35,6 +35,7 @@ from benchtui.audit.equivalence import allowed_by_prompt, same_values, unstable_
 from benchtui.audit.mutate import FAMILIES, Mutant, Source
 from benchtui.challenges import adapters, prompts
 from benchtui.challenges.definition import Challenge
+from benchtui.challenges.reference_answer import write_reference_answer
 from benchtui.host.backends import choose_backend
 from benchtui.runner.orchestrate import RunInterrupted, Runner, RunOptions, answer_prompt_facts, tree_digest
 from benchtui.store import audit_sql, runs_sql
@@ -164,7 +165,8 @@ class Auditor:
             if self.options.references and (not models or REFERENCE in models) and challenge.language != "cuda":
                 folder = tmp / "references" / cid
                 folder.mkdir(parents=True)
-                shutil.copyfile(challenge.reference_path, folder / "reference.py")
+                # the reference as an answer folder holds it: an imported deck problem's under its answer file
+                write_reference_answer(challenge, folder)
                 # the reference answers the challenge's own prompt: judged by its version's checks too
                 if (challenge.path / prompts.PROMPT_FILE).is_file():
                     shutil.copyfile(challenge.path / prompts.PROMPT_FILE, folder / prompts.PROMPT_FILE)

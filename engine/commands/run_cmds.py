@@ -7,6 +7,7 @@ from benchtui.challenges.definition import challenge_for_name
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
+from benchtui.records import flags as hack_flags
 from benchtui.records.coverage import describe, summary
 from benchtui.records.scan_kinds import WAITING_KIND
 from benchtui.records.verdicts import FAILING
@@ -85,10 +86,13 @@ def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[st
 
 def run_record(store, run_id: int) -> dict:
     r = queries.run_row(store, run_id)
+    flags = hack_flags.parse((r or {}).get("flags"))
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
             "node": r.get("node") or None,  # the cluster node it ran on (--cluster); None on this machine
             "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
+            # hack signals measured, beside the verdict and never in it (engine/records/flags.py)
+            "flags": flags,
             **run_coverage(r),
             "checks": queries.shown_checks(store, run_id),
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
@@ -105,7 +109,11 @@ def print_record(r: dict, answers: dict | None = None) -> None:
     """One run as `benchtui run` prints it: the verdict, then what it did not cover and the checks
     that did not pass, each reason said once. ``answers``: see ``in_scan_words``."""
     said = in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer" else None
-    print(f"{said or shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+    print(f"{said or shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)"
+          + flag_words(r))
+    if r.get("flags"):
+        print("\n".join(fit(f"    {'flagged':<13} ", hack_flags.describe(r["flags"]) + " (not a verdict; "
+                                                     "docs/verdicts.md says what it does not prove)", whole=True)))
     # requirements and checks that share a reason are said once (a CPU-only run skips most of fuse's)
     unmet = grouped_by_key(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
     for (status, reason), ids in unmet:
@@ -117,6 +125,21 @@ def print_record(r: dict, answers: dict | None = None) -> None:
         else:  # said once for all of them, so said whole; `show` lists each
             print("\n".join(fit(f"    {verdict:<13} {len(names)} checks, {names[0]} to {names[-1]}: ", message,
                                  whole=True)))
+
+
+def flag_words(r: dict) -> str:
+    """``  FLAGGED: timing, stale`` after a run's verdict, or ""."""
+    return f"  FLAGGED: {', '.join(r['flags'])}" if r.get("flags") else ""
+
+
+def hacks_line(records: list[dict]) -> str | None:
+    """"N suspected hacks among M runs", counted apart from the verdicts; None when no run is
+    flagged (no flag is not a clean bill: a count of zero is not said as one)."""
+    n = sum(1 for r in records if r.get("flags"))
+    if not n:
+        return None
+    return (f"{hack_flags.summary(n)} among {len(records)} run{'s' if len(records) != 1 else ''} "
+            "(flags, not verdicts: docs/verdicts.md)")
 
 
 def grouped_by_key(items) -> list[tuple[tuple, list[str]]]:
@@ -198,10 +221,13 @@ def cmd_run(args, ctx) -> int:
         print(f"busy: {e.model}/{e.challenge} {e.message}", file=sys.stderr)
     if args.json:
         print_json({"runs": records, "busy": [{"model": e.model, "challenge": e.challenge, "run_id": e.run_id,
-                                               "message": e.message} for e in busy]})
+                                               "message": e.message} for e in busy],
+                    "suspected_hacks": sum(1 for r in records if r["flags"])})
         return 130 if caught else 0
     for r in records:
         print_record(r, answers)
+    if line := hacks_line(records):
+        print(line)
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
@@ -294,17 +320,19 @@ def cmd_results(args, ctx) -> int:
     said = queries.no_answer_words(store, [{**r, "id": r["run_id"]} for r in records])
     if args.json:  # in the words the text and the Runs screen use (`waiting`)
         print_json({"results": [{**r, "verdict": said.get(r["run_id"], r["verdict"])} for r in records],
-                    "not_run": not_run})
+                    "not_run": not_run, "suspected_hacks": sum(1 for r in records if r["flags"])})
         return 0
     for r in records:
         said_as = said.get(r["run_id"]) or shown_verdict(r)
-        print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}"
+        print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}" + flag_words(r)
               + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else "")
               + (f"  ({r['in_flight']})" if r["in_flight"] else "")
               + ("  (no answer: its folder is gone)" if r["no_answer"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}" + (f"  ({r['in_flight']})" if "in_flight" in r else ""))
+    if hacks := hacks_line(records):
+        print(hacks)
     from benchtui.commands.workbench_cmds import gone_lines
 
     for line in gone_lines(store):

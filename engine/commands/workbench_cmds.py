@@ -115,13 +115,25 @@ def latest_verdicts(store) -> dict[tuple[str, str], str]:
             if not queries.superseded_suite(r["versions"], r["challenge"], suites)}
 
 
+def latest_flags(store) -> dict[tuple[str, str], list[str]]:
+    """The hack signals of the latest finished run per answer that has any (engine/records/flags.py)."""
+    from benchtui.records.flags import parse
+
+    rows = runs_sql.latest_done_runs(store, "model, challenge, flags, versions")
+    suites = queries.current_suites(store)
+    return {(r["model"], r["challenge"]): parse(r["flags"]) for r in rows
+            if r["flags"] and not queries.superseded_suite(r["versions"], r["challenge"], suites)}
+
+
 def answer_rows(store) -> list[dict]:
     verdicts = latest_verdicts(store)
+    flags = latest_flags(store)
     out = []
     for a in store.answers():
-        status = queries.answer_state(a) if a["status"] == "no_answer" else \
-            verdicts.get((a["model"], a["challenge"]), a["status"])
+        key = (a["model"], a["challenge"])
+        status = queries.answer_state(a) if a["status"] == "no_answer" else verdicts.get(key, a["status"])
         out.append({"model": a["model"], "challenge": a["challenge"], "status": status,
+                    "flags": flags.get(key, []) if key in verdicts else [],
                     "files": a["files"], "transcripts": a["transcripts"]})
     return out
 
@@ -135,11 +147,16 @@ def cmd_list(args, ctx) -> int:
         empty = set()
     data = {"models": store.model_names(), "challenges": [c for c in challenges if c not in empty],
             "answers": answer_rows(store)}
+    data["suspected_hacks"] = sum(1 for a in data["answers"] if a["flags"])
     if args.json:
         print_json(data)
         return 0
     models, challenges = data["models"], data["challenges"]
-    cells = {(a["model"], a["challenge"]): a["status"] for a in data["answers"]}
+    from benchtui.records.flags import marks, summary
+
+    # a flag beside the verdict, never in it: "pass !T" (docs/verdicts.md)
+    cells = {(a["model"], a["challenge"]): a["status"] + (f" !{marks(a['flags'])}" if a["flags"] else "")
+             for a in data["answers"]}
     from benchtui.workbench.shorten import shorten_all
 
     width = max([len(c) for c in challenges] + [9])
@@ -147,6 +164,9 @@ def cmd_list(args, ctx) -> int:
     print(" " * width + "  " + "  ".join(f"{short[m]:<14}" for m in models))
     for cid in challenges:
         print(f"{cid:<{width}}  " + "  ".join(f"{cells.get((m, cid), '-'):<14}" for m in models))
+    if data["suspected_hacks"]:
+        print(f"{summary(data['suspected_hacks'])} (!T timing, !S stale output, !D right only on the deck's seeds, "
+              "!F forbidden op: flags, not verdicts; docs/verdicts.md)")
     if empty:
         n = len(empty)
         print(f"({n} bundled challenge{'s' if n != 1 else ''} no model has a folder for left out: "

@@ -338,12 +338,28 @@ def module_build_cache(challenge_path: Path, work: Path) -> Path | None:
     return folder
 
 
+ANSWER_OOM_SCORE_ADJ = 1000  # the answer's code (its process, its self-check): the OOM killer takes it first
+
+
 def process_limits(limits: RunLimits, wall_s: float, gpu: bool) -> sandbox.Limits:
     """One sandboxed process's limits from the run's: its own wall-clock limit (the checker's is
     the run's time limit; the answer's a little longer; the self-check's what is left of its
     budget), no address-space limit on a GPU (RLIMIT_AS breaks CUDA)."""
-    return sandbox.Limits(wall_s=wall_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb,
-                          file_size_mb=limits.file_size_mb)
+    memory = None if gpu else min(limits.memory_mb, machine_memory_mb() or limits.memory_mb)
+    return sandbox.Limits(wall_s=wall_s, cpu_s=limits.cpu_s, memory_mb=memory, file_size_mb=limits.file_size_mb)
+
+
+def machine_memory_mb() -> int | None:
+    """The memory this machine has (MiB, /proc/meminfo's MemTotal), or None where it cannot say:
+    no address-space limit is set above it, so an answer meets its own limit before the
+    machine runs out and the kernel's OOM killer picks a process."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
@@ -364,7 +380,9 @@ def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challen
     # the answer's process outlives the checker's limit a little, so the time limit
     # stops the checker (which names the check in flight), never the answer first:
     # it ends anyway when the checker goes
-    answer_box = process_limits(limits, limits.timeout_s + ANSWER_GRACE_S, gpu)
+    # the answer's process is the OOM killer's first choice, never the checker
+    answer_box = dataclasses.replace(process_limits(limits, limits.timeout_s + ANSWER_GRACE_S, gpu),
+                                     oom_score_adj=ANSWER_OOM_SCORE_ADJ)
     env = sandbox_env(gpu)
     build_cache = module_build_cache(challenge_path, work) if gpu else None
     answer_env = {**env, "BENCHTUI_BUILD_CACHE": str(build_cache)} if build_cache else env
@@ -431,7 +449,7 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> SelfCheckResu
                 status = "timeout"
                 break
             log = Path(tmp) / "self.log"
-            res = sandbox.run_sandboxed(cmd, workdir=work, limits=process_limits(limits, left, gpu),
+            res = sandbox.run_sandboxed(cmd, workdir=work, limits=dataclasses.replace(process_limits(limits, left, gpu), oom_score_adj=ANSWER_OOM_SCORE_ADJ),
                                         layer=layer, hide_paths=hide,
                                         ro_paths=[resources.ENGINE_DIR], env=self_check_env(gpu), gpu=gpu,
                                         stdout_path=log, stderr_path=log)

@@ -26,6 +26,7 @@ from benchtui.challenges.definition import Challenge, RunLimits
 from benchtui.host.backends import choose_backend, probe_all, require_backend
 from benchtui.records import verdicts as V
 from benchtui.records.checks import CheckRow
+from benchtui.records.flags import hack_flags
 from benchtui.records.job import Job
 from benchtui.runner import sandbox
 from benchtui.runner.bundle import BundleResult, JobBundle, engine_fingerprint, execute_bundle, open_up, pack_tree
@@ -308,7 +309,9 @@ class Runner:
                  "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
                 for i, c in enumerate(checks)], {
                 "status": "interrupted" if verdict == V.INTERRUPTED else TRIAL if self.options.trial else "done",
-                "verdict": verdict, "finished_at": now_iso(), "duration_s": round(duration, 4), **extra}, message)
+                "verdict": verdict, "finished_at": now_iso(), "duration_s": round(duration, 4),
+                # what the checks measured that points at a hack: beside the verdict, never in it
+                "flags": json.dumps(flags) if (flags := hack_flags(checks)) else None, **extra}, message)
         return message
 
     def _limits(self, challenge: Challenge) -> RunLimits:

@@ -81,6 +81,9 @@ class Limits:
     # that import fail inside the sandbox, the harness's fault, not the answer's.
     open_files_hard: int = 4096
     processes: int = 256  # RLIMIT_NPROC: counts threads, per uid; only meaningful for a non-root uid
+    # /proc/self/oom_score_adj: 1000 makes this process the kernel's OOM killer's first choice
+    # (an answer's, so that it goes before the checker, the dashboard or another job); None: left as is
+    oom_score_adj: int | None = None
 
 
 @dataclass(frozen=True)
@@ -165,7 +168,9 @@ def _setpriv_argv(uid: int | None) -> list[str]:
 
 
 def _payload_chain(argv: list[str], workdir: Path, limits: Limits, uid: int | None) -> list[str]:
-    return [*_setpriv_argv(uid), *_prlimit_argv(limits), "/bin/sh", "-c", SHIM, "sh", str(workdir), *argv]
+    # raising one's own oom_score_adj needs no privilege; it is inherited by everything the payload starts
+    oom = f"echo {int(limits.oom_score_adj)} > /proc/self/oom_score_adj; " if limits.oom_score_adj is not None else ""
+    return [*_setpriv_argv(uid), *_prlimit_argv(limits), "/bin/sh", "-c", oom + SHIM, "sh", str(workdir), *argv]
 
 
 def _gpu_devices() -> list[Path]:

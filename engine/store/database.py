@@ -125,8 +125,6 @@ class Store:
         on a corrupt file, before anything (a migration) writes into it."""
         self.path = Path(path)
         self._db: sqlite_utils.Database | None = None
-        if (other := not_a_store(self.path)) is not None:  # never called damaged, never "salvaged"
-            raise StoreError(other)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
@@ -136,6 +134,10 @@ class Store:
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.execute("PRAGMA busy_timeout=30000")
         except sqlite3.DatabaseError as exc:
+            # read only once SQLite has refused the file: opening and closing another descriptor
+            # on a store this process has open would drop that connection's locks
+            if is_damage(exc) and (other := not_a_store(self.path)) is not None:
+                raise StoreError(other) from exc  # never called damaged, never sent to salvage
             if is_damage(exc):
                 raise StoreDamaged(damage_message(self.path, str(exc))) from exc
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
@@ -143,6 +145,8 @@ class Store:
             problem = self.damage()
             if problem:
                 self.conn.close()
+                if (other := not_a_store(self.path)) is not None:
+                    raise StoreError(other)
                 raise StoreDamaged(damage_message(self.path, problem))
         if migrate:
             self.migrate()
@@ -200,6 +204,10 @@ class Store:
                 applied.append(migration.name)
             return applied
         except sqlite3.DatabaseError as exc:
+            # read only once SQLite has refused the file: opening and closing another descriptor
+            # on a store this process has open would drop that connection's locks
+            if is_damage(exc) and (other := not_a_store(self.path)) is not None:
+                raise StoreError(other) from exc  # never called damaged, never sent to salvage
             if is_damage(exc):
                 raise StoreDamaged(damage_message(self.path, str(exc))) from exc
             raise StoreError(f"cannot migrate store {self.path}: {exc}") from exc

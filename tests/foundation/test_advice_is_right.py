@@ -41,3 +41,23 @@ def test_model_new_gives_the_prompt_most_answers_carry(demo_workbench, capsys):
     have = {p.name for p in (demo_workbench / "models/demo-careful").iterdir() if p.is_dir()}
     assert {p.name for p in (demo_workbench / "models/newbie").iterdir()} <= have | {
         p.name for m in ("demo-hasty", "demo-quitter") for p in (demo_workbench / "models" / m).iterdir() if p.is_dir()}
+
+
+def test_the_authoring_guide_lists_every_bundled_challenge():
+    repo = Path(__file__).resolve().parents[2]
+    guide = (repo / "docs" / "authoring.md").read_text()
+    bundled = sorted(p.parent.name for p in (repo / "challenges").glob("*/challenge.toml"))
+    assert [c for c in bundled if f"| `{c}` |" not in guide] == []
+
+
+def test_demo_on_ones_own_workbench_and_import_of_a_file_say_what_they_are(demo_workbench, tmp_path, capsys):
+    own = tmp_path / "mine"
+    (own / "models" / "my-model" / "kv").mkdir(parents=True)
+    assert main(["demo", str(own), "--no-open"]) == 1
+    err = capsys.readouterr().err
+    assert "is a workbench of your own (models: my-model), not the demo: nothing was copied" in err
+    assert sorted(p.name for p in (own / "models").iterdir()) == ["my-model"]
+    text = tmp_path / "afile.txt"
+    text.write_text("hello\n")
+    assert main(["--workbench", str(demo_workbench), "import", str(text)]) == 2
+    assert "is a file: `benchtui import` takes a deck's folder" in capsys.readouterr().err
