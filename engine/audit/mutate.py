@@ -96,6 +96,11 @@ _QUIET_CALLS = {"print", "pprint", "warn", "debug", "info", "warning", "log", "e
 _LOOPS = (cst.For, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 
 
+def _is_docstring(statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and \
+        isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString)
+
+
 def _op_text(op) -> str:
     return code(op).strip()
 
@@ -122,6 +127,7 @@ class _Collector(cst.CSTVisitor):
         self._assigning: frozenset[str] = frozenset()  # the names the statement being visited assigns
         self._functions: list[cst.FunctionDef] = []
         self._prompt_loops: list[str] = []  # loop variables over prompts: `for p in prompts`, `[... for p in prompts]`
+        self._statements: list[cst.SimpleStatementLine] = []  # the statement being visited: the line a tracer records
 
     # -- places no mutant goes: tests, demos, main guards, prints, annotations, f-strings, decorators
     def _skipping(self, node) -> bool:
@@ -155,7 +161,9 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             assigned = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             self._assigning = frozenset(n for t in assigned for n in targets(t))
-        elif isinstance(node, _LOOPS):
+        if isinstance(node, cst.SimpleStatementLine):
+            self._statements.append(node)
+        if isinstance(node, _LOOPS):
             loop = node if isinstance(node, cst.For) else node.for_in  # a comprehension's element comes first
             target = loop.target
             looped = isinstance(target, cst.Name) and "prompt" in code(loop.iter).lower()
@@ -173,6 +181,8 @@ class _Collector(cst.CSTVisitor):
             self._functions.pop()
         elif isinstance(original_node, _LOOPS):
             self._prompt_loops.pop()
+        elif isinstance(original_node, cst.SimpleStatementLine):
+            self._statements.pop()
         elif isinstance(original_node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             self._assigning = frozenset()
         if self._skipping(original_node):
@@ -233,7 +243,10 @@ class _Collector(cst.CSTVisitor):
         function's first statement, the line a call reaches."""
         if isinstance(node, cst.Param) and self._functions and node in self._params_of(self._functions[-1]):
             body = self._functions[-1].body
-            first = body.body[0] if isinstance(body, cst.IndentedBlock) and body.body else None
+            statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+            if statements and _is_docstring(statements[0]):  # a docstring runs no line a tracer sees
+                statements = statements[1:]
+            first = statements[0] if statements else None
             for target, replacement, operator, description in kernel.default_flip(node):
                 if first is not None:
                     self._add(target, replacement, operator, description, at=first)
@@ -255,7 +268,11 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(node, cst.Return) and node.value is not None:
             found += kernel.returned_astype(node)
         elif isinstance(node, cst.Name) and node.value == "False" and scope is not None and self._prompt_loops:
-            found += kernel.special_end(node, self._prompt_loops[-1] or None, scope.params)
+            # on the statement's first line: a tracer records that line of a multi-line statement
+            at = self._statements[-1] if self._statements else None
+            for target, replacement, operator, description in kernel.special_end(
+                    node, self._prompt_loops[-1] or None, scope.params):
+                self._add(target, replacement, operator, description, at=at)
         return found
 
     @staticmethod

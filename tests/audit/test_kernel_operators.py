@@ -38,6 +38,8 @@ def test_default_flip_changes_a_literal_default_on_the_line_a_call_reaches():
     assert set(got) == {"default group_size=128 -> 64", "default alpha=0.6 -> 1.0", "default causal=True -> False"}
     # placed on the first statement: the def line runs at import, the body when a check calls it
     assert {m.line for m in mutants_of(src, "a.py") if m.operator == "default_flip"} == {2}
+    documented = src.replace("    return w", '    """Docs."""\n    return w')
+    assert {m.line for m in mutants_of(documented, "a.py") if m.operator == "default_flip"} == {3}
 
 
 def test_remainder_tile_drops_the_last_partial_tile_only():
@@ -115,6 +117,9 @@ def test_special_end_starts_a_prompt_ending_in_eos_finished():
         "beams = [[{'tokens': list(p), 'done': (len(p) > 0 and p[-1] == eos_token_id)}] for p in prompts]"]
     assert run(mutated, "search", None, [[3, 7]], 1, 7)[0][0][0]["done"] is True
     assert run(src, "search", None, [[3, 7]], 1, 7)[0][0][0]["done"] is False
+    # a statement over several lines: the mutant sits on its first, the line a tracer records
+    multi = src.replace("'done': False}]", "\n        'done': False,\n    }]")
+    assert [m.line for m in mutants_of(multi, "a.py") if m.operator == "special_end"] == [2]
 
 
 def test_operators_kernel_selects_the_contract_operators_alone():
