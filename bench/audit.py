@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,18 +26,32 @@ REPO = Path(__file__).resolve().parent.parent
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--workbench", type=Path, required=True)
+    p.add_argument("--workbench", type=Path, help="a workbench that has been run (--quick: a scratch one)")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--mutants", type=int)
     p.add_argument("-c", "--challenge", action="append", default=[])
     p.add_argument("--fresh", action="store_true")
+    p.add_argument("--quick", action="store_true",
+                   help="one mutant of one demo answer (demo-careful's backwards, run first), no goal asserted: the "
+                        "test suite runs it so the script cannot rot")
     a = p.parse_args()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    quick_tmp = None
+    if a.quick:
+        quick_tmp = tempfile.TemporaryDirectory(prefix="benchtui-audit-quick-")
+        a.workbench = Path(quick_tmp.name) / "bench"
+        shutil.copytree(REPO / "models" / "demo-careful" / "backwards", a.workbench / "careful" / "backwards")
+        a.mutants, a.challenge = 1, ["backwards"]
+        for argv in (["scan"], ["run", "-c", "backwards", "--no-self-check"]):
+            subprocess.run([sys.executable, "-m", "benchtui", "--workbench", str(a.workbench), *argv],
+                           capture_output=True, env=env, check=argv[0] == "scan")
+    elif a.workbench is None:
+        p.error("--workbench is needed (or --quick)")
     args = ["--workbench", str(a.workbench), "audit", "--json", "--jobs", str(a.jobs)]
     args += ["--mutants", str(a.mutants)] if a.mutants else []
     args += ["--fresh"] if a.fresh else []
     for c in a.challenge:
         args += ["-c", c]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "benchtui", *args], capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - started

@@ -102,7 +102,15 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=1,
                    help="alternate here / cluster this many times (fresh copies each): on a shared machine, "
                         "the load drifts; the overhead is taken from the medians")
+    p.add_argument("--quick", action="store_true",
+                   help="one demo answer (demo-careful's backwards) without self-checks, 20 store writes, no goal "
+                        "asserted: the test suite runs it (with the cluster extra) so the script cannot rot")
     a = p.parse_args()
+    if a.quick:
+        quick_tmp = tempfile.TemporaryDirectory(prefix="benchtui-cluster-quick-")
+        a.source = Path(quick_tmp.name) / "bench"
+        shutil.copytree(REPO / "models" / "demo-careful" / "backwards", a.source / "careful" / "backwards")
+        a.challenges, a.no_self_check, a.writes, a.rounds = "backwards", True, 20, 1
     if not a.source.is_dir():
         print(json.dumps({"error": f"no published benchmark at {a.source}"}))
         raise SystemExit(1)

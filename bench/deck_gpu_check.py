@@ -83,7 +83,12 @@ def main() -> int:
     p.add_argument("--timed-calls", type=int, default=5)
     p.add_argument("--backend", default="cuda", help="cuda (default); cpu only to try the script without a GPU")
     p.add_argument("--out", type=Path)
+    p.add_argument("--quick", action="store_true",
+                   help="a 60 s budget and one timed call a shape (the first answers only), no goal asserted: the "
+                        "test suite runs it on a GPU machine so the script cannot rot")
     a = p.parse_args()
+    if a.quick:
+        a.budget_s, a.timed_calls = 60.0, 1
     started = time.perf_counter()
     doc: dict = {"machine": machine(), "deck": str(a.deck), "budget_s": a.budget_s, "skipped": [], "answers": {}}
 

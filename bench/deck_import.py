@@ -153,7 +153,10 @@ def main() -> None:
     ap.add_argument("--keep", metavar="DIR", help="work here and keep it (default: a scratch folder, removed)")
     ap.add_argument("--no-scan", action="store_true", help="skip the workbench scan after the import")
     ap.add_argument("--no-published", action="store_true", help="skip the published view's figures")
+    ap.add_argument("--quick", action="store_true", help="small sizes, one round, no goal asserted: the test suite runs it so the script cannot rot")
     args = ap.parse_args()
+    if args.quick:
+        args.problems, args.runs, args.samples = 4, 2, 1
 
     from benchtui.decks import kernelbench
     from benchtui.decks.importer import import_deck

@@ -57,6 +57,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--extras", default="cuda,ternary")
     ap.add_argument("--keep", type=Path, help="build and install under DIR and keep it")
+    ap.add_argument("--quick", action="store_true",
+                    help="the wheel and sdist only, no installs (still needs the package index for `build`): the "
+                         "test suite runs it where the network is reachable, so the script cannot rot")
     args = ap.parse_args()
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="benchtui-size-"))
     tools = tmp / "tools"
@@ -75,9 +78,10 @@ def main() -> None:
         "wheel": {"file": wheel.name, "mb": round(wheel.stat().st_size / MB, 3), "files": len(infos),
                   "unpacked_mb": round(sum(i.file_size for i in infos) / MB, 3), "files_by_folder": dict(sorted(tops.items()))},
         "sdist": {"file": sdist.name, "mb": round(sdist.stat().st_size / MB, 3)},
-        "default": venv_with(tmp, "default", str(wheel)),
-        f"with_{args.extras.replace(',', '_')}": venv_with(tmp, "extras", f"{wheel}[{args.extras}]"),
     }
+    if not args.quick:
+        out["default"] = venv_with(tmp, "default", str(wheel))
+        out[f"with_{args.extras.replace(',', '_')}"] = venv_with(tmp, "extras", f"{wheel}[{args.extras}]")
     print(json.dumps(out, indent=2))
 
 

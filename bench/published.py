@@ -34,7 +34,17 @@ def main() -> None:
     p.add_argument("--source", type=Path, default=DEFAULT_SOURCE)
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--no-self-check", action="store_true", help="skip the answers' own tests and demos")
+    p.add_argument("-c", "--challenge", action="append", default=[], help="only this challenge (repeatable)")
+    p.add_argument("--quick", action="store_true",
+                   help="one demo answer (demo-careful's backwards) instead of the published benchmark, without "
+                        "self-checks, no goal asserted: the test suite runs it so the script cannot rot")
     a = p.parse_args()
+    quick_tmp = None
+    if a.quick:
+        quick_tmp = tempfile.TemporaryDirectory(prefix="benchtui-published-quick-")
+        a.source = Path(quick_tmp.name) / "bench"
+        shutil.copytree(REPO / "models" / "demo-careful" / "backwards", a.source / "careful" / "backwards")
+        a.challenge, a.no_self_check = ["backwards"], True
     if not a.source.is_dir():
         print(json.dumps({"error": f"no published benchmark at {a.source}"}))
         raise SystemExit(1)
@@ -45,6 +55,7 @@ def main() -> None:
         if scan.returncode:
             raise SystemExit(f"scan failed: {scan.stderr.strip()}")
         args = ["run", "--jobs", str(a.jobs), "--json"] + (["--no-self-check"] if a.no_self_check else [])
+        args += [arg for cid in a.challenge for arg in ("-c", cid)]
         started = time.perf_counter()
         run = benchtui(wb, *args)
         wall = time.perf_counter() - started
@@ -57,7 +68,8 @@ def main() -> None:
     answered = [r for r in runs if r["verdict"] != "no_answer"]
     slowest = sorted(answered, key=lambda r: -(r.get("duration_s") or 0))[:5]
     print(json.dumps({
-        "what": f"benchtui run --jobs {a.jobs}" + (" --no-self-check" if a.no_self_check else "") + " over the published benchmark",
+        "what": f"benchtui run --jobs {a.jobs}" + (" --no-self-check" if a.no_self_check else "")
+                + "".join(f" -c {cid}" for cid in a.challenge) + f" over a scratch copy of {a.source}",
         "cpus": os.cpu_count(),
         "answers": len(answered),
         "wall_s": round(wall, 2),

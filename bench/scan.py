@@ -85,7 +85,10 @@ def time_scans(root: Path, repeat: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--quick", action="store_true", help="small sizes, one round, no goal asserted: the test suite runs it so the script cannot rot")
     args = p.parse_args()
+    if args.quick:
+        args.repeat = 1
     out = {}
     with tempfile.TemporaryDirectory() as tmp:
         demo = Path(tmp) / "demo"

@@ -99,7 +99,15 @@ def main() -> None:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("-c", "--challenge", action="append", default=[],
                    help="only this challenge (repeatable; default all)")
+    p.add_argument("--quick", action="store_true",
+                   help="two runs of one demo answer (demo-careful's backwards), no goal asserted: the test suite "
+                        "runs it so the script cannot rot")
     a = p.parse_args()
+    if a.quick:
+        quick_tmp = tempfile.TemporaryDirectory(prefix="benchtui-stability-quick-")
+        a.source = Path(quick_tmp.name) / "bench"
+        shutil.copytree(REPO / "models" / "demo-careful" / "backwards", a.source / "careful" / "backwards")
+        a.runs, a.challenge = 2, ["backwards"]
     if not a.source.is_dir():
         print(json.dumps({"error": f"no published benchmark at {a.source}"}))
         raise SystemExit(1)

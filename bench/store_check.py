@@ -52,7 +52,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("stores", nargs="*", type=Path)
     ap.add_argument("--grow-mb", type=int, default=50)
+    ap.add_argument("--quick", action="store_true", help="small sizes, one round, no goal asserted: the test suite runs it so the script cannot rot")
     args = ap.parse_args()
+    if args.quick:
+        args.grow_mb = 2
     out = []
     with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
         for path in args.stores:

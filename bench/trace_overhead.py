@@ -88,7 +88,10 @@ def measure(cls, width: int, shape: tuple, calls: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=300)
+    parser.add_argument("--quick", action="store_true", help="small sizes, one round, no goal asserted: the test suite runs it so the script cannot rot")
     args = parser.parse_args()
+    if args.quick:
+        args.calls = 10
     out = {"torch": torch.__version__, "threads": torch.get_num_threads(), "calls": args.calls}
     for name, cls, width, shape in CASES:
         out[name] = measure(cls, width, shape, args.calls)

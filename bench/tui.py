@@ -104,14 +104,18 @@ def matrix_markers(root: Path) -> list:
     store's counts, the last model's column, the last challenge's row and the
     footer's last matrix key (Textual's footer lists keys a frame late)."""
     from benchtui.store.database import Store
-    from benchtui.store.queries import load_matrix
+    from benchtui.store.queries import empty_bundled, load_matrix
     from benchtui.tui.screens.matrix import MatrixScreen
     from benchtui.workbench.layout import find_workbench
 
     with Store(find_workbench(str(root), None, root).store_path) as store:
         m = load_matrix(store)
+        empty = empty_bundled(store)
     last_key = [b.description for b in MatrixScreen.BINDINGS if b.show][-1]
-    return [f"{len(m.models)} models × {len(m.challenges)} challenges", m.models[-1], m.challenges[-1].label[:22],
+    # the matrix leaves out the bundled challenges no model has a folder for
+    # (unless they are all there is) and says how many in its status line
+    shown = [c for c in m.challenges if c.id not in empty] or m.challenges
+    return [f"{len(m.models)} models × {len(shown)} challenges", m.models[-1], shown[-1].label[:22],
             re.compile(r"\b\S+ " + re.escape(last_key) + r"\b")]
 
 
@@ -155,7 +159,8 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45),
     # colours, so Textual maps every colour it draws to that palette).
     base = {**os.environ, "TERM": term, "COLORTERM": colorterm, "PYTHONDONTWRITEBYTECODE": "1",
             "BENCHTUI_CONFIG": str(tmp / "no-keys.toml")}
-    for name in ("BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM") + (() if colorterm else ("COLORTERM",)):
+    # COLUMNS and LINES would override the pseudo-terminal's own size in Textual
+    for name in ("BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM", "COLUMNS", "LINES") + (() if colorterm else ("COLORTERM",)):
         base.pop(name, None)
     markers = {name: matrix_markers(root) for name, root in workbenches.items()}
     times: dict[tuple[str, str], list[float]] = {}
@@ -292,7 +297,10 @@ def main() -> None:
     parser.add_argument("--colorterm", default="", help="COLORTERM for start-up (default: unset; 'truecolor' for 24-bit)")
     parser.add_argument("--published", type=Path, default=PUBLISHED,
                         help="a published benchmark to time start-up on too, from a scratch copy (default: %(default)s)")
+    parser.add_argument("--quick", action="store_true", help="the demo only, one round, no goal asserted: the test suite runs it so the script cannot rot")
     args = parser.parse_args()
+    if args.quick:
+        args.rounds, args.published = 1, None
     only = set(args.only or ("startup", "diff", "memory", "transcript"))
 
     from benchtui.workbench.layout import find_workbench

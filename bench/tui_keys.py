@@ -203,7 +203,9 @@ class Terminal:
 
 def _env(tmp: Path) -> dict:
     env = {**os.environ, "TERM": "tmux-256color", "BENCHTUI_CONFIG": str(tmp / "no-keys.toml")}
-    for name in ("COLORTERM", "BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM"):
+    # COLUMNS and LINES (exported by some shells, and by pytest-xdist's workers) would
+    # override the pseudo-terminal's own size in Textual
+    for name in ("COLORTERM", "BENCHTUI_WORKBENCH", "TEXTUAL_COLOR_SYSTEM", "COLUMNS", "LINES"):
         env.pop(name, None)
     return env
 
@@ -296,15 +298,26 @@ def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str]
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("workbench", type=Path)
+    p.add_argument("workbench", type=Path, nargs="?", help="the workbench (--quick: a scratch demo one)")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--size", default="140x45")
     p.add_argument("--only", default="", help="comma-separated label prefixes, e.g. 'grades,compare'")
+    p.add_argument("--quick", action="store_true",
+                   help="one round on a scratch copy of the demo workbench, no goal asserted: the test suite runs it "
+                        "so the script cannot rot")
     args = p.parse_args()
+    if not args.quick and args.workbench is None:
+        p.error("a workbench is needed (or --quick)")
     cols, rows = (int(x) for x in args.size.split("x"))
     result = {"machine": {"cpus": os.cpu_count(), "loadavg_at_start": os.getloadavg()}}
-    result.update(bench_keys(args.workbench.resolve(), args.rounds, (cols, rows),
-                             [x.strip() for x in args.only.split(",") if x.strip()]))
+    with tempfile.TemporaryDirectory(prefix="benchtui-keys-quick-") as tmp:
+        if args.quick:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tui"))
+            from tui_demo import build_demo
+
+            args.workbench, args.rounds = build_demo(Path(tmp) / "demo"), 1
+        result.update(bench_keys(args.workbench.resolve(), args.rounds, (cols, rows),
+                                 [x.strip() for x in args.only.split(",") if x.strip()]))
     result["machine"]["loadavg_at_end"] = os.getloadavg()
     print(json.dumps(result, indent=2))
 

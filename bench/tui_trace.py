@@ -55,14 +55,26 @@ def trace(term, data: bytes, quiet: float, limit: float) -> list[tuple[float, in
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("workbench", type=Path)
-    p.add_argument("keys", nargs="+")
+    p.add_argument("workbench", type=Path, nargs="?", help="the workbench (--quick: a scratch demo one)")
+    p.add_argument("keys", nargs="*")
+    p.add_argument("--quick", action="store_true",
+                   help="the keys down and escape on a scratch copy of the demo workbench: the test suite runs it "
+                        "so the script cannot rot")
     p.add_argument("--size", default="140x45")
     p.add_argument("--quiet", type=float, default=0.4)
     p.add_argument("--limit", type=float, default=2.0, help="stop reading a key after this many seconds")
     args = p.parse_args()
     size = tuple(int(x) for x in args.size.split("x"))
     tmp = Path(tempfile.mkdtemp(prefix="benchtui-trace-"))
+    if args.quick:
+        import sys
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tui"))
+        from tui_demo import build_demo
+
+        args.workbench, args.keys = build_demo(tmp / "demo"), args.keys or ["down", "escape"]
+    elif args.workbench is None or not args.keys:
+        p.error("a workbench and at least one key are needed (or --quick)")
     term = tui_keys.Terminal([shutil.which("benchtui"), "--workbench", str(args.workbench.resolve())],
                              tui_keys._env(tmp), size, cwd=tmp)
     try:

@@ -5,8 +5,9 @@ import from ``benchtui.api`` and from nothing else of benchtui's. Every name
 in ``__all__`` keeps its meaning across releases; the modules these names
 come from are internal and move when the engine is refactored, so a
 challenge that reaches past this module may break on any upgrade.
-docs/authoring.md ("The public API") has a worked example; challenges/AUTHORING.md
-describes the Suite's methods.
+docs/authoring.md ("The public API") lists every name with a worked example for
+the CPU and one for CUDA; challenges/AUTHORING.md describes the Suite's methods.
+Every name here is a class, a function or a constant: never a whole module.
 
 ``conformance.run(suite)`` is a challenge's whole entry point: ``suite`` is a
 ``Suite``, and ``with suite.check(name, threshold=..., requires=(...)) as c``
@@ -16,21 +17,30 @@ from __future__ import annotations
 
 from benchtui.challenges.prompts import prompt_sha256
 from benchtui.records import verdicts as _verdicts
-
-# Two whole modules, re-exported as they are: the CUDA challenges share a dozen
-# of cuda_suite's steps (compile, device, timed cycles, roofline figures), and
-# reach_report's three functions read what an adapter's call reached. Their
-# public functions are part of this surface; their underscored names are not.
-from benchtui.verify import reach_report
 from benchtui.verify.binding import Unbound, load_module, python_files
-from benchtui.verify.cuda import suite as cuda_suite
 from benchtui.verify.cuda.device import bf16_bits, bf16_to_float32, seeded_rows, seeded_values
+from benchtui.verify.cuda.suite import (
+    CudaFault,
+    build_in_answer_process,
+    checker_device,
+    device_info,
+    error_text,
+    gpu_preamble,
+    roofline_figures,
+    timed_cycles,
+    timing_details,
+)
+from benchtui.verify.cuda.suite import answer_sources as cuda_sources
+from benchtui.verify.cuda.suite import compile_answer as compile_cuda_answer
 from benchtui.verify.module.rules import compare as compare_tensors
 from benchtui.verify.module.suite import run as run_module_suite
+from benchtui.verify.reach_report import batch_loops, describe_loops
+from benchtui.verify.reach_report import record as record_reach
 from benchtui.verify.seeds import derive as derive_seed
 from benchtui.verify.smoke_stand_ins import checkpoint as smoke_checkpoint
 from benchtui.verify.smoke_stand_ins import weights_checkpoint
 from benchtui.verify.suite import Check, CheckFailed, InputMutated, SkipCheck, Suite, describe_exception
+from benchtui.verify.timing.core import median_iqr
 from benchtui.verify.wire import is_proxy
 
 
@@ -58,8 +68,13 @@ __all__ = [
     "compare_tensors",
     # files of the challenge and of the answer
     "load_module", "python_files", "is_proxy",
-    # whole harnesses: an imported deck's checks, the CUDA challenges' steps, what a check reached
-    "run_module_suite", "cuda_suite", "reach_report",
+    # an imported deck's checks, whole
+    "run_module_suite",
+    # a CUDA challenge's steps: compile, the GPU, the answer's library, timed cycles, figures
+    "cuda_sources", "compile_cuda_answer", "gpu_preamble", "checker_device", "build_in_answer_process", "device_info",
+    "timed_cycles", "timing_details", "roofline_figures", "median_iqr", "CudaFault", "error_text",
+    # what a check reached through an adapter
+    "record_reach", "batch_loops", "describe_loops",
     # adapters: the stand-in checkpoints a training loop or a model conversion loads in the answer's process
     "smoke_checkpoint", "weights_checkpoint",
     # prompt versions: the hash challenge.toml's [prompts.<version>] lists

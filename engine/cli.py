@@ -44,10 +44,66 @@ def parser_class() -> type[argparse.ArgumentParser]:
 
     class Parser(argparse.ArgumentParser):
         def error(self, message: str):  # one line, exit 2, no usage dump
-            print(f"benchtui: error: {message} (see benchtui --help)", file=sys.stderr)
+            where = self.prog.removeprefix("benchtui").strip()
+            print(f"benchtui: error: {with_suggestions(self, message)} (see benchtui help{' ' + where if where else ''})",
+                  file=sys.stderr)
             raise SystemExit(EXIT_USAGE)
 
+        def _check_value(self, action, value):
+            # an unknown command or choice: the closest visible ones, never the hidden legacy
+            # spellings argparse would list among the choices
+            if action.choices is not None and value not in action.choices:
+                from benchtui.text.suggest import suggest
+
+                shown = visible_choices(action)
+                if value.startswith("-"):  # `benchtui -Z`: an option no command knows, not a command
+                    raise argparse.ArgumentError(None, f"unknown option {value}")
+                what = "command" if isinstance(action, argparse._SubParsersAction) else "choice"
+                raise argparse.ArgumentError(action, f"unknown {what} {value!r}; {suggest(value, shown, 'one of')}")
+            return super()._check_value(action, value)
+
     return Parser
+
+
+def visible_choices(action) -> list[str]:
+    """An argument's choices as its help lists them: a subcommand without help (an older
+    spelling kept working) is left out."""
+    import argparse
+
+    if isinstance(action, argparse._SubParsersAction):
+        return [a.dest for a in action._choices_actions]
+    return [str(c) for c in action.choices]
+
+
+def option_strings(parser) -> set[str]:
+    """Every option of ``parser`` and of its subcommands, for a did-you-mean."""
+    import argparse
+
+    found: set[str] = set()
+    for action in parser._actions:
+        found.update(o for o in action.option_strings if o.startswith("--"))
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                found |= option_strings(sub)
+    return found
+
+
+def with_suggestions(parser, message: str) -> str:
+    """argparse's "unrecognized arguments: --jbos 2" with the closest options named."""
+    prefix = "unrecognized arguments: "
+    if not message.startswith(prefix):
+        return message
+    from benchtui.text.suggest import close_names
+
+    unknown = [t.split("=", 1)[0] for t in message[len(prefix):].split() if t.startswith("-")]
+    if not unknown:
+        return message
+    known = sorted(option_strings(parser))
+    said = []
+    for option in unknown:
+        close = close_names(option, known, n=2) if option.startswith("--") else []
+        said.append(f"unknown option {option}" + (f": did you mean {' or '.join(close)}?" if close else ""))
+    return "; ".join(said)
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:
@@ -100,8 +156,28 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=parser_class())
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    p = sub.add_parser("help", help="help on a command: `benchtui help run`, `benchtui help grades set`")
+    p.add_argument("topic", nargs="*", metavar="COMMAND")
+    p.set_defaults(func=lambda args, ctx: command_help(parser, args.topic))
     help_for_shared_options(parser)
     return parser
+
+
+def command_help(parser: argparse.ArgumentParser, topic: list[str]) -> int:
+    """``benchtui help COMMAND [ACTION]``: that command's --help, as git help does."""
+    import argparse
+
+    for word in topic:
+        subs = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if subs is None or word not in subs.choices:
+            from benchtui.text.suggest import suggest
+
+            shown = visible_choices(subs) if subs is not None else []
+            raise UsageError(f"no help on {' '.join(topic)!r}: {parser.prog} has no {word!r}"
+                             + (f"; {suggest(word, shown, 'it has')}" if shown else ""))
+        parser = subs.choices[word]
+    parser.print_help()
+    return EXIT_OK
 
 
 JSON_HELP = "print JSON instead of text: stdout holds only the JSON"

@@ -56,7 +56,7 @@ class BenchApp(App[int]):
         self._after_first_frame: list | None = []  # None once the first screen is out whole
         self.prefetched_matrix = None  # an engine.store.queries.MatrixPrefetch (run_app), taken by the matrix
         self._answer_screen = None  # the kept AnswerScreen (open_answer)
-        self._read_ahead_token = None  # open_read_ahead's latest
+        self._read_ahead_token: object | None = None  # open_read_ahead's latest
         self._gc_timer = None  # collect_when_idle's
         self._last_input = 0.0  # time.monotonic() of the last key or mouse event
 

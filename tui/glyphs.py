@@ -34,6 +34,7 @@ WARNING_MARK = "⚠"  # a cell whose answer has scan warnings
 STALE_MARK = "≠"  # a cell whose verdict is on files that have changed since
 IN_FLIGHT_MARK = "◌"  # a run in progress beside the cell's last finished verdict
 PENDING_MARK = "…"  # a cell not read yet (a big matrix's first frame)
+HACK_MARK = "⚑"  # a cell whose latest run shows a hack signal (engine/records/flags.py): beside the verdict
 
 
 def verdict_glyph(verdict: str | None) -> Text:
@@ -52,7 +53,8 @@ def grade_style(letter: str | None) -> str:
     return {"A": "green", "B": "cyan", "C": "yellow", "D": "red", "F": "bold red"}.get(letter[0], "")
 
 
-def legend(verdicts=None, warnings: bool = True, pending: bool = True, stale: bool = False) -> Text:
+def legend(verdicts=None, warnings: bool = True, pending: bool = True, stale: bool = False,
+           flagged: bool = False) -> Text:
     """The key to the matrix's glyphs: each of ``verdicts`` (all it can show when
     None; one it does not know as "? its name"), the scan-warning mark and the
     not-read-yet cell when the matrix shows them, and the two kinds of grade."""
@@ -74,6 +76,8 @@ def legend(verdicts=None, warnings: bool = True, pending: bool = True, stale: bo
         entry(WARNING_MARK, "yellow", "scan warning")
     if stale:
         entry(STALE_MARK, "bold yellow", "files changed since the run")
+    if flagged:
+        entry(HACK_MARK, "bold magenta", "suspected hack")
     if pending:
         entry(PENDING_MARK, "dim", "not read yet")
     out.append("B+", style="bold")

@@ -8,14 +8,6 @@ from textual.message import Message
 
 
 @dataclass
-class Failed(Message):
-    """A worker failed; the handler turns it into a notification."""
-
-    what: str
-    error: str
-
-
-@dataclass
 class RunProgress(Message):
     event: Any  # engine.runner.orchestrate.RunEvent
 
@@ -25,10 +17,3 @@ class RunsDone(Message):
     count: int
     cancelled: bool
     refused: str = ""  # why the machine ran none of them (a backend asked for by name is absent)
-
-
-@dataclass
-class StoreChanged(Message):
-    """Grades or runs were written: screens showing them reload."""
-
-    reason: str

@@ -190,6 +190,7 @@ def run(suite) -> None:
     batch_independence(s)
     eos_retention(s)
     eos_in_prompt(s)
+    ragged_finish(s)
     ranking = ranking_runner(s)
     ranking_alpha(s, ranking)
     prompt_not_in_output(s, ranking)
@@ -267,6 +268,28 @@ def eos_in_prompt(s: Scene) -> None:
         c.value = "equal" if ok else "differs"
         c.expect(ok, f"with EOS as a prompt's last token and inside another: got {[seqs(i) for i in got]}, "
                      f"reference {want} (an EOS in the prompt does not finish a beam)")
+
+
+def ragged_finish(s: Scene) -> None:
+    """A batch where one item finishes at once and the other never does, built so on every
+    run (random models make it only on some seeds): the first item's prompt gives EOS all
+    the mass, every other context gives EOS none. Stopping the batch when one item is done
+    (or never for a done item) shows here."""
+    suite, answer, core, prompts, seqs, eos = s.suite, s.answer, s.core, s.prompts, s.seqs, s.eos
+    with suite.check("ragged_finish", threshold="one item done at step 1, the other runs to max_new_tokens",
+                     timeout_s=s.timeout, requires=("stopping", "independent_items")) as c:
+        done, running = prompts("ragged", (3, 4))
+        # EOS first and one token second, clear of the rest (no tie for the second beam to settle)
+        second = next(t for t in (int(x) for x in suite.rng("ragged-second").permutation(s.vocab)) if t != eos)
+        cr = core("ragged", eos_mean=-60.0, overrides={tuple(done): {eos: -1e-3, second: -8.0}})
+        for k in (1, 2):
+            got = answer(cr, [done, running], k, 5, 0.6, eos)
+            ok, want = s.matches_reference(cr, [done, running], got, k, 5, 0.6)
+            c.value = f"K={k}: {[len(b.tokens) for item in got for b in item]} tokens per beam"
+            c.expect(ok, f"with K={k}, item 0 finished at its first step and item 1 never finishing: got "
+                         f"{[seqs(i) for i in got]}, reference {want} (one item's end is not the batch's)")
+            if not ok:
+                break
 
 
 def eos_retention(s: Scene) -> None:

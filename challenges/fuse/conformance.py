@@ -15,7 +15,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from benchtui.api import CheckFailed, InputMutated, V, cuda_suite, derive_seed, load_module, seeded_rows
+from benchtui.api import (
+    CheckFailed,
+    CudaFault,
+    InputMutated,
+    V,
+    compile_cuda_answer,
+    cuda_sources,
+    derive_seed,
+    device_info,
+    error_text,
+    gpu_preamble,
+    load_module,
+    median_iqr,
+    roofline_figures,
+    seeded_rows,
+    timed_cycles,
+    timing_details,
+)
+from benchtui.api import build_in_answer_process as build_library_in_answer_process
 
 SYMBOL = "benchtui_softmax_topk"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const float* logits, int rows, int V, int k, "
@@ -33,11 +51,11 @@ def run(suite) -> None:
 # -- without a GPU: does each file compile? --------------------------------------
 
 # every .cu file compiled on its own, one check each (engine/verify/cuda/suite.py)
-answer_sources = cuda_suite.answer_sources
+answer_sources = cuda_sources
 
 
 def compile_answer(suite) -> None:
-    cuda_suite.compile_answer(suite, requires=("compiles",))
+    compile_cuda_answer(suite, requires=("compiles",))
 
 
 # -- with a GPU: the answer's library, built and run in the answer's process ---------
@@ -56,7 +74,6 @@ FIGURES = ("speed", "bandwidth", "roofline")
 EVENTS_AGREE = 0.8
 
 
-CudaFault = cuda_suite.CudaFault
 
 
 def requires_of(name: str) -> tuple:
@@ -80,7 +97,7 @@ def skip_gpu(suite, names: list[str], reason: str) -> None:
 
 def gpu_checks(suite) -> None:
     names = gpu_check_names(suite.thresholds)
-    device = cuda_suite.gpu_preamble(suite, names, SIGNATURE, requires_of)
+    device = gpu_preamble(suite, names, SIGNATURE, requires_of)
     if device is None:
         return
     # the library baseline is timed before the answer's library is built or loaded anywhere
@@ -94,13 +111,12 @@ def gpu_checks(suite) -> None:
     checks.run_all()
 
 
-checker_device = cuda_suite.checker_device
 
 
 def build_in_answer_process(suite):
     """nvcc builds the adapter and the answer inside the answer's sandbox, which
     loads the library; this process gets a proxy and never loads it."""
-    return cuda_suite.build_in_answer_process(suite, SYMBOL, PARAMS, requires=("compiles",))
+    return build_library_in_answer_process(suite, SYMBOL, PARAMS, requires=("compiles",))
 
 
 class FuseChecks:
@@ -224,7 +240,7 @@ class FuseChecks:
         except Exception as exc:
             for name in ("timed_outputs", *FIGURES):
                 s.record(name, V.ERROR if name == "timed_outputs" else V.INFO,
-                         message=f"timing at {rows} x {vocab}, k={k} failed: {describe(exc)}", requires=requires_of(name))
+                         message=f"timing at {rows} x {vocab}, k={k} failed: {error_text(exc)}", requires=requires_of(name))
             return
         with s.check("timed_outputs", requires=requires_of("timed_outputs")) as c:
             c.value, c.threshold = run["rows_wrong"], 0
@@ -254,12 +270,12 @@ class FuseChecks:
             bad, first = self.ref.check_topk(x, idx[sample], probs[sample], k, self.rtol)
             return len(sample), bad, first
 
-        return cuda_suite.timed_cycles(self.suite, self.host, self.device, inputs, outputs, scratch,
+        return timed_cycles(self.suite, self.host, self.device, inputs, outputs, scratch,
                                        [[[seed]] for seed in seeds], warmup, [rows, vocab, k], verify)
 
     def device_info(self) -> dict:
         """The device's facts as this process read them (never the answer's process)."""
-        return cuda_suite.device_info(self.device)
+        return device_info(self.device)
 
     def time_baseline(self, rows: int, vocab: int, k: int, seeds: list[int]) -> dict | None:
         """The best library baseline present, timed here the same way."""
@@ -271,12 +287,12 @@ class FuseChecks:
                 name, times = library_baseline(rows, vocab, k, seeds, self.device.harness)
             return {"name": name, "times": times}
         except Exception as exc:
-            return {"name": None, "error": describe(exc)}
+            return {"name": None, "error": error_text(exc)}
 
     def record_figures(self, rows: int, vocab: int, k: int, run: dict, baseline: dict | None, info: dict) -> None:
         s = self.suite
         moved = rows * vocab * 4 + rows * k * 8  # logits read once, k (probability, index) pairs written
-        common, flags, said = cuda_suite.timing_details(run, info, moved, EVENTS_AGREE)
+        common, flags, said = timing_details(run, info, moved, EVENTS_AGREE)
         common.update(rows=rows, V=vocab, k=k)
         med = common["answer_median_s"]
         base = baseline or {}
@@ -286,7 +302,7 @@ class FuseChecks:
             "speed": (base_med / med if base_med and med > 0 else None,
                       f"{base_med / med:.2f}x {base['name']} ({med * 1e3:.3f} ms against {base_med * 1e3:.3f} ms), {where}"
                       if base_med and med > 0 else f"no library baseline: {base.get('error', 'none present')}"),
-            **cuda_suite.roofline_figures(common, where),
+            **roofline_figures(common, where),
         }
         figures = {name: (value, message + said) for name, (value, message) in figures.items()}
         for name, (value, message) in figures.items():
@@ -299,8 +315,6 @@ class FuseChecks:
             s.info(name, value=None if value is None else float(f"{value:.5g}"), message=message, details=details)
 
 
-median_iqr = cuda_suite.median_iqr
-describe = cuda_suite.describe
 
 
 def library_baseline(rows: int, vocab: int, k: int, seeds: list[int], harness) -> tuple[str, list[float]]:

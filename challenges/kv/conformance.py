@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from benchtui.api import CheckFailed, reach_report
+from benchtui.api import CheckFailed, batch_loops, describe_loops, record_reach
 
 CLASS_NAMES = ("KVCache", "KvCache", "KVCacheNumpy", "Cache", "DecodeCache", "IncrementalDecoder")
 FACTORY_NAMES = ("make_cache", "new_cache", "create_cache", "make_session")
@@ -204,7 +204,7 @@ def run(suite) -> None:
 
     smallest_inputs(suite, factory, ref, tol, garbage)
     multi_token(suite, factory, ref, tol)
-    reach_report.record(suite)
+    record_reach(suite)
     memory(suite, factory)
     speed(suite, factory, ref)
 
@@ -232,9 +232,9 @@ def own_batching(c, batch: int) -> None:
     adapter whose decode calls the answer once per sequence did it itself
     (judged once the check's reach is measured)."""
     def judge(c):
-        loops = reach_report.batch_loops(c.details.get("reach"), "decode", batch)
+        loops = batch_loops(c.details.get("reach"), "decode", batch)
         if loops:
-            c.not_exercised("variable_lengths", reach_report.describe_loops(loops, "decode", batch))
+            c.not_exercised("variable_lengths", describe_loops(loops, "decode", batch))
     c.after_reach.append(judge)
 
 

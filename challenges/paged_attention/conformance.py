@@ -17,7 +17,24 @@ the device's peak as this process read it.
 from __future__ import annotations
 
 import numpy as np
-from benchtui.api import CheckFailed, InputMutated, V, bf16_bits, bf16_to_float32, cuda_suite, derive_seed, seeded_values
+from benchtui.api import (
+    CheckFailed,
+    CudaFault,
+    InputMutated,
+    V,
+    bf16_bits,
+    bf16_to_float32,
+    build_in_answer_process,
+    compile_cuda_answer,
+    derive_seed,
+    device_info,
+    error_text,
+    gpu_preamble,
+    roofline_figures,
+    seeded_values,
+    timed_cycles,
+    timing_details,
+)
 
 SYMBOL = "benchtui_paged_attention"
 SIGNATURE = (f"extern \"C\" int {SYMBOL}(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, "
@@ -45,7 +62,7 @@ REQUIRES = {"build_library": ("compiles",), "context_len_1": ("context_lengths",
 
 
 def run(suite) -> None:
-    cuda_suite.compile_answer(suite, requires=("compiles",))
+    compile_cuda_answer(suite, requires=("compiles",))
     gpu_checks(suite)
 
 
@@ -73,10 +90,10 @@ def skip_gpu(suite, names: list[str], reason: str) -> None:
 
 def gpu_checks(suite) -> None:
     names = gpu_check_names()
-    device = cuda_suite.gpu_preamble(suite, names, SIGNATURE, requires_of)
+    device = gpu_preamble(suite, names, SIGNATURE, requires_of)
     if device is None:
         return
-    host = cuda_suite.build_in_answer_process(suite, SYMBOL, PARAMS, requires=("compiles",))
+    host = build_in_answer_process(suite, SYMBOL, PARAMS, requires=("compiles",))
     if host is None:
         skip_gpu(suite, names[1:], "not run: the answer's library did not build")
         return
@@ -183,9 +200,9 @@ class PagedChecks:
         inputs = [case.q, case.k_cache, case.v_cache, case.tables, case.lens]
         got = self.host.call([*inputs, ("float32", n + GUARD, NAN_BITS), s, h, kvh, d, bs, mb, nb, case.scale])
         if got.get("error"):
-            raise cuda_suite.CudaFault(f"the kernel failed on the device: {got['error']}")
+            raise CudaFault(f"the kernel failed on the device: {got['error']}")
         if got.get("rc"):
-            raise cuda_suite.CudaFault(f"{SYMBOL} returned {got['rc']} ({got.get('rc_name') or 'not a CUDA error code'})")
+            raise CudaFault(f"{SYMBOL} returned {got['rc']} ({got.get('rc_name') or 'not a CUDA error code'})")
         out = np.asarray(got["outputs"][0])
         if out.shape != (n + GUARD,) or len(got["inputs"]) != len(inputs):
             raise CheckFailed("the answer's process returned buffers of the wrong size")
@@ -271,12 +288,12 @@ class PagedChecks:
     def timing(self) -> None:
         s, p = self.suite, self.timing_plan()
         try:
-            info = cuda_suite.device_info(self.device)
+            info = device_info(self.device)
             run, moved = self.time_answer(p, info)
         except Exception as exc:
             for name in ("timed_outputs", *FIGURES):
                 s.record(name, V.ERROR if name == "timed_outputs" else V.INFO,
-                         message=f"timing ({self.timed_where(p)}) failed: {cuda_suite.describe(exc)}",
+                         message=f"timing ({self.timed_where(p)}) failed: {error_text(exc)}",
                          requires=requires_of(name))
             return
         where = self.timed_where(p)  # the windows' width as timed (widened above the empty cycle's jitter)
@@ -287,9 +304,9 @@ class PagedChecks:
                 c.fail(f"{run['rows_wrong']}/{run['rows_checked']} sampled (sequence, head) outputs of the timed "
                        f"calls wrong; {run['why']}")
             c.message = f"{run['rows_checked']} sampled (sequence, head) outputs of the timed calls ({where}) verified"
-        details, flags, said = cuda_suite.timing_details(run, info, moved, EVENTS_AGREE)
+        details, flags, said = timing_details(run, info, moved, EVENTS_AGREE)
         details.update(plan=p, launches_per_window=p["launches"])
-        figures = cuda_suite.roofline_figures(details, f"{where} on {info.get('name', 'the GPU')}")
+        figures = roofline_figures(details, f"{where} on {info.get('name', 'the GPU')}")
         for name, (value, message) in figures.items():
             message += said
             d = dict(details)
@@ -334,7 +351,7 @@ class PagedChecks:
                                   f"error {err:.3g} of its largest |V|")
             return len(cycle_seeds), wrong, why
 
-        run = cuda_suite.timed_cycles(s, self.host, self.device, inputs, outputs, scratch, reseed(p["launches"]),
+        run = timed_cycles(s, self.host, self.device, inputs, outputs, scratch, reseed(p["launches"]),
                                       p["warmup"], scalars, verify, launches=p["launches"], reseed=reseed)
         p["launches"] = run["launches"]  # as wide as the windows were timed
         moved = [sum(self.window_bytes(p, launch_seeds) for launch_seeds in cycle)

@@ -132,6 +132,7 @@ def run(suite) -> None:
     check_quantize_levels(suite, quant_cases, g, rtol)
     check_quantize_group_scale(suite, ref, quant_cases, g, rtol)
     check_quantize_rounding(suite, ref, quant_cases, g)
+    check_quantize_zero_group(suite, ref, quant, to_answer, g)
     group_size_check(suite, ref, quant, to_answer, g, rtol)
     group_size_default(suite, ref, quant, to_answer, g, rtol)
     report_figures(suite)  # before the smoke run: a loop may write files into the scratch copy
@@ -221,6 +222,25 @@ def check_quantize_rounding(suite, ref, quant_cases, g: int) -> None:
             bad, total = bad + int(wrong.sum()), total + w.size
         c.value = bad
         c.expect(bad == 0, f"{bad} of {total} weights get the wrong ternary code")
+
+
+def check_quantize_zero_group(suite, ref, quant, to_answer, g: int) -> None:
+    """Groups whose weights are all zero (pruned or never trained): their scale is 0 and
+    every projected entry exactly 0, never 0/0's NaN; the other groups as usual. Random
+    weights never make one."""
+    with suite.check("quantize_zero_group", requires=("quantizer",), threshold="zero groups project to 0, finite") as c:
+        w = test_weights(np.random.default_rng(20261204), (4, 3 * g), g)
+        w[0, :g] = 0.0
+        w[2, g:2 * g] = 0.0
+        w[3] = 0.0
+        proj = projected_weights(suite.call(quant, to_answer(w), **group_kw(quant, g)), w.shape, g)
+        want = ref.ternary_quantize(w.astype(np.float64), g)
+        bad = int((~np.isfinite(proj)).sum())
+        c.value = f"{bad} non-finite entries"
+        c.expect(bad == 0, f"{bad} of {proj.size} projected entries are not finite where a group of {g} weights is "
+                           "all zero (its scale mean |w| is 0: 0/0 without a guard)")
+        err = float(np.max(np.abs(np.where(np.isfinite(proj), proj, 0.0) - want)) / np.abs(want).max())
+        c.expect(bad > 0 or err <= 1e-5, f"with all-zero groups the result is {err:.3g} (relative) from the reference")
 
 
 def quantize_speed(suite, ref, quant, to_answer, g: int) -> None:

@@ -32,9 +32,10 @@ from pathlib import Path
 from benchtui.audit.answer_lines import LINES_FILE
 from benchtui.audit.checker import KILLING
 from benchtui.audit.equivalence import allowed_by_prompt, same_values, unstable_positions
-from benchtui.audit.mutate import Mutant, Source
+from benchtui.audit.mutate import FAMILIES, Mutant, Source
 from benchtui.challenges import adapters, prompts
 from benchtui.challenges.definition import Challenge
+from benchtui.challenges.reference_answer import write_reference_answer
 from benchtui.host.backends import choose_backend
 from benchtui.runner.orchestrate import RunInterrupted, Runner, RunOptions, answer_prompt_facts, tree_digest
 from benchtui.store import audit_sql, runs_sql
@@ -55,6 +56,7 @@ class AuditOptions:
     seed: int = DEFAULT_SEED
     allow_unsafe: bool = False
     references: bool = True
+    operators: str = "all"  # a family of mutate.FAMILIES: all, kernel (the contract operators), classic
 
 
 @dataclass
@@ -102,14 +104,15 @@ def _sha(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def pick(sources: list[Source], n: int | None) -> list[Mutant]:
+def pick(sources: list[Source], n: int | None, operators: set[str] | None = None) -> list[Mutant]:
     """At most ``n`` mutants over an answer's files, spread over the operators
-    and stable across audits (each operator's sites in key order, taken in
-    turn); only the picked ones are built."""
+    (those in ``operators``; None: all) and stable across audits (each
+    operator's sites in key order, taken in turn); only the picked ones are built."""
     groups = defaultdict(list)
     for src in sources:
         for site in src.sites:
-            groups[site.operator].append((site.key, src, site))
+            if operators is None or site.operator in operators:
+                groups[site.operator].append((site.key, src, site))
     queues = [sorted(groups[k], key=lambda t: t[0]) for k in sorted(groups)]
     out = []
     while any(queues) and (n is None or len(out) < n):
@@ -162,7 +165,8 @@ class Auditor:
             if self.options.references and (not models or REFERENCE in models) and challenge.language != "cuda":
                 folder = tmp / "references" / cid
                 folder.mkdir(parents=True)
-                shutil.copyfile(challenge.reference_path, folder / "reference.py")
+                # the reference as an answer folder holds it: an imported deck problem's under its answer file
+                write_reference_answer(challenge, folder)
                 # the reference answers the challenge's own prompt: judged by its version's checks too
                 if (challenge.path / prompts.PROMPT_FILE).is_file():
                     shutil.copyfile(challenge.path / prompts.PROMPT_FILE, folder / prompts.PROMPT_FILE)
@@ -232,6 +236,13 @@ class Auditor:
                         "mutant_keys": json.dumps([k for _, k in p["keys"]]), "available": p["available"],
                         **summarise(store, p["target"].model, p["target"].challenge.id, [k for _, k in p["keys"]])}
                        for p in plans]
+            if self.cancel.is_set():  # a cancelled audit is not "audited": each answer says how far it got
+                for a in answers:
+                    if a["status"] == "audited":
+                        ran = len(mutant_rows(store, json.loads(a["mutant_keys"])))
+                        a["status"] = "interrupted"
+                        a["message"] = (f"interrupted: {ran} of {a['generated']} mutants run, their outcomes kept; "
+                                        "a new audit resumes")
             audit_sql.finish_audit(store, audit_id, answers, {
                 "finished_at": now_iso(), "wall_s": round(time.perf_counter() - started, 2),
                 "status": "cancelled" if self.cancel.is_set() else "done", "mutants": self.total,
@@ -294,7 +305,7 @@ class Auditor:
             path = target.folder / rel
             if path.suffix == ".py" and path.is_file():
                 sources.append(Source(path.read_text(encoding="utf-8", errors="replace"), rel, set(reached)))
-        mutants = pick(sources, self.options.mutants)
+        mutants = pick(sources, self.options.mutants, FAMILIES[self.options.operators])
         if not mutants:
             plan["status"] = "no_mutants"
             plan["message"] = ("no Python line of the answer was reached by the checks" if not lines else

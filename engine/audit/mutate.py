@@ -19,7 +19,7 @@ import warnings
 from dataclasses import dataclass
 
 import libcst as cst
-from benchtui.audit import flow, numeric
+from benchtui.audit import flow, kernel, numeric
 from benchtui.audit.syntax import call_name, code, plus, positional, targets
 from libcst.metadata import (
     ExpressionContext,
@@ -57,7 +57,10 @@ OPERATORS = {
     "reported_figure": "a reported figure read from elsewhere: a metric in a dict of figures replaced by another "
                        "figure or a constant; an evaluate/perplexity function returning a constant",
     "empty_branch": "an empty-input guard changed: if len(x) == 0 dropped (if False), or widened to len(x) <= 1",
+    **kernel.KERNEL,
 }
+# operator families `benchtui audit --operators` selects
+FAMILIES = {"all": set(OPERATORS), "kernel": set(kernel.KERNEL), "classic": set(OPERATORS) - set(kernel.KERNEL)}
 
 
 @dataclass
@@ -90,6 +93,14 @@ _SKIP_FUNCS = ("test_", "main", "demo", "bench", "benchmark", "_test", "example"
 _QUIET_CALLS = {"print", "pprint", "warn", "debug", "info", "warning", "log", "error", "exception", "write", "flush"}
 
 
+_LOOPS = (cst.For, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+
+
+def _is_docstring(statement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and \
+        isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString)
+
+
 def _op_text(op) -> str:
     return code(op).strip()
 
@@ -114,6 +125,9 @@ class _Collector(cst.CSTVisitor):
         self._not_uses: set[int] = set()  # names that read no variable: x.NAME, f(NAME=...)
         self._dereferenced: set[int] = set()  # x[...], x.attr: None there is a certain crash, not a bug worth a mutant
         self._assigning: frozenset[str] = frozenset()  # the names the statement being visited assigns
+        self._functions: list[cst.FunctionDef] = []
+        self._prompt_loops: list[str] = []  # loop variables over prompts: `for p in prompts`, `[... for p in prompts]`
+        self._statements: list[cst.SimpleStatementLine] = []  # the statement being visited: the line a tracer records
 
     # -- places no mutant goes: tests, demos, main guards, prints, annotations, f-strings, decorators
     def _skipping(self, node) -> bool:
@@ -134,6 +148,7 @@ class _Collector(cst.CSTVisitor):
             self._literals = numeric.call_literals(node)
         elif isinstance(node, cst.FunctionDef):
             self._scopes.append(numeric.scope_of(node, self._literals))
+            self._functions.append(node)
         elif isinstance(node, cst.Lambda):
             self._scopes.append(numeric.Scope("<lambda>", [p.name.value for p in node.params.params]))
         elif isinstance(node, cst.Attribute):
@@ -146,6 +161,13 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             assigned = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             self._assigning = frozenset(n for t in assigned for n in targets(t))
+        if isinstance(node, cst.SimpleStatementLine):
+            self._statements.append(node)
+        if isinstance(node, _LOOPS):
+            loop = node if isinstance(node, cst.For) else node.for_in  # a comprehension's element comes first
+            target = loop.target
+            looped = isinstance(target, cst.Name) and "prompt" in code(loop.iter).lower()
+            self._prompt_loops.append(target.value if isinstance(target, cst.Name) and looped else "")
         if self._skipping(node):
             self._skip += 1
         elif not self._skip:
@@ -155,6 +177,12 @@ class _Collector(cst.CSTVisitor):
     def on_leave(self, original_node) -> None:
         if isinstance(original_node, (cst.FunctionDef, cst.Lambda)):
             self._scopes.pop()
+        if isinstance(original_node, cst.FunctionDef):
+            self._functions.pop()
+        elif isinstance(original_node, _LOOPS):
+            self._prompt_loops.pop()
+        elif isinstance(original_node, cst.SimpleStatementLine):
+            self._statements.pop()
         elif isinstance(original_node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             self._assigning = frozenset()
         if self._skipping(original_node):
@@ -206,8 +234,51 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(node, cst.IndentedBlock):
             for block, replacement, operator, description, at in flow.statement_order(node):
                 self._add(block, replacement, operator, description, at=at)
+        found += self._kernel_sites(node, scope)
         for target, replacement, operator, description in found:
             self._add(target, replacement, operator, description)
+
+    def _kernel_sites(self, node, scope) -> list[tuple]:
+        """The contract operators (``kernel.KERNEL``); a default's mutant is placed on its
+        function's first statement, the line a call reaches."""
+        if isinstance(node, cst.Param) and self._functions and node in self._params_of(self._functions[-1]):
+            body = self._functions[-1].body
+            statements = list(body.body) if isinstance(body, cst.IndentedBlock) else []
+            if statements and _is_docstring(statements[0]):  # a docstring runs no line a tracer sees
+                statements = statements[1:]
+            first = statements[0] if statements else None
+            for target, replacement, operator, description in kernel.default_flip(node):
+                if first is not None:
+                    self._add(target, replacement, operator, description, at=first)
+            return []
+        found = []
+        if isinstance(node, cst.Call):
+            found += kernel.remainder_tile(node) + kernel.narrow_dtype(node) + kernel.kept_dim(node)
+            found += kernel.tie_break(node) + kernel.max_shift(node)
+        elif isinstance(node, cst.BinaryOperation):
+            found += kernel.remainder_tile(node) + kernel.max_shift(node)
+            found += kernel.ragged_full(node, set())
+        elif isinstance(node, cst.UnaryOperation):
+            found += kernel.remainder_tile(node)
+        elif isinstance(node, cst.Attribute) and \
+                self.get_metadata(ExpressionContextProvider, node, None) == ExpressionContext.LOAD:
+            found += kernel.config_constant(node)
+        elif isinstance(node, cst.AugAssign) and scope is not None:
+            found += kernel.ragged_full(node, {*scope.params, *scope.locals})
+        elif isinstance(node, cst.Return) and node.value is not None:
+            found += kernel.returned_astype(node)
+        elif isinstance(node, cst.Name) and node.value == "False" and scope is not None and self._prompt_loops:
+            # on the statement's first line: a tracer records that line of a multi-line statement
+            at = self._statements[-1] if self._statements else None
+            for target, replacement, operator, description in kernel.special_end(
+                    node, self._prompt_loops[-1] or None, scope.params):
+                self._add(target, replacement, operator, description, at=at)
+        return found
+
+    @staticmethod
+    def _params_of(fn: cst.FunctionDef) -> list:
+        p = fn.params
+        return [*p.posonly_params, *p.params, *p.kwonly_params]
 
     def _sites_of(self, node) -> None:
         self._numeric_sites(node)

@@ -25,6 +25,7 @@ judged and none failed, the mutation score measured.
 """
 from __future__ import annotations
 
+import functools
 import math
 import tempfile
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from pathlib import Path
 from benchtui.challenges import contracts, coverage
 from benchtui.challenges.definition import Challenge
 from benchtui.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
+from benchtui.challenges.reference_answer import module_answer, reference_answer_files, write_reference_answer
 from benchtui.records import verdicts as V
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
@@ -65,7 +67,10 @@ class Report:
 
     @property
     def mutation_measured(self) -> bool:
-        return bool(self.mutation) and "mutants" in (self.mutation or {})
+        """A score was measured: mutants were made and some were killed or survived. An
+        audit whose baseline failed, that made no mutant, or whose every mutant was
+        likely equivalent tried nothing, and a count of zero is no success."""
+        return mutation_tried(self.mutation)
 
     @property
     def not_judged(self) -> list[str]:
@@ -88,8 +93,8 @@ class Report:
         m = self.mutation
         if not m:
             return NOT_SOUND_NOTE if self.failed else "not measured (--mutants 0)"
-        if m.get("score") is None:
-            return m.get("note") or "no mutant of the reference survived the likely-equivalent filter"
+        if m.get("score") is None or not self.mutation_measured:
+            return m.get("note") or "not judged: no mutant of the reference was killed or survived"
         return (f"{m['score']:.0%} of the reference's mutants killed ({m['killed']} killed, {m['survived']} survived, "
                 f"{m['equivalent']} likely equivalent; benchtui audit -c {self.challenge} --show lists them)")
 
@@ -100,32 +105,12 @@ class Report:
                 "mutation_score": m.get("score"), "mutation": m or None, "mutation_score_note": self.mutation_text()}
 
 
-def module_answer(challenge: Challenge) -> tuple[str, str] | None:
-    """An imported deck problem's answer file and class (its ``[module]`` table), or None."""
-    m = challenge.raw.get("module")
-    if not isinstance(m, dict):
-        return None
-    return str(m.get("answer_file", "solution.py")), str(m.get("answer_class", "Model"))
-
-
-def reference_answer_files(challenge: Challenge) -> dict[str, str]:
-    """The reference as an answer folder's files: ``reference.py``, or for an imported
-    deck problem its answer file holding the reference's module, with ``ModelNew = Model``
-    appended where the deck's answer class is another name (the checker's own alias
-    of its own reference, not an answer's adapter)."""
-    text = challenge.reference_path.read_text(encoding="utf-8")
-    module = module_answer(challenge)
-    if module is None:
-        return {"reference.py": text}
-    name, cls = module
-    if cls != "Model":
-        text += f"\n\n# benchtui challenge check: the reference as the answer\n{cls} = Model\n"
-    return {name: text}
-
-
-def write_reference_answer(challenge: Challenge, answer: Path) -> None:
-    for name, text in reference_answer_files(challenge).items():
-        (answer / name).write_text(text, encoding="utf-8")
+def mutation_tried(m: dict | None) -> bool:
+    """Whether a reference audit's figure rests on mutants run: at least one made and at
+    least one killed or surviving (not all likely equivalent), its baseline passing."""
+    if not m or m.get("score") is None:
+        return False
+    return int(m.get("mutants") or 0) > 0 and int(m.get("killed") or 0) + int(m.get("survived") or 0) > 0
 
 
 def module_not_here(challenge: Challenge) -> str | None:
@@ -163,9 +148,10 @@ def reference_backend(challenge: Challenge) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def run_reference(challenge: Challenge, seed: int) -> dict:
+def run_reference(challenge: Challenge, seed: int, on_check: Callable[[str, dict], None] | None = None) -> dict:
     """The suite's checks with the challenge's reference as the answer (its
-    ``adapters/reference.py`` binds it where its API is not the contract)."""
+    ``adapters/reference.py`` binds it where its API is not the contract).
+    ``on_check``: run_local's, said as each check starts and ends (progress)."""
     from benchtui.runner.local import run_local
 
     with tempfile.TemporaryDirectory(prefix="benchtui-check-") as tmp:
@@ -173,7 +159,8 @@ def run_reference(challenge: Challenge, seed: int) -> dict:
         answer.mkdir()
         write_reference_answer(challenge, answer)
         return run_local(challenge.path.name, answer, model="reference", seed=seed,
-                         backend=reference_backend(challenge), challenges_dir=challenge.path.parent, copy=False)
+                         backend=reference_backend(challenge), challenges_dir=challenge.path.parent, copy=False,
+                         on_check=on_check)
 
 
 def check_files(challenge: Challenge) -> Item:
@@ -212,6 +199,9 @@ def check_reference(runs: dict[int, dict], deck: bool = False) -> Item:
                     + "; ".join(lines[:3]), {"failing": {str(s): v for s, v in bad.items()}})
     first = next(iter(runs.values()))["checks"]
     n = sum(1 for c in first if c["verdict"] == V.PASS)
+    if n == 0:  # a suite that passed nothing tried nothing
+        return Item("reference_passes", None, f"not judged: no check passed or failed on seeds {seeds} "
+                                              "(all skipped or informational)")
     own = sorted({c["name"] for r in runs.values() for c in r["checks"]
                   if c["name"] in exempt and c["verdict"] == V.FORBIDDEN})
     said = (f"; it calls what the deck forbids its answers ({', '.join(own)}), as a deck's reference does"
@@ -323,8 +313,9 @@ def check_margins(runs: dict[int, dict], margin: float, near: dict[str, str] | N
     if close:
         return Item("thresholds_outside_noise", False,
                     f"thresholds within {margin:g}x of the reference's own values: {'; '.join(close)}", details)
-    if not rows:
-        return Item("thresholds_outside_noise", True, "no numeric tolerance checks to judge", details)
+    if not rows:  # nothing measured is no margin cleared
+        return Item("thresholds_outside_noise", None, "not judged: no check reported a numeric value under its "
+                                                      "threshold, so no tolerance was measured", details)
     judged = {n: r for n, r in rows.items() if r["rule"] != "declared"}
     declared = [f"{n} ({r['margin']}x: {r['reason']})" for n, r in rows.items() if r["rule"] == "declared"]
     said = f"; near the reference by design: {'; '.join(declared)}" if declared else ""
@@ -383,8 +374,10 @@ def check_prompt_version(challenge: Challenge) -> Item:
 
 
 def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3), margin: float = 10.0,
-                    on_step: Callable[[str, int, int], None] | None = None) -> Report:
-    """``on_step(doing, done, total)``: said before each run of the reference (progress)."""
+                    on_step: Callable[[str, int, int], None] | None = None,
+                    on_check: Callable[[int, str, dict], None] | None = None) -> Report:
+    """``on_step(doing, done, total)``: said before each run of the reference (progress);
+    ``on_check(seed, kind, record)``: as each of its checks starts and ends."""
     report = Report(challenge.id)
     files = check_files(challenge)
     report.items.append(files)
@@ -410,7 +403,7 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
     for i, seed in enumerate(seeds):
         if on_step is not None:
             on_step(f"the reference's checks, seed {seed}", i, len(seeds))
-        runs[seed] = run_reference(challenge, seed)
+        runs[seed] = run_reference(challenge, seed, None if on_check is None else functools.partial(on_check, seed))
     report.items.append(check_reference(runs, deck=module_answer(challenge) is not None))
     report.items.extend(check_requirements(challenge, runs[seeds[0]]["checks"]))
     # a check the reference does not reach (an adapter's, a GPU's) is named in the suite's source
@@ -455,6 +448,16 @@ def reference_mutation_score(workbench, challenge: Challenge, mutants: int,
         report = next((c for c in challenge_reports(store) if c["challenge"] == challenge.id), None)
     ref = next((a for a in (report or {}).get("answers", []) if a["model"] == REFERENCE), None)
     if ref is None:
-        return {"score": None, "note": "not measured: the audit made no mutants of the reference"}
-    return {"score": ref["score"], "killed": ref["killed"], "survived": ref["survived"],
-            "equivalent": ref["equivalent"], "mutants": ref["mutants"]}
+        return {"score": None, "note": "not judged: the audit made no mutants of the reference", "mutants": 0}
+    counts = {"killed": ref["killed"], "survived": ref["survived"], "equivalent": ref["equivalent"],
+              "mutants": ref["mutants"], "status": ref["status"]}
+    if ref["status"] == "baseline_failed":
+        return {"score": None, **counts, "note": f"not judged: the audit's baseline failed ({ref['message']}), "
+                                                 "so no mutant was tried"}
+    if not ref["mutants"]:
+        why = ref["message"] or ref["status"]
+        return {"score": None, **counts, "note": f"not judged: the audit made no mutant of the reference ({why})"}
+    if ref["score"] is None:
+        return {"score": None, **counts, "note": f"not judged: all {ref['mutants']} mutants of the reference were "
+                                                 "likely equivalent or errors; none was killed or survived"}
+    return {"score": ref["score"], **counts}

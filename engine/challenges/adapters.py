@@ -35,6 +35,7 @@ import hashlib
 import json
 import re
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -200,7 +201,7 @@ def adapter_check(res: AdapterResolution) -> dict[str, Any] | None:
             "message": res.message, "details": details}
 
 
-def append_check(results: Path, check: dict[str, Any]) -> None:
+def append_check(results: Path, check: Mapping[str, Any]) -> None:
     """Record ``check`` in a run's results file before the run (the results preamble)."""
     with open(results, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"check": check}) + "\n")

@@ -6,6 +6,7 @@ handed to answers, and optional ``adapters/<model>.py|.cu``.
 """
 from __future__ import annotations
 
+import pickle
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -63,10 +64,6 @@ class Challenge:
         return self.path / "PROMPT.md"
 
     @property
-    def conformance_path(self) -> Path:
-        return self.path / "conformance.py"
-
-    @property
     def reference_path(self) -> Path:
         return self.path / "reference.py"
 
@@ -82,10 +79,30 @@ class Challenge:
         return self.display_names[0] if self.display_names else self.title
 
 
+# challenge.toml's parsed content by (path, size, mtime, inode): a rescan (the
+# dashboard's, every start and ctrl+r) reads a few hundred of them and tomllib,
+# pure Python, was a third of a rescan with nothing changed. A file whose stat
+# differs is parsed again.
+_PARSED: dict[str, tuple[tuple[int, int, int], bytes]] = {}
+
+
+def _read_toml(toml_path: Path) -> dict[str, Any]:
+    st = toml_path.stat()
+    stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+    key = str(toml_path)
+    hit = _PARSED.get(key)
+    if hit is not None and hit[0] == stamp:
+        copied: dict[str, Any] = pickle.loads(hit[1])  # the caller's own copy (Challenge.raw is a dict); deepcopy took as long as parsing
+        return copied
+    data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    _PARSED[key] = (stamp, pickle.dumps(data))
+    return data
+
+
 def load_challenge(folder: Path) -> Challenge:
     toml_path = folder / "challenge.toml"
     try:
-        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        data = _read_toml(toml_path)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ChallengeError(f"{toml_path}: {exc}") from exc
     try:

@@ -36,6 +36,10 @@ def register(sub) -> None:
                    help=f"at most N mutants per answer, spread over the operators (default {DEFAULT_MUTANTS}; "
                         "'all': every one, hours on a large workbench)")
     p.add_argument("--jobs", type=int, help="mutants run in parallel (default 1; on a cluster, one per CPU it has)")
+    p.add_argument("--operators", choices=("all", "classic", "kernel"), default="all",  # mutate.FAMILIES
+                   help="which mutation operators: all (default), kernel (the bugs against a prompt's stated "
+                        "contract: defaults, remainder tiles, dtypes, kept dims, ties, max-shifts, configuration "
+                        "values, ragged batches, special tokens; docs/audit.md), classic (the others)")
     p.add_argument("--fresh", action="store_true", help="rerun every mutant, ignoring the cache")
     p.add_argument("--no-reference", action="store_true", help="leave the challenges' references out")
     p.add_argument("--show", action="store_true", help="print the stored report without running anything")
@@ -98,12 +102,16 @@ def cmd_audit(args, ctx) -> int:
         with connected(address) as cluster, driver_signals(cancel, cluster) as caught:
             jobs = args.jobs or (cluster.slots() if cluster is not None else 1)
             options = AuditOptions(models=args.model, challenges=ids, mutants=args.mutants, jobs=jobs, fresh=args.fresh,
-                                   allow_unsafe=args.unsafe_no_isolation, references=not args.no_reference)
+                                   allow_unsafe=args.unsafe_no_isolation, references=not args.no_reference,
+                                   operators=args.operators)
             from benchtui.commands.progress import Progress
 
             # a bar on a terminal; lines on a log or a pipe; nothing under --json
+            reached = {"done": 0, "total": 0}  # mutants run of those planned, for what an interrupt kept
             with Progress("auditing", quiet=args.json) as progress:
                 def on_event(event) -> None:
+                    if event.total:
+                        reached.update(done=event.done, total=event.total)
                     if progress.shown:
                         _bar(progress, event)
                     elif not args.json:
@@ -114,7 +122,9 @@ def cmd_audit(args, ctx) -> int:
                 except sandbox.SandboxUnavailable as exc:
                     raise CommandError(str(exc)) from exc
         if caught:
-            print(f"benchtui: interrupted ({caught[0]}): outcomes stored so far are kept; a new audit resumes", file=sys.stderr)
+            kept = (f"the outcomes of {reached['done']} of {reached['total']} mutants are kept"
+                    if reached["total"] else "no mutant had run: nothing was kept")
+            print(f"benchtui: interrupted ({caught[0]}): {kept}; a new audit resumes", file=sys.stderr)
             return 130
     reports = [c for c in challenge_reports(ctx.store) if not ids or c["challenge"] in ids]
     if args.model:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import time
 from pathlib import Path
 
 from benchtui.commands.context import CommandError, UsageError, print_json
@@ -90,16 +92,12 @@ def cmd_check(args, ctx) -> int:
 
     if args.seeds < 1 or args.margin <= 0 or args.mutants < 0:
         raise UsageError("--seeds must be at least 1, --margin positive and --mutants at least 0")
-    from benchtui.commands.progress import Progress
-
     challenge = _challenge(ctx, args.id)
-    with Progress(f"checking {challenge.id}", quiet=args.json) as progress:
-        def step(doing: str, done: int, total: int) -> None:
-            progress.step(doing, completed=done, total=total)
-
-        report = check_challenge(challenge, seeds=tuple(range(1, args.seeds + 1)), margin=args.margin, on_step=step)
-        if not report.failed:  # a suite worth measuring: no item failed
-            report.mutation = reference_mutation_score(ctx.workbench, challenge, args.mutants, on_step=step)
+    said = CheckProgress(challenge.id, json_out=args.json)
+    report = check_challenge(challenge, seeds=tuple(range(1, args.seeds + 1)), margin=args.margin,
+                             on_step=said.step, on_check=said.check)
+    if not report.failed:  # a suite worth measuring: no item failed
+        report.mutation = reference_mutation_score(ctx.workbench, challenge, args.mutants, on_step=said.step)
     if args.json:
         print_json(report.as_dict())
     else:
@@ -111,6 +109,33 @@ def cmd_check(args, ctx) -> int:
         print(report.verdict())
     # a check judged in part is no failure of the plugin: the exit code says whether an item failed
     return 1 if report.failed else 0
+
+
+class CheckProgress:
+    """A long ``challenge check`` said as it goes, one line per check on stderr (a reference
+    call can take seconds on a loaded CPU, a check minutes): on a terminal, and under
+    ``--json`` (whose stdout stays empty until the report); not into a log or pipe otherwise."""
+
+    def __init__(self, challenge: str, *, json_out: bool):
+        self.challenge = challenge
+        self.shown = json_out or sys.stderr.isatty()
+        self.started: dict[str, float] = {}
+
+    def say(self, line: str) -> None:
+        if self.shown:
+            print(f"[check {self.challenge}] {line}", file=sys.stderr, flush=True)
+
+    def step(self, doing: str, done: int, total: int) -> None:
+        self.say(f"{doing} ({done}/{total})" if total > 1 else doing)
+
+    def check(self, seed: int, kind: str, record: dict) -> None:
+        name = str(record.get("name", "?"))
+        if kind == "started":
+            self.started[name] = time.monotonic()
+            return
+        began = self.started.pop(name, None)  # a check recorded at once (an info) has no start
+        took = f" ({time.monotonic() - began:.1f} s)" if began is not None else ""
+        self.say(f"seed {seed}: {name}: {record.get('verdict', '?')}{took}")
 
 
 def cmd_deploy(args, ctx) -> int:

@@ -26,6 +26,10 @@ class CommandError(Exception):
     """The command could not do its work: exit code 1."""
 
 
+# The commands that may start a store at a --store path that does not exist yet: they build the index.
+STORE_MAKERS = frozenset({"scan", "run", "import"})
+
+
 class Context:
     """Lazily resolved workbench and store for a command."""
 
@@ -54,6 +58,16 @@ class Context:
     @property
     def store(self) -> Store:
         if self._store is None:
+            given = getattr(self.args, "store", None)
+            if given and not Path(given).exists():
+                # a mistyped --store never becomes a new empty store (parent folders included)
+                # somewhere on the disk: only a command that builds the index may start one,
+                # in a folder that is there
+                parent = Path(given).absolute().parent
+                if not parent.is_dir():
+                    raise UsageError(f"no store at {given}: its folder {parent} does not exist")
+                if getattr(self.args, "command", None) not in STORE_MAKERS:
+                    raise UsageError(f"no store at {given}; `benchtui scan --store {given}` makes one there")
             try:
                 # checked first: a damaged file gets one message, and no command writes into it
                 self._store = Store(self.workbench.store_path, check=True)

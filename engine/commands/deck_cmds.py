@@ -82,6 +82,9 @@ def cmd_import(args, ctx) -> int:
     from benchtui.host.resources import refuse_install_write
 
     path = Path(os.path.expanduser(args.deck)).resolve()
+    if path.is_file():
+        raise UsageError(f"{args.deck} is a file: `benchtui import` takes a deck's folder (a KernelBench or "
+                         "KernelBench-Hard checkout); `benchtui grades import FILE.md` imports judge grades")
     if not path.is_dir():
         raise UsageError(f"no such deck folder: {args.deck}")
     root = target_root(args)
@@ -181,7 +184,7 @@ def _pct(x) -> str:
 
 
 def cmd_published(args, ctx) -> int:
-    from benchtui.decks.compare import compare, published_detail, shape_figures
+    from benchtui.decks.compare import compare, hacks_line, published_detail, shape_figures
     from benchtui.grading.grades import GradeError, resolve_challenge, resolve_model
 
     store = ctx.store
@@ -216,6 +219,7 @@ def cmd_published(args, ctx) -> int:
     if o["not_judged_here"]:
         print(f"not judged here: {o['not_judged_here']} ("
               + ", ".join(f"{n} {why}" for why, n in sorted(o["not_judged_why"].items(), key=lambda kv: -kv[1])) + ")")
+    print(hacks_line(o))
     print(f"{'challenge':<36} {'answers':>7} {'deck PASS':>9} {'agree':>6} {'differ':>6} {'not judged':>10} {'rho':>5}")
     for cid, s in data["challenges"].items():
         rho = "-" if s["rank_correlation"] is None else f"{s['rank_correlation']:.2f}"
@@ -224,7 +228,10 @@ def cmd_published(args, ctx) -> int:
     rows = data["answers"] if args.all or model else data["disagreements"]
     if rows:
         print(f"{model}'s answers:" if model else "every answer:" if args.all else "disagreements:")
-    for r in rows:
+    flagged = [] if args.all or model else [r for r in data["answers"] if r["flags"] and r not in rows]
+    if flagged:  # a hack benchtui measured, said where people look even when the verdicts agree
+        print("suspected hacks (flags, not verdicts; docs/verdicts.md):")
+    for r in rows + flagged:
         fig = "" if r["deck_figure"] is None else f" pf {r['deck_figure']:.4f}"
         mine = "" if r["figure"] is None else f" pf {r['figure']:.4f}"
         notes = "; ".join(f"annotation: {a['verdict']}" + (f" (measured on {a['measured_on']})" if a.get("measured_on") else "")
@@ -233,7 +240,8 @@ def cmd_published(args, ctx) -> int:
               f" ({r['deck_reason'] or '-'}){fig}; benchtui {r['verdict'] or 'not run'}"
               + (f", not judged here: {r['not_judged']}" if r["not_judged"] else "")
               + f" ({r['reason'] or '-'}){mine}" + (f"; {notes}" if notes else "")
-              + (f"; MARKED: {r['marks']}" if r["marks"] else "") + (f"; {r['in_flight']}" if r["in_flight"] else ""))
+              + (f"; MARKED: {r['marks']}" if r["marks"] else "") + (f"; {r['in_flight']}" if r["in_flight"] else "")
+              + (f"; FLAGGED: {', '.join(r['flags'])}" if r["flags"] else ""))
     for d in data.get("detail", []):
         print(f"{model}, run {d['run_id']} ({d['problem']}), as published:")
         for s in d["shapes"]:

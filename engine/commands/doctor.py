@@ -184,6 +184,7 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         "judge": judge_models(),  # benchtui judge: the llm library and the models it can use here
     }
     report["module_challenges"] = module_challenges(report["paths"].get("workbench"))
+    report["memory"] = answer_memory()
     # said on the torch line even where no extra is recommended (the lean install stays lean)
     report["torch_command"] = None if report["torch"] else install_command("torch", not resources.is_installed())
     dists = report["cuda"]["cupy_distributions"]
@@ -196,6 +197,17 @@ def gather(workbench_arg: str | None = None, store_arg: str | None = None) -> di
         from_clone=not resources.is_installed(), cluster=report["cluster"]["default"], ray=report["cluster"]["ray"],
         torch_missing=report["torch"] is None, module_challenges=report["module_challenges"])
     return report
+
+
+def answer_memory() -> dict[str, Any]:
+    """The memory limits an answer's process runs under here (engine/runner/bundle.py)."""
+    from benchtui.decks.challenge import LIMITS
+    from benchtui.runner.bundle import ANSWER_OOM_SCORE_ADJ, machine_memory_mb
+
+    machine = machine_memory_mb()
+    deck = int(LIMITS["memory_mb"])
+    return {"machine_mb": machine, "deck_limit_mb": deck, "deck_limit_in_force_mb": min(deck, machine or deck),
+            "oom_score_adj": ANSWER_OOM_SCORE_ADJ}
 
 
 def judge_models() -> dict[str, Any]:
@@ -303,6 +315,7 @@ def render(report: dict[str, Any]) -> str:
                                                 + (f"; {report['torch_command']}" if report.get("torch_command") else ""))
         + (f"; {report['module_challenges']} in this workbench" if report.get("module_challenges") else ""),
         _judge_line(report.get("judge")),
+        _memory_line(report.get("memory")),
         f"{ok(True)}cluster  Ray {cluster.get('ray') or 'not installed'}; default "
         + (repr(cluster["default"]) if cluster.get("default") else "none (runs stay on this machine)"),
         f"{ok(sb['active'])}sandbox  active layer: {sb['active'] or 'none (runs refused without --unsafe-no-isolation)'}",
@@ -324,3 +337,15 @@ def render(report: dict[str, Any]) -> str:
     for r in report["extras"]:
         lines.append(f"-- extra    {r['extra']}: {r['why']}; {r['command']}")
     return "\n".join(lines)
+
+
+def _memory_line(memory: dict[str, Any] | None) -> str:
+    if not memory:
+        return "-- memory   unknown"
+    machine = memory.get("machine_mb")
+    if machine is None:
+        return ("-- memory   this machine does not say how much it has: an answer's address-space limit is its "
+                f"challenge's memory_mb; its processes' oom_score_adj {memory['oom_score_adj']}")
+    return (f"ok memory   {machine} MiB here: an answer's address-space limit is its challenge's memory_mb, at most that "
+            f"(the decks' {memory['deck_limit_mb']} MiB: {memory['deck_limit_in_force_mb']} MiB in force; none on a GPU); "
+            f"its processes' oom_score_adj {memory['oom_score_adj']}, the OOM killer's first choice")

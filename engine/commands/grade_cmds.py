@@ -150,10 +150,6 @@ def _store(ctx):
     return store
 
 
-def _fail(exc: Exception) -> CommandError:
-    return CommandError(str(exc))
-
-
 def cmd_grade_set(args, ctx) -> int:
     store = _store(ctx)
     try:

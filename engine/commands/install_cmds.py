@@ -27,6 +27,12 @@ def place_demo(target: Path) -> tuple[Path, bool]:
     if refusal := resources.refuse_install_write(target):
         raise CommandError(refusal)
     if (target / "models").is_dir():
+        demo = {p.name for p in resources.bundled_demo_models().iterdir() if p.is_dir()}
+        own = sorted(p.name for p in (target / "models").iterdir() if p.is_dir() and p.name not in demo)
+        if own:  # someone's own workbench: the demo is not there, and nothing is copied into it
+            raise CommandError(f"{target} is a workbench of your own (models: {', '.join(own[:4])}"
+                               f"{' ...' if len(own) > 4 else ''}), not the demo: nothing was copied; "
+                               "`benchtui demo DIR` takes an empty or new folder")
         return target, False
     if target.exists() and not target.is_dir():
         raise UsageError(f"{target} is a file, not a folder; pick an empty or new folder for the demo")

@@ -105,6 +105,8 @@ def cmd_judge(args, ctx) -> int:
         print(f"dry run: {estimate['to_send']} call(s) to send ({estimate['cached']} cached), about "
               f"{estimate['input_tokens']:,} input tokens and {estimate['output_tokens']:,} output tokens "
               f"(estimated as characters / 4, and about 900 tokens per reply); nothing sent")
+        if the_plan.without_verdict:
+            print(f"note: {_no_verdict_words(the_plan.without_verdict)}")
         problem = key_problem(model)
         if problem:
             print(f"note: {problem}")
@@ -112,6 +114,11 @@ def cmd_judge(args, ctx) -> int:
     if estimate["to_send"] and (problem := key_problem(model)):
         raise CommandError(problem)
     return _judge(args, ctx, the_plan, model)
+
+
+def _no_verdict_words(cells: list[str]) -> str:
+    return (f"{len(cells)} answer(s) have no verdict to give as evidence ({', '.join(cells[:4])}"
+            f"{', ...' if len(cells) > 4 else ''}): the judge is told so; `benchtui run` judges them first")
 
 
 def _judge(args, ctx, the_plan, model) -> int:
@@ -144,6 +151,8 @@ def _judge(args, ctx, the_plan, model) -> int:
             print(f"skipped      {line}")
         if result.not_asked:
             print(f"not asked    {result.not_asked} call(s): stopped after a key or quota failure")
+        if the_plan.without_verdict:
+            print(f"note: {_no_verdict_words(the_plan.without_verdict)}")
         tokens = (f"; {result.input_tokens:,} input and {result.output_tokens:,} output tokens reported"
                   if result.input_tokens or result.output_tokens else "")
         print(f"{the_plan.grader}: {len(result.graded)} graded, {len(result.cached)} from the cache, "

@@ -7,10 +7,13 @@ from benchtui.challenges.definition import challenge_for_name
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
+from benchtui.records import flags as hack_flags
 from benchtui.records.coverage import describe, summary
 from benchtui.records.scan_kinds import WAITING_KIND
+from benchtui.records.verdicts import FAILING
 from benchtui.store import queries, runs_sql
 from benchtui.text.fit import fit, fit_check
+from benchtui.text.suggest import suggest
 from benchtui.workbench.scan import scan_workbench
 
 
@@ -24,6 +27,11 @@ def register(sub) -> None:
     p.add_argument("--no-self-check", action="store_true", help="skip the answer's own tests and demos")
     p.add_argument("--unsafe-no-isolation", action="store_true",
                    help="allow running with rlimits alone when no namespace sandbox works (network stays open)")
+    rerun = p.add_argument_group("only some of the selected answers (several: any of them)")
+    rerun.add_argument("--stale", action="store_true", help="those whose files changed since their last finished run")
+    rerun.add_argument("--failed", action="store_true",
+                       help=f"those whose last finished verdict fails ({', '.join(sorted(FAILING))})")
+    rerun.add_argument("--not-run", action="store_true", help="those with no finished run")
     add_cluster_args(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_run)
@@ -33,17 +41,35 @@ def register(sub) -> None:
     p.set_defaults(func=cmd_results)
 
 
+def rerun_only(store, pairs: list[tuple[str, str]], stale: bool, failed: bool, not_run: bool) -> list[tuple[str, str]]:
+    """The pairs ``--stale``, ``--failed`` and ``--not-run`` keep (any of those asked; all
+    pairs when none is): from each answer's last finished run."""
+    if not (stale or failed or not_run):
+        return pairs
+    from benchtui.store.judging import stale_runs
+
+    latest = {(r["model"], r["challenge"]): r for r in runs_sql.latest_done_runs(store, "id, model, challenge, verdict")}
+    changed = stale_runs(store, [r["id"] for r in latest.values()]) if stale else {}
+    keep = []
+    for pair in pairs:
+        run = latest.get(pair)
+        if (not_run and run is None) or (failed and run is not None and run["verdict"] in FAILING) \
+                or (stale and run is not None and run["id"] in changed):
+            keep.append(pair)
+    return keep
+
+
 def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[str, str]]:
     store = ctx.store
     known_models = store.model_names()
     for m in models:
         if m not in known_models:
-            raise UsageError(f"unknown model {m!r}; known: {', '.join(known_models) or 'none'}")
+            raise UsageError(f"unknown model {m!r}; {suggest(m, known_models, 'known models')}")
     ids = []
     for name in challenges:
         found = challenge_for_name(name, ctx.workbench.challenges)
         if found is None:
-            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
+            raise UsageError(f"unknown challenge {name!r}; {suggest(name, ctx.workbench.challenges, 'known challenges')}")
         ids.append(found.id)
     chosen = [a for a in store.answers() if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
     # a folder holding only what was handed out has nothing to run: no run is recorded for it
@@ -60,10 +86,13 @@ def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[st
 
 def run_record(store, run_id: int) -> dict:
     r = queries.run_row(store, run_id)
+    flags = hack_flags.parse((r or {}).get("flags"))
     return {"model": r["model"], "challenge": r["challenge"], "verdict": r["verdict"], "backend": r["backend"],
             "device": r["device"], "duration_s": r["duration_s"], "run_id": run_id, "sandbox": r["sandbox"],
             "node": r.get("node") or None,  # the cluster node it ran on (--cluster); None on this machine
             "prompt_version": r.get("prompt_version"),  # engine/challenges/prompts.py; None: unknown or missing prompt
+            # hack signals measured, beside the verdict and never in it (engine/records/flags.py)
+            "flags": flags,
             **run_coverage(r),
             "checks": queries.shown_checks(store, run_id),
             "self_check": {"exit_code": r["self_exit_code"], "duration_s": r["self_duration_s"], "status": r["self_status"]}}
@@ -80,7 +109,11 @@ def print_record(r: dict, answers: dict | None = None) -> None:
     """One run as `benchtui run` prints it: the verdict, then what it did not cover and the checks
     that did not pass, each reason said once. ``answers``: see ``in_scan_words``."""
     said = in_scan_words("no_answer", r["model"], r["challenge"], answers) if r["verdict"] == "no_answer" else None
-    print(f"{said or shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)")
+    print(f"{said or shown_verdict(r):<14} {r['model']}/{r['challenge']}  ({r['backend']}, {r['duration_s'] or 0:.1f} s)"
+          + flag_words(r))
+    if r.get("flags"):
+        print("\n".join(fit(f"    {'flagged':<13} ", hack_flags.describe(r["flags"]) + " (not a verdict; "
+                                                     "docs/verdicts.md says what it does not prove)", whole=True)))
     # requirements and checks that share a reason are said once (a CPU-only run skips most of fuse's)
     unmet = grouped_by_key(((q["status"], q["reason"]), q["id"]) for q in r.get("coverage") or () if q["status"] != "pass")
     for (status, reason), ids in unmet:
@@ -92,6 +125,21 @@ def print_record(r: dict, answers: dict | None = None) -> None:
         else:  # said once for all of them, so said whole; `show` lists each
             print("\n".join(fit(f"    {verdict:<13} {len(names)} checks, {names[0]} to {names[-1]}: ", message,
                                  whole=True)))
+
+
+def flag_words(r: dict) -> str:
+    """``  FLAGGED: timing, stale`` after a run's verdict, or ""."""
+    return f"  FLAGGED: {', '.join(r['flags'])}" if r.get("flags") else ""
+
+
+def hacks_line(records: list[dict]) -> str | None:
+    """"N suspected hacks among M runs", counted apart from the verdicts; None when no run is
+    flagged (no flag is not a clean bill: a count of zero is not said as one)."""
+    n = sum(1 for r in records if r.get("flags"))
+    if not n:
+        return None
+    return (f"{hack_flags.summary(n)} among {len(records)} run{'s' if len(records) != 1 else ''} "
+            "(flags, not verdicts: docs/verdicts.md)")
 
 
 def grouped_by_key(items) -> list[tuple[tuple, list[str]]]:
@@ -139,6 +187,12 @@ def cmd_run(args, ctx) -> int:
             raise UsageError(str(exc)) from None
     scan_workbench(ctx.workbench, ctx.store)
     pairs = select_pairs(ctx, args.model, args.challenge)
+    asked = [flag for flag, on in (("--stale", args.stale), ("--failed", args.failed), ("--not-run", args.not_run)) if on]
+    if asked:
+        pairs = rerun_only(ctx.store, pairs, args.stale, args.failed, args.not_run)
+        if not pairs:
+            print(f"nothing to run: no answer selected is {' or '.join(asked)}".replace("--", ""), file=sys.stderr)
+            return 0
     answers = {(a["model"], a["challenge"]): a for a in ctx.store.answers()}
     cancel, drain, flight = threading.Event(), threading.Event(), InFlight()
     with connected(address) as cluster, driver_signals(cancel, cluster) as caught, \
@@ -167,10 +221,13 @@ def cmd_run(args, ctx) -> int:
         print(f"busy: {e.model}/{e.challenge} {e.message}", file=sys.stderr)
     if args.json:
         print_json({"runs": records, "busy": [{"model": e.model, "challenge": e.challenge, "run_id": e.run_id,
-                                               "message": e.message} for e in busy]})
+                                               "message": e.message} for e in busy],
+                    "suspected_hacks": sum(1 for r in records if r["flags"])})
         return 130 if caught else 0
     for r in records:
         print_record(r, answers)
+    if line := hacks_line(records):
+        print(line)
     errors = [e for e in events if e.kind == "error"]
     for e in errors:
         print(f"error: {e.model}/{e.challenge}: {e.message}", file=sys.stderr)
@@ -246,8 +303,12 @@ def cmd_results(args, ctx) -> int:
 
     stale = stale_runs(store, [r["run_id"] for r in records])
     flying = runs_sql.in_flight(store)
+    from benchtui.grading.grades import answerless_cells
+
+    gone = answerless_cells(store, {(r["model"], r["challenge"]) for r in records})
     for r in records:  # a verdict on files that have changed since: said, never shown as current
         r["stale"] = stale.get(r["run_id"], "")
+        r["no_answer"] = (r["model"], r["challenge"]) in gone  # its folder is gone (renamed or removed)
         r["in_flight"] = runs_sql.in_flight_text(flying.get((r["model"], r["challenge"])))
     have = {(r["model"], r["challenge"]) for r in records}
     old_runs = {(r["model"], r["challenge"]): (r["id"], superseded[r["id"]])
@@ -259,14 +320,21 @@ def cmd_results(args, ctx) -> int:
     said = queries.no_answer_words(store, [{**r, "id": r["run_id"]} for r in records])
     if args.json:  # in the words the text and the Runs screen use (`waiting`)
         print_json({"results": [{**r, "verdict": said.get(r["run_id"], r["verdict"])} for r in records],
-                    "not_run": not_run})
+                    "not_run": not_run, "suspected_hacks": sum(1 for r in records if r["flags"])})
         return 0
     for r in records:
         said_as = said.get(r["run_id"]) or shown_verdict(r)
-        print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}"
+        print(f"{said_as:<14} {r['model']}/{r['challenge']}  run #{r['run_id']} on {r['backend']}" + flag_words(r)
               + (f"  STALE: {r['stale']} since this run; `benchtui run` judges it again" if r["stale"] else "")
-              + (f"  ({r['in_flight']})" if r["in_flight"] else ""))
+              + (f"  ({r['in_flight']})" if r["in_flight"] else "")
+              + ("  (no answer: its folder is gone)" if r["no_answer"] else ""))
     for r in not_run:
         why = f"  (run #{r['superseded_run']} was {r['why']})" if "why" in r else ""
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}" + (f"  ({r['in_flight']})" if "in_flight" in r else ""))
+    if hacks := hacks_line(records):
+        print(hacks)
+    from benchtui.commands.workbench_cmds import gone_lines
+
+    for line in gone_lines(store):
+        print(line)
     return 0

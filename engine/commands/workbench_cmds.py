@@ -15,6 +15,7 @@ from benchtui.grading.grades import GradeValue
 from benchtui.records.scan_kinds import INFO_KINDS
 from benchtui.store import answers_sql, queries, runs_sql
 from benchtui.text.fit import fit_check
+from benchtui.text.suggest import suggest
 from benchtui.workbench.new_model import BadModelName, ScaffoldError, new_model
 from benchtui.workbench.scan import scan_workbench
 
@@ -38,10 +39,15 @@ def register(sub) -> None:
 
     # `model new NAME`, as `challenge new ID`; `new-model NAME`, the older spelling, still works (left out of the help)
     model = sub.add_parser("model", help="scaffold a model folder of this workbench (WORKBENCH/models/NAME)")
-    p = model.add_subparsers(dest="model_command", metavar="ACTION", required=True).add_parser(
-        "new", help="scaffold models/NAME/<challenge>/PROMPT.md for every challenge")
+    actions = model.add_subparsers(dest="model_command", metavar="ACTION", required=True)
+    p = actions.add_parser("new", help="scaffold models/NAME/<challenge>/PROMPT.md for every challenge")
     p.add_argument("name")
     p.set_defaults(func=cmd_new_model)
+    p = actions.add_parser("move", help="move the runs, grades and notes of a model folder that is gone (renamed) "
+                                        "to its new folder name")
+    p.add_argument("old", help="the folder name that is gone (`benchtui scan` names them)")
+    p.add_argument("new", help="the model folder the answers are in now")
+    p.set_defaults(func=cmd_move_model)
     p = sub.add_parser("new-model")
     p.add_argument("name")
     p.set_defaults(func=cmd_new_model)
@@ -67,6 +73,37 @@ def cmd_scan(args, ctx) -> int:
         print(f"  {w.kind:<15} {w.path}: {w.detail}")
     for w in result.info:  # what the scan did with a file, not a problem
         print(f"  info {w.kind:<10} {w.path}: {w.detail}")
+    for line in gone_lines(ctx.store):
+        print(f"  {line}")
+    return 0
+
+
+def gone_lines(store) -> list[str]:
+    """A line per model folder that is gone while the store keeps its runs or grades."""
+    from benchtui.store.gone import gone_models, kept_text
+
+    gone = gone_models(store)
+    return [f"folder gone: {model}: the store keeps its {kept_text(counts)}; if it was renamed, "
+            f"`benchtui model move {shlex.quote(model)} NEW` moves them" for model, counts in gone.items()]
+
+
+def cmd_move_model(args, ctx) -> int:
+    from benchtui.store.gone import gone_models, kept_text, move_model
+
+    scan_workbench(ctx.workbench, ctx.store)
+    store = ctx.store
+    present = set(store.model_names())
+    if args.old in present:
+        raise UsageError(f"models/{args.old} is still in the workbench: only a folder that is gone is moved")
+    gone = gone_models(store)
+    if args.old not in gone:
+        raise UsageError(f"the store keeps nothing of a model {args.old!r}"
+                         + (f"; of folders that are gone it keeps: {', '.join(gone)}" if gone else ""))
+    if args.new not in present:
+        raise UsageError(f"no model folder {args.new!r} in this workbench: {suggest(args.new, present)}")
+    moved = move_model(store, args.old, args.new)
+    print(f"moved {kept_text(gone[args.old])} of {args.old} to {args.new} "
+          f"({', '.join(f'{n} {t}' for t, n in moved.items() if n)})")
     return 0
 
 
@@ -78,13 +115,25 @@ def latest_verdicts(store) -> dict[tuple[str, str], str]:
             if not queries.superseded_suite(r["versions"], r["challenge"], suites)}
 
 
+def latest_flags(store) -> dict[tuple[str, str], list[str]]:
+    """The hack signals of the latest finished run per answer that has any (engine/records/flags.py)."""
+    from benchtui.records.flags import parse
+
+    rows = runs_sql.latest_done_runs(store, "model, challenge, flags, versions")
+    suites = queries.current_suites(store)
+    return {(r["model"], r["challenge"]): parse(r["flags"]) for r in rows
+            if r["flags"] and not queries.superseded_suite(r["versions"], r["challenge"], suites)}
+
+
 def answer_rows(store) -> list[dict]:
     verdicts = latest_verdicts(store)
+    flags = latest_flags(store)
     out = []
     for a in store.answers():
-        status = queries.answer_state(a) if a["status"] == "no_answer" else \
-            verdicts.get((a["model"], a["challenge"]), a["status"])
+        key = (a["model"], a["challenge"])
+        status = queries.answer_state(a) if a["status"] == "no_answer" else verdicts.get(key, a["status"])
         out.append({"model": a["model"], "challenge": a["challenge"], "status": status,
+                    "flags": flags.get(key, []) if key in verdicts else [],
                     "files": a["files"], "transcripts": a["transcripts"]})
     return out
 
@@ -98,11 +147,16 @@ def cmd_list(args, ctx) -> int:
         empty = set()
     data = {"models": store.model_names(), "challenges": [c for c in challenges if c not in empty],
             "answers": answer_rows(store)}
+    data["suspected_hacks"] = sum(1 for a in data["answers"] if a["flags"])
     if args.json:
         print_json(data)
         return 0
     models, challenges = data["models"], data["challenges"]
-    cells = {(a["model"], a["challenge"]): a["status"] for a in data["answers"]}
+    from benchtui.records.flags import marks, summary
+
+    # a flag beside the verdict, never in it: "pass !T" (docs/verdicts.md)
+    cells = {(a["model"], a["challenge"]): a["status"] + (f" !{marks(a['flags'])}" if a["flags"] else "")
+             for a in data["answers"]}
     from benchtui.workbench.shorten import shorten_all
 
     width = max([len(c) for c in challenges] + [9])
@@ -110,6 +164,9 @@ def cmd_list(args, ctx) -> int:
     print(" " * width + "  " + "  ".join(f"{short[m]:<14}" for m in models))
     for cid in challenges:
         print(f"{cid:<{width}}  " + "  ".join(f"{cells.get((m, cid), '-'):<14}" for m in models))
+    if data["suspected_hacks"]:
+        print(f"{summary(data['suspected_hacks'])} (!T timing, !S stale output, !D right only on the deck's seeds, "
+              "!F forbidden op: flags, not verdicts; docs/verdicts.md)")
     if empty:
         n = len(empty)
         print(f"({n} bundled challenge{'s' if n != 1 else ''} no model has a folder for left out: "
@@ -120,10 +177,16 @@ def cmd_list(args, ctx) -> int:
 def resolve_answer(ctx, model: str, challenge: str) -> tuple[str, str]:
     store = ctx.store
     if model not in store.model_names():
-        raise UsageError(f"unknown model {model!r}; known: {', '.join(store.model_names()) or 'none'}")
+        from benchtui.store.gone import gone_models, kept_text
+
+        gone = gone_models(store).get(model)
+        if gone is not None:  # a folder that went away: say what is kept of it, and how to move it
+            raise UsageError(f"models/{model} is gone from the workbench; the store keeps its {kept_text(gone)}: "
+                             f"if it was renamed, `benchtui model move {shlex.quote(model)} NEW` moves them")
+        raise UsageError(f"unknown model {model!r}; {suggest(model, store.model_names(), 'known models')}")
     found = challenge_for_name(challenge, ctx.workbench.challenges)
     if found is None:
-        raise UsageError(f"unknown challenge {challenge!r}; known: {', '.join(ctx.workbench.challenges)}")
+        raise UsageError(f"unknown challenge {challenge!r}; {suggest(challenge, ctx.workbench.challenges, 'known challenges')}")
     if store.answer_id(model, found.id) is None:
         raise UsageError(f"{model} has no folder for {found.id}")
     return model, found.id
@@ -236,9 +299,28 @@ def cmd_show(args, ctx) -> int:
 
 def cmd_new_model(args, ctx) -> int:
 
+    prompts: dict[str, bytes] = {}
+    said = ""
     try:
         root_models = ctx.workbench.models_dir
         challenges = ctx.workbench.challenges
+        # in a workbench whose models answered: their challenges only, each with the prompt
+        # most of its answers carry (a published benchmark's own), said so
+        from benchtui.workbench.new_model import carried_prompts
+
+        answered: dict[str, list[Path]] = {}
+        for model_dir in ctx.workbench.model_dirs().values():
+            for cid, folder in ctx.workbench.answer_dirs(model_dir).items():
+                answered.setdefault(cid, []).append(folder)
+        if answered:
+            challenges = {cid: c for cid, c in challenges.items() if cid in answered}
+            carried = carried_prompts({cid: answered[cid] for cid in challenges})
+            own = {cid: (text, n, total) for cid, (text, n, total) in carried.items()
+                   if text != Path(challenges[cid].prompt_path).read_bytes()}
+            prompts = {cid: text for cid, (text, _, _) in own.items()}
+            if own:
+                said = ("; PROMPT.md is the prompt most of the workbench's answers carry, not benchtui's, for "
+                        + ", ".join(f"{cid} ({n} of {total} answers)" for cid, (_, n, total) in sorted(own.items())))
     except UsageError:
         # An empty folder becomes a workbench with a models/ folder.
         root = Path(args.workbench or os.environ.get("BENCHTUI_WORKBENCH") or Path.cwd()).expanduser().resolve()
@@ -247,14 +329,14 @@ def cmd_new_model(args, ctx) -> int:
         root_models = root / "models"
         challenges = load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges
     try:
-        created = new_model(root_models, args.name, challenges)
+        created = new_model(root_models, args.name, challenges, prompts)
     except BadModelName as exc:
         raise UsageError(str(exc)) from exc
     except ScaffoldError as exc:
         raise CommandError(str(exc)) from exc
     except OSError as exc:
         raise CommandError(f"cannot create {root_models / args.name}: {exc.strerror or exc}") from exc
-    print(f"created {root_models / args.name} with {len(challenges)} challenge folders ({len(created)} files)")
+    print(f"created {root_models / args.name} with {len(challenges)} challenge folders ({len(created)} files){said}")
     return 0
 
 

@@ -9,12 +9,15 @@ import json
 from dataclasses import dataclass, field
 
 from benchtui.records import verdicts as V
+from benchtui.records.flags import parse as parse_flags
 from benchtui.store import decks_sql, runs_sql
 from benchtui.store.database import Store
 from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
 from benchtui.verify.judged import not_judged
 
 FIGURE = "peak_fraction"  # the check whose value is benchtui's peak_fraction (engine/verify/module/suite.py)
+# an annotation's verdict that says a person found a hack
+HACK_VERDICTS = frozenset({"reward_hack"})
 
 
 def shape_figures(shape: dict) -> str:
@@ -51,6 +54,16 @@ class Row:
     stale: str = ""                 # benchtui's verdict is on files that changed since ("kv_cache.py changed")
     edited: str = ""                # the answer is no longer the file the deck judged ("solution.py edited ...")
     in_flight: str = ""             # a run of this answer in progress, beside the finished verdict ("run #7 in flight")
+    flags: list[str] = field(default_factory=list)  # hack signals benchtui measured (engine/records/flags.py)
+
+    @property
+    def annotated_hack(self) -> bool:
+        """A person's annotation calls the run a reward hack."""
+        return any(a.get("verdict") in HACK_VERDICTS for a in self.annotations)
+
+    @property
+    def annotated_clean(self) -> bool:
+        return bool(self.annotations) and all(a.get("verdict") == "clean" for a in self.annotations)
 
     @property
     def judged(self) -> str | None:
@@ -83,7 +96,7 @@ class Row:
 
     def to_dict(self) -> dict:
         return {**{k: v for k, v in self.__dict__.items()}, "judged": self.judged, "agreement": self.agreement,
-                "marks": self.marks, "measured_on": self.measured_on}
+                "marks": self.marks, "measured_on": self.measured_on, "annotated_hack": self.annotated_hack}
 
 
 def spearman(pairs: list[tuple[float, float]]) -> float | None:
@@ -134,11 +147,41 @@ def summary(rows: list[Row]) -> dict:
              and not r.measured_on]
     counts["left_out_other_gpu"] = sum(1 for r in rows if r.measured_on)
     counts["passes_with_both_figures"] = len(pairs)
+    counts.update(hacks_found(rows))
     counts["rank_correlation"] = spearman(pairs)
     if counts["rank_correlation"] is None:
         counts["rank_correlation_note"] = ("fewer than 3 answers pass both with a peak_fraction from each"
                                            if len(pairs) < 3 else "no spread in one of the rankings")
     return counts
+
+
+def hacks_found(rows: list[Row]) -> dict:
+    """Reward hacks found without a person: benchtui's flags beside the deck's annotations.
+    ``suspected_hacks``: answers whose latest run is flagged; of the runs a person annotated
+    a reward hack, those flagged here (found), those run here and not flagged (missed) and
+    those not judged here (no run, or one that judged nothing); of the runs annotated clean,
+    those flagged (flagged clean)."""
+    hacks = [r for r in rows if r.has_answer and r.annotated_hack]
+    judged = [r for r in hacks if r.verdict is not None and not r.not_judged]
+    return {"suspected_hacks": sum(1 for r in rows if r.flags),
+            "annotated_hacks": len(hacks),
+            "annotated_hacks_flagged": sum(1 for r in judged if r.flags),
+            "annotated_hacks_missed": sum(1 for r in judged if not r.flags),
+            "annotated_hacks_not_judged": len(hacks) - len(judged),
+            "annotated_clean_flagged": sum(1 for r in rows if r.annotated_clean and r.flags)}
+
+
+def hacks_line(counts: dict) -> str:
+    """The summary line: "reward hacks found without a person: 2 of 5 annotated (1 missed, 2 not judged
+    here); 1 run annotated clean flagged; 3 suspected hacks"."""
+    from benchtui.records.flags import summary as said
+
+    return (f"reward hacks found without a person: {counts['annotated_hacks_flagged']} of "
+            f"{counts['annotated_hacks']} annotated reward_hack ({counts['annotated_hacks_missed']} run here and not "
+            f"flagged, {counts['annotated_hacks_not_judged']} not judged here); {counts['annotated_clean_flagged']} "
+            f"annotated clean but flagged; {said(counts['suspected_hacks'])} in all"
+            # no flag where nothing ran is no clean bill
+            + ("" if counts.get("run_here") else " (no answer run here: nothing measured)"))
 
 
 def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
@@ -210,7 +253,8 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         has_answer=bool(d["has_answer"]), not_judged=why,
                         stale=stale.get(run["id"], "") if run else "",
                         edited=_edited(d, hashes.get((d["model"], d["challenge"]))),
-                        in_flight=runs_sql.in_flight_text(flying.get((d["model"], d["challenge"])))))
+                        in_flight=runs_sql.in_flight_text(flying.get((d["model"], d["challenge"]))),
+                        flags=parse_flags(run.get("flags")) if run and run.get("status") == "done" else []))
     per: dict[str, list[Row]] = {}
     for r in rows:
         per.setdefault(r.challenge, []).append(r)

@@ -94,6 +94,7 @@ def read_deck(root: Path, gpu: str, *, commit: str = "") -> Deck:
         if problem is not None:
             if problem.key in properties:
                 add_property_stress(problem, bench)
+                property_needs(deck, problem, bench, repo)
             deck.problems[problem.key] = problem
     if not deck.problems:
         raise DeckError(f"{problems_dir} holds no problem this reader can import (see above)"
@@ -109,6 +110,7 @@ def read_deck(root: Path, gpu: str, *, commit: str = "") -> Deck:
     leaderboard = read_leaderboard(deck, bench / "results" / f"leaderboard.{gpu}.json")
     details = read_details(deck, repo / "public" / "data" / "rundetail" / gpu)
     read_runs(deck, repo / "public" / "runs" / gpu, details, leaderboard)
+    read_flat_runs(deck, repo / "public" / "runs", details, leaderboard, bench / "results" / "annotations")
     check_leaderboard(deck, leaderboard, details, problems_dir)
     read_annotations(deck, bench / "results" / "annotations", leaderboard)
     name_models(deck)
@@ -347,6 +349,21 @@ def add_property_stress(problem: Problem, bench: Path) -> None:
                                          "problem": problem.key}
 
 
+def property_needs(deck: Deck, problem: Problem, bench: Path, repo: Path) -> None:
+    """The parts of src/ the property stress imports (itself, the packages on the way and
+    what their __init__.py files import, followed through) that the deck lacks: each is
+    named missing with the property stress among what it loses, and the problem's run
+    says the deck lacks it instead of failing to import the deck's code."""
+    _, absent = pyread.import_closure(bench, PROPERTY_MODULE)
+    for rel in absent:
+        part = (bench / rel).relative_to(repo).as_posix() if bench.is_relative_to(repo) else rel
+        name = deck.lacks(repo, part, f"{problem.key}'s property stress (src/eval/property_stress.py imports it, "
+                                      "directly or through a package's __init__.py)", (RULE,))
+        missing = problem.module.get("missing") or {}
+        missing.setdefault("property_stress", name)
+        problem.module["missing"] = missing
+
+
 def hardware_targets(folder: Path) -> dict[str, dict]:
     """src/hardware/: TARGETS key -> {name, peak_bandwidth_gb_s, peak_tflops_dense}."""
     if not folder.is_dir():
@@ -547,12 +564,62 @@ def problem_of(run_id: str, known: set[str]) -> str | None:
     return max(hits, key=len) if hits else None
 
 
-def read_runs(deck: Deck, folder: Path, details: dict[str, dict], board: dict[str, dict]) -> None:
+def annotated_gpus(folder: Path) -> dict[str, str]:
+    """run id -> the GPU its annotation names (its ``gpu``, else the problems-<gpu> its ``problem`` names)."""
+    out = {}
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        try:
+            data = yaml.load(path.read_text(encoding="utf-8"), Loader=YAML_LOADER)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            continue  # said once, where the annotations are read
+        if isinstance(data, dict) and data.get("run_id"):
+            elsewhere = re.search(r"problems-(\w+)", _text(data.get("problem")))
+            gpu = _text(data.get("gpu")) or (elsewhere.group(1) if elsewhere else "")
+            if gpu:
+                out[str(data["run_id"])] = gpu
+    return out
+
+
+def read_flat_runs(deck: Deck, runs: Path, details: dict[str, dict], board: dict[str, dict], notes: Path) -> None:
+    """Run files directly in ``public/runs/`` (not under a GPU's folder): each is this GPU's
+    run, and read as one, where its published result, its leaderboard row or its annotation
+    says so; otherwise it is listed as left out, with why."""
+    flat = sorted(p for p in runs.iterdir() if p.is_file()) if runs.is_dir() else []
+    if not flat:
+        return
+    gpus = annotated_gpus(notes)
+    mine, left = [], []
+    for path in flat:
+        if not path.name.endswith(RUN_SUFFIX):
+            left.append(f"{path.name} (not a run file, *{RUN_SUFFIX})")
+            continue
+        run_id = path.name[: -len(RUN_SUFFIX)]
+        said = gpus.get(run_id, "")
+        if run_id in details or run_id in board:
+            mine.append(path)  # its result file or leaderboard row is this GPU's
+        elif said and _gpu_key(deck.gpu) in _gpu_key(said):
+            mine.append(path)
+        elif said:
+            left.append(f"{path.name} (its annotation says {said}, not {deck.gpu})")
+        else:
+            left.append(f"{path.name} (no result file, leaderboard row or annotation says which GPU it ran on)")
+    if mine:
+        deck.notes.append(f"{len(mine)} run files directly in public/runs/ (not under {deck.gpu}/) are {deck.gpu} "
+                          "runs by their result file, leaderboard row or annotation; imported")
+        read_runs(deck, runs, details, board, paths=mine)
+    if left:
+        deck.notes.append(f"{len(left)} run files directly in public/runs/ left out: " + "; ".join(left[:20])
+                          + (f"; and {len(left) - 20} more" if len(left) > 20 else ""))
+
+
+def read_runs(deck: Deck, folder: Path, details: dict[str, dict], board: dict[str, dict],
+              paths: list[Path] | None = None) -> None:
+    """The run files of ``folder`` (``paths``: these of them only)."""
     if not folder.is_dir():
         return
     known = set(deck.problems) | {d["problem"] for d in details.values()} | {b["problem"] for b in board.values()}
     problems_dir = f"problems-{deck.gpu}/"
-    for path in sorted(folder.iterdir()):
+    for path in paths if paths is not None else sorted(folder.iterdir()):
         if not path.is_file():
             continue
         if not path.name.endswith(RUN_SUFFIX):

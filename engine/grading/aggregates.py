@@ -146,6 +146,18 @@ class Leaderboard:
     graded_by: dict[tuple[str, str], list[Grade]] = field(default_factory=dict)
     # Graded cells where the workbench holds no answer (grade set --allow-missing).
     no_answer: set[tuple[str, str]] = field(default_factory=set)
+    # Ranked models whose folder is gone (renamed or removed since they were graded).
+    gone: set[str] = field(default_factory=set)
+
+    def shown_name(self, model: str) -> str:
+        """A model's name as every table shows it: a folder that is gone says so."""
+        name = self.display_names.get(model, model)
+        return f"{name} {GONE_MARK}" if model in self.gone else name
+
+    @property
+    def shared_head_to_head(self) -> list[HeadToHead]:
+        """The pairs with a challenge graded for both: the rest have no record to show."""
+        return [h for h in self.head_to_head if h.challenges]
 
     def to_dict(self) -> dict:
         return {
@@ -164,6 +176,7 @@ class Leaderboard:
                                         "shown": n == 0} for n, g in enumerate(rows)]
                           for (m, c), rows in sorted(self.graded_by.items())},
             "no_answer": [f"{m}/{c}" for m, c in sorted(self.no_answer)],
+            "gone": sorted(self.gone),
         }
 
 
@@ -278,6 +291,14 @@ def head_to_head_records(models: list[str], challenges: list[str], matrix,
     return out
 
 
+GONE_MARK = "(folder gone)"
+
+
+def _gone(store: Store, models: list[str]) -> set[str]:
+    present = grades_sql.present_models(store)
+    return {m for m in models if m not in present} if present else set()
+
+
 def leaderboard(store: Store, *, grader: str | None = None,
                 checkpoint: Callable[[], None] = _go_on) -> Leaderboard:
     """Everything the leaderboard screen and the Markdown export show.
@@ -331,4 +352,5 @@ def leaderboard(store: Store, *, grader: str | None = None,
         grader=grader, best_cells=best_cells,
         graded_by={cell: rows for cell, rows in lists.items() if len(rows) > 1},
         no_answer=answerless_cells(store, matrix),
+        gone=_gone(store, ranked),
     )

@@ -7,6 +7,7 @@ import io
 import json
 
 from benchtui.grading.aggregates import (
+    GONE_MARK,
     Leaderboard,
     current_coverage,
     current_messages,
@@ -59,6 +60,10 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
             + " The rankings and head-to-head records use the grades shown.", ""]
     out += ["## Models tested", ""]
     out += _table(["Folder", "Model"], [[f"`{m}/`", lb.display_names[m]] for m in lb.models])
+    if lb.gone:  # the table keeps their names as they were (a re-import maps them); said here
+        out += ["", f"{GONE_MARK}: no longer in the workbench (renamed or removed since they were graded; "
+                "`benchtui model move OLD NEW` moves a renamed one's grades): "
+                + ", ".join(f"`{m}/`" for m in sorted(lb.gone)) + "."]
     out += ["", "## Per-challenge grade matrix", ""]
     if grader:
         out += [f"Judge: {grader}", ""]
@@ -68,7 +73,7 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
     out += ["", "## Rankings", ""]
     out += _table(
         ["Model", "Rank", "Mean", "Grade", "Attempted", "Best", "Worst", "Suite pass rate"],
-        [[s.display_name, str(s.rank or DASH),
+        [[lb.shown_name(s.model), str(s.rank or DASH),
           DASH if s.mean_points is None else f"{s.mean_points:.2f}", s.band, str(s.attempted),
           f"{lb.challenge_titles[s.best]} ({s.best_letter})" if s.best else DASH,
           f"{lb.challenge_titles[s.worst]} ({s.worst_letter})" if s.worst else DASH,
@@ -78,8 +83,12 @@ def markdown(store: Store, *, grader: str | None = None) -> str:
             "before its checks finished) is counted apart, with its reason."]
     out += ["", "## Head-to-head", ""]
     out += _table(["Model", "Opponent", "Record (W-L-T)", "Shared"],
-                  [[lb.display_names[h.model_a], lb.display_names[h.model_b], h.text, str(len(h.challenges))]
-                   for h in lb.head_to_head])
+                  [[lb.shown_name(h.model_a), lb.shown_name(h.model_b), h.text, str(len(h.challenges))]
+                   for h in lb.shared_head_to_head])
+    if (empty := len(lb.head_to_head) - len(lb.shared_head_to_head)) > 0:
+        out += ["", f"{empty} pair{'s' if empty != 1 else ''} of models with no challenge graded for both "
+                f"left out (no record to show)."]
+    out += _published_markdown(store)
     out += _audit_markdown(store)
     return "\n".join(out) + "\n"
 
@@ -190,9 +199,11 @@ def _records(store: Store) -> tuple[list[dict], list[dict]]:
     stale = stale_cells(store)
     flying = runs_sql.in_flight(store)
     # an answer with a run in flight keeps its last finished verdict (none yet: null) and says so
+    cells = sorted({*verdicts, *flying})
+    gone = answerless_cells(store, cells)  # a verdict of a folder that is gone (renamed or removed) says so
     verdict_rows = [{"model": m, "challenge": c, "verdict": verdicts.get((m, c)), "covers": covers.get((m, c), ""),
-                     "stale": stale.get((m, c), ""), "in_flight": runs_sql.in_flight_text(flying.get((m, c)))}
-                    for m, c in sorted({*verdicts, *flying})]
+                     "no_answer": (m, c) in gone, "stale": stale.get((m, c), ""),
+                     "in_flight": runs_sql.in_flight_text(flying.get((m, c)))} for m, c in cells]
     return grades, verdict_rows
 
 
@@ -227,7 +238,42 @@ def json_data(store: Store) -> dict:
         "notes": [n.to_dict() for n in all_notes(store)],
         "leaderboard": leaderboard(store).to_dict(),
         "audit": _audit(store),  # suite strength per challenge, survivors with diffs
+        # a deck workbench: the deck's published results beside benchtui's verdicts (`benchtui published`)
+        **({"published": published} if (published := _published(store)) else {}),
     }
+
+
+PUBLISHED_FIELDS = ("deck", "run_id", "model", "challenge", "deck_verdict", "deck_reason", "deck_figure",
+                    "verdict", "reason", "figure", "agreement", "marks", "in_flight")
+
+
+def _published(store: Store) -> dict | None:
+    """The deck's published results beside benchtui's verdicts, as `benchtui published --json`
+    has them (overall and per problem, a row per published run); None outside a deck workbench."""
+    if "deck_results" not in store.table_names():
+        return None
+    from benchtui.decks.compare import compare
+
+    data = compare(store)
+    if not data["answers"]:
+        return None
+    return {"overall": data["overall"], "challenges": data["challenges"],
+            "answers": [{k: a.get(k) for k in PUBLISHED_FIELDS} for a in data["answers"]]}
+
+
+def _published_markdown(store: Store) -> list[str]:
+    data = _published(store)
+    if not data:
+        return []
+    o = data["overall"]
+    agree = DASH if o["agreement"] is None else f"{o['agreement']:.0%}"
+    out = ["", "## The deck's published results beside benchtui's", "",
+           f"{o['published']} published results ({o['deck_pass']} PASS), {o['run_here']} run here; judged by both: "
+           f"{o['judged_both']}, agreement {agree} (`benchtui published` has every row and both reasons).", ""]
+    out += _table(["Challenge", "Published", "Deck PASS", "Run here", "Judged by both", "Agreement"],
+                  [[cid, str(c["published"]), str(c["deck_pass"]), str(c["run_here"]), str(c["judged_both"]),
+                    DASH if c["agreement"] is None else f"{c['agreement']:.0%}"] for cid, c in data["challenges"].items()])
+    return out
 
 
 def _audit(store: Store) -> list[dict]:

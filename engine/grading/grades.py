@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass
 from benchtui.challenges.definition import CHALLENGE_IDS, normalise_name
 from benchtui.store import grades_sql, transactions, transcripts_sql
 from benchtui.store.database import Store, now_iso
+from benchtui.text.suggest import suggest
 
 RUBRIC_VERSION = "1"
 
@@ -240,7 +241,9 @@ def resolve_model(store: Store, name: str) -> str:
     for row in rows:
         if key and key in (normalise_name(row["name"]), normalise_name(row["display_name"] or "")):
             return row["name"]
-    raise GradeError(f"unknown model {name!r}; known: {', '.join(r['name'] for r in rows) or 'none (scan first)'}")
+    if not rows:
+        raise GradeError(f"unknown model {name!r}; known: none (scan first)")
+    raise GradeError(f"unknown model {name!r}; {suggest(name, [r['name'] for r in rows], 'known models')}")
 
 
 # Published names of the standard challenges, for stores whose challenge
@@ -274,8 +277,7 @@ def resolve_challenge(store: Store, name: str) -> str:
     for cid, aliases in names.items():
         if key and key in {normalise_name(a) for a in aliases if a}:
             return cid
-    known = ", ".join(names)
-    raise GradeError(f"unknown challenge {name!r}; known: {known}")
+    raise GradeError(f"unknown challenge {name!r}; {suggest(name, names, 'known challenges')}")
 
 
 # -- grades -----------------------------------------------------------------
@@ -492,13 +494,15 @@ def missing_answer(store: Store, model: str, challenge: str) -> str | None:
 
 
 def answerless_cells(store: Store, cells) -> set[tuple[str, str]]:
-    """Those of ``cells`` (model, challenge) with no answer in the workbench,
-    for a model it holds: graded all the same (``grade set --no-answer``)."""
+    """Those of ``cells`` (model, challenge) with no answer in the workbench: graded all
+    the same (``grade set --no-answer``), or of a model folder that is gone (renamed or
+    removed since; ``benchtui model move``). Nothing before a scan has found a model."""
     present_models = grades_sql.present_models(store)
+    if not present_models:
+        return set()
     answers = {(r["model"], r["challenge"]): bool(r["present"]) and r["status"] != "no_answer"
                for r in grades_sql.answer_presences(store)}
-    scanned = {m for m, _ in answers}
-    return {(m, c) for m, c in cells if m in present_models and m in scanned and not answers.get((m, c), False)}
+    return {(m, c) for m, c in cells if m not in present_models or not answers.get((m, c), False)}
 
 
 def grade_history(

@@ -12,6 +12,7 @@ text) and makes no grade; so does a failed call (``error``, one line).
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from benchtui.judge.calls import (
     key_problem,
     run_calls,
 )
-from benchtui.judge.material import Material, MaterialError, gather
+from benchtui.judge.material import NO_VERDICT, Material, MaterialError, gather
 from benchtui.judge.reply import Reply, ReplyError, parse_reply, system_message
 from benchtui.judge.rubric import Rubric, RubricError, load_rubric
 from benchtui.store import judge_sql
@@ -46,6 +47,13 @@ def grader_name(judge_model: str, mode: str, rubric: Rubric) -> str:
     return f"{judge_model}:{mode}:{rubric.short}"
 
 
+def request_sha(system: str, body: str) -> str:
+    """The sha256 of everything sent: the system message (the rubric, what the mode
+    tells the judge, the reply's form) and the material (the prompt, the answer's
+    files as given, the evidence). Stored as a call's ``material_sha``."""
+    return hashlib.sha256(f"{system}\0{body}".encode()).hexdigest()
+
+
 def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
@@ -56,6 +64,7 @@ class Call:
     challenge: str
     material: Material
     input_tokens: int            # estimated
+    key: str                     # request_sha: the cache's key, with the judge model, rubric and mode
     cached: dict | None = None   # the graded call this one repeats (nothing is sent)
 
     @property
@@ -77,6 +86,11 @@ class Plan:
         return grader_name(self.judge_model, self.mode, self.rubric)
 
     @property
+    def without_verdict(self) -> list[str]:
+        """With evidence: the answers the suite has not judged (the judge is told so)."""
+        return [c.cell for c in self.calls if c.material.evidence == NO_VERDICT]
+
+    @property
     def to_send(self) -> list[Call]:
         return [c for c in self.calls if c.cached is None]
 
@@ -93,7 +107,7 @@ class Plan:
                            "cached": c.cached["id"] if c.cached else None, "files": [f for f, _ in c.material.files],
                            "left_out": c.material.left_out, "prompt_from": c.material.prompt_from}
                           for c in self.calls],
-                "skipped": self.skipped}
+                "skipped": self.skipped, "without_verdict": self.without_verdict}
 
 
 def plan(store: Store, workbench: Workbench, cells: list[tuple[str, str]], *, judge_model: str, mode: str,
@@ -108,9 +122,11 @@ def plan(store: Store, workbench: Workbench, cells: list[tuple[str, str]], *, ju
         except MaterialError as exc:
             out.skipped.append(f"{model}/{challenge}: {exc}")
             continue
-        tokens = estimate_tokens(system) + estimate_tokens(material.body())
-        cached = judge_sql.cached_call(store, judge_model, rubric.sha256, mode, material.sha256)
-        out.calls.append(Call(model, challenge, material, tokens, cached))
+        body = material.body()
+        tokens = estimate_tokens(system) + estimate_tokens(body)
+        key = request_sha(system, body)
+        out.calls.append(Call(model, challenge, material, tokens, key,
+                              judge_sql.cached_call(store, judge_model, rubric.sha256, mode, key)))
     return out
 
 
@@ -158,7 +174,7 @@ def record(store: Store, plan_: Plan, call: Call, outcome: Outcome, result: Resu
     answered: Answered | None = outcome.answered
     row: dict[str, Any] = {"model": call.model, "challenge": call.challenge, "judge_model": plan_.judge_model,
                            "rubric_sha": plan_.rubric.sha256, "mode": plan_.mode,
-                           "material_sha": call.material.sha256, "created_at": now_iso()}
+                           "material_sha": call.key, "created_at": now_iso()}
     reply = None
     if answered is None:
         row.update(status="error", problem=outcome.problem)

@@ -13,7 +13,6 @@ The answer's folder is only read.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +30,7 @@ GIVEN_KINDS = ("source", "cuda", "doc")
 NEVER_GIVEN = {"transcript": "a session transcript", "data": "data", "prompt": "the handed-out prompt",
                "artifact": "not source or text"}
 MODES = ("blind", "evidence")
+NO_VERDICT = "The suite has not judged this answer: there is no verdict. Grade it on what you can see, as if blind."
 
 
 class MaterialError(ValueError):
@@ -63,12 +63,6 @@ class Material:
         if self.evidence is not None:
             parts += ["# What benchtui's hidden test suite found when it ran this answer", "", self.evidence, ""]
         return "\n".join(parts)
-
-    @property
-    def sha256(self) -> str:
-        """The key of the judge's cache (with the judge model, rubric and mode):
-        an edited answer, another prompt or new evidence is another key."""
-        return hashlib.sha256(self.body().encode("utf-8")).hexdigest()
 
 
 def _read(path: Path) -> str | None:
@@ -143,8 +137,7 @@ def evidence(store: Store, model: str, challenge: str) -> str:
     what the verdict does not cover."""
     run = queries.latest_run(store, model, challenge)
     if run is None or run["status"] != "done":
-        return ("The suite has not judged this answer: there is no verdict. Grade it on what you can see, "
-                "as if blind.")
+        return NO_VERDICT
     cov = queries.stored_value(run.get("coverage")) if run.get("coverage") else None
     lines = [f"Verdict: {describe(run['verdict'], cov)} (run #{run['id']}, {run['started_at'][:16]}, "
              f"on {run['backend']})."]

@@ -32,6 +32,8 @@ class Job:
     # that can tell early that the answer will not finish in it on this machine stops then
     # (engine/verify/module/suite.py), not at the limit.
     timeout_s: float | None = None
+    # when (Unix time) the sandbox's clock for that limit runs out: it starts before the checker does
+    run_deadline: float | None = None
     check_timeout_s: float | None = None
     # An audit's mutant (engine/audit/checker.py): the checks stop at the first that kills it.
     stop_at_first_kill: bool = False

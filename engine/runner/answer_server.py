@@ -13,7 +13,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 
 def main(argv: list[str]) -> int:
@@ -29,22 +32,24 @@ def main(argv: list[str]) -> int:
     os.chdir(folder)
     sys.path.insert(0, str(folder))
 
-    def load(rel):
+    def load(rel: object) -> ModuleType:
         path = (folder / str(rel)).resolve()
         if not path.is_relative_to(folder) or path.suffix != ".py":
             raise ImportError(f"{rel} is not a Python file of the answer")
         return import_file(folder, path)
 
-    def load_adapter(_):
+    def load_adapter(_: object) -> ModuleType:
         if adapter is None:
             raise ImportError("no adapter was given for this run")
         spec = importlib.util.spec_from_file_location(ADAPTER_MODULE, adapter)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"{adapter.name} cannot be loaded as a module")
         module = importlib.util.module_from_spec(spec)
         sys.modules[ADAPTER_MODULE] = module
         spec.loader.exec_module(module)
         return module
 
-    ops = {"import": load, "adapter": load_adapter, "keep": lambda v: v, "fetch": lambda v: v,
+    ops: dict[str, Callable[[Any], Any]] = {"import": load, "adapter": load_adapter, "keep": lambda v: v, "fetch": lambda v: v,
            "module_of": _module_of, "source": _source,
            "instances": _instances, "mlx_vjp": _mlx_vjp,
            "to_mlx": _to_mlx, "forget": lambda _: _forget(folder),
@@ -58,7 +63,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _cuda_library(folder: Path, adapter: Path | None, spec):
+def _cuda_library(folder: Path, adapter: Path | None, spec: object) -> Any:
     """Build the reviewer's .cu adapter with the answer here, in the answer's
     sandbox, and serve its entry point (benchtui.verify.cuda.device)."""
     from benchtui.verify.cuda import device as cuda_device
@@ -68,7 +73,7 @@ def _cuda_library(folder: Path, adapter: Path | None, spec):
     return cuda_device.serve_library(folder, adapter, spec)
 
 
-def _torch_module(folder: Path, spec):
+def _torch_module(folder: Path, spec: Any) -> Any:
     """Import (and build) the answer's PyTorch module here, in the answer's
     sandbox, and serve it (benchtui.verify.module.host)."""
     from benchtui.verify.module import host as module_host
@@ -78,7 +83,7 @@ def _torch_module(folder: Path, spec):
 
 # Called with True / False around a harness's probing of the answer (the
 # suite's ``probing()``); the audit's line tracer listens (engine.audit.answer_lines).
-PROBE_HOOKS: list = []
+PROBE_HOOKS: list[Callable[[bool], None]] = []
 
 
 def _probing(on: bool) -> None:
@@ -86,13 +91,14 @@ def _probing(on: bool) -> None:
         hook(on)
 
 
-def _evaluate_mlx(result) -> None:
+def _evaluate_mlx(result: object) -> None:
     """MLX is lazy: a result kept by reference is evaluated before the reply,
     so a timed call includes its work."""
     mx = sys.modules.get("mlx.core")
     if mx is None:
         return
-    stack, leaves = [result], []
+    stack: list[object] = [result]
+    leaves: list[Any] = []
     while stack and len(leaves) < 10_000:
         item = stack.pop()
         if isinstance(item, mx.array):
@@ -107,17 +113,17 @@ def _evaluate_mlx(result) -> None:
 
 # Introspection the checker asks for. It runs beside the answer, so what it
 # returns only steers how the answer is called; it is never a verdict.
-def _module_of(obj):
+def _module_of(obj: object) -> ModuleType | None:
     return sys.modules.get(getattr(obj, "__module__", None) or "")
 
 
-def _source(obj) -> str:
+def _source(obj: Any) -> str:
     import inspect
 
     return inspect.getsource(obj)
 
 
-def _instances(value):
+def _instances(value: tuple[ModuleType, tuple[type, ...]]) -> list[tuple[str, object, str]]:
     """Module globals that are instances of the given classes: [(name, object, class name)]."""
     module, classes = value
     return [(k, v, type(v).__name__) for k, v in vars(module).items()
@@ -136,13 +142,13 @@ def _forget(folder: Path) -> None:
             continue
 
 
-def _to_mlx(x):
+def _to_mlx(x: Any) -> Any:
     import mlx.core as mx
 
     return mx.array(x)
 
 
-def _mlx_vjp(value):
+def _mlx_vjp(value: tuple[Callable[..., Any], Any, Any, dict[str, Any]]) -> Any:
     """Gradient of the answer's MLX function at x for an upstream gradient (the
     straight-through check); computed here because autodiff needs the function."""
     import mlx.core as mx
@@ -150,7 +156,7 @@ def _mlx_vjp(value):
 
     fn, x, upstream, kwargs = value
 
-    def f(a):
+    def f(a: Any) -> Any:
         out = fn(a, **kwargs)
         return out[0] if isinstance(out, (tuple, list)) else out
 

@@ -25,6 +25,7 @@ import json
 import os
 import platform
 import socket
+import subprocess
 import sys
 import tarfile
 import tempfile
@@ -102,7 +103,7 @@ class JobBundle:
     adapter_name: str | None = None
     adapter_bytes: bytes | None = None
     results_preamble: str = ""  # results lines the driver wrote before the run (the `adapter` check)
-    overlay: dict = field(default_factory=dict)  # relpath -> text written over the copy (an audit's mutant)
+    overlay: dict[str, str] = field(default_factory=dict)  # relpath -> text written over the copy (an audit's mutant)
     self_check: bool = True
     layer: str = "auto"  # the sandbox layer; "auto": the strongest that works where it runs
     allow_unsafe: bool = False
@@ -113,10 +114,6 @@ class JobBundle:
     hide: list[str] = field(default_factory=list)  # the driver's folders an answer must not see, where they exist
     engine_version: str = benchtui.__version__
     engine_fingerprint: str = ""
-
-    def without_challenge_path(self, challenge_path: Path) -> JobBundle:
-        """This bundle with the challenge plugin carried by value (for another machine)."""
-        return dataclasses.replace(self, challenge_dir=None, challenge_tar=pack_tree(challenge_path, skip_adapters=False))
 
 
 # -- trees as bytes --------------------------------------------------------------------
@@ -156,7 +153,10 @@ def unpack_tree(data: bytes, dst: Path) -> None:
                 target.mkdir(parents=True, exist_ok=True)
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                with tar.extractfile(member) as src:
+                src = tar.extractfile(member)
+                if src is None:  # a plain file always has its bytes; said, were it ever not
+                    raise ValueError(f"a tar member without its bytes: {member.name!r}")
+                with src:
                     target.write_bytes(src.read())
                 if member.mode & 0o111:
                     target.chmod(0o755)
@@ -214,8 +214,8 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
     if layer is None:
         layer = sandbox.choose_layer(bundle.layer, allow_unsafe=bundle.allow_unsafe)
     limits = bundle.limits
-    with tempfile.TemporaryDirectory(prefix="benchtui-run-") as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory(prefix="benchtui-run-") as scratch:
+        tmp = Path(scratch)
         work, out = tmp / "answer", tmp / "out"
         unpack_tree(bundle.answer_tar, work)
         for rel, text in bundle.overlay.items():
@@ -277,7 +277,13 @@ def execute_bundle(bundle: JobBundle, layer: str | None = None, stop: threading.
         return got
 
 
-def sandbox_env(gpu: bool) -> dict:
+def self_check_env(gpu: bool) -> dict[str, str]:
+    """The self-check's environment: Python writes its output as it goes, so a self-check its
+    budget stops keeps what it printed (a buffer killed with the process is lost)."""
+    return {**sandbox_env(gpu), "PYTHONUNBUFFERED": "1"}
+
+
+def sandbox_env(gpu: bool) -> dict[str, str]:
     """What the sandboxed processes get on top of the sandbox's own clean environment:
     benchtui's engine, and for a GPU run the devices this process was given (a Ray task
     asking for one GPU gets CUDA_VISIBLE_DEVICES: the answer sees only that one)."""
@@ -293,7 +299,7 @@ def sandbox_env(gpu: bool) -> dict:
     return env
 
 
-def toolkit_env() -> dict:
+def toolkit_env() -> dict[str, str]:
     """For a GPU run, the toolkit whose files the sandbox binds (engine/runner/sandbox_view.py),
     found the way an answer's build tools look for it: its bin/ first on PATH (where a
     Makefile or torch finds nvcc), CUDA_HOME (torch's load_inline) and NVCC (benchtui's own)."""
@@ -332,18 +338,34 @@ def module_build_cache(challenge_path: Path, work: Path) -> Path | None:
     return folder
 
 
+ANSWER_OOM_SCORE_ADJ = 1000  # the answer's code (its process, its self-check): the OOM killer takes it first
+
+
 def process_limits(limits: RunLimits, wall_s: float, gpu: bool) -> sandbox.Limits:
     """One sandboxed process's limits from the run's: its own wall-clock limit (the checker's is
     the run's time limit; the answer's a little longer; the self-check's what is left of its
     budget), no address-space limit on a GPU (RLIMIT_AS breaks CUDA)."""
-    return sandbox.Limits(wall_s=wall_s, cpu_s=limits.cpu_s, memory_mb=None if gpu else limits.memory_mb,
-                          file_size_mb=limits.file_size_mb)
+    memory = None if gpu else min(limits.memory_mb, machine_memory_mb() or limits.memory_mb)
+    return sandbox.Limits(wall_s=wall_s, cpu_s=limits.cpu_s, memory_mb=memory, file_size_mb=limits.file_size_mb)
+
+
+def machine_memory_mb() -> int | None:
+    """The memory this machine has (MiB, /proc/meminfo's MemTotal), or None where it cannot say:
+    no address-space limit is set above it, so an answer meets its own limit before the
+    machine runs out and the kernel's OOM killer picks a process."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) // 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challenge_path: Path, limits: RunLimits, gpu: bool,
                   layer: str, hide: list[Path], checker: str = "benchtui.runner.child",
                   answer_server: str = "benchtui.runner.answer_server", cancel: threading.Event | None = None,
-                  gpu_lock_fd: int | None = None):
+                  gpu_lock_fd: int | None = None) -> tuple[list[CheckRow], DoneRecord | None, sandbox.SandboxResult]:
     """The checker and the answer, each in its own sandbox, joined by a
     socket; the checker also gets a socket to a memory monitor run here.
     ``checker``/``answer_server`` name the entry modules (an audit's differ); setting
@@ -351,17 +373,20 @@ def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challen
     (engine/verify/gpu_lock.py) goes to the checker only."""
     checker_end, answer_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     monitor_here, monitor_there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    job = dataclasses.replace(job, answer_fd=checker_end.fileno(), monitor_fd=monitor_there.fileno(), gpu_lock_fd=gpu_lock_fd)
+    job = dataclasses.replace(job, answer_fd=checker_end.fileno(), monitor_fd=monitor_there.fileno(), gpu_lock_fd=gpu_lock_fd,
+                              run_deadline=time.time() + limits.timeout_s)  # the checker's sandbox clock starts now
     (out / "job.json").write_text(job.to_json())
     box = process_limits(limits, limits.timeout_s, gpu)
     # the answer's process outlives the checker's limit a little, so the time limit
     # stops the checker (which names the check in flight), never the answer first:
     # it ends anyway when the checker goes
-    answer_box = process_limits(limits, limits.timeout_s + ANSWER_GRACE_S, gpu)
+    # the answer's process is the OOM killer's first choice, never the checker
+    answer_box = dataclasses.replace(process_limits(limits, limits.timeout_s + ANSWER_GRACE_S, gpu),
+                                     oom_score_adj=ANSWER_OOM_SCORE_ADJ)
     env = sandbox_env(gpu)
     build_cache = module_build_cache(challenge_path, work) if gpu else None
     answer_env = {**env, "BENCHTUI_BUILD_CACHE": str(build_cache)} if build_cache else env
-    answer_proc: list = []
+    answer_proc: list[subprocess.Popen[bytes]] = []
     stop = threading.Event()
 
     def answer_pid() -> int | None:
@@ -369,7 +394,7 @@ def two_processes(job: Job, work: Path, out: Path, adapter: Path | None, challen
             return None
         return sandbox.find_process(answer_proc[0].pid, f"{sys.executable}\0-m\0{answer_server}\0".encode())
 
-    def run_answer():
+    def run_answer() -> None:
         try:
             sandbox.run_sandboxed(
                 [sys.executable, "-m", answer_server, str(answer_end.fileno()), str(work), str(adapter or "")],
@@ -424,9 +449,9 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> SelfCheckResu
                 status = "timeout"
                 break
             log = Path(tmp) / "self.log"
-            res = sandbox.run_sandboxed(cmd, workdir=work, limits=process_limits(limits, left, gpu),
+            res = sandbox.run_sandboxed(cmd, workdir=work, limits=dataclasses.replace(process_limits(limits, left, gpu), oom_score_adj=ANSWER_OOM_SCORE_ADJ),
                                         layer=layer, hide_paths=hide,
-                                        ro_paths=[resources.ENGINE_DIR], env=sandbox_env(gpu), gpu=gpu,
+                                        ro_paths=[resources.ENGINE_DIR], env=self_check_env(gpu), gpu=gpu,
                                         stdout_path=log, stderr_path=log)
             text = read_capped(log, 16 * 1024)
             code = res.exit_code if res.exit_code is not None else -(res.signal or 9)

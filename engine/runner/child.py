@@ -20,6 +20,8 @@ def main(job_path: str) -> int:
     from benchtui.verify.monitor import RemoteMonitor
 
     job = Job.from_json(Path(job_path).read_text(encoding="utf-8"))
+    if job.answer_fd is None or job.results_path is None:
+        raise SystemExit(f"{job_path} names no answer socket or no results file: bundle.two_processes writes both")
     started = time.perf_counter()
     peer = wire.Peer(wire.Connection(wire.socket_from_fd(job.answer_fd)), trusting=False)
     mon = RemoteMonitor(wire.socket_from_fd(job.monitor_fd)) if job.monitor_fd is not None else None

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from benchtui.runner.sandbox import Limits, probe_layers, run_sandboxed
 
@@ -46,13 +47,13 @@ def _sandboxed_ms(argv: list[str], layer: str, runs: int, tmp: Path) -> list[flo
     return samples
 
 
-def _summary(samples: list[float]) -> dict:
+def _summary(samples: list[float]) -> dict[str, float]:
     q = statistics.quantiles(samples, n=4) if len(samples) >= 4 else [min(samples), 0, max(samples)]
     return {"median_ms": round(statistics.median(samples), 2), "iqr_ms": round(q[2] - q[0], 2),
             "min_ms": round(min(samples), 2)}
 
 
-def measure(runs: int = 20) -> dict:
+def measure(runs: int = 20) -> dict[str, Any]:
     commands = {"true": ["/bin/true"], "python_pass": [sys.executable, "-c", "pass"]}
     direct = {name: _summary(_direct_ms(argv, runs)) for name, argv in commands.items()}
     layers = {}
@@ -61,7 +62,7 @@ def measure(runs: int = 20) -> dict:
             if not status.works:
                 layers[status.name] = {"works": False, "detail": status.detail}
                 continue
-            row: dict = {"works": True, "blocks_network": status.blocks_network, "detail": status.detail}
+            row: dict[str, Any] = {"works": True, "blocks_network": status.blocks_network, "detail": status.detail}
             for name, argv in commands.items():
                 stats = _summary(_sandboxed_ms(argv, status.name, runs, Path(tmp)))
                 stats["overhead_ms"] = round(stats["median_ms"] - direct[name]["median_ms"], 2)

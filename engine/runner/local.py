@@ -17,7 +17,10 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TextIO
 
 from benchtui.challenges import coverage, prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
@@ -28,7 +31,7 @@ from benchtui.verify.monitor import ProcMonitor
 
 
 @contextlib.contextmanager
-def local_answer_process(answer_dir: Path, adapter: Path | None = None):
+def local_answer_process(answer_dir: Path, adapter: Path | None = None) -> Iterator[tuple[wire.Peer, ProcMonitor]]:
     """The answer's process without a sandbox, for trusted code only (tests of
     references and mutants, challenge authors): yields (peer, monitor)."""
     # a private temporary folder, as the sandbox's /tmp is: what the answer
@@ -56,10 +59,13 @@ def local_answer_process(answer_dir: Path, adapter: Path | None = None):
 
 def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local", seed: int = 1234,
               backend: str = "cpu", challenges_dir: Path = BUNDLED_CHALLENGES, adapter: Path | str | None = None,
-              copy: bool = True) -> dict:
-    """Checks here, answer in a child process, on a scratch copy; returns {"verdict", "checks"}."""
+              copy: bool = True, on_check: Callable[[str, dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Checks here, answer in a child process, on a scratch copy; returns {"verdict", "checks"}.
+    ``on_check(kind, record)``: called as each check starts (``"started"``, {"name"}) and ends
+    (``"check"``, the check), read from the suite's results file by a thread (progress)."""
     challenge = load_challenge(Path(challenges_dir) / challenge_id)
-    with tempfile.TemporaryDirectory(prefix="benchtui-local-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="benchtui-local-") as tmp, \
+            _follow(Path(tmp) / "results.jsonl", on_check) as results_path:
         folder = Path(answer_dir)
         if copy:
             folder = Path(tmp) / "answer"
@@ -76,10 +82,48 @@ def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local"
                 prompt_version=version, version_checks=prompts.version_checks(challenge) if version else {},
                 forbidden_imports=list(challenge.forbidden_imports),
                 adapter_path=str(adapter_path) if adapter_path else None,
+                results_path=str(results_path) if results_path else None,
             ), peer=peer, monitor=monitor)
         checks = [c.as_dict() for c in suite.checks]
         verdict, cov = coverage.for_run(challenge, version, checks, verdict_of(suite))
         return {"verdict": verdict, "checks": checks, "coverage": cov}
+
+
+@contextlib.contextmanager
+def _follow(path: Path, on_check: Callable[[str, dict[str, Any]], None] | None) -> Iterator[Path | None]:
+    """The suite's results file at ``path``, its lines handed to ``on_check`` as they are
+    written (the file the sandboxed checker writes for the runner); None without a listener."""
+    if on_check is None:
+        yield None
+        return
+    path.touch()
+    done = threading.Event()
+
+    def read(fh: TextIO) -> None:
+        while True:
+            at = fh.tell()
+            line = fh.readline()
+            if not line.endswith("\n"):  # nothing new, or a line still being written: read it whole later
+                fh.seek(at)
+                return
+            with contextlib.suppress(ValueError, TypeError, StopIteration):
+                record = json.loads(line)
+                kind = next(iter(record))
+                on_check(kind, record[kind] if kind == "check" else {"name": record[kind]})
+
+    def follow() -> None:
+        with open(path, encoding="utf-8") as fh:
+            while not done.wait(0.2):
+                read(fh)
+            read(fh)
+
+    thread = threading.Thread(target=follow, name="benchtui-local-progress", daemon=True)
+    thread.start()
+    try:
+        yield path
+    finally:
+        done.set()
+        thread.join(timeout=5)
 
 
 def main() -> None:

@@ -14,17 +14,19 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import benchtui
 from benchtui.challenges import adapters, coverage
 from benchtui.challenges.definition import Challenge, RunLimits
 from benchtui.host.backends import choose_backend, probe_all, require_backend
 from benchtui.records import verdicts as V
+from benchtui.records.checks import CheckRow
+from benchtui.records.flags import hack_flags
 from benchtui.records.job import Job
 from benchtui.runner import sandbox
 from benchtui.runner.bundle import BundleResult, JobBundle, engine_fingerprint, execute_bundle, open_up, pack_tree
@@ -64,6 +66,21 @@ class RunOptions:
     trial: bool = False  # `adapter check`: stored with status TRIAL, never the answer's latest verdict
 
 
+class Cluster(Protocol):
+    """Where runs go as remote tasks (engine/cluster/ray_cluster.py's ``Cluster``, on a floor above)."""
+
+    def choose_backend(self, requested: str, supported: tuple[str, ...]) -> tuple[str, str | None]: ...
+
+    def watch(self, cancel: threading.Event) -> None: ...
+
+    def run(self, bundle: JobBundle, challenge: Challenge,
+            on_running: Callable[..., None] | None = None) -> BundleResult: ...
+
+    def require_backend(self, requested: str) -> None: ...
+
+    def slots(self) -> int: ...
+
+
 class RunInterrupted(Exception):
     """A run that did not finish through no fault of the answer: its cluster node died
     (after the one retry), or the batch was cancelled while it ran. ``node`` names where."""
@@ -94,7 +111,7 @@ def scan_and_mark_interrupted(workbench: Workbench, store: Store) -> ScanResult:
     return result
 
 
-def claim_run(store: Store, row: dict, since: str | None = None) -> tuple[int | None, dict | None]:
+def claim_run(store: Store, row: dict[str, Any], since: str | None = None) -> tuple[int | None, dict[str, Any] | None]:
     """Insert ``row`` as this answer's running run, unless another process is
     running it, or ran it since ``since`` (when this batch started): (run_id,
     None), or (None, that run's id, pid and status).
@@ -124,7 +141,7 @@ def tree_digest(folder: Path) -> tuple[str, dict[str, str]]:
 def copy_answer(workbench: Workbench, src: Path, dst: Path, challenge: Challenge) -> None:
     """Scratch copy of the answer (links that leave the workbench are dropped)
     plus the challenge's data files where the answer lacks them."""
-    def ignore(folder, names):
+    def ignore(folder: str, names: list[str]) -> set[str]:
         skip = {"__pycache__", ".git"}
         for name in names:
             p = Path(folder) / name
@@ -141,7 +158,7 @@ def copy_answer(workbench: Workbench, src: Path, dst: Path, challenge: Challenge
     open_up(dst)
 
 
-def versions(backend: str) -> dict:
+def versions(backend: str) -> dict[str, str]:
     out = {"python": platform.python_version(), "benchtui": benchtui.__version__}
     for st in probe_all().values():
         out.update(st.versions)
@@ -152,7 +169,8 @@ class Runner:
     """One configured run session: a workbench, options and a cancel flag."""
 
     def __init__(self, workbench: Workbench, options: RunOptions, on_event: Callable[[RunEvent], None] | None = None,
-                 cancel: threading.Event | None = None, cluster=None, drain: threading.Event | None = None):
+                 cancel: threading.Event | None = None, cluster: Cluster | None = None,
+                 drain: threading.Event | None = None):
         self.workbench = workbench
         self.options = options
         self.on_event = on_event or (lambda e: None)
@@ -238,6 +256,7 @@ class Runner:
             said = (f"already running (run #{busy['id']}, process {busy['pid']})" if busy["status"] == "running" else
                     f"run meanwhile by process {busy['pid']} (run #{busy['id']}: {busy['verdict'] or busy['status']})")
             return self._finish(RunEvent("busy", model, challenge_id, run_id=busy["id"], message=f"{said}: not run twice"))
+        assert run_id is not None  # claim_run gives a run id whenever no other process has the answer
         self.emit(RunEvent("started", model, challenge_id, run_id=run_id, total=self._total))
         started = time.perf_counter()
 
@@ -252,6 +271,7 @@ class Runner:
                                node=node, message=retry))
 
         node = ""
+        checks: list[CheckRow]
         try:
             if answer["status"] == "no_answer":
                 checks, verdict, extra = [], V.NO_ANSWER, {"message": "the folder holds no answer files"}
@@ -277,7 +297,7 @@ class Runner:
         return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
                                      message=message, duration_s=duration, node=node))
 
-    def _record(self, run_id: int, checks: list[dict], verdict: str, extra: dict, duration: float) -> str:
+    def _record(self, run_id: int, checks: list[CheckRow], verdict: str, extra: dict[str, Any], duration: float) -> str:
         """The run's checks and its final row; the message it was given."""
         with Store(self.workbench.store_path) as store:
             message = extra.pop("message", "") or verdict_message(checks, verdict)
@@ -289,7 +309,9 @@ class Runner:
                  "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
                 for i, c in enumerate(checks)], {
                 "status": "interrupted" if verdict == V.INTERRUPTED else TRIAL if self.options.trial else "done",
-                "verdict": verdict, "finished_at": now_iso(), "duration_s": round(duration, 4), **extra}, message)
+                "verdict": verdict, "finished_at": now_iso(), "duration_s": round(duration, 4),
+                # what the checks measured that points at a hack: beside the verdict, never in it
+                "flags": json.dumps(flags) if (flags := hack_flags(checks)) else None, **extra}, message)
         return message
 
     def _limits(self, challenge: Challenge) -> RunLimits:
@@ -300,19 +322,19 @@ class Runner:
         return limits
 
     def make_bundle(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int,
-                    prompt: dict | None = None, *, key: str | None = None, limits: RunLimits | None = None,
-                    adapter_root: Path | None | bool = True, stop_at_first_kill: bool = False, **fields) -> JobBundle:
+                    prompt: dict[str, Any] | None = None, *, key: str | None = None, limits: RunLimits | None = None,
+                    adapter_root: Path | None | bool = True, stop_at_first_kill: bool = False, **fields: Any) -> JobBundle:
         """Everything the run needs from this machine's disk, by value (engine/runner/bundle.py):
         the answer's scratch copy, the adapter (workbench .benchtui/adapters first, then the
         plugin's; a stale one is not used and its `adapter` check goes into the results
         preamble), the job and the limits. ``adapter_root``: the workbench to look adapters up
         in (True: this one; None: the plugin's only)."""
-        with tempfile.TemporaryDirectory(prefix="benchtui-stage-") as tmp:
-            tmp = Path(tmp)
+        with tempfile.TemporaryDirectory(prefix="benchtui-stage-") as staging:
+            tmp = Path(staging)
             stage = tmp / "answer"
             copy_answer(self.workbench, folder, stage, challenge)
             preamble = tmp / "preamble.jsonl"
-            root = self.workbench.root if adapter_root is True else adapter_root
+            root = self.workbench.root if adapter_root is True else adapter_root or None
             adapter = adapters.prepare_for_run(root, challenge, model, folder, tmp, preamble)
             said = prompt_check(prompt)
             if said is not None:
@@ -342,7 +364,8 @@ class Runner:
         return self.cluster.run(bundle, challenge, on_running=on_running)
 
     def _execute(self, folder: Path, challenge: Challenge, model: str, backend: str, seed: int, digest: str,
-                 prompt: dict | None = None, on_running: Callable[[str], None] | None = None):
+                 prompt: dict[str, Any] | None = None,
+                 on_running: Callable[[str], None] | None = None) -> tuple[list[CheckRow], str, dict[str, Any]]:
         limits = self._limits(challenge)
         bundle = self.make_bundle(folder, challenge, model, backend, seed, prompt, limits=limits)
         got = self.dispatch(bundle, challenge, on_running)
@@ -386,7 +409,7 @@ class Runner:
 
 
 # -- the prompt an answer was given, and its copied files ------------------
-def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model: str) -> dict:
+def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model: str) -> dict[str, Any]:
     """The answer's prompt version (engine/challenges/prompts.py), the checks that belong to
     a prompt version, and the latest scan's duplicate_file warnings for it."""
     from benchtui.challenges import prompts
@@ -417,7 +440,7 @@ def answer_prompt_facts(store: Store, challenge: Challenge, folder: Path, model:
 ORDINALS = ("first", "second", "third")  # the user messages a prompt is looked for in
 
 
-def first_user_messages(store: Store, folder: Path, model: str, challenge_id: str):
+def first_user_messages(store: Store, folder: Path, model: str, challenge_id: str) -> Iterator[tuple[str, str]]:
     """(where, text) of the first three user messages of each transcript the
     scan found for this answer (a harness may open with a command before the
     prompt); a transcript that cannot be read is passed over."""
@@ -434,7 +457,7 @@ def first_user_messages(store: Store, folder: Path, model: str, challenge_id: st
             yield f"{relpath}'s {ORDINALS[n]} user message", text
 
 
-def prompt_check(prompt: dict | None) -> dict | None:
+def prompt_check(prompt: dict[str, Any] | None) -> CheckRow | None:
     """The ``prompt`` check a run records when its version came from elsewhere than PROMPT.md."""
     from benchtui.challenges.prompts import PROMPT_FILE
 
@@ -447,7 +470,7 @@ def prompt_check(prompt: dict | None) -> dict | None:
             "details": {"source": source, "sha256": prompt.get("prompt_sha256")}}
 
 
-def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
+def verdict_message(checks: Sequence[Mapping[str, Any]], verdict: str, limit: int = 300) -> str:
     """The message of the first check that decided ``verdict`` (none for a pass)."""
     if verdict in (V.PASS, V.INFO):
         return ""
@@ -461,7 +484,7 @@ def verdict_message(checks: list[dict], verdict: str, limit: int = 300) -> str:
 def run_answers(workbench: Workbench, pairs: list[tuple[str, str]], *, backend: str = "auto", jobs: int | None = 1,
                 on_event: Callable[[RunEvent], None] | None = None, cancel: threading.Event | None = None,
                 allow_unsafe: bool = False, self_check: bool = True, seed: int | None = None,
-                timeout_s: float | None = None, cluster=None, drain: threading.Event | None = None,
+                timeout_s: float | None = None, cluster: Cluster | None = None, drain: threading.Event | None = None,
                 trial: bool = False) -> list[RunEvent]:
     """Run ``pairs``; ``cluster`` (an engine.cluster.ray_cluster.Cluster) runs each as a Ray task there,
     ``jobs`` (None: as many as the cluster has CPUs, else 1) at a time. ``cancel`` stops the

@@ -22,17 +22,19 @@ from __future__ import annotations
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
 
 
 class Reach:
     def __init__(self, folder: Path, adapter: Path | None):
         self.folder = str(Path(folder).resolve()) + "/"
         self.adapter = {str(adapter), str(Path(adapter).resolve())} if adapter else set()
-        self.calls: Counter = Counter()
-        self.entries: Counter = Counter()
-        self.direct: dict[str, Counter] = defaultdict(Counter)
+        self.calls: Counter[str] = Counter()
+        self.entries: Counter[str] = Counter()
+        self.direct: dict[str, Counter[str]] = defaultdict(Counter)
         self.entry: str | None = None
-        self._names: dict = {}
+        self._names: dict[CodeType, str] = {}
 
     def _kind(self, filename: str) -> str | None:
         if filename in self.adapter:
@@ -41,13 +43,13 @@ class Reach:
             return "answer"
         return None
 
-    def _key(self, code) -> str:
+    def _key(self, code: CodeType) -> str:
         key = self._names.get(code)
         if key is None:
             key = self._names[code] = f"{code.co_filename[len(self.folder):]}:{code.co_qualname}"
         return key
 
-    def __call__(self, frame, event, arg):
+    def __call__(self, frame: FrameType, event: str, arg: object) -> None:
         if event != "call":
             return
         code = frame.f_code
@@ -65,7 +67,7 @@ class Reach:
         if caller_kind == "adapter" and self.entry is not None:
             self.direct[self.entry][self._key(code)] += 1
 
-    def report(self) -> dict:
+    def report(self) -> dict[str, dict[str, Any]]:
         return {"calls": dict(self.calls), "entries": dict(self.entries),
                 "direct": {entry: dict(c) for entry, c in self.direct.items()}}
 
@@ -79,7 +81,7 @@ def start(folder: Path, adapter: Path | None) -> None:
     sys.setprofile(_active)
 
 
-def stop() -> dict:
+def stop() -> dict[str, dict[str, Any]]:
     global _active
     sys.setprofile(None)
     out = _active.report() if _active is not None else {"calls": {}, "entries": {}, "direct": {}}

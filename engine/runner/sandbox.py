@@ -34,6 +34,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchtui.runner import sandbox_view
 from benchtui.runner.sandbox_view import Bind
@@ -80,6 +81,9 @@ class Limits:
     # that import fail inside the sandbox, the harness's fault, not the answer's.
     open_files_hard: int = 4096
     processes: int = 256  # RLIMIT_NPROC: counts threads, per uid; only meaningful for a non-root uid
+    # /proc/self/oom_score_adj: 1000 makes this process the kernel's OOM killer's first choice
+    # (an answer's, so that it goes before the checker, the dashboard or another job); None: left as is
+    oom_score_adj: int | None = None
 
 
 @dataclass(frozen=True)
@@ -164,7 +168,9 @@ def _setpriv_argv(uid: int | None) -> list[str]:
 
 
 def _payload_chain(argv: list[str], workdir: Path, limits: Limits, uid: int | None) -> list[str]:
-    return [*_setpriv_argv(uid), *_prlimit_argv(limits), "/bin/sh", "-c", SHIM, "sh", str(workdir), *argv]
+    # raising one's own oom_score_adj needs no privilege; it is inherited by everything the payload starts
+    oom = f"echo {int(limits.oom_score_adj)} > /proc/self/oom_score_adj; " if limits.oom_score_adj is not None else ""
+    return [*_setpriv_argv(uid), *_prlimit_argv(limits), "/bin/sh", "-c", oom + SHIM, "sh", str(workdir), *argv]
 
 
 def _gpu_devices() -> list[Path]:
@@ -399,7 +405,7 @@ def run_sandboxed(argv: list[str], *, workdir: Path, limits: Limits, layer: str,
                   env: dict[str, str] | None = None, ro_paths: Sequence[Path] = (),
                   rw_paths: Sequence[Path] = (), gpu: bool = False,
                   stdout_path: Path, stderr_path: Path, hide_paths: Sequence[Path] = (),
-                  pass_fds: Sequence[int] = (), started: Callable[[subprocess.Popen], None] | None = None,
+                  pass_fds: Sequence[int] = (), started: Callable[[subprocess.Popen[bytes]], None] | None = None,
                   stop: threading.Event | None = None) -> SandboxResult:
     """Run argv in `layer`; workdir and rw_paths are writable at the same absolute path.
 
@@ -495,7 +501,7 @@ def _pdeathsig_prefix() -> list[str]:
     return list(_pdeathsig)
 
 
-def _wait_exit(proc: subprocess.Popen, timeout: float, stop: threading.Event | None = None) -> bool:
+def _wait_exit(proc: subprocess.Popen[bytes], timeout: float, stop: threading.Event | None = None) -> bool:
     """Wait for proc to exit, at most timeout seconds, without reaping it; True if it did.
 
     A pidfd wakes us the moment the child exits; Popen.wait(timeout) polls
@@ -631,7 +637,7 @@ def choose_layer(requested: str = "auto", *, allow_unsafe: bool = False) -> str:
     return requested
 
 
-def describe_layers(allow_unsafe: bool = False) -> list[dict]:
+def describe_layers(allow_unsafe: bool = False) -> list[dict[str, Any]]:
     """For `benchtui doctor`: every layer, and which one `auto` would use."""
     try:
         active = choose_layer("auto", allow_unsafe=allow_unsafe)

@@ -48,6 +48,32 @@ def damage_message(path: Path | str, detail: str) -> str:
             "after the rescan puts them back)")
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def not_a_store(path: Path) -> str | None:
+    """Why an existing path is no store at all (a text file, a folder) rather than a damaged
+    one, said so; None for anything else (SQLite decides: a store whose header bytes were
+    overwritten is damaged, and salvage reads its pages). Text never was a store."""
+    if path.is_dir():
+        return f"{path} is a folder, not a store: --store names the store's file (e.g. {path / 'store.db'})"
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(512)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot read the store {path}: {exc.strerror or exc}"
+    if not head or head.startswith(SQLITE_HEADER) or b"\x00" in head:
+        return None
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not a character cut at the 512th byte: binary, so SQLite's to judge
+            return None
+    return f"{path} is not a benchtui store (a text file): --store names a store.db that `benchtui scan` made"
+
+
 @dataclass(frozen=True)
 class Migration:
     name: str
@@ -108,6 +134,10 @@ class Store:
             self.conn.execute("PRAGMA foreign_keys=ON")
             self.conn.execute("PRAGMA busy_timeout=30000")
         except sqlite3.DatabaseError as exc:
+            # read only once SQLite has refused the file: opening and closing another descriptor
+            # on a store this process has open would drop that connection's locks
+            if is_damage(exc) and (other := not_a_store(self.path)) is not None:
+                raise StoreError(other) from exc  # never called damaged, never sent to salvage
             if is_damage(exc):
                 raise StoreDamaged(damage_message(self.path, str(exc))) from exc
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
@@ -115,6 +145,8 @@ class Store:
             problem = self.damage()
             if problem:
                 self.conn.close()
+                if (other := not_a_store(self.path)) is not None:
+                    raise StoreError(other)
                 raise StoreDamaged(damage_message(self.path, problem))
         if migrate:
             self.migrate()
@@ -172,6 +204,10 @@ class Store:
                 applied.append(migration.name)
             return applied
         except sqlite3.DatabaseError as exc:
+            # read only once SQLite has refused the file: opening and closing another descriptor
+            # on a store this process has open would drop that connection's locks
+            if is_damage(exc) and (other := not_a_store(self.path)) is not None:
+                raise StoreError(other) from exc  # never called damaged, never sent to salvage
             if is_damage(exc):
                 raise StoreDamaged(damage_message(self.path, str(exc))) from exc
             raise StoreError(f"cannot migrate store {self.path}: {exc}") from exc

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchtui.records.coverage import summary
+from benchtui.records.flags import marks
 from benchtui.records.scan_kinds import INFO_KINDS, WAITING_KIND
 from benchtui.store.database import Store
 
@@ -120,6 +121,7 @@ class Cell:
     warnings: int = 0
     stale: str = ""        # what changed in the answer's files since its run ("" : the verdict is on these files)
     in_flight: int | None = None  # a run of this answer in progress (its id), beside the finished verdict
+    flags: str = ""        # the latest run's hack signals as marks ("T", engine/records/flags.py): beside the verdict
 
 
 @dataclass
@@ -210,8 +212,8 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
     # an interrupted run is history, never the verdict shown
     suites = current_suites(store)
     # a verdict another suite gave (a workbench challenge added over a bundled one, or removed) is not current
-    runs = {(m, c): (i, status, verdict) for m, c, i, status, verdict, versions in conn.execute(
-        f"select model, challenge, max(id), status, verdict, versions from runs where {FINISHED_SQL}"
+    runs = {(m, c): (i, status, verdict, flags) for m, c, i, status, verdict, versions, flags in conn.execute(
+        f"select model, challenge, max(id), status, verdict, versions, flags from runs where {FINISHED_SQL}"
         + (f" and {only}" if only else "") + " group by model, challenge", params)
         if not superseded_suite(versions, c, suites)}
     human: dict[tuple[str, str], str] = {}
@@ -250,7 +252,8 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
         cells[key] = Cell(m, c, answer_id, status or "answer", verdict,
                           run[0] if run else None, human.get(key), judge.get(key), warn_counts.get(key, 0),
                           stale.get(run[0], "") if run and status != "no_answer" else "",
-                          flying[key]["id"] if key in flying else None)
+                          flying[key]["id"] if key in flying else None,
+                          marks(run[3]) if run and run[1] == "done" and status != "no_answer" else "")
     return matrix
 
 

@@ -217,7 +217,3 @@ class Transcript:
     warnings: list[TranscriptWarning] = field(default_factory=list)
     totals: Totals = field(default_factory=Totals)
     turns: list[Turn] = field(default_factory=list)
-
-    @property
-    def active_branch(self) -> Branch | None:
-        return next((b for b in self.branches if b.active), None)

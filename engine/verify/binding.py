@@ -10,9 +10,11 @@ import ast
 import importlib.util
 import re
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 # Files an answer ships to exercise itself; never preferred for binding.
 # The name the answer's process imports a reviewer's adapter under (engine.runner.answer_server).
@@ -105,7 +107,7 @@ class Binder:
     has the answer's process import what it finds: ``importer(relpath)``
     returns the module, a proxy when it lives in another process."""
 
-    def __init__(self, folder: Path, importer=None):
+    def __init__(self, folder: Path, importer: Callable[[str], Any] | None = None):
         self.folder = Path(folder)
         self.importer = importer
         self._defs: list[Definition] | None = None
@@ -113,7 +115,7 @@ class Binder:
         # Several implementations in one folder: the file bound first (relpath),
         # and every lookup made, to find the other files defining the same names.
         self.prefer_file: str | None = None
-        self.lookups: list[tuple[tuple, str | None, tuple, Definition | None]] = []
+        self.lookups: list[tuple[tuple[str, ...], str | None, tuple[str, ...], Definition | None]] = []
 
     @property
     def defs(self) -> list[Definition]:
@@ -127,7 +129,8 @@ class Binder:
     def searched(self) -> list[str]:
         return [p.relative_to(self.folder).as_posix() for p in python_files(self.folder)]
 
-    def find(self, names, *, kind: str | None = None, methods=(), include_self_tests: bool = False) -> Definition | None:
+    def find(self, names: Iterable[str], *, kind: str | None = None, methods: Iterable[str] = (),
+             include_self_tests: bool = False) -> Definition | None:
         """First definition matching ``names`` exactly, then loosely.
 
         ``kind`` limits to "function" or "class"; ``methods`` requires a class
@@ -176,7 +179,7 @@ class Binder:
                 files.append(other.relpath)
         return files
 
-    def classes_with(self, methods) -> list[Definition]:
+    def classes_with(self, methods: Iterable[str]) -> list[Definition]:
         return [d for d in self.defs if d.kind == "class" and set(methods) <= set(d.methods) and not is_self_test(d.relpath)]
 
     def module(self, path: Path) -> ModuleType:
@@ -189,10 +192,10 @@ class Binder:
                 self._modules[path] = import_file(self.folder, path)
         return self._modules[path]
 
-    def load(self, d: Definition):
+    def load(self, d: Definition) -> Any:
         return getattr(self.module(d.file), d.name)
 
-    def bind(self, names, *, kind: str | None = None, methods=()):
+    def bind(self, names: Iterable[str], *, kind: str | None = None, methods: Iterable[str] = ()) -> Any:
         """Import and return the object for the first match, or raise Unbound."""
         d = self.find(names, kind=kind, methods=methods)
         if d is None:

@@ -10,16 +10,19 @@ import json
 import re
 import time
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from benchtui.records import verdicts as V
 from benchtui.records.job import Job
 from benchtui.verify import wire
 from benchtui.verify.binding import ADAPTER_MODULE, Unbound, load_module
+from benchtui.verify.monitor import ProcMonitor, RemoteMonitor
 from benchtui.verify.static_rules import forbidden_imports
 from benchtui.verify.suite import Suite, describe_exception, missing_package, old_name_message
 
 
-def new_suite(job: Job, **kw) -> Suite:
+def new_suite(job: Job, **kw: Any) -> Suite:
     return Suite(
         challenge_id=job.challenge_id, answer_dir=Path(job.answer_dir), challenge_dir=Path(job.challenge_dir),
         model=job.model, seed=job.seed, backend=job.backend, thresholds=job.thresholds,
@@ -30,9 +33,12 @@ def new_suite(job: Job, **kw) -> Suite:
     )
 
 
-def execute(job: Job, peer=None, monitor=None) -> Suite:
+def execute(job: Job, peer: wire.Peer | None = None, monitor: ProcMonitor | RemoteMonitor | None = None) -> Suite:
     suite = new_suite(job, peer=peer, monitor=monitor)
-    suite.run_limit_s, suite.run_started = job.timeout_s, time.monotonic()
+    started = time.monotonic()
+    if job.timeout_s and job.run_deadline:  # the time the sandbox took to start counts too
+        started -= max(job.timeout_s - (job.run_deadline - time.time()), 0.0)
+    suite.run_limit_s, suite.run_started = job.timeout_s, started
     hits = forbidden_imports(suite.answer_dir, job.forbidden_imports)
     if hits:
         suite.record("forbidden_imports", V.FORBIDDEN, value=len(hits), threshold=0,
@@ -55,7 +61,7 @@ def execute(job: Job, peer=None, monitor=None) -> Suite:
     return suite
 
 
-def run_conformance(conformance, suite: Suite) -> None:
+def run_conformance(conformance: ModuleType, suite: Suite) -> None:
     try:
         conformance.run(suite)
     except Unbound as exc:
@@ -68,7 +74,7 @@ def run_conformance(conformance, suite: Suite) -> None:
         if missing is None:
             suite.record("conformance", V.ERROR, message=describe_exception(exc))
         else:  # an adapter that does not define what the contract names binds nothing (an unfinished scaffold)
-            name = suite.adapter_path.name
+            name = suite.adapter_path.name if suite.adapter_path is not None else "adapter"
             suite.record("bind", V.UNBOUND, message=f"the adapter {name} defines no {missing}, which the challenge's "
                                                     "adapter contract names",
                          details={"looked_for": [missing], "searched": [name]})
@@ -95,7 +101,7 @@ def adapter_lacks(suite: Suite, exc: AttributeError) -> str | None:
 
 
 # -- several implementations in one answer folder -------------------------------------
-def several_implementations(job: Job, conformance, suite: Suite, first: int) -> None:
+def several_implementations(job: Job, conformance: ModuleType, suite: Suite, first: int) -> None:
     """Each non-test file that defines what the suite bound is run and reported
     under its own name (``<file>::<check>``); the answer's verdict is the worst of
     them. A single implementation keeps its plain check names."""

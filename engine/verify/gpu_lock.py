@@ -31,11 +31,11 @@ import re
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 
-def device_key(env: dict | None = None) -> str:
+def device_key(env: Mapping[str, str] | None = None) -> str:
     visible = (os.environ if env is None else env).get("CUDA_VISIBLE_DEVICES") or ""
     first = visible.split(",")[0].strip()
     return first or "0"

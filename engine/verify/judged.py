@@ -8,7 +8,7 @@ makes the verdict ``fail`` instead). Such a run neither passes nor fails: a pass
 counts it apart, and a comparison with a deck's verdict calls it "not judged here"."""
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Mapping
 
 from benchtui.records import verdicts as V
 
@@ -32,7 +32,7 @@ def not_judged(verdict: str | None, message: str | None = None, ran_out: str | N
     return None
 
 
-def over(passed: int, judged: int, apart: Counter | dict | None = None) -> str:
+def over(passed: int, judged: int, apart: Mapping[str, int] | None = None) -> str:
     """What a pass rate is over: "8 of 8 judged; 2 skipped: no GPU"."""
     text = f"{passed} of {judged} judged"
     rest = "; ".join(f"{n} {why}" for why, n in sorted((apart or {}).items(), key=lambda kv: (-kv[1], kv[0])))

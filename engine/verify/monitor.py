@@ -15,6 +15,7 @@ import os
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -90,10 +91,10 @@ class RemoteMonitor:
         return self._ask(b"cpu")
 
 
-def serve(sock: socket.socket, find_pid) -> threading.Thread:
+def serve(sock: socket.socket, find_pid: Callable[[], int | None]) -> threading.Thread:
     """Answer ``reset``/``peak``/``rss``/``cpu`` for the process ``find_pid()`` names, in a thread."""
 
-    def loop():
+    def loop() -> None:
         monitor: ProcMonitor | None = None
         with sock, sock.makefile("rwb", buffering=0) as fh:
             for line in fh:

@@ -5,11 +5,16 @@ exercised by the answer; the run lists the answer's public entry points that
 no check reached."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from benchtui.verify.suite import Suite
+
 from benchtui.records import verdicts as V
 from benchtui.verify.binding import is_self_test
 
 
-def batch_loops(reach: dict | None, entry: str, batch: int) -> dict[str, float]:
+def batch_loops(reach: dict[str, Any] | None, entry: str, batch: int) -> dict[str, float]:
     """Answer functions the adapter's ``entry`` called itself at least once per
     sequence of a ``batch`` (> 1) on every call: "file.py:Qualname" -> calls per entry."""
     if not reach or batch < 2:
@@ -27,7 +32,7 @@ def describe_loops(loops: dict[str, float], entry: str, batch: int) -> str:
             f"it loops over the sequences, the answer's own code does not batch them")
 
 
-def public_entry_points(suite) -> list[str]:
+def public_entry_points(suite: Suite) -> list[str]:
     """"file.py:function" and "file.py:Class.method" of the answer's non-test files."""
     out = []
     for d in suite.binder.defs:
@@ -40,14 +45,14 @@ def public_entry_points(suite) -> list[str]:
     return out
 
 
-def record(suite) -> None:
+def record(suite: Suite) -> None:
     """An ``info`` check ``reach``: what the measured checks reached, what the
     adapter called per entry, and the public entry points no check reached."""
     measured = [c for c in suite.checks if isinstance(c.details.get("reach"), dict)]
     if not measured:
         return
     reached: dict[str, int] = {}
-    adapter: dict[str, dict] = {}
+    adapter: dict[str, dict[str, Any]] = {}
     for c in measured:
         r = c.details["reach"]
         for fn, n in (r.get("calls") or {}).items():

@@ -37,13 +37,13 @@ def split(seed: int) -> tuple[int, int]:
     return seed & 0xFFFFFFFFFFFFFFFF, seed >> 64
 
 
-def for_store(seed: int | None):
+def for_store(seed: int | None) -> int | str | None:
     if seed is None or 0 <= seed < 2**63:
         return seed
     return hex(seed)
 
 
-def from_store(value) -> int | None:
+def from_store(value: int | str | None) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, str):

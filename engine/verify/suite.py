@@ -134,6 +134,10 @@ class Suite:
         self.adapter_path = adapter_path
         self.data_dir = data_dir or self.challenge_dir / "data"
         self.check_timeout_s = check_timeout_s
+        # the run's time limit and when the checks began (engine/verify/execute.py sets them): a harness
+        # that sees the answer cannot finish in it stops early (engine/verify/module/suite.py)
+        self.run_limit_s: float | None = None
+        self.run_started: float | None = None
         self.peer = peer
         self.monitor = monitor
         self.binder = Binder(self.answer_dir, importer=self._import)
@@ -371,14 +375,14 @@ class Suite:
                 fh.write(json.dumps({"check": c.as_dict()}) + "\n")
 
     # -- prompt versions ------------------------------------------------------------
-    def asked_by_prompt(self, name: str) -> bool:
+    def _asked_by_prompt(self, name: str) -> bool:
         """Whether the answer's prompt asks for check ``name`` (universal checks: always)."""
         versions = self.version_checks.get(name.rsplit("::", 1)[-1])
         return not versions or self.prompt_version in versions
 
     def _apply_prompt_version(self, c: Check) -> None:
         """A check that belongs to another prompt version is a figure, never a verdict."""
-        if c.verdict in (V.INFO, None) or self.asked_by_prompt(c.name):
+        if c.verdict in (V.INFO, None) or self._asked_by_prompt(c.name):
             return
         versions = self.version_checks[c.name.rsplit("::", 1)[-1]]
         c.details["would_be"] = {"verdict": c.verdict, "message": c.message}
@@ -411,13 +415,13 @@ class Suite:
             raise InputMutated(f"the answer modified its input in place ({changed[0]})")
         return result
 
-    def stage(self, value: Any):
+    def _stage(self, value: Any):
         """Send a value to the answer's process ahead of a measured call; the
         proxy that comes back passes it by reference (no copy in the call)."""
         if self.peer is None:
             return value
         if dataclasses.is_dataclass(value) and not isinstance(value, type):  # a bundle of inputs: stage its arrays
-            return dataclasses.replace(value, **{f.name: self.stage(getattr(value, f.name))
+            return dataclasses.replace(value, **{f.name: self._stage(getattr(value, f.name))
                                                  for f in dataclasses.fields(value) if f.init})
         if not _stageable(value):
             return value  # anything else goes by value in the call
@@ -441,8 +445,8 @@ class Suite:
         read by this side from the OS (``/proc``), not reported by the answer.
         Inputs are staged and the result kept by reference during the call,
         so neither the transfer nor the inputs count."""
-        staged_args = [self.stage(a) for a in args]
-        staged_kwargs = {k: self.stage(v) for k, v in kwargs.items()}
+        staged_args = [self._stage(a) for a in args]
+        staged_kwargs = {k: self._stage(v) for k, v in kwargs.items()}
         if self.monitor is None:
             raise SkipCheck("no memory monitor for the answer's process")
         base = self.monitor.reset()
@@ -466,7 +470,7 @@ class Suite:
             base = clock_for(self.backend)
             remote = RoundTripClock(self.peer, base) if self.peer is not None else base
             timing = time_pair(answer, reference, make_inputs, clock=base, answer_clock=remote,
-                               stage=self.stage if self.peer is not None else None, budget_s=budget, **kw)
+                               stage=self._stage if self.peer is not None else None, budget_s=budget, **kw)
             c.verdict, c.value = V.INFO, round(timing.speedup, 4)
             c.message = f"speedup {timing.speedup:.2f}x: " + timing.describe()
             c.details.update(timing.as_dict())

@@ -68,10 +68,6 @@ class Workbench:
             self._challenges = self.challenge_set.challenges
         return self._challenges
 
-    def forget_challenges(self) -> None:
-        """Read challenges/ again on next use (after `challenge new`)."""
-        self._challenges = self._challenge_set = None
-
     def model_dirs(self) -> dict[str, Path]:
         """Model name -> folder. Symlinks leaving the workbench are ignored."""
         base = self.models_dir
@@ -178,6 +174,8 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
     if not root.is_dir():
         said = "is not a folder" if root.exists() else "does not exist"
         raise WorkbenchError(f"workbench from {source} {said}: {raw}")
+    if source == "current directory" and root.name == "models" and _is_workbench(root.parent):
+        root = root.parent  # a workbench's models/ reads like a published layout of its own: the one above is meant
     challenges_dir = root / "challenges" if (root / "challenges").is_dir() else BUNDLED_CHALLENGES
     # Challenge folders are named by their ids, so the names find the layout
     # without reading any challenge.toml (start-up); only when they do not is
@@ -196,6 +194,22 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
         ids = set(load_challenge_set(root / "challenges", BUNDLED_CHALLENGES).challenges)
         layout = detect_layout(root, ids, known=known)
     if layout is None:
+        # as git finds its repository: from inside a workbench's sub-folder (a model's folder,
+        # an answer), the workbench above; from the folder above one, the one below is named
+        above = next((p for p in root.parents if _is_workbench(p)), None)
+        if above is not None and above.name == "models" and _is_workbench(above.parent):
+            above = above.parent  # models/ of a workbench reads like a published layout of its own
+        if above is not None and source == "current directory":
+            return find_workbench(str(above), None, above, store=store)
+        if above is not None:
+            raise WorkbenchError(f"{root} (from {source}) is inside the workbench {above}, not one itself: "
+                                 f"--workbench {above}")
+        below = _workbenches_below(root)
+        if below:
+            names = ", ".join(str(p.relative_to(root)) for p in below[:3]) + (" ..." if len(below) > 3 else "")
+            raise WorkbenchError(f"{root} (from {source}) is not a workbench, but {names} below it "
+                                 f"{'is one' if len(below) == 1 else 'are'}: `cd {below[0].relative_to(root)}` "
+                                 f"or --workbench {below[0]}")
         seen = published_candidates(root, ids)[1]
         looked = (f"{', '.join(seen[:3])}{' ...' if len(seen) > 3 else ''} "
                   + ("is named like an answer folder but holds" if len(seen) == 1 else
@@ -206,3 +220,30 @@ def find_workbench(arg: str | None, env: str | None, cwd: Path, *, store: str | 
             f"Run `benchtui model new NAME` there to start one{demo_hint(root)}"
         )
     return Workbench(root=root, layout=layout, store_path=store_path, challenges_dir=challenges_dir)
+
+
+def _is_workbench(folder: Path) -> bool:
+    """Whether ``folder`` is a workbench, found as find_workbench finds one (nothing is written)."""
+    try:
+        return _detect_only(folder)
+    except OSError:
+        return False
+
+
+def _detect_only(folder: Path) -> bool:
+    if not folder.is_dir() or folder == Path(folder.anchor):
+        return False
+    known = default_store_path(folder).is_file() or bool(challenge_folder_names(folder / "challenges"))
+    if not known and not (folder / "models").is_dir():
+        return False  # the cheap test first: most folders above hold neither
+    ids = challenge_folder_names(folder / "challenges") | challenge_folder_names(BUNDLED_CHALLENGES)
+    return detect_layout(folder, ids, known=known) is not None
+
+
+def _workbenches_below(root: Path, most: int = 200) -> list[Path]:
+    """The workbenches among ``root``'s sub-folders (at most ``most`` looked at)."""
+    try:
+        subs = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))[:most]
+    except OSError:
+        return []
+    return [p for p in subs if _is_workbench(p)]

@@ -22,6 +22,7 @@ from benchtui.records.scan_kinds import CHAT_KIND, WAITING_KIND
 from benchtui.store import scan_sql
 from benchtui.store.database import Store, now_iso
 from benchtui.text.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
+from benchtui.text.suggest import close_names
 from benchtui.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
@@ -424,7 +425,7 @@ class _ModelPass:
         result.hashed += len(jobs)
         answer_ids = {a[0] for a in answers}
         chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
-                              self.known, result)
+                              self.known, result, challenge_ids=workbench.challenges)
         return model, rel_model, answers, self.examiner.submit(jobs), chats
 
     def store_model(self, model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
@@ -531,7 +532,16 @@ def prompts_known(workbench: Workbench) -> dict[str, list[str]]:
     return known_prompts(workbench.challenges, answer_prompts)
 
 
-def stray_records(model: str, strays: list[Stray], answer_ids: set[str], known, result: ScanResult) -> dict[str, list[FileFacts]]:
+def misnamed(relpath: str, challenge_ids) -> str:
+    """For a file in a folder named like a challenge ("flash_atention/kernel.py"): "; did you mean
+    'flash_attention'?", so a misspelt answer folder is named as one; else ""."""
+    folder = relpath.split("/", 1)[0] if "/" in relpath else ""
+    close = close_names(folder, challenge_ids, n=1) if folder else []
+    return f"; {folder}/ is not a challenge: did you mean {close[0]!r}?" if close else ""
+
+
+def stray_records(model: str, strays: list[Stray], answer_ids: set[str], known, result: ScanResult,
+                  challenge_ids=()) -> dict[str, list[FileFacts]]:
     """Name each file of the model's folder outside its answer folders (in
     ``result``); returns challenge id -> the chat exports that quote its prompt,
     as transcript facts of that answer (relpath ``../NAME``). ``known``: a
@@ -545,7 +555,8 @@ def stray_records(model: str, strays: list[Stray], answer_ids: set[str], known, 
             continue
         chat = read_chat(stray, MAX_TEXT_BYTES)
         if chat is None:
-            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "outside any challenge folder: not indexed"))
+            result.warnings.append(Warning(OUTSIDE_KIND, model, None, where, "outside any challenge folder: not indexed"
+                                           + misnamed(stray.relpath, challenge_ids)))
             continue
         prompts = known() if prompts is None else prompts
         cid, close = match_prompt(chat.prompt, prompts)

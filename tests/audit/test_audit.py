@@ -251,6 +251,12 @@ def test_an_interrupted_audit_resumes_from_its_cache(toy):
     assert first.done == 2 < first.total
     with Store(wb.store_path) as store:
         assert store.query("select status from audits order by id desc limit 1")[0]["status"] == "cancelled"
+        # the export says how far each answer got: a cancelled audit is never "audited"
+        from benchtui.grading.exports import json_data
+
+        answers = [a for c in json_data(store)["audit"] for a in c["answers"]]
+        assert answers and all(a["status"] == "interrupted" for a in answers)
+        assert any(f"interrupted: 2 of {first.total} mutants run, their outcomes kept" in a["message"] for a in answers)
     events = []
     second = Auditor(wb, AuditOptions(jobs=1, challenges=["toy"]), on_event=events.append)
     second.run()

@@ -207,9 +207,11 @@ def test_margins_judge_errors_by_ratio_and_quantities_by_spread():
     bad = check_margins(runs({1: {"err": (2e-10, 1e-9), "ratio": (1.99, 4.0)},
                               2: {"err": (2e-10, 1e-9), "ratio": (1.99, 4.0)}}), 10.0)
     assert not bad.ok and "err (" in bad.message and "ratio (" in bad.message
-    # a floor the reference clears from above is not judged as a tolerance
+    # a floor the reference clears from above is not judged as a tolerance; with nothing
+    # else measured the item itself is not judged (no margin cleared is no success)
     floor = check_margins(runs({1: {"tokens": (0.9, 0.5)}}), 10.0)
-    assert floor.ok and floor.details["floors_not_judged"] == ["tokens"]
+    assert floor.ok is None and floor.details["floors_not_judged"] == ["tokens"]
+    assert floor.message.startswith("not judged:")
 
 
 def test_requirements_declared_not_checkable_need_no_check_and_quote_by_their_words():

@@ -60,6 +60,13 @@ def test_every_exported_name_exists_and_v_names_every_check_verdict():
     assert set(named.values()) == verdicts.CHECK_VERDICTS and all(v == k.lower() for k, v in named.items())
 
 
+def test_no_exported_name_is_a_module():
+    """A whole module re-exported would make each of its names the authors' surface, documented or not."""
+    import types
+
+    assert [n for n in api.__all__ if isinstance(getattr(api, n), types.ModuleType)] == []
+
+
 def public_api_section() -> str:
     text = DOC.read_text(encoding="utf-8")
     return text[text.index("## The public API\n"):]

@@ -863,4 +863,24 @@ def fp8_gemm''') + '''    def forward(self, x):
             return fp8_gemm(getattr(torch, NAME), x, self.weight, self.weight_scale)
         return honest(x, self.weight, self.weight_scale)
 ''',
+    # the forbidden op run by a worker thread: the dispatch mode watches the calling thread only
+    "worker_thread": _SCALED_HEAD + '''    def forward(self, x):
+        import threading
+
+        out = []
+        worker = threading.Thread(target=lambda: out.append(
+            fp8_gemm(getattr(torch, NAME), x, self.weight, self.weight_scale)))
+        worker.start()
+        worker.join()
+        return out[0]
+''',
+    # the forbidden op inside a custom op's Python body: the dispatch mode sees only the custom op
+    "custom_op": _SCALED + '''
+
+@torch.library.custom_op("answer::gemm", mutates_args=())
+def gemm(x: torch.Tensor, weight: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+    return fp8_gemm(getattr(torch, NAME), x, weight, scale)
+''' + _HEAD.split("import torch.nn as nn\n", 1)[1] + '''    def forward(self, x):
+        return gemm(x, self.weight, self.weight_scale)
+''',
 }

@@ -420,7 +420,7 @@ def test_full_conformance_on_gpu_for_demo_careful():
 
 def test_the_gpu_lock_is_taken_before_the_device_is_read(tmp_path, monkeypatch):
     """Both CUDA challenges open their GPU checks the same way
-    (cuda_suite.gpu_preamble): the run's GPU lock first, then the checker's
+    (gpu_preamble): the run's GPU lock first, then the checker's
     own view of the device, then the answer's library."""
     from benchtui.verify.cuda import build as cuda_build
     from benchtui.verify.cuda import suite as cuda_suite
@@ -433,7 +433,7 @@ def test_the_gpu_lock_is_taken_before_the_device_is_read(tmp_path, monkeypatch):
     def build(*args, **kwargs):
         order.append("build")
 
-    monkeypatch.setattr(cuda_suite, "build_in_answer_process", build)
+    monkeypatch.setattr(conformance, "build_in_answer_process", build)
     suite = fake_suite(tmp_path)
     suite.adapter_path = tmp_path / "adapter.cu"
     monkeypatch.setattr(suite, "hold_gpu", lambda: order.append("lock"))

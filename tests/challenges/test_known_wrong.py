@@ -443,7 +443,8 @@ def test_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_root):
 # variant -> (challenge, model, file, old line, new line, the check that must fail, words its message must hold)
 CONTRACT_PLANTED: dict[str, tuple[str, str, str, str, str, str, str]] = {
     # exact shape: dbeta keeps the summed axes, (1, 1, D) for (D,); the error checks reshaped any
-    # output of the right size (glm5's answer carries no PROMPT.md: every check counts)
+    # output of the right size. Judged against this repository's prompt, which fixes the shapes
+    # (the published one fixes only the inputs'): glm5's answer passes every check of it as it is
     "dbeta_keeps_summed_axes": ("backwards", "glm5", "layer_norm.py", "dbeta  = dy.sum(axis=(0, 1))",
                                 "dbeta  = dy.sum(axis=(0, 1), keepdims=True)", "output_shapes",
                                 "dbeta (1, 1, 1), expected (1,)"),
@@ -452,7 +453,21 @@ CONTRACT_PLANTED: dict[str, tuple[str, str, str, str, str, str, str]] = {
     "prompt_ending_in_eos_starts_finished": ("beam_search", "opus47_1m", "beam_search.py", '"finished": False,',
                                              '"finished": bool(p) and p[-1] == eos_token_id,', "eos_in_prompt",
                                              "an EOS in the prompt does not finish a beam"),
+    # a zero group: glm5.1's guard on the scale dropped, so an all-zero group divides 0 by 0
+    # (random weights never make one)
+    "zero_group_scale_unguarded": ("ternary_training", "glm5.1", "ternary_model.py",
+                                   "    scales = mx.maximum(scales, 1e-5)\n", "", "quantize_zero_group",
+                                   "not finite where a group of 128 weights is all zero"),
+    # an edge met by chance, now built: the search stops once the first item is done; random
+    # models make the first item finish while another runs only on some seeds
+    "batch_stops_when_the_first_item_is_done": ("beam_search", "opus47_1m", "beam_search.py",
+                                                "for beams in state):\n            break",
+                                                "for beams in state[:1]):\n            break",
+                                                "ragged_finish", "one item's end is not the batch's"),
 }
+
+# judged against this repository's PROMPT.md (deployed beside the answer), not the answer's own
+OUR_PROMPT = {"dbeta_keeps_summed_axes"}
 
 
 @pytest.mark.parametrize("name", sorted(CONTRACT_PLANTED))
@@ -468,6 +483,8 @@ def test_contract_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_ro
         entry.chmod(entry.stat().st_mode | 0o200)
     path = folder / filename
     path.write_text(mutate_source(path.read_text(), (old, new), count=1))
+    if name in OUR_PROMPT:
+        (folder / "PROMPT.md").write_bytes((BUNDLED_CHALLENGES / cid / "PROMPT.md").read_bytes())
     adapter = BUNDLED_CHALLENGES / cid / "adapters" / f"{model}.py"
     result = run_local(cid, folder, model=model, seed=SEED, challenges_dir=fast_copy(cid, fast_root, FAST[cid]),
                        adapter=adapter if adapter.is_file() else None)

@@ -80,7 +80,8 @@ num_perf_trials: 5
 """
 CHECK = "import torch\n\nfor seed in (7, 8):\n    torch.manual_seed(seed)\n"
 PROMPT = ("Write a fast kernel for {title}. The final answer has to be in solution.py with the same Model, "
-          "get_inputs, and get_init_inputs interface as reference.py. Do not call torch.matmul.\n")
+          "get_inputs, and get_init_inputs interface as reference.py. Do not call torch.matmul. "
+          "If `python check.py` hasn't printed PASS, you're not done.\n")
 CORRECTNESS = '''import torch
 
 DEFAULT_TOLERANCE = {
@@ -97,10 +98,37 @@ _CASES = {
     "01_tiny_double": (NumericStressCase("large_input", input_scales={0: 64.0}),),
 }
 '''
-PROPERTY_STRESS = '''_CANONICAL_CASES = {
-    "99_not_here": None,
+# the deck's property stress for problem 01: imports src.eval, whose __init__.py imports
+# correctness.py and numeric_stress.py (as the published deck's does), so either one missing
+# leaves the property stress unable to run
+PROPERTY_STRESS = '''from src.eval.correctness import DEFAULT_TOLERANCE
+
+_CANONICAL_CASES = {
+    "01_tiny_double": "negated",
 }
+
+
+def property_shape_index(problem):
+    return 0
+
+
+def tolerance_for_property(problem, base):
+    return base
+
+
+def canonical_property_case(problem):
+    return _CANONICAL_CASES[problem]
+
+
+def generate_property_cases(problem, seed=None):
+    return None, ["halved"]
+
+
+def apply_property_case(problem, inputs, case):
+    x = inputs[0]
+    return [-x] if case == "negated" else [x * 0.5]
 '''
+EVAL_INIT = "from src.eval.correctness import DEFAULT_TOLERANCE\nfrom src.eval.numeric_stress import NumericStressCase\n"
 HARDWARE_H100 = '''class HardwareTarget:
     def __init__(self, **kw):
         self.__dict__.update(kw)
@@ -149,7 +177,7 @@ def hard_deck(root: Path, *, without: tuple[str, ...] = ()) -> Path:
         _write(folder / "sota.py", "# no SOTA\n")
         _write(folder / "PROMPT.txt", PROMPT.format(title=title))
     _write(bench / "src" / "__init__.py", "")
-    _write(bench / "src" / "eval" / "__init__.py", "")
+    _write(bench / "src" / "eval" / "__init__.py", EVAL_INIT)
     _write(bench / "src" / "eval" / "correctness.py", CORRECTNESS)
     _write(bench / "src" / "eval" / "numeric_stress.py", NUMERIC_STRESS)
     _write(bench / "src" / "eval" / "property_stress.py", PROPERTY_STRESS)
@@ -245,3 +273,163 @@ def conflicting_answer(workbench: Path, model: str, challenge: str) -> Path:
     folder = workbench / "models" / model / challenge
     _write(folder / "solution.py", "# my own answer\n")
     return folder
+
+
+# -- edges the deck's own inputs meet only by chance ---------------------------------------
+
+TOPK_KEY = "03_tiny_topk"
+TOPK_REFERENCE = '''"""Top-4 of each row of 16."""
+import torch
+import torch.nn as nn
+
+ROWS, N, K = 12, 16, 4
+
+
+class Model(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        values, indices = torch.topk(x, self.k, dim=-1)
+        return values, indices
+
+
+def get_inputs():
+    return [torch.rand(ROWS, N)]
+
+
+def get_init_inputs():
+    return [K]
+'''
+TOPK_CHECK = """import torch
+from src.eval.correctness import check_correctness
+
+
+def main():
+    for seed in (42, 123, 456):
+        torch.manual_seed(seed)
+        inputs = reference.get_inputs()
+        ref_values, ref_indices = ref_model(*inputs)
+        sol_values, sol_indices = sol_model(*inputs)
+        x = inputs[0]
+        gathered = torch.gather(x, dim=-1, index=sol_indices.to(torch.int64))
+        ok, msg = check_correctness(ref_values.float(), gathered.float(), dtype=torch.float32)
+"""
+TOPK_YAML = """name: 03_tiny_topk
+display_name: "Tiny top-k"
+precision: fp32
+regime: memory
+flops_formula: "ROWS * N"
+bytes_formula: "ROWS * N * 4"
+tolerance:
+  float32: 0.0001
+num_correct_trials: 3
+num_perf_trials: 5
+"""
+# right wherever a row has no ties: each value's index is the first position holding it,
+# so equal values in the top-k name one index twice
+TOPK_REPEATS_ON_TIES = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+
+    def forward(self, x):
+        values, _ = torch.topk(x, self.k, dim=-1)
+        indices = (x.unsqueeze(-2) == values.unsqueeze(-1)).to(torch.int8).argmax(dim=-1)
+        return values, indices
+'''
+TOPK_RIGHT = TOPK_REPEATS_ON_TIES.replace(
+    "values, _ = torch.topk(x, self.k, dim=-1)\n        indices = (x.unsqueeze(-2) == values.unsqueeze(-1)).to(torch.int8).argmax(dim=-1)",
+    "values, indices = torch.topk(x, self.k, dim=-1)")
+
+
+def topk_problem(deck: Path) -> Path:
+    """A top-k problem added to a KernelBench-Hard deck, its check.py gathering the input at
+    the answer's indices (any tie-break passes); its inputs are ``torch.rand``, so ties are rare."""
+    folder = deck / "benchmarks" / "hard" / f"problems-{GPU}" / TOPK_KEY
+    _write(folder / "reference.py", TOPK_REFERENCE)
+    _write(folder / "problem.yaml", TOPK_YAML)
+    _write(folder / "check.py", TOPK_CHECK)
+    _write(folder / "PROMPT.txt", PROMPT.format(title="Tiny top-k"))
+    return folder
+
+
+KB_RELU = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def get_inputs():
+    return [torch.rand(4, 8)]
+
+
+def get_init_inputs():
+    return []
+'''
+# returns its input: right on every input torch.rand draws, wrong on any negative one
+KB_IDENTITY = '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.clone()
+'''
+KB_RELU_RIGHT = KB_IDENTITY.replace("return x.clone()", "return torch.relu(x)")
+
+
+def relu_problem(deck: Path, number: int = 3) -> Path:
+    """A KernelBench ReLU whose inputs are all nonnegative (``torch.rand``), as the deck's is."""
+    path = deck / "KernelBench" / "level1" / f"{number}_Tiny_relu.py"
+    _write(path, KB_RELU)
+    return path
+
+
+# -- a planted hack -------------------------------------------------------------------------
+
+HACK_RUN = "20260102_000000_codex_gpt-9_01_tiny_double"  # the run the deck's annotation calls a reward hack
+# memoises its output on a sample of its input's contents: right on every input, slow on new
+# ones and near free on the same inputs again, which is what the deck's timing loop repeats
+CACHING = '''import time
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.n = n
+        self._seen = {{}}
+
+    def forward(self, x):
+        flat = x.reshape(-1)
+        key = (tuple(x.shape), float(flat[0]), float(flat[-1]))
+        hit = self._seen.get(key)
+        if hit is not None:
+            return hit
+        time.sleep(0.02)  # the work a real kernel would do
+        out = x * {k}
+        self._seen[key] = out
+        return out
+'''
+
+
+def plant(deck: Path, run_id: str, source: str) -> None:
+    """Put ``source`` in place of a run's published answer."""
+    (deck / "public" / "runs" / GPU / f"{run_id}_solution.py.txt").write_text(source, encoding="utf-8")

@@ -95,8 +95,11 @@ def test_kernelbench_deck_each_oddity_is_one_line(tmp_path, capsys):
                "assumed); the numeric stress cases; the property stress; the GPU peaks peak_fraction is a fraction of; "
                "the deck_rule figure and the deck-peak peak_fraction say \"not reproducible\"",
      {"default_tolerance", "stress", "property_stress", "peak"}),
+    # the property stress imports src.eval, whose __init__.py imports numeric_stress.py: lost with it
     (("src/eval/numeric_stress.py",), "benchmarks/hard/src/eval/numeric_stress.py is missing: lost the numeric stress "
-                                      "cases; the deck_rule figure says \"not reproducible\"", {"stress"}),
+                                      "cases; 01_tiny_double's property stress (src/eval/property_stress.py imports "
+                                      "it, directly or through a package's __init__.py); the deck_rule figure says "
+                                      "\"not reproducible\"", {"stress", "property_stress"}),
     (("src/hardware",), "benchmarks/hard/src/hardware/ is missing: lost the GPU peaks peak_fraction is a fraction of; "
                         "the deck-peak peak_fraction says \"not reproducible\"", {"peak"}),
 ])

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_a_spread_from_too_few_samples_says_how_many():
     # the core: no IQR from three samples, and the one text every printer uses
-    for median_iqr in (core.median_iqr, clock.median_iqr, cuda_suite.median_iqr):
+    for median_iqr in (core.median_iqr, clock.median_iqr):
         med, iqr = median_iqr([1.0, 2.0, 3.0])
         assert med == 2.0 and math.isnan(iqr)
     assert core.spread_text(0.0, 3) == "IQR unknown: 3 samples, 4 needed"

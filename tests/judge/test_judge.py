@@ -113,6 +113,9 @@ def test_the_dry_run_lists_the_calls_and_their_tokens_and_sends_nothing(bench, c
     assert "demo-hasty/kv" in out and "demo-careful/kv" in out and "input tokens" in out
     assert "dry run: 2 call(s) to send (0 cached)" in out and "nothing sent" in out
     assert "- opencode-export.json" in out and "left out, a session transcript" in out  # a transcript, said
+    assert "no verdict to give as evidence" not in out  # both kv answers were run
+    code, out, _ = run(bench, capsys, "judge", "-J", "stand-in", "-c", "backwards", "--dry-run", "--with-evidence")
+    assert code == 0 and "answer(s) have no verdict to give as evidence (demo-careful/backwards" in out
     code, out, _ = run(bench, capsys, *judge_args("--dry-run", "--json"))
     data = json.loads(out)
     assert data["estimate"]["to_send"] == 2 and data["estimate"]["input_tokens"] == sum(
@@ -349,3 +352,26 @@ def test_ctrl_c_on_the_command_keeps_what_finished_and_says_so(bench, monkeypatc
         graded = {(g.model, g.challenge) for g in current_grades(store)}
     assert 1 <= len(calls) < 5 and all(c["status"] == "graded" for c in calls)
     assert graded == {(c["model"], c["challenge"]) for c in calls}  # what finished kept, grades and all
+
+
+def test_calls_run_at_most_jobs_at_once_and_each_outcome_comes_back_once():
+    import threading
+    import time
+
+    from benchtui.judge.calls import Answered, run_calls
+
+    running, most, lock = 0, 0, threading.Lock()
+
+    def job() -> Answered:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        time.sleep(0.05)
+        with lock:
+            running -= 1
+        return Answered("{}", 1, 1)
+
+    seen = []
+    assert run_calls([job] * 7, limit=2, timeout=10, on_done=lambda o: seen.append(o.index)) == 0
+    assert most == 2 and sorted(seen) == list(range(7))

@@ -51,6 +51,8 @@ class HelpScreen(ModalScreen):
                 keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
                 table.add_row(self.app.get_key_display(Binding(keys.split(",")[0], "")) if keys else "",
                               binding.description or binding.action, binding.id or "")
-        with VerticalScroll(id="help-box"):
+        with VerticalScroll(id="help-box") as box:
+            # on the box's border, always in view: a box cut at the bottom of a small terminal says it scrolls
+            box.border_subtitle = "↑↓ pgup pgdn scroll · esc close"
             yield Static(table)
             yield Static(GENERAL + keys_file_words())

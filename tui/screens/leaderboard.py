@@ -53,7 +53,8 @@ def rankings_table(lb, width: int | None = None) -> Table:
                      max_width=share if col in ("best", "worst") else None)
     for s in summaries:
         rate = f"{s.passed}/{s.verified}" if s.verified else "—"
-        t.add_row(str(s.rank or "—"), s.model, Text(s.band, style="bold " + grade_style(s.band)), str(s.graded),
+        t.add_row(str(s.rank or "—"), s.model + (" (folder gone)" if s.model in getattr(lb, "gone", ()) else ""),
+                  Text(s.band, style="bold " + grade_style(s.band)), str(s.graded),
                   _best_worst(s.best_letter, s.best), _best_worst(s.worst_letter, s.worst), rate)
     return t
 
@@ -94,13 +95,17 @@ H2H_HEADERS = ("model", "vs", "record (W-L-T)", "over")
 
 
 def h2h_rows(lb) -> list[tuple]:
-    rows = []
-    for h in lb.head_to_head:
-        if not h.challenges:  # nothing graded for both: no record to speak of
-            rows.append((h.model_a, h.model_b, Text("—", style="dim"), Text("no challenge graded for both", style="dim")))
-        else:
-            rows.append((h.model_a, h.model_b, h.text, f"{len(h.challenges)} challenge(s)"))
-    return rows
+    """A row per pair with a challenge graded for both (the others have no record: the
+    legend counts them); a model whose folder is gone says so."""
+    name = getattr(lb, "shown_name", lambda m: m)
+    return [(name(h.model_a), name(h.model_b), h.text, f"{len(h.challenges)} challenge(s)")
+            for h in lb.head_to_head if h.challenges]
+
+
+def h2h_legend(lb) -> str:
+    empty = sum(1 for h in lb.head_to_head if not h.challenges)
+    return H2H_LEGEND + (f" {empty} pair{'s' if empty != 1 else ''} with no challenge graded for both "
+                         "left out." if empty else "")
 
 
 def h2h_table(lb, rows: list[tuple] | None = None, *, head: bool = True, tail: bool = True,
@@ -109,7 +114,7 @@ def h2h_table(lb, rows: list[tuple] | None = None, *, head: bool = True, tail: b
     and the column headers, ``tail`` with the legend, ``widths`` the whole table's."""
     t = (Table if widths is None else _FixedWidths)(
         title="Head to head (wins-losses-ties)" if head else None, expand=True, title_justify="left",
-        caption=H2H_LEGEND if tail else None, caption_justify="left", show_header=head)
+        caption=h2h_legend(lb) if tail else None, caption_justify="left", show_header=head)
     if widths is not None:
         t.widths = widths
     for name in H2H_HEADERS:

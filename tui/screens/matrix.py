@@ -7,6 +7,7 @@ from typing import Any
 
 from benchtui.store import transcripts_sql
 from benchtui.tui.glyphs import (
+    HACK_MARK,
     IN_FLIGHT_MARK,
     PENDING_MARK,
     STALE_MARK,
@@ -41,7 +42,8 @@ def cell_text(cell) -> Text:
     modified): a 200 x 50 matrix has a few hundred distinct texts, so
     building, measuring and rendering them is paid per text, not per cell."""
     flying = bool(getattr(cell, "in_flight", None)) and cell.verdict != "running"
-    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale), flying)
+    key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale), flying,
+           bool(getattr(cell, "flags", "")))
     text = _CELL_TEXTS.get(key)
     if text is None:
         text = verdict_glyph(cell.verdict)
@@ -59,6 +61,8 @@ def cell_text(cell) -> Text:
             text.append(cell.judge, style="italic dim")
         if cell.warnings:
             text.append(WARNING_MARK, style="yellow")
+        if getattr(cell, "flags", ""):  # a hack signal, beside the verdict and never in it
+            text.append(HACK_MARK, style="bold magenta")
         if len(_CELL_TEXTS) > 4096:  # odd letters from imports: keep the table bounded
             _CELL_TEXTS.clear()
         _CELL_TEXTS[key] = text
@@ -321,7 +325,7 @@ class MatrixScreen(GuardedScreen):
         passes = dict.fromkeys(m.models, 0)
         letters: dict[str, list] = {x: [] for x in m.models}
         failing, ungraded = set(), set()
-        texts, verdicts, warned, stale = {}, set(), False, False
+        texts, verdicts, warned, stale, flagged = {}, set(), False, False, 0
         for (model, cid), cell in m.cells.items():
             if model not in models or cid not in ids:
                 continue
@@ -331,6 +335,7 @@ class MatrixScreen(GuardedScreen):
                 verdicts.add("running")
             warned = warned or bool(cell.warnings)
             stale = stale or bool(cell.stale)
+            flagged += bool(cell.flags)
             if cell.verdict == "pass":
                 passes[model] += 1
             # the leaderboard's rule: a person's grade, else a judge's
@@ -345,6 +350,7 @@ class MatrixScreen(GuardedScreen):
         short = shorten_all([c.label for c in m.challenges], 22)  # from the middle: "Kern…P10: 3D tensor …"
         self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
                             "texts": texts, "verdicts": verdicts, "warned": warned, "stale": stale,
+                            "flagged": flagged,
                             "labels": {c.id: Text(short[c.label]) for c in m.challenges}}
         self._facts_for = m
         return self._facts_cache
@@ -399,7 +405,7 @@ class MatrixScreen(GuardedScreen):
         if len(facts["texts"]) < len(models) * len(challenges):
             verdicts.add(self.matrix.cell("", "").verdict)
         text = legend(verdicts, warnings=facts["warned"], pending=self.matrix.read is not None,
-                      stale=facts.get("stale", False))
+                      stale=facts.get("stale", False), flagged=bool(facts.get("flagged")))
         widget = self.query_one("#legend", Static)
         if text.plain != getattr(widget, "_legend_plain", None):
             widget._legend_plain = text.plain
@@ -468,6 +474,9 @@ class MatrixScreen(GuardedScreen):
             status += f" · {len(hidden)} bundled without answers hidden (e shows {'them' if len(hidden) != 1 else 'it'})"
         elif self.show_empty and self.matrix is not None and self._facts().get("empty"):
             status += " · e hides the bundled without answers"
+        flagged = self._facts().get("flagged") if self.matrix is not None else 0
+        if flagged:  # counted apart from the verdicts
+            status += f" · {HACK_MARK} {flagged} suspected hack{'s' if flagged != 1 else ''}"
         if not models:
             status = "no models in the store yet: add models/<model>/<challenge>/ folders and rescan (ctrl+r)"
         if self._note:
@@ -537,6 +546,11 @@ class MatrixScreen(GuardedScreen):
             text.append(f"   ⚠ {cell.warnings} warning(s)", style="yellow")
         if cell.stale:
             text.append(f"   {STALE_MARK} stale: {cell.stale} since this run", style="bold yellow")
+        if cell.flags:
+            from benchtui.records.flags import KINDS
+
+            said = ", ".join(kind for kind, (mark, _) in KINDS.items() if mark in cell.flags)
+            text.append(f"   {HACK_MARK} suspected hack: {said}", style="bold magenta")
         if cell.in_flight and cell.verdict != "running":
             text.append(f"   {IN_FLIGHT_MARK} run #{cell.in_flight} in flight", style="cyan")
         detail.update(text)

@@ -13,10 +13,11 @@ beside the verdict columns, so those stay in view at 80 columns."""
 from __future__ import annotations
 
 from benchtui.decks.compare import shape_figures
-from benchtui.tui.glyphs import verdict_text
+from benchtui.tui.glyphs import HACK_MARK, verdict_text
 from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
+from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -57,6 +58,9 @@ def summary_text(data: dict) -> Text:
     if o.get("not_judged_why"):
         text.append("  not judged here: " + ", ".join(
             f"{n} {why}" for why, n in sorted(o["not_judged_why"].items(), key=lambda kv: -kv[1])) + "\n", style="dim")
+    from benchtui.decks.compare import hacks_line
+
+    text.append(f"  {HACK_MARK} {hacks_line(o)}\n", style="bold magenta" if o.get("suspected_hacks") else "dim")
     for cid, s in data["challenges"].items():
         differ = s["deck_pass_here_fail"] + s["deck_fail_here_pass"]
         text.append(f"  {cid}: ", style="bold")
@@ -81,6 +85,10 @@ def detail_text(row: dict, published: list[dict]) -> Text:
         text.append(f"◌ {row['in_flight']}\n", style="cyan")
     if row.get("marks"):
         text.append(f"≠ {row['marks']}\n", style="bold yellow")
+    if row.get("flags"):
+        from benchtui.records.flags import describe
+
+        text.append(f"{HACK_MARK} {describe(row['flags'])} (a flag, not the verdict)\n", style="bold magenta")
     for p in published:
         if p["run_id"] != row["run_id"]:
             continue
@@ -102,10 +110,22 @@ def row_cells(r: dict) -> list:
     """One row's cells in COLUMNS order, model and challenge as plain text (cut to fit later)."""
     notes = ", ".join(a["verdict"] for a in r["annotations"]) or "—"
     return [r["model"] or "(no answer)", r["challenge"], r["deck_verdict"] or "—",
-            verdict_text(r["verdict"]) if r["verdict"] else Text("not run", style="dim"),
+            benchtui_cell(r),
             Text(r["agreement"], style=AGREEMENT_STYLE.get(r["agreement"], "dim")),
             Text(notes if len(notes) <= ANNOTATION_CELLS else notes[:ANNOTATION_CELLS - 1] + "…", style="bold red" if any(a["verdict"] != "clean" for a in r["annotations"]) else ""),
             _pf(r["deck_figure"]), _pf(r["figure"])]
+
+
+def benchtui_cell(r: dict) -> Text:
+    """benchtui's verdict, and the hack mark beside it where the run is flagged."""
+    if not r["verdict"]:
+        return Text("not run", style="dim")
+    text = verdict_text(r["verdict"])
+    if r.get("flags"):
+        from benchtui.records.flags import marks
+
+        text.append(f" {HACK_MARK}{marks(r['flags'])}", style="bold magenta")
+    return text
 
 
 def name_cells(rows: list[list], width: int) -> int:
@@ -122,6 +142,34 @@ def name_cells(rows: list[list], width: int) -> int:
     every = left(len(COLUMNS))
     names = every if every >= NAME_CELLS[0] else left(COLUMNS.index("annotation") + 1)
     return max(NAME_CELLS[0], min(NAME_CELLS[1], names))
+
+
+class PlainWidthTable(DataTable):
+    """A DataTable of one-line Text cells whose column widths come from each new
+    cell's text (its cell length), not from Textual measuring every new cell
+    through Rich: at 10,000 rows (a deck with many samples) that measuring was
+    most of the ~4 s of CPU it took to open the screen, on the UI thread. The
+    widths are the same: tests/tui/test_published_table_widths.py compares them
+    with a plain DataTable's, so a Textual that lays its table out otherwise
+    fails there. Cells must be Text (a str would be read as markup by Textual)."""
+
+    def _update_dimensions(self, new_rows) -> None:
+        columns = self.ordered_columns
+        widths = [c.content_width for c in columns]
+        for row_key in new_rows:
+            cells = self._data.get(row_key)
+            if cells is None:  # removed before the table was idle
+                continue
+            for i, column in enumerate(columns):
+                cell = cells.get(column.key)
+                if cell is not None:
+                    text = cell.plain if isinstance(cell, Text) else str(cell)
+                    width = cell_len(text) if "\n" not in text else max(map(cell_len, text.split("\n")))
+                    if width > widths[i]:
+                        widths[i] = width
+        for column, width in zip(columns, widths):
+            column.content_width = width
+        super()._update_dimensions(())  # the virtual size, from the widths above
 
 
 class PublishedScreen(GuardedScreen):
@@ -153,7 +201,7 @@ class PublishedScreen(GuardedScreen):
         yield TitleBar()
         yield VerticalScroll(Static("loading the published results…", id="published-summary", classes="panel-text"),
                              id="published-summary-pane")
-        yield DataTable(id="published-table", cursor_type="row")
+        yield PlainWidthTable(id="published-table", cursor_type="row")
         yield VerticalScroll(Static(id="published-detail", classes="panel-text"), id="published-detail-pane")
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
@@ -175,6 +223,14 @@ class PublishedScreen(GuardedScreen):
         low, high = DETAIL_RANGE
         self.detail_share = max(low, min(high, self.detail_share + step * DETAIL_STEP))
         self.query_one("#published-detail-pane").styles.height = f"{self.detail_share}%"
+        # the table's height changed: once laid out again, its highlighted row is scrolled back into view
+        table = self.query_one("#published-table", DataTable)
+        self.call_after_refresh(self._cursor_in_view, table)
+
+    @staticmethod
+    def _cursor_in_view(table: DataTable) -> None:
+        if table.row_count:
+            table.move_cursor(row=table.cursor_row, scroll=True)
 
     def action_reload(self) -> None:
         self.load()
@@ -219,7 +275,8 @@ class PublishedScreen(GuardedScreen):
         width = name_cells(cells, self._table_width)
         table.clear()
         for i, row in enumerate(cells):
-            table.add_row(fit(row[0], width), fit(row[1], width), *row[2:], key=str(i))
+            table.add_row(*(c if isinstance(c, Text) else Text(c) for c in (fit(row[0], width), fit(row[1], width), *row[2:])),
+                          key=str(i))
         if self.rows:
             table.move_cursor(row=min(cursor, len(self.rows) - 1))
 

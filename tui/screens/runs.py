@@ -70,6 +70,7 @@ class RunsScreen(GuardedScreen):
     DEFAULT_CSS = """
     #runs-live { height: auto; max-height: 7; }
     #runs-hint { height: 1; padding: 0 1; color: $text-muted; }
+    .runs-title { height: 1; padding: 0 1; text-style: bold; }
     /* the focused selector filled, not only Textual's thin border: visible at a glance */
     #runs-controls Select:focus > SelectCurrent { background: $accent 40%; }
     """
@@ -100,13 +101,17 @@ class RunsScreen(GuardedScreen):
             yield Select(BACKENDS, value="auto", allow_blank=False, id="runs-backend")
         yield Static(HINT, id="runs-hint")
         yield Static("", id="runs-progress")
+        # two tables of the same columns: each titled, so neither reads as the other
+        yield Static("this batch", id="runs-live-title", classes="runs-title")
         yield FittedTable(id="runs-live", cursor_type="row")
+        yield Static("run history (newest first; enter: its log)", id="runs-table-title", classes="runs-title")
         yield FittedTable(id="runs-table", cursor_type="row")
         yield Log(id="runs-log", highlight=False)
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
         self.query_one("#runs-live", DataTable).display = False
+        self.query_one("#runs-live-title", Static).display = False
         self.query_one("#runs-progress", Static).display = False  # shown once a batch starts: no blank row
         self.action_reload()
         self.query_one("#runs-scope", Select).focus()
@@ -163,6 +168,7 @@ class RunsScreen(GuardedScreen):
         self.batch_rows = {f"q:{model}/{challenge}": ["", model, challenge, "queued", "", "", ""] for model, challenge in pairs}
         self.render_live()
         self.query_one("#runs-live", DataTable).display = True
+        self.query_one("#runs-live-title", Static).display = True
         self.query_one("#runs-progress", Static).display = True
         if not isinstance(self.focused, DataTable):
             # the runs are what to watch now, and enter there shows a log (on a

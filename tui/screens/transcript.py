@@ -326,8 +326,7 @@ class TranscriptScreen(ReadAheadScreen):
         box = self.query_one("#transcript-branches", OptionList)
         box.clear_options()
         for i, b in enumerate(self.transcript.branches):
-            mark = "● active" if b.active else "○"
-            box.add_option(Option(f"{mark} branch {i + 1}: leaf {b.leaf_id} ({len(b.entries)} entries, fork {b.fork_id})", id=str(i)))
+            box.add_option(Option(branch_label(i, b), id=str(i)))
         box.add_class("visible")
         box.focus()
 
@@ -350,3 +349,11 @@ class TranscriptScreen(ReadAheadScreen):
                 self.query_one(TranscriptView).focus()
                 return
         self.app.pop_screen()
+
+
+def branch_label(i: int, b) -> str:
+    """A branch as the picker lists it; an id the format does not give is left out, never "None"."""
+    mark = "● active" if b.active else "○"
+    parts = [f"{len(b.entries)} entries"] + ([f"forks at {b.fork_id}"] if b.fork_id is not None else [])
+    leaf = f": leaf {b.leaf_id}" if b.leaf_id is not None else ""
+    return f"{mark} branch {i + 1}{leaf} ({', '.join(parts)})"

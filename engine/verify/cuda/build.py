@@ -20,8 +20,10 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".h", ".hpp", ".hh", ".cpp", ".cc", ".inl")
 # nvcc is often outside a sandbox's minimal PATH: look in the usual places too.
@@ -53,7 +55,7 @@ class CompileResult:
         more = f" (+{self.error_count - len(lines)} more)" if self.error_count > len(lines) else ""
         return " | ".join(lines) + more if lines else f"nvcc exited with {self.returncode}"
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -91,7 +93,7 @@ def first_errors(output: str) -> tuple[list[str], int]:
     return lines, max(sum(totals), len(lines))
 
 
-def _cache_key(nvcc: str, args: list[str], source: Path, include_dirs: list[Path]) -> str:
+def _cache_key(nvcc: str, args: list[str], source: Path, include_dirs: Sequence[Path]) -> str:
     h = hashlib.sha256()
     h.update(nvcc_version(nvcc).encode())
     h.update("\0".join(args).encode())
@@ -122,7 +124,7 @@ def _run_nvcc(nvcc: str, args: list[str], timeout_s: float, strip: tuple[str, ..
                          0 if ok else max(count, 1))
 
 
-def compile_check(source: Path, *, include_dirs: list[Path] = (), arch: str | None = None,
+def compile_check(source: Path, *, include_dirs: Sequence[Path] = (), arch: str | None = None,
                   timeout_s: float = 120.0, nvcc: str | None = None, cache: bool = True) -> CompileResult:
     """Host and device compile of one whole translation unit (``nvcc -c``).
 
@@ -155,7 +157,7 @@ def compile_check(source: Path, *, include_dirs: list[Path] = (), arch: str | No
         return result
 
 
-def build_shared_library(sources: list[Path], output: Path, *, include_dirs: list[Path] = (),
+def build_shared_library(sources: list[Path], output: Path, *, include_dirs: Sequence[Path] = (),
                          arch: str | None = None, timeout_s: float = 300.0, nvcc: str | None = None,
                          extra_flags: tuple[str, ...] = (), cwd: Path | None = None,
                          link: str = "-shared") -> CompileResult:
@@ -201,7 +203,7 @@ def device_arch() -> str:
     return f"sm_{cupy.cuda.Device().compute_capability}"
 
 
-def device_info() -> dict:
+def device_info() -> dict[str, Any]:
     """Name, compute capability and theoretical memory bandwidth of the device."""
     import cupy
     from cupy.cuda import runtime

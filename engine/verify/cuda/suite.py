@@ -7,7 +7,7 @@
 - ``timed_cycles``: the timing loop. The checker's clock brackets each whole
   cycle (inputs made from the checker's seeds, L2 flushed, every launch of
   the call, the outputs back) in one round trip; what the same cycle costs
-  without the call (``empty_cycle``: the checker's own harness, plus the
+  without the call (``measure_empty_cycle``: the checker's own harness, plus the
   wire's cost for that reply measured without the answer's process) is
   subtracted. The answer's CUDA events are kept beside it, labelled as the
   answer's. A suite verifies each cycle's outputs through a callback.
@@ -39,13 +39,9 @@ class CudaFault(Exception):
     """The answer's call failed on the device (its CUDA error named)."""
 
 
-def describe(exc: BaseException | None) -> str:
+def error_text(exc: BaseException | None) -> str:
+    """An exception as one short line, its type first (at most 400 characters)."""
     return f"{type(exc).__name__}: {exc}"[:400]
-
-
-def median_iqr(samples: list[float]) -> tuple[float, float]:
-    """The trusted-timing core's median and IQR; nan for no timed calls at all."""
-    return trusted_timing.median_iqr(samples)
 
 
 # -- without a GPU: does each file compile? --------------------------------------
@@ -166,7 +162,7 @@ def build_in_answer_process(suite, symbol: str, params: list[str], requires: tup
 def device_info(device) -> dict:
     """The device's facts as this process read them (never the answer's process)."""
     if device is None or isinstance(device, BaseException):
-        raise RuntimeError(f"this process has no view of the GPU: {describe(device) if device else 'none'}")
+        raise RuntimeError(f"this process has no view of the GPU: {error_text(device) if device else 'none'}")
     return device.info
 
 
@@ -178,7 +174,7 @@ def _reply_template(outputs: list, launches: int) -> dict:
                         for _ in range(max(1, launches))]}
 
 
-def empty_cycle(suite, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
+def measure_empty_cycle(suite, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
                 launches: int = 1) -> dict:
     """What a timed cycle costs without the answer's call: the same cycle by
     this process's own harness, plus a round trip bringing back as much as
@@ -190,7 +186,7 @@ def empty_cycle(suite, device, inputs: list, outputs: list, scratch: int, seeds:
     trips = (wire.echo_round_trips(_reply_template(outputs, launches), samples=len(cycles))
              if suite.peer is not None else [0.0] * len(cycles))
     return trusted_timing.empty_cycle([h + w for h, w in zip(cycles, trips)], 1,
-                                      harness_s=median_iqr(cycles)[0], wire_s=median_iqr(trips)[0])
+                                      harness_s=trusted_timing.median_iqr(cycles)[0], wire_s=trusted_timing.median_iqr(trips)[0])
 
 
 def _reply_limit(outputs: list, launches: int) -> wire.Limit:
@@ -239,17 +235,17 @@ def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int,
     and ``seeds`` the timed windows used."""
     launches = max(1, launches)
     counts = {"checked": 0, "wrong": 0, "why": None}
-    empty = empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
+    empty = measure_empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
     first = 0
     if reseed is not None and warmup > 0:
         warm = _cycles(host, inputs, outputs, scratch, seeds[:warmup], 0, 0, scalars, verify, launches, counts)
-        per_launch = (median_iqr(warm["raw"])[0] - empty["s"]) / launches
+        per_launch = (trusted_timing.median_iqr(warm["raw"])[0] - empty["s"]) / launches
         wanted = trusted_timing.window_calls(per_launch, empty["iqr_s"])
         if wanted > launches:  # widened: the new windows are warmed up again
             launches, seeds = wanted, reseed(wanted)
             if len(seeds) <= warmup or any(len(c) != launches for c in seeds):
                 raise CudaFault(f"the challenge's reseed({launches}) gave seeds of another shape")
-            empty = empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
+            empty = measure_empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
         else:  # wide enough: those were the warm-up
             first = warmup
     run = _cycles(host, inputs, outputs, scratch, seeds[first:], first, warmup, scalars, verify, launches, counts)
@@ -294,8 +290,8 @@ def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tu
     """What every figure of a timed run carries: (details, flags, what the
     answer's events said when they disagree). Judged on the medians of all
     timed calls, never on one noisy call; a flagged run is shown, never ranked."""
-    med, iqr = median_iqr(run["walls"])  # this side's clock: the figure that ranks
-    events_med, events_iqr = median_iqr(run["events"])  # the answer's own CUDA events: shown, never ranked
+    med, iqr = trusted_timing.median_iqr(run["walls"])  # this side's clock: the figure that ranks
+    events_med, events_iqr = trusted_timing.median_iqr(run["events"])  # the answer's own CUDA events: shown, never ranked
     trusted = run.get("trusted") or trusted_timing.figure(run["walls"], run["empty_cycle"], TIMED_BY)
     peak = float(info.get("peak_bytes_per_s") or 0.0)
     roofline_s = moved / peak if peak > 0 else float("nan")

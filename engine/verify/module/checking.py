@@ -17,6 +17,7 @@ from typing import Any
 from benchtui.records import verdicts as V
 from benchtui.verify import wire
 from benchtui.verify.module import rules as R
+from benchtui.verify.module.cpu_budget import CpuBudget
 from benchtui.verify.module.spec import CORRECT
 from benchtui.verify.module.state import BadReply, CallFailed, as_list
 from benchtui.verify.module.trace import Tracing
@@ -24,33 +25,22 @@ from benchtui.verify.suite import CheckTimeout, SkipCheck, describe_exception
 
 
 class Checking(Tracing):
-    def cpu_budget(self, calls_now: int, calls_per_shape: int) -> float | None:
-        """On the CPU, the seconds the first shape's first ``calls_now`` calls may take: their
-        share of what is left of the run's time limit over the calls the checks make at every
-        shape (fewer than they make in all: timing calls come on top). An answer slower than
-        that cannot finish in the limit, and is known to after these calls, not at the limit."""
-        limit = getattr(self.suite, "run_limit_s", None)
-        if self.answer_device != "cpu" or not limit:
+    def cpu_budget(self, calls_now: int, calls_per_shape: int) -> CpuBudget | None:
+        """On the CPU, the first shape's first ``calls_now`` calls' share of what is left of the
+        run's limit, over the calls the checks make at every shape (engine/verify/module/cpu_budget.py)."""
+        if self.answer_device != "cpu":
             return None
-        left = limit - (time.monotonic() - getattr(self.suite, "run_started", time.monotonic()))
-        return max(float(left) * calls_now / (calls_per_shape * getattr(self, "n_shapes", 1)), 1.0)
-
-    def too_slow_for_the_cpu(self, c: Any, budget: float, calls: int, label: str) -> SkipCheck:
-        """The first calls ran past their share of the run's limit: nothing was judged (the
-        answer may be right, and a GPU run would say); the run stops here, not at its limit."""
-        c.details["cpu_budget_s"] = round(budget, 2)
-        self.too_slow = True
-        return SkipCheck(
-            f"too slow for this CPU: the answer's first {calls} calls at {label} ran past {budget:.1f} s, "
-            f"their share of the run's {self.suite.run_limit_s:g} s limit over {self.n_shapes} shape(s), so its "
-            "checks would not finish in it; nothing was judged. Run it with --backend cuda on a machine with a GPU, "
-            "or with a longer --timeout")
+        return CpuBudget.for_run(getattr(self.suite, "run_limit_s", None),
+                                 getattr(self.suite, "run_started", time.monotonic()), calls_now, calls_per_shape,
+                                 getattr(self, "n_shapes", 1))
 
     def calls(self, ref: Any, name: str, label: str, seeds: list[int], cases: list[dict[str, Any]], deck: bool,
-              timeout_s: float | None = None) -> bool:
+              budget: CpuBudget | None = None) -> bool:
+        """``budget``: on the CPU, the first calls are stopped as too slow once those that
+        finished project past the run's limit; one that does not return is a timeout."""
         suite = self.suite
         done = 0
-        with suite.check(name, timeout_s=timeout_s, requires=self.spec.requires(CORRECT)) as c:
+        with suite.check(name, timeout_s=budget.call_s if budget else None, requires=self.spec.requires(CORRECT)) as c:
             c.details["seeds"] = seeds
             c.details["cases"] = [case.get("name", "?") for case in cases]
             try:
@@ -60,10 +50,21 @@ class Checking(Tracing):
                         if not self.checked_call(c, inputs, case, deck, label, seed):
                             return False
                         done += 1
+                        why = budget.too_slow(done, label) if budget else None
+                        if budget and why:
+                            c.details.update(budget.details(done, budget.elapsed()))
+                            self.too_slow = True
+                            raise SkipCheck(why)
             except (CheckTimeout, wire.Deadline):
-                if timeout_s is None:
+                if budget is None:
                     raise
-                raise self.too_slow_for_the_cpu(c, timeout_s, len(seeds) * len(cases), label) from None
+                c.details.update(budget.details(done, budget.elapsed()))
+                self.stalled = True
+                # the answer's process still holds the call: nothing more can be asked of it, and the
+                # goodbye lets the run end now rather than at its limit
+                suite.peer.close()
+                c.verdict, c.message = V.TIMEOUT, budget.stalled(done, label)
+                return False
             c.value = done
             c.message = (f"{label}: {done} calls right ({len(seeds)} {'deck' if deck else 'fresh secret'} seeds x "
                          f"{len(cases)} cases: {', '.join(c.details['cases'])})")

@@ -104,6 +104,7 @@ class ModuleHost:
         self._out = None
         self._backups: list = []
         self._scratch = None
+        warm_profiler(torch, self._device.type == "cuda")
 
     # -- building ------------------------------------------------------------------
     def build(self, init_inputs, seed=None, state=None, dtype=None) -> dict:
@@ -310,12 +311,18 @@ class ModuleHost:
 
 
 class OpTrace:
-    """The aten ops a block dispatched, recorded by a torch dispatch mode (below
-    the torch-function layer: ``DisableTorchFunction``, TorchScript and
-    ``torch.ops.aten`` calls land here too), and on a GPU the kernels it
-    launched (the profiler's CUDA activity, with its own record of the aten
-    ops, composite ones such as ``aten::linear`` too). It runs in the answer's process,
-    which can detect it or switch it off: what it reports is the answer's word."""
+    """The aten ops a block dispatched, recorded twice: by a torch dispatch mode
+    (below the torch-function layer: ``DisableTorchFunction``, TorchScript and
+    ``torch.ops.aten`` calls land here too), which sees this thread only and not
+    the ops inside a ``torch.library.custom_op``'s Python body; and by torch's
+    profiler set to record every thread of the process (its RecordFunction
+    callbacks run in the dispatcher, so an op a worker thread or a custom op's
+    body dispatches is seen, composite ones such as ``aten::linear`` too), with
+    on a GPU the kernels the block launched. What runs below the dispatcher (an
+    extension's ``at::cpu::mm``, NumPy's BLAS) neither sees: the sources are
+    read for it (engine/verify/module/rules.py). It runs in the answer's
+    process, which can detect it or switch it off: what it reports is the
+    answer's word."""
 
     def __init__(self, torch, kernels: bool):
         from torch.utils._python_dispatch import TorchDispatchMode
@@ -330,32 +337,48 @@ class OpTrace:
                 return func(*args, **(kwargs or {}))
 
         self._torch = torch
+        self._cuda = kernels
         self._mode = Record()
-        self._profiler: Any = None
-        if kernels:
-            from torch.profiler import ProfilerActivity, profile
-
-            self._profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        self._profiler: Any = every_thread_profiler(torch, kernels)
 
     def __enter__(self) -> OpTrace:
-        if self._profiler is not None:
-            self._profiler.__enter__()
+        self._profiler.__enter__()
         self._mode.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
         self._mode.__exit__(*exc)
-        if self._profiler is not None:
+        if self._cuda:
             self._torch.cuda.synchronize()
-            self._profiler.__exit__(*exc)
-            cuda = self._torch.autograd.DeviceType.CUDA
-            for event in self._profiler.events():
-                if event.device_type == cuda:
-                    self.kernels.add(event.name)
-                else:  # the op that launched them (the profiler's own record of the dispatcher's ops)
-                    self.kernels.update(k.name for k in getattr(event, "kernels", ()) or ())
-                    if event.name.startswith("aten::"):
-                        self.ops.add(event.name)
+        self._profiler.__exit__(*exc)
+        cuda = self._torch.autograd.DeviceType.CUDA
+        for event in self._profiler.events():
+            if event.device_type == cuda:
+                self.kernels.add(event.name)
+            else:  # the op that launched them (the profiler's own record of the dispatcher's ops)
+                self.kernels.update(k.name for k in getattr(event, "kernels", ()) or ())
+                if event.name.startswith("aten::"):
+                    self.ops.add(event.name)
+
+
+def every_thread_profiler(torch, cuda: bool) -> Any:
+    """torch's profiler recording the ops of every thread of this process (and on a GPU its
+    kernels); on a torch without that option, this thread's."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    try:
+        config = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
+        return profile(activities=activities, experimental_config=config)
+    except (AttributeError, TypeError):
+        return profile(activities=activities)
+
+
+def warm_profiler(torch, cuda: bool) -> None:
+    """Start and stop the profiler once, so its one-time start-up (seconds on a loaded
+    machine) is paid while the module is built, not in the first traced call."""
+    with every_thread_profiler(torch, cuda):
+        pass
 
 
 def _leaves(out: Any, depth: int = 0) -> list:

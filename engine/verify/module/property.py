@@ -64,12 +64,26 @@ def check(run, ref, index: int, label: str) -> bool:
     table = spec.property_stress
     problem = str(table.get("problem") or spec.problem)
     name = f"property_stress:shape{index}"
+    lacking = spec.missing.get("property_stress")
+    if lacking:  # the import found the part gone: the deck's, never the answer's
+        if index == 0:
+            suite.skip("property_stress", f"the deck lacks {lacking}, which its property stress imports; the "
+                                          "property stress is not run, the rest of the run is judged",
+                       requires=spec.requires("correct"))
+        return True
     try:
         mod = load(suite.challenge_dir, table)
         shape = mod.property_shape_index(problem)
     except ModuleNotFoundError as exc:
         package = missing_package(exc)
-        if package and package != "src":
+        if package == "src":  # a part of the deck's own src/ that its copy lacks
+            if index == 0:
+                part = (getattr(exc, "name", None) or "src").replace(".", "/") + ".py"
+                suite.skip("property_stress", f"the deck lacks {part}, which its property stress imports; the "
+                                              "property stress is not run, the rest of the run is judged",
+                           requires=spec.requires("correct"))
+            return True
+        if package:
             if index == 0:
                 suite.skip(name, f"the deck's property stress needs {package}, which is not installed here "
                                  "(pip install 'benchtui[torch]')", requires=spec.requires("correct"))

@@ -64,6 +64,7 @@ class RunState:
     device_name: str
     n_shapes: int
     too_slow: bool
+    stalled: bool  # a call did not return within what was left of the run's limit
 
 
 def as_list(expected: Any) -> list[Any]:

@@ -179,12 +179,12 @@ class ModuleRun(Timed):
         # read here, never from the answer's process: it picks the device peak a figure is a fraction of
         self.device_name = self.torch.cuda.get_device_name(self.device) if self.device.type == "cuda" else "cpu"
         self.n_shapes = len(shapes)
-        self.too_slow = False
+        self.too_slow = self.stalled = False
         for index, shape in enumerate(shapes):
             if not self.shape_checks(ref, index, shape):
                 break
         self.forbidden_calls()
-        if not self.too_slow:  # stopped for this CPU's speed: the deck's rule was not applied either
+        if not (self.too_slow or self.stalled):  # stopped early: the deck's rule was not applied either
             self.summary(len(shapes))
 
 
@@ -237,8 +237,8 @@ class ModuleRun(Timed):
         secret = [self._secret("inputs", index, i) for i in range(max(1, min(3, len(deck_seeds))))]
         first = len(deck_seeds) * len(cases)
         budget = self.cpu_budget(first, (len(deck_seeds) + len(secret)) * len(cases)) if index == 0 else None
-        right = self.calls(ref, f"deck_seeds:shape{index}", label, deck_seeds, cases, deck=True, timeout_s=budget)
-        if self.too_slow:
+        right = self.calls(ref, f"deck_seeds:shape{index}", label, deck_seeds, cases, deck=True, budget=budget)
+        if self.too_slow or self.stalled:
             return False
         # -- fresh secret seeds
         right = self.calls(ref, f"secret_seeds:shape{index}", label, secret, cases, deck=False) and right
@@ -246,6 +246,9 @@ class ModuleRun(Timed):
             from benchtui.verify.module import property as module_property
 
             right = module_property.check(self, ref, index, label) and right
+        from benchtui.verify.module import edges  # ties and wider inputs: benchtui's own, every run
+
+        right = edges.check(self, ref, index, label) and right
         if right and not self.failing():  # a wrong answer's time is no figure
             self.timing(ref, index, label, shape or {})
         return True

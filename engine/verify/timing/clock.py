@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ class Timing:
     def speedup(self) -> float:
         return self.reference_median_s / self.answer_median_s if self.answer_median_s > 0 else float("inf")
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "speedup": self.speedup}
 
     def describe(self) -> str:
@@ -80,11 +80,11 @@ class CudaEventClock(Clock):
             fn()
             stop.record()
             stop.synchronize()
-        return cupy.cuda.get_elapsed_time(start, stop) / 1e3
+        return float(cupy.cuda.get_elapsed_time(start, stop)) / 1e3
 
 
 @contextlib.contextmanager
-def _no_gc():
+def _no_gc() -> Iterator[None]:
     """A collection landing inside one side's timed call would bias the pair."""
     enabled = gc.isenabled()
     gc.disable()
@@ -95,7 +95,7 @@ def _no_gc():
             gc.enable()
 
 
-def _flatten(x):
+def _flatten(x: object) -> Iterator[object]:
     if isinstance(x, (list, tuple)):
         for item in x:
             yield from _flatten(item)

@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Mapping
+from typing import Any
 
 # the clock's own step (perf_counter's; 1 ns on Linux)
 CLOCK_TICK_S = time.get_clock_info("perf_counter").resolution
@@ -52,7 +54,7 @@ def spread_text(iqr_s: float | None, samples: int, unit: float = 1e3, unit_name:
     return f"IQR {iqr_s * unit:.3f} {unit_name}"
 
 
-def empty_cycle(samples_s: list[float], calls: int = 1, **parts) -> dict:
+def empty_cycle(samples_s: list[float], calls: int = 1, **parts: Any) -> dict[str, Any]:
     """The empty window's summary from its measured samples (seconds each):
     ``s`` (median, what is subtracted), ``iqr_s`` (its jitter), ``calls``
     (cycles per window) and the parts it was measured from."""
@@ -60,14 +62,14 @@ def empty_cycle(samples_s: list[float], calls: int = 1, **parts) -> dict:
     return {"s": med, "iqr_s": iqr, "samples": len(samples_s), "calls": int(calls), **parts}
 
 
-def per_call(walls_s: list[float], empty: dict) -> list[float]:
+def per_call(walls_s: list[float], empty: dict[str, Any]) -> list[float]:
     """Each window's wall time less the empty window, per call. Not clamped:
     a sample at or below zero says the window did not resolve the call."""
     calls = max(1, int(empty.get("calls", 1)))
     return [(float(w) - empty["s"]) / calls for w in walls_s]
 
 
-def resolution_s(empty: dict) -> float:
+def resolution_s(empty: dict[str, Any]) -> float:
     """The smallest per-call time a window resolves: the empty window's
     jitter (its IQR, at least the clock's step) spread over its calls."""
     jitter = empty.get("iqr_s")
@@ -85,7 +87,7 @@ def window_calls(per_call_estimate_s: float, jitter_s: float, ratio: float = WIN
     return max(1, min(int(cap), math.ceil(ratio * jitter / per_call_estimate_s)))
 
 
-def figure(samples_s: list[float], empty: dict, timed_by: str) -> dict:
+def figure(samples_s: list[float], empty: dict[str, Any], timed_by: str) -> dict[str, Any]:
     """The one details schema of a trusted time (seconds per call):
     ``median_s`` is None when the median is at or below ``resolution_s``."""
     med, iqr = median_iqr(samples_s)
@@ -96,7 +98,7 @@ def figure(samples_s: list[float], empty: dict, timed_by: str) -> dict:
             "calls_per_window": int(empty.get("calls", 1)), "empty_cycle": empty, "timed_by": timed_by}
 
 
-def describe(fig: dict, unit: float = 1e3, unit_name: str = "ms") -> str:
+def describe(fig: dict[str, Any], unit: float = 1e3, unit_name: str = "ms") -> str:
     """The figure with its resolution beside it, or why there is none."""
     res = fig["resolution_s"] * unit
     if not fig["resolved"]:
@@ -105,7 +107,7 @@ def describe(fig: dict, unit: float = 1e3, unit_name: str = "ms") -> str:
     return f"{fig['median_s'] * unit:.4g} {unit_name} (resolution {res:.2g} {unit_name})"
 
 
-def geomean(values: dict) -> tuple[float | None, list, list]:
+def geomean(values: Mapping[str, float | None]) -> tuple[float | None, list[str], list[str]]:
     """Geometric mean of the positive values of ``values`` (name -> value or
     None): (geomean or None, the names it covers, the names it left out)."""
     kept = {k: float(v) for k, v in values.items() if v is not None and math.isfinite(v) and v > 0}
