@@ -13,7 +13,12 @@ prints JSON, per answer:
   process (its word, shown beside);
 - ``resolution_ms`` and ``calls_per_window``: the empty window's jitter per
   call, and how many calls a window took;
-- ``empty_cycle_ms``: what was subtracted per window.
+- ``empty_cycle_ms``: what was subtracted per window;
+- ``off_clock``: the answer's CPU time while no call was in flight (the
+  kernel's count, read around every request of the shape's timing) and its
+  allowance; and, once, ``cpu_time_read_us``: what one such read costs here
+  (the local path reads /proc directly; a sandboxed run asks the
+  orchestrator over a socket), the accounting's cost outside the clock.
 
     python bench/timing_resolution.py [--windows 10] [--ms 1 10 100]
 """
@@ -110,6 +115,18 @@ def write(root: Path, windows: int, ms_list: list[float]) -> tuple[Path, dict[fl
     return root / "challenges", answers
 
 
+def cpu_read_us(reads: int = 2000) -> float:
+    """Median microseconds of one read of a process's CPU time (the off-the-clock accounting's read)."""
+    from benchtui.verify.monitor import ProcMonitor
+
+    monitor, times = ProcMonitor(os.getpid()), []
+    for _ in range(reads):
+        start = time.perf_counter()
+        monitor.cpu_ns()
+        times.append(time.perf_counter() - start)
+    return round(statistics.median(times) * 1e6, 2)
+
+
 def _ms(seconds):
     """Seconds as milliseconds; a figure the check could not give (too few windows
     for a spread: stored as text) as it is."""
@@ -147,10 +164,12 @@ def main() -> int:
                 "windows": (t.get("trusted") or {}).get("windows"),
                 "empty_cycle_ms": _ms((t.get("empty_cycle") or {}).get("s", 0.0)) if t else None,
                 "trusted_iqr_ms": _ms((t.get("trusted") or {}).get("iqr_s", 0.0)) if t else None,
+                "off_clock": t.get("off_clock"),
                 "message": (checks.get("time:shape0") or {}).get("message"),
                 "wall_s": round(time.perf_counter() - start, 1),
             })
-    print(json.dumps({"device": "cpu", "windows": a.windows, "answers": rows}, indent=2))
+    print(json.dumps({"device": "cpu", "windows": a.windows, "cpu_time_read_us": cpu_read_us(), "answers": rows},
+                     indent=2))
     return 0 if all(r["verdict"] == "pass" for r in rows) else 1
 
 

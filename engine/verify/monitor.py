@@ -4,12 +4,17 @@ The checker cannot see the answer's process (another sandbox, another pid
 namespace), so in a sandboxed run the orchestrator, which started it,
 answers the checker's questions over a small socket: ``reset`` (start a
 new peak: write 5 to /proc/PID/clear_refs, reply the current RSS) and
-``peak`` (reply VmHWM) and ``rss`` (VmRSS). Figures are bytes.
+``peak`` (reply VmHWM) and ``rss`` (VmRSS), in bytes; and ``cpu``: the CPU
+time the process has used, all its threads (exited ones too), in
+nanoseconds, read from its CPU-time clock (the kernel's, as
+``clock_getcpuclockid`` names it), else from /proc/PID/stat.
 """
 from __future__ import annotations
 
+import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,6 +24,17 @@ def _status_kb(pid: int, key: str) -> int:
         if line.startswith(key + ":"):
             return int(line.split()[1])
     raise OSError(f"no {key} for pid {pid}")
+
+
+def cpu_ns(pid: int) -> int:
+    """CPU time of process ``pid``, every thread of it (exited ones too), in nanoseconds:
+    its CPU-time clock (MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED), what
+    ``clock_getcpuclockid`` returns), else utime + stime from /proc/PID/stat (clock ticks)."""
+    try:
+        return time.clock_gettime_ns(((~pid) << 3) | 2)
+    except OSError:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
 class ProcMonitor:
@@ -40,6 +56,9 @@ class ProcMonitor:
 
     def rss(self) -> int:
         return _status_kb(self.pid, "VmRSS") * 1024
+
+    def cpu_ns(self) -> int:
+        return cpu_ns(self.pid)
 
 
 class RemoteMonitor:
@@ -68,9 +87,12 @@ class RemoteMonitor:
     def rss(self) -> int:
         return self._ask(b"rss")
 
+    def cpu_ns(self) -> int:
+        return self._ask(b"cpu")
+
 
 def serve(sock: socket.socket, find_pid: Callable[[], int | None]) -> threading.Thread:
-    """Answer ``reset``/``peak`` for the process ``find_pid()`` names, in a thread."""
+    """Answer ``reset``/``peak``/``rss``/``cpu`` for the process ``find_pid()`` names, in a thread."""
 
     def loop() -> None:
         monitor: ProcMonitor | None = None
@@ -86,6 +108,8 @@ def serve(sock: socket.socket, find_pid: Callable[[], int | None]) -> threading.
                         value = monitor.reset()
                     elif line.strip() == b"rss":
                         value = monitor.rss()
+                    elif line.strip() == b"cpu":
+                        value = monitor.cpu_ns()
                     else:
                         value = monitor.peak()
                 except OSError:

@@ -84,7 +84,7 @@ def bytes_of(a: np.ndarray[Any, Any]) -> memoryview:
     return memoryview(flat)
 
 
-def _seal_payload(arrays: list[np.ndarray[Any, Any]], keep: bool = False) -> tuple[int | None, list[int], int | None]:
+def seal_payload(arrays: list[np.ndarray[Any, Any]], keep: bool = False) -> tuple[int | None, list[int], int | None]:
     """All arrays of one message in one memfd: (fd to send, offsets, fd kept or None).
 
     Written with pwrite (no page faults in this process). A kept fd lets the
@@ -200,6 +200,11 @@ class SharedPages:
         while done < len(view):
             done += os.pwrite(fd, view[done:done + (1 << 30)], self.offsets[i] + done)
 
+    def write_many(self, writes: list[tuple[int, np.ndarray[Any, Any]]]) -> None:
+        """``write`` each (slot, values) in turn: one call's inputs handed over."""
+        for i, data in writes:
+            self.write(i, data)
+
     def read(self, i: int) -> bytes:
         n, off, parts = self.arrays[i].nbytes, self.offsets[i], []
         fd = self._open()
@@ -237,7 +242,7 @@ class Connection:
 
     def send(self, header: dict[str, Any], arrays: Sequence[np.ndarray[Any, Any]] = (), keep: bool = False) -> int | None:
         """Send one message; with ``keep``, return a duplicate of its memfd (the caller closes it)."""
-        fd, offsets, kept = _seal_payload(list(arrays), keep)
+        fd, offsets, kept = seal_payload(list(arrays), keep)
         if arrays:
             header["arrays"] = offsets
         data = json.dumps(header, separators=(",", ":"), allow_nan=False).encode()

@@ -7,6 +7,7 @@ on the CPU through the local path; and 128-bit seeds end to end."""
 from __future__ import annotations
 
 import os
+import statistics
 import types
 
 import pytest
@@ -228,3 +229,133 @@ def test_a_right_answer_s_time_stands_above_its_resolution(tmp_path):
     assert t["trusted_ms"] > t["resolution_ms"] > 0 and t["calls_per_window"] >= 1
     assert 4.5 < t["trusted_ms"] < 50 and len(t["trusted_samples_ms"]) == 3
     assert t["trusted"]["windows"] == 3 and t["trusted"]["empty_cycle"]["calls"] == t["calls_per_window"]
+
+
+def test_a_call_s_inputs_reach_the_answer_only_inside_its_window(tmp_path, monkeypatch):
+    """A thread of the answer's own process computes each call's output as soon as its
+    inputs appear in the pages it maps (module_deck_kit.precomputer, whose forward costs
+    20 ms). Had a window's inputs been written before its clock started, a window of 4
+    calls would last about one forward: 5 ms a call. Handed over inside the window, just
+    before each call's request, every call still costs its forward."""
+    from benchtui.verify.timing import core as TT
+
+    monkeypatch.setattr(TT, "window_calls", lambda *args, **kwargs: 4)  # as wide as a short GPU kernel's
+    K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
+    answers = K.write_answers(tmp_path / "kb", {"precompute": K.precomputer(20.0)})
+    r = run_local("kb_gemm", answers["precompute"], challenges_dir=tmp_path / "challenges", seed=7)
+    t = by_name(r)["time:shape0"]["details"]
+    assert r["verdict"] == "pass", explain(r)
+    assert t["calls_per_window"] == 4
+    # what the windows read (its polling thread also works off the clock, which voids the figure)
+    assert statistics.median(t["trusted_samples_ms"]) > 15, t["trusted_samples_ms"]
+
+
+def test_work_while_no_call_is_in_flight_voids_the_figure(tmp_path):
+    """A thread of the answer's process works whenever its forward is not running: the
+    kernel's count of the process's CPU time, read around every request of the shape's
+    timing, shows it spent between calls; the time is no figure ("worked off the clock"),
+    the geomean leaves the shape out, and the verdict still rests on the outputs."""
+    K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
+    answers = K.write_answers(tmp_path / "kb", {"off_clock": K.off_clock_worker(2.0)})
+    r = run_local("kb_gemm", answers["off_clock"], challenges_dir=tmp_path / "challenges", seed=7)
+    checks = by_name(r)
+    t = checks["time:shape0"]
+    off = t["details"]["off_clock"]
+    assert r["verdict"] == "pass", explain(r)
+    assert t["value"] is None and t["details"]["trusted_ms"] is None and t["details"]["worked_off_the_clock"], t
+    assert "worked off the clock" in t["message"] and "never ranked" in t["message"]
+    assert off["measured"] and off["off_clock_cpu_ms"] > off["allowance_ms"] > 0, off
+    assert t["details"]["windows_ms"] is not None  # what the windows read is shown beside it
+    assert checks["peak_fraction"]["details"]["left_out"]["deck_peak"] == ["shape0"]
+
+
+def test_a_trusted_time_below_the_answer_s_own_is_flagged(tmp_path):
+    """The trusted time brackets staging, the forward and the fetch, so it stands above the
+    forward the answer's own clock times in the same calls; below it (here the answer's
+    host adds 50 ms to its own reading) is a flag. An honest answer's is not flagged."""
+    K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
+    answers = K.write_answers(tmp_path / "kb", {"inflated": K.OWN_TIME_INFLATED, "slow": K.sleeper(5.0)})
+    r = run_local("kb_gemm", answers["inflated"], challenges_dir=tmp_path / "challenges", seed=7)
+    t = by_name(r)["time:shape0"]
+    assert r["verdict"] == "pass", explain(r)
+    below = t["details"]["below_the_answer_s_own"]
+    assert "own clock on the same timed calls" in below and below["own clock on the same timed calls"] > 50, below
+    assert t["details"]["flagged"] and "below the answer's own clock" in t["message"]
+    honest = by_name(run_local("kb_gemm", answers["slow"], challenges_dir=tmp_path / "challenges", seed=7))
+    h = honest["time:shape0"]["details"]
+    assert h["below_the_answer_s_own"] == {} and not h["worked_off_the_clock"] and h["off_clock"]["measured"], h
+
+
+def test_a_timed_cycle_keeps_no_copy_of_its_inputs_and_flushes_nothing(tmp_path, monkeypatch):
+    """The host's timed cycle (``compare`` off) keeps no copy of its inputs and flushes no L2:
+    work an answer's host could skip is not in what the empty window subtracts. Untimed
+    cycles still compare (and report an input written in place)."""
+    from benchtui.verify.module import tensors as T
+    from benchtui.verify.module.host import ModuleHost
+
+    class Doubles(torch.nn.Module):
+        def forward(self, x):
+            x.mul_(2)  # writes its input in place
+            return x.clone()
+
+    host = ModuleHost(Doubles, "cpu", 0.0, 0.0, tmp_path)
+    host.build([])
+    host.share(T.encode_tree([torch.ones(8)]), 0)
+    flushed: list = []
+    monkeypatch.setattr(host, "_flush_l2", lambda: flushed.append(1))
+    timed = host.cycle(0, False, False)
+    assert timed["changed"] == [] and host._clones == [] and flushed == []
+    untimed = host.cycle(0)
+    assert untimed["changed"] == [0] and flushed == [1]
+
+
+def test_the_empty_window_skips_what_a_timed_cycle_skips_and_flushes_as_the_checker_does(monkeypatch):
+    """The empty window runs its cycles as the timed ones run: no copy kept, no flush in the
+    host, the checker's own flush before each call, each call's inputs written into pages
+    its host reads."""
+    from benchtui.verify.module import tensors as T
+    from benchtui.verify.module import timing as module_timing
+    from benchtui.verify.module.host import ModuleHost
+
+    asked: list = []
+    cycle = ModuleHost.cycle
+
+    def recording(self, slot=0, trace=False, compare=True):
+        asked.append(compare)
+        return cycle(self, slot, trace, compare)
+
+    monkeypatch.setattr(ModuleHost, "cycle", recording)
+    flushes: list = []
+    x = [torch.rand(16)]
+    window = module_timing.EmptyWindow("cpu", T.encode_tree(x), x[0] * 2, lambda: flushes.append(1))
+    try:
+        window.measure(3, samples=2)
+    finally:
+        window.close()
+    assert asked[1:] == [False] * 9 and len(flushes) == 9  # 3 windows (one warms) of 3 calls
+    pages, writes = window.writes[0]
+    assert pages is not None and len(writes) == 1
+
+
+def test_each_timed_call_is_flushed_then_handed_its_inputs_then_requested(tmp_path, monkeypatch):
+    """Inside a window, for every call: the checker's own L2 flush, then the call's inputs
+    written into its slot's pages, then its request (a timed cycle: no compare in the host)."""
+    from benchtui.verify import wire
+    from benchtui.verify.module.timed import Timed
+
+    events: list = []
+    flush, hand_over, call_plain = Timed.flush_l2, Timed.hand_over, wire.call_plain
+    monkeypatch.setattr(Timed, "flush_l2", lambda self: events.append("flush") or flush(self))
+    monkeypatch.setattr(Timed, "hand_over", staticmethod(lambda record: events.append("inputs") or hand_over(record)))
+    monkeypatch.setattr(wire, "call_plain", lambda proxy, *a, **k: events.append(("call", a)) or call_plain(proxy, *a, **k))
+    K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
+    answers = K.write_answers(tmp_path / "kb", {"slow": K.sleeper(1.0)})
+    r = run_local("kb_gemm", answers["slow"], challenges_dir=tmp_path / "challenges", seed=7)
+    assert r["verdict"] == "pass", explain(r)
+    timed = [i for i, e in enumerate(events) if e == "inputs"]
+    windows = by_name(r)["time:shape0"]["details"]["trusted"]["windows"]
+    calls = by_name(r)["time:shape0"]["details"]["calls_per_window"]
+    assert len(timed) == 3 + windows * calls  # the probes' and the windows' calls
+    for i in timed:
+        assert events[i - 1] == "flush" and events[i + 1][0] == "call", events[i - 1:i + 2]
+        assert events[i + 1][1][1:] == (False, False), events[i + 1]  # no trace, no compare

@@ -64,3 +64,13 @@ def test_store_form_of_seeds():
     big = (1 << 127) + 12345
     assert seeds.for_store(big).startswith("0x") and seeds.from_store(seeds.for_store(big)) == big
     assert seeds.from_store(None) is None
+
+
+def test_a_derived_seed_depends_on_every_bit_of_the_run_s_seed():
+    """``derive`` hashes the whole 128-bit run seed: a run seed that differs only in its
+    high word (bits 64-127) derives other per-call seeds, so no call's inputs are shared
+    by two runs whose seeds agree in their low 64 bits."""
+    seed = seeds.secret_seed()
+    derived = seeds.derive(seed, "module:timed:0:0:0")
+    for bit in (0, 63, 64, 100, 127):
+        assert seeds.derive(seed ^ (1 << bit), "module:timed:0:0:0") != derived, bit

@@ -4,6 +4,7 @@ host served over a real wire by a thread (the answer's side), whose cycle
 returns a lazy object or more than its outputs; no GPU needed."""
 from __future__ import annotations
 
+import math
 import socket
 import threading
 import time
@@ -127,6 +128,18 @@ def test_a_time_at_or_below_the_resolution_is_no_figure():
     slow = TT.figure(TT.per_call([4.1e-3, 4.0e-3, 4.2e-3], empty), empty, "test")
     assert slow["resolved"] and slow["median_s"] == pytest.approx((4.1e-3 - 1e-4) / 4)
     assert "resolution" in TT.describe(slow)
+
+
+def test_a_time_exactly_at_the_resolution_is_no_figure():
+    """The resolution is the smallest time a window resolves: a median equal to it is
+    still no figure; the next representable time above it is one."""
+    empty = {"s": 0.0, "iqr_s": 0.5, "calls": 2}
+    res = TT.resolution_s(empty)
+    assert res == 0.25
+    at = TT.figure([res] * 5, empty, "test")
+    assert not at["resolved"] and at["median_s"] is None and "no figure" in TT.describe(at)
+    above = TT.figure([math.nextafter(res, 1.0)] * 5, empty, "test")
+    assert above["resolved"] and above["median_s"] > res
 
 
 def test_cuda_timing_details_flag_an_unresolved_time():

@@ -74,7 +74,11 @@ class Staging(RunState):
         methods = self.__dict__.setdefault("_methods", {})
         if name not in methods:
             methods[name] = getattr(self.host, name)
-        return wire.call_plain(methods[name], *args, limit=limit, keep=keep, **kwargs)
+        ledger = self.__dict__.get("_ledger")  # a shape's timing: the answer's CPU time read around it
+        if ledger is None:
+            return wire.call_plain(methods[name], *args, limit=limit, keep=keep, **kwargs)
+        with ledger.request():
+            return wire.call_plain(methods[name], *args, limit=limit, keep=keep, **kwargs)
 
     # -- inputs -----------------------------------------------------------------------
     def inputs(self, ref: Any, seed: int, deck: bool = False) -> list[Any]:
@@ -125,6 +129,39 @@ class Staging(RunState):
                     held["pages"].write(held["index"][i], x["data"])
             held.update(data={i: x["data"] for i, x in enumerate(enc) if T.is_encoded(x)}, reused=True)
             return held
+        return self._share(enc, slot, layout)
+
+    def reserve(self, inputs: list[Any], slot: int) -> dict[str, Any]:
+        """A timed call's slot made ready for ``inputs`` without handing any of their
+        values to the answer's process: its pages (those the slot's last call read,
+        or new ones of the same layout holding zeros) and, under ``writes``, what
+        ``hand_over`` writes into them once the window's clock runs. A thread of the
+        answer's process watching the pages finds nothing of the call before its
+        clock starts, so cannot have its output ready when the call comes."""
+        import numpy as np
+        from benchtui.verify.module import tensors as T
+
+        enc = encode(list(inputs))
+        layout = [(x[T.TAG], x["shape"]) if T.is_encoded(x) else ("value", repr(x)) for x in enc]
+        held: dict[str, Any] | None = getattr(self, "_slots", {}).get(slot)
+        reused = held is not None and held["layout"] == layout
+        if held is None or not reused:
+            blank = [{**x, "data": np.zeros_like(x["data"])} if T.is_encoded(x) else x for x in enc]
+            held = self._share(blank, slot, layout)
+        data = {i: x["data"] for i, x in enumerate(enc) if T.is_encoded(x)}
+        held.update(reused=reused, pending=data, writes=[(held["index"][i], d) for i, d in data.items()])
+        return held
+
+    @staticmethod
+    def hand_over(record: dict[str, Any]) -> None:
+        """Write a reserved call's values into its pages (inside the timed window)."""
+        record["pages"].write_many(record["writes"])
+        record["data"] = record.pop("pending")
+
+    def _share(self, enc: list[Any], slot: int, layout: list[Any]) -> dict[str, Any]:
+        """``enc`` sent to the answer's host as slot ``slot``'s new pages, which this side keeps."""
+        from benchtui.verify.module import tensors as T
+
         keep: list[Any] = []
         staged = self._host("share", enc, slot, keep=keep)
         pages: Any = keep[0] if keep else None
@@ -132,6 +169,7 @@ class Staging(RunState):
                   "index": {i: pages.slot(x["data"]) for i, x in enumerate(enc) if T.is_encoded(x)},
                   "data": {i: x["data"] for i, x in enumerate(enc) if T.is_encoded(x)}}
         slots = self.__dict__.setdefault("_slots", {})
+        held = slots.get(slot)
         if held is not None and held["pages"] is not None:
             held["pages"].close()
         slots[slot] = record

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from benchtui.records import verdicts as V
 from benchtui.verify import wire
+from benchtui.verify.module import offclock
 from benchtui.verify.module import rules as R
 from benchtui.verify.module.checking import Checking
 from benchtui.verify.module.spec import CORRECT
@@ -50,25 +52,35 @@ class Timed(Checking):
 
     def window(self, ref: Any, index: int, tag: int | str, calls: int, c: Any, label: str) -> tuple[float, list[float]]:
         """One timed window: ``calls`` calls on fresh secret inputs, each in its
-        own slot (written in place into the pages that slot's last call read),
-        under this side's clock from the first request to the last reply, each
-        reply read by value before the clock stops; every output verified after.
-        Returns the window's seconds and the answer's own ms per call."""
+        own slot, under this side's clock from the first call's inputs to the last
+        reply. Each call's inputs are drawn, and its reference outputs computed,
+        before the clock starts, but reach the answer's process only inside it:
+        written into the pages that slot's last call read just before the call's
+        request (``reserve``/``hand_over``), as the empty window writes its own.
+        Each reply is read by value before the clock stops; every output verified
+        after. Returns the window's seconds and the answer's own ms per call."""
         planned = []
         for j in range(calls):
             seed = self._secret("timed", index, tag, j)
             inputs = self.inputs(ref, seed)
             expected = self.expect(inputs)
-            planned.append((seed, inputs, expected, self.put(inputs, in_place=True, slot=j),
+            planned.append((seed, inputs, expected, self.reserve(inputs, slot=j),
                             self.output_limit(as_list(expected))))
         methods = self.__dict__.setdefault("_methods", {})
         cycle = methods.setdefault("cycle", None) or self.host.cycle  # resolved before the clock starts
         methods["cycle"] = cycle
         replies = []
+        ledger = self.__dict__.get("_ledger")
+        if ledger is not None:
+            ledger.before()  # the answer's CPU time, read outside the clock on both sides of it
         start = time.perf_counter()
         for j in range(calls):
-            replies.append(wire.call_plain(cycle, j, False, limit=planned[j][4]))
+            self.flush_l2()
+            self.hand_over(planned[j][3])
+            replies.append(wire.call_plain(cycle, j, False, False, limit=planned[j][4]))
         wall = time.perf_counter() - start
+        if ledger is not None:
+            ledger.after()
         own = []
         for j, ((seed, inputs, expected, record, _), got) in enumerate(zip(planned, replies)):
             try:
@@ -89,40 +101,70 @@ class Timed(Checking):
         windows = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
         cap = int(suite.threshold("window_calls_max", TT.MAX_WINDOW_CALLS))
         walls, own = [], []
-        with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
-            try:
-                sample = self.inputs(ref, self._secret("empty", index))
-                stand_in = module_timing.EmptyWindow(str(self.device), encode(sample), self.expect(sample))
+        ledger = self._ledger = offclock.CpuLedger(*self.cpu_reader())
+        try:
+            with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
                 try:
-                    single = stand_in.measure(1)
-                    # three windows of one call (verified, not timed) size the windows: each stands
-                    # well above the empty cycle's jitter
-                    probe = min(self.window(ref, index, f"probe{i}", 1, c, label)[0] for i in range(3))
-                    calls = TT.window_calls(probe - single["s"], single["iqr_s"], cap=cap)
-                    empty = stand_in.measure(calls)
-                finally:
-                    stand_in.close()
-                for w in range(windows):
-                    self.sentinel(ref, index, w, calls, c, label)
-                    wall, o = self.window(ref, index, w, calls, c, label)
-                    walls.append(wall)
-                    own.extend(o)
-            except (BadReply, wire.NotPlain, wire.TooLarge) as exc:
-                c.details["requirement"] = "reply"
-                c.verdict, c.message = V.ERROR, f"reply: {label}, a timed call: {exc}"
-                return
-            c.value = windows * calls
-            c.message = (f"{label}: the outputs of all {windows * calls} timed calls are right ({windows} windows of "
-                         f"{calls}; fresh inputs each, written in place)")
+                    sample = self.inputs(ref, self._secret("empty", index))
+                    stand_in = module_timing.EmptyWindow(str(self.device), encode(sample), self.expect(sample),
+                                                         self.flush_l2)
+                    try:
+                        single = stand_in.measure(1)
+                        # three windows of one call (verified, not timed) size the windows: each stands
+                        # well above the empty cycle's jitter
+                        probe = min(self.window(ref, index, f"probe{i}", 1, c, label)[0] for i in range(3))
+                        calls = TT.window_calls(probe - single["s"], single["iqr_s"], cap=cap)
+                        empty = stand_in.measure(calls)
+                    finally:
+                        stand_in.close()
+                    for w in range(windows):
+                        self.sentinel(ref, index, w, calls, c, label)
+                        wall, o = self.window(ref, index, w, calls, c, label)
+                        walls.append(wall)
+                        own.extend(o)
+                except (BadReply, wire.NotPlain, wire.TooLarge) as exc:
+                    c.details["requirement"] = "reply"
+                    c.verdict, c.message = V.ERROR, f"reply: {label}, a timed call: {exc}"
+                    return
+                c.value = windows * calls
+                c.message = (f"{label}: the outputs of all {windows * calls} timed calls are right ({windows} windows of "
+                             f"{calls}; fresh inputs each, handed over inside the window into the pages the slot reads)")
+        finally:
+            self.__dict__.pop("_ledger", None)
         if c.verdict != V.PASS or not walls:
             return
         fig = TT.figure(TT.per_call(walls, empty), empty, module_timing.TIMED_BY)
-        self.time_figure(ref, index, label, shape, fig, own)
+        self.time_figure(ref, index, label, shape, fig, own, ledger)
+
+    def flush_l2(self) -> None:
+        """Before each timed call (and each of the empty window's), the device's L2 flushed
+        by this side's own process: the cache is the device's, shared by both processes, so
+        an answer's host that skips a flush of its own gains nothing, and the empty window
+        flushes the same way. On the CPU there is no such cache to flush."""
+        if self.device.type != "cuda":
+            return
+        torch = self.torch
+        scratch = self.__dict__.get("_l2_scratch")
+        if scratch is None:
+            from benchtui.verify.module.host import L2_FLUSH_BYTES
+
+            scratch = self._l2_scratch = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.float32, device=self.device)
+        scratch.zero_()
+        torch.cuda.synchronize(self.device)
+
+    def cpu_reader(self) -> tuple[Callable[[], int] | None, str]:
+        """How the answer's process's CPU time is read (the run's monitor: the kernel's
+        figure, read outside the answer's sandbox), or why it is not."""
+        read = getattr(getattr(self.suite, "monitor", None), "cpu_ns", None)
+        if read is None:
+            return None, "no monitor of the answer's process in this run"
+        return read, ""
 
     def time_figure(self, ref: Any, index: int, label: str, shape: dict[str, Any], fig: dict[str, Any],
-                    own: list[float]) -> None:
+                    own: list[float], ledger: offclock.CpuLedger) -> None:
         """The shape's ``time`` figure: the trusted time beside the deck's own loop run in
-        the answer's process (as published), the peak fractions, and the gap flag."""
+        the answer's process (as published), the peak fractions, and the flags: a gap between
+        the two times either way, and work off the clock (``ledger``), which voids the figure."""
         suite, spec = self.suite, self.spec
         from benchtui.verify.module import timing as module_timing
         from benchtui.verify.timing import core as TT
@@ -136,7 +178,13 @@ class Timed(Checking):
         if type(samples) is not list or not samples or not all(type(x) in (int, float) for x in samples):
             raise BadReply(f"published_times replied {type(samples).__name__}, not a list of numbers")
         published = statistics.median(samples) if spec.deck == R.HARD else statistics.fmean(samples)
-        ms = fig["median_s"] * 1e3 if fig["resolved"] else None
+        windows_ms = fig["median_s"] * 1e3 if fig["resolved"] else None
+        worked_off = ledger.over()
+        ms = None if worked_off else windows_ms  # work off the clock: no figure, never ranked
+        # the answer's own clock on the same calls, read in the same windows (the as-published loop
+        # runs later, on other inputs: on a loaded machine its few samples fall anywhere)
+        below = below_own(windows_ms, fig["resolution_s"] * 1e3,
+                          {"own clock on the same timed calls": statistics.median(own) if own else None})
         names = {**shape}
         flops = formula(spec.flops_formula, names)
         nbytes = formula(spec.bytes_formula, names)
@@ -162,15 +210,35 @@ class Timed(Checking):
                    "peak_fraction_deck_peak_as_published": frac_pub, "peak_fraction_device_peak": frac_dev,
                    "deck_peak": spec.peak, "device": self.device_name, "device_read_by": "the checker's own process",
                    "device_peak": {"matched": dev[0], "bandwidth_gbps": dev[1], "tflops": dev[2]} if dev else None,
-                   "flagged": bool(gap), "clock": module_timing.TIMED_BY, "empty_cycle": empty}
-        message = (f"{label}: {TT.describe(fig)} (trusted) vs {published:.4g} ms as published (the answer's word)"
+                   "flagged": bool(gap or below or worked_off), "clock": module_timing.TIMED_BY, "empty_cycle": empty,
+                   "windows_ms": windows_ms, "off_clock": ledger.details(), "worked_off_the_clock": worked_off,
+                   "below_the_answer_s_own": below}
+        off = ledger.details()
+        message = (f"{label}: worked off the clock: {off['off_clock_cpu_ms']:.4g} ms of the answer's CPU time while no "
+                   f"call was in flight, over {off['intervals']} intervals (allowed {off['allowance_ms']:.3g} ms, read by "
+                   f"the kernel): no figure, never ranked; the windows read {TT.describe(fig)}" if worked_off
+                   else f"{label}: {TT.describe(fig)} (trusted)")
+        message += (f" vs {published:.4g} ms as published (the answer's word)"
                    + (f"; peak_fraction {frac:.3g} of the deck's {spec.peak.get('hardware', 'peak')}" if frac is not None else "")
                    + (f", {frac_dev:.3g} of this {dev[0]}" if dev and frac_dev is not None else ""))
         if gap and ms is not None:
             message += (f"; FLAGGED: the as-published time is {ms / published:.1f}x below the trusted one "
                         "(results memoised on unchanged inputs, CUDA-graph replay keyed on pointers, or data kept in L2)")
+        for what, theirs in below.items():
+            message += (f"; FLAGGED: the trusted time is below the answer's {what} ({theirs:.4g} ms), though it "
+                        "brackets that forward and more (its work done before the call, or its own clock's word)")
         self.time_figures.append((f"time:shape{index}", {"value": round(ms, 6) if ms is not None else None,
                                                         "message": message, "details": details}))
+
+
+def below_own(trusted_ms: float | None, resolution_ms: float, theirs: dict[str, float | None]) -> dict[str, float]:
+    """The answer's own times for the same forward that the trusted time falls below, by
+    more than the resolution or 5% of theirs. The trusted time brackets staging, the call
+    and the fetch, so an honest answer's stands above its own forward's."""
+    if trusted_ms is None:
+        return {}
+    return {what: float(t) for what, t in theirs.items()
+            if t is not None and t > 0 and trusted_ms + max(resolution_ms, 0.05 * t) < t}
 
 
 def published_procedure(device: str, warmup: int, iters: int, stat: str) -> str:
@@ -180,7 +248,6 @@ def published_procedure(device: str, warmup: int, iters: int, stat: str) -> str:
     per_call = ("L2 flushed before each, timed by CUDA events" if device == "cuda"
                 else "no L2 flush (a CPU run), each timed by time.perf_counter")
     return f"{warmup} warm-ups, {iters} calls on the same inputs, {per_call} ({stat}); run in the answer's process"
-
 
 
 def formula(expr: str | None, names: dict[str, Any]) -> float | None:
