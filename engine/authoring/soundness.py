@@ -113,7 +113,7 @@ def mutation_tried(m: dict | None) -> bool:
     return int(m.get("mutants") or 0) > 0 and int(m.get("killed") or 0) + int(m.get("survived") or 0) > 0
 
 
-def module_not_here(challenge: Challenge) -> str | None:
+def why_reference_cannot_run_here(challenge: Challenge) -> str | None:
     """Why an imported deck problem's reference cannot be run as the answer on this
     machine (the items resting on it are then not judged), or None. Without a GPU it
     is asked what ``benchtui run`` asks of every answer on the CPU (module_suite's
@@ -392,7 +392,7 @@ def check_challenge(challenge: Challenge, *, seeds: tuple[int, ...] = (1, 2, 3),
         report.items.append(check_contracts(challenge, static_names(challenge), static=True))
         report.items.append(check_prompt_version(challenge))
         return report
-    why = module_not_here(challenge)
+    why = why_reference_cannot_run_here(challenge)
     if why:
         report.items.extend(Item(name, None, why) for name in
                             ("reference_passes", "checks_name_requirements", "thresholds_outside_noise"))
@@ -430,7 +430,7 @@ def reference_mutation_score(workbench, challenge: Challenge, mutants: int,
 
     if challenge.language == "cuda":
         return {"score": None, "note": "not measured: CUDA sources are not mutated yet"}
-    why = module_not_here(challenge)
+    why = why_reference_cannot_run_here(challenge)
     if why:
         return {"score": None, "note": why.replace("not judged", "not measured", 1)}
     try:

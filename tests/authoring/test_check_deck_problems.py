@@ -94,13 +94,13 @@ def test_the_summary_lists_everything_not_judged_the_mutation_score_included(tmp
 
 
 def test_where_torch_sees_a_gpu_a_deck_problem_s_reference_runs_there(tmp_path, monkeypatch):
-    from benchtui.authoring.soundness import module_not_here, reference_backend
+    from benchtui.authoring.soundness import reference_backend, why_reference_cannot_run_here
 
     large = load_challenge(hard_problem(tmp_path, "kbh_large", TOO_LARGE))
-    assert reference_backend(large) == "cpu" and "2.0 GiB" in (module_not_here(large) or "")
+    assert reference_backend(large) == "cpu" and "2.0 GiB" in (why_reference_cannot_run_here(large) or "")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     # the CPU's size rule is not the GPU's: the suite runs it with --backend cuda
-    assert reference_backend(large) == "cuda" and module_not_here(large) is None
+    assert reference_backend(large) == "cuda" and why_reference_cannot_run_here(large) is None
     # a challenge of one's own (not a deck's) runs on the CPU, as before
     assert reference_backend(load_challenge(REPO / "challenges" / "top_p")) == "cpu"
 

@@ -16,6 +16,7 @@ from benchtui.authoring.new_challenge import scaffold_challenge
 from benchtui.cli import main
 from benchtui.records import verdicts
 from benchtui.runner.local import run_local
+from benchtui.verify.cuda import build as cuda_build
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "authoring.md"
@@ -87,10 +88,11 @@ def test_importing_the_api_loads_neither_textual_nor_torch():
 
 # -- the worked example ---------------------------------------------------------------
 
-def example_files() -> dict[str, str]:
-    """The worked example's files, by their path (each block's first line names it)."""
-    blocks = re.findall(r"```\w+\n(# (challenges/[\w/.]+)\n.*?)```", public_api_section(), re.S)
-    return {path: body for body, path in blocks}
+def example_files(challenge: str = "unit_rows") -> dict[str, str]:
+    """A worked example's files, by their path in a workbench (each block's first line
+    names it, after ``#`` or ``//``): the challenge's folder and any answer to it."""
+    blocks = re.findall(r"```\w+\n((?:#|//) ((?:challenges|models)/[\w/.-]+)\n.*?)```", public_api_section(), re.S)
+    return {path: body for body, path in blocks if f"/{challenge}/" in path}
 
 
 def test_the_docs_worked_example_runs_as_written(tmp_path):
@@ -137,6 +139,85 @@ def test_the_worked_example_is_sound_once_its_prompt_is_written(capsys, tmp_path
     out = capsys.readouterr().out
     # every item judged and passed; only the mutation score, left out by --mutants 0, is not judged
     assert code == 0 and "FAIL" not in out and out.rstrip().endswith("(see -- above): mutation_score"), out
+
+
+# -- the worked CUDA example ----------------------------------------------------------
+
+needs_nvcc = pytest.mark.skipif(cuda_build.find_nvcc() is None, reason="nvcc not installed: the example cannot compile")
+
+
+def cuda_example(tmp_path: Path) -> tuple[Path, Path]:
+    """docs/authoring.md's CUDA example written out as a workbench: its challenges/
+    folder and the answer folder the page gives."""
+    files = example_files("scale")
+    assert sorted(files) == ["challenges/scale/adapters/demo.cu", "challenges/scale/challenge.toml",
+                             "challenges/scale/conformance.py", "challenges/scale/reference.py",
+                             "models/demo/scale/scale.cu"]
+    assert reaches_past_api(files["challenges/scale/conformance.py"]) == []
+    for rel, body in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(body, encoding="utf-8")
+    return tmp_path / "challenges", tmp_path / "models" / "demo" / "scale"
+
+
+def too_few_blocks(answer: Path, tmp_path: Path) -> Path:
+    """The answer the page says fails on a GPU: n / 256 blocks leave a partial block's elements unwritten."""
+    wrong = tmp_path / "few_blocks"
+    wrong.mkdir()
+    source = (answer / "scale.cu").read_text()
+    assert "(n + 255) / 256" in source
+    (wrong / "scale.cu").write_text(source.replace("(n + 255) / 256", "n / 256"))
+    return wrong
+
+
+@pytest.fixture
+def nvcc_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHTUI_NVCC_CACHE", str(tmp_path / "nvcc-cache"))
+
+
+@needs_nvcc
+def test_the_docs_cuda_example_compiles_and_its_gpu_checks_skip_with_the_reason(tmp_path, nvcc_cache):
+    challenges, answer = cuda_example(tmp_path)
+    out = run_local("scale", answer, model="demo", backend="cpu", challenges_dir=challenges)
+    checks = {c["name"]: c for c in out["checks"]}
+    assert [c["message"] for c in checks.values() if c["verdict"] == "error"] == []  # e.g. a misspelled API name
+    assert checks["nvcc_compile:scale.cu"]["verdict"] == "pass", checks
+    gpu = {name: c for name, c in checks.items() if name not in ("nvcc_compile:scale.cu", "forbidden_imports")}
+    assert sorted(gpu) == ["build_library", "negative_scale", "sizes"], checks
+    assert all(c["verdict"] == "skipped" and c["message"].startswith("needs an NVIDIA GPU") for c in gpu.values()), gpu
+    assert out["verdict"] == "skipped"  # never "pass" while the GPU checks did not run
+    # the adapter builds with the answer as the GPU run's library would, nvcc only
+    built = cuda_build.compile_check(challenges / "scale" / "adapters" / "demo.cu", include_dirs=[answer],
+                                     arch="sm_90", timeout_s=120.0)
+    assert built.ok, built.summary()
+
+
+@needs_nvcc
+def test_the_docs_cuda_example_finds_an_answer_that_does_not_compile(tmp_path, nvcc_cache):
+    challenges, answer = cuda_example(tmp_path)
+    (answer / "scale.cu").write_text((answer / "scale.cu").read_text().replace("cudaGetLastError()", "cudaGetLastErrors()"))
+    out = run_local("scale", answer, model="demo", backend="cpu", challenges_dir=challenges)
+    check = {c["name"]: c for c in out["checks"]}["nvcc_compile:scale.cu"]
+    assert check["verdict"] == "compile_error" and out["verdict"] == "compile_error", check
+
+
+@pytest.mark.gpu
+def test_the_docs_cuda_example_passes_its_answer_and_fails_too_few_blocks_on_a_gpu(tmp_path, nvcc_cache):
+    usable, reason = cuda_build.gpu_status()
+    if not usable:
+        pytest.skip(f"needs an NVIDIA GPU: {reason}")
+    if cuda_build.find_nvcc() is None:
+        pytest.skip("needs nvcc to build the example's library")
+    challenges, answer = cuda_example(tmp_path)
+    got = {}
+    for folder in (answer, too_few_blocks(answer, tmp_path)):
+        out = run_local("scale", folder, model="demo", backend="cuda", challenges_dir=challenges)
+        got[folder.name] = (out["verdict"], {c["name"]: c["verdict"] for c in out["checks"] if c["name"] != "forbidden_imports"})
+    assert got["scale"] == ("pass", {"nvcc_compile:scale.cu": "pass", "build_library": "pass", "sizes": "pass",
+                                     "negative_scale": "pass"}), got
+    # 4,099 = 16 * 256 + 3: the last 3 elements are never written; 257 leaves one
+    assert got["few_blocks"] == ("fail", {"nvcc_compile:scale.cu": "pass", "build_library": "pass", "sizes": "fail",
+                                          "negative_scale": "fail"}), got
 
 
 # -- a challenge still on the old name ------------------------------------------------

@@ -33,7 +33,7 @@ class Staging(RunState):
             try:
                 host = suite.peer.call_op("torch_module", spec_wire)
             except Exception as exc:
-                reason = self._not_here(exc)
+                reason = self._why_this_machine_cannot_run_it(exc)
                 if reason:
                     raise SkipCheck(reason) from None
                 if getattr(exc, "remote_type", type(exc).__name__) in ("BuildTimeout", "TimeoutError"):
@@ -55,7 +55,7 @@ class Staging(RunState):
             return host
         return None
 
-    def _not_here(self, exc: BaseException) -> str | None:
+    def _why_this_machine_cannot_run_it(self, exc: BaseException) -> str | None:
         """Why an answer cannot run on this machine (not its fault), or None."""
         text = str(exc)
         package = missing_package(exc) if "ModuleNotFoundError" in (getattr(exc, "remote_type", "") or type(exc).__name__) \

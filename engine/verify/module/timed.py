@@ -186,8 +186,8 @@ class Timed(Checking):
         below = below_own(windows_ms, fig["resolution_s"] * 1e3,
                           {"own clock on the same timed calls": statistics.median(own) if own else None})
         names = {**shape}
-        flops = formula(spec.flops_formula, names)
-        nbytes = formula(spec.bytes_formula, names)
+        flops = formula_at_sizes(spec.flops_formula, names)
+        nbytes = formula_at_sizes(spec.bytes_formula, names)
         peak_gbps, peak_tflops = spec.peak.get("bandwidth_gbps"), spec.peak.get("tflops")
         frac = R.peak_fraction(spec.regime, flops, nbytes, ms, peak_gbps, peak_tflops) if ms else None
         frac_pub = R.peak_fraction(spec.regime, flops, nbytes, published, peak_gbps, peak_tflops)
@@ -250,7 +250,7 @@ def published_procedure(device: str, warmup: int, iters: int, stat: str) -> str:
     return f"{warmup} warm-ups, {iters} calls on the same inputs, {per_call} ({stat}); run in the answer's process"
 
 
-def formula(expr: str | None, names: dict[str, Any]) -> float | None:
+def formula_at_sizes(expr: str | None, names: dict[str, Any]) -> float | None:
     """A deck's flops or bytes formula at a shape's sizes, or None where it has none or it fails."""
     if not expr:
         return None
