@@ -54,9 +54,9 @@ def test_list_json_shape(capsys, small_wb):
     code, out, _ = run_cli(capsys, "--workbench", str(small_wb), "list")
     assert out.splitlines()[-1] == "(7 bundled challenges no model has a folder for left out: --all-challenges lists them)"
     assert data["answers"] == [
-        {"model": "alpha", "challenge": "backwards", "status": "answer", "files": 2, "transcripts": 0},
+        {"model": "alpha", "challenge": "backwards", "status": "answer", "flags": [], "files": 2, "transcripts": 0},
         # in the scan's words: a folder holding only its PROMPT.md is waiting for an answer
-        {"model": "beta", "challenge": "kv", "status": "waiting", "files": 1, "transcripts": 0}]
+        {"model": "beta", "challenge": "kv", "status": "waiting", "flags": [], "files": 1, "transcripts": 0}]
 
 
 def test_show_json_and_display_names(capsys, small_wb):
