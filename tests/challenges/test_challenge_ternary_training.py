@@ -175,7 +175,9 @@ def test_mutant_is_caught_by_its_check(name, tmp_path, fast_challenges):
         source = REFERENCE.replace('\nif __name__ == "__main__":', "\n" + tail + '\n\nif __name__ == "__main__":')
     result = run_source(tmp_path, source, fast_challenges)
     checks = checks_of(result)
-    assert result["verdict"] == "fail", (name, result)
+    # quantising the transpose raises inside one of the later checks (a wire traceback): an answer that
+    # raises on an input the prompt allows is an error, and its own check still fails it
+    assert result["verdict"] == ("error" if name == "wrong_group_axis" else "fail"), (name, result)
     assert checks[check]["verdict"] == "fail", (name, checks[check])
     if name == "mutates_input":
         assert "in place" in checks[check]["message"]

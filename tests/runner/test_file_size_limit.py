@@ -7,6 +7,7 @@ import types
 
 from benchtui.challenges.definition import load_challenge
 from benchtui.decks.challenge import LIMITS
+from benchtui.records.job import Job
 from benchtui.runner import bundle, sandbox
 from benchtui.runner.orchestrate import Runner
 
@@ -31,7 +32,7 @@ def test_a_challenges_file_size_limit_reaches_both_sandboxes(tmp_path, monkeypat
     monkeypatch.setattr(sandbox, "run_sandboxed", capture)
     (tmp_path / "out").mkdir()
     try:  # noqa: SIM105 - a best-effort step: try/except keeps the skipped failure visible where it is
-        bundle.two_processes({}, tmp_path, tmp_path / "out", None, folder, limits, False, "unshare", [])
+        bundle.two_processes(Job("big", "m", 1), tmp_path, tmp_path / "out", None, folder, limits, False, "unshare", [])
     except Exception:  # noqa: BLE001 - the capture stops it
         pass
     assert sorted(seen) == [4096, 4096]  # the checker's sandbox and the answer's
