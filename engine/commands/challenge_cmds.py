@@ -49,15 +49,6 @@ def _root(args, ctx) -> Path:
         return root
 
 
-def _challenge(ctx, name: str):
-    from benchtui.challenges.definition import challenge_for_name
-
-    challenge = challenge_for_name(name, ctx.workbench.challenges)
-    if challenge is None:
-        raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
-    return challenge
-
-
 def cmd_new(args, ctx) -> int:
     from benchtui.authoring.new_challenge import ScaffoldError, scaffold_challenge
     from benchtui.challenges.catalog import load_challenge_set
@@ -92,7 +83,7 @@ def cmd_check(args, ctx) -> int:
 
     if args.seeds < 1 or args.margin <= 0 or args.mutants < 0:
         raise UsageError("--seeds must be at least 1, --margin positive and --mutants at least 0")
-    challenge = _challenge(ctx, args.id)
+    challenge = ctx.challenge(args.id)
     said = CheckProgress(challenge.id, json_out=args.json)
     report = check_challenge(challenge, seeds=tuple(range(1, args.seeds + 1)), margin=args.margin,
                              on_step=said.step, on_check=said.check)
@@ -141,7 +132,7 @@ class CheckProgress:
 def cmd_deploy(args, ctx) -> int:
     from benchtui.authoring.deploy import deploy
 
-    challenge = _challenge(ctx, args.id)
+    challenge = ctx.challenge(args.id)
     models = ctx.workbench.model_dirs()
     if args.model:
         unknown = [m for m in args.model if m not in models]

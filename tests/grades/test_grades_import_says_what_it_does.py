@@ -155,6 +155,11 @@ def test_a_score_in_a_heading_and_one_model_s_category_table(store):
     ("# Notes\n\nNothing graded here.\n", "no grade matrix, scoreboard"),
     (KV_SHAPE.replace("Careful-1", "GPT-9").replace("Hasty-2", "Claude-12"), "nor a heading above name a model"),
     ("### Careful-1 kv\n\nGrade: A++\n", "one of the problems listed"),
+    # a README's matrix of this workbench's challenges by models it does not hold: those names, and what to do
+    ("| Challenge | Level | GPT-9 | Claude-12 |\n|---|---|---|---|\n| KV-Cache | Medium | B | C |\n",
+     "line 1: a grade matrix whose model columns (Claude-12, GPT-9) are not models of this workbench; "
+     "import it in the workbench holding their answers (`benchtui --workbench DIR grades import FILE`), "
+     "or map each name to one here with `benchtui grades alias NAME MODEL_FOLDER`"),
 ])
 def test_a_file_that_yields_nothing_says_why(store, text, why):
     result = import_text(store, text, grader="J")
