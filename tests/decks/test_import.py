@@ -522,3 +522,15 @@ def test_the_next_step_fits_what_the_import_brought():
     assert "`benchtui model new NAME`" in bare and "run -c" not in bare and "published" not in bare
     board = next_step(result(KERNELBENCH_HARD, 0, 12))
     assert "--runs" not in board and board.endswith("`benchtui published` shows the deck's published results")
+
+
+def test_a_view_of_one_problem_keeps_the_deck_lines_about_it_and_the_whole_decks(kbh_imported):
+    from benchtui.decks.compare import compare
+    from benchtui.store.database import Store
+
+    root, _, _ = kbh_imported
+    with Store(root / "store.db") as store:
+        every = [line for i in compare(store)["imports"] for line in i["problems"]]
+        kda = [line for i in compare(store, challenge="kbh_02_kda_cutlass")["imports"] for line in i["problems"]]
+    assert any("_06_sonic_moe_swiglu" in line for line in every) and any("_02_kda_cutlass" in line for line in kda)
+    assert [line for line in every if "_02_kda_cutlass" in line or "run " not in line] == kda

@@ -283,6 +283,24 @@ def test_a_cell_two_judges_graded_shows_the_rule_and_both_grades(store):
         {"grader": "DeepSeek V4 Pro", "grader_kind": "judge", "grade": "B", "shown": False}]
 
 
+def test_a_matrix_cell_two_judges_graded_names_both(store):
+    from benchtui.store.queries import load_matrix
+    from benchtui.tui.glyphs import SEVERAL_JUDGES_MARK, legend
+    from benchtui.tui.screens.matrix import cell_text
+
+    import_markdown(store, JUDGES)
+    cell = load_matrix(store).cell("demo-careful", "beam_search")
+    assert (cell.judge, cell.judge_grader, cell.other_judges) == ("A-", "Kimi K2.6", (("DeepSeek V4 Pro", "B"),))
+    assert f"A-{SEVERAL_JUDGES_MARK}" in cell_text(cell).plain
+    set_grade(store, "demo-hasty", "kv", "C", grader="ana")  # a person's grade: no judge's is named after it
+    set_grade(store, "demo-hasty", "dflash_verify", "D", grader="lone judge", grader_kind="judge")
+    one = load_matrix(store).cell("demo-hasty", "dflash_verify")  # one judge: no mark
+    assert (one.judge, one.judge_grader, one.other_judges) == ("D", "lone judge", ())
+    assert SEVERAL_JUDGES_MARK not in cell_text(one).plain
+    assert load_matrix(store).cell("demo-hasty", "kv").other_judges  # the judges still named beside a person's
+    assert f"{SEVERAL_JUDGES_MARK} newest of several judges" in legend(several_judges=True).plain
+
+
 def test_the_marked_export_imports_back_as_the_grades_it_shows(store):
     import_markdown(store, JUDGES)
     set_grade(store, "demo-hasty", "beam_search", "F", grader="ana")
