@@ -340,7 +340,8 @@ class BenchApp(App[int]):
     def warm_up(self) -> None:
         """In a worker thread, once the start-up rescan is over: import what the screens
         the matrix opens with one key need, compile Python's highlight query, and build
-        the answer screen, so that the first of each opens as fast as the later ones."""
+        the answer screen and the leaderboard, so that the first of each opens as fast as
+        the later ones."""
         try:
             import benchtui.tui.screens.answer  # noqa: F401  (rich.syntax, TabbedContent, TextArea, engine.grading.grades…)
             import benchtui.tui.screens.compare  # noqa: F401
@@ -350,6 +351,9 @@ class BenchApp(App[int]):
 
             highlight_query("python")
             self.call_from_thread(self.keep_answer_screen)
+            from benchtui.tui.screens.leaderboard import keep_board
+
+            keep_board(self)  # the leaderboard of the store as scanned: `l` then shows it at once
             self.call_from_thread(self.collect_when_idle)
         except Exception as exc:  # only a head start: opening works without it
             self.log.warning(f"warm-up: {exc!r}")

@@ -20,11 +20,12 @@ from cluster_kit import REPO, kill_cluster_of, leftovers, ray_env, require_ray
 
 pytestmark = pytest.mark.sandbox
 
-# Four demo answers that between them give pass, fail and unbound, one with its own tests run
-# in the sandbox: their verdicts must be the ones a local run gets, pinned in
-# tests/runner/test_demo_matrix.py's EXPECTED table (which runs the whole demo locally).
-CLUSTER_MODELS = ("demo-hasty", "demo-quitter")
-CLUSTER_CHALLENGES = ("backwards", "dflash_verify")
+# Five demo answers that between them give pass, fail and unbound, one with its own tests run
+# in the sandbox, and the top_p answer the audit below needs run: their verdicts must be the
+# ones a local run gets, pinned in tests/runner/test_demo_matrix.py's EXPECTED table (which
+# runs the whole demo locally).
+CLUSTER_MODELS = ("demo-careful", "demo-hasty", "demo-quitter")
+CLUSTER_CHALLENGES = ("dflash_verify", "top_p")
 
 
 def _expected() -> dict:
