@@ -10,7 +10,6 @@ from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.store_watch import store_fingerprint
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
-from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -197,9 +196,11 @@ class RenderedPane(Static):
         self._styled: dict[int, Strip] = {}
         self._styled_for = None
 
-    def show(self, renderable, lines: list[list[Segment]] | None) -> None:
-        """``lines``: the renderable rendered at this pane's width (None: render it the usual way)."""
-        self._strips = None if lines is None else [Strip(line) for line in lines]
+    def show(self, renderable, strips: list[Strip] | None) -> None:
+        """``strips``: the renderable rendered at this pane's width, made Strips off the
+        UI thread (render_board: ~2,400 of them at 50 models, a tenth of a second of CPU
+        the key's frame would otherwise wait on); None: render it the usual way."""
+        self._strips = strips
         self._styled, self._styled_for = {}, None
         self.shown = renderable
         self.update(renderable)
@@ -224,8 +225,8 @@ class RenderedPane(Static):
 
 
 def render_board(lb, console, width: int, cancelled=lambda: False):
-    """(pane id, renderable, its lines at ``width``) for each pane, top first; plain
-    Rich work, safe off the UI thread. A generator: the rankings can be shown while
+    """(pane id, renderable, its lines at ``width`` as Strips) for each pane, top first;
+    plain Rich work, safe off the UI thread. A generator: the rankings can be shown while
     the long tables below them (1,225 head-to-head rows at 50 models) still render.
     Stops, yielding nothing more, once ``cancelled()``."""
     options = console.options.update(width=width, max_width=width, min_width=width)
@@ -235,14 +236,51 @@ def render_board(lb, console, width: int, cancelled=lambda: False):
         if cancelled():
             return
         renderable = make()
-        yield pane, renderable, console.render_lines(renderable, options, pad=True, new_lines=False)
+        yield pane, renderable, [Strip(line) for line in console.render_lines(renderable, options, pad=True,
+                                                                              new_lines=False)]
     # (a row per challenge: 200 rows are ~0.13 s of Rich's work, sliced like the head-to-head)
     for pane, make, rows in (("#leader-winners", partial(winners_table, lb), winners_rows(lb)),
                              ("#leader-h2h", partial(h2h_table, lb), h2h_rows(lb))):
         lines = sliced_lines(make, rows, console, options, cancelled)
         if lines is None:
             return
-        yield pane, make(rows), lines
+        yield pane, make(rows), [Strip(line) for line in lines]
+
+
+def pane_width(screen_width: int) -> int:
+    """The panes' width on a screen this wide: the body's, less its vertical scrollbar
+    (Textual's default two cells; it shows as soon as the board is long)."""
+    return max(20, screen_width - 2)
+
+
+def keep_board(app) -> None:
+    """In a worker thread: the board and its panes at the width the leaderboard
+    screen will ask for, kept on the app for the store as it is now, so that the
+    first ``l`` after a store change shows a board computed once, not on the key
+    (~1 s of CPU at 50 models x 200 challenges). The screen checks the store's
+    fingerprint and its width against what is kept, and computes anew on any
+    difference."""
+    from benchtui.grading.aggregates import leaderboard
+
+    worker = get_current_worker()
+
+    def checkpoint() -> None:  # the app is quitting, or the matrix reloading: stop within a few ms
+        if worker.is_cancelled:
+            raise _Left
+
+    fingerprint = app.call_from_thread(store_fingerprint, app)  # the app's connection, on its own thread
+    width = pane_width(app.size.width)
+    kept = getattr(app, "leaderboard_kept", None)
+    if fingerprint is None or (kept is not None and kept[:2] == (fingerprint, width)):
+        return
+    try:
+        with app.open_store() as store:
+            board = leaderboard(store, checkpoint=checkpoint)
+    except _Left:
+        return
+    panes = list(render_board(board, app.console, width, lambda: worker.is_cancelled))
+    if len(panes) == 4:  # all of them: a render stopped part way is not kept
+        app.leaderboard_kept = (fingerprint, width, board, panes)
 
 
 class _Left(Exception):

@@ -10,6 +10,7 @@ from benchtui.tui.glyphs import (
     HACK_MARK,
     IN_FLIGHT_MARK,
     PENDING_MARK,
+    SEVERAL_JUDGES_MARK,
     STALE_MARK,
     VERDICTS,
     WARNING_MARK,
@@ -42,8 +43,9 @@ def cell_text(cell) -> Text:
     modified): a 200 x 50 matrix has a few hundred distinct texts, so
     building, measuring and rendering them is paid per text, not per cell."""
     flying = bool(getattr(cell, "in_flight", None)) and cell.verdict != "running"
+    several = bool(getattr(cell, "other_judges", ()))
     key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale), flying,
-           bool(getattr(cell, "flags", "")))
+           bool(getattr(cell, "flags", "")), several)
     text = _CELL_TEXTS.get(key)
     if text is None:
         text = verdict_glyph(cell.verdict)
@@ -58,7 +60,7 @@ def cell_text(cell) -> Text:
         text.append(f"{cell.human or '':<2}", style="bold " + grade_style(cell.human))
         if cell.judge:
             text.append(" ")
-            text.append(cell.judge, style="italic dim")
+            text.append(cell.judge + (SEVERAL_JUDGES_MARK if several else ""), style="italic dim")
         if cell.warnings:
             text.append(WARNING_MARK, style="yellow")
         if getattr(cell, "flags", ""):  # a hack signal, beside the verdict and never in it
@@ -325,7 +327,7 @@ class MatrixScreen(GuardedScreen):
         passes = dict.fromkeys(m.models, 0)
         letters: dict[str, list] = {x: [] for x in m.models}
         failing, ungraded = set(), set()
-        texts, verdicts, warned, stale, flagged = {}, set(), False, False, 0
+        texts, verdicts, warned, stale, flagged, several = {}, set(), False, False, 0, False
         for (model, cid), cell in m.cells.items():
             if model not in models or cid not in ids:
                 continue
@@ -336,6 +338,7 @@ class MatrixScreen(GuardedScreen):
             warned = warned or bool(cell.warnings)
             stale = stale or bool(cell.stale)
             flagged += bool(cell.flags)
+            several = several or bool(cell.other_judges)
             if cell.verdict == "pass":
                 passes[model] += 1
             # the leaderboard's rule: a person's grade, else a judge's
@@ -350,7 +353,7 @@ class MatrixScreen(GuardedScreen):
         short = shorten_all([c.label for c in m.challenges], 22)  # from the middle: "Kern…P10: 3D tensor …"
         self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
                             "texts": texts, "verdicts": verdicts, "warned": warned, "stale": stale,
-                            "flagged": flagged,
+                            "flagged": flagged, "several_judges": several,
                             "labels": {c.id: Text(short[c.label]) for c in m.challenges}}
         self._facts_for = m
         return self._facts_cache
@@ -405,7 +408,8 @@ class MatrixScreen(GuardedScreen):
         if len(facts["texts"]) < len(models) * len(challenges):
             verdicts.add(self.matrix.cell("", "").verdict)
         text = legend(verdicts, warnings=facts["warned"], pending=self.matrix.read is not None,
-                      stale=facts.get("stale", False), flagged=bool(facts.get("flagged")))
+                      stale=facts.get("stale", False), flagged=bool(facts.get("flagged")),
+                      several_judges=facts.get("several_judges", False))
         widget = self.query_one("#legend", Static)
         if text.plain != getattr(widget, "_legend_plain", None):
             widget._legend_plain = text.plain
@@ -542,6 +546,9 @@ class MatrixScreen(GuardedScreen):
         if covers:
             text.append(f": {covers}", style=style)
         text.append(f"   human {cell.human or '—'}   judge {cell.judge or '—'}")
+        if cell.judge and cell.other_judges:  # the cell shows one judge's grade: every other judge named
+            others = ", ".join(f"{name} {letter}" for name, letter in cell.other_judges)
+            text.append(f" by {cell.judge_grader} (newest); also {others}")
         if cell.warnings:
             text.append(f"   ⚠ {cell.warnings} warning(s)", style="yellow")
         if cell.stale:
