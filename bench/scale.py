@@ -341,7 +341,7 @@ def keys_terminal(root: Path, rounds: int, only: list[str] | None = None, quick:
 
 def startup(root: Path, rounds: int, quick: bool = False) -> dict:
     """bench/tui.py's start-up method on the demo workbench and on this one
-    (``quick``: this one only, the bytecode copy only)."""
+    (``quick``: this one only, the copy without bytecode only: no compileall)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("bench_tui", REPO / "bench" / "tui.py")
@@ -369,7 +369,7 @@ def startup(root: Path, rounds: int, quick: bool = False) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="benchtui-scale-demo-"))
     try:
         benches = {"scale": root} if quick else {"demo": build_demo(tmp / "demo"), "scale": root}
-        out = bench_tui.bench_startup(benches, rounds=rounds, modes=("bytecode",) if quick else ("bytecode", "no_bytecode"))
+        out = bench_tui.bench_startup(benches, rounds=rounds, modes=("no_bytecode",) if quick else ("bytecode", "no_bytecode"))
         out["what"] += ("; here every workbench's markers are the status line, the first model, the first "
                         "challenge and the footer's last key (the last column and row do not fit at scale)")
         return out
