@@ -325,6 +325,23 @@ def test_an_import_names_the_graded_cells_that_hold_no_answer(bench, capsys, tmp
 
 # -- notes ------------------------------------------------------------------------
 
+def test_the_dashboard_leaderboard_marks_grades_on_answers_not_held_as_the_export_does(store):
+    from benchtui.tui.screens.leaderboard import h2h_legend, h2h_rows, rankings_table, winners_rows
+    from rich.console import Console
+
+    import_text(store, "| Challenge | Careful-1 | Quitter-3 |\n|---|---|---|\n| Beam Search | B | A |\n", grader="J")
+    lb = leaderboard(store)
+    assert lb.no_answer == {("demo-quitter", "beam_search")}
+    console = Console(width=200, record=True)
+    console.print(rankings_table(lb, 200))
+    shown = console.export_text()
+    assert "A (no answer) beam_search" in shown  # quitter's best is a grade on an answer it does not hold
+    assert "(no answer): graded, but the workbench holds no answer for it" in shown and "demo-quitter on beam_search" in shown
+    assert ("Beam Search", "demo-quitter (no answer)", "A", "A-/B+", "1/2") in winners_rows(lb)
+    assert h2h_rows(lb) == [("Quitter-3", "Careful-1", "leads 1-0-0", "1 challenge(s), 1 (no answer)")]
+    assert "(no answer)" in h2h_legend(lb)
+
+
 def test_grade_note_refuses_in_one_line_and_answers_in_json(bench, capsys, tmp_path):
     with Store(tmp_path / "store.db") as store, store.db.conn:
         answer = store.query("select id from answers where model = 'demo-careful' and challenge = 'kv'")[0]["id"]

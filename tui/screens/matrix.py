@@ -125,6 +125,7 @@ class MatrixScreen(GuardedScreen):
         self._wanted: tuple[str | None, str | None] = (None, None)
         self._note = ""
         self._rescanning = False  # the worker is rescanning the workbench
+        self._edited: frozenset[int] = frozenset()  # runs shown stale for files edited since the last scan
         self._facts_for = None  # the matrix _facts_cache was computed from
         self._facts_cache: dict | None = None
 
@@ -163,9 +164,53 @@ class MatrixScreen(GuardedScreen):
         self.app.after_first_frame(self._start_watching)
 
     def _start_watching(self) -> None:
-        from benchtui.tui.store_watch import watch_store
+        from benchtui.tui import store_watch
 
-        watch_store(self, self._store_changed)
+        store_watch.watch_store(self, self._store_changed)
+        # answer files edited in an editor while the matrix is open: no store write tells of
+        # them, so look (stat only) now and then, and reload when what is edited changes
+        self.set_interval(store_watch.EDITS_S, self._look_for_edits)
+
+    def _look_for_edits(self) -> None:
+        import time
+
+        from benchtui.tui.store_watch import IDLE_S
+
+        if (self.app.screen is not self or self._rescanning or self.matrix is None or self.matrix.partial
+                or time.monotonic() - getattr(self.app, "_last_input", 0.0) < IDLE_S):
+            return
+        self.look_for_edits(self.matrix)
+
+    @work(thread=True, exclusive=True, group="matrix-edits")
+    def look_for_edits(self, matrix) -> None:
+        app: Any = self.app  # a BenchApp
+        try:
+            with app.open_store() as store:
+                edited = frozenset(self._edits(store, matrix))
+        except Exception:
+            return  # the reloads report a store's problems
+        if edited != self._edited:
+            self.app.call_from_thread(self.reload)
+
+    def _edits(self, store, matrix) -> dict[int, str]:
+        """Run id -> what was edited since the last scan, of the runs whose fresh verdict the matrix shows."""
+        from benchtui.workbench.edits import edited_since_scan
+
+        app: Any = self.app  # a BenchApp
+        return edited_since_scan(store, app.workbench.root,
+                                 [c.run_id for c in matrix.cells.values()
+                                  if c.run_id and (not c.stale or c.run_id in self._edited)])
+
+    def _with_edits(self, store, matrix):
+        """``matrix`` with each verdict on files edited since the last scan marked stale."""
+        import dataclasses
+
+        edits = self._edits(store, matrix)
+        self._edited = frozenset(edits)
+        for key, cell in list(matrix.cells.items()) if edits else []:
+            if cell.run_id in edits:
+                matrix.cells[key] = dataclasses.replace(cell, stale=edits[cell.run_id])
+        return matrix
 
     def _store_changed(self) -> None:
         """Another connection wrote to the store. During this screen's own rescan
@@ -205,7 +250,7 @@ class MatrixScreen(GuardedScreen):
 
             with self.app.open_store() as store:
                 seq = next(self._read_seq)
-                loaded = load_matrix(store)
+                loaded = self._with_edits(store, load_matrix(store))
                 self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else "", seq))
                 if not rescan:
                     return
@@ -221,7 +266,7 @@ class MatrixScreen(GuardedScreen):
                 result = scan_and_mark_interrupted(self.app.workbench, store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
                 seq = next(self._read_seq)
-                self.post_message(self.Loaded(load_matrix(store), note, seq))
+                self.post_message(self.Loaded(self._with_edits(store, load_matrix(store)), note, seq))
                 try:
                     from benchtui.tui.palette_index import palette_index
 
