@@ -85,8 +85,8 @@ def shared_content(store: Store) -> list[tuple[str, str, str, str]]:
     return store.conn.execute(
         "select f.sha256, a.model, a.challenge, f.relpath from files f join answers a on a.id = f.answer_id "
         f"where a.present = 1 and {_SHARED_CONTENT} and f.sha256 in ("
-        # the hashes held more than once first (no join): most files are nobody else's
-        f"  select f.sha256 from files f where {_SHARED_CONTENT} group by f.sha256 having count(*) > 1) "
+        # (the hashes held more than once, from the index alone: most files are nobody else's)
+        "  select sha256 from files group by sha256 having count(*) > 1) "
         "order by a.model, a.challenge, f.relpath").fetchall()
 
 

@@ -434,7 +434,8 @@ class _ModelPass:
         self.seen_models.add(model)
         rel_model = model_dir.relative_to(workbench.root).as_posix()
         scan_sql.upsert_model(self.store, model, rel_model, self.stamp)
-        answers, jobs = [], []
+        answers: list[tuple] = []
+        jobs: list[tuple] = []
         answer_dirs = workbench.answer_dirs(model_dir)
         answer_ids = set(answer_dirs)
         chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
@@ -459,29 +460,49 @@ class _ModelPass:
         files (no links), each with its stored size, mtime and git state, a
         doc's kind as today's rules name it, and still an answer (a file that
         is neither prompt, transcript nor the challenge's data). A file edited
-        in place changes its mtime even when its size stays: it is examined."""
+        in place changes its mtime even when its size stays: it is examined.
+        The walk is walk_answer's, cut to what this needs (no sorting, no
+        Paths): it runs over every file of every answer at each rescan."""
         if not old:
             return False
+        status_of = None if self.git.top is None else self.git.status_in(folder)
         frozen = None
-        status_of = self.git.status_in(folder)
-        seen = 0
         substantive = False
-        links: set[str] = set()
-        # prev: scan_sql.FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem, git_status, lines)
-        for rel, _path, st in walk_answer(self.workbench, folder, links):
-            prev = old.get(rel)
-            if (st is None or prev is None or links or prev[2] != st.st_size or prev[3] != st.st_mtime_ns
-                    or not prev[4] or prev[8] != status_of(rel)):
-                return False
-            kind = prev[5]
-            if kind in ("doc", "prompt"):  # name-based: the rules may have changed (as _listed_files)
-                frozen = frozenset(data_files) if frozen is None else frozen
-                if _classify_cached(rel, frozen) != kind:
-                    return False
-            if not substantive and kind not in ("prompt", "transcript") and rel not in data_files:
-                substantive = True
-            seen += 1
-        return seen == len(old) and substantive and not links
+        seen = 0
+        stack = [("", os.fspath(folder))]
+        try:
+            while stack:
+                prefix, directory = stack.pop()
+                with os.scandir(directory) as it:
+                    for entry in it:
+                        name = entry.name
+                        if entry.is_dir(follow_symlinks=False):
+                            if name not in {"__pycache__", ".git"} and not name.startswith("."):
+                                stack.append((prefix + name + "/", entry.path))
+                            continue
+                        if entry.is_symlink():
+                            return False  # a link's facts are its target's: the full walk
+                        st = entry.stat(follow_symlinks=False)
+                        if not stat.S_ISREG(st.st_mode):
+                            continue  # fifos, sockets: never indexed
+                        rel = prefix + name
+                        # prev: scan_sql.FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem,
+                        # git_status, lines)
+                        prev = old.get(rel)
+                        if (prev is None or prev[2] != st.st_size or prev[3] != st.st_mtime_ns or not prev[4]
+                                or prev[8] != (status_of(rel) if status_of is not None else None)):
+                            return False
+                        kind = prev[5]
+                        if kind in ("doc", "prompt"):  # name-based: follow today's rules (as _listed_files)
+                            frozen = frozenset(data_files) if frozen is None else frozen
+                            if _classify_cached(rel, frozen) != kind:
+                                return False
+                        if not substantive and kind not in ("prompt", "transcript") and rel not in data_files:
+                            substantive = True
+                        seen += 1
+        except OSError:
+            return False  # the full walk names what cannot be read
+        return seen == len(old) and substantive
 
     def store_model(self, model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
         """Write a walked model's answers: their files, transcripts and rows."""
@@ -489,7 +510,7 @@ class _ModelPass:
         result = self.result
         for cid, folder, data_files, old, listed, links in answers:
             row = self.existing_answers.get((model, cid))
-            if folder is None:  # unchanged (walk_model): its rows stand as they are
+            if folder is None and row is not None:  # unchanged (walk_model): its rows stand as they are
                 self.seen_answers.add(row[0])
                 self.skipped += 1
                 result.files += row[3]
