@@ -1,7 +1,8 @@
 """Index a workbench into the store: models, answers, files, transcripts, warnings.
 
 Rescans are incremental: a file whose size and mtime are unchanged keeps its
-stored hash and kind (no re-read). Answer folders are only ever read.
+stored hash and kind (no re-read), and an answer whose files all do (and
+whose git state and kinds stand) is skipped whole. Answer folders are only ever read.
 """
 from __future__ import annotations
 
@@ -436,26 +437,27 @@ class _ModelPass:
         scan_sql.upsert_model(self.store, model, rel_model, self.stamp)
         answers: list[tuple] = []
         jobs: list[tuple] = []
-        answer_dirs = workbench.answer_dirs(model_dir)
+        answer_dirs = workbench.answer_paths(model_dir)
         answer_ids = set(answer_dirs)
         chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
                               self.known, result, challenge_ids=workbench.challenges)
-        for cid, folder in answer_dirs.items():
+        for cid, directory in answer_dirs.items():
             data_files = set(self.challenges[cid].data_files)
             row = self.existing_answers.get((model, cid))
             old = self.existing_files.get(row[0], {}) if row is not None else {}
             rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
             if (row is not None and row[1:3] == (rel_folder, "answer") and row[6] == 1 and cid not in chats
-                    and row[0] not in self.unsettled and self._unchanged(folder, old, data_files)):
+                    and row[0] not in self.unsettled and self._unchanged(directory, old, data_files)):
                 answers.append((cid, None, None, None, None, None))  # nothing to do but count it
                 continue
+            folder = model_dir / cid
             links: set[str] = set()
             listed = _listed_files(workbench, folder, old, frozenset(data_files), links, jobs)
             answers.append((cid, folder, data_files, old, listed, links))
         result.hashed += len(jobs)
         return model, rel_model, answers, self.examiner.submit(jobs), chats
 
-    def _unchanged(self, folder: Path, old: dict[str, tuple], data_files: set[str]) -> bool:
+    def _unchanged(self, directory: str, old: dict[str, tuple], data_files: set[str]) -> bool:
         """Whether a rescan would find nothing to write for this answer: the same
         files (no links), each with its stored size, mtime and git state, a
         doc's kind as today's rules name it, and still an answer (a file that
@@ -465,11 +467,11 @@ class _ModelPass:
         Paths): it runs over every file of every answer at each rescan."""
         if not old:
             return False
-        status_of = None if self.git.top is None else self.git.status_in(folder)
+        status_of = None if self.git.top is None else self.git.status_in(Path(directory))
         frozen = None
         substantive = False
         seen = 0
-        stack = [("", os.fspath(folder))]
+        stack = [("", directory)]
         try:
             while stack:
                 prefix, directory = stack.pop()
