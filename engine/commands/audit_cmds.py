@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchtui.challenges.definition import challenge_for_name
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.store import runs_sql
@@ -64,16 +63,6 @@ def add_mark_args(p) -> None:
     p.set_defaults(func=cmd_mark)
 
 
-def _challenge_ids(ctx, names: list[str]) -> list[str]:
-    ids = []
-    for name in names:
-        found = challenge_for_name(name, ctx.workbench.challenges)
-        if found is None:
-            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
-        ids.append(found.id)
-    return ids
-
-
 def cmd_audit(args, ctx) -> int:
     from benchtui.audit.core import REFERENCE, AuditOptions, run_audit
     from benchtui.audit.report import challenge_reports
@@ -81,13 +70,10 @@ def cmd_audit(args, ctx) -> int:
 
     if args.jobs is not None and args.jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    ids = _challenge_ids(ctx, args.challenge)
+    ids = ctx.challenge_ids(args.challenge)
     if not args.show:
         scan_workbench(ctx.workbench, ctx.store)
-        known = set(ctx.store.model_names()) | {REFERENCE}
-        for m in args.model:
-            if m not in known:
-                raise UsageError(f"unknown model {m!r}; known: {', '.join(sorted(known))}")
+        ctx.check_models(args.model, known=[*ctx.store.model_names(), REFERENCE])
         address = cluster_address(args)
         if address is not None:
             from benchtui.cluster.ray_cluster import ClusterUnavailable, ray_module
@@ -206,7 +192,7 @@ def cmd_mark(args, ctx) -> int:
     from benchtui.audit.report import mark
     from benchtui.grading.grades import default_grader_name
 
-    cid = _challenge_ids(ctx, [args.challenge])[0]
+    cid = ctx.challenge(args.challenge).id
     try:
         out = mark(ctx.store, args.model, cid, args.mutant, not args.not_equivalent, args.grader or default_grader_name(),
                    args.note)

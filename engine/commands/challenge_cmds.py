@@ -1,7 +1,6 @@
 """challenge new, challenge check, deploy: challenges of one's own."""
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -38,24 +37,14 @@ def register(sub) -> None:
     d.set_defaults(func=cmd_deploy)
 
 
-def _root(args, ctx) -> Path:
-    """The workbench root; a folder that is not a workbench yet may still get challenges/."""
+def _root(ctx, cid: str) -> Path:
+    """The workbench root. A challenge written outside any workbench would be one
+    that `challenge check`, `run` and the dashboard never find: refused, saying so."""
     try:
         return ctx.workbench.root
-    except UsageError:
-        root = Path(args.workbench or os.environ.get("BENCHTUI_WORKBENCH") or Path.cwd()).expanduser().resolve()
-        if not root.is_dir():
-            raise
-        return root
-
-
-def _challenge(ctx, name: str):
-    from benchtui.challenges.definition import challenge_for_name
-
-    challenge = challenge_for_name(name, ctx.workbench.challenges)
-    if challenge is None:
-        raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
-    return challenge
+    except UsageError as exc:
+        raise UsageError(f"challenge new writes into a workbench, where `challenge check` and `run` find it: {exc}; "
+                         f"then `benchtui challenge new {cid}` there") from exc
 
 
 def cmd_new(args, ctx) -> int:
@@ -69,7 +58,7 @@ def cmd_new(args, ctx) -> int:
             prompt = Path(args.prompt).expanduser().read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read --from {args.prompt}: {getattr(exc, 'strerror', None) or exc}") from exc
-    root = _root(args, ctx)
+    root = _root(ctx, args.id)
     # a bundled challenge every workbench is offered (not the demo's own `bundled = false` example)
     if not args.force and args.id in load_challenge_set(None, BUNDLED_CHALLENGES).challenges:
         raise UsageError(f"{args.id} is a bundled challenge: a workbench challenge with its id replaces it, and every "
@@ -92,7 +81,7 @@ def cmd_check(args, ctx) -> int:
 
     if args.seeds < 1 or args.margin <= 0 or args.mutants < 0:
         raise UsageError("--seeds must be at least 1, --margin positive and --mutants at least 0")
-    challenge = _challenge(ctx, args.id)
+    challenge = ctx.challenge(args.id)
     said = CheckProgress(challenge.id, json_out=args.json)
     report = check_challenge(challenge, seeds=tuple(range(1, args.seeds + 1)), margin=args.margin,
                              on_step=said.step, on_check=said.check)
@@ -141,7 +130,7 @@ class CheckProgress:
 def cmd_deploy(args, ctx) -> int:
     from benchtui.authoring.deploy import deploy
 
-    challenge = _challenge(ctx, args.id)
+    challenge = ctx.challenge(args.id)
     models = ctx.workbench.model_dirs()
     if args.model:
         unknown = [m for m in args.model if m not in models]

@@ -1,14 +1,17 @@
 """What every command shares: its exit codes and the two errors that set them, the workbench and
-store it works on (resolved when first used), and JSON on stdout. `benchtui.cli` catches the
-errors; the commands raise them."""
+store it works on (resolved when first used), the check of the model and challenge names it is
+given, and JSON on stdout. `benchtui.cli` catches the errors; the commands raise them."""
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchtui.challenges.definition import Challenge, challenge_for_name
 from benchtui.store.database import Store, StoreError
+from benchtui.text.suggest import suggest
 from benchtui.workbench.layout import Workbench, WorkbenchError, find_workbench
 
 if TYPE_CHECKING:
@@ -74,6 +77,24 @@ class Context:
             except StoreError as exc:
                 raise CommandError(str(exc)) from exc
         return self._store
+
+    def challenge(self, name: str) -> Challenge:
+        """The workbench's challenge with this id or display name; an unknown name is a usage error."""
+        found = challenge_for_name(name, self.workbench.challenges)
+        if found is None:
+            raise UsageError(f"unknown challenge {name!r}; {suggest(name, self.workbench.challenges, 'known challenges')}")
+        return found
+
+    def challenge_ids(self, names: Iterable[str]) -> list[str]:
+        """The ids of the challenges ``-c`` names, in the order given."""
+        return [self.challenge(name).id for name in names]
+
+    def check_models(self, models: Iterable[str], known: Iterable[str] | None = None) -> None:
+        """Every name in ``models`` is a known model (default: the store's); else a usage error."""
+        known = list(self.store.model_names() if known is None else known)
+        for m in models:
+            if m not in known:
+                raise UsageError(f"unknown model {m!r}; {suggest(m, known, 'known models')}")
 
     def close(self) -> None:
         if self._store is not None:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import sys
 
-from benchtui.challenges.definition import challenge_for_name
 from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.records.scan_kinds import WAITING_KIND
 from benchtui.store import queries
@@ -42,16 +41,8 @@ def register(sub) -> None:
 def selected_answers(ctx, models: list[str], challenges: list[str]) -> list[tuple[str, str]]:
     """(model, challenge) of every answer the selection names that holds an answer."""
     store = ctx.store
-    known = store.model_names()
-    for m in models:
-        if m not in known:
-            raise UsageError(f"unknown model {m!r}; known: {', '.join(known) or 'none'}")
-    ids = []
-    for name in challenges:
-        found = challenge_for_name(name, ctx.workbench.challenges)
-        if found is None:
-            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
-        ids.append(found.id)
+    ctx.check_models(models)
+    ids = ctx.challenge_ids(challenges)
     cells = [(a["model"], a["challenge"]) for a in store.answers()
              if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)
              and a["status"] != "no_answer" and queries.answer_state(a) != WAITING_KIND]

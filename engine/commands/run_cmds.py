@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import sys
 
-from benchtui.challenges.definition import challenge_for_name
 from benchtui.commands.cluster_args import add_cluster_args, cluster_address, connected, driver_signals
 from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.commands.interrupt import InFlight, interrupt_report, two_step_interrupt
@@ -13,7 +12,6 @@ from benchtui.records.scan_kinds import WAITING_KIND
 from benchtui.records.verdicts import FAILING
 from benchtui.store import queries, runs_sql
 from benchtui.text.fit import fit, fit_check
-from benchtui.text.suggest import suggest
 from benchtui.workbench.scan import scan_workbench
 
 
@@ -61,16 +59,8 @@ def rerun_only(store, pairs: list[tuple[str, str]], stale: bool, failed: bool, n
 
 def select_pairs(ctx, models: list[str], challenges: list[str]) -> list[tuple[str, str]]:
     store = ctx.store
-    known_models = store.model_names()
-    for m in models:
-        if m not in known_models:
-            raise UsageError(f"unknown model {m!r}; {suggest(m, known_models, 'known models')}")
-    ids = []
-    for name in challenges:
-        found = challenge_for_name(name, ctx.workbench.challenges)
-        if found is None:
-            raise UsageError(f"unknown challenge {name!r}; {suggest(name, ctx.workbench.challenges, 'known challenges')}")
-        ids.append(found.id)
+    ctx.check_models(models)
+    ids = ctx.challenge_ids(challenges)
     chosen = [a for a in store.answers() if (not models or a["model"] in models) and (not ids or a["challenge"] in ids)]
     # a folder holding only what was handed out has nothing to run: no run is recorded for it
     waiting = [f"{a['model']}/{a['challenge']}" for a in chosen if queries.answer_state(a) == WAITING_KIND]

@@ -8,7 +8,6 @@ import re
 import sys
 from pathlib import Path
 
-from benchtui.challenges.definition import challenge_for_name
 from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.store import answers_sql, transcripts_sql
 from benchtui.transcripts import FORMATS, Transcript, TranscriptError, load_transcript
@@ -198,17 +197,8 @@ def cmd_stats(args, ctx) -> int:
 
 def _search_scope(ctx, models: list[str], challenges: list[str]) -> tuple[list[str], list[str]]:
     """``-m``/``-c`` names checked against the workbench (challenges by id or display name)."""
-    known = ctx.store.model_names()
-    for m in models:
-        if m not in known:
-            raise UsageError(f"unknown model {m!r}; known: {', '.join(known) or 'none'}")
-    ids = []
-    for name in challenges:
-        found = challenge_for_name(name, ctx.workbench.challenges)
-        if found is None:
-            raise UsageError(f"unknown challenge {name!r}; known: {', '.join(ctx.workbench.challenges)}")
-        ids.append(found.id)
-    return sorted(set(models)), sorted(set(ids))
+    ctx.check_models(models)
+    return sorted(set(models)), sorted(set(ctx.challenge_ids(challenges)))
 
 
 def cmd_search(args, ctx) -> int:

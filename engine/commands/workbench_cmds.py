@@ -7,7 +7,7 @@ import shlex
 from pathlib import Path
 
 from benchtui.challenges.catalog import load_challenge_set
-from benchtui.challenges.definition import BUNDLED_CHALLENGES, challenge_for_name
+from benchtui.challenges.definition import BUNDLED_CHALLENGES
 from benchtui.challenges.prompts import prompt_source, run_prompt_line
 from benchtui.commands.context import CommandError, UsageError, print_json
 from benchtui.commands.run_cmds import run_coverage, shown_verdict
@@ -183,10 +183,8 @@ def resolve_answer(ctx, model: str, challenge: str) -> tuple[str, str]:
         if gone is not None:  # a folder that went away: say what is kept of it, and how to move it
             raise UsageError(f"models/{model} is gone from the workbench; the store keeps its {kept_text(gone)}: "
                              f"if it was renamed, `benchtui model move {shlex.quote(model)} NEW` moves them")
-        raise UsageError(f"unknown model {model!r}; {suggest(model, store.model_names(), 'known models')}")
-    found = challenge_for_name(challenge, ctx.workbench.challenges)
-    if found is None:
-        raise UsageError(f"unknown challenge {challenge!r}; {suggest(challenge, ctx.workbench.challenges, 'known challenges')}")
+        ctx.check_models([model])
+    found = ctx.challenge(challenge)
     if store.answer_id(model, found.id) is None:
         raise UsageError(f"{model} has no folder for {found.id}")
     return model, found.id

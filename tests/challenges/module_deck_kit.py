@@ -524,6 +524,28 @@ def write_answers(root: Path, answers: dict[str, str]) -> dict[str, Path]:
 # Answers that rewrite benchtui's host in their own process to bend a verdict or a figure
 # (engine/verify/module/host.py is theirs to patch there): each must come out as an error or
 # a fail, never as a pass or a better time.
+def _says_dtype(dtype: str) -> str:
+    """The tail of an answer that rewrites the host's facts in its own process to say every
+    output is ``dtype``."""
+    return f'''
+
+import sys  # noqa: E402
+
+_host = sys.modules["benchtui.verify.module.host"].ModuleHost
+_output = _host.output
+
+
+def _says_dtype(self):
+    out = _output(self)
+    for fact in out["facts"]:
+        fact["dtype"] = "{dtype}"
+    return out
+
+
+_host.output = _says_dtype
+'''
+
+
 _PATCH = "import sys\n" + HARD_RIGHT + '\n\n_host = sys.modules["benchtui.verify.module.host"].ModuleHost\n'
 
 TRUST_ATTACKS = {
@@ -600,21 +622,7 @@ def _huge(self):
 _host.output = _huge
 ''',
     # the bfloat16 problem answered in float32, with the facts rewritten to say bfloat16
-    "forged_dtype": "import sys\n" + HARD_RIGHT.replace(".to(torch.bfloat16)\n", ".float()\n") + '''
-
-_host = sys.modules["benchtui.verify.module.host"].ModuleHost
-_output = _host.output
-
-
-def _says_bf16(self):
-    out = _output(self)
-    for fact in out["facts"]:
-        fact["dtype"] = "bfloat16"
-    return out
-
-
-_host.output = _says_bf16
-''',
+    "forged_dtype": HARD_RIGHT.replace(".to(torch.bfloat16)\n", ".float()\n") + _says_dtype("bfloat16"),
     # runs every call untraced: its replies to traced calls carry no record of their ops
     "untraced": _PATCH + '''_cycle = _host.cycle
 _host.cycle = lambda self, slot=0, trace=False: _cycle(self, slot, False)
@@ -655,23 +663,7 @@ _host.stage = _copies
 # KernelBench-shaped, float32: answered in float64 with the facts rewritten to say float32
 KB_FORGED_DTYPE = KB_RIGHT.replace("return torch.clamp_min(torch.addmm(self.gemm.bias, x, self.gemm.weight.t()), 0.0)",
                                    "return torch.clamp_min(torch.addmm(self.gemm.bias, x, self.gemm.weight.t()), 0.0)"
-                                   ".double()") + '''
-
-import sys  # noqa: E402
-
-_host = sys.modules["benchtui.verify.module.host"].ModuleHost
-_output = _host.output
-
-
-def _says_float32(self):
-    out = _output(self)
-    for fact in out["facts"]:
-        fact["dtype"] = "float32"
-    return out
-
-
-_host.output = _says_float32
-'''
+                                   ".double()") + _says_dtype("float32")
 
 
 def sleeper(ms: float) -> str:

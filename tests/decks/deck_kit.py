@@ -14,12 +14,22 @@ KernelBench (``kernelbench_deck``): two problems of level 1; run ``demo`` with t
 samples of problem 1 and a kernel with no result in eval_results.json.
 
 ``conflicting_answer`` puts an answer of one's own where the deck's would go.
+
+``cli`` runs a benchtui command as the tests of decks read it; ``scanned_workbench``
+imports a KernelBench-Hard deck and scans it, as the dashboard finds it.
 """
 from __future__ import annotations
 
 import json
 import shutil
 from pathlib import Path
+
+from benchtui.cli import main
+from benchtui.decks import kernelbench_hard
+from benchtui.decks.importer import import_deck
+from benchtui.store.database import Store
+from benchtui.workbench.layout import Workbench, find_workbench
+from benchtui.workbench.scan import scan_workbench
 
 HARD_COMMIT = "0a1b2c3"
 KB_COMMIT = "4d5e6f7"
@@ -159,9 +169,37 @@ MISSING_RUN = "20260103_000000_codex_gpt-9_02_tiny_triple"    # annotated, h100,
 OTHER_GPU_RUN = "20260104_000000_codex_gpt-9_01_tiny_double"  # annotated, run on a B200
 
 
+def cli(capsys, *argv: str) -> tuple[int, str]:
+    """``benchtui ARGV``: its exit code (argparse's exit included) and what it printed on stdout."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().out
+
+
+def scanned_workbench(deck: Path, root: Path) -> Workbench:
+    """The KernelBench-Hard deck at ``deck`` imported into a workbench at ``root``, scanned
+    (transcripts not indexed)."""
+    import_deck(kernelbench_hard.read_deck(deck, "h100"), root)
+    wb = find_workbench(str(root), None, root)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store, index_transcripts=False)
+    return wb
+
+
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def _remove(root: Path, parts: tuple[str, ...]) -> None:
+    for part in parts:
+        gone = root / part
+        if gone.is_dir():
+            shutil.rmtree(gone)
+        else:
+            gone.unlink()
 
 
 def hard_deck(root: Path, *, without: tuple[str, ...] = ()) -> Path:
@@ -208,12 +246,7 @@ def hard_deck(root: Path, *, without: tuple[str, ...] = ()) -> Path:
            "summary: caches the output\nquotes:\n  - lines: [11, 12]\n    label: the cache\n    text: \"# 2026\"\n")
     _write(notes / f"{MISSING_RUN}.yaml", f"run_id: {MISSING_RUN}\ngpu: H100\nverdict: clean\nsummary: lost run\n")
     _write(notes / f"{OTHER_GPU_RUN}.yaml", f"run_id: {OTHER_GPU_RUN}\ngpu: B200\nverdict: clean\nsummary: b200 run\n")
-    for part in without:
-        gone = bench / part
-        if gone.is_dir():
-            shutil.rmtree(gone)
-        else:
-            gone.unlink()
+    _remove(bench, without)
     return root
 
 
@@ -259,12 +292,7 @@ def kernelbench_deck(root: Path, *, without: tuple[str, ...] = ()) -> Path:
         {"sample_id": 0, "compiled": True, "correctness": True, "metadata": {}, "runtime": 2.0, "ref_runtime": 4.0},
         {"sample_id": 1, "compiled": True, "correctness": False, "metadata": {"correctness_issue": "Output mismatch"},
          "runtime": -1.0}]}))
-    for part in without:
-        gone = root / part
-        if gone.is_dir():
-            shutil.rmtree(gone)
-        else:
-            gone.unlink()
+    _remove(root, without)
     return root
 
 

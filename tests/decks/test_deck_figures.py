@@ -10,11 +10,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from benchtui.cli import main
 from benchtui.decks import index_rule, kernelbench, kernelbench_hard, pyread
 from benchtui.decks.challenge import challenge_toml
 from benchtui.decks.importer import import_deck
 from benchtui.decks.model import KERNELBENCH_HARD, Deck
+from deck_kit import cli
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,15 +43,6 @@ def get_init_inputs():
 """
 RIGHT = DOUBLE.replace("class Model(", "class ModelNew(").split("\n\nbatch_size")[0] + "\n"
 WRONG = RIGHT.replace("return x * 2", "return x * 3")
-
-
-def cli(capsys, *argv) -> tuple[int, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, _ = capsys.readouterr()
-    return code, out
 
 
 @pytest.fixture(scope="module")

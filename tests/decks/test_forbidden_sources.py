@@ -7,9 +7,9 @@ import sqlite3
 
 import deck_kit
 import pytest
-from benchtui.cli import main
 from benchtui.decks import kernelbench_hard
 from benchtui.decks.importer import import_deck
+from deck_kit import cli
 
 CHALLENGE = "kbh_01_tiny_double"
 # each needs an NVIDIA GPU (Triton, an extension), so on the CPU only its sources are read
@@ -35,15 +35,6 @@ ANSWERS = {
                                          "    float one = 1.f, zero = 0.f;\n"
                                          "    cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 1, n, n, &one, x, 1, y, n, &zero, y, 1);\n}\n"}),
 }
-
-
-def cli(capsys, *argv) -> int:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    capsys.readouterr()
-    return code
 
 
 @pytest.mark.sandbox

@@ -19,8 +19,10 @@ from benchtui.decks import kernelbench_hard
 from benchtui.decks.importer import import_deck
 from benchtui.records.flags import DECK_SEEDS_ONLY, FORBIDDEN, STALE, TIMING, hack_flags
 from benchtui.workbench.layout import find_workbench
-from test_published_screen import settle
+from deck_kit import cli
 from textual.widgets import DataTable, Static
+
+from tests.tui.settling import settle
 
 
 def check(name, verdict="pass", value=None, **details):
@@ -40,15 +42,6 @@ def test_each_flag_from_the_checks_that_show_it():
     assert hack_flags([check("secret_seeds:shape0", "fail"), check("deck_rule", "info", "fail")]) == []
     assert hack_flags([check("forbidden_ops", "forbidden")]) == [FORBIDDEN]
     assert hack_flags([check("fuse::timing", "info", flagged=["a tail faster than its median"])]) == [TIMING]
-
-
-def cli(capsys, *argv) -> tuple[int, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, _ = capsys.readouterr()
-    return code, out
 
 
 @pytest.fixture(scope="module")

@@ -12,11 +12,11 @@ import pytest
 from benchtui.authoring.soundness import check_challenge
 from benchtui.challenges.coverage import words
 from benchtui.challenges.definition import load_challenge
-from benchtui.cli import main
 from benchtui.decks import kernelbench, kernelbench_hard
 from benchtui.decks.importer import import_deck
 from benchtui.store.database import Store
 from benchtui.verify.module.suite import Spec
+from deck_kit import cli
 
 torch = pytest.importorskip("torch")
 
@@ -44,15 +44,6 @@ class ModelNew(nn.Module):
 """
 RESULTS = {"1": [{"sample_id": 0, "compiled": True, "correctness": True, "runtime": 1.0}],
            "19": [{"sample_id": 0, "compiled": True, "correctness": True, "runtime": 1.0}]}
-
-
-def cli(capsys, *argv) -> tuple[int, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, _ = capsys.readouterr()
-    return code, out
 
 
 @pytest.fixture(scope="module")

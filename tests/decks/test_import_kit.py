@@ -14,6 +14,7 @@ import deck_kit as K
 import pytest
 from benchtui.decks import kernelbench, kernelbench_hard
 from benchtui.decks.importer import import_deck
+from deck_kit import cli
 
 CELL = "20260101_000000_codex_gpt-9_01_tiny_double"  # the earlier of two runs of one cell
 COUNTED = "20260102_000000_codex_gpt-9_01_tiny_double"
@@ -27,13 +28,6 @@ def rows(root: Path, sql: str, params=()) -> list[tuple]:
 
 def read_hard(path: Path):
     return kernelbench_hard.read_deck(path, "h100", commit=K.HARD_COMMIT)
-
-
-def cli(capsys, *argv) -> tuple[int, str]:
-    from benchtui.cli import main
-
-    code = main(list(argv))
-    return code, capsys.readouterr().out
 
 
 def about(lines: list[str], needle: str) -> list[str]:

@@ -4,35 +4,19 @@ published result with its annotation and quotes."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
-from benchtui.decks import kernelbench_hard
-from benchtui.decks.importer import import_deck
 from benchtui.store.database import Store
-from benchtui.workbench.layout import find_workbench
-from benchtui.workbench.scan import scan_workbench
+from deck_kit import scanned_workbench
 from textual.widgets import DataTable, Static
-from textual.worker import WorkerCancelled
 
-
-async def settle(app, pilot, rounds: int = 3) -> None:
-    for _ in range(rounds):
-        await pilot.pause()
-        for worker in list(app.workers):
-            with contextlib.suppress(WorkerCancelled):
-                await worker.wait()
-    await pilot.pause()
+from tests.tui.settling import settle
 
 
 def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path, monkeypatch):
     from benchtui.tui.app import BenchApp
 
     monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))
-    root = tmp_path / "wb"
-    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
-    wb = find_workbench(str(root), None, root)
-    with Store(wb.store_path) as store:
-        scan_workbench(wb, store, index_transcripts=False)
+    wb = scanned_workbench(kbh_deck, tmp_path / "wb")
 
     async def drive():
         app = BenchApp(wb)
@@ -54,6 +38,10 @@ def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path,
             await settle(app, pilot)
             table = app.screen.query_one("#published-table", DataTable)
             assert table.row_count == 1
+            # the deck's lines about this answer's runs and the whole deck's, none about another problem's runs
+            summary = str(app.screen.query_one("#published-summary", Static).render())
+            assert "the deck itself: run 20260801_190837_or-fable_deepseek_deepseek-v4-flash-0731_01_fp8_gemm" not in summary
+            assert "sonic_moe_swiglu" not in summary.split("\n  kbh_01_fp8_gemm:")[-1]
             detail = str(app.screen.query_one("#published-detail", Static).render())
             assert "deck: PASS (pass), peak_fraction 0.3033" in detail
             assert "annotation (20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml): clean" in detail
@@ -68,11 +56,8 @@ def test_a_deck_workbench_shows_its_own_challenges_and_the_rest_on_request(kbh_d
     from benchtui.tui.app import BenchApp
 
     monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))
-    root = tmp_path / "wb"
-    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
-    wb = find_workbench(str(root), None, root)
+    wb = scanned_workbench(kbh_deck, tmp_path / "wb")
     with Store(wb.store_path) as store:
-        scan_workbench(wb, store, index_transcripts=False)
         bundled = len(store.challenge_ids()) - 4
 
     async def drive():

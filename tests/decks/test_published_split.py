@@ -6,13 +6,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from benchtui.decks import kernelbench_hard
-from benchtui.decks.importer import import_deck
-from benchtui.store.database import Store
-from benchtui.workbench.layout import find_workbench
-from benchtui.workbench.scan import scan_workbench
-from test_published_screen import settle
+from deck_kit import scanned_workbench
 from textual.widgets import DataTable, Static
+
+from tests.tui.settling import settle
 
 
 def in_view(table: DataTable) -> bool:
@@ -27,11 +24,7 @@ def test_the_highlighted_row_stays_in_view_after_plus(any_kbh_deck, tmp_path, mo
     from benchtui.tui.app import BenchApp
 
     monkeypatch.setenv("BENCHTUI_CONFIG", str(tmp_path / "no-keys.toml"))
-    root = tmp_path / "wb"
-    import_deck(kernelbench_hard.read_deck(any_kbh_deck, "h100"), root)
-    wb = find_workbench(str(root), None, root)
-    with Store(wb.store_path) as store:
-        scan_workbench(wb, store, index_transcripts=False)
+    wb = scanned_workbench(any_kbh_deck, tmp_path / "wb")
 
     async def drive():
         app = BenchApp(wb)
