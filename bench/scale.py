@@ -249,7 +249,7 @@ async def _settle_workers(app) -> None:
             continue
 
 
-async def _floor(repeat: int) -> float:
+async def _floor(presses: int) -> float:
     """The harness's own cost per key: a bare Textual app, a key it ignores."""
     from textual.app import App
     from textual.widgets import Static
@@ -260,7 +260,7 @@ async def _floor(repeat: int) -> float:
 
     times = []
     async with Bare().run_test(size=(140, 45)) as pilot:
-        for _ in range(5 * repeat):
+        for _ in range(presses):
             t = time.perf_counter()
             await pilot.press("down")
             await pilot.pause()
@@ -270,7 +270,11 @@ async def _floor(repeat: int) -> float:
     return statistics.median(times)
 
 
-async def _drive(root: Path, repeat: int) -> dict:
+# what --quick presses in the headless app: a scroll and the leaderboard
+QUICK_KEYS = ("scroll: down", "leaderboard: l", "leaderboard: back")
+
+
+async def _drive(root: Path, repeat: int, quick: bool = False) -> dict:
     from benchtui.tui.app import BenchApp
     from benchtui.workbench.layout import find_workbench
 
@@ -286,7 +290,7 @@ async def _drive(root: Path, repeat: int) -> dict:
         settle_s = time.perf_counter() - t
         print(f"settled in {settle_s:.1f} s", file=sys.stderr, flush=True)
         for _ in range(repeat):
-            for label, keys in KEYS:
+            for label, keys in [k for k in KEYS if not quick or k[0] in QUICK_KEYS]:
                 t, c = time.perf_counter(), time.process_time()
                 for key in keys:
                     await pilot.press(key)
@@ -302,7 +306,7 @@ async def _drive(root: Path, repeat: int) -> dict:
                 await pilot.pause()
         screens = type(app.screen).__name__
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    floor = await _floor(repeat)
+    floor = await _floor(2 if quick else 5 * repeat)
     return {"startup_and_rescan_settled_s": round(settle_s, 2), "screen_at_end": screens,
             "harness_floor_ms": round(floor * 1000, 1),
             "per_key_ms": {k: round(statistics.median(v) * 1000, 1) for k, v in lat.items()},
@@ -312,17 +316,18 @@ async def _drive(root: Path, repeat: int) -> dict:
             "goal_key_ms": 100, "peak_rss_mb": round(rss, 1), "goal_rss_mb": 400}
 
 
-def measure_keys(root: Path, repeat: int) -> dict:
+def measure_keys(root: Path, repeat: int, quick: bool = False) -> dict:
     """In a child process, so its peak memory is the dashboard's alone."""
     env = {**os.environ, "BENCHTUI_CONFIG": str(root / "no-keys.toml"), "PYTHONPATH": str(REPO)}
-    out = subprocess.run([sys.executable, __file__, "--child-keys", str(root), "--rounds", str(repeat)],
+    out = subprocess.run([sys.executable, __file__, "--child-keys", str(root), "--rounds", str(repeat)]
+                         + (["--quick"] if quick else []),
                          capture_output=True, text=True, env=env, timeout=1800)
     if out.returncode != 0:
         return {"error": out.stderr[-2000:]}
     return json.loads(out.stdout)
 
 
-def keys_terminal(root: Path, rounds: int, only: list[str] | None = None) -> dict:
+def keys_terminal(root: Path, rounds: int, only: list[str] | None = None, quick: bool = False) -> dict:
     """Per-key latency on a real pseudo-terminal (bench/tui_keys.py): key bytes in,
     the redraw's last byte out. The headless ``keys`` stage above carries the
     pilot's own ~85 ms per key; this one a bare app's few milliseconds."""
@@ -331,11 +336,12 @@ def keys_terminal(root: Path, rounds: int, only: list[str] | None = None) -> dic
     spec = importlib.util.spec_from_file_location("tui_keys", REPO / "bench" / "tui_keys.py")
     tui_keys = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tui_keys)
-    return tui_keys.bench_keys(root, rounds, only=only)
+    return tui_keys.bench_keys(root, rounds, only=only, quick=quick)
 
 
-def startup(root: Path, rounds: int) -> dict:
-    """bench/tui.py's start-up method on the demo workbench and on this one."""
+def startup(root: Path, rounds: int, quick: bool = False) -> dict:
+    """bench/tui.py's start-up method on the demo workbench and on this one
+    (``quick``: this one only, the copy without bytecode only: no compileall)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("bench_tui", REPO / "bench" / "tui.py")
@@ -362,13 +368,21 @@ def startup(root: Path, rounds: int) -> dict:
     bench_tui.matrix_markers = first_screen_markers
     tmp = Path(tempfile.mkdtemp(prefix="benchtui-scale-demo-"))
     try:
-        demo = build_demo(tmp / "demo")
-        out = bench_tui.bench_startup({"demo": demo, "scale": root}, rounds=rounds)
+        benches = {"scale": root} if quick else {"demo": build_demo(tmp / "demo"), "scale": root}
+        out = bench_tui.bench_startup(benches, rounds=rounds, modes=("no_bytecode",) if quick else ("bytecode", "no_bytecode"))
         out["what"] += ("; here every workbench's markers are the status line, the first model, the first "
                         "challenge and the footer's last key (the last column and row do not fit at scale)")
         return out
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cpu_seconds() -> dict:
+    """CPU seconds so far of this process and of its finished children (the
+    dashboards, scan workers and apps it started): on a shared machine a wall
+    time includes waiting for a core, these do not."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"process": round(own.ru_utime + own.ru_stime, 2), "children": round(kids.ru_utime + kids.ru_stime, 2)}
 
 
 def main() -> None:
@@ -382,13 +396,14 @@ def main() -> None:
                    help="put the workbench under git (one commit of every file but the store) first")
     p.add_argument("--child-keys", type=Path, help=argparse.SUPPRESS)
     p.add_argument("--quick", action="store_true", help="small sizes, one round, no goal asserted: the test suite runs it so the script cannot rot")
+    started = time.perf_counter()
     args = p.parse_args()
     if args.quick:
         args.models, args.challenges, args.rounds = 2, 3, 1
     if args.child_keys:
         import asyncio
 
-        print(json.dumps(asyncio.run(_drive(args.child_keys, args.rounds))))
+        print(json.dumps(asyncio.run(_drive(args.child_keys, args.rounds, args.quick))))
         return
     only = set(args.only.split(","))
     root = args.keep or Path(tempfile.mkdtemp(prefix="benchtui-scale-"))
@@ -406,8 +421,10 @@ def main() -> None:
     if args.git:
         result["git"] = put_under_git(root)
     stages = [("scan", lambda: measure_scans(root)), ("reports", lambda: measure_reports(root)),
-              ("keys", lambda: measure_keys(root, args.rounds)), ("keys_terminal", lambda: keys_terminal(root, args.rounds, ["scroll: down", "leaderboard"] if args.quick else None)),
-              ("startup", lambda: startup(root, args.rounds))]
+              ("keys", lambda: measure_keys(root, args.rounds, args.quick)),
+              ("keys_terminal", lambda: keys_terminal(root, args.rounds, ["scroll: down", "leaderboard"] if args.quick else None,
+                                                      quick=args.quick)),
+              ("startup", lambda: startup(root, args.rounds, args.quick))]
     try:
         for name, run in stages:
             if name in only or (name == "scan" and not (root / "store.db").exists()):
@@ -420,6 +437,8 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
     result["machine"]["loadavg_at_end"] = os.getloadavg()
+    result["machine"]["cpu_s"] = cpu_seconds()
+    result["machine"]["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result, indent=2))
 
 

@@ -119,7 +119,7 @@ def matrix_markers(root: Path) -> list:
             re.compile(r"\b\S+ " + re.escape(last_key) + r"\b")]
 
 
-def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:
+def code_copies(tmp: Path, source: Path = REPO, modes=("bytecode", "no_bytecode")) -> dict[str, Path]:
     """Two private copies of the benchtui package (engine/ with tui/ inside, the bundled folders linked),
     put first on PYTHONPATH so `benchtui` runs them: "bytecode" precompiled,
     as a normal install has them; "no_bytecode" without any, as an editable
@@ -129,7 +129,7 @@ def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:
     may be running from it) and times one snapshot of the code throughout.
     Textual's bytecode (written by pip) is there for both, and for the bare app."""
     out = {}
-    for mode in ("bytecode", "no_bytecode"):
+    for mode in modes:
         dest = tmp / mode
         package = dest / "benchtui"  # laid out as the wheel lays it out: engine/ is the package, tui/ inside it
         shutil.copytree(source / "engine", package, ignore=shutil.ignore_patterns("__pycache__"))
@@ -144,10 +144,10 @@ def code_copies(tmp: Path, source: Path = REPO) -> dict[str, Path]:
 
 
 def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45), code: Path = REPO,
-                  term: str = "tmux-256color", colorterm: str = "") -> dict:
+                  term: str = "tmux-256color", colorterm: str = "", modes=("bytecode", "no_bytecode")) -> dict:
     """Process start -> first frame on a terminal, interleaved: per round and
-    workbench, the bare app and benchtui, with and without bytecode, in
-    alternating order. Both are started as a person types them: the
+    workbench, the bare app and benchtui, with and without bytecode (``modes``),
+    in alternating order. Both are started as a person types them: the
     executables on PATH (``python3 bare.py`` and ``benchtui``)."""
     tmp = Path(tempfile.mkdtemp(prefix="benchtui-startup-"))
     bare_py = tmp / "bare.py"
@@ -167,14 +167,14 @@ def bench_startup(workbenches: dict[str, Path], rounds: int = 7, size=(140, 45),
     bare: dict[tuple[str, str], list[float]] = {}
     try:
         envs = {}
-        for mode, copy in code_copies(tmp, code).items():
+        for mode, copy in code_copies(tmp, code, modes).items():
             envs[mode] = {**base, "PYTHONPATH": os.pathsep.join(filter(None, [str(copy), os.environ.get("PYTHONPATH")]))}
             probe = subprocess.run([python3, "-c", "import benchtui, benchtui.tui; print(benchtui.__file__, benchtui.tui.__file__)"],
                                    env=envs[mode], cwd=tmp, capture_output=True, text=True, check=True).stdout.split()
             assert all(Path(f).is_relative_to(copy) for f in probe), f"benchtui would not run the copy: {probe}"
         for r in range(rounds):
             for name, root in workbenches.items():
-                for mode in (("bytecode", "no_bytecode") if r % 2 == 0 else ("no_bytecode", "bytecode")):
+                for mode in (modes if r % 2 == 0 else modes[::-1]):
                     runs = [("bare", [python3, str(bare_py)], ["hello from a bare app"]),
                             ("app", [benchtui, "--workbench", str(root)], markers[name])]
                     for kind, argv, want in (runs if r % 2 == 0 else runs[::-1]):

@@ -23,6 +23,7 @@ import fcntl
 import json
 import os
 import pty
+import resource
 import select
 import shutil
 import signal
@@ -90,6 +91,10 @@ MATRIX_KEYS = [
     ("leaderboard: l", [("l", b"l")]),
     ("leaderboard: back", [("escape", b"\x1b")]),
 ]
+
+
+# keys that act on the highlighted answer (the others need no cursor placing)
+TARGETED = ("answer:", "grades:", "transcript:", "compare:")
 
 
 def matrix_keys(target: tuple[str, str] | None) -> list[tuple[str | None, list[tuple[str, bytes]]]]:
@@ -181,11 +186,11 @@ class Terminal:
             fields = fh.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
-    def key(self, data: bytes) -> dict:
+    def key(self, data: bytes, quiet: float = QUIET_S) -> dict:
         c = self.cpu_s()
         t = time.perf_counter()
         os.write(self.master, data)
-        first, last = self.read_until_quiet(QUIET_S, first_within=FIRST_WITHIN_S)
+        first, last = self.read_until_quiet(quiet, first_within=FIRST_WITHIN_S)
         return {"first_ms": None if first is None else (first - t) * 1000,
                 "last_ms": None if last is None else (last - t) * 1000, "cpu_ms": (self.cpu_s() - c) * 1000}
 
@@ -239,15 +244,28 @@ def pick_answer(workbench: Path) -> tuple[str, str] | None:
     return tuple(row) if row else None
 
 
-def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str] | None = None) -> dict:
+# What ``quick`` keeps of a round (the test suite runs it so the script cannot rot):
+# a scroll, the target answer opened and left (so the cursor placing runs) and the
+# leaderboard, each with a shorter quiet window; its figures are not for quoting.
+QUICK_KEYS = ["scroll: down", "answer: enter", "answer: back", "leaderboard"]
+QUICK_QUIET_S = 0.15
+
+
+def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str] | None = None,
+               quick: bool = False) -> dict:
+    """Per-key figures on ``workbench``. ``quick``: one round of ``only`` (default
+    QUICK_KEYS) with short quiet windows and two floor keys, to see the script work."""
+    if quick:
+        rounds, only = 1, only or QUICK_KEYS
+    quiet, settle = (QUICK_QUIET_S, QUICK_QUIET_S * 2) if quick else (QUIET_S, SETTLE_S)
     tmp = Path(tempfile.mkdtemp(prefix="benchtui-keys-"))
     env = _env(tmp)
     benchtui = shutil.which("benchtui")
     if not benchtui:
         raise RuntimeError("benchtui must be on PATH (pip install -e .)")
     out: dict = {"what": f"key bytes written -> last byte of the redraw on a {size[0]}x{size[1]} pseudo-terminal "
-                         f"(quiet {QUIET_S} s after it); cpu = the dashboard's CPU time for the key",
-                 "rounds": rounds, "goal_ms": 100}
+                         f"(quiet {quiet} s after it); cpu = the dashboard's CPU time for the key",
+                 "rounds": rounds, "goal_ms": 100, "quick": quick}
     try:
         # the floor: a bare Textual app redrawing a line per key
         bare_py = tmp / "bare.py"
@@ -256,7 +274,7 @@ def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str]
         try:
             term.wait_for("hello from a bare app")
             term.read_until_quiet(1.0)
-            out["floor_bare_app"] = _summary([term.key(b"x") for _ in range(5 * rounds)])
+            out["floor_bare_app"] = _summary([term.key(b"x", quiet) for _ in range(2 if quick else 5 * rounds)])
         finally:
             term.close()
         per_key: dict[str, list[dict]] = {}
@@ -265,9 +283,12 @@ def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str]
         try:
             term.wait_for(" models × ")
             term.wait_for("indexed ")  # the start-up rescan is over
-            term.read_until_quiet(SETTLE_S)
+            term.read_until_quiet(settle)
             out["settled_s"] = round(time.perf_counter() - started, 2)
-            target = pick_answer(workbench)
+            rows = [(label, keys) for label, keys in matrix_keys(("", ""))
+                    if label is not None and (not only or any(label.startswith(prefix) for prefix in only))]
+            # the cursor is put on a target answer only for keys that act on the highlighted one
+            target = pick_answer(workbench) if any(label.startswith(TARGETED) for label, _ in rows) else None
             out["target"] = "/".join(target) if target else None
             placed = []
             rows = [(label, keys) for label, keys in matrix_keys(target)
@@ -277,9 +298,9 @@ def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str]
                     at = len(term.raw)
                     for _name, data in keys:
                         if label is None:  # untimed: a step that puts the cursor on the target
-                            term.key(data)
+                            term.key(data, quiet)
                         else:
-                            per_key.setdefault(label, []).append(term.key(data))
+                            per_key.setdefault(label, []).append(term.key(data, quiet))
                     if label is None:
                         placed.append(f"{target[0]} / {target[1]}" in screen_text(term.raw[at:]))
             # the detail line names the highlighted answer once the second (challenge) jump lands
@@ -296,6 +317,14 @@ def bench_keys(workbench: Path, rounds: int = 5, size=(140, 45), only: list[str]
     return out
 
 
+def cpu_seconds() -> dict:
+    """CPU seconds so far of this process and of its finished children (the
+    dashboards, scan workers and apps it started): on a shared machine a wall
+    time includes waiting for a core, these do not."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"process": round(own.ru_utime + own.ru_stime, 2), "children": round(kids.ru_utime + kids.ru_stime, 2)}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("workbench", type=Path, nargs="?", help="the workbench (--quick: a scratch demo one)")
@@ -303,22 +332,26 @@ def main() -> None:
     p.add_argument("--size", default="140x45")
     p.add_argument("--only", default="", help="comma-separated label prefixes, e.g. 'grades,compare'")
     p.add_argument("--quick", action="store_true",
-                   help="one round on a scratch copy of the demo workbench, no goal asserted: the test suite runs it "
-                        "so the script cannot rot")
+                   help="one round of a few keys (a scroll, an answer opened, the leaderboard) with short quiet "
+                        "windows on a scratch copy of the demo workbench (or WORKBENCH), no goal asserted: the test "
+                        "suite runs it so the script cannot rot")
+    started = time.perf_counter()
     args = p.parse_args()
     if not args.quick and args.workbench is None:
         p.error("a workbench is needed (or --quick)")
     cols, rows = (int(x) for x in args.size.split("x"))
     result = {"machine": {"cpus": os.cpu_count(), "loadavg_at_start": os.getloadavg()}}
     with tempfile.TemporaryDirectory(prefix="benchtui-keys-quick-") as tmp:
-        if args.quick:
+        if args.quick and args.workbench is None:
             sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "tui"))
             from tui_demo import build_demo
 
-            args.workbench, args.rounds = build_demo(Path(tmp) / "demo"), 1
+            args.workbench = build_demo(Path(tmp) / "demo")
         result.update(bench_keys(args.workbench.resolve(), args.rounds, (cols, rows),
-                                 [x.strip() for x in args.only.split(",") if x.strip()]))
+                                 [x.strip() for x in args.only.split(",") if x.strip()], quick=args.quick))
     result["machine"]["loadavg_at_end"] = os.getloadavg()
+    result["machine"]["cpu_s"] = cpu_seconds()
+    result["machine"]["wall_s"] = round(time.perf_counter() - started, 1)
     print(json.dumps(result, indent=2))
 
 

@@ -160,7 +160,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("topic", nargs="*", metavar="COMMAND")
     p.set_defaults(func=lambda args, ctx: command_help(parser, args.topic))
     help_for_shared_options(parser)
+    global_options_anywhere(parser)
     return parser
+
+
+def global_options_anywhere(parser: argparse.ArgumentParser) -> None:
+    """``--workbench`` and ``--store`` after the command as well as before it
+    (``benchtui import DECK --workbench DIR``, as uv takes its global options):
+    each command's parser takes them too, defaulting to nothing so that one
+    given before the command stands."""
+    import argparse
+
+    for action in parser._actions:
+        if not isinstance(action, argparse._SubParsersAction):
+            continue
+        for sub in set(action.choices.values()):
+            taken = {o for a in sub._actions for o in a.option_strings}
+            if not taken & set(GLOBAL_OPTIONS):
+                sub.add_argument("--workbench", metavar="PATH", default=argparse.SUPPRESS,
+                                 help="workbench folder, as before the command")
+                sub.add_argument("--store", metavar="FILE", default=argparse.SUPPRESS,
+                                 help="store database, as before the command")
+            global_options_anywhere(sub)
 
 
 def command_help(parser: argparse.ArgumentParser, topic: list[str]) -> int:

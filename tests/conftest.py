@@ -69,3 +69,45 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"BENCHTUI_REQUIRE_GPU=1: a gpu test skipped: {reason}"
+
+
+PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
+PUBLISHED_SEED = 20261123
+
+
+@pytest.fixture(scope="session")
+def published_run(tmp_path_factory):
+    """The real published benchmark (beside the repository) on a scratch copy: scanned,
+    every answer run in the sandbox (2 jobs, no self-check, a fixed seed) with the
+    shipped adapters, the README's grades imported. It takes minutes, so it runs once
+    per worker: tests that read it carry ``xdist_group("published_run")``."""
+    if not PUBLISHED.is_dir():
+        pytest.skip(f"the published benchmark is not at {PUBLISHED}")
+    import importlib.util
+
+    if importlib.util.find_spec("mlx_lm") is None:
+        pytest.skip('pinned verdicts need the ternary extra (mlx-lm): pip install -e ".[test,ternary]"')
+    from benchtui.grading.judge_import import import_markdown
+    from benchtui.host.backends import probe_all
+    from benchtui.runner.orchestrate import run_answers
+    from benchtui.store.database import Store
+    from benchtui.workbench.layout import find_workbench
+    from benchtui.workbench.scan import scan_workbench
+
+    if probe_all().get("cuda") and probe_all()["cuda"].available:
+        pytest.skip("pinned verdicts are for a machine without an NVIDIA GPU (fuse would run for real)")
+    root = tmp_path_factory.mktemp("published") / "llm_programming_tests"
+    shutil.copytree(PUBLISHED, root, symlinks=True)
+    wb = find_workbench(str(root), None, Path.cwd())
+    with Store(wb.store_path) as store:
+        scan = scan_workbench(wb, store, index_transcripts=False)
+        pairs = [(r["model"], r["challenge"]) for r in store.query("select model, challenge from answers order by model, challenge")]
+    events = run_answers(wb, pairs, jobs=2, self_check=False, seed=PUBLISHED_SEED)
+    with Store(wb.store_path) as store:
+        checks = {}
+        for e in events:
+            rows = store.query("select name, verdict, message from checks where run_id = ?", (e.run_id,))
+            checks[(e.model, e.challenge)] = {r["name"]: r for r in rows}
+        runs = {(r["model"], r["challenge"]): r for r in store.query("select model, challenge, prompt_version, coverage from runs")}
+        grades = import_markdown(store, root / "README.md", grader="deepseek-v4-pro")
+    return {"root": root, "scan": scan, "events": events, "checks": checks, "runs": runs, "grades": grades}

@@ -18,12 +18,9 @@ from textual import events
 from textual.app import App
 from textual.binding import Binding
 
-# Binding ids are "<area>.<name>"; an id in keys.toml outside these areas is a typo.
 # A notice's width (app.tcss's Toast rule): Textual's 60 cells, at most this share of a narrow
 # screen (Textual's 50% wrapped a notice to a word or two a line at 80 columns).
 TOAST_WIDTH, TOAST_MAX_PERCENT = 60, 70
-BINDING_AREAS = ("app", "matrix", "answer", "transcript", "compare", "grades", "runs", "leaderboard", "help", "confirm", "audit",
-                 "published")
 
 
 class BenchApp(App[int]):
@@ -50,7 +47,7 @@ class BenchApp(App[int]):
         self._scan_requested = scan_on_start
         self.store_path = Path(store_path or workbench.store_path)
         self._store = None
-        self.key_config = load_key_config(config_path, known_prefixes=BINDING_AREAS)
+        self.key_config = load_key_config(config_path)
         self.errors: list[str] = []  # every error shown as a notification; tests read it
         self.store_damaged = ""  # the damage message once the store is found damaged (engine.store.database)
         self._after_first_frame: list | None = []  # None once the first screen is out whole
@@ -343,7 +340,8 @@ class BenchApp(App[int]):
     def warm_up(self) -> None:
         """In a worker thread, once the start-up rescan is over: import what the screens
         the matrix opens with one key need, compile Python's highlight query, and build
-        the answer screen, so that the first of each opens as fast as the later ones."""
+        the answer screen and the leaderboard, so that the first of each opens as fast as
+        the later ones."""
         try:
             import benchtui.tui.screens.answer  # noqa: F401  (rich.syntax, TabbedContent, TextArea, engine.grading.grades…)
             import benchtui.tui.screens.compare  # noqa: F401
@@ -353,6 +351,9 @@ class BenchApp(App[int]):
 
             highlight_query("python")
             self.call_from_thread(self.keep_answer_screen)
+            from benchtui.tui.screens.leaderboard import keep_board
+
+            keep_board(self)  # the leaderboard of the store as scanned: `l` then shows it at once
             self.call_from_thread(self.collect_when_idle)
         except Exception as exc:  # only a head start: opening works without it
             self.log.warning(f"warm-up: {exc!r}")

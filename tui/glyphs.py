@@ -34,6 +34,7 @@ WARNING_MARK = "⚠"  # a cell whose answer has scan warnings
 STALE_MARK = "≠"  # a cell whose verdict is on files that have changed since
 IN_FLIGHT_MARK = "◌"  # a run in progress beside the cell's last finished verdict
 PENDING_MARK = "…"  # a cell not read yet (a big matrix's first frame)
+SEVERAL_JUDGES_MARK = "†"  # a cell more than one judge graded: its text shows the newest (the exports' dagger)
 HACK_MARK = "⚑"  # a cell whose latest run shows a hack signal (engine/records/flags.py): beside the verdict
 
 
@@ -54,7 +55,7 @@ def grade_style(letter: str | None) -> str:
 
 
 def legend(verdicts=None, warnings: bool = True, pending: bool = True, stale: bool = False,
-           flagged: bool = False) -> Text:
+           flagged: bool = False, several_judges: bool = False) -> Text:
     """The key to the matrix's glyphs: each of ``verdicts`` (all it can show when
     None; one it does not know as "? its name"), the scan-warning mark and the
     not-read-yet cell when the matrix shows them, and the two kinds of grade."""
@@ -84,6 +85,9 @@ def legend(verdicts=None, warnings: bool = True, pending: bool = True, stale: bo
     out.append(" human ", style="dim")
     out.append("A-", style="italic dim")
     out.append(" judge", style="dim")
+    if several_judges:
+        out.append(f" {SEVERAL_JUDGES_MARK}", style="italic dim")
+        out.append(" newest of several judges", style="dim")
     return out
 
 

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from benchtui.store import answers_sql
 
 WATCH_S = 2.0  # seconds between polls; tests lower it
+EDITS_S = 5.0  # seconds between looks (stat) at the answer files a shown verdict rests on; tests lower it
+IDLE_S = 1.0  # ... taken only once no key or mouse event came for this long: never in a key's way
 
 
 def data_version(app) -> int | None:

@@ -1,7 +1,6 @@
 """challenge new, challenge check, deploy: challenges of one's own."""
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -38,15 +37,14 @@ def register(sub) -> None:
     d.set_defaults(func=cmd_deploy)
 
 
-def _root(args, ctx) -> Path:
-    """The workbench root; a folder that is not a workbench yet may still get challenges/."""
+def _root(ctx, cid: str) -> Path:
+    """The workbench root. A challenge written outside any workbench would be one
+    that `challenge check`, `run` and the dashboard never find: refused, saying so."""
     try:
         return ctx.workbench.root
-    except UsageError:
-        root = Path(args.workbench or os.environ.get("BENCHTUI_WORKBENCH") or Path.cwd()).expanduser().resolve()
-        if not root.is_dir():
-            raise
-        return root
+    except UsageError as exc:
+        raise UsageError(f"challenge new writes into a workbench, where `challenge check` and `run` find it: {exc}; "
+                         f"then `benchtui challenge new {cid}` there") from exc
 
 
 def cmd_new(args, ctx) -> int:
@@ -60,7 +58,7 @@ def cmd_new(args, ctx) -> int:
             prompt = Path(args.prompt).expanduser().read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"cannot read --from {args.prompt}: {getattr(exc, 'strerror', None) or exc}") from exc
-    root = _root(args, ctx)
+    root = _root(ctx, args.id)
     # a bundled challenge every workbench is offered (not the demo's own `bundled = false` example)
     if not args.force and args.id in load_challenge_set(None, BUNDLED_CHALLENGES).challenges:
         raise UsageError(f"{args.id} is a bundled challenge: a workbench challenge with its id replaces it, and every "
@@ -75,6 +73,8 @@ def cmd_new(args, ctx) -> int:
     if args.force and args.id in load_challenge_set(None, BUNDLED_CHALLENGES).challenges:
         print(f"it replaces the bundled {args.id} in this workbench: every {args.id} answer is judged by it from now on")
     print(f"edit PROMPT.md, [requirements], reference.py and conformance.py, then: benchtui challenge check {args.id}")
+    # the models already here get no folder for it until it is handed out
+    print(f"once it is sound, `benchtui deploy {args.id}` gives each model's folder its prompt to answer")
     return 0
 
 

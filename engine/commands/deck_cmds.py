@@ -176,7 +176,21 @@ def print_report(r) -> None:
     for line in r.notes:
         print(f"  note: {line}")
     if not r.dry_run:
-        print("  next: `benchtui run -c CHALLENGE` runs the answers; `benchtui published` sets the verdicts beside the deck's")
+        print(f"  next: {next_step(r)}")
+
+
+def next_step(r) -> str:
+    """What to do after an import, from what it brought: running answers it has none of helps no one."""
+    from benchtui.decks.model import KERNELBENCH
+
+    published = "`benchtui published` shows the deck's published results"
+    if r.answers:
+        return ("`benchtui run -c CHALLENGE` runs the answers; "
+                + ("`benchtui published` sets the verdicts beside the deck's" if r.results else "the deck published no results"))
+    runs = ("import its runs with `benchtui import DECK --runs RUNS_FOLDER` (KernelBench writes "
+            "runs/<run_name>/level_<L>_problem_<P>_sample_<S>_kernel.py), or " if r.deck == KERNELBENCH else "")
+    return (f"no answers to run yet: {runs}write a model's own with `benchtui model new NAME` (a folder per problem), "
+            "then `benchtui run -m NAME`" + (f"; {published}" if r.results else ""))
 
 
 def _pct(x) -> str:

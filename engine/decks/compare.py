@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from dataclasses import dataclass, field
 
 from benchtui.records.flags import parse as parse_flags
@@ -220,6 +221,7 @@ def _edited(deck_row: dict, files: dict[str, str] | None) -> str:
 
 
 def compare(store: Store, *, challenge: str | None = None, deck: str | None = None) -> dict:
+    """``challenge`` and ``deck`` narrow the rows, and the imports' problem lines to theirs."""
     rows: list[Row] = []
     latest = {}
     for r in decks_sql.latest_runs(store):
@@ -258,15 +260,36 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     per: dict[str, list[Row]] = {}
     for r in rows:
         per.setdefault(r.challenge, []).append(r)
-    imports = decks_sql.latest_imports(store)
+    imports = [{**i, "problems": json.loads(i["problems"] or "[]")} for i in decks_sql.latest_imports(store)]
+    if challenge or deck:
+        imports = narrowed(store, imports, rows)
     return {
         "overall": summary(rows),
         "challenges": {cid: {"problem": rs[0].problem, "deck": rs[0].deck, **summary(rs)} for cid, rs in per.items()},
         "disagreements": [r.to_dict() for r in rows if r.agreement == "disagree"],
         "annotated": [r.to_dict() for r in rows if any(a["verdict"] != "clean" for a in r.annotations)],
         "answers": [r.to_dict() for r in rows],
-        "imports": [{**i, "problems": json.loads(i["problems"] or "[]")} for i in imports],
+        "imports": imports,
     }
+
+
+def narrowed(store: Store, imports: list[dict], rows: list) -> list[dict]:
+    """``imports`` (compare's) with only the problem lines a view of ``rows`` (Rows or
+    their dicts) is concerned with: a line naming runs or problems of the deck is
+    kept where it names one of these rows' (a line about run 2026..._01_fp8_gemm is
+    nothing to an answer of 02_kda_cutlass); a line naming none is the whole deck's."""
+    every: set[str] = set()
+    for d in decks_sql.result_rows(store):
+        every |= {d["run_id"], d["problem"], d["challenge"]}
+    every.discard("")
+    fields = [r if isinstance(r, dict) else r.to_dict() for r in rows]
+    mine = {r[k] for r in fields for k in ("run_id", "problem", "challenge")}
+
+    def concerned(line: str) -> bool:  # by words, not substrings: a run id holds its problem's key
+        named = {w.strip(".") for w in re.split(r"[\s:,;()'\"/`]+", line)} & every
+        return not named or bool(named & mine)
+
+    return [{**i, "problems": [line for line in i["problems"] if concerned(line)]} for i in imports]
 
 
 def published_detail(store: Store, model: str, challenge: str) -> list[dict]:

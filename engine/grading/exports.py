@@ -215,10 +215,15 @@ def csv_text(store: Store) -> str:
     """One row per grade (history and invalid ones included, ``current``
     marks the live ones, ``shown`` the one the matrix shows of a cell several
     graders graded, ``no_answer`` a grade on an answer the workbench does not
-    hold), then one ``verdict`` row per answer with a verdict."""
+    hold), then one ``verdict`` row per answer with a verdict, the notes, and in
+    a deck workbench one ``published`` row per published run beside benchtui's
+    verdict (the JSON's ``published.answers``; their columns only there)."""
     grades, verdicts = _records(store)
+    published = _published(store)
     buf = io.StringIO()
     fields = ["kind", *GRADE_FIELDS, "current", "verdict", "covers", "shown", "no_answer", "in_flight", "stale"]
+    if published:
+        fields += [f for f in PUBLISHED_FIELDS if f not in fields]
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
     for g in grades:
@@ -228,6 +233,8 @@ def csv_text(store: Store) -> str:
     for n in all_notes(store):  # the author in `grader`, the text in `note`
         writer.writerow({"kind": "note", "id": n.id, "model": n.model, "challenge": n.challenge,
                          "grader": n.author, "note": n.text, "created_at": n.created_at})
+    for row in published["answers"] if published else []:
+        writer.writerow({"kind": "published", **row})
     return buf.getvalue()
 
 

@@ -577,10 +577,23 @@ def _grade_table(table: _Table, mapper: NameMapper, doc: ParsedDoc) -> None:
         elif unmapped_cols and not known_rows:
             doc.passed_over.append(f"line {table.line}: grades, but its rows name no "
                                    f"{'model' if rows_are_models else 'challenge'} of this workbench")
+        elif unmapped_cols:
+            doc.passed_over.append(_columns_not_here(table, sorted(unmapped_cols), models=not rows_are_models))
         return
     doc.problems += problems
     doc.unmapped += sorted(f"{'challenge' if rows_are_models else 'model'} {n}" for n in unmapped_cols)
     doc.grades += grades
+
+
+def _columns_not_here(table: _Table, names: list[str], *, models: bool) -> str:
+    """A grade matrix whose rows this workbench knows and whose graded columns it
+    does not: which names, and the two ways on."""
+    what = "model" if models else "challenge"
+    shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+    where = "the workbench holding their answers" if models else "the workbench holding those challenges"
+    return (f"line {table.line}: a grade matrix whose {what} columns ({shown}) are not {what}s of this workbench; "
+            f"import it in {where} (`benchtui --workbench DIR grades import FILE`), or map each name to one here "
+            f"with `benchtui grades alias NAME {'MODEL_FOLDER' if models else 'CHALLENGE_ID --challenge'}` and import again")
 
 
 def parse_markdown(text: str, mapper: NameMapper, *, grader: str | None = None) -> ParsedDoc:

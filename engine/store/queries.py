@@ -122,6 +122,8 @@ class Cell:
     stale: str = ""        # what changed in the answer's files since its run ("" : the verdict is on these files)
     in_flight: int | None = None  # a run of this answer in progress (its id), beside the finished verdict
     flags: str = ""        # the latest run's hack signals as marks ("T", engine/records/flags.py): beside the verdict
+    judge_grader: str = ""  # who gave ``judge``
+    other_judges: tuple[tuple[str, str], ...] = ()  # (judge, letter) of the cell's other judges, newest first
 
 
 @dataclass
@@ -164,7 +166,7 @@ where dimension = ? and invalidated_at is null group by model, challenge, grader
 def _current_overall_rows(store: Store, where: str = "", params: tuple = ()) -> list[tuple]:
     kinds = dict(store.conn.execute("select id, kind from graders").fetchall())
     sql = _CURRENT_OVERALL.replace("group by", f"{where} group by") if where else _CURRENT_OVERALL
-    rows = [(i, m, c, letter, kinds.get(g) or "human")
+    rows = [(i, m, c, letter, kinds.get(g) or "human", g)
             for i, m, c, letter, g in store.conn.execute(sql, (OVERALL, *params))]
     rows.sort()
     return rows
@@ -218,12 +220,24 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
         if not superseded_suite(versions, c, suites)}
     human: dict[tuple[str, str], str] = {}
     judge: dict[tuple[str, str], str] = {}
+    judges: dict[tuple[str, str], list] = {}  # (grader id, letter) of every judge of a cell, oldest first
     # Newest valid overall grade per grader; the latest human and latest judge win.
-    for _, m, c, letter, kind in _current_overall_rows(store, f"and {only}" if only else "", params):
+    for _, m, c, letter, kind, grader in _current_overall_rows(store, f"and {only}" if only else "", params):
         if kind == "human":
             human[m, c] = letter
         elif is_judge(kind):
             judge[m, c] = letter
+            judges.setdefault((m, c), []).append((grader, letter))
+    names = dict(conn.execute("select id, name from graders").fetchall()) if judges else {}
+
+    def judged_by(key) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """The shown judge grade's grader, and the cell's other judges (a cell's
+        matrix text shows one judge's grade: the rest are named, not dropped)."""
+        found = judges.get(key)
+        if not found:
+            return "", ()
+        newest_first = [(names.get(g) or "?", letter) for g, letter in reversed(found)]
+        return newest_first[0][0], tuple(newest_first[1:])
     warn_counts = {
         (m, c): n for m, c, n in conn.execute(
             "select model, challenge, count(*) as n from scan_warnings where scan_id = (select max(id) from scans)"
@@ -253,7 +267,8 @@ def load_matrix(store: Store, first: int | None = None, width: int | None = None
                           run[0] if run else None, human.get(key), judge.get(key), warn_counts.get(key, 0),
                           stale.get(run[0], "") if run and status != "no_answer" else "",
                           flying[key]["id"] if key in flying else None,
-                          marks(run[3]) if run and run[1] == "done" and status != "no_answer" else "")
+                          marks(run[3]) if run and run[1] == "done" and status != "no_answer" else "",
+                          *judged_by(key))
     return matrix
 
 

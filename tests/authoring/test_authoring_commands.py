@@ -45,7 +45,7 @@ def items(report: dict) -> dict:
 
 def test_new_scaffolds_a_plugin_that_check_proves_sound(capsys, wb):
     code, out, _ = cli(capsys, "--workbench", str(wb), "challenge", "new", "my_task")
-    assert code == 0 and "wrote" in out
+    assert code == 0 and "wrote" in out and "`benchtui deploy my_task` gives each model's folder its prompt" in out
     folder = wb / "challenges" / "my_task"
     assert {p.name for p in folder.iterdir()} >= {"challenge.toml", "PROMPT.md", "reference.py", "conformance.py",
                                                   "ADAPTER.md", "adapters"}
@@ -310,3 +310,12 @@ def test_a_verdict_of_a_removed_workbench_suite_is_not_current(capsys, tmp_path)
         assert queries.load_matrix(store).cells["demo-careful", "kv"].verdict == "not_run"
     code, out, _ = cli(capsys, *wb, "show", "demo-careful", "kv")
     assert "not the current verdict" in out
+
+
+def test_new_outside_a_workbench_is_refused_in_one_line_and_writes_nothing(capsys, tmp_path):
+    # written there, it would be a challenge `challenge check` then refuses and no run finds
+    code, out, err = cli(capsys, "--workbench", str(tmp_path), "challenge", "new", "my_task")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "challenge new writes into a workbench, where `challenge check` and `run` find it" in err
+    assert "`benchtui model new NAME`" in err and "then `benchtui challenge new my_task` there" in err
+    assert list(tmp_path.iterdir()) == []

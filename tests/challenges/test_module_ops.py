@@ -67,6 +67,26 @@ def test_ops_the_torch_function_layer_misses_reach_the_recorder():
     assert not O.op_hits(_traced(torch.relu, x), MOE + FP8 + ["torch.topk"])
 
 
+def test_a_worker_thread_s_gemm_reaches_the_recorder_without_loading_torch_s_compiler(monkeypatch):
+    """The dispatch mode sees the calling thread only; the profiler's every-thread record sees
+    a worker thread's ops too (a custom op's body: tests/challenges/test_module_suite_trust.py). The trace imports nothing of torch's compiler
+    where the answer has not (torch._dynamo, torch._inductor: a minute on a loaded machine, in
+    every answer's process): made unimportable, a worker thread's GEMM is still recorded."""
+    import sys
+    import threading
+
+    def in_a_thread():
+        worker = threading.Thread(target=lambda: torch.mm(x, w.t()))
+        worker.start()
+        worker.join()
+
+    with monkeypatch.context() as no_compiler:
+        for compiler in ("_dynamo", "_inductor"):
+            no_compiler.delattr(torch, compiler, raising=False)
+            no_compiler.setitem(sys.modules, f"torch.{compiler}", None)
+        assert ("aten::mm", "torch.matmul") in O.op_hits(_traced(in_a_thread), MOE)
+
+
 def test_in_place_and_overload_forms_count_as_the_op():
     assert O.op_hits(["aten::addmm_", "aten::mm.out"], ["torch.matmul"]) == [
         ("aten::addmm_", "torch.matmul"), ("aten::mm.out", "torch.matmul")]

@@ -3,6 +3,7 @@ CUDA) through the module harness on an NVIDIA GPU: each caught. Skipped,
 with the reason, without a GPU, CUDA-enabled torch, nvcc or the deck."""
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -13,8 +14,10 @@ from benchtui.verify.cuda import build as cuda_build
 from tests.challenges import module_deck_kit as K
 
 REPO = Path(__file__).resolve().parents[2]
-DECK = next((p for p in (REPO.parent / "shared" / "kernelbench", REPO.parent.parent / "shared" / "kernelbench")
-             if p.is_dir()), REPO.parent / "shared" / "kernelbench")
+# beside the checkout, or carried into it (bench/gpu_day.py --stage), or where BENCHTUI_DECKS says
+DECK = next((p for p in ([Path(os.environ["BENCHTUI_DECKS"]) / "kernelbench"] if os.environ.get("BENCHTUI_DECKS") else [])
+             + [REPO / "shared" / "kernelbench", REPO.parent / "shared" / "kernelbench",
+                REPO.parent.parent / "shared" / "kernelbench"] if p.is_dir()), REPO.parent / "shared" / "kernelbench")
 KERNELS = DECK / "src" / "kernelbench" / "unit_tests" / "test_kernels"
 PROBLEM = DECK / "KernelBench" / "level1" / "1_Square_matrix_multiplication_.py"
 

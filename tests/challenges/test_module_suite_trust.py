@@ -220,15 +220,42 @@ def test_a_time_the_window_cannot_resolve_is_no_figure_and_the_geomean_names_it(
     assert p["details"]["left_out"]["deck_peak"] == ["shape0", "shape1"]
 
 
-def test_a_right_answer_s_time_stands_above_its_resolution(tmp_path):
+def test_a_right_answer_s_time_stands_above_its_resolution(tmp_path, monkeypatch):
+    """Its windows are also sized by the bytes they hold in the checker: here the time would
+    take 4 calls a window, and the bytes cap (set to two calls' inputs and outputs, as 64 MiB
+    inputs would meet the real one) keeps 2; the checker's peak memory is quoted beside it."""
+    from benchtui.verify.timing import core as TT
+
+    per_call = 2 * (4 * 24 * 4) + 2 * (4 * 12 * 4)  # inputs and reference outputs (float32), each held twice
+    monkeypatch.setattr(TT, "window_calls", lambda *args, **kwargs: 4)
+    monkeypatch.setattr(TT, "MAX_WINDOW_BYTES", 2 * per_call + 1)
     K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
     answers = K.write_answers(tmp_path / "kb", {"slow": K.sleeper(5.0)})
     r = run_local("kb_gemm", answers["slow"], challenges_dir=tmp_path / "challenges", seed=7)
     t = by_name(r)["time:shape0"]["details"]
     assert r["verdict"] == "pass", explain(r)
-    assert t["trusted_ms"] > t["resolution_ms"] > 0 and t["calls_per_window"] >= 1
+    assert t["trusted_ms"] > t["resolution_ms"] > 0
     assert 4.5 < t["trusted_ms"] < 50 and len(t["trusted_samples_ms"]) == 3
-    assert t["trusted"]["windows"] == 3 and t["trusted"]["empty_cycle"]["calls"] == t["calls_per_window"]
+    assert t["trusted"]["windows"] == 3 and t["trusted"]["empty_cycle"]["calls"] == t["calls_per_window"] == 2
+    assert t["window_sizing"] == {"calls_by_time": 4, "calls": 2, "bytes_per_call": per_call,
+                                  "window_bytes_max": 2 * per_call + 1, "limited_by": "bytes"}, t["window_sizing"]
+    assert t["checker_peak_rss_mib"] > 10 and "ru_maxrss" in t["checker_peak_read_by"]
+
+
+def test_a_window_holds_at_most_its_bytes_whatever_the_answer_s_speed():
+    """A fast answer on 64 MiB inputs (and 64 MiB outputs) would have the time size its windows
+    at 32 calls, 8 GiB held in the checker; the bytes cap keeps one call a window."""
+    from benchtui.verify.module.timed import call_bytes
+    from benchtui.verify.timing import core as TT
+
+    x = torch.empty(16 << 20)  # 64 MiB of float32
+    big = call_bytes(torch, [x], x)
+    assert big == 4 * (64 << 20)
+    assert TT.window_calls_by_bytes(TT.MAX_WINDOW_CALLS, big) == 1
+    assert TT.window_calls_by_bytes(TT.MAX_WINDOW_CALLS, big) * big <= max(TT.MAX_WINDOW_BYTES, big)
+    small = call_bytes(torch, [torch.empty(8)], (torch.empty(2), torch.empty(2)))
+    assert small == 2 * 32 + 2 * 16 and TT.window_calls_by_bytes(7, small) == 7
+    assert TT.window_calls_by_bytes(7, 0) == 7
 
 
 def test_a_call_s_inputs_reach_the_answer_only_inside_its_window(tmp_path, monkeypatch):

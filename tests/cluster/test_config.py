@@ -27,7 +27,7 @@ def test_the_dashboard_key_config_ignores_the_cluster_table(tmp_path):
 
     cfg = tmp_path / "keys.toml"
     cfg.write_text('"matrix.open" = "o"\n\n[cluster]\naddress = "local"\n')  # keys at the top level, no [keys]
-    config = load_key_config(cfg, known_prefixes=("matrix",))
+    config = load_key_config(cfg)
     assert config.keymap == {"matrix.open": "o"} and config.problems == []
 
 

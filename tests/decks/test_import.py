@@ -505,3 +505,32 @@ def test_kbh_a_quote_in_a_sidecar_is_noted_on_that_file(kbh_deck, tmp_path):
     (quote,) = run.annotations[0]["quotes"]
     assert (quote["file"], quote["start"]) == ("w4a16_kernels.cu", 1)
     assert not any(run_id in p and "other text" in p for p in deck.problems_found)
+
+
+def test_the_next_step_fits_what_the_import_brought():
+    from benchtui.commands.deck_cmds import next_step
+    from benchtui.decks.importer import ImportResult
+    from benchtui.decks.model import KERNELBENCH, KERNELBENCH_HARD
+
+    def result(kind, answers, results):
+        return ImportResult(kind, "t", "/deck", "c", "", "/wb", answers=answers, results=results)
+
+    assert next_step(result(KERNELBENCH_HARD, 79, 80)).startswith("`benchtui run -c CHALLENGE` runs the answers; "
+                                                                   "`benchtui published` sets")
+    bare = next_step(result(KERNELBENCH, 0, 0))  # problems only: no `run`, no `published` (there is nothing of either)
+    assert bare.startswith("no answers to run yet: import its runs with `benchtui import DECK --runs RUNS_FOLDER`")
+    assert "`benchtui model new NAME`" in bare and "run -c" not in bare and "published" not in bare
+    board = next_step(result(KERNELBENCH_HARD, 0, 12))
+    assert "--runs" not in board and board.endswith("`benchtui published` shows the deck's published results")
+
+
+def test_a_view_of_one_problem_keeps_the_deck_lines_about_it_and_the_whole_decks(kbh_imported):
+    from benchtui.decks.compare import compare
+    from benchtui.store.database import Store
+
+    root, _, _ = kbh_imported
+    with Store(root / "store.db") as store:
+        every = [line for i in compare(store)["imports"] for line in i["problems"]]
+        kda = [line for i in compare(store, challenge="kbh_02_kda_cutlass")["imports"] for line in i["problems"]]
+    assert any("_06_sonic_moe_swiglu" in line for line in every) and any("_02_kda_cutlass" in line for line in kda)
+    assert [line for line in every if "_02_kda_cutlass" in line or "run " not in line] == kda

@@ -38,6 +38,10 @@ def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path,
             await settle(app, pilot)
             table = app.screen.query_one("#published-table", DataTable)
             assert table.row_count == 1
+            # the deck's lines about this answer's runs and the whole deck's, none about another problem's runs
+            summary = str(app.screen.query_one("#published-summary", Static).render())
+            assert "the deck itself: run 20260801_190837_or-fable_deepseek_deepseek-v4-flash-0731_01_fp8_gemm" not in summary
+            assert "sonic_moe_swiglu" not in summary.split("\n  kbh_01_fp8_gemm:")[-1]
             detail = str(app.screen.query_one("#published-detail", Static).render())
             assert "deck: PASS (pass), peak_fraction 0.3033" in detail
             assert "annotation (20260702_055037_claude_claude-fable-5_01_fp8_gemm.yaml): clean" in detail

@@ -44,7 +44,7 @@ def test_a_forward_that_never_returns_is_a_timeout_not_too_slow(tmp_path, capsys
     folder = root / "models" / "stall" / CHALLENGE
     folder.mkdir(parents=True)
     (folder / "solution.py").write_text(STALL)
-    for argv in (("scan",), ("run", "-c", CHALLENGE, "-m", "stall", "--backend", "cpu", "--timeout", "45",
+    for argv in (("scan",), ("run", "-c", CHALLENGE, "-m", "stall", "--backend", "cpu", "--timeout", "20",
                              "--no-self-check")):
         with contextlib.suppress(SystemExit):
             main(["--workbench", str(root), *argv])

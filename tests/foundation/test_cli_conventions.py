@@ -76,3 +76,13 @@ def exit_code(argv: list[str]) -> int:
         return main(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+
+
+def test_the_global_options_work_after_the_command_too(demo_workbench, tmp_path, capsys):
+    # `benchtui import DECK --workbench DIR` read "unknown option --workbench: did you mean --workbench?"
+    assert main(["list", "--workbench", str(demo_workbench), "--json"]) == 0
+    assert "demo-careful" in capsys.readouterr().out
+    # given both before and after, the one after the command stands, as each command's own options do
+    assert main(["--workbench", str(tmp_path), "scan", "--workbench", str(demo_workbench),
+                 "--store", str(tmp_path / "s.db")]) == 0
+    assert (tmp_path / "s.db").is_file() and not (demo_workbench / "s.db").exists()

@@ -155,6 +155,11 @@ def test_a_score_in_a_heading_and_one_model_s_category_table(store):
     ("# Notes\n\nNothing graded here.\n", "no grade matrix, scoreboard"),
     (KV_SHAPE.replace("Careful-1", "GPT-9").replace("Hasty-2", "Claude-12"), "nor a heading above name a model"),
     ("### Careful-1 kv\n\nGrade: A++\n", "one of the problems listed"),
+    # a README's matrix of this workbench's challenges by models it does not hold: those names, and what to do
+    ("| Challenge | Level | GPT-9 | Claude-12 |\n|---|---|---|---|\n| KV-Cache | Medium | B | C |\n",
+     "line 1: a grade matrix whose model columns (Claude-12, GPT-9) are not models of this workbench; "
+     "import it in the workbench holding their answers (`benchtui --workbench DIR grades import FILE`), "
+     "or map each name to one here with `benchtui grades alias NAME MODEL_FOLDER`"),
 ])
 def test_a_file_that_yields_nothing_says_why(store, text, why):
     result = import_text(store, text, grader="J")
@@ -278,6 +283,24 @@ def test_a_cell_two_judges_graded_shows_the_rule_and_both_grades(store):
         {"grader": "DeepSeek V4 Pro", "grader_kind": "judge", "grade": "B", "shown": False}]
 
 
+def test_a_matrix_cell_two_judges_graded_names_both(store):
+    from benchtui.store.queries import load_matrix
+    from benchtui.tui.glyphs import SEVERAL_JUDGES_MARK, legend
+    from benchtui.tui.screens.matrix import cell_text
+
+    import_markdown(store, JUDGES)
+    cell = load_matrix(store).cell("demo-careful", "beam_search")
+    assert (cell.judge, cell.judge_grader, cell.other_judges) == ("A-", "Kimi K2.6", (("DeepSeek V4 Pro", "B"),))
+    assert f"A-{SEVERAL_JUDGES_MARK}" in cell_text(cell).plain
+    set_grade(store, "demo-hasty", "kv", "C", grader="ana")  # a person's grade: no judge's is named after it
+    set_grade(store, "demo-hasty", "dflash_verify", "D", grader="lone judge", grader_kind="judge")
+    one = load_matrix(store).cell("demo-hasty", "dflash_verify")  # one judge: no mark
+    assert (one.judge, one.judge_grader, one.other_judges) == ("D", "lone judge", ())
+    assert SEVERAL_JUDGES_MARK not in cell_text(one).plain
+    assert load_matrix(store).cell("demo-hasty", "kv").other_judges  # the judges still named beside a person's
+    assert f"{SEVERAL_JUDGES_MARK} newest of several judges" in legend(several_judges=True).plain
+
+
 def test_the_marked_export_imports_back_as_the_grades_it_shows(store):
     import_markdown(store, JUDGES)
     set_grade(store, "demo-hasty", "beam_search", "F", grader="ana")
@@ -301,6 +324,23 @@ def test_an_import_names_the_graded_cells_that_hold_no_answer(bench, capsys, tmp
 
 
 # -- notes ------------------------------------------------------------------------
+
+def test_the_dashboard_leaderboard_marks_grades_on_answers_not_held_as_the_export_does(store):
+    from benchtui.tui.screens.leaderboard import h2h_legend, h2h_rows, rankings_table, winners_rows
+    from rich.console import Console
+
+    import_text(store, "| Challenge | Careful-1 | Quitter-3 |\n|---|---|---|\n| Beam Search | B | A |\n", grader="J")
+    lb = leaderboard(store)
+    assert lb.no_answer == {("demo-quitter", "beam_search")}
+    console = Console(width=200, record=True)
+    console.print(rankings_table(lb, 200))
+    shown = console.export_text()
+    assert "A (no answer) beam_search" in shown  # quitter's best is a grade on an answer it does not hold
+    assert "(no answer): graded, but the workbench holds no answer for it" in shown and "demo-quitter on beam_search" in shown
+    assert ("Beam Search", "demo-quitter (no answer)", "A", "A-/B+", "1/2") in winners_rows(lb)
+    assert h2h_rows(lb) == [("Quitter-3", "Careful-1", "leads 1-0-0", "1 challenge(s), 1 (no answer)")]
+    assert "(no answer)" in h2h_legend(lb)
+
 
 def test_grade_note_refuses_in_one_line_and_answers_in_json(bench, capsys, tmp_path):
     with Store(tmp_path / "store.db") as store, store.db.conn:

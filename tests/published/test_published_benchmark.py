@@ -1,31 +1,21 @@
 """The real published benchmark (``../shared/published-benchmark/llm_programming_tests``
 beside the repository), end to end on a scratch copy: scan, run every answer
 in the sandbox (2 jobs, no self-check, a fixed seed), import the README's
-grades. Pins each answer's verdict and the evidence behind every non-pass,
-and that no answer is left ``unbound`` or ``missing_dependency``.
+grades (the session fixture ``published_run`` in tests/conftest.py). Pins each
+answer's verdict and the evidence behind every non-pass, and that no answer is
+left ``unbound`` or ``missing_dependency``.
 
 Skipped, with the reason, where the benchmark or a sandbox is absent.
 Takes about 3 minutes on 2 cores (most of it the slowest kv answers).
 """
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
-
 import pytest
-from benchtui.grading.judge_import import import_markdown
 from benchtui.records import verdicts as V
-from benchtui.runner.orchestrate import run_answers
-from benchtui.store.database import Store
 from benchtui.verify.cuda import build as cuda_build
-from benchtui.workbench.layout import find_workbench
-from benchtui.workbench.scan import scan_workbench
 
-REPO = Path(__file__).resolve().parents[2]
-PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
-SEED = 20261123
-
-# one worker runs the whole benchmark (published_run) and every test that reads it
+# one worker runs the whole benchmark (the session fixture published_run, tests/published_kit.py)
+# and every test that reads it
 pytestmark = [pytest.mark.sandbox, pytest.mark.published, pytest.mark.xdist_group("published_run")]
 
 HAS_NVCC = cuda_build.find_nvcc() is not None  # as the checker finds it; NVCC=none hides it
@@ -86,35 +76,6 @@ if HAS_NVCC:
     EVIDENCE[("glm5", "fuse")] = {"nvcc_compile:test_fused.cu": V.COMPILE_ERROR}
     EVIDENCE[("minimax-m2.7", "fuse")] = {"nvcc_compile:fused_softmax_topk.cu": V.COMPILE_ERROR}
     EVIDENCE[("qwen36", "fuse")] = {"nvcc_compile:fused_softmax_topk.cu": V.COMPILE_ERROR}
-
-
-@pytest.fixture(scope="module")
-def published_run(tmp_path_factory):
-    if not PUBLISHED.is_dir():
-        pytest.skip(f"the published benchmark is not at {PUBLISHED}")
-    import importlib.util
-
-    if importlib.util.find_spec("mlx_lm") is None:
-        pytest.skip('pinned verdicts need the ternary extra (mlx-lm): pip install -e ".[test,ternary]"')
-    from benchtui.host.backends import probe_all
-
-    if probe_all().get("cuda") and probe_all()["cuda"].available:
-        pytest.skip("pinned verdicts are for a machine without an NVIDIA GPU (fuse would run for real)")
-    root = tmp_path_factory.mktemp("published") / "llm_programming_tests"
-    shutil.copytree(PUBLISHED, root, symlinks=True)
-    wb = find_workbench(str(root), None, Path.cwd())
-    with Store(wb.store_path) as store:
-        scan = scan_workbench(wb, store, index_transcripts=False)
-        pairs = [(r["model"], r["challenge"]) for r in store.query("select model, challenge from answers order by model, challenge")]
-    events = run_answers(wb, pairs, jobs=2, self_check=False, seed=SEED)
-    with Store(wb.store_path) as store:
-        checks = {}
-        for e in events:
-            rows = store.query("select name, verdict, message from checks where run_id = ?", (e.run_id,))
-            checks[(e.model, e.challenge)] = {r["name"]: r for r in rows}
-        runs = {(r["model"], r["challenge"]): r for r in store.query("select model, challenge, prompt_version, coverage from runs")}
-        grades = import_markdown(store, root / "README.md", grader="deepseek-v4-pro")
-    return {"root": root, "scan": scan, "events": events, "checks": checks, "runs": runs, "grades": grades}
 
 
 def test_every_answer_gets_its_pinned_verdict(published_run):

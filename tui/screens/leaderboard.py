@@ -10,7 +10,6 @@ from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.store_watch import store_fingerprint
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
-from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -22,12 +21,32 @@ from textual.strip import Strip
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+NO_ANSWER_MARK = "(no answer)"  # engine/grading/exports.py's: a grade on an answer the workbench does not hold
 
-def _best_worst(letter: str | None, challenge: str | None) -> Text:
+
+def _answerless(lb) -> set:
+    return getattr(lb, "no_answer", set())
+
+
+def _best_worst(letter: str | None, challenge: str | None, no_answer: bool = False) -> Text:
     """The grade first, then the challenge: a narrow column cuts the name, never the grade."""
     if not letter:
         return Text("—")
-    return Text.assemble((letter, "bold " + grade_style(letter)), f" {challenge or ''}")
+    return Text.assemble((letter, "bold " + grade_style(letter)), f" {NO_ANSWER_MARK}" if no_answer else "",
+                         f" {challenge or ''}")
+
+
+def no_answer_caption(lb) -> str | None:
+    """The export's note on grades of answers the workbench does not hold, which count all the same."""
+    cells = sorted(_answerless(lb))
+    if not cells:
+        return None
+    return (f"{NO_ANSWER_MARK}: graded, but the workbench holds no answer for it; the grade counts in the rankings, "
+            "winners and records all the same: " + ", ".join(f"{m} on {c}" for m, c in cells))
+
+
+def _captions(*lines: str | None) -> str | None:
+    return "\n".join(line for line in lines if line) or None
 
 
 def rankings_table(lb, width: int | None = None) -> Table:
@@ -36,7 +55,8 @@ def rankings_table(lb, width: int | None = None) -> Table:
     counted = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "none yet"
     summaries = list(lb.model_summaries)
     t = Table(title=f"Rankings (overall grade: a person's, else a judge's; {counted})", expand=True, title_justify="left",
-              caption=not_judged_caption(summaries, lambda s: s.model), caption_justify="left")
+              caption=_captions(not_judged_caption(summaries, lambda s: s.model), no_answer_caption(lb)),
+              caption_justify="left")
     # Every column but best/worst keeps its full width at 80 columns (a mean band such as
     # "A-/B+" is never cut to "A…"); best/worst shrink, cutting the challenge name only.
     widest = lambda values, floor: max([floor, *(len(v) for v in values)])  # noqa: E731
@@ -55,7 +75,8 @@ def rankings_table(lb, width: int | None = None) -> Table:
         rate = f"{s.passed}/{s.verified}" if s.verified else "—"
         t.add_row(str(s.rank or "—"), s.model + (" (folder gone)" if s.model in getattr(lb, "gone", ()) else ""),
                   Text(s.band, style="bold " + grade_style(s.band)), str(s.graded),
-                  _best_worst(s.best_letter, s.best), _best_worst(s.worst_letter, s.worst), rate)
+                  _best_worst(s.best_letter, s.best, (s.model, s.best) in _answerless(lb)),
+                  _best_worst(s.worst_letter, s.worst, (s.model, s.worst) in _answerless(lb)), rate)
     return t
 
 
@@ -67,7 +88,9 @@ def not_judged_caption(summaries, name) -> str | None:
 
 
 def winners_rows(lb) -> list[tuple]:
-    return [(c.title, ", ".join(c.winners) or "—", c.best_letter or "—", c.band,
+    gone = _answerless(lb)
+    return [(c.title, ", ".join(w + (f" {NO_ANSWER_MARK}" if gone and (w, c.challenge) in gone else "") for w in c.winners) or "—",
+             c.best_letter or "—", c.band,
              f"{c.passed}/{c.verified}" if c.verified else "—") for c in lb.challenge_summaries]
 
 
@@ -98,14 +121,20 @@ def h2h_rows(lb) -> list[tuple]:
     """A row per pair with a challenge graded for both (the others have no record: the
     legend counts them); a model whose folder is gone says so."""
     name = getattr(lb, "shown_name", lambda m: m)
-    return [(name(h.model_a), name(h.model_b), h.text, f"{len(h.challenges)} challenge(s)")
-            for h in lb.head_to_head if h.challenges]
+    gone = _answerless(lb)
+
+    def over(h) -> str:
+        answerless = sum(1 for c in h.challenges if (h.model_a, c) in gone or (h.model_b, c) in gone)
+        return f"{len(h.challenges)} challenge(s)" + (f", {answerless} {NO_ANSWER_MARK}" if answerless else "")
+
+    return [(name(h.model_a), name(h.model_b), h.text, over(h)) for h in lb.head_to_head if h.challenges]
 
 
 def h2h_legend(lb) -> str:
     empty = sum(1 for h in lb.head_to_head if not h.challenges)
     return H2H_LEGEND + (f" {empty} pair{'s' if empty != 1 else ''} with no challenge graded for both "
-                         "left out." if empty else "")
+                         "left out." if empty else "") + (f" {NO_ANSWER_MARK}: of those challenges, the ones graded "
+                                                          "where the workbench holds no answer." if _answerless(lb) else "")
 
 
 def h2h_table(lb, rows: list[tuple] | None = None, *, head: bool = True, tail: bool = True,
@@ -197,9 +226,11 @@ class RenderedPane(Static):
         self._styled: dict[int, Strip] = {}
         self._styled_for = None
 
-    def show(self, renderable, lines: list[list[Segment]] | None) -> None:
-        """``lines``: the renderable rendered at this pane's width (None: render it the usual way)."""
-        self._strips = None if lines is None else [Strip(line) for line in lines]
+    def show(self, renderable, strips: list[Strip] | None) -> None:
+        """``strips``: the renderable rendered at this pane's width, made Strips off the
+        UI thread (render_board: ~2,400 of them at 50 models, a tenth of a second of CPU
+        the key's frame would otherwise wait on); None: render it the usual way."""
+        self._strips = strips
         self._styled, self._styled_for = {}, None
         self.shown = renderable
         self.update(renderable)
@@ -224,8 +255,8 @@ class RenderedPane(Static):
 
 
 def render_board(lb, console, width: int, cancelled=lambda: False):
-    """(pane id, renderable, its lines at ``width``) for each pane, top first; plain
-    Rich work, safe off the UI thread. A generator: the rankings can be shown while
+    """(pane id, renderable, its lines at ``width`` as Strips) for each pane, top first;
+    plain Rich work, safe off the UI thread. A generator: the rankings can be shown while
     the long tables below them (1,225 head-to-head rows at 50 models) still render.
     Stops, yielding nothing more, once ``cancelled()``."""
     options = console.options.update(width=width, max_width=width, min_width=width)
@@ -235,14 +266,51 @@ def render_board(lb, console, width: int, cancelled=lambda: False):
         if cancelled():
             return
         renderable = make()
-        yield pane, renderable, console.render_lines(renderable, options, pad=True, new_lines=False)
+        yield pane, renderable, [Strip(line) for line in console.render_lines(renderable, options, pad=True,
+                                                                              new_lines=False)]
     # (a row per challenge: 200 rows are ~0.13 s of Rich's work, sliced like the head-to-head)
     for pane, make, rows in (("#leader-winners", partial(winners_table, lb), winners_rows(lb)),
                              ("#leader-h2h", partial(h2h_table, lb), h2h_rows(lb))):
         lines = sliced_lines(make, rows, console, options, cancelled)
         if lines is None:
             return
-        yield pane, make(rows), lines
+        yield pane, make(rows), [Strip(line) for line in lines]
+
+
+def pane_width(screen_width: int) -> int:
+    """The panes' width on a screen this wide: the body's, less its vertical scrollbar
+    (Textual's default two cells; it shows as soon as the board is long)."""
+    return max(20, screen_width - 2)
+
+
+def keep_board(app) -> None:
+    """In a worker thread: the board and its panes at the width the leaderboard
+    screen will ask for, kept on the app for the store as it is now, so that the
+    first ``l`` after a store change shows a board computed once, not on the key
+    (~1 s of CPU at 50 models x 200 challenges). The screen checks the store's
+    fingerprint and its width against what is kept, and computes anew on any
+    difference."""
+    from benchtui.grading.aggregates import leaderboard
+
+    worker = get_current_worker()
+
+    def checkpoint() -> None:  # the app is quitting, or the matrix reloading: stop within a few ms
+        if worker.is_cancelled:
+            raise _Left
+
+    fingerprint = app.call_from_thread(store_fingerprint, app)  # the app's connection, on its own thread
+    width = pane_width(app.size.width)
+    kept = getattr(app, "leaderboard_kept", None)
+    if fingerprint is None or (kept is not None and kept[:2] == (fingerprint, width)):
+        return
+    try:
+        with app.open_store() as store:
+            board = leaderboard(store, checkpoint=checkpoint)
+    except _Left:
+        return
+    panes = list(render_board(board, app.console, width, lambda: worker.is_cancelled))
+    if len(panes) == 4:  # all of them: a render stopped part way is not kept
+        app.leaderboard_kept = (fingerprint, width, board, panes)
 
 
 class _Left(Exception):

@@ -10,6 +10,7 @@ from benchtui.tui.glyphs import (
     HACK_MARK,
     IN_FLIGHT_MARK,
     PENDING_MARK,
+    SEVERAL_JUDGES_MARK,
     STALE_MARK,
     VERDICTS,
     WARNING_MARK,
@@ -42,8 +43,9 @@ def cell_text(cell) -> Text:
     modified): a 200 x 50 matrix has a few hundred distinct texts, so
     building, measuring and rendering them is paid per text, not per cell."""
     flying = bool(getattr(cell, "in_flight", None)) and cell.verdict != "running"
+    several = bool(getattr(cell, "other_judges", ()))
     key = (cell.verdict, cell.human, cell.judge, bool(cell.warnings), bool(cell.stale), flying,
-           bool(getattr(cell, "flags", "")))
+           bool(getattr(cell, "flags", "")), several)
     text = _CELL_TEXTS.get(key)
     if text is None:
         text = verdict_glyph(cell.verdict)
@@ -58,7 +60,7 @@ def cell_text(cell) -> Text:
         text.append(f"{cell.human or '':<2}", style="bold " + grade_style(cell.human))
         if cell.judge:
             text.append(" ")
-            text.append(cell.judge, style="italic dim")
+            text.append(cell.judge + (SEVERAL_JUDGES_MARK if several else ""), style="italic dim")
         if cell.warnings:
             text.append(WARNING_MARK, style="yellow")
         if getattr(cell, "flags", ""):  # a hack signal, beside the verdict and never in it
@@ -123,6 +125,7 @@ class MatrixScreen(GuardedScreen):
         self._wanted: tuple[str | None, str | None] = (None, None)
         self._note = ""
         self._rescanning = False  # the worker is rescanning the workbench
+        self._edited: frozenset[int] = frozenset()  # runs shown stale for files edited since the last scan
         self._facts_for = None  # the matrix _facts_cache was computed from
         self._facts_cache: dict | None = None
 
@@ -161,9 +164,53 @@ class MatrixScreen(GuardedScreen):
         self.app.after_first_frame(self._start_watching)
 
     def _start_watching(self) -> None:
-        from benchtui.tui.store_watch import watch_store
+        from benchtui.tui import store_watch
 
-        watch_store(self, self._store_changed)
+        store_watch.watch_store(self, self._store_changed)
+        # answer files edited in an editor while the matrix is open: no store write tells of
+        # them, so look (stat only) now and then, and reload when what is edited changes
+        self.set_interval(store_watch.EDITS_S, self._look_for_edits)
+
+    def _look_for_edits(self) -> None:
+        import time
+
+        from benchtui.tui.store_watch import IDLE_S
+
+        if (self.app.screen is not self or self._rescanning or self.matrix is None or self.matrix.partial
+                or time.monotonic() - getattr(self.app, "_last_input", 0.0) < IDLE_S):
+            return
+        self.look_for_edits(self.matrix)
+
+    @work(thread=True, exclusive=True, group="matrix-edits")
+    def look_for_edits(self, matrix) -> None:
+        app: Any = self.app  # a BenchApp
+        try:
+            with app.open_store() as store:
+                edited = frozenset(self._edits(store, matrix))
+        except Exception:
+            return  # the reloads report a store's problems
+        if edited != self._edited:
+            self.app.call_from_thread(self.reload)
+
+    def _edits(self, store, matrix) -> dict[int, str]:
+        """Run id -> what was edited since the last scan, of the runs whose fresh verdict the matrix shows."""
+        from benchtui.workbench.edits import edited_since_scan
+
+        app: Any = self.app  # a BenchApp
+        return edited_since_scan(store, app.workbench.root,
+                                 [c.run_id for c in matrix.cells.values()
+                                  if c.run_id and (not c.stale or c.run_id in self._edited)])
+
+    def _with_edits(self, store, matrix):
+        """``matrix`` with each verdict on files edited since the last scan marked stale."""
+        import dataclasses
+
+        edits = self._edits(store, matrix)
+        self._edited = frozenset(edits)
+        for key, cell in list(matrix.cells.items()) if edits else []:
+            if cell.run_id in edits:
+                matrix.cells[key] = dataclasses.replace(cell, stale=edits[cell.run_id])
+        return matrix
 
     def _store_changed(self) -> None:
         """Another connection wrote to the store. During this screen's own rescan
@@ -203,7 +250,7 @@ class MatrixScreen(GuardedScreen):
 
             with self.app.open_store() as store:
                 seq = next(self._read_seq)
-                loaded = load_matrix(store)
+                loaded = self._with_edits(store, load_matrix(store))
                 self.post_message(self.Loaded(loaded, "indexing the workbench…" if rescan else "", seq))
                 if not rescan:
                     return
@@ -219,7 +266,7 @@ class MatrixScreen(GuardedScreen):
                 result = scan_and_mark_interrupted(self.app.workbench, store)
                 note = f"indexed {result.files} files in {result.duration_s:.2f} s, {len(result.warnings)} warning(s)"
                 seq = next(self._read_seq)
-                self.post_message(self.Loaded(load_matrix(store), note, seq))
+                self.post_message(self.Loaded(self._with_edits(store, load_matrix(store)), note, seq))
                 try:
                     from benchtui.tui.palette_index import palette_index
 
@@ -325,7 +372,7 @@ class MatrixScreen(GuardedScreen):
         passes = dict.fromkeys(m.models, 0)
         letters: dict[str, list] = {x: [] for x in m.models}
         failing, ungraded = set(), set()
-        texts, verdicts, warned, stale, flagged = {}, set(), False, False, 0
+        texts, verdicts, warned, stale, flagged, several = {}, set(), False, False, 0, False
         for (model, cid), cell in m.cells.items():
             if model not in models or cid not in ids:
                 continue
@@ -336,6 +383,7 @@ class MatrixScreen(GuardedScreen):
             warned = warned or bool(cell.warnings)
             stale = stale or bool(cell.stale)
             flagged += bool(cell.flags)
+            several = several or bool(cell.other_judges)
             if cell.verdict == "pass":
                 passes[model] += 1
             # the leaderboard's rule: a person's grade, else a judge's
@@ -350,7 +398,7 @@ class MatrixScreen(GuardedScreen):
         short = shorten_all([c.label for c in m.challenges], 22)  # from the middle: "Kern…P10: 3D tensor …"
         self._facts_cache = {"passes": passes, "letters": letters, "not passing": failing, "ungraded": ungraded,
                             "texts": texts, "verdicts": verdicts, "warned": warned, "stale": stale,
-                            "flagged": flagged,
+                            "flagged": flagged, "several_judges": several,
                             "labels": {c.id: Text(short[c.label]) for c in m.challenges}}
         self._facts_for = m
         return self._facts_cache
@@ -405,7 +453,8 @@ class MatrixScreen(GuardedScreen):
         if len(facts["texts"]) < len(models) * len(challenges):
             verdicts.add(self.matrix.cell("", "").verdict)
         text = legend(verdicts, warnings=facts["warned"], pending=self.matrix.read is not None,
-                      stale=facts.get("stale", False), flagged=bool(facts.get("flagged")))
+                      stale=facts.get("stale", False), flagged=bool(facts.get("flagged")),
+                      several_judges=facts.get("several_judges", False))
         widget = self.query_one("#legend", Static)
         if text.plain != getattr(widget, "_legend_plain", None):
             widget._legend_plain = text.plain
@@ -542,6 +591,9 @@ class MatrixScreen(GuardedScreen):
         if covers:
             text.append(f": {covers}", style=style)
         text.append(f"   human {cell.human or '—'}   judge {cell.judge or '—'}")
+        if cell.judge and cell.other_judges:  # the cell shows one judge's grade: every other judge named
+            others = ", ".join(f"{name} {letter}" for name, letter in cell.other_judges)
+            text.append(f" by {cell.judge_grader} (newest); also {others}")
         if cell.warnings:
             text.append(f"   ⚠ {cell.warnings} warning(s)", style="yellow")
         if cell.stale:

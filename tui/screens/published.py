@@ -238,10 +238,12 @@ class PublishedScreen(GuardedScreen):
     @work(thread=True, exclusive=True, group="published-load")
     def load(self) -> None:
         try:
-            from benchtui.decks.compare import compare
+            from benchtui.decks.compare import compare, narrowed
 
             with self.app.open_store() as store:
                 data = None if "deck_results" not in store.table_names() else compare(store, challenge=self.challenge)
+                if data is not None and self.model is not None:  # one answer's: the deck's lines about its runs
+                    data["imports"] = narrowed(store, data["imports"], [r for r in data["answers"] if r["model"] == self.model])
         except Exception as exc:
             self.post_message(self.Loaded(None, f"{type(exc).__name__}: {exc}"))
             return

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -332,6 +333,13 @@ class OpTrace:
         ops = self.ops
 
         class Record(TorchDispatchMode):
+            @classmethod
+            def _should_skip_dynamo(cls) -> bool:
+                # torch wraps a mode's handler to keep its compiler out of it, importing the
+                # compiler (torch._dynamo: a minute on a loaded machine) on the first dispatch;
+                # where the answer has not loaded it, nothing can compile inside the handler
+                return sys.modules.get("torch._dynamo") is not None
+
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 ops.add(str(getattr(getattr(func, "_schema", None), "name", None) or func))
                 return func(*args, **(kwargs or {}))
@@ -352,7 +360,7 @@ class OpTrace:
             self._torch.cuda.synchronize()
         self._profiler.__exit__(*exc)
         cuda = self._torch.autograd.DeviceType.CUDA
-        for event in self._profiler.events():
+        for event in self._profiler.function_events or ():
             if event.device_type == cuda:
                 self.kernels.add(event.name)
             else:  # the op that launched them (the profiler's own record of the dispatcher's ops)
@@ -363,20 +371,23 @@ class OpTrace:
 
 def every_thread_profiler(torch, cuda: bool) -> Any:
     """torch's profiler recording the ops of every thread of this process (and on a GPU its
-    kernels); on a torch without that option, this thread's."""
-    from torch.profiler import ProfilerActivity, profile
+    kernels); on a torch without that option, this thread's. The autograd profiler itself,
+    not ``torch.profiler.profile``: that wrapper's first start imports ``torch._inductor``
+    (hundreds of modules: tens of seconds on a loaded machine) to read one setting of its
+    own, which this trace does not use; the recording underneath is the same."""
+    from torch.autograd import profiler
 
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    device = "cuda" if cuda else None
     try:
         config = torch._C._profiler._ExperimentalConfig(profile_all_threads=True)
-        return profile(activities=activities, experimental_config=config)
+        return profiler.profile(use_cpu=True, use_device=device, use_kineto=True, experimental_config=config)
     except (AttributeError, TypeError):
-        return profile(activities=activities)
+        return profiler.profile(use_cpu=True, use_device=device, use_kineto=True)
 
 
 def warm_profiler(torch, cuda: bool) -> None:
-    """Start and stop the profiler once, so its one-time start-up (seconds on a loaded
-    machine) is paid while the module is built, not in the first traced call."""
+    """Start and stop the profiler once, so its one-time start-up is paid while the
+    module is built, not in the first traced call."""
     with every_thread_profiler(torch, cuda):
         pass
 

@@ -65,6 +65,7 @@ class RunState:
     n_shapes: int
     too_slow: bool
     stalled: bool  # a call did not return within what was left of the run's limit
+    window_sizing: dict[str, Any]  # the shape being timed: its window's calls, by time and by bytes
 
 
 def as_list(expected: Any) -> list[Any]:

@@ -100,20 +100,26 @@ class Timed(Checking):
         # each timed call's output crosses the wire to be verified: windows, each of up to 32 calls
         windows = int(suite.threshold("timed_calls", min(spec.num_perf_trials, 20)))
         cap = int(suite.threshold("window_calls_max", TT.MAX_WINDOW_CALLS))
+        cap_bytes = int(suite.threshold("window_bytes_max", TT.MAX_WINDOW_BYTES))
         walls, own = [], []
         ledger = self._ledger = offclock.CpuLedger(*self.cpu_reader())
         try:
             with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
                 try:
                     sample = self.inputs(ref, self._secret("empty", index))
-                    stand_in = module_timing.EmptyWindow(str(self.device), encode(sample), self.expect(sample),
-                                                         self.flush_l2)
+                    expected = self.expect(sample)
+                    per_call = call_bytes(self.torch, sample, expected)
+                    stand_in = module_timing.EmptyWindow(str(self.device), encode(sample), expected, self.flush_l2)
                     try:
                         single = stand_in.measure(1)
                         # three windows of one call (verified, not timed) size the windows: each stands
-                        # well above the empty cycle's jitter
+                        # well above the empty cycle's jitter, and holds at most cap_bytes in this process
                         probe = min(self.window(ref, index, f"probe{i}", 1, c, label)[0] for i in range(3))
-                        calls = TT.window_calls(probe - single["s"], single["iqr_s"], cap=cap)
+                        by_time = TT.window_calls(probe - single["s"], single["iqr_s"], cap=cap)
+                        calls = TT.window_calls_by_bytes(by_time, per_call, cap_bytes)
+                        self.window_sizing = {"calls_by_time": by_time, "calls": calls, "bytes_per_call": per_call,
+                                              "window_bytes_max": cap_bytes,
+                                              "limited_by": "bytes" if calls < by_time else "time"}
                         empty = stand_in.measure(calls)
                     finally:
                         stand_in.close()
@@ -212,7 +218,9 @@ class Timed(Checking):
                    "device_peak": {"matched": dev[0], "bandwidth_gbps": dev[1], "tflops": dev[2]} if dev else None,
                    "flagged": bool(gap or below or worked_off), "clock": module_timing.TIMED_BY, "empty_cycle": empty,
                    "windows_ms": windows_ms, "off_clock": ledger.details(), "worked_off_the_clock": worked_off,
-                   "below_the_answer_s_own": below}
+                   "below_the_answer_s_own": below, "window_sizing": self.__dict__.get("window_sizing"),
+                   "checker_peak_rss_mib": checker_peak_rss_mib(),
+                   "checker_peak_read_by": "the kernel's peak resident size of the checker's process (ru_maxrss)"}
         off = ledger.details()
         message = (f"{label}: worked off the clock: {off['off_clock_cpu_ms']:.4g} ms of the answer's CPU time while no "
                    f"call was in flight, over {off['intervals']} intervals (allowed {off['allowance_ms']:.3g} ms, read by "
@@ -229,6 +237,27 @@ class Timed(Checking):
                         "brackets that forward and more (its work done before the call, or its own clock's word)")
         self.time_figures.append((f"time:shape{index}", {"value": round(ms, 6) if ms is not None else None,
                                                         "message": message, "details": details}))
+
+
+def call_bytes(torch: Any, inputs: list[Any], expected: Any) -> int:
+    """What one timed call holds in this process until its window is verified: its inputs
+    twice (the tensors and their bytes for the pages) and the reference's outputs twice
+    (kept to compare, and the reply, the same size when right)."""
+    def nbytes(values: Any) -> int:
+        leaves = values if isinstance(values, (list, tuple)) else [values]
+        return sum(int(x.numel() * x.element_size()) for x in leaves if isinstance(x, torch.Tensor))
+
+    return 2 * nbytes(list(inputs)) + 2 * nbytes(expected)
+
+
+def checker_peak_rss_mib() -> float | None:
+    """The checker's peak resident memory so far, as the kernel counts it."""
+    try:
+        import resource
+
+        return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # KiB on Linux
+    except (ImportError, OSError):
+        return None
 
 
 def below_own(trusted_ms: float | None, resolution_ms: float, theirs: dict[str, float | None]) -> dict[str, float]:

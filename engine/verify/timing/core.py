@@ -27,6 +27,10 @@ CLOCK_TICK_S = time.get_clock_info("perf_counter").resolution
 WINDOW_RATIO = 10.0
 # the most calls one window holds (each of them verified)
 MAX_WINDOW_CALLS = 32
+# the most bytes a window's calls hold in the checker at once (each call's inputs and the
+# reference's outputs, kept to verify the replies after the clock stops, and the replies):
+# a fast answer on large inputs would otherwise have the checker hold MAX_WINDOW_CALLS of them
+MAX_WINDOW_BYTES = 256 << 20
 
 
 # The fewest samples whose quartiles say anything: under this many the spread is unknown.
@@ -85,6 +89,13 @@ def window_calls(per_call_estimate_s: float, jitter_s: float, ratio: float = WIN
     if not per_call_estimate_s > 0:
         return max(1, int(cap))
     return max(1, min(int(cap), math.ceil(ratio * jitter / per_call_estimate_s)))
+
+
+def window_calls_by_bytes(calls: int, per_call_bytes: int, cap_bytes: int = MAX_WINDOW_BYTES) -> int:
+    """``calls`` cut so that a window's calls hold at most ``cap_bytes`` (at least one call)."""
+    if per_call_bytes <= 0:
+        return max(1, int(calls))
+    return max(1, min(int(calls), int(cap_bytes) // int(per_call_bytes)))
 
 
 def figure(samples_s: list[float], empty: dict[str, Any], timed_by: str) -> dict[str, Any]:
