@@ -340,7 +340,7 @@ def test_qwen3_reference_is_mlx_lm_qwen3_and_tells_each_fault_apart():
     qwen3 = pytest.importorskip("mlx_lm.models.qwen3")
     ref = _reference_module()
     cfg = dict(hidden_size=128, intermediate_size=256, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
-               vocab_size=256, rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=True,
+               vocab_size=256, rms_norm_eps=1e-6, rope_theta=1_000_000.0, tie_word_embeddings=True,
                max_position_embeddings=512, num_hidden_layers=2)
     weights = ref.qwen3_weights(np.random.default_rng(5), cfg)
     projected = {k: ref.ternary_quantize(v.astype(np.float64)).astype(np.float32)
