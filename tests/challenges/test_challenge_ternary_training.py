@@ -61,6 +61,10 @@ def test_reference_passes_with_smoke_run(tmp_path):
     assert smoke["heldout_tokens"] == 16 * 64 and smoke["steps"] == 30
     assert "reference.py:smoke_run" in smoke["reach"]["calls"]
     assert checks["smoke_weights_ternary"]["details"]["layers"] == ["w1", "w2"]
+    # the model's size is the answer's choice: a reading, so an audit counts a mutant that only resizes it
+    # (a hidden width of 128 for 256) as allowed by the prompt, not as a survivor
+    size = checks["smoke_model_size"]
+    assert size["value"] == "w1 256x128, w2 256x256" and size["details"]["open_reading"]["accepted"] is True
 
 
 def test_demo_careful_mlx_passes_through_its_adapter(fast_challenges):
