@@ -198,7 +198,8 @@ WRITTEN = {
 STAGE_OF = {"ste_gradient": "ste", "linear_backward_dx": "ste", "group_size_honoured": "quantizer",
             "quantize_zero_group": "quantizer", "smoke_loss_falls": "smoke", "reported_loss_recomputed": "smoke",
             "smoke_model_sees_order": "smoke", "architecture_first_block": "architecture",
-            "architecture_past_first_block": "architecture", "cached_decoding": "architecture"}
+            "architecture_past_first_block": "architecture", "cached_decoding": "architecture",
+            "ternary_block_projections": "layers"}
 STAGED = {"ternary_training"}
 CASES = sorted([(cid, name) for cid, names in VARIANTS.items() for name in names]
                + [(cid, name) for cid, names in WRITTEN.items() for name in names])
@@ -412,6 +413,18 @@ PLANTED: dict[str, tuple[str, str, str, str, str, str]] = {
     "blocks_read_the_embeddings": ("glm5.1", "ternary_model.py", "h = layer(h, mask, c)",
                                    "h = layer(self.embed_tokens(inputs), mask, c)", "architecture_past_first_block",
                                    "reads the embeddings"),
+    # the named model's real configuration: Qwen3's rotary base (1,000,000) hard-coded as the common
+    # 10000, which a test configuration of 10000 never told apart
+    "rope_base_hard_coded": ("glm5.1", "ternary_model.py", "nn.RoPE(head_dim, base=args.rope_theta,",
+                             "nn.RoPE(head_dim, base=10000.0,", "architecture_first_block", "the rotary base is 10000"),
+    # a default argument: its Model's group size, which a caller may leave out, halved; the layers
+    # of a Model built without it quantise groups of 64, not the prompt's 128
+    "model_group_size_default_halved": ("glm5.1", "ternary_model.py",
+                                        "    def __init__(self, args: ModelArgs, group_size: int = 128):\n"
+                                        "        super().__init__()\n        self.args = args",
+                                        "    def __init__(self, args: ModelArgs, group_size: int = 64):\n"
+                                        "        super().__init__()\n        self.args = args",
+                                        "ternary_block_projections", "not ternary as the prompt asks"),
     # the cached decoding path
     "cached_keys_without_offset": ("glm5.1", "ternary_model.py", "k = self.rope(k, offset=cache.offset)",
                                    "k = self.rope(k)", "cached_decoding", "keys are rotated at position 0"),
