@@ -248,6 +248,32 @@ def measure_reports(root: Path) -> dict:
     return out
 
 
+def measure_edits(root: Path) -> dict:
+    """The matrix's look for answer files edited since the last scan (engine/workbench/edits.py,
+    every EDITS_S seconds while the dashboard is idle): one stat per file each shown verdict
+    rests on. Last of the stages: it records each run on its answer's files, as benchtui does."""
+    from benchtui.store.database import Store
+    from benchtui.tui.store_watch import EDITS_S
+    from benchtui.workbench.edits import edited_since_scan
+
+    with Store(root / "store.db") as store:
+        with store.conn:
+            store.conn.execute(
+                "update runs set files = (select json_group_object(f.relpath, f.sha256) from files f "
+                "join answers a on a.id = f.answer_id where a.model = runs.model and a.challenge = runs.challenge)")
+        ids = [i for (i,) in store.conn.execute("select id from runs")]
+        files = store.conn.execute("select count(*) from files f join answers a on a.id = f.answer_id "
+                                   "where a.present = 1").fetchone()[0]
+        times, cpu, edited = [], [], {}
+        for _ in range(3):
+            t, c = time.perf_counter(), time.process_time()
+            edited = edited_since_scan(store, root, ids)
+            times.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+    return {"runs": len(ids), "files": files, "edited": len(edited), "look_s": round(min(times), 3),
+            "look_cpu_s": round(min(cpu), 3), "every_s": EDITS_S}
+
+
 KEYS = [("scroll: down", ["down"]), ("scroll: pagedown", ["pagedown"]), ("scroll: end", ["end"]),
         ("scroll: home", ["home"]), ("scroll: right", ["right"]), ("filter: f", ["f"]), ("filter: f again", ["f"]),
         ("filter: back to all", ["f"]), ("sort: s", ["s"]), ("sort: s again", ["s"]), ("sort: back", ["s"]),
@@ -411,7 +437,7 @@ def main() -> None:
     p.add_argument("--challenges", type=int, default=200)
     p.add_argument("--keep", type=Path, help="generate into (or reuse) this folder instead of a scratch one")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--only", default="scan,rescan,reports,startup,keys,keys_terminal")
+    p.add_argument("--only", default="scan,rescan,reports,startup,keys,keys_terminal,edits")
     p.add_argument("--git", action="store_true",
                    help="put the workbench under git (one commit of every file but the store) first")
     p.add_argument("--child-keys", type=Path, help=argparse.SUPPRESS)
@@ -445,7 +471,7 @@ def main() -> None:
               ("keys", lambda: measure_keys(root, args.rounds, args.quick)),
               ("keys_terminal", lambda: keys_terminal(root, args.rounds, ["scroll: down", "leaderboard"] if args.quick else None,
                                                       quick=args.quick)),
-              ("startup", lambda: startup(root, args.rounds, args.quick))]
+              ("startup", lambda: startup(root, args.rounds, args.quick)), ("edits", lambda: measure_edits(root))]
     try:
         for name, run in stages:
             if name in only or (name == "scan" and not (root / "store.db").exists()):

@@ -184,12 +184,14 @@ def run(suite) -> None:
     tol = float(suite.threshold("score_rel_tol", 1e-9))
     # the vocabulary of the answer's own toy model is the answer's choice: the mock follows it
     suite.reading("model_convention", vocab, message=answer.describe())
-    s = Scene(suite, h, ref, answer, vocab, int(suite.rng("eos").integers(vocab)), timeout)
+    # EOS is fixed, never drawn: an edge it meets is built (eos_id_edges), not met on some seeds
+    s = Scene(suite, h, ref, answer, vocab, vocab // 2, timeout)
 
     greedy_k1(s)
     batch_independence(s)
     eos_retention(s)
     eos_in_prompt(s)
+    eos_id_edges(s)
     ragged_finish(s)
     ranking = ranking_runner(s)
     ranking_alpha(s, ranking)
@@ -268,6 +270,34 @@ def eos_in_prompt(s: Scene) -> None:
         c.value = "equal" if ok else "differs"
         c.expect(ok, f"with EOS as a prompt's last token and inside another: got {[seqs(i) for i in got]}, "
                      f"reference {want} (an EOS in the prompt does not finish a beam)")
+
+
+def eos_id_edges(s: Scene) -> None:
+    """EOS at the first and at the last id of the vocabulary, the two edges of the
+    ids the prompt allows: a search that tests EOS by truth value (``if
+    eos_token_id and ...``) never finishes a beam on id 0, one that cuts the last
+    logit off never sees id V - 1. On each, item 0's prompt puts EOS first beside
+    two clear runners-up, and no other context ever favours EOS: one beam of item 0
+    finishes at its first step and must stay finished, on every run."""
+    suite, h, answer = s.suite, s.h, s.answer
+    k, n, alpha = 2, 4, 0.6
+    with suite.check("eos_id_edges", threshold="equals reference with EOS = 0 and EOS = V - 1", timeout_s=s.timeout,
+                     requires=("finished_beams_compete", "stopping")) as c:
+        for eos in (0, s.vocab - 1):
+            edge = Scene(suite, h, s.ref, answer, s.vocab, eos, s.timeout)
+            ps = edge.prompts(f"eos-edge-{'first' if eos == 0 else 'last'}", (3, 4))
+            a, b = [t for t in (1, 2, 3) if t != eos][:2]
+            cr = edge.core(f"eos-edge-{eos}", eos_mean=-60.0, overrides={tuple(ps[0]): {eos: -0.4, a: -1.6, b: -2.5}})
+            what = f"EOS = {eos}, the {'first' if eos == 0 else 'last'} id of a {s.vocab}-token vocabulary"
+            try:
+                got = answer(cr, ps, k, n, alpha, eos)
+            except Exception as exc:
+                _answer_failed(c, exc, what)
+            ok, want = edge.matches_reference(cr, ps, got, k, n, alpha)
+            c.details[f"eos={eos}"] = {"got": [edge.seqs(item) for item in got], "reference": want}
+            c.expect(ok, f"{what} (item 0 ends at its first step): got {[edge.seqs(item) for item in got]}, "
+                         f"reference {want}")
+        c.value = f"EOS = 0 and EOS = {s.vocab - 1}"
 
 
 def ragged_finish(s: Scene) -> None:
@@ -674,7 +704,7 @@ def vocab_at_and_below_2k(s: Scene) -> None:
                      timeout_s=s.timeout, requires=("expand_top_2k",)) as c:
         for vocab in (2 * k, 2 * k - 1):
             rng = suite.rng(f"vocab-{vocab}")
-            eos = int(rng.integers(vocab))
+            eos = vocab - 1 if vocab == 2 * k else 0  # the edges of the ids, fixed: not a draw
             core = h.MockCore(vocab, int(rng.integers(2**31)), eos, eos_mean=-1.0)
             ps = [[int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=m)] for m in (2, 3)]
             what = f"a vocabulary of {vocab} tokens, {'equal to' if vocab == 2 * k else 'fewer than'} the 2K={2 * k} candidates a beam expands into (K={k})"

@@ -443,10 +443,13 @@ def smallest_inputs(suite, call, target, rng) -> None:
         g_long = target.continuation(long_prompt, 1)
     got_by_prompt = []
     for p, want in ((prompt, g[:1]), (long_prompt, g_long)):
+        refused = len(target.refusals)
         try:
             got = call(p, [], [], target)
         except Exception as exc:
-            if getattr(exc, "remote_where", None) is not None:  # the answer refuses an input its prompt leaves open
+            if len(target.refusals) > refused:  # not the answer refusing the tree: the target refusing its call
+                got = f"nothing: it called the target as the prompt's target cannot be called ({target.refusals[-1]})"
+            elif getattr(exc, "remote_where", None) is not None:  # the answer refuses an input its prompt leaves open
                 reading = f"raises {getattr(exc, 'remote_type', type(exc).__name__)}"
                 suite.reading("empty_tree", reading,
                               message=f"an empty tree (left open by the published prompt): {reading}")

@@ -12,23 +12,45 @@ from __future__ import annotations
 
 import numpy as np
 
+# an additive mask's "large negative number": at most this blocks (exp(-100) ~ 4e-44)
+LARGE_NEGATIVE = -100.0
+
 
 def allowed_matrix(mask, T: int) -> np.ndarray:
-    """A boolean (T, T) 'may attend' matrix from a boolean, 0/1 or additive mask."""
+    """A boolean (T, T) 'may attend' matrix from a mask of the two forms the
+    prompt defines, read as it defines them: boolean (True = may attend), or
+    additive (0 = may attend, -inf or a large negative number = blocked).
+    Anything else raises ValueError saying what it is: no mask, another shape
+    (a batch or head axis included), or values of neither form (a 0/1 mask of
+    numbers, which the additive reading would take as 1 = blocked by a small
+    amount)."""
     if mask is None:
-        return np.tril(np.ones((T, T), dtype=bool))
+        raise ValueError("no mask: the prompt's target is called with (tokens, mask), mask a (T, T) attention mask")
     m = np.asarray(mask)
-    while m.ndim > 2 and m.shape[0] == 1:
-        m = m[0]
     if m.shape != (T, T):
-        raise ValueError(f"mask has shape {np.asarray(mask).shape}, expected ({T}, {T}) for {T} tokens")
+        raise ValueError(f"mask has shape {m.shape}, expected ({T}, {T}) for {T} tokens")
     if m.dtype == bool:
         return m
+    if m.dtype.kind not in "iuf":
+        raise ValueError(f"mask of dtype {m.dtype}: the prompt's masks are boolean or additive (numbers)")
     m = m.astype(np.float64)
-    values = np.unique(m[np.isfinite(m)])
-    if values.size and values.max() > 0 and np.all(np.isin(values, (0.0, 1.0))):
-        return m == 1.0  # a 0/1 mask: 1 means attend
-    return m > -1.0  # additive: 0 attends, -inf or a large negative blocks
+    odd = m[(m != 0.0) & ~(m <= LARGE_NEGATIVE)]
+    if odd.size:
+        hint = " (a 0/1 mask of numbers: neither boolean nor additive)" if np.all(np.isin(m, (0.0, 1.0))) else ""
+        raise ValueError(f"mask value {float(odd[0])!r} is neither 0 (may attend) nor -inf or a large negative "
+                         f"number (blocked, <= {LARGE_NEGATIVE:g}){hint}")
+    return m == 0.0
+
+
+def token_ids(tokens) -> list[int]:
+    """The prompt's ``tokens``: a list of ints or a 1-D integer array, nothing else."""
+    arr = np.asarray(tokens)
+    if arr.ndim != 1:
+        raise ValueError(f"tokens of shape {arr.shape}: the prompt's target takes the sequence as a list or a 1-D "
+                         "array of length T")
+    if arr.size and arr.dtype.kind not in "iu":
+        raise ValueError(f"tokens of dtype {arr.dtype}: token ids are integers")
+    return [int(t) for t in arr.tolist()]
 
 
 # logit of the ids outside a large target's support: far below every drawn one
@@ -36,8 +58,9 @@ SPARSE_FLOOR = -30.0
 
 
 class TreeTarget:
-    """Callable and with ``forward(tokens, mask)``; returns (T, V) logits
-    (or (1, T, V) when the tokens come as a (1, T) batch)."""
+    """Callable and with ``forward(tokens, mask)``, as the prompt's target is;
+    returns (T, V) logits. No more lenient than that target: the mask is
+    required, and tokens come as one sequence."""
 
     def __init__(self, rng: np.random.Generator, vocab: int = 32, buckets: int = 1024, support=None):
         self.vocab = int(vocab)
@@ -48,6 +71,7 @@ class TreeTarget:
         self.table = rng.standard_normal((int(buckets), width))
         self.salt = int(rng.integers(1 << 62))
         self.calls = 0
+        self.refusals: list[str] = []
 
     def _drawn(self, seq: tuple) -> np.ndarray:
         # hash() of a tuple of ints is deterministic (no per-process salt).
@@ -74,17 +98,29 @@ class TreeTarget:
             seq.append(out[-1])
         return out
 
-    def forward(self, tokens, mask=None, attention_mask=None, attn_mask=None, **_ignored):
+    def forward(self, tokens, *args, **kwargs):
+        """(T, V) logits of ``tokens`` under the mask, taken exactly as the prompt's
+        target takes them: ``(tokens, mask)`` or ``(tokens, mask=mask)``. A call it
+        refuses raises, and is kept in ``refusals``: the suite tells the answer
+        refusing an input from the answer calling the target wrongly."""
         self.calls += 1
-        arr = np.asarray(tokens)
-        batched = arr.ndim == 2 and arr.shape[0] == 1
-        toks = [int(t) for t in arr.reshape(-1).tolist()]
-        T = len(toks)
-        chosen = next((m for m in (mask, attention_mask, attn_mask) if m is not None), None)
-        allowed = allowed_matrix(chosen, T)
-        logits = np.empty((T, self.vocab))
-        for t in range(T):
+        try:
+            if len(args) == 1 and not kwargs:
+                mask = args[0]
+            elif not args and set(kwargs) == {"mask"}:
+                mask = kwargs["mask"]
+            else:
+                given = ", ".join(["tokens", *("a positional argument" for _ in args), *kwargs])
+                raise TypeError(f"called with ({given}): the prompt's target is called as target_model(tokens, mask) "
+                                "or target_model.forward(tokens, mask)")
+            toks = token_ids(tokens)
+            allowed = allowed_matrix(mask, len(toks))
+        except (TypeError, ValueError) as exc:
+            self.refusals.append(str(exc))
+            raise
+        logits = np.empty((len(toks), self.vocab))
+        for t in range(len(toks)):
             logits[t] = self._row(tuple(toks[j] for j in np.flatnonzero(allowed[t])))
-        return logits[None] if batched else logits
+        return logits
 
     __call__ = forward

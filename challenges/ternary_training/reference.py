@@ -163,6 +163,8 @@ ARCH_FAULTS = {
     "blocks_not_chained": "every block reads the embeddings instead of the block before it",
     "blocks_share_last_weights": "every block computes with one block's weights (the last one's): "
                                  "the blocks are one module repeated",
+    "rope_theta_common_constant": "the rotary base is 10000, a common constant, not the configuration's "
+                                  "rope_theta (Qwen3's is 1,000,000)",
 }
 
 
@@ -214,6 +216,7 @@ def qwen3_logits(weights: dict, cfg: dict, ids: np.ndarray, group_size: int = 12
     w = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
     n_layers, h, kv, hd = (cfg[k] for k in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim"))
     eps, theta = float(cfg.get("rms_norm_eps", 1e-6)), float(cfg["rope_theta"])
+    theta = 10000.0 if fault == "rope_theta_common_constant" else theta
     b, n = ids.shape
     pos = np.arange(n, dtype=np.float64) if positions is None else np.asarray(positions, dtype=np.float64)
     kpos = pos if key_positions is None else np.asarray(key_positions, dtype=np.float64)

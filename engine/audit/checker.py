@@ -17,12 +17,12 @@ from pathlib import Path
 
 import numpy as np
 from benchtui.audit.equivalence import entry
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import COMPILE_ERROR, ERROR, FAIL, FORBIDDEN, MISSING_DEPENDENCY, TIMEOUT, UNBOUND, worst
 from benchtui.verify import wire
 from benchtui.verify.suite import SkipCheck, Suite
 
 # A check with one of these verdicts kills a mutant (a verdict the original did not get).
-KILLING = frozenset({V.FORBIDDEN, V.COMPILE_ERROR, V.TIMEOUT, V.ERROR, V.FAIL, V.UNBOUND, V.MISSING_DEPENDENCY})
+KILLING = frozenset({FORBIDDEN, COMPILE_ERROR, TIMEOUT, ERROR, FAIL, UNBOUND, MISSING_DEPENDENCY})
 
 
 class StopAudit(BaseException):
@@ -111,7 +111,7 @@ def main(job_path: str) -> int:
         peer.close()
     with open(job.results_path, "a", encoding="utf-8") as fh:
         fh.write(json.dumps({"trace": peer.trace, "stopped": stopped}) + "\n")
-        fh.write(json.dumps({"done": True, "verdict": V.worst(c.verdict for c in suite.checks),
+        fh.write(json.dumps({"done": True, "verdict": worst(c.verdict for c in suite.checks),
                              "duration_s": time.perf_counter() - started}) + "\n")
     return 0
 

@@ -36,7 +36,7 @@ from benchtui.challenges import contracts, coverage
 from benchtui.challenges.definition import Challenge
 from benchtui.challenges.prompts import file_prompt_sha256, prompt_versions, version_for_sha
 from benchtui.challenges.reference_answer import module_answer, reference_answer_files, write_reference_answer
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import FORBIDDEN, INFO, PASS
 
 # Checks the engine records around every suite: they test the plugin, not a requirement.
 ENGINE_CHECKS = {"forbidden_imports", "implementations", "bind", "conformance", "adapter", "prompt"}
@@ -187,7 +187,7 @@ def check_reference(runs: dict[int, dict], deck: bool = False) -> Item:
     exempt = REFERENCE_EXEMPT if deck else set()
 
     def failing(c: dict) -> bool:
-        return c["verdict"] not in (V.PASS, V.INFO) and not (c["name"] in exempt and c["verdict"] == V.FORBIDDEN)
+        return c["verdict"] not in (PASS, INFO) and not (c["name"] in exempt and c["verdict"] == FORBIDDEN)
 
     bad = {seed: [failing_line(c) for c in r["checks"] if failing(c)] for seed, r in runs.items()}
     bad = {seed: lines for seed, lines in bad.items() if lines}
@@ -198,12 +198,12 @@ def check_reference(runs: dict[int, dict], deck: bool = False) -> Item:
                     f"the reference does not pass its own suite on seed(s) {', '.join(map(str, bad))}: "
                     + "; ".join(lines[:3]), {"failing": {str(s): v for s, v in bad.items()}})
     first = next(iter(runs.values()))["checks"]
-    n = sum(1 for c in first if c["verdict"] == V.PASS)
+    n = sum(1 for c in first if c["verdict"] == PASS)
     if n == 0:  # a suite that passed nothing tried nothing
         return Item("reference_passes", None, f"not judged: no check passed or failed on seeds {seeds} "
                                               "(all skipped or informational)")
     own = sorted({c["name"] for r in runs.values() for c in r["checks"]
-                  if c["name"] in exempt and c["verdict"] == V.FORBIDDEN})
+                  if c["name"] in exempt and c["verdict"] == FORBIDDEN})
     said = (f"; it calls what the deck forbids its answers ({', '.join(own)}), as a deck's reference does"
             if own else "")
     return Item("reference_passes", True, f"the reference passes all {n} checks on seeds {seeds}{said}",
@@ -219,7 +219,7 @@ def check_requirements(challenge: Challenge, checks: list[dict]) -> list[Item]:
     if not declared:
         return [Item("requirements", False, "challenge.toml has no [requirements] table: id = \"the prompt's own words\"")]
     items = []
-    graded = [c for c in checks if c["verdict"] != V.INFO and c["name"].split("::")[-1] not in ENGINE_CHECKS]
+    graded = [c for c in checks if c["verdict"] != INFO and c["name"].split("::")[-1] not in ENGINE_CHECKS]
     unnamed = [c["name"] for c in graded if not c.get("requires")]
     unknown = sorted({f"{c['name']} -> {r}" for c in graded for r in c.get("requires") or [] if r not in declared})
     named = {r for c in graded for r in c.get("requires") or []}
@@ -284,7 +284,7 @@ def check_margins(runs: dict[int, dict], margin: float, near: dict[str, str] | N
             value, threshold = _number(c.get("value")), _number(c.get("threshold"))
             if c["name"].split("::")[-1] in ENGINE_CHECKS:
                 continue
-            if c["verdict"] == V.PASS and value is not None and threshold is not None:
+            if c["verdict"] == PASS and value is not None and threshold is not None:
                 values.setdefault(c["name"], []).append(value)
                 thresholds[c["name"]] = threshold
     rows, close, not_tolerance = {}, [], []

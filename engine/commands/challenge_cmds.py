@@ -73,6 +73,8 @@ def cmd_new(args, ctx) -> int:
     if args.force and args.id in load_challenge_set(None, BUNDLED_CHALLENGES).challenges:
         print(f"it replaces the bundled {args.id} in this workbench: every {args.id} answer is judged by it from now on")
     print(f"edit PROMPT.md, [requirements], reference.py and conformance.py, then: benchtui challenge check {args.id}")
+    # the models already here get no folder for it until it is handed out
+    print(f"once it is sound, `benchtui deploy {args.id}` gives each model's folder its prompt to answer")
     return 0
 
 

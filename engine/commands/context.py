@@ -9,14 +9,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchtui.challenges.definition import Challenge, challenge_for_name
 from benchtui.store.database import Store, StoreError
 from benchtui.text.suggest import suggest
 from benchtui.workbench.layout import Workbench, WorkbenchError, find_workbench
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # challenges.definition (and tomllib) is not loaded before the dashboard's first frame
     import argparse
     from types import SimpleNamespace
+
+    from benchtui.challenges.definition import Challenge
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -80,6 +81,8 @@ class Context:
 
     def challenge(self, name: str) -> Challenge:
         """The workbench's challenge with this id or display name; an unknown name is a usage error."""
+        from benchtui.challenges.definition import challenge_for_name
+
         found = challenge_for_name(name, self.workbench.challenges)
         if found is None:
             raise UsageError(f"unknown challenge {name!r}; {suggest(name, self.workbench.challenges, 'known challenges')}")

@@ -62,10 +62,10 @@ def two_step_interrupt(drain: threading.Event, cancel: threading.Event, flight: 
 def interrupt_report(signal_name: str, events) -> list[str]:
     """What an interrupted `run` did, from the runner's final events: the runs that
     finished (with their verdicts), those stopped, and those that never started."""
-    from benchtui.records import verdicts as V
+    from benchtui.records.verdicts import INTERRUPTED
 
-    finished = [e for e in events if e.kind in ("finished", "error", "busy") and e.verdict != V.INTERRUPTED]
-    stopped = [e for e in events if e.kind == "finished" and e.verdict == V.INTERRUPTED]
+    finished = [e for e in events if e.kind in ("finished", "error", "busy") and e.verdict != INTERRUPTED]
+    stopped = [e for e in events if e.kind == "finished" and e.verdict == INTERRUPTED]
     never = [e for e in events if e.kind == "cancelled"]
     lines = [f"benchtui: interrupted ({signal_name}): {len(finished)} finished, {len(stopped)} stopped, "
              f"{len(never)} never started"]

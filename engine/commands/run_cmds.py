@@ -11,6 +11,7 @@ from benchtui.records.coverage import describe, summary
 from benchtui.records.scan_kinds import WAITING_KIND
 from benchtui.records.verdicts import FAILING
 from benchtui.store import queries, runs_sql
+from benchtui.store.gone import gone_lines
 from benchtui.text.fit import fit, fit_check
 from benchtui.workbench.scan import scan_workbench
 
@@ -323,8 +324,6 @@ def cmd_results(args, ctx) -> int:
         print(f"{r['verdict']:<14} {r['model']}/{r['challenge']}{why}" + (f"  ({r['in_flight']})" if "in_flight" in r else ""))
     if hacks := hacks_line(records):
         print(hacks)
-    from benchtui.commands.workbench_cmds import gone_lines
-
     for line in gone_lines(store):
         print(line)
     return 0

@@ -14,6 +14,7 @@ from benchtui.commands.run_cmds import run_coverage, shown_verdict
 from benchtui.grading.grades import GradeValue
 from benchtui.records.scan_kinds import INFO_KINDS
 from benchtui.store import answers_sql, queries, runs_sql
+from benchtui.store.gone import gone_lines, gone_models, kept_text, move_model
 from benchtui.text.fit import fit_check
 from benchtui.text.suggest import suggest
 from benchtui.workbench.new_model import BadModelName, ScaffoldError, new_model
@@ -78,18 +79,7 @@ def cmd_scan(args, ctx) -> int:
     return 0
 
 
-def gone_lines(store) -> list[str]:
-    """A line per model folder that is gone while the store keeps its runs or grades."""
-    from benchtui.store.gone import gone_models, kept_text
-
-    gone = gone_models(store)
-    return [f"folder gone: {model}: the store keeps its {kept_text(counts)}; if it was renamed, "
-            f"`benchtui model move {shlex.quote(model)} NEW` moves them" for model, counts in gone.items()]
-
-
 def cmd_move_model(args, ctx) -> int:
-    from benchtui.store.gone import gone_models, kept_text, move_model
-
     scan_workbench(ctx.workbench, ctx.store)
     store = ctx.store
     present = set(store.model_names())
@@ -177,8 +167,6 @@ def cmd_list(args, ctx) -> int:
 def resolve_answer(ctx, model: str, challenge: str) -> tuple[str, str]:
     store = ctx.store
     if model not in store.model_names():
-        from benchtui.store.gone import gone_models, kept_text
-
         gone = gone_models(store).get(model)
         if gone is not None:  # a folder that went away: say what is kept of it, and how to move it
             raise UsageError(f"models/{model} is gone from the workbench; the store keeps its {kept_text(gone)}: "

@@ -9,8 +9,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from benchtui.records import verdicts as V
 from benchtui.records.flags import parse as parse_flags
+from benchtui.records.verdicts import FAILING, PASS, PASSING, SEVERITY, TIMEOUT
 from benchtui.store import decks_sql, runs_sql
 from benchtui.store.database import Store
 from benchtui.store.judging import answer_hashes, ran_out_of_time, stale_runs
@@ -70,7 +70,7 @@ class Row:
     def judged(self) -> str | None:
         if self.not_judged:
             return None
-        return "PASS" if self.verdict in V.PASSING else "FAIL" if self.verdict in V.FAILING else None
+        return "PASS" if self.verdict in PASSING else "FAIL" if self.verdict in FAILING else None
 
     @property
     def agreement(self) -> str:
@@ -194,8 +194,8 @@ def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
         if name == FIGURE or name.endswith("." + FIGURE):
             with contextlib.suppress(TypeError, ValueError):
                 figure = float(json.loads(c["value"])) if isinstance(c["value"], str) else float(c["value"])
-        severity = V.SEVERITY.get(c["verdict"], -1)
-        if c["verdict"] != V.PASS and severity > rank:
+        severity = SEVERITY.get(c["verdict"], -1)
+        if c["verdict"] != PASS and severity > rank:
             rank, reason = severity, f"{c['name']}: {c['verdict']} {c['message'] or ''}".strip()
     return reason, figure
 
@@ -231,17 +231,17 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
         notes.setdefault((a["deck"], a["run_id"]), []).append(
             {"verdict": a["verdict"], "summary": a["summary"], "peak_fraction": a["peak_fraction"], "source": a["source"],
              "measured_on": a.get("measured_on")})
-    ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == V.TIMEOUT])
+    ran_out = ran_out_of_time(store, [r["id"] for r in latest.values() if r["verdict"] == TIMEOUT])
     stale = stale_runs(store, [r["id"] for r in latest.values()])
     hashes = answer_hashes(store)
     flying = runs_sql.in_flight(store)
     for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
         run = latest.get((d["model"], d["challenge"])) if d["model"] else None
         reason, figure = _figure(store, run["id"]) if run else (None, None)
-        if not run or run["verdict"] not in V.PASSING:  # a run stored before figures were kept to right answers
+        if not run or run["verdict"] not in PASSING:  # a run stored before figures were kept to right answers
             figure = None
         why = not_judged(run["verdict"], run.get("message"), ran_out.get(run["id"])) if run else None
-        if run and run["verdict"] in V.PASSING:
+        if run and run["verdict"] in PASSING:
             reason = None
         elif run and run["id"] in ran_out:
             reason = f"run: {ran_out[run['id']]}"  # what stopped it, not the check it was in

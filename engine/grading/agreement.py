@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 from benchtui.grading.aggregates import current_verdicts
 from benchtui.grading.grades import LETTERS, POINTS, Grade, GradeError, current_grades, get_grader, is_a_range
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import FAILING
 from benchtui.store.database import Store
 
 
@@ -94,7 +94,7 @@ def agreement(store: Store, grader_a: str, grader_b: str, *, dimension: str | No
         ga, gb = a.get(item), b.get(item)
         verdict = verdicts.get(item[:2])
         # an unbound answer (nothing could be called) judged nothing: no grade contradicts it
-        conflict = verdict in V.FAILING and any(g is not None and is_a_range(g.letter) for g in (ga, gb))
+        conflict = verdict in FAILING and any(g is not None and is_a_range(g.letter) for g in (ga, gb))
         differs = ga is not None and gb is not None and ga.letter != gb.letter
         if differs or conflict:
             diff = round(POINTS[ga.letter] - POINTS[gb.letter], 4) if ga and gb else None
@@ -160,7 +160,7 @@ def suite_conflicts(store: Store) -> tuple[list[SuiteConflicts], list[EvidenceEf
     rows = []
     for name, grades in sorted(by_grader.items()):
         first = grades[-1]
-        failing = [g for g in grades if verdicts[(g.model, g.challenge)] in V.FAILING]
+        failing = [g for g in grades if verdicts[(g.model, g.challenge)] in FAILING]
         rows.append(SuiteConflicts(name, first.judge_model, first.judge_mode, first.rubric_sha, len(grades),
                                    sum(is_a_range(g.letter) for g in grades), len(failing),
                                    sum(is_a_range(g.letter) for g in failing)))
@@ -168,7 +168,7 @@ def suite_conflicts(store: Store) -> tuple[list[SuiteConflicts], list[EvidenceEf
     pairs: dict[tuple[str, str], dict[str, dict]] = {}
     for grades in by_grader.values():
         for g in grades:
-            if g.judge_model and g.rubric_sha and g.judge_mode and verdicts[(g.model, g.challenge)] in V.FAILING:
+            if g.judge_model and g.rubric_sha and g.judge_mode and verdicts[(g.model, g.challenge)] in FAILING:
                 pairs.setdefault((g.judge_model, g.rubric_sha), {}).setdefault(g.judge_mode, {})[(g.model, g.challenge)] = g
     for (model, rubric), modes in sorted(pairs.items()):
         blind, evidence = modes.get("blind", {}), modes.get("evidence", {})

@@ -25,8 +25,12 @@ from benchtui.grading.grades import (
     list_graders,
     shown_grade,
 )
-from benchtui.records import verdicts as V
-from benchtui.records.verdicts import FAILING  # verdicts that say the answer does not do what it was asked
+from benchtui.records.verdicts import (
+    FAILING,  # verdicts that say the answer does not do what it was asked
+    NO_ANSWER,
+    NOT_RUN,
+    PARTIAL,
+)
 from benchtui.store import runs_sql
 from benchtui.store.database import Store, now_iso
 
@@ -144,8 +148,8 @@ def _verdict_sections(store: Store, lb: Leaderboard) -> list[str]:
         cells = [lb.challenge_titles[c]]
         for m in lb.models:
             v = verdicts.get((m, c))
-            text = (DASH if v in (None, V.NO_ANSWER, V.NOT_RUN) else
-                    f"{v} ({covers[(m, c)]})" if v == V.PARTIAL and covers.get((m, c)) else v)
+            text = (DASH if v in (None, NO_ANSWER, NOT_RUN) else
+                    f"{v} ({covers[(m, c)]})" if v == PARTIAL and covers.get((m, c)) else v)
             text = f"{text} {STALE_MARK}" if text != DASH and (m, c) in stale else text
             cells.append(f"{text} {IN_FLIGHT_MARK}" if (m, c) in flying else text)
         if any(cell != DASH for cell in cells[1:]):

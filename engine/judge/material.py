@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchtui.records import verdicts as V
 from benchtui.records.coverage import describe
+from benchtui.records.verdicts import FAIL, INFO, PARTIAL, PASS, SKIPPED
 from benchtui.store import judging, queries
 from benchtui.store.database import Store
 from benchtui.workbench.answer_files import main_source
@@ -141,8 +141,8 @@ def evidence(store: Store, model: str, challenge: str) -> str:
     cov = queries.stored_value(run.get("coverage")) if run.get("coverage") else None
     lines = [f"Verdict: {describe(run['verdict'], cov)} (run #{run['id']}, {run['started_at'][:16]}, "
              f"on {run['backend']})."]
-    meaning = {V.PASS: "every check the suite ran passed",
-               V.PARTIAL: "every check it ran passed, but some requirements were not exercised (below)"}
+    meaning = {PASS: "every check the suite ran passed",
+               PARTIAL: "every check it ran passed, but some requirements were not exercised (below)"}
     lines.append(f"The verdict is the worst of its checks: {meaning.get(run['verdict'], 'at least one check did not pass')}.")
     stale = judging.stale_runs(store, [run["id"]]).get(run["id"])
     if stale:
@@ -151,26 +151,26 @@ def evidence(store: Store, model: str, challenge: str) -> str:
     if superseded:
         lines.append(f"Caution: this verdict was {superseded}.")
     checks = queries.shown_checks(store, run["id"])
-    bad = [c for c in checks if c["verdict"] not in (V.PASS, V.INFO, V.SKIPPED)]
+    bad = [c for c in checks if c["verdict"] not in (PASS, INFO, SKIPPED)]
     if bad:
         lines += ["", "Checks that did not pass:"]
         for c in bad:
             said = _said(c, DETAIL_CAP) or _measured(c)
             lines.append(f"- {c['name']}: {c['verdict']}" + (f": {said}" if said else ""))
-    passed = [c["name"] for c in checks if c["verdict"] == V.PASS]
+    passed = [c["name"] for c in checks if c["verdict"] == PASS]
     if passed:
         lines += ["", f"Checks that passed ({len(passed)}): {', '.join(passed)}."]
     lines += ["", "The answer's own tests (its self-check; shown, never counted in the verdict): "
               + _self_check(run)]
     uncovered = [f"- requirement {q['id']}: {q['status']}" + (f" ({q['reason']})" if q.get("reason") else "")
-                 for q in cov or () if q.get("status") not in (V.PASS, V.FAIL)]
+                 for q in cov or () if q.get("status") not in (PASS, FAIL)]
     uncovered += [f"- check {c['name']}: skipped" + (f": {_said(c, 300)}" if c["message"] else "")
-                  for c in checks if c["verdict"] == V.SKIPPED]
+                  for c in checks if c["verdict"] == SKIPPED]
     lines += ["", "What the verdict does not cover:"]
     lines += uncovered or ["- every requirement the suite knows was exercised"]
     lines.append("- anything the suite does not check: code quality, analysis, testing, the write-up's claims "
                  "(those are yours to judge)")
-    figures = [f"- {c['name']}: {_said(c, 300)}" for c in checks if c["verdict"] == V.INFO and c["message"]]
+    figures = [f"- {c['name']}: {_said(c, 300)}" for c in checks if c["verdict"] == INFO and c["message"]]
     if figures:
         lines += ["", "Figures and notes the suite recorded without counting them in the verdict:", *figures]
     return "\n".join(lines)

@@ -39,9 +39,9 @@ import benchtui
 from benchtui.challenges.definition import RunLimits
 from benchtui.host import resources
 from benchtui.host.backends import probe_all
-from benchtui.records import verdicts as V
 from benchtui.records.checks import CheckRow, DoneRecord
 from benchtui.records.job import Job
+from benchtui.records.verdicts import CHECK_VERDICTS, MISSING_DEPENDENCY
 from benchtui.runner import sandbox
 from benchtui.runner.selfcheck import plan_self_check, read_capped
 from benchtui.verify import gpu_lock, monitor
@@ -436,12 +436,12 @@ def self_check(bundle: JobBundle, layer: str, hide: list[Path]) -> SelfCheckResu
         open_up(work)
         plan = plan_self_check(work, sys.executable, gpu=gpu)
         if not plan.commands and plan.missing:
-            return {"self_status": V.MISSING_DEPENDENCY, "self_command": "", "self_output": "; ".join(plan.skipped)}
+            return {"self_status": MISSING_DEPENDENCY, "self_command": "", "self_output": "; ".join(plan.skipped)}
         if not plan.commands:
             return {"self_status": "none", "self_command": "", "self_output": "; ".join(plan.skipped) or "no tests or demos found"}
         budget = limits.self_check_timeout_s
         outputs, exit_code, started = [], 0, time.perf_counter()
-        status = V.MISSING_DEPENDENCY if plan.missing else "pass"
+        status = MISSING_DEPENDENCY if plan.missing else "pass"
         for cmd, label in zip(plan.commands, plan.labels):
             left = budget - (time.perf_counter() - started)
             if left <= 0:
@@ -488,7 +488,6 @@ def in_flight(path: Path) -> str | None:
 def parse_results(path: Path) -> tuple[list[CheckRow], DoneRecord | None]:
     """Checks and the final 'done' record from the child's results file.
     A torn last line (the child was killed mid-write) is ignored."""
-    from benchtui.records import verdicts as V
 
     checks: list[CheckRow] = []
     done: DoneRecord | None = None
@@ -503,7 +502,7 @@ def parse_results(path: Path) -> tuple[list[CheckRow], DoneRecord | None]:
             continue
         if "check" in obj and isinstance(obj["check"], dict):
             c = obj["check"]
-            if c.get("verdict") in V.CHECK_VERDICTS and isinstance(c.get("name"), str):
+            if c.get("verdict") in CHECK_VERDICTS and isinstance(c.get("name"), str):
                 checks.append(cast(CheckRow, c))  # the checker's Check.as_dict, its name and verdict read
         elif obj.get("done"):
             done = obj

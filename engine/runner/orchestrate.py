@@ -24,10 +24,10 @@ import benchtui
 from benchtui.challenges import adapters, coverage
 from benchtui.challenges.definition import Challenge, RunLimits
 from benchtui.host.backends import choose_backend, probe_all, require_backend
-from benchtui.records import verdicts as V
 from benchtui.records.checks import CheckRow
 from benchtui.records.flags import hack_flags
 from benchtui.records.job import Job
+from benchtui.records.verdicts import ERROR, FAIL, INFO, INTERRUPTED, NO_ANSWER, PASS, TIMEOUT, worst
 from benchtui.runner import sandbox
 from benchtui.runner.bundle import BundleResult, JobBundle, engine_fingerprint, execute_bundle, open_up, pack_tree
 from benchtui.runner.run_order import LongestFirst
@@ -97,7 +97,7 @@ def mark_interrupted(store: Store) -> int:
         if r["pid"] is None or not _alive(r["pid"]):
             stale.append(r["id"])
     for run_id in stale:
-        runs_sql.update_run(store, run_id, {"status": "interrupted", "verdict": V.INTERRUPTED, "finished_at": now_iso(),
+        runs_sql.update_run(store, run_id, {"status": "interrupted", "verdict": INTERRUPTED, "finished_at": now_iso(),
                                             "message": "the process running it ended before it finished"})
     return len(stale)
 
@@ -274,7 +274,7 @@ class Runner:
         checks: list[CheckRow]
         try:
             if answer["status"] == "no_answer":
-                checks, verdict, extra = [], V.NO_ANSWER, {"message": "the folder holds no answer files"}
+                checks, verdict, extra = [], NO_ANSWER, {"message": "the folder holds no answer files"}
             else:
                 checks, verdict, extra = self._execute(folder, challenge, model, backend, seed, digest, prompt, on_running)
                 node = extra.get("node", "")
@@ -282,17 +282,17 @@ class Runner:
             raise
         except KeyboardInterrupt:  # stopped at once: recorded with the time it had run, never left 'running'
             ended.set()
-            self._record(run_id, [], V.INTERRUPTED, {"message": "stopped by the user (Ctrl-C)"}, time.perf_counter() - started)
+            self._record(run_id, [], INTERRUPTED, {"message": "stopped by the user (Ctrl-C)"}, time.perf_counter() - started)
             raise
         except RunInterrupted as exc:  # a cluster node died under it (twice), or the batch was cancelled
-            checks, verdict, extra = [], V.INTERRUPTED, {"message": str(exc), "node": exc.node}
+            checks, verdict, extra = [], INTERRUPTED, {"message": str(exc), "node": exc.node}
             node = exc.node
         except Exception as exc:  # benchtui's own failure: record it, never lose the row
-            checks, verdict, extra = [], V.ERROR, {"message": f"benchtui could not run it: {type(exc).__name__}: {exc}"}
+            checks, verdict, extra = [], ERROR, {"message": f"benchtui could not run it: {type(exc).__name__}: {exc}"}
         duration = time.perf_counter() - started
         ended.set()
-        if self.cancel.is_set() and verdict == V.TIMEOUT:
-            verdict, extra["message"] = V.INTERRUPTED, "cancelled by the user"
+        if self.cancel.is_set() and verdict == TIMEOUT:
+            verdict, extra["message"] = INTERRUPTED, "cancelled by the user"
         message = self._record(run_id, checks, verdict, extra, duration)
         return self._finish(RunEvent("finished", model, challenge_id, run_id=run_id, verdict=verdict,
                                      message=message, duration_s=duration, node=node))
@@ -308,7 +308,7 @@ class Runner:
                  "message": c.get("message", ""),
                  "details": json.dumps({**(c.get("details") or {}), **({"requires": c["requires"]} if c.get("requires") else {})})}
                 for i, c in enumerate(checks)], {
-                "status": "interrupted" if verdict == V.INTERRUPTED else TRIAL if self.options.trial else "done",
+                "status": "interrupted" if verdict == INTERRUPTED else TRIAL if self.options.trial else "done",
                 "verdict": verdict, "finished_at": now_iso(), "duration_s": round(duration, 4),
                 # what the checks measured that points at a hack: beside the verdict, never in it
                 "flags": json.dumps(flags) if (flags := hack_flags(checks)) else None, **extra}, message)
@@ -377,19 +377,19 @@ class Runner:
             finished = len(checks)
             flight = got["in_flight"]
             if flight:
-                checks.append({"name": flight, "verdict": V.TIMEOUT, "value": None, "threshold": limits.timeout_s,
+                checks.append({"name": flight, "verdict": TIMEOUT, "value": None, "threshold": limits.timeout_s,
                                "message": f"stopped by the run's time limit ({limits.timeout_s:g} s) while it ran"})
-            checks.append({"name": "run", "verdict": V.TIMEOUT, "value": round(got["wall_s"], 2), "threshold": limits.timeout_s,
+            checks.append({"name": "run", "verdict": TIMEOUT, "value": round(got["wall_s"], 2), "threshold": limits.timeout_s,
                            "message": f"killed after {got['wall_s']:.1f} s (limit {limits.timeout_s:g} s); {finished} checks had finished"
                                       + (f", {flight} was running" if flight else "")})
         elif done is None:
             last = stderr.strip().splitlines()[-1:] if stderr.strip() else []
             why = f"signal {got['signal']}" if got["signal"] else f"exit code {got['exit_code']}"
-            checks.append({"name": "run", "verdict": V.ERROR, "value": got["exit_code"], "threshold": None,
+            checks.append({"name": "run", "verdict": ERROR, "value": got["exit_code"], "threshold": None,
                            "message": f"the checker stopped early ({why})" + (f": {last[0][:300]}" if last else "")})
         after, _ = tree_digest(folder)
         if after != digest:
-            checks.append({"name": "answer_folder_unchanged", "verdict": V.ERROR, "value": after, "threshold": digest,
+            checks.append({"name": "answer_folder_unchanged", "verdict": ERROR, "value": after, "threshold": digest,
                            "message": "the answer folder changed during the run (it is never written to by benchtui)"})
         # What the answer printed is its own output; the checker's stderr only matters when it failed.
         extra: dict[str, Any] = {"stdout": got["answer_stdout"],
@@ -399,9 +399,9 @@ class Runner:
         if self.cluster is not None:  # where it ran: the worker's own sandbox layer, device and versions
             extra.update({"sandbox": got["layer"], "node": got.get("node", ""), "device": got["facts"]["device"],
                           "versions": json.dumps({**got["facts"]["versions"], "suite": suite_origin(challenge.path)})})
-        verdict = V.worst(c["verdict"] for c in checks)
-        if got["timed_out"] and any(c["verdict"] == V.FAIL for c in checks):
-            verdict = V.FAIL  # a check it finished found a wrong result: the timeout stands beside it
+        verdict = worst(c["verdict"] for c in checks)
+        if got["timed_out"] and any(c["verdict"] == FAIL for c in checks):
+            verdict = FAIL  # a check it finished found a wrong result: the timeout stands beside it
         # what the verdict covers: a pass leaving a requirement not exercised is `partial`
         verdict, cov = coverage.for_run(challenge, (prompt or {}).get("prompt_version"), checks, verdict)
         extra["coverage"] = json.dumps(cov)
@@ -472,7 +472,7 @@ def prompt_check(prompt: dict[str, Any] | None) -> CheckRow | None:
 
 def verdict_message(checks: Sequence[Mapping[str, Any]], verdict: str, limit: int = 300) -> str:
     """The message of the first check that decided ``verdict`` (none for a pass)."""
-    if verdict in (V.PASS, V.INFO):
+    if verdict in (PASS, INFO):
         return ""
     for c in checks:
         if c.get("verdict") == verdict and c.get("message"):

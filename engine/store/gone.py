@@ -4,6 +4,8 @@ is never lost), named by the scan, marked wherever they are shown, and moved to 
 model's new folder name by ``benchtui model move OLD NEW``."""
 from __future__ import annotations
 
+import shlex
+
 from benchtui.store.database import Store
 
 # the tables whose rows belong to a model by name, moved with it
@@ -40,6 +42,12 @@ def kept_text(counts: dict[str, int]) -> str:
     words = {"runs": ("run", "runs"), "grades": ("grade", "grades"), "judge_grades": ("judge grade", "judge grades"),
              "notes": ("note", "notes")}
     return ", ".join(f"{n} {words[k][n != 1]}" for k, n in counts.items() if n) or "nothing"
+
+
+def gone_lines(store: Store) -> list[str]:
+    """A line per model folder that is gone while the store keeps its runs or grades."""
+    return [f"folder gone: {model}: the store keeps its {kept_text(counts)}; if it was renamed, "
+            f"`benchtui model move {shlex.quote(model)} NEW` moves them" for model, counts in gone_models(store).items()]
 
 
 def move_model(store: Store, old: str, new: str) -> dict[str, int]:

@@ -13,8 +13,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from benchtui.records import verdicts as V
 from benchtui.records.job import Job
+from benchtui.records.verdicts import ERROR, FORBIDDEN, INFO, MISSING_DEPENDENCY, PASS, UNBOUND, worst
 from benchtui.verify import wire
 from benchtui.verify.binding import ADAPTER_MODULE, Unbound, load_module
 from benchtui.verify.monitor import ProcMonitor, RemoteMonitor
@@ -41,16 +41,16 @@ def execute(job: Job, peer: wire.Peer | None = None, monitor: ProcMonitor | Remo
     suite.run_limit_s, suite.run_started = job.timeout_s, started
     hits = forbidden_imports(suite.answer_dir, job.forbidden_imports)
     if hits:
-        suite.record("forbidden_imports", V.FORBIDDEN, value=len(hits), threshold=0,
+        suite.record("forbidden_imports", FORBIDDEN, value=len(hits), threshold=0,
                      message="; ".join(str(h) for h in hits[:5]),
                      details={"hits": [str(h) for h in hits]})
     elif job.forbidden_imports:
-        suite.record("forbidden_imports", V.PASS, value=0, threshold=0,
+        suite.record("forbidden_imports", PASS, value=0, threshold=0,
                      message=f"none of {', '.join(job.forbidden_imports)} imported")
     try:
         conformance = load_module(Path(job.challenge_dir) / "conformance.py", f"benchtui_conformance_{job.challenge_id}")
     except Exception as exc:  # the challenge's own file: one message, not a traceback
-        suite.record("conformance", V.ERROR, message=old_name_message(exc, suite)
+        suite.record("conformance", ERROR, message=old_name_message(exc, suite)
                      or f"challenges/{job.challenge_id}/conformance.py cannot be loaded: {describe_exception(exc)}")
         return suite
     if not getattr(conformance, "GPU_LOCK_LATE", False):
@@ -65,30 +65,30 @@ def run_conformance(conformance: ModuleType, suite: Suite) -> None:
     try:
         conformance.run(suite)
     except Unbound as exc:
-        suite.record("bind", V.UNBOUND, message=str(exc),
+        suite.record("bind", UNBOUND, message=str(exc),
                      details={"looked_for": exc.looked_for, "searched": exc.searched})
     except wire.PeerGone as exc:
-        suite.record("conformance", V.ERROR, message=f"the answer's process ended before the checks could run ({exc})")
+        suite.record("conformance", ERROR, message=f"the answer's process ended before the checks could run ({exc})")
     except AttributeError as exc:
         missing = adapter_lacks(suite, exc)
         if missing is None:
-            suite.record("conformance", V.ERROR, message=describe_exception(exc))
+            suite.record("conformance", ERROR, message=describe_exception(exc))
         else:  # an adapter that does not define what the contract names binds nothing (an unfinished scaffold)
             name = suite.adapter_path.name if suite.adapter_path is not None else "adapter"
-            suite.record("bind", V.UNBOUND, message=f"the adapter {name} defines no {missing}, which the challenge's "
+            suite.record("bind", UNBOUND, message=f"the adapter {name} defines no {missing}, which the challenge's "
                                                     "adapter contract names",
                          details={"looked_for": [missing], "searched": [name]})
     except ModuleNotFoundError as exc:  # the answer imports a package the sandbox lacks
         old = old_name_message(exc, suite)
         if old is not None:  # unless a file of the challenge's imports benchtui's old name
-            suite.record("conformance", V.ERROR, message=old)
+            suite.record("conformance", ERROR, message=old)
             return
         package = missing_package(exc)
-        suite.record("conformance", V.MISSING_DEPENDENCY, value=package,
+        suite.record("conformance", MISSING_DEPENDENCY, value=package,
                      message=f"the answer imports {package!r}, which is not installed here: {describe_exception(exc)}",
                      details={"package": package})
     except Exception as exc:  # an answer failing at import time lands here
-        suite.record("conformance", V.ERROR, message=describe_exception(exc))
+        suite.record("conformance", ERROR, message=describe_exception(exc))
 
 
 def adapter_lacks(suite: Suite, exc: AttributeError) -> str | None:
@@ -116,19 +116,19 @@ def several_implementations(job: Job, conformance: ModuleType, suite: Suite, fir
         with open(suite._results_path, "w", encoding="utf-8") as fh:
             for c in suite.checks:
                 fh.write(json.dumps({"check": c.as_dict()}) + "\n")
-    verdicts = {files[0]: V.worst(c.verdict for c in suite.checks[first:])}
+    verdicts = {files[0]: worst(c.verdict for c in suite.checks[first:])}
     for rel in files[1:]:
         other = new_suite(job, check_prefix=rel, prefer_file=rel, peer=suite.peer, monitor=suite.monitor)
         if suite.peer is not None:  # the next implementation's imports load afresh in the answer's process
             suite.answer_side("forget")
         run_conformance(conformance, other)
         suite.checks.extend(other.checks)
-        verdicts[rel] = V.worst(c.verdict for c in other.checks)
+        verdicts[rel] = worst(c.verdict for c in other.checks)
     lines = []
     for rel, verdict in verdicts.items():
         copy = job.duplicates.get(rel)
         lines.append(f"{rel}: {verdict}" + (f" (a copy: {copy})" if copy else ""))
-    suite.record("implementations", V.INFO, value=len(files),
+    suite.record("implementations", INFO, value=len(files),
                  message=f"{len(files)} files implement the contract, each run on its own; the answer's verdict is "
                          f"the worst of them: " + "; ".join(lines),
                  details={"files": files, "verdicts": verdicts,
@@ -136,4 +136,4 @@ def several_implementations(job: Job, conformance: ModuleType, suite: Suite, fir
 
 
 def verdict_of(suite: Suite) -> str:
-    return V.worst(c.verdict for c in suite.checks)
+    return worst(c.verdict for c in suite.checks)

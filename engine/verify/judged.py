@@ -10,24 +10,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import MISSING_DEPENDENCY, SKIPPED, TIMEOUT, UNBOUND
 
-NOT_JUDGING = {V.SKIPPED, V.MISSING_DEPENDENCY, V.UNBOUND}
+NOT_JUDGING = {SKIPPED, MISSING_DEPENDENCY, UNBOUND}
 
 
 def not_judged(verdict: str | None, message: str | None = None, ran_out: str | None = None) -> str | None:
     """Why a run judged nothing, in a few words ("skipped: no GPU"); None when it judged.
     ``ran_out``: the message of its ``run`` check when the run's time limit stopped it."""
     message = message or ""
-    if verdict == V.SKIPPED:
+    if verdict == SKIPPED:
         if "too slow for this CPU" in message:
             return "skipped: too slow for this CPU"
         return "skipped: no GPU" if "GPU" in message or "cuda" in message.lower() else "skipped"
-    if verdict == V.MISSING_DEPENDENCY:
+    if verdict == MISSING_DEPENDENCY:
         return "missing dependency"
-    if verdict == V.UNBOUND:
+    if verdict == UNBOUND:
         return "unbound: nothing to call"
-    if verdict == V.TIMEOUT and ran_out:
+    if verdict == TIMEOUT and ran_out:
         return "time limit hit before the checks finished"
     return None
 

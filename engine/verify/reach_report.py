@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from benchtui.verify.suite import Suite
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import INFO
 from benchtui.verify.binding import is_self_test
 
 
@@ -68,7 +68,7 @@ def record(suite: Suite) -> None:
                  for e, a in adapter.items() if a["calls"]}
     adapter_text = "; ".join(f"{e}: " + (", ".join(f"{fn.split(':', 1)[-1]} x{k:g}" for fn, k in calls.items()) or "no answer call")
                              for e, calls in per_entry.items())
-    suite.record("reach", V.INFO, value=len(reached),
+    suite.record("reach", INFO, value=len(reached),
                  message=(f"{len(reached)} answer functions reached by {', '.join(c.name for c in measured)}"
                           + (f"; adapter calls per entry: {adapter_text}" if adapter_text else "; no adapter")
                           + (f"; {len(unreached)} public entry points no check reached: " + ", ".join(unreached[:8])

@@ -19,6 +19,7 @@ def edited_since_scan(store: Store, root: Path, run_ids: Iterable[int]) -> dict[
     mtime the last scan recorded; runs recorded without their files are left out."""
     ids = [i for i in run_ids if i is not None]
     out: dict[int, str] = {}
+    base = str(root)
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
         rows = store.conn.execute(
@@ -37,7 +38,7 @@ def edited_since_scan(store: Store, root: Path, run_ids: Iterable[int]) -> dict[
             if rel not in judged_on[run_id] or not folder:
                 continue
             try:
-                st = os.stat(root / folder / rel)
+                st = os.stat(f"{base}/{folder}/{rel}")  # a string: a Path per file cost as much as the stat
             except OSError:
                 edited.setdefault(run_id, []).append(rel)  # gone since the scan
                 continue

@@ -45,7 +45,7 @@ def items(report: dict) -> dict:
 
 def test_new_scaffolds_a_plugin_that_check_proves_sound(capsys, wb):
     code, out, _ = cli(capsys, "--workbench", str(wb), "challenge", "new", "my_task")
-    assert code == 0 and "wrote" in out
+    assert code == 0 and "wrote" in out and "`benchtui deploy my_task` gives each model's folder its prompt" in out
     folder = wb / "challenges" / "my_task"
     assert {p.name for p in folder.iterdir()} >= {"challenge.toml", "PROMPT.md", "reference.py", "conformance.py",
                                                   "ADAPTER.md", "adapters"}

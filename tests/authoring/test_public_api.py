@@ -79,6 +79,19 @@ def test_docs_list_exactly_the_exported_names():
     assert sorted(listed) == sorted(api.__all__)
 
 
+def test_the_authors_guide_names_every_public_suite_method():
+    """challenges/AUTHORING.md, by job, names each public method of ``Suite`` and of
+    ``Check``: a method added to the suite is documented or made private."""
+    guide = (REPO / "challenges" / "AUTHORING.md").read_text(encoding="utf-8").split("## The Suite API", 1)[1]
+    suite = {m for m in dir(api.Suite) if not m.startswith("_")}
+    # what the suite itself calls on a finished check, never a check body
+    suite_only = {"as_dict", "set_aside_passing_figure"}
+    check = {m for m in dir(api.Check) if not m.startswith("_") and callable(getattr(api.Check, m))} - suite_only
+    assert len(suite) >= 20
+    assert [m for m in sorted(suite) if f"suite.{m}(" not in guide] == []
+    assert [m for m in sorted(check) if f"c.{m}(" not in guide] == []
+
+
 def test_importing_the_api_loads_neither_textual_nor_torch():
     # adapters import it in the answer's process: it must stay light there
     code = "import sys, benchtui.api; print(sorted(m for m in ('textual', 'torch', 'mlx') if m in sys.modules))"

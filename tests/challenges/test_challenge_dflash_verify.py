@@ -3,6 +3,7 @@ target model respects masks, and mutants of the reference carrying the
 known mistakes are caught by the check meant to catch them."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -58,16 +59,41 @@ def test_challenge_definition_loads():
     assert "argmax(logits[P + i])" in prompt
 
 
-def test_mock_target_reads_every_mask_form():
+def test_mock_target_reads_the_prompts_mask_forms_and_nothing_else():
+    """The prompt's two forms, read its way: boolean (True = may attend) and additive
+    (0 = may attend, -inf or a large negative number = blocked). A forgiving stand-in
+    would let an answer be right only against it: no mask, a batch or head axis, and a
+    0/1 mask of numbers (1 = attend, where the additive reading says 0 = attend) are
+    refused, each with what it is."""
     want = reference.build_tree_mask(3, [-1, 0, -1])
     additive = np.where(want, 0.0, -np.inf)
     large_negative = np.where(want, 0.0, -1e9).astype(np.float32)
-    zero_one = want.astype(np.int64)
-    for form in (want, additive, large_negative, zero_one, want[None, None]):
+    for form in (want, additive, large_negative, np.where(want, 0, -10_000)):
         assert np.array_equal(mock.allowed_matrix(form, 6), want)
-    assert np.array_equal(mock.allowed_matrix(None, 4), np.tril(np.ones((4, 4), bool)))
-    with pytest.raises(ValueError):
-        mock.allowed_matrix(want, 7)
+    refused = {"no mask": (None, "no mask"), "batch and head axes": (want[None, None], "shape (1, 1, 6, 6)"),
+               "0/1 floats": (want.astype(np.float32), "neither boolean nor additive"),
+               "0/1 ints": (want.astype(np.int64), "neither boolean nor additive"),
+               "small negative": (np.where(want, 0.0, -1.0), "value -1.0"), "wrong size": (want, "expected (7, 7)")}
+    for label, (form, words) in refused.items():
+        with pytest.raises(ValueError, match=re.escape(words)):
+            mock.allowed_matrix(form, 7 if label == "wrong size" else 6)
+
+
+def test_mock_target_takes_what_the_prompts_target_takes():
+    """tokens: a list or a 1-D array of length T, and a mask, positionally or as
+    ``mask=``; a (1, T) batch, float ids and a call without a mask are refused."""
+    target = mock.TreeTarget(np.random.default_rng(5))
+    mask = reference.build_tree_mask(2, [-1, 0])
+    a = target([1, 2, 3, 4], mask)
+    assert a.shape == (4, 32) and np.array_equal(target.forward(np.array([1, 2, 3, 4]), mask=mask), a)
+    with pytest.raises(ValueError, match="tokens of shape"):
+        target.forward(np.array([[1, 2, 3, 4]]), mask)
+    with pytest.raises(ValueError, match="integers"):
+        target.forward(np.array([1.0, 2.0, 3.0, 4.0]), mask)
+    with pytest.raises(TypeError):
+        target.forward([1, 2, 3, 4])
+    with pytest.raises(TypeError):
+        target.forward([1, 2, 3, 4], attention_mask=mask)
 
 
 def test_mock_target_logits_follow_the_mask_only():
@@ -84,7 +110,6 @@ def test_mock_target_logits_follow_the_mask_only():
     leaky = mask.copy()
     leaky[5, 4] = True
     assert not np.array_equal(target.forward([1, 2, 3, 4, 5, 6], leaky)[5], a[5])
-    assert target(np.array([[1, 2, 3]]), None).shape == (1, 3, target.vocab)
 
 
 def test_results_are_normalised():

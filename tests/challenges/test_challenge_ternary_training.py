@@ -61,6 +61,10 @@ def test_reference_passes_with_smoke_run(tmp_path):
     assert smoke["heldout_tokens"] == 16 * 64 and smoke["steps"] == 30
     assert "reference.py:smoke_run" in smoke["reach"]["calls"]
     assert checks["smoke_weights_ternary"]["details"]["layers"] == ["w1", "w2"]
+    # the model's size is the answer's choice: a reading, so an audit counts a mutant that only resizes it
+    # (a hidden width of 128 for 256) as allowed by the prompt, not as a survivor
+    size = checks["smoke_model_size"]
+    assert size["value"] == "w1 256x128, w2 256x256" and size["details"]["open_reading"]["accepted"] is True
 
 
 def test_demo_careful_mlx_passes_through_its_adapter(fast_challenges):
@@ -340,7 +344,7 @@ def test_qwen3_reference_is_mlx_lm_qwen3_and_tells_each_fault_apart():
     qwen3 = pytest.importorskip("mlx_lm.models.qwen3")
     ref = _reference_module()
     cfg = dict(hidden_size=128, intermediate_size=256, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
-               vocab_size=256, rms_norm_eps=1e-6, rope_theta=10000.0, tie_word_embeddings=True,
+               vocab_size=256, rms_norm_eps=1e-6, rope_theta=1_000_000.0, tie_word_embeddings=True,
                max_position_embeddings=512, num_hidden_layers=2)
     weights = ref.qwen3_weights(np.random.default_rng(5), cfg)
     projected = {k: ref.ternary_quantize(v.astype(np.float64)).astype(np.float32)

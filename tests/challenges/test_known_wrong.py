@@ -19,7 +19,7 @@ from benchtui.authoring.soundness import static_names
 from benchtui.challenges import contracts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.runner.local import run_local
-from challenge_kit import checks_by_name, fast_copy, mutate_source
+from challenge_kit import checks_by_name, fast_copy, mutate_source, run_stages, run_variants
 
 SEED = 30
 
@@ -105,6 +105,11 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
         # a log-softmax shifted by the row's first logit: fine while a row spans a few units
         "log_softmax_shift_by_first_logit": ([("    m = z.max(axis=-1, keepdims=True)", "    m = z[..., :1]")],
                                              "logits_row_spread"),
+        # EOS tested by truth value: id 0, an id the prompt allows, never ends a beam (an EOS
+        # drawn at random was 0 on one seed in a vocabulary's size)
+        "eos_tested_by_truth_value": ([("logp + float(lp[tok]), tok == eos_token_id))",
+                                        "logp + float(lp[tok]), bool(eos_token_id) and tok == eos_token_id))")],
+                                      "eos_id_edges"),
         # the top 2K by argpartition: kth=2K is out of bounds once the vocabulary is no larger than 2K
         "top_2k_by_argpartition": ([('for tok in np.argsort(-lp, kind="stable")[: 2 * k]:',
                                      "for tok in np.argpartition(-lp, 2 * k)[: 2 * k]:")], "vocab_at_and_below_2k"),
@@ -128,6 +133,10 @@ VARIANTS: dict[str, dict[str, tuple[list[tuple[str, str]], str]]] = {
         # an empty tree's bonus token read from the first prompt row: right only on a one-token prompt
         "empty_tree_bonus_from_first_row": ([("want = int(predicted[P + node])", "want = int(predicted[P + node if N else 0])")],
                                             "empty_tree"),
+        # kimi-k2.6's empty-tree path: the target called without the mask its prompt says the target
+        # takes (a stand-in that read no mask as causal passed it)
+        "empty_tree_target_without_mask": ([("build_tree_mask(P, parents)))",
+                                             "*([build_tree_mask(P, parents)] if N else [])))")], "empty_tree"),
         "mask_sees_earlier_nodes": ([("            mask[P + i, P:P + N] |= mask[P + parent, P:P + N]",
                                       "            mask[P + i, P:P + i] = True")], "mask_random_trees"),
     },
@@ -183,6 +192,15 @@ WRITTEN = {
         "prediction_from_previous_position": ({"verify.py": PREVIOUS_POSITION_VERIFIER}, "golden_rule_fixed_trees"),
     },
 }
+# ternary_training's checks by the stage of its suite that records them (its conformance's
+# run_stages): a bug meant for one of these runs through that stage alone, not through a
+# minutes-long training of a real model it is not about; the reference runs the whole suite
+STAGE_OF = {"ste_gradient": "ste", "linear_backward_dx": "ste", "group_size_honoured": "quantizer",
+            "quantize_zero_group": "quantizer", "smoke_loss_falls": "smoke", "reported_loss_recomputed": "smoke",
+            "smoke_model_sees_order": "smoke", "architecture_first_block": "architecture",
+            "architecture_past_first_block": "architecture", "cached_decoding": "architecture",
+            "ternary_block_projections": "layers"}
+STAGED = {"ternary_training"}
 CASES = sorted([(cid, name) for cid, names in VARIANTS.items() for name in names]
                + [(cid, name) for cid, names in WRITTEN.items() for name in names])
 
@@ -199,13 +217,22 @@ def answer_files(cid: str, name: str) -> tuple[dict[str, str], str]:
     return {"answer.py": mutate_source((BUNDLED_CHALLENGES / cid / "reference.py").read_text(), *edits)}, check
 
 
-def run_variant(tmp_path: Path, root: Path, cid: str, files: dict[str, str]) -> dict:
+def run_variant(tmp_path: Path, root: Path, cid: str, files: dict[str, str], check: str | None = None) -> dict:
+    """The suite on an answer of ``files`` beside our PROMPT.md; with ``check``, on a
+    staged challenge, only the stage that records it."""
     folder = tmp_path / "answer"
     folder.mkdir()
     (folder / "PROMPT.md").write_bytes((BUNDLED_CHALLENGES / cid / "PROMPT.md").read_bytes())
     for filename, source in files.items():
         (folder / filename).write_text(source)
-    return run_local(cid, folder, seed=SEED, challenges_dir=fast_copy(cid, root, FAST[cid]))
+    return run_answer(cid, folder, root, check)
+
+
+def run_answer(cid: str, folder: Path, root: Path, check: str | None, **kw) -> dict:
+    challenges = fast_copy(cid, root, FAST[cid])
+    if check is not None and cid in STAGED:
+        return run_stages(cid, folder, (STAGE_OF[check],), seed=SEED, challenges_dir=challenges, **kw)
+    return run_local(cid, folder, seed=SEED, challenges_dir=challenges, **kw)
 
 
 def test_every_challenge_keeps_known_wrong_answers():
@@ -218,7 +245,7 @@ def test_every_challenge_keeps_known_wrong_answers():
 @pytest.mark.parametrize("cid,name", CASES, ids=[f"{c}/{n}" for c, n in CASES])
 def test_known_wrong_answer_fails(cid, name, tmp_path, fast_root):
     files, check = answer_files(cid, name)
-    result = run_variant(tmp_path, fast_root, cid, files)
+    result = run_variant(tmp_path, fast_root, cid, files, check)
     checks = checks_by_name(result)
     summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
     assert result["verdict"] == "fail", (name, summary)
@@ -350,7 +377,7 @@ DELIBERATE_CASES = sorted((cid, name) for cid, names in DELIBERATE.items() for n
 def test_known_wrong_answer_is_caught_by_the_check_made_for_it(cid, name, tmp_path, fast_root):
     edits, check, words = DELIBERATE[cid][name]
     source = mutate_source((BUNDLED_CHALLENGES / cid / "reference.py").read_text(), *edits)
-    result = run_variant(tmp_path, fast_root, cid, {"answer.py": source})
+    result = run_variant(tmp_path, fast_root, cid, {"answer.py": source}, check)
     checks = checks_by_name(result)
     summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
     assert result["verdict"] == "fail", (name, summary)
@@ -386,6 +413,18 @@ PLANTED: dict[str, tuple[str, str, str, str, str, str]] = {
     "blocks_read_the_embeddings": ("glm5.1", "ternary_model.py", "h = layer(h, mask, c)",
                                    "h = layer(self.embed_tokens(inputs), mask, c)", "architecture_past_first_block",
                                    "reads the embeddings"),
+    # the named model's real configuration: Qwen3's rotary base (1,000,000) hard-coded as the common
+    # 10000, which a test configuration of 10000 never told apart
+    "rope_base_hard_coded": ("glm5.1", "ternary_model.py", "nn.RoPE(head_dim, base=args.rope_theta,",
+                             "nn.RoPE(head_dim, base=10000.0,", "architecture_first_block", "the rotary base is 10000"),
+    # a default argument: its Model's group size, which a caller may leave out, halved; the layers
+    # of a Model built without it quantise groups of 64, not the prompt's 128
+    "model_group_size_default_halved": ("glm5.1", "ternary_model.py",
+                                        "    def __init__(self, args: ModelArgs, group_size: int = 128):\n"
+                                        "        super().__init__()\n        self.args = args",
+                                        "    def __init__(self, args: ModelArgs, group_size: int = 64):\n"
+                                        "        super().__init__()\n        self.args = args",
+                                        "ternary_block_projections", "not ternary as the prompt asks"),
     # the cached decoding path
     "cached_keys_without_offset": ("glm5.1", "ternary_model.py", "k = self.rope(k, offset=cache.offset)",
                                    "k = self.rope(k)", "cached_decoding", "keys are rotated at position 0"),
@@ -407,33 +446,52 @@ PLANTED: dict[str, tuple[str, str, str, str, str, str]] = {
 }
 
 
-def planted_answer(tmp_path: Path, name: str) -> tuple[Path, str]:
-    """A scratch copy of the real answer with the variant's one line changed."""
-    model, filename, old, new, _, _ = PLANTED[name]
-    source = REAL_ANSWERS[model]
-    if not source.is_dir():
-        pytest.skip(f"no published benchmark at {PUBLISHED}")
-    folder = tmp_path / model
-    shutil.copytree(source, folder, ignore=shutil.ignore_patterns("__pycache__"), copy_function=shutil.copyfile)
-    for entry in [folder, *folder.rglob("*")]:  # the published copy is read-only
-        entry.chmod(entry.stat().st_mode | 0o200)
-    path = folder / filename
-    path.write_text(mutate_source(path.read_text(), (old, new), count=1))
-    return folder, model
+# The checks these bugs meet compare the answer's model with the checker's reference or with
+# itself, however long it trained: its smoke run trains 2 steps here, and the unplanted answer
+# passes each of those checks on the same run (the control)
+PLANTED_FAST = {"timing_budget_s": "0.02", "smoke_steps": "2"}
+UNPLANTED = "(unplanted)"
 
 
-@pytest.mark.parametrize("name", sorted(PLANTED), ids=[f"ternary_training/{n}" for n in sorted(PLANTED)])
-def test_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_root):
-    folder, model = planted_answer(tmp_path, name)
-    *_, check, words = PLANTED[name]
-    cid = "ternary_training"
-    result = run_local(cid, folder, model=model, seed=SEED, challenges_dir=fast_copy(cid, fast_root, FAST[cid]),
-                       adapter=BUNDLED_CHALLENGES / cid / "adapters" / f"{model}.py")
+@pytest.fixture(scope="module")
+def planted_results(tmp_path_factory):
+    """model -> {variant or UNPLANTED: result}: every bug planted in one real answer, and
+    the answer as it is, judged one after another in one answer process (run_variants)."""
+    cache: dict[str, dict] = {}
+    challenges = fast_copy("ternary_training", tmp_path_factory.mktemp("planted"), PLANTED_FAST)
+
+    def results(model: str) -> dict:
+        if model not in cache:
+            source = REAL_ANSWERS[model]
+            if not source.is_dir():
+                pytest.skip(f"no published benchmark at {PUBLISHED}")
+            variants = {}
+            for name, (owner, filename, old, new, check, _) in PLANTED.items():
+                if owner == model:
+                    text = mutate_source((source / filename).read_text(), (old, new), count=1)
+                    variants[name] = ({filename: text}, (STAGE_OF[check],))
+            stages = tuple(dict.fromkeys(stage for _, (stage,) in variants.values()))
+            cache[model] = run_variants("ternary_training", source, {UNPLANTED: ({}, stages), **variants}, seed=SEED,
+                                        challenges_dir=challenges, model=model,
+                                        adapter=BUNDLED_CHALLENGES / "ternary_training" / "adapters" / f"{model}.py")
+        return cache[model]
+
+    return results
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xdist_group(f"planted-{PLANTED[n][0]}"))
+                                  for n in sorted(PLANTED)], ids=[f"ternary_training/{n}" for n in sorted(PLANTED)])
+def test_bug_planted_in_a_real_answer_is_caught(name, planted_results):
+    model, *_, check, words = PLANTED[name]
+    results = planted_results(model)
+    result, control = results[name], checks_by_name(results[UNPLANTED])
     checks = checks_by_name(result)
     summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
     assert result["verdict"] == "fail", (name, summary)
     assert check in checks and checks[check]["verdict"] == "fail", (name, check, summary)
     assert words in (checks[check].get("message") or ""), (name, checks[check].get("message"))
+    # the same check passes the answer without the bug, on the same run
+    assert control[check]["verdict"] == "pass", (model, check, control[check].get("message"))
 
 
 # -- One-line bugs planted in real published answers, one per kind of contract a
@@ -486,8 +544,7 @@ def test_contract_bug_planted_in_a_real_answer_is_caught(name, tmp_path, fast_ro
     if name in OUR_PROMPT:
         (folder / "PROMPT.md").write_bytes((BUNDLED_CHALLENGES / cid / "PROMPT.md").read_bytes())
     adapter = BUNDLED_CHALLENGES / cid / "adapters" / f"{model}.py"
-    result = run_local(cid, folder, model=model, seed=SEED, challenges_dir=fast_copy(cid, fast_root, FAST[cid]),
-                       adapter=adapter if adapter.is_file() else None)
+    result = run_answer(cid, folder, fast_root, check, model=model, adapter=adapter if adapter.is_file() else None)
     checks = checks_by_name(result)
     summary = {n: (c["verdict"], (c.get("message") or "")[:160]) for n, c in checks.items() if c["verdict"] != "pass"}
     assert result["verdict"] == "fail", (name, summary)

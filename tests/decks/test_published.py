@@ -9,6 +9,7 @@ from benchtui.decks import kernelbench_hard
 from benchtui.decks.compare import compare, spearman
 from benchtui.decks.importer import import_deck
 from benchtui.store.database import Store
+from deck_kit import scanned_workbench
 
 
 def test_spearman():
@@ -120,18 +121,13 @@ def test_a_run_its_time_limit_stopped_is_not_judged_here_not_a_disagreement(kbh_
 def test_an_edited_imported_answer_is_marked_beside_the_decks_verdict(kbh_deck, tmp_path, capsys):
     """The deck's verdict is on the solution.py it published: once the file is edited, the row
     pairing it with benchtui's says so, and a benchtui run on the file before the edit is stale."""
-    from pathlib import Path
-
     from benchtui.runner.orchestrate import tree_digest
-    from benchtui.workbench.layout import find_workbench
     from benchtui.workbench.scan import scan_workbench
 
     root = tmp_path / "wb"
-    import_deck(kernelbench_hard.read_deck(kbh_deck, "h100"), root)
+    wb = scanned_workbench(kbh_deck, root)
     fp8 = "kbh_01_fp8_gemm"
-    wb = find_workbench(str(root), None, Path.cwd())
     with Store(wb.store_path) as store:
-        scan_workbench(wb, store, index_transcripts=False)
         models = [r["model"] for r in store.query("select model from deck_results where challenge = ? and has_answer = 1 "
                                                   "order by model", (fp8,))]
         edited, kept = models[0], models[1]

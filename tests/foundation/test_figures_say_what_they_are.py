@@ -61,6 +61,9 @@ def test_a_count_names_what_it_counts():
     cov = [{"checkable": True, "status": coverage.PASS}, {"checkable": True, "status": coverage.PASS},
            {"checkable": True, "status": coverage.NOT_EXERCISED}, {"checkable": True, "status": coverage.NOT_EXERCISED}]
     assert coverage.describe("skipped", cov) == "skipped: 2 of 4 requirements met"
+    # a requirement no check can judge: "6 of 6" must not read as every one of seven met
+    kv = [{"checkable": True, "status": coverage.PASS}] * 6 + [{"checkable": False, "status": coverage.NOT_EXERCISED}]
+    assert coverage.describe("pass", kv) == "pass: 6 of 6 checkable requirements met, 1 not checkable"
 
 
 def test_a_fraction_names_what_it_is_a_fraction_of():

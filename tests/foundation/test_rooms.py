@@ -2,7 +2,8 @@
 the floors below it, a module uses another's public names only, the dashboard
 does not import the CLI's room, the audit's operators share one syntax-tree
 module instead of copies, bench/ loads no test file by path, and the skip for a
-machine without a sandbox lives in tests/conftest.py alone."""
+machine without a sandbox lives in tests/conftest.py alone; within a room, no two
+modules import each other."""
 from __future__ import annotations
 
 import ast
@@ -205,6 +206,54 @@ def test_only_conftest_skips_a_test_for_want_of_a_sandbox():
            for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler) and node.type is not None
            and "SandboxUnavailable" in ast.unparse(node.type)]
     assert bad == []
+
+
+def module_arrows(tree: ast.AST, own: str, known: set[str]) -> set[str]:
+    """The benchtui modules a file imports (``from pkg import mod`` names ``pkg.mod``), at its
+    head or inside a function; an import only for type checking is left out: it ties no
+    module to another when the code runs."""
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for n in ast.walk(node)}
+    out = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = own.split(".")[: len(own.split(".")) - node.level] if node.level else []
+            module = ".".join([*base, node.module] if node.module else base)
+            out |= {f"{module}.{a.name}" if f"{module}.{a.name}" in known else module for a in node.names}
+    return {m for m in out if m in known and m != own}
+
+
+def two_way_pairs(folders: tuple[str, ...] = ("engine", "tui")) -> list[str]:
+    """Every pair of modules that import each other: 'a <-> b'."""
+    files = [(module_name(path), path, tree) for path, tree in sources(*folders)]
+    known = {m for m, _, _ in files if m}
+    imports = {m: module_arrows(tree, m + (".__init__" if path.name == "__init__.py" else ""), known)
+               for m, path, tree in files if m}
+    return sorted(f"{a} <-> {b}" for a, targets in imports.items() for b in targets if a < b and a in imports.get(b, ()))
+
+
+def test_no_two_modules_import_each_other():
+    """Within a room too, one module stands below the other: no pair imports each other, so
+    neither needs an import hidden inside a function to load, and a reader of a file's head
+    sees every tie it has."""
+    assert two_way_pairs() == []
+
+
+def test_the_pair_check_sees_an_import_inside_a_function(tmp_path):
+    folder = tmp_path / "engine"
+    folder.mkdir()
+    (folder / "one.py").write_text("from benchtui import two\n")
+    (folder / "two.py").write_text("def f():\n    from benchtui.one import g\n")
+    (folder / "three.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from benchtui import one\n")
+    trees = {p.stem: ast.parse(p.read_text()) for p in folder.glob("*.py")}
+    known = {"benchtui.one", "benchtui.two", "benchtui.three"}
+    assert module_arrows(trees["two"], "benchtui.two", known) == {"benchtui.one"}
+    assert module_arrows(trees["one"], "benchtui.one", known) == {"benchtui.two"}
+    assert module_arrows(trees["three"], "benchtui.three", known) == set()
 
 
 def test_verify_imports_nothing_of_the_runner_that_drives_it():

@@ -60,7 +60,7 @@ def test_a_cells_coverage_is_read_for_its_run(store):
            {"id": "c", "status": "not_exercised", "checkable": False}]
     run_id = store.db["runs"].insert({"model": "m", "challenge": "c", "status": "done", "verdict": "partial",
                                       "coverage": json.dumps(cov)}, alter=True).last_pk
-    assert run_covers(store, run_id) == "1 of 2 requirements met"
+    assert run_covers(store, run_id) == "1 of 2 checkable requirements met, 1 not checkable"
     older = next(c for c in load_matrix(store).cells.values() if c.run_id is not None and c.run_id != run_id)
     assert run_covers(store, older.run_id) == ""  # a run recorded before coverage
     assert run_covers(store, None) == ""

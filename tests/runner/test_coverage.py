@@ -94,11 +94,11 @@ def test_a_requirement_met_by_the_adapter_is_not_exercised_and_the_pass_is_parti
     assert verdict == V.PARTIAL
     assert by_id["a"]["status"] == "pass" and by_id["b"]["status"] == "not_exercised"
     assert "adapter loops" in by_id["b"]["reason"]
-    assert describe(verdict, cov) == "partial: 1 of 2 requirements met"
+    assert describe(verdict, cov) == "partial: 1 of 2 checkable requirements met, 1 not checkable"
     # a failure stays a failure; a not-checkable requirement alone never makes a pass partial
     assert coverage.apply(V.FAIL, cov) == V.FAIL
     full = coverage.compute(reqs, [check("x", V.PASS, "ab")])
-    assert coverage.apply(V.PASS, full) == V.PASS and summary(full) == "2 of 2 requirements met"
+    assert coverage.apply(V.PASS, full) == V.PASS and summary(full) == "2 of 2 checkable requirements met, 1 not checkable"
     assert summary(coverage.compute(coverage.requirements(FakeChallenge(RAW), "short"), [])) == "0 of 1 requirements met"
 
 
@@ -122,7 +122,7 @@ def test_run_results_show_and_export_carry_the_coverage(tmp_path, capsys):
     assert main([*wb, "run", "-m", "ref", "-c", "kv", "--json", "--no-self-check"]) == 0
     (run,) = json.loads(capsys.readouterr().out)["runs"]
     by_id = {c["id"]: c for c in run["coverage"]}
-    assert run["verdict"] == "partial" and run["covers"] == "6 of 7 requirements met"
+    assert run["verdict"] == "partial" and run["covers"] == "6 of 7 checkable requirements met, 1 not checkable"
     assert by_id["streams"]["status"] == "not_exercised" and by_id["incremental_decode"]["status"] == "pass"
     assert "decode_matches_full_attention" in by_id["incremental_decode"]["checks"]
     assert by_id["no_recompute"]["reason"].startswith("not checkable")
@@ -132,10 +132,10 @@ def test_run_results_show_and_export_carry_the_coverage(tmp_path, capsys):
         (row,) = store.query("select details from checks where name = 'padding_isolated'")
     assert json.loads(row["details"])["requires"] == ["variable_lengths", "inputs_unchanged"]
     assert main([*wb, "results"]) == 0
-    assert "partial: 6 of 7 requirements met" in capsys.readouterr().out
+    assert "partial: 6 of 7 checkable requirements met, 1 not checkable" in capsys.readouterr().out
     assert main([*wb, "show", "ref", "kv", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)["latest_run"]
-    assert shown["covers"] == "6 of 7 requirements met" and len(shown["coverage"]) == 8
+    assert shown["covers"] == "6 of 7 checkable requirements met, 1 not checkable" and len(shown["coverage"]) == 8
     assert main([*wb, "export", "json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["verdicts"]
-    assert (row["verdict"], row["covers"]) == ("partial", "6 of 7 requirements met")
+    assert (row["verdict"], row["covers"]) == ("partial", "6 of 7 checkable requirements met, 1 not checkable")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from benchtui.decks import compare
+from benchtui.records import verdicts
 from benchtui.tui.app import BenchApp
 from rich.console import Console
 from textual.geometry import Region
@@ -33,15 +34,15 @@ def deck_rows(n: int = 40) -> list[compare.Row]:
     for i in range(n):
         model, challenge = MODELS[i % len(MODELS)], CHALLENGES[i // len(MODELS) % len(CHALLENGES)]
         deck_pass = i % 4 != 3
-        verdict = [compare.V.PASS, compare.V.FAIL, None, compare.V.PASS][i % 4]
+        verdict = [verdicts.PASS, verdicts.FAIL, None, verdicts.PASS][i % 4]
         notes = [] if i % 3 else [{"verdict": "clean" if i % 2 else "memoised", "peak_fraction": 0.1 + i / 100,
                                    "summary": f"run {i}: the timing loop sees the output cached", "source": f"run{i}.yaml"}]
         rows.append(compare.Row(
             deck="kernelbench-hard", run_id=f"20260702_0550{i:02d}_{model}_{challenge[4:]}", model=model,
             challenge=challenge, problem=challenge[4:], deck_verdict="PASS" if deck_pass else "FAIL",
             deck_reason=None if deck_pass else "correctness: max abs diff 0.5 on shape 2",
-            deck_figure=0.05 + i / 100, verdict=verdict, reason=None if verdict != compare.V.FAIL else "correct: fail on seed 42",
-            figure=0.04 + i / 100 if verdict == compare.V.PASS else None, annotations=notes))
+            deck_figure=0.05 + i / 100, verdict=verdict, reason=None if verdict != verdicts.FAIL else "correct: fail on seed 42",
+            figure=0.04 + i / 100 if verdict == verdicts.PASS else None, annotations=notes))
     return rows
 
 

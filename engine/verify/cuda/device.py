@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from benchtui.verify import seeds
@@ -55,7 +56,7 @@ class CudaError(RuntimeError):
 _U64 = np.uint64
 
 
-def _mix(z: np.ndarray) -> np.ndarray:
+def _mix(z: Any) -> Any:
     """splitmix64's finaliser, as in harness.cu (uint64 arithmetic wraps)."""
     z = z + _U64(0x9E3779B97F4A7C15)
     z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
@@ -63,14 +64,14 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> _U64(31))
 
 
-def seeded_rows(seed: int, rows: Sequence[int], cols: int) -> np.ndarray:
+def seeded_rows(seed: int, rows: Sequence[int], cols: int) -> np.ndarray[Any, Any]:
     """Rows ``rows`` of the [*, cols] float32 matrix the device generator writes
     for ``seed`` (128 bits: both words pick the values)."""
     lo, hi = seeds.split(seed)
     with np.errstate(over="ignore"):
         flat = np.asarray(rows, dtype=_U64)[:, None] * _U64(cols) + np.arange(cols, dtype=_U64)[None, :]
         h = _mix(_U64(lo) ^ _mix(flat ^ _mix(np.array([hi], dtype=_U64))[0]))
-    return (h >> _U64(40)).astype(np.float32) * np.float32(2.0 ** -20) - np.float32(8.0)
+    return np.asarray((h >> _U64(40)).astype(np.float32) * np.float32(2.0 ** -20) - np.float32(8.0))
 
 
 def bf16_bits(x: np.ndarray) -> np.ndarray:
@@ -83,7 +84,7 @@ def bf16_to_float32(bits: np.ndarray) -> np.ndarray:
     return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
 
 
-def seeded_values(seed: int, index, dtype: str = "float32", a: int = 0, b: int = 0) -> np.ndarray:
+def seeded_values(seed: int, index: Any, dtype: str = "float32", a: int = 0, b: int = 0) -> np.ndarray[Any, Any]:
     """Elements ``index`` (flat positions) of the input the harness generates for
     ``seed`` as ``dtype``: floating types are the float32 values of
     ``seeded_rows`` times 2**a (rounded to nearest even for float16 and
@@ -96,10 +97,10 @@ def seeded_values(seed: int, index, dtype: str = "float32", a: int = 0, b: int =
         h = _mix(_U64(lo) ^ _mix(idx ^ _mix(np.array([hi], dtype=_U64))[0]))
         if code <= 2:
             v = ((h >> _U64(40)).astype(np.float32) * np.float32(2.0 ** -20) - np.float32(8.0)) * np.float32(2.0 ** int(a))
-            return v if code == 0 else v.astype(np.float16) if code == 1 else bf16_bits(v)
+            return np.asarray(v if code == 0 else v.astype(np.float16) if code == 1 else bf16_bits(v))
         span = _U64((int(b) - int(a)) % 2**64)
         value = (h % span if span else h) + _U64(int(a) % 2**64)
-    return value.view(np.int64).astype(host) if code == 4 else value.astype(host)
+    return np.asarray(value.view(np.int64).astype(host) if code == 4 else value.astype(host))
 
 
 def element_size(dtype: str) -> int:
@@ -138,7 +139,9 @@ class Harness:
     def malloc(self, nbytes: int) -> int:
         ptr = ctypes.c_void_p()
         self.ok(self.lib.benchtui_h_malloc(ctypes.byref(ptr), max(1, int(nbytes))), f"cudaMalloc({nbytes})")
-        return int(ptr.value)
+        if ptr.value is None:
+            raise RuntimeError(f"cudaMalloc({nbytes}) succeeded with a null pointer")
+        return ptr.value
 
     def free(self, ptr: int) -> None:
         self.lib.benchtui_h_free(ptr)
@@ -147,7 +150,7 @@ class Harness:
         array = np.ascontiguousarray(array)
         self.ok(self.lib.benchtui_h_to_device(ptr, array.ctypes.data, array.nbytes), "cudaMemcpy to the device")
 
-    def download(self, ptr: int, dtype, count: int) -> np.ndarray:
+    def download(self, ptr: int, dtype: Any, count: int) -> np.ndarray[Any, Any]:
         out = np.empty(int(count), dtype=dtype)
         self.ok(self.lib.benchtui_h_to_host(out.ctypes.data, ptr, out.nbytes), "cudaMemcpy to the host")
         return out
@@ -184,7 +187,7 @@ class Harness:
         self.ok(self.lib.benchtui_h_timer_stop(ctypes.byref(ms)), "stopping the timer")
         return ms.value / 1e3
 
-    def device_info(self) -> dict:
+    def device_info(self) -> dict[str, Any]:
         name = ctypes.create_string_buffer(256)
         ints = [ctypes.c_int() for _ in range(5)]
         total = ctypes.c_longlong()
@@ -210,7 +213,7 @@ HARNESS_LIBRARY = "libbenchtui_harness.so"
 HARNESS_OBJECT = "benchtui_harness.o"
 
 
-def build_harness_object(folder: Path, timeout_s: float = 300.0, arch: str | None = None):
+def build_harness_object(folder: Path, timeout_s: float = 300.0, arch: str | None = None) -> cuda_build.CompileResult:
     """The harness compiled alone into ``folder/benchtui_harness.o``: its own
     nvcc command, run in ``folder``, with no include path but the toolkit's,
     so no header of an answer can stand in for ``cuda_runtime.h``."""
@@ -221,7 +224,7 @@ def build_harness_object(folder: Path, timeout_s: float = 300.0, arch: str | Non
 
 
 def build(sources: Sequence[Path], output: Path, include_dirs: Sequence[Path] = (), timeout_s: float = 300.0,
-          arch: str | None = None, harness_object: Path | None = None):
+          arch: str | None = None, harness_object: Path | None = None) -> cuda_build.CompileResult:
     """nvcc the (answer's) sources, and ``harness_object`` when given (already
     compiled on its own), into a shared library at ``output`` (for this
     machine's device unless ``arch`` names another)."""
@@ -230,7 +233,7 @@ def build(sources: Sequence[Path], output: Path, include_dirs: Sequence[Path] = 
                                            arch=arch or device_arch(), timeout_s=timeout_s)
 
 
-def build_harness_library(folder: Path, timeout_s: float = 300.0, arch: str | None = None):
+def build_harness_library(folder: Path, timeout_s: float = 300.0, arch: str | None = None) -> cuda_build.CompileResult:
     """The harness alone into ``folder/libbenchtui_harness.so`` (the checker's
     own), in its own nvcc command with no include path but the toolkit's."""
     folder = Path(folder).resolve()
@@ -238,7 +241,7 @@ def build_harness_library(folder: Path, timeout_s: float = 300.0, arch: str | No
                                            arch=arch or device_arch(), timeout_s=timeout_s, cwd=folder)
 
 
-def build_harness(folder: Path, timeout_s: float = 300.0) -> tuple[Harness | None, object]:
+def build_harness(folder: Path, timeout_s: float = 300.0) -> tuple[Harness | None, cuda_build.CompileResult]:
     """The harness alone, loaded here: (Harness or None, CompileResult)."""
     result = build_harness_library(folder, timeout_s=timeout_s)
     if not result.ok:
@@ -252,8 +255,10 @@ class TimedBuffers:
     count, fill bits), and an L2 flush buffer. The same code serves the
     answer's timed cycles and the checker's empty ones."""
 
-    def __init__(self, h: Harness, inputs: list, outputs: list, scratch_bytes: int, launches: int = 1):
-        self.h, self.owned = h, []
+    def __init__(self, h: Harness, inputs: list[Sequence[Any]], outputs: list[Sequence[Any]], scratch_bytes: int,
+                 launches: int = 1):
+        self.h = h
+        self.owned: list[int] = []
         self.inputs = [[(self._malloc(int(n) * element_size(d)), str(d), int(n), int(a), int(b)) for d, n, a, b in inputs]
                        for _ in range(max(1, int(launches)))]
         self.outputs = [[(self._malloc(int(n) * element_size(d)), str(d), int(n), int(fill)) for d, n, fill in outputs]
@@ -264,7 +269,7 @@ class TimedBuffers:
         self.owned.append(self.h.malloc(nbytes))
         return self.owned[-1]
 
-    def prepare(self, seeds: list, trial: int) -> None:
+    def prepare(self, seeds: Sequence[Sequence[int]], trial: int) -> None:
         """Fresh inputs (``seeds[launch][input]``), outputs reset, L2 flushed."""
         for launch, row in zip(self.inputs, seeds, strict=True):
             for (ptr, dtype, count, a, b), seed in zip(launch, row, strict=True):
@@ -272,8 +277,8 @@ class TimedBuffers:
                     self.h.generate(ptr, count, seed)
                 else:
                     self.h.generate_typed(ptr, count, dtype, a, b, seed)
-        for launch in self.outputs:
-            for ptr, dtype, count, fill in launch:
+        for launch_outputs in self.outputs:
+            for ptr, dtype, count, fill in launch_outputs:
                 self.h.fill(ptr, dtype, count, fill)
         self.h.flush_l2(self.scratch, self.scratch_bytes, trial)
 
@@ -297,7 +302,8 @@ class CheckerDevice:
         self.harness = harness
         self.info = harness.device_info()
 
-    def empty_cycles(self, inputs: list, outputs: list, scratch_bytes: int, seeds: Sequence[list],
+    def empty_cycles(self, inputs: list[Sequence[Any]], outputs: list[Sequence[Any]], scratch_bytes: int,
+                     seeds: Sequence[Sequence[Sequence[int]]],
                      launches: int = 1) -> list[float]:
         """``KernelHost.timing_cycle`` without the entry point, run by this
         process's own harness, once per entry of ``seeds``: the seconds of
@@ -341,19 +347,22 @@ class KernelHost:
         self.fn.restype = ctypes.c_int
         self.timing: TimedBuffers | None = None
 
-    def device_info(self) -> dict:
+    def device_info(self) -> dict[str, Any]:
         """What the answer's process says the device is (its word; the checker reads its own)."""
         return self.h.device_info()
 
-    def _argv(self, ins: Iterator[int], outs: Iterator[int], scalars: Iterator) -> list:
+    def _argv(self, ins: Iterator[int], outs: Iterator[int], scalars: Iterator[Any]) -> list[int | float]:
         return [next(ins) if p == "in" else next(outs) if p == "out" else float(next(scalars)) if p == "float"
                 else int(next(scalars)) for p in self.params]
 
-    def call(self, args: list) -> dict:
+    def call(self, args: Sequence[Any]) -> dict[str, Any]:
         """One call: ``args`` follow ``params`` (an array, a (dtype, count, fill
         bits) triple for an output, a number). Returns the return code, the
         sync's error, the outputs and the inputs as they were afterwards."""
-        owned, inputs, outputs, argv = [], [], [], []
+        owned: list[int] = []
+        inputs: list[tuple[int, Any, int]] = []
+        outputs: list[tuple[int, Any, int]] = []
+        argv: list[int | float] = []
         try:
             for kind, value in zip(self.params, args, strict=True):
                 if kind == "in":
@@ -375,7 +384,7 @@ class KernelHost:
             rc = int(self.fn(*argv))
             synced = self.h.sync()
             fault = synced or int(self.lib.benchtui_h_last_error())
-            out = {"rc": rc, "error": self.h.error_name(fault) if fault else "",
+            out: dict[str, Any] = {"rc": rc, "error": self.h.error_name(fault) if fault else "",
                    "rc_name": self.h.error_name(rc) if rc else ""}
             if not fault:
                 out["outputs"] = [self.h.download(p, d, n) for p, d, n in outputs]
@@ -388,14 +397,15 @@ class KernelHost:
                 self.h.free(ptr)
 
     # -- timing at scale: inputs made here from the checker's seeds --------------------------
-    def timing_setup(self, inputs: list, outputs: list, scratch_bytes: int, launches: int = 1) -> None:
+    def timing_setup(self, inputs: list[Sequence[Any]], outputs: list[Sequence[Any]], scratch_bytes: int,
+                     launches: int = 1) -> None:
         """Buffers for timed cycles: each "in" parameter made on the device from
         seeds as (dtype, count, a, b) (``seeded_values``), each "out" as
         (dtype, count, fill bits), ``launches`` sets of both, and an L2 flush buffer."""
         self.timing_release()
         self.timing = TimedBuffers(self.h, inputs, outputs, scratch_bytes, launches)
 
-    def timing_cycle(self, seeds: list, trial: int, scalars: list) -> dict:
+    def timing_cycle(self, seeds: Sequence[Sequence[int]], trial: int, scalars: Sequence[Any]) -> dict[str, Any]:
         """One whole cycle in one round trip, all of it inside the checker's
         clock: fresh inputs (``seeds[launch][input]``), outputs reset, L2
         flushed, then every launch of the entry point, each on its own set of
@@ -404,6 +414,8 @@ class KernelHost:
         ``seconds`` is what this process's CUDA events say: the answer's own
         figure, shown beside the checker's."""
         t = self.timing
+        if t is None:
+            raise RuntimeError("timing_cycle before timing_setup")
         t.prepare(seeds, trial)
         argvs = [self._argv(iter([p for p, *_ in ins]), iter([p for p, *_ in outs]), iter(scalars))
                  for ins, outs in zip(t.inputs, t.outputs)]
@@ -425,7 +437,8 @@ class KernelHost:
         self.timing = None
 
 
-def serve_library(answer_dir: Path, adapter: Path | None, spec: dict):
+def serve_library(answer_dir: Path, adapter: Path | None,
+                  spec: dict[str, Any]) -> tuple[dict[str, Any], KernelHost | None, str]:
     """The answer-side op: compile the harness alone (first, in a folder of its
     own, before any answer source is read), then build ``adapter`` with the
     answer's folder on the include path and link the harness's object in;

@@ -19,20 +19,29 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import COMPILE_ERROR, PASS, TIMEOUT, UNBOUND
 from benchtui.verify import wire
 from benchtui.verify.cuda import build as cuda_build
 from benchtui.verify.cuda import device as cuda_device
+from benchtui.verify.suite import Suite
 from benchtui.verify.timing import core as trusted_timing
 
 TIMED_BY = ("the checker's clock around each whole cycle (inputs made, L2 flushed, the call, the outputs back) minus "
             "the same cycle without the call run by the checker's own harness and the wire's cost measured in the "
             "checker; events_median_s is the answer's process's own CUDA events")
 DEVICE_READ_BY = "the checker's own harness, before the answer's library loaded"
+
+# what ``checker_device`` gives: this process's harness on the GPU, or why there is none
+Device = cuda_device.CheckerDevice | BaseException | None
+# a cycle's seeds: ``[launch][input]``; a run's: ``[cycle][launch][input]``
+CycleSeeds = Sequence[Sequence[int]]
+# each verified cycle: (trial, its seeds, outputs[launch][output]) -> (items checked, items wrong, why)
+Verify = Callable[[int, Any, list[list[Any]]], tuple[int, int, str | None]]
 
 
 class CudaFault(Exception):
@@ -58,13 +67,13 @@ def answer_sources(folder: Path) -> list[Path]:
     return []
 
 
-def compile_answer(suite, requires: tuple = ("compiles",)) -> None:
+def compile_answer(suite: Suite, requires: tuple[str, ...] = ("compiles",)) -> None:
     """One ``nvcc_compile:<file>`` check per source: nvcc -std=c++17 -c, the
     answer's folder on the include path (``nvcc_arch``, ``compile_timeout_s``)."""
     folder = suite.answer_dir
     sources = answer_sources(folder)
     if not sources:
-        suite.record("nvcc_compile", V.UNBOUND, message="no .cu or .cuh file in the answer (looked for *.cu, *.cuh)",
+        suite.record("nvcc_compile", UNBOUND, message="no .cu or .cuh file in the answer (looked for *.cu, *.cuh)",
                      requires=requires)
         return
     nvcc = cuda_build.find_nvcc()
@@ -80,19 +89,19 @@ def compile_answer(suite, requires: tuple = ("compiles",)) -> None:
         result = cuda_build.compile_check(source, include_dirs=[folder], arch=arch, timeout_s=limit, nvcc=nvcc)
         details = {"command": " ".join(result.command[1:]), "output": result.output, "cached": result.cached}
         if result.timed_out:
-            suite.record(name, V.TIMEOUT, value=round(result.seconds, 3), threshold=limit,
+            suite.record(name, TIMEOUT, value=round(result.seconds, 3), threshold=limit,
                          message=result.summary(), details=details, requires=requires)
         elif result.ok:
-            suite.record(name, V.PASS, value=round(result.seconds, 3), threshold="0 errors",
+            suite.record(name, PASS, value=round(result.seconds, 3), threshold="0 errors",
                          message=f"nvcc -std=c++17 -c: {result.summary()}", details=details, requires=requires)
         else:
-            suite.record(name, V.COMPILE_ERROR, value=result.error_count, threshold="0 errors", requires=requires,
+            suite.record(name, COMPILE_ERROR, value=result.error_count, threshold="0 errors", requires=requires,
                          message=result.summary(), details={**details, "errors": result.errors[:20]})
 
 
 # -- with a GPU ------------------------------------------------------------------------
 
-def gpu_unavailable(suite) -> str:
+def gpu_unavailable(suite: Suite) -> str:
     """Why this run cannot use a GPU ("" when it can)."""
     if suite.backend != "cuda":
         return f"needs an NVIDIA GPU: this run's backend is {suite.backend}, not cuda"
@@ -100,7 +109,8 @@ def gpu_unavailable(suite) -> str:
     return "" if usable else f"needs an NVIDIA GPU: {reason}"
 
 
-def gpu_preamble(suite, names: list[str], signature: str, requires_of: Callable[[str], tuple]):
+def gpu_preamble(suite: Suite, names: list[str], signature: str,
+                 requires_of: Callable[[str], tuple[str, ...]]) -> Device:
     """What every CUDA challenge's GPU checks do first: without a usable GPU, a
     .cu adapter or nvcc, each of ``names`` is skipped or unbound with the reason
     (returns None). Otherwise the GPU lock is taken for the rest of the run and
@@ -121,7 +131,7 @@ def gpu_preamble(suite, names: list[str], signature: str, requires_of: Callable[
         looked = (f".benchtui/adapters/{suite.challenge_id}/{suite.model}.cu, else "
                   f"challenges/{suite.challenge_id}/adapters/{suite.model}.cu, exposing {signature}")
         for name in names:
-            suite.record(name, V.UNBOUND, message=f"no adapter: looked for {looked}",
+            suite.record(name, UNBOUND, message=f"no adapter: looked for {looked}",
                          details={"looked_for": [looked]}, requires=requires_of(name))
         return None
     if cuda_build.find_nvcc() is None:
@@ -131,7 +141,7 @@ def gpu_preamble(suite, names: list[str], signature: str, requires_of: Callable[
     return checker_device()
 
 
-def checker_device():
+def checker_device() -> cuda_device.CheckerDevice | Exception:
     """This process's own harness on the GPU (cuda_device.CheckerDevice), or
     the exception that stopped it (the timing figures then say why)."""
     try:
@@ -140,48 +150,51 @@ def checker_device():
         return exc
 
 
-def build_in_answer_process(suite, symbol: str, params: list[str], requires: tuple = ("compiles",)):
+def build_in_answer_process(suite: Suite, symbol: str, params: list[str], requires: tuple[str, ...] = ("compiles",)) -> Any:
     """nvcc builds the adapter and the answer inside the answer's sandbox, which
     loads the library; this process gets a proxy and never loads it. Records
     ``build_library``; returns the proxy or None."""
     facts, host, why = suite.cuda_library(symbol, params, timeout_s=float(suite.threshold("build_timeout_s", 300.0)))
     details = {k: facts.get(k) for k in ("command", "output", "errors")}
     if not facts.get("ok"):
-        verdict = V.TIMEOUT if facts.get("timed_out") else V.COMPILE_ERROR
+        verdict = TIMEOUT if facts.get("timed_out") else COMPILE_ERROR
         suite.record("build_library", verdict, value=facts.get("error_count"), threshold="0 errors",
                      message=facts.get("summary", ""), details=details, requires=requires)
         return None
     if host is None:
-        suite.record("build_library", V.UNBOUND, message=why, details=details, requires=requires)
+        suite.record("build_library", UNBOUND, message=why, details=details, requires=requires)
         return None
-    suite.record("build_library", V.PASS, value=facts.get("seconds"), message=f"built in {facts.get('seconds', 0):.1f} s "
+    suite.record("build_library", PASS, value=facts.get("seconds"), message=f"built in {facts.get('seconds', 0):.1f} s "
                  "by nvcc in the answer's sandbox", details=details, requires=requires)
     return host
 
 
-def device_info(device) -> dict:
+def device_info(device: Device) -> dict[str, Any]:
     """The device's facts as this process read them (never the answer's process)."""
+    return _checker(device).info
+
+
+def _checker(device: Device) -> cuda_device.CheckerDevice:
     if device is None or isinstance(device, BaseException):
         raise RuntimeError(f"this process has no view of the GPU: {error_text(device) if device else 'none'}")
-    return device.info
+    return device
 
 
 # -- timing ------------------------------------------------------------------------------
 
-def _reply_template(outputs: list, launches: int) -> dict:
+def _reply_template(outputs: list[Sequence[Any]], launches: int) -> dict[str, Any]:
     return {"rc": 0, "error": "", "seconds": 0.0,
             "outputs": [[np.zeros(int(n), dtype=cuda_device.DTYPES[d][1]) for d, n, _ in outputs]
                         for _ in range(max(1, launches))]}
 
 
-def measure_empty_cycle(suite, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
-                launches: int = 1) -> dict:
+def measure_empty_cycle(suite: Suite, device: Device, inputs: list[Sequence[Any]], outputs: list[Sequence[Any]],
+                        scratch: int, seeds: Sequence[CycleSeeds], warmup: int, launches: int = 1) -> dict[str, Any]:
     """What a timed cycle costs without the answer's call: the same cycle by
     this process's own harness, plus a round trip bringing back as much as
     the outputs over a wire served by this process, paired sample by sample
     and summarised by the trusted-timing core. ``seeds[cycle][launch][input]``."""
-    device_info(device)
-    cycles = device.empty_cycles(inputs, outputs, scratch, seeds, launches)
+    cycles = _checker(device).empty_cycles(inputs, outputs, scratch, seeds, launches)
     cycles = list(cycles[warmup:] or cycles)
     trips = (wire.echo_round_trips(_reply_template(outputs, launches), samples=len(cycles))
              if suite.peer is not None else [0.0] * len(cycles))
@@ -189,14 +202,14 @@ def measure_empty_cycle(suite, device, inputs: list, outputs: list, scratch: int
                                       harness_s=trusted_timing.median_iqr(cycles)[0], wire_s=trusted_timing.median_iqr(trips)[0])
 
 
-def _reply_limit(outputs: list, launches: int) -> wire.Limit:
+def _reply_limit(outputs: list[Sequence[Any]], launches: int) -> wire.Limit:
     """The most a cycle's reply may carry: its output buffers, as the checker sized them."""
     sizes = [int(n) * cuda_device.element_size(d) for d, n, _ in outputs] * max(1, launches)
     return wire.Limit("the timed cycle's reply", wire.aligned_bytes(sizes) + wire.ALIGN,
                       payload_is="bytes of the output buffers the checker sized")
 
 
-def _cycle_reply(got, trial: int, launches: int) -> dict:
+def _cycle_reply(got: Any, trial: int, launches: int) -> dict[str, Any]:
     """A cycle's reply checked to be the plain dict the harness sends: an
     error naming what else came back."""
     if type(got) is not dict:
@@ -210,9 +223,9 @@ def _cycle_reply(got, trial: int, launches: int) -> dict:
     return got
 
 
-def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int, seeds: list, warmup: int,
-                 scalars: list, verify: Callable[[int, list, list], tuple[int, int, str | None]],
-                 launches: int = 1, reseed: Callable[[int], list] | None = None) -> dict:
+def timed_cycles(suite: Suite, host: Any, device: Device, inputs: list[Sequence[Any]], outputs: list[Sequence[Any]],
+                 scratch: int, seeds: Sequence[CycleSeeds], warmup: int, scalars: Sequence[Any], verify: Verify,
+                 launches: int = 1, reseed: Callable[[int], Sequence[CycleSeeds]] | None = None) -> dict[str, Any]:
     """Timed cycles on fresh inputs made in the answer's process from this
     side's seeds (``seeds[cycle][launch][input]``), ``launches`` launches of
     the entry point per cycle. Each reply is read by value, decoded whole
@@ -234,7 +247,7 @@ def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int,
     the empty cycle, the core's figure (``trusted``), and the ``launches``
     and ``seeds`` the timed windows used."""
     launches = max(1, launches)
-    counts = {"checked": 0, "wrong": 0, "why": None}
+    counts: dict[str, Any] = {"checked": 0, "wrong": 0, "why": None}
     empty = measure_empty_cycle(suite, device, inputs, outputs, scratch, seeds, warmup, launches)
     first = 0
     if reseed is not None and warmup > 0:
@@ -255,14 +268,16 @@ def timed_cycles(suite, host, device, inputs: list, outputs: list, scratch: int,
             "launches": launches, "seeds": seeds}
 
 
-def _cycles(host, inputs: list, outputs: list, scratch: int, seeds: list, first: int, warmup: int, scalars: list,
-            verify: Callable, launches: int, counts: dict) -> dict:
+def _cycles(host: Any, inputs: list[Sequence[Any]], outputs: list[Sequence[Any]], scratch: int,
+            seeds: Sequence[CycleSeeds], first: int, warmup: int, scalars: Sequence[Any], verify: Verify, launches: int,
+            counts: dict[str, Any]) -> dict[str, list[float]]:
     """One pass of cycles over ``seeds`` (trials numbered from ``first``), each
     verified into ``counts``; the checker's wall time (``raw``) and the
     answer's events of the trials from ``warmup`` on (all, when 0)."""
     host.timing_setup(inputs, outputs, scratch, launches)
     cycle, limit = host.timing_cycle, _reply_limit(outputs, launches)
-    events, raw = [], []
+    events: list[float] = []
+    raw: list[float] = []
     try:
         for trial, cycle_seeds in enumerate(seeds, start=first):
             start = time.perf_counter()
@@ -272,10 +287,10 @@ def _cycles(host, inputs: list, outputs: list, scratch: int, seeds: list, first:
                 got = cycle(cycle_seeds, trial, scalars)
             wall = time.perf_counter() - start
             got = _cycle_reply(got, trial, launches)
-            n, bad, first = verify(trial, cycle_seeds, got["outputs"])
+            n, bad, why = verify(trial, cycle_seeds, got["outputs"])
             counts["checked"] += n
             counts["wrong"] += bad
-            counts["why"] = counts["why"] or (f"call {trial}, {first}" if bad else None)
+            counts["why"] = counts["why"] or (f"call {trial}, {why}" if bad else None)
             if trial >= warmup:
                 events.append(float(got["seconds"]))
                 raw.append(wall)
@@ -286,7 +301,8 @@ def _cycles(host, inputs: list, outputs: list, scratch: int, seeds: list, first:
     return {"events": events, "raw": raw}
 
 
-def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tuple[dict, list[str], str]:
+def timing_details(run: dict[str, Any], info: dict[str, Any], moved: int,
+                   events_agree: float) -> tuple[dict[str, Any], list[str], str]:
     """What every figure of a timed run carries: (details, flags, what the
     answer's events said when they disagree). Judged on the medians of all
     timed calls, never on one noisy call; a flagged run is shown, never ranked."""
@@ -307,7 +323,7 @@ def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tu
     if med > 0 and not events_med >= events_agree * med:
         said = (f"; the answer's own CUDA events say {events_med * 1e3:.3f} ms "
                 f"({events_med / med:.2f}x this side's clock)")
-    details = {"gpu": info, "bytes": moved, "answer_median_s": med, "answer_iqr_s": iqr, "events_median_s": events_med,
+    details: dict[str, Any] = {"gpu": info, "bytes": moved, "answer_median_s": med, "answer_iqr_s": iqr, "events_median_s": events_med,
                "events_iqr_s": events_iqr, "events_disagree": bool(said), "empty_cycle_s": run["empty_cycle"]["s"],
                "empty_cycle": run["empty_cycle"], "trials": len(run["walls"]), "roofline_s": roofline_s,
                "resolution_s": trusted["resolution_s"], "trusted": trusted,
@@ -317,7 +333,7 @@ def timing_details(run: dict, info: dict, moved: int, events_agree: float) -> tu
     return details, flags, said
 
 
-def roofline_figures(details: dict, where: str) -> dict:
+def roofline_figures(details: dict[str, Any], where: str) -> dict[str, tuple[float | None, str]]:
     """``bandwidth`` (fraction of the checker-read peak) and ``roofline``
     (time over bytes moved / peak): name -> (value or None, message)."""
     med, iqr, moved = details["answer_median_s"], details["answer_iqr_s"], details["bytes"]

@@ -14,7 +14,7 @@ import hashlib
 import time
 from typing import Any
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import ERROR, INFO, PASS, SKIPPED, TIMEOUT
 from benchtui.verify import wire
 from benchtui.verify.module import rules as R
 from benchtui.verify.module.cpu_budget import CpuBudget
@@ -63,12 +63,12 @@ class Checking(Tracing):
                 # the answer's process still holds the call: nothing more can be asked of it, and the
                 # goodbye lets the run end now rather than at its limit
                 suite.peer.close()
-                c.verdict, c.message = V.TIMEOUT, budget.stalled(done, label)
+                c.verdict, c.message = TIMEOUT, budget.stalled(done, label)
                 return False
             c.value = done
             c.message = (f"{label}: {done} calls right ({len(seeds)} {'deck' if deck else 'fresh secret'} seeds x "
                          f"{len(cases)} cases: {', '.join(c.details['cases'])})")
-        return bool(c.verdict == V.PASS)
+        return bool(c.verdict == PASS)
 
     def checked_call(self, c: Any, inputs: list[Any], case: dict[str, Any], deck: bool, label: str, seed: object,
                      in_place: bool | None = None) -> bool:
@@ -85,13 +85,13 @@ class Checking(Tracing):
             raise
         except (BadReply, wire.NotPlain, wire.TooLarge) as exc:  # not the host's plain reply: an error naming it
             c.details["requirement"], c.details["where"] = "reply", where
-            c.verdict = V.ERROR
+            c.verdict = ERROR
             c.message = f"reply: {label}, seed {seed}, case {case.get('name', '?')}: {exc}"
             return False
         except Exception as exc:  # the answer raised: an error, named where
             self._deck_fail_if(deck, describe_exception(exc))
             c.details["requirement"], c.details["where"] = "runs", where
-            c.verdict = V.ERROR
+            c.verdict = ERROR
             c.message = f"runs: {label}, seed {seed}, case {case.get('name', '?')}: {describe_exception(exc)}"
             return False
         return True
@@ -229,7 +229,7 @@ class Checking(Tracing):
 
     def failing(self) -> Any:
         """The first check so far that did not pass (an info or a skip is neither), or None."""
-        return next((c for c in self.suite.checks if c.verdict not in (None, V.PASS, V.INFO, V.SKIPPED)), None)
+        return next((c for c in self.suite.checks if c.verdict not in (None, PASS, INFO, SKIPPED)), None)
 
     def _deck_fail_if(self, deck: bool, message: str) -> None:
         if deck:

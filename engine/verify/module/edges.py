@@ -24,7 +24,7 @@ the same edges, and a run's seed replays them.
 """
 from __future__ import annotations
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import PASS, SKIPPED
 
 LARGE = 16.0  # a power of two: scaling is exact, so the reference's values are not rounded differently
 
@@ -94,7 +94,7 @@ def ties(run, ref, index: int, label: str) -> bool:
     with suite.check(f"ties:shape{index}", requires=spec.requires("correct")) as c:
         inputs = run.inputs(ref, seed)
         if rule["input"] >= len(inputs):
-            c.verdict, c.message = V.SKIPPED, f"{label}: the gathered input {rule['input']} is not among the inputs"
+            c.verdict, c.message = SKIPPED, f"{label}: the gathered input {rule['input']} is not among the inputs"
             return True
         inputs = list(inputs)
         inputs[rule["input"]] = tied(inputs[rule["input"]], rule["dim"])
@@ -104,7 +104,7 @@ def ties(run, ref, index: int, label: str) -> bool:
         c.value = 1
         c.message = (f"{label}: right on rows made of ties (all equal, ties at the cut-off, the maximum repeated), "
                      "no index named twice; benchtui's own requirement, beyond the deck's rule")
-    return c.verdict == V.PASS
+    return c.verdict == PASS
 
 
 def wider(run, ref, index: int, label: str) -> bool:
@@ -135,4 +135,4 @@ def wider(run, ref, index: int, label: str) -> bool:
         c.value = 1
         c.message = (f"{label}: right on inputs beyond the deck's distribution ({what}), where the reference "
                      "defines the operator; benchtui's own requirement, not the deck's rule")
-    return c.verdict == V.PASS
+    return c.verdict == PASS

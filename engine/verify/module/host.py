@@ -81,7 +81,7 @@ def serve_module(folder: Path, spec: dict) -> ModuleHost:
 
 
 def _limit(seconds: float, what: str):
-    from benchtui.verify.suite import alarm
+    from benchtui.verify.check import alarm
 
     return alarm(seconds, lambda: BuildTimeout(f"{what} ran past the build limit of {seconds:g} s"))
 

@@ -21,7 +21,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import ERROR, PASS
 from benchtui.verify.suite import describe_exception, missing_package
 
 NOMINAL_SEED = 0xC0DE  # the deck's seed for the inputs its property cases mutate
@@ -91,7 +91,7 @@ def check(run, ref, index: int, label: str) -> bool:
         raise
     except Exception as exc:  # the deck's own code: its failure is not the answer's
         if index == 0:
-            suite.record(name, V.ERROR, message=f"the deck's property_stress.py cannot be used: {describe_exception(exc)}",
+            suite.record(name, ERROR, message=f"the deck's property_stress.py cannot be used: {describe_exception(exc)}",
                          requires=spec.requires("correct"))
         return True
     if shape != index:
@@ -119,4 +119,4 @@ def check(run, ref, index: int, label: str) -> bool:
         c.value = 1 + len(cases)
         c.message = (f"{label}: the deck's property stress, {c.value} cases right (the fixed one in the warmed "
                      f"inputs' own storage, then {len(cases)} from Hypothesis seed {seed})")
-    return c.verdict == V.PASS
+    return c.verdict == PASS

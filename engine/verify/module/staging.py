@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import COMPILE_ERROR, ERROR, TIMEOUT
 from benchtui.verify import wire
 from benchtui.verify.module.spec import INTERFACE
 from benchtui.verify.module.state import RunState, cast, encode
@@ -37,17 +37,17 @@ class Staging(RunState):
                 if reason:
                     raise SkipCheck(reason) from None
                 if getattr(exc, "remote_type", type(exc).__name__) in ("BuildTimeout", "TimeoutError"):
-                    c.verdict, c.message = V.TIMEOUT, describe_exception(exc)
+                    c.verdict, c.message = TIMEOUT, describe_exception(exc)
                     return None
                 if getattr(exc, "remote_type", "") == "SystemExit":
                     suite.info("deck_rule", value="exit status", message=(
                         "the deck's check.py would end at `import solution` with the answer's exit status "
                         f"({str(exc) or 'None'}): SystemExit is not an Exception there, so a harness reading the exit "
                         "status or a printed PASS would count it"))
-                    c.verdict, c.message = V.ERROR, f"{describe_exception(exc)} (the answer exits while being imported)"
+                    c.verdict, c.message = ERROR, f"{describe_exception(exc)} (the answer exits while being imported)"
                     return None
                 if "Error building extension" in str(exc) or "CalledProcessError" in str(exc):
-                    c.verdict, c.message = V.COMPILE_ERROR, describe_exception(exc)
+                    c.verdict, c.message = COMPILE_ERROR, describe_exception(exc)
                     return None
                 raise
             c.value = round(float(host.import_s), 3)

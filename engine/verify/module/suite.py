@@ -54,7 +54,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import COMPILE_ERROR, ERROR, FORBIDDEN, PASS, UNBOUND
 from benchtui.verify.binding import load_module
 from benchtui.verify.module import ops as module_ops
 from benchtui.verify.module import rules as R
@@ -69,11 +69,11 @@ def run(suite: Any) -> None:
     try:
         spec = Spec.read(suite.challenge_dir)
     except (OSError, ValueError, tomllib.TOMLDecodeError) as exc:
-        suite.record("module_spec", V.ERROR, message=f"this challenge's [module] table cannot be read: {exc}")
+        suite.record("module_spec", ERROR, message=f"this challenge's [module] table cannot be read: {exc}")
         return
     files = R.answer_sources(suite.answer_dir)
     if spec.answer_file not in files:
-        suite.record("bind", V.UNBOUND, message=f"no {spec.answer_file} in the answer (the deck's answer file, "
+        suite.record("bind", UNBOUND, message=f"no {spec.answer_file} in the answer (the deck's answer file, "
                                                 f"defining {spec.answer_class})")
         return
     deck_forbidden = forbidden_checks(suite, spec, files)
@@ -121,15 +121,15 @@ def forbidden_checks(suite: Any, spec: Spec, files: dict[str, str]) -> list[str]
     if could:
         deck_says += f"; {len(could)} place(s) could be one, not resolved (forbidden_unresolved)"
     if hits:
-        suite.record("forbidden_ops", V.FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
+        suite.record("forbidden_ops", FORBIDDEN, value=len(hits), threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"{hits[0]}" + (f" and {len(hits) - 1} more" if len(hits) > 1 else "") + f"; {deck_says}",
                      details=details)
     elif deck_hits:  # text only: a comment or a docstring that names it
-        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
+        suite.record("forbidden_ops", PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"no forbidden op reached in the code; {deck_says} (in text that is not code), "
                              "which fails the deck's own rule", details=details)
     else:
-        suite.record("forbidden_ops", V.PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
+        suite.record("forbidden_ops", PASS, value=0, threshold=0, requires=spec.requires(NO_FORBIDDEN),
                      message=f"none of {', '.join(spec.forbidden)} reached (imports, aliases, getattr, strings); {deck_says}",
                      details=details)
     if could:
@@ -166,7 +166,7 @@ class ModuleRun(Timed):
         self.host = self.build_host()
         if self.host is None:
             build = suite.checks[-1] if suite.checks else None
-            if build is not None and build.name.endswith("build") and build.verdict in (V.ERROR, V.COMPILE_ERROR) \
+            if build is not None and build.name.endswith("build") and build.verdict in (ERROR, COMPILE_ERROR) \
                     and not any(c.name.endswith("deck_rule") for c in suite.checks):
                 suite.info("deck_rule", value="fail", message="the deck's own check.py rule alone would FAIL this answer "
                                                               f"too (importing solution.py fails: {build.message})")
@@ -226,7 +226,7 @@ class ModuleRun(Timed):
             c.message = (f"{label}: built in the answer's process ({facts['build_s']:g} s); weights "
                          + ("by seeded construction (seed " + str(spec.seeds[0] if spec.seeds else 42) + ")"
                             if spec.weights == "seeded" else "loaded from the reference's state_dict (strict)"))
-        if c.verdict != V.PASS:
+        if c.verdict != PASS:
             return False
         self.ref_model = ref_model
         self.drop_pages()  # the answer's host let go of its inputs when it built the module again

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import ERROR, PASS
 from benchtui.verify import wire
 from benchtui.verify.module import offclock
 from benchtui.verify.module import rules as R
@@ -130,14 +130,14 @@ class Timed(Checking):
                         own.extend(o)
                 except (BadReply, wire.NotPlain, wire.TooLarge) as exc:
                     c.details["requirement"] = "reply"
-                    c.verdict, c.message = V.ERROR, f"reply: {label}, a timed call: {exc}"
+                    c.verdict, c.message = ERROR, f"reply: {label}, a timed call: {exc}"
                     return
                 c.value = windows * calls
                 c.message = (f"{label}: the outputs of all {windows * calls} timed calls are right ({windows} windows of "
                              f"{calls}; fresh inputs each, handed over inside the window into the pages the slot reads)")
         finally:
             self.__dict__.pop("_ledger", None)
-        if c.verdict != V.PASS or not walls:
+        if c.verdict != PASS or not walls:
             return
         fig = TT.figure(TT.per_call(walls, empty), empty, module_timing.TIMED_BY)
         self.time_figure(ref, index, label, shape, fig, own, ledger)

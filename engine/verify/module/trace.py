@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchtui.records import verdicts as V
+from benchtui.records.verdicts import FORBIDDEN
 from benchtui.verify.module import ops as module_ops
 from benchtui.verify.module.spec import NO_FORBIDDEN
 from benchtui.verify.module.staging import Staging
@@ -54,7 +54,7 @@ class Tracing(Staging):
             first = ordered[0][1]
             at = ", ".join(f"{k} {first[k]}" for k in ("shape", "seed", "case", "window") if k in first)
             shown = "; ".join(f"{kind} {what[:120]} ({f})" for (what, f, kind), _ in ordered[:3])
-            suite.record("forbidden_calls", V.FORBIDDEN, value=len(found), threshold=0,
+            suite.record("forbidden_calls", FORBIDDEN, value=len(found), threshold=0,
                          requires=spec.requires(NO_FORBIDDEN),
                          message=f"{shown}" + (f" and {len(found) - 3} more" if len(found) > 3 else "")
                                  + f"; first at {at}; seen at the dispatcher over {traced.calls} traced calls "
