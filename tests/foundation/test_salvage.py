@@ -18,9 +18,30 @@ from benchtui.workbench.scan import scan_workbench
 MODELS = ("demo-careful", "demo-hasty", "demo-quitter")
 CHALLENGES = ("backwards", "kv", "fuse", "beam_search")
 LETTERS = ("A", "B+", "C-", "D", "F")
+REPO = Path(__file__).resolve().parents[2]
 
 
-def _store_with_grades(root: Path) -> Path:
+@pytest.fixture(scope="session")
+def graded_store(tmp_path_factory) -> Path:
+    """A scanned demo store holding many grades and notes, built once: each test damages its own copy."""
+    import shutil
+
+    root = tmp_path_factory.mktemp("graded") / "demo"
+    shutil.copytree(REPO / "models", root / "models")
+    shutil.copytree(REPO / "challenges", root / "challenges")
+    return _build_store_with_grades(root)
+
+
+def _store_with_grades(root: Path, graded_store: Path) -> Path:
+    """The graded store, copied in as ``root``'s own (closed, so the one file holds it all)."""
+    import shutil
+
+    path = find_workbench(str(root), None, Path.cwd()).store_path
+    shutil.copyfile(graded_store, path)
+    return path
+
+
+def _build_store_with_grades(root: Path) -> Path:
     wb = find_workbench(str(root), None, Path.cwd())
     with Store(wb.store_path) as store:
         scan_workbench(wb, store, index_transcripts=False)
@@ -58,8 +79,8 @@ def _rows(path: Path, table: str) -> dict[int, dict]:
         return {r["id"]: dict(r) for r in db.execute(f"select * from {table}")}
 
 
-def test_salvage_writes_out_what_sqlite_can_read_and_names_what_it_cannot(demo_workbench, tmp_path, capsys):
-    path = _store_with_grades(demo_workbench)
+def test_salvage_writes_out_what_sqlite_can_read_and_names_what_it_cannot(demo_workbench, graded_store, tmp_path, capsys):
+    path = _store_with_grades(demo_workbench, graded_store)
     before = {t: _rows(path, t) for t in ("grades", "notes", "graders")}
     grade_pages, note_pages = _pages(path, "grades"), _pages(path, "notes")
     assert len(grade_pages) >= 5 and len(note_pages) >= 5
@@ -88,8 +109,8 @@ def test_salvage_writes_out_what_sqlite_can_read_and_names_what_it_cannot(demo_w
     assert "could not be read" in said and str(out) in said
 
 
-def test_salvage_of_a_sound_store_reads_everything(demo_workbench, tmp_path, capsys):
-    path = _store_with_grades(demo_workbench)
+def test_salvage_of_a_sound_store_reads_everything(demo_workbench, graded_store, tmp_path, capsys):
+    path = _store_with_grades(demo_workbench, graded_store)
     out = tmp_path / "all.json"
     assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 0
     got = json.loads(out.read_text())
@@ -98,8 +119,8 @@ def test_salvage_of_a_sound_store_reads_everything(demo_workbench, tmp_path, cap
     assert "already exists" in capsys.readouterr().err
 
 
-def test_a_store_whose_schema_is_gone_says_nothing_could_be_salvaged(demo_workbench, tmp_path, capsys):
-    path = _store_with_grades(demo_workbench)
+def test_a_store_whose_schema_is_gone_says_nothing_could_be_salvaged(demo_workbench, graded_store, tmp_path, capsys):
+    path = _store_with_grades(demo_workbench, graded_store)
     _overwrite(path, 1)  # the header and the schema: no table can be found
     out = tmp_path / "none.json"
     assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 1
@@ -143,11 +164,11 @@ def _current(path: Path) -> tuple[list, list]:
 
 
 @pytest.mark.parametrize("how", [["salvage", "--restore"], ["grades", "import"]])
-def test_damage_salvage_rescan_restore_brings_every_grade_and_note_back(demo_workbench, tmp_path, capsys, how):
+def test_damage_salvage_rescan_restore_brings_every_grade_and_note_back(demo_workbench, graded_store, tmp_path, capsys, how):
     """The damaged-store message's way out, end to end: salvage, move the store away, rescan,
     restore in one command. Every grade and note salvage read is back, with its id and its
     place in the supersedes chain; a second restore adds nothing."""
-    path = _store_with_grades(demo_workbench)
+    path = _store_with_grades(demo_workbench, graded_store)
     with Store(path) as store:
         store.conn.execute("insert into name_aliases (kind, alias, target, created_at) values "
                            "('model', 'Careful', 'demo-careful', '2026-01-01')")
@@ -175,8 +196,8 @@ def test_damage_salvage_rescan_restore_brings_every_grade_and_note_back(demo_wor
     assert _rows(path, "grades") == before["grades"]
 
 
-def test_restoring_a_salvage_with_damage_behind_it_brings_back_what_was_read(demo_workbench, tmp_path, capsys):
-    path = _store_with_grades(demo_workbench)
+def test_restoring_a_salvage_with_damage_behind_it_brings_back_what_was_read(demo_workbench, graded_store, tmp_path, capsys):
+    path = _store_with_grades(demo_workbench, graded_store)
     _overwrite(path, _pages(path, "grades")[2])
     out = tmp_path / "salv.json"
     assert main(["--workbench", str(demo_workbench), "salvage", str(out)]) == 0
