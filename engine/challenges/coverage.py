@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchtui.records import verdicts as V
+from benchtui.records import verdicts
 from benchtui.records.coverage import FAIL, NOT_EXERCISED, PASS
 
 if TYPE_CHECKING:
@@ -73,18 +73,18 @@ def compute(reqs: list[dict[str, Any]], checks: Sequence[Mapping[str, Any]]) -> 
                 continue
             named.append(c["name"])
             why = ((c.get("details") or {}).get("not_exercised") or {}).get(rid)
-            if c.get("verdict") in V.FAILING:  # the requirement does not hold
+            if c.get("verdict") in verdicts.FAILING:  # the requirement does not hold
                 failed.append(c["name"])
             elif why:
                 by_adapter.append(f"{c['name']}: {why}")
-            elif c.get("verdict") == V.PASS:
+            elif c.get("verdict") == verdicts.PASS:
                 passed.append(c["name"])
-            elif c.get("verdict") in (V.SKIPPED, V.UNBOUND, V.MISSING_DEPENDENCY):
+            elif c.get("verdict") in (verdicts.SKIPPED, verdicts.UNBOUND, verdicts.MISSING_DEPENDENCY):
                 reasons.append((c["name"], f"{c.get('verdict')}" + (f" ({c['message']})" if c.get("message") else "")))
-            elif c.get("verdict") == V.INFO:
+            elif c.get("verdict") == verdicts.INFO:
                 reasons.append((c["name"], "not asked by this prompt"))
         asked = [c for c in checks if r["id"] in (c.get("requires") or ())
-                 and not (c.get("verdict") == V.INFO and "would_be" in (c.get("details") or {}))]
+                 and not (c.get("verdict") == verdicts.INFO and "would_be" in (c.get("details") or {}))]
         if named and not asked:  # every check for it belongs to another prompt version
             out.append({"id": rid, "words": r["words"], "status": NOT_EXERCISED, "checkable": False,
                         "reason": "not asked by this answer's prompt", "checks": named})
@@ -120,21 +120,21 @@ def unreached(checks: Sequence[Mapping[str, Any]]) -> str:
     """Why no check reached a requirement, from what ended the run: its time limit, a compile
     error, a suite that stopped on an error, or no binding."""
     by = {c.get("verdict") for c in checks}
-    if V.TIMEOUT in by:
+    if verdicts.TIMEOUT in by:
         return "no check reached it: the run hit its time limit first"
-    if V.COMPILE_ERROR in by:
+    if verdicts.COMPILE_ERROR in by:
         return "no check reached it: the answer did not compile"
-    if V.UNBOUND in by:
+    if verdicts.UNBOUND in by:
         return "no check reached it (no binding for it)"
-    if any(c.get("verdict") == V.ERROR and c.get("name") in ("conformance", "run") for c in checks):
+    if any(c.get("verdict") == verdicts.ERROR and c.get("name") in ("conformance", "run") for c in checks):
         return "no check reached it: the checks stopped on an error first"
     return "no check reached it"
 
 
 def apply(verdict: str, coverage: list[dict[str, Any]]) -> str:
     """``partial`` for a pass that leaves a checkable requirement not exercised."""
-    if verdict == V.PASS and any(c["checkable"] and c["status"] == NOT_EXERCISED for c in coverage):
-        return V.PARTIAL
+    if verdict == verdicts.PASS and any(c["checkable"] and c["status"] == NOT_EXERCISED for c in coverage):
+        return verdicts.PARTIAL
     return verdict
 
 

@@ -58,6 +58,48 @@ def previous_transcripts(store: Store) -> dict[int, dict[str, dict]]:
     return out
 
 
+def unsettled_answers(store: Store) -> set[int]:
+    """Answers whose stored rows a rescan cannot take as they are even when
+    every file's stat matches: a file with a problem (its warning is worded
+    from the file), a chat export from the model's folder as a transcript, or
+    a transcript row that is not its file's (missing, extra, another hash).
+    The few others are skipped whole by a rescan that finds them unchanged."""
+    return {r[0] for r in store.conn.execute(
+        "select answer_id from files where problem is not null "
+        "union select answer_id from transcripts where relpath like '../%' "
+        "union select f.answer_id from files f left join transcripts t "
+        "  on t.answer_id = f.answer_id and t.relpath = f.relpath "
+        "  where f.kind = 'transcript' and (t.id is null or t.sha256 is not f.sha256) "
+        "union select t.answer_id from transcripts t left join files f "
+        "  on f.answer_id = t.answer_id and f.relpath = t.relpath "
+        "  where f.id is null or f.kind != 'transcript'")}
+
+
+# What duplicate_file warns about: content another model's answer holds too
+_SHARED_CONTENT = "f.kind not in ('prompt', 'data') and f.size > 0 and f.sha256 != ''"
+
+
+def shared_content(store: Store) -> list[tuple[str, str, str, str]]:
+    """(sha256, model, challenge, relpath) of each present answer's file whose
+    content a present answer of another model holds too, by model, challenge, path."""
+    return store.conn.execute(
+        "select f.sha256, a.model, a.challenge, f.relpath from files f join answers a on a.id = f.answer_id "
+        f"where a.present = 1 and {_SHARED_CONTENT} and f.sha256 in ("
+        # (the hashes held more than once, from the index alone: most files are nobody else's)
+        "  select sha256 from files group by sha256 having count(*) > 1) "
+        "order by a.model, a.challenge, f.relpath").fetchall()
+
+
+def answer_prompts(store: Store) -> list[tuple[str, str, str, str]]:
+    """(challenge, model, sha256, answer path) of each present answer's own
+    PROMPT.md, for the challenges whose answers carry more than one."""
+    return store.conn.execute(
+        "with p as (select a.challenge, a.model, f.sha256, a.path from answers a "
+        "  join files f on f.answer_id = a.id and f.relpath = 'PROMPT.md' where a.present = 1 and f.sha256 != '') "
+        "select * from p where challenge in (select challenge from p group by challenge "
+        "  having count(distinct sha256) > 1) order by challenge, model").fetchall()
+
+
 # -- models and answers
 def upsert_model(store: Store, model: str, path: str, stamp: str) -> None:
     """A model folder seen now (its display name starts as its folder name)."""

@@ -1,7 +1,8 @@
 """Index a workbench into the store: models, answers, files, transcripts, warnings.
 
 Rescans are incremental: a file whose size and mtime are unchanged keeps its
-stored hash and kind (no re-read). Answer folders are only ever read.
+stored hash and kind (no re-read), and an answer whose files all do (and
+whose git state and kinds stand) is skipped whole. Answer folders are only ever read.
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ class ScanResult:
     files: int = 0
     transcripts: int = 0
     hashed: int = 0
+    unchanged: int = 0  # answers skipped whole: every file as its stored row says (_ModelPass._unchanged)
     duration_s: float = 0.0
     git_commit: str | None = None
     warnings: list[Warning] = field(default_factory=list)
@@ -334,10 +336,13 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         scan_sql.update_answers(store, models.answer_updates)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
         scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
-        result.warnings.extend(duplicate_warnings(models.by_sha))
-        result.warnings.extend(_prompt_drift(store, models.prompts, workbench.challenges))
+        # From the stored rows, as this scan left them: an answer skipped as
+        # unchanged adds its files' hashes without being read again
+        result.warnings.extend(duplicate_warnings(_places_by_sha(store)))
+        result.warnings.extend(_prompt_drift(store, _answer_prompts(store, workbench.root), workbench.challenges))
         result.models = len(models.seen_models)
         result.answers = len(models.seen_answers)
+        result.unchanged = models.skipped
         scan_sql.replace_scan_warnings(store, scan_id, [w.as_dict() for w in result.warnings + result.info])
 
     if index_transcripts:
@@ -364,11 +369,27 @@ def duplicate_warnings(by_sha: dict[str, list[tuple[str, str, str]]]) -> list[Wa
     return out
 
 
+def _places_by_sha(store: Store) -> dict[str, list[tuple[str, str, str]]]:
+    by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for sha, model, cid, rel in scan_sql.shared_content(store):
+        by_sha[sha].append((model, cid, rel))
+    return by_sha
+
+
+def _answer_prompts(store: Store, root: Path) -> dict[str, list[tuple[str, str, str]]]:
+    prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for cid, model, sha, rel_folder in scan_sql.answer_prompts(store):
+        prompts[cid].append((model, sha, os.path.join(root, rel_folder, "PROMPT.md")))
+    return prompts
+
+
 class _ModelPass:
     """The scan's pass over the models' folders: each model's answers are walked
     (and their new or changed files handed to the examiner), then stored, with
     what the later steps need gathered on the way: the models and answers seen,
-    the answers whose row changed, each content hash's places, each answer's PROMPT.md."""
+    the answers whose row changed. An answer whose every file matches its
+    stored row (stat, git state, name-based kind) is skipped whole: nothing
+    of it is examined, compared or written (``skipped`` counts them)."""
 
     def __init__(self, workbench: Workbench, store: Store, git, result: ScanResult, *, stamp: str):
         self.workbench, self.store, self.git, self.result, self.stamp = workbench, store, git, result, stamp
@@ -377,11 +398,11 @@ class _ModelPass:
         self.existing_answers = scan_sql.previous_answers(store)
         self.existing_files = scan_sql.previous_files(store)
         self.existing_transcripts = scan_sql.previous_transcripts(store)
+        self.unsettled = scan_sql.unsettled_answers(store)
+        self.skipped = 0
         self.seen_models: set[str] = set()
         self.seen_answers: set[int] = set()
         self.known = functools.cache(lambda: prompts_known(workbench))  # read once, when a chat export first needs it
-        self.by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-        self.prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         self.answer_updates: list[tuple] = []
         self.examiner: _Examiner | None = None
 
@@ -414,19 +435,76 @@ class _ModelPass:
         self.seen_models.add(model)
         rel_model = model_dir.relative_to(workbench.root).as_posix()
         scan_sql.upsert_model(self.store, model, rel_model, self.stamp)
-        answers, jobs = [], []
-        for cid, folder in workbench.answer_dirs(model_dir).items():
+        answers: list[tuple] = []
+        jobs: list[tuple] = []
+        answer_dirs = workbench.answer_paths(model_dir)
+        answer_ids = set(answer_dirs)
+        chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
+                              self.known, result, challenge_ids=workbench.challenges)
+        for cid, directory in answer_dirs.items():
             data_files = set(self.challenges[cid].data_files)
-            old = (self.existing_files.get(self.existing_answers[(model, cid)][0], {})
-                   if (model, cid) in self.existing_answers else {})
+            row = self.existing_answers.get((model, cid))
+            old = self.existing_files.get(row[0], {}) if row is not None else {}
+            rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
+            if (row is not None and row[1:3] == (rel_folder, "answer") and row[6] == 1 and cid not in chats
+                    and row[0] not in self.unsettled and self._unchanged(directory, old, data_files)):
+                answers.append((cid, None, None, None, None, None))  # nothing to do but count it
+                continue
+            folder = model_dir / cid
             links: set[str] = set()
             listed = _listed_files(workbench, folder, old, frozenset(data_files), links, jobs)
             answers.append((cid, folder, data_files, old, listed, links))
         result.hashed += len(jobs)
-        answer_ids = {a[0] for a in answers}
-        chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
-                              self.known, result, challenge_ids=workbench.challenges)
         return model, rel_model, answers, self.examiner.submit(jobs), chats
+
+    def _unchanged(self, directory: str, old: dict[str, tuple], data_files: set[str]) -> bool:
+        """Whether a rescan would find nothing to write for this answer: the same
+        files (no links), each with its stored size, mtime and git state, a
+        doc's kind as today's rules name it, and still an answer (a file that
+        is neither prompt, transcript nor the challenge's data). A file edited
+        in place changes its mtime even when its size stays: it is examined.
+        The walk is walk_answer's, cut to what this needs (no sorting, no
+        Paths): it runs over every file of every answer at each rescan."""
+        if not old:
+            return False
+        status_of = None if self.git.top is None else self.git.status_in(Path(directory))
+        frozen = None
+        substantive = False
+        seen = 0
+        stack = [("", directory)]
+        try:
+            while stack:
+                prefix, directory = stack.pop()
+                with os.scandir(directory) as it:
+                    for entry in it:
+                        name = entry.name
+                        if entry.is_dir(follow_symlinks=False):
+                            if name not in {"__pycache__", ".git"} and not name.startswith("."):
+                                stack.append((prefix + name + "/", entry.path))
+                            continue
+                        if entry.is_symlink():
+                            return False  # a link's facts are its target's: the full walk
+                        st = entry.stat(follow_symlinks=False)
+                        if not stat.S_ISREG(st.st_mode):
+                            continue  # fifos, sockets: never indexed
+                        rel = prefix + name
+                        # prev: scan_sql.FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem,
+                        # git_status, lines)
+                        prev = old.get(rel)
+                        if (prev is None or prev[2] != st.st_size or prev[3] != st.st_mtime_ns or not prev[4]
+                                or prev[8] != (status_of(rel) if status_of is not None else None)):
+                            return False
+                        kind = prev[5]
+                        if kind in ("doc", "prompt"):  # name-based: follow today's rules (as _listed_files)
+                            frozen = frozenset(data_files) if frozen is None else frozen
+                            if _classify_cached(rel, frozen) != kind:
+                                return False
+                        if not substantive and kind not in ("prompt", "transcript") and rel not in data_files:
+                            substantive = True
+                        seen += 1
+        except OSError:
+            return False  # the full walk names what cannot be read
+        return seen == len(old) and substantive
 
     def store_model(self, model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
         """Write a walked model's answers: their files, transcripts and rows."""
@@ -434,6 +512,12 @@ class _ModelPass:
         result = self.result
         for cid, folder, data_files, old, listed, links in answers:
             row = self.existing_answers.get((model, cid))
+            if folder is None and row is not None:  # unchanged (walk_model): its rows stand as they are
+                self.seen_answers.add(row[0])
+                self.skipped += 1
+                result.files += row[3]
+                result.transcripts += row[4]
+                continue
             # answer_dirs names each folder model_dir / cid: no relative_to per answer
             rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
             answer_id = (scan_sql.insert_answer(self.store, model, cid, rel_folder, self.stamp)
@@ -455,10 +539,10 @@ class _ModelPass:
 
     def _facts(self, model: str, cid: str, listed: list, examined: list) -> list[FileFacts]:
         """An answer's files' facts (stored, or as the examiner found them); a
-        warning for each that cannot be read; the prompt and the content hashes noted."""
+        warning for each that cannot be read."""
         result = self.result
         facts: list[FileFacts] = []
-        for rel, path, f in listed:
+        for rel, _path, f in listed:
             if isinstance(f, str):
                 result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f))
                 continue
@@ -467,10 +551,6 @@ class _ModelPass:
             facts.append(f)
             if f.problem:
                 result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
-            if rel == "PROMPT.md" and f.sha256:  # the answer's own prompt: drift is measured on it
-                self.prompts[cid].append((model, f.sha256, os.fspath(path)))
-            elif f.kind not in {"prompt", "data"} and f.size > 0 and f.sha256:
-                self.by_sha[f.sha256].append((model, cid, rel))
         return facts
 
 

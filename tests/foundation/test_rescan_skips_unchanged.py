@@ -1,0 +1,117 @@
+"""A rescan skips an unchanged answer whole, and still sees every change."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from benchtui.store.database import Store
+from benchtui.workbench import scan as scan_mod
+from benchtui.workbench.layout import find_workbench
+from benchtui.workbench.scan import scan_workbench
+
+PROMPT = "# Task\nImplement it.\n"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def counting(monkeypatch) -> dict[str, list]:
+    """Record each answer whose facts are gathered and whose file rows are compared."""
+    calls: dict[str, list] = {"facts": [], "store_files": []}
+    facts, store_files = scan_mod._ModelPass._facts, scan_mod._store_files
+
+    def counted_facts(self, model, cid, listed, examined):
+        calls["facts"].append((model, cid))
+        return facts(self, model, cid, listed, examined)
+
+    def counted_store_files(store, answer_id, *rest):
+        calls["store_files"].append(answer_id)
+        return store_files(store, answer_id, *rest)
+
+    monkeypatch.setattr(scan_mod._ModelPass, "_facts", counted_facts)
+    monkeypatch.setattr(scan_mod, "_store_files", counted_store_files)
+    return calls
+
+
+def workbench(root: Path):
+    for m in ("a", "b", "c"):
+        write(root / "models" / m / "kv" / "PROMPT.md", PROMPT)
+        write(root / "models" / m / "kv" / "kv.py", f"# {m}\n")
+    write(root / "models" / "c" / "kv" / "PROMPT.md", PROMPT + "Use PyTorch.\n")  # drifts
+    write(root / "models" / "a" / "backwards" / "ln.py", "shared = 1\n")
+    write(root / "models" / "b" / "backwards" / "ln.py", "shared = 1\n")  # a duplicate across models
+    wb = find_workbench(str(root), None, root)
+    return wb, Store(wb.store_path)
+
+
+def warned(result) -> set[tuple[str, str]]:
+    return {(w.kind, w.path) for w in result.warnings}
+
+
+def test_a_rescan_touching_nothing_does_no_per_answer_work(tmp_path, monkeypatch):
+    wb, store = workbench(tmp_path)
+    calls = counting(monkeypatch)
+    first = scan_workbench(wb, store)
+    assert len(calls["facts"]) == len(calls["store_files"]) == 5
+    calls["facts"].clear(), calls["store_files"].clear()
+    again = scan_workbench(wb, store)
+    assert calls == {"facts": [], "store_files": []}
+    assert again.unchanged == 5 and again.hashed == 0
+    assert (again.answers, again.files, again.transcripts) == (first.answers, first.files, first.transcripts)
+    # the duplicate and the drifted prompt are still named, from the stored rows
+    assert warned(again) == warned(first) == {
+        ("duplicate_file", "a/backwards/ln.py"), ("duplicate_file", "b/backwards/ln.py"),
+        ("prompt_drift", "c/kv/PROMPT.md")}
+
+
+def test_an_edit_in_place_of_the_same_size_is_seen_and_only_its_answer_examined(tmp_path, monkeypatch):
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    calls = counting(monkeypatch)
+    kv = tmp_path / "models" / "a" / "kv" / "kv.py"
+    before = kv.stat()
+    kv.write_text("# A\n", encoding="utf-8")
+    # the same size; a later mtime whatever the clock's grain (the folder's own mtime does not move)
+    os.utime(kv, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert kv.stat().st_size == before.st_size
+    r = scan_workbench(wb, store)
+    assert r.hashed == 1 and r.unchanged == 4
+    assert calls["facts"] == [("a", "kv")]
+    row = store.query("select f.sha256 from files f join answers a on a.id = f.answer_id "
+                      "where a.model = 'a' and a.challenge = 'kv' and f.relpath = 'kv.py'")[0]
+    assert row["sha256"] == scan_mod.sha256_file(kv)
+    # an edit that makes a skipped answer's file a duplicate names both places
+    ln = tmp_path / "models" / "c" / "backwards" / "ln.py"
+    write(ln, "shared = 1\n")
+    dups = {w.path for w in scan_workbench(wb, store).warnings if w.kind == "duplicate_file"}
+    assert dups == {"a/backwards/ln.py", "b/backwards/ln.py", "c/backwards/ln.py"}
+
+
+def test_added_removed_renamed_files_and_git_state_are_seen(tmp_path):
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    folder = tmp_path / "models" / "b" / "kv"
+    write(folder / "extra" / "more.py", "x = 1\n")
+    (folder / "kv.py").rename(folder / "kv2.py")
+    (tmp_path / "models" / "a" / "backwards" / "ln.py").unlink()
+    r = scan_workbench(wb, store)
+    assert r.unchanged == 3  # a/kv, c/kv, b/backwards untouched; b/kv and a/backwards examined
+
+    def rels(model, cid):
+        return sorted(x["relpath"] for x in store.query(
+            "select f.relpath from files f join answers a on a.id = f.answer_id where a.model = ? and a.challenge = ?",
+            [model, cid]))
+    assert rels("b", "kv") == ["PROMPT.md", "extra/more.py", "kv2.py"]
+    assert rels("a", "backwards") == []
+    assert "duplicate_file" not in {w.kind for w in r.warnings}
+    # a commit changes each file's git state without touching a file
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    for argv in (["init", "-q"], ["add", "models"], ["commit", "-qm", "x"]):
+        subprocess.run(["git", *argv], cwd=tmp_path, check=True, capture_output=True, env=env)
+    assert scan_workbench(find_workbench(str(tmp_path), None, tmp_path), store).unchanged == 0
+    assert {x["git_status"] for x in store.query("select git_status from files")} == {"committed"}
