@@ -35,6 +35,7 @@ def wb(tmp_path) -> Path:
 def check_json(capsys, root: Path, cid: str, *extra) -> tuple[int, dict]:
     # A test of one other item passes --mutants 0: the mutation score is most of a
     # check's time, and test_new_scaffolds_a_plugin_that_check_proves_sound covers it.
+    # One that judges no spread over seeds passes --seeds 1: each seed is a sandboxed run.
     code, out, err = cli(capsys, "--workbench", str(root), "challenge", "check", cid, "--json", "--seeds", "2", *extra)
     return code, json.loads(out)
 
@@ -90,7 +91,7 @@ def test_new_from_a_prompt_uses_it_and_check_asks_for_its_requirements(capsys, w
     folder = wb / "challenges" / "rowmax"
     assert (folder / "PROMPT.md").read_text() == prompt.read_text()
     assert 'title = "Row max in NumPy"' in (folder / "challenge.toml").read_text()
-    code, report = check_json(capsys, wb, "rowmax")
+    code, report = check_json(capsys, wb, "rowmax", "--seeds", "1")
     got = items(report)
     assert code == 1 and not report["sound"]
     assert not got["requirements_quote_prompt"]["ok"]
@@ -109,7 +110,7 @@ def test_check_fails_a_check_that_names_no_requirement(capsys, wb):
     suite = folder / "conformance.py"
     text = suite.read_text()
     suite.write_text(text.replace(', requires=("batched",)', "", 1))
-    code, report = check_json(capsys, wb, "top_p", "--mutants", "0")
+    code, report = check_json(capsys, wb, "top_p", "--seeds", "1", "--mutants", "0")
     item = items(report)["checks_name_requirements"]
     assert code == 1 and not item["ok"]
     assert "checks naming no requirement: rows_independent" in item["message"]
@@ -123,7 +124,7 @@ def test_check_fails_a_reference_that_fails_its_suite(capsys, wb):
     # reference is also the oracle, so only what a check tests beyond the
     # oracle, such as finiteness or row sums, can catch a wrong reference.)
     ref.write_text(ref.read_text().replace("before < p", "before + ranked <= p"))
-    code, report = check_json(capsys, wb, "top_p", "--mutants", "0")
+    code, report = check_json(capsys, wb, "top_p", "--seeds", "1", "--mutants", "0")
     item = items(report)["reference_passes"]
     assert code == 1 and not item["ok"] and "fixed_tiny_p: fail" in item["message"]
 

@@ -10,8 +10,10 @@ and binds back. `.ci/run` builds and installs the real wheel.
 """
 from __future__ import annotations
 
+import compileall
 import json
 import os
+import re
 import shutil
 import site as site_module
 import subprocess
@@ -83,7 +85,17 @@ def fake_install(tmp_path: Path) -> tuple[Path, Path]:
     shutil.copytree(REPO / "tui", site / "benchtui" / "tui", ignore=SKIP)
     shutil.copytree(REPO / "challenges", site / "benchtui" / "bundled" / "challenges", ignore=SKIP)
     shutil.copytree(REPO / "models", site / "benchtui" / "bundled" / "demo", ignore=SKIP)
+    # pip compiles what it installs; without it each command here compiles benchtui anew.
+    # The bundled folders are data the commands copy and hide: left as they are.
+    compileall.compile_dir(site / "benchtui", quiet=1, rx=re.compile(re.escape(os.sep + "bundled" + os.sep)))
     return python, site
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> tuple[Path, Path]:
+    """One install for the module: the tests only run it and read it, and the one that
+    checks nothing is written there compares its own before and after."""
+    return fake_install(tmp_path_factory.mktemp("install"))
 
 
 def benchtui(python: Path, cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -101,8 +113,8 @@ def test_pyproject_lists_every_package_and_maps_the_bundled_folders():
                                      f"{resources.DATA_PACKAGE}.challenges": "challenges", f"{resources.DATA_PACKAGE}.demo": "models"}
 
 
-def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_there(tmp_path):
-    python, site = fake_install(tmp_path)
+def test_installed_benchtui_finds_its_files_in_site_packages_and_never_writes_there(tmp_path, installed):
+    python, site = installed
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     probe = benchtui(python, elsewhere, "doctor", "--json", BENCHTUI_DATA_DIR=str(tmp_path / "data"))
@@ -161,8 +173,8 @@ print(json.dumps([str(p) for p in hidden_from_answers(bundle, kv.path)]))
     assert list((tmp_path / "data" / "stores").glob("demo-*/store.db"))
 
 
-def test_demo_refuses_a_folder_that_is_not_empty(tmp_path):
-    python, _ = fake_install(tmp_path)
+def test_demo_refuses_a_folder_that_is_not_empty(tmp_path, installed):
+    python, _ = installed
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine\n")
@@ -173,8 +185,8 @@ def test_demo_refuses_a_folder_that_is_not_empty(tmp_path):
 
 
 @pytest.mark.sandbox
-def test_an_answer_hunting_for_the_installed_reference_does_not_pass(tmp_path):
-    python, site = fake_install(tmp_path)
+def test_an_answer_hunting_for_the_installed_reference_does_not_pass(tmp_path, installed):
+    python, site = installed
     target = site / "benchtui" / "bundled" / "challenges" / "backwards" / "reference.py"
     assert target.is_file()  # it is there; the answer's process just cannot see it
     wb = tmp_path / "wb"
