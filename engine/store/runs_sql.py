@@ -112,3 +112,16 @@ def named_check(store: Store, run_id: int, name: str) -> list[dict]:
 def run_columns(store: Store) -> set[str]:
     """The runs table's column names (an older store lacks the newer ones)."""
     return {r["name"] for r in store.query("select name from pragma_table_info('runs')")}
+
+
+def judged_file_stats(store: Store, run_ids: list[int]) -> list[tuple[int, str, str, str, int, int]]:
+    """(run id, the run's judged files as JSON, answer folder, file relpath, size, mtime_ns)
+    for every file the last scan recorded in each run's answer, where the run recorded its files."""
+    if not run_ids:
+        return []
+    marks = ", ".join("?" * len(run_ids))
+    return store.conn.execute(
+        "select r.id, r.files, a.path, f.relpath, f.size, f.mtime_ns from runs r "
+        "join answers a on a.model = r.model and a.challenge = r.challenge and a.present = 1 "
+        "join files f on f.answer_id = a.id "
+        f"where r.files is not null and r.files != '' and r.id in ({marks})", run_ids).fetchall()

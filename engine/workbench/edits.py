@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from benchtui.store.database import Store
+from benchtui.store.runs_sql import judged_file_stats
 
 
 def edited_since_scan(store: Store, root: Path, run_ids: Iterable[int]) -> dict[int, str]:
@@ -22,11 +23,7 @@ def edited_since_scan(store: Store, root: Path, run_ids: Iterable[int]) -> dict[
     base = str(root)
     for i in range(0, len(ids), 500):
         chunk = ids[i:i + 500]
-        rows = store.conn.execute(
-            "select r.id, r.files, a.path, f.relpath, f.size, f.mtime_ns from runs r "
-            "join answers a on a.model = r.model and a.challenge = r.challenge and a.present = 1 "
-            "join files f on f.answer_id = a.id "
-            f"where r.files is not null and r.files != '' and r.id in ({', '.join('?' * len(chunk))})", chunk).fetchall()
+        rows = judged_file_stats(store, chunk)
         judged_on: dict[int, set[str]] = {}
         edited: dict[int, list[str]] = {}
         for run_id, files, folder, rel, size, mtime_ns in rows:
