@@ -8,6 +8,16 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
+# Bytecode caches on, even where the environment turns them off (PYTHONDONTWRITEBYTECODE):
+# the suite starts hundreds of Python processes (workers, CLI runs, sandboxed checkers)
+# and without caches each recompiles the package and pytest re-rewrites every test module
+# (collection alone takes 2.5x the CPU). The caches land in git-ignored __pycache__ folders;
+# sandboxed processes cannot write there and only read them.
+import sys
+
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 import shutil
 from pathlib import Path
 
