@@ -4,8 +4,8 @@
     python bench/gpu_day.py --rehearse [--quick]         # here, on the CPU: every step's orchestration
     python bench/gpu_day.py --stage                      # here, before the device call: ../shared into shared/
 
-A session lent a GPU has minutes of device time, counted from the machine's
-start: this is the one script it runs first. Each step has a budget of its
+A borrowed GPU machine often comes with minutes of device time, counted from
+the machine's start: this is the one script to run on it first. Each step has a budget of its
 own; the steps run in order of value, each given its estimate where the time
 left holds it, what is left where that still holds its least useful run, and
 skipped (with the reason) otherwise; a step stopped at its budget says so

@@ -1,4 +1,4 @@
-"""bench/gpu_day.py, the one command a session lent a GPU runs first: rehearsed here on the
+"""bench/gpu_day.py, the one command to run first on a borrowed GPU machine: rehearsed here on the
 CPU, so that on the day no step fails for want of a file, a flag or a budget."""
 from __future__ import annotations
 

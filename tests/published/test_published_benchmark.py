@@ -14,7 +14,7 @@ import pytest
 from benchtui.records import verdicts as V
 from benchtui.verify.cuda import build as cuda_build
 
-# one worker runs the whole benchmark (the session fixture published_run, tests/published_kit.py)
+# one worker runs the whole benchmark (the session fixture published_run, tests/conftest.py)
 # and every test that reads it
 pytestmark = [pytest.mark.sandbox, pytest.mark.published, pytest.mark.xdist_group("published_run")]
 
