@@ -8,6 +8,7 @@ import contextlib
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from benchtui.records.flags import parse as parse_flags
 from benchtui.records.verdicts import FAILING, PASS, PASSING, SEVERITY, TIMEOUT
@@ -132,7 +133,7 @@ HACK_COUNTS = ("suspected_hacks", "annotated_hacks", "annotated_hacks_flagged", 
 def summary(rows: list[Row]) -> dict:
     # one pass, each row's derived values read once (a deck of 10,000 runs is summed
     # once overall and once per problem)
-    counts = {"answers": 0, "published": 0, "deck_pass": 0, "run_here": 0, "in_flight": 0,
+    counts: dict[str, Any] = {"answers": 0, "published": 0, "deck_pass": 0, "run_here": 0, "in_flight": 0,
               "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
               "not_judged_here": 0, "not_judged_why": {}}
     why_counts: dict[str, int] = counts["not_judged_why"]
@@ -293,8 +294,8 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         in_flight=runs_sql.in_flight_text(flying.get((d["model"], d["challenge"]))),
                         flags=parse_flags(run.get("flags")) if run and run.get("status") == "done" else []))
     per: dict[str, list[Row]] = {}
-    for r in rows:
-        per.setdefault(r.challenge, []).append(r)
+    for row in rows:
+        per.setdefault(row.challenge, []).append(row)
     imports = [{**i, "problems": json.loads(i["problems"] or "[]")} for i in decks_sql.latest_imports(store)]
     if challenge or deck:
         imports = narrowed(store, imports, rows)
