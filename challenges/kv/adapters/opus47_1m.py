@@ -14,12 +14,14 @@ Translation only:
   (the contract's inputs are already projected) and Wo is the identity
   matrix. decode_step itself writes the cache, advances lengths and attends;
 - extend (several new tokens at once) is its MultiHeadAttention.prefill,
-  which takes one sequence (batch index b) per call by its own signature.
+  which takes one sequence (batch index b) per call by its own signature;
+- memory_figure is its cache_memory_bytes, the formula its memory model
+  (demo.py, ANALYSIS.md) reports.
 """
 from __future__ import annotations
 
 import numpy as np
-from kv_cache import KVCache, MultiHeadAttention
+from kv_cache import KVCache, MultiHeadAttention, cache_memory_bytes
 
 ANSWER_SHA256 = {
     "kv_cache.py": "f15ecbfca08a7579f8cdddea1150f2854e890b111683c7ec97399cb24fa319b6",
@@ -69,3 +71,7 @@ class Session:
 
 def make_session():
     return Session()
+
+
+def memory_figure(layers, batch, heads, tokens, head_dim, itemsize):
+    return cache_memory_bytes(layers, batch, heads, tokens, head_dim, itemsize)
