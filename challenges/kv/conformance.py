@@ -203,6 +203,7 @@ def run(suite) -> None:
             c.fail(f"a sequence decoded alone differs from the same sequence in a batch (error {worst:.3g})")
 
     smallest_inputs(suite, factory, ref, tol, garbage)
+    decode_to_capacity(suite, factory, ref, tol, garbage)
     multi_token(suite, factory, ref, tol)
     record_reach(suite)
     memory(suite, factory)
@@ -211,12 +212,47 @@ def run(suite) -> None:
 
 
 # what run_stages can run alone (tests run the checks a case is about, exactly as in a whole run)
-STAGES = {"memory_figure": lambda suite: memory_figure(suite)}
+STAGES = {"memory_figure": lambda suite: memory_figure(suite),
+          "capacity": lambda suite: decode_to_capacity(suite, session_factory(suite), suite.reference(),
+                                                       float(suite.threshold("tol", 1e-8)),
+                                                       float(suite.threshold("garbage", 1e3)))}
 
 
 def run_stages(suite, stages) -> None:
     for stage in stages:
         STAGES[stage](suite)
+
+
+def decode_to_capacity(suite, factory, ref, tol, garbage) -> None:
+    """Decoding until the cache is full: where the adapter states how many decode steps
+    its session holds after the padded prompt (``DECODE_CAPACITY``: the cache it builds
+    holds the prompt's max_len plus that many tokens), a batch of two decodes exactly that
+    many steps, so the longest prompts' sequences write the cache's last slot at the last
+    step and the shorter one stops short of it; every step must equal causal attention.
+    The other checks decode a few dozen steps, far below any capacity."""
+    adapter = suite.adapter()
+    capacity = getattr(adapter, "DECODE_CAPACITY", None) if adapter is not None else None
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+        suite.info("decode_to_capacity", message="not reached: no adapter states the decode steps its cache holds "
+                   "(DECODE_CAPACITY); the answer's cache grows as it needs")
+        return
+    with suite.check("decode_to_capacity", threshold=tol, requires=("incremental_decode", "cached_attention"),
+                     reach=True) as c:
+        # the longest prompt first and last: the last slot of the cache's first and last rows
+        lengths = [3, 1, 3]
+        sc = make_scenario(np.random.default_rng(FIXED_SEED), lengths, 1, 2, capacity, garbage)
+        try:
+            got = run_decode(suite, factory, sc)
+        except CheckFailed:
+            raise
+        except Exception as exc:  # the answer's own code, at its capacity
+            raise CheckFailed(f"decoding up to the cache's capacity ({capacity} steps after prompts of lengths "
+                              f"{lengths}) raised {type(exc).__name__}: {exc}") from exc
+        c.value, where = worst_step(got, oracle(ref, sc))
+        c.message = f"{capacity} decode steps after prompts of lengths {lengths}: the cache's last slot written; worst at {where}"
+        if not c.value <= tol:
+            c.fail(f"decoding up to the cache's capacity ({capacity} steps after the prompt) differs from causal "
+                   f"attention: error {c.value:.3g} at {where}")
 
 
 def decode_output_shape(suite, factory, garbage) -> None:

@@ -201,9 +201,10 @@ STAGE_OF = {"ste_gradient": "ste", "linear_backward_dx": "ste", "group_size_hono
             "architecture_past_first_block": "architecture", "cached_decoding": "architecture",
             "ternary_block_projections": "layers",
             # judged alone: a whole kv run decodes for tens of seconds in pure Python
-            "memory_figure_recomputed": "memory_figure", "causal_default": "causal_default"}
+            "memory_figure_recomputed": "memory_figure", "decode_to_capacity": "capacity",
+            "causal_default": "causal_default"}
 # checks of other challenges a planted case runs alone, by their suite's run_stages
-STAGED_CHECKS = {"memory_figure_recomputed", "causal_default"}
+STAGED_CHECKS = {"memory_figure_recomputed", "decode_to_capacity", "causal_default"}
 STAGED = {"ternary_training"}
 CASES = sorted([(cid, name) for cid, names in VARIANTS.items() for name in names]
                + [(cid, name) for cid, names in WRITTEN.items() for name in names])
@@ -537,6 +538,12 @@ CONTRACT_PLANTED: dict[str, tuple[str, str, str, str, str, str, str]] = {
                                      "return 2 * num_layers * B * H * S * D * dtype_bytes",
                                      "return num_layers * B * H * S * D * dtype_bytes", "memory_figure_recomputed",
                                      "its keys and values take"),
+    # decoding up to the cache's capacity: the buffer one token short, so the cache's last row
+    # overflows only where a sequence fills it (the checks decoded far below any capacity)
+    "cache_buffer_one_token_short": ("kv", "opus47_1m", "kv_cache.py",
+                                     "n = batch_size * num_heads * max_seq_len * head_dim",
+                                     "n = batch_size * num_heads * (max_seq_len - 1) * head_dim", "decode_to_capacity",
+                                     "decoding up to the cache's capacity"),
 }
 
 # judged against this repository's PROMPT.md (deployed beside the answer), not the answer's own

@@ -4,7 +4,8 @@
 
 Translation only:
 - one layer: KVCache(1, batch, heads, head_dim, max_seq_len) with capacity
-  the prompt length plus DECODE_CAPACITY decode steps;
+  the prompt length plus DECODE_CAPACITY decode steps (its decode is pure
+  Python: a capacity no check needs would cost decode_to_capacity seconds);
 - prefill writes each sequence's valid prompt rows with KVCache.write and
   sets lengths[b] (what MultiHeadAttention.prefill does for the K / V it
   projects; the contract hands over K / V already projected and asks for no
@@ -27,7 +28,7 @@ ANSWER_SHA256 = {
     "kv_cache.py": "f15ecbfca08a7579f8cdddea1150f2854e890b111683c7ec97399cb24fa319b6",
 }
 
-DECODE_CAPACITY = 1024
+DECODE_CAPACITY = 256  # the most decode steps a check takes (memory_linear's); decode_to_capacity fills it
 
 
 class Session:
