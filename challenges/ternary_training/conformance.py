@@ -619,6 +619,7 @@ def check_reported_loss(suite, adapter, model, text: str, where: dict, is_mlx: b
     tol = float(suite.threshold("reported_loss_tol", 0.1))
     stretch = heldout_text(text, where, int(suite.threshold("reported_eval_chars", 2049)))
     data = np.frombuffer(stretch.encode("utf-8"), dtype=np.uint8).astype(np.int32)
+    agreed = []
     with suite.check("reported_loss_recomputed", requires=("training_loop",), threshold=tol) as c:
         reported = float(suite.call(evaluate, model, stretch))
 
@@ -640,6 +641,27 @@ def check_reported_loss(suite, adapter, model, text: str, where: dict, is_mlx: b
                  f"on held-out text where its model scores {measured:.3f} (perplexity "
                  f"{np.exp(min(measured, 50.0)):.3g}, computed by the checker from the model's logits): the reported "
                  "figure is not its model's")
+        agreed.append((reported, measured, logp_of))
+    if agreed:
+        report_window(suite, data, window, *agreed[0])
+
+
+def report_window(suite, data: np.ndarray, window: int, reported: float, measured: float, logp_of) -> None:
+    """How long a window the answer's own evaluation reads is its choice ("Hold out part of the
+    text for validation"): a reading, the window (of the checker's, half or a quarter of it)
+    whose loss the checker computes equal to the reported one, so an audit tells a window
+    changed (an accepted reading) from a figure bent within the tolerance (none)."""
+    same = float(suite.threshold("reported_window_match_nats", 1e-4))
+    found = None
+    for w in (window, window // 2, window // 4):
+        if w >= 1 and abs(reported - (measured if w == window else window_loss(logp_of, data, w))) <= same:
+            found = w
+            break
+    # a figure no window gives (bent within the tolerance) is not a way the prompt allows
+    suite.reading("reported_loss_window", f"{found} bytes" if found else "its own", accepted=found is not None,
+                  message="the window of the answer's own held-out evaluation, left open by the prompt: " +
+                  (f"its figure is the loss over windows of {found} bytes" if found else
+                   f"none of {window}, {window // 2} or {window // 4} bytes gives its figure"))
 
 
 def judge_layers(suite, ref, layers: dict, g: int, is_mlx: bool, rng=None) -> list[str]:

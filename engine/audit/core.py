@@ -31,9 +31,9 @@ from pathlib import Path
 
 from benchtui.audit.answer_lines import LINES_FILE
 from benchtui.audit.checker import KILLING
-from benchtui.audit.equivalence import allowed_by_prompt, same_values, unstable_positions
+from benchtui.audit.equivalence import ALLOWED, allowed_by_prompt, same_values, unstable_positions
 from benchtui.audit.mutate import FAMILIES, Mutant, Source
-from benchtui.challenges import adapters, prompts
+from benchtui.challenges import adapters, contracts, prompts
 from benchtui.challenges.definition import Challenge
 from benchtui.challenges.reference_answer import write_reference_answer
 from benchtui.host.backends import choose_backend
@@ -349,7 +349,7 @@ class Auditor:
             elif same_values(got["trace"], plan["trace"], plan["unstable"]):
                 status = "equivalent"
             else:
-                allowed = allowed_by_prompt(got["checks"], plan["checks"])
+                allowed = allowed_by_prompt(got["checks"], plan["checks"]) or left_open(target, m)
                 status = "equivalent" if allowed else "survived"
             with Store(self.workbench.store_path) as store:
                 audit_sql.save_mutant(store, {
@@ -365,6 +365,23 @@ class Auditor:
             done = self.done
         self.emit(AuditEvent("mutant", target.model, target.challenge.id, status,
                              f"{m.file}:{m.line} {m.description}", done=done, total=self.total, cached=cached))
+
+
+def left_open(target: Target, m: Mutant) -> str | None:
+    """The reason a mutant whose values differ only settles a point the answer's prompt leaves
+    open, by the challenge's own table (``[[open]]`` in contracts.toml), or None."""
+    try:
+        points = contracts.load_open(target.challenge.path)
+    except contracts.TableError:
+        return None
+    own = target.folder / prompts.PROMPT_FILE
+    path = own if own.is_file() else target.challenge.path / prompts.PROMPT_FILE
+    try:
+        prompt = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    point = next((p for p in points if p.covers(m.operator, m.description, prompt)), None)
+    return f"{ALLOWED}{point.point} ({contracts.FILENAME})" if point else None
 
 
 def marks(store: Store, model: str, challenge: str) -> dict[str, bool]:

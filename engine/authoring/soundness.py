@@ -344,6 +344,11 @@ def check_contracts(challenge: Challenge, check_names: set[str], static: bool = 
     except (OSError, UnicodeDecodeError) as exc:
         return Item("contracts_checked", False, f"cannot read PROMPT.md: {exc}")
     problems = contracts.problems(table, prompt, check_names)
+    from benchtui.audit.mutate import OPERATORS  # libcst: only where a table is checked
+    try:
+        problems += contracts.open_problems(contracts.load_open(challenge.path), prompt, set(OPERATORS))
+    except contracts.TableError as exc:
+        problems.append(str(exc))
     rows = [c.as_dict() for c in table]
     if problems:
         return Item("contracts_checked", False, "; ".join(problems[:4]) + (f" (+{len(problems) - 4} more)"

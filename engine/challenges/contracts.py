@@ -9,6 +9,17 @@ must do, one ``[[contract]]`` each::
     checks = ["eps_default"]               # the checks that exercise it
     # or, instead of checks: not_checkable = "why no run can judge it"
 
+A point the prompt leaves to the answer, where an audit's operator writes a
+change the checks cannot (and must not) fail, is an ``[[open]]`` row: the
+audit counts such a mutant as allowed by the prompt, with the row's reason,
+when one of its ``says`` is in the prompt the answer was given::
+
+    [[open]]
+    operator = "narrow_dtype"              # the audit operator whose mutants it covers
+    writes = "allocated in float32"        # words of the mutant's description it must hold
+    says = ["Path A (MLX): ..."]           # the prompt's words that leave the point open (one per version)
+    point = "the training loop's precision: ..."   # what is left to the answer, and why
+
 The requirements table (``[requirements]``) says what a verdict covers; this
 table is finer: each default, dtype, shape, special value and reported figure
 the prompt fixes, so a contract no case exercises shows as a row with no check.
@@ -52,6 +63,20 @@ class Contract:
                 "not_checkable": self.not_checkable}
 
 
+@dataclass(frozen=True)
+class OpenPoint:
+    operator: str
+    writes: str
+    says: tuple[str, ...]
+    point: str
+
+    def covers(self, operator: str, description: str, prompt: str) -> bool:
+        """A mutant of ``operator`` writing ``description``, under ``prompt`` (the answer's)."""
+        text = coverage.words(prompt)
+        return operator == self.operator and self.writes in description and \
+            any(coverage.words(s) in text for s in self.says)
+
+
 class TableError(ValueError):
     """contracts.toml cannot be read as a table of contracts."""
 
@@ -81,6 +106,46 @@ def load(folder: Path) -> list[Contract] | None:
             raise TableError(f"{FILENAME}: contract {i}: checks must be a list of check names")
         out.append(Contract(str(row.get("kind", "")), str(row.get("says", "")), tuple(checks),
                             str(row.get("not_checkable", ""))))
+    return out
+
+
+def load_open(folder: Path) -> list[OpenPoint]:
+    """The ``[[open]]`` rows of ``folder``'s table (none when it has no table); ``TableError`` when unreadable."""
+    path = table_path(folder)
+    if not path.is_file():
+        return []
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise TableError(f"{FILENAME} cannot be read: {exc}") from exc
+    out = []
+    for i, row in enumerate(raw.get("open") or [], 1):
+        if not isinstance(row, dict):
+            raise TableError(f"{FILENAME}: open point {i} is not a table")
+        says = row.get("says", [])
+        says = [says] if isinstance(says, str) else says
+        if not isinstance(says, list) or not all(isinstance(s, str) for s in says):
+            raise TableError(f"{FILENAME}: open point {i}: says must be the prompt's words (a string or a list)")
+        out.append(OpenPoint(str(row.get("operator", "")), str(row.get("writes", "")), tuple(says),
+                             str(row.get("point", ""))))
+    return out
+
+
+def open_problems(points: list[OpenPoint], prompt: str, operators: set[str]) -> list[str]:
+    """What makes an open point unsound: an unknown operator, no words of the mutants it covers,
+    no reason, or none of its words in the challenge's own prompt."""
+    text = coverage.words(prompt)
+    out = []
+    for i, p in enumerate(points, 1):
+        label = f"open point {i} ({p.point[:50]!r})"
+        if p.operator not in operators:
+            out.append(f"{label}: operator {p.operator!r} is not an audit operator")
+        if not p.writes.strip():
+            out.append(f"{label}: writes says nothing (words of the mutants' description)")
+        if not p.point.strip():
+            out.append(f"{label}: no point says what the prompt leaves open")
+        if not any(coverage.words(s) in text for s in p.says if s.strip()):
+            out.append(f"{label}: none of its says is the prompt's own words (quote PROMPT.md)")
     return out
 
 

@@ -82,3 +82,26 @@ def test_a_check_the_prompt_does_not_ask_for_moving_is_allowed_by_that_prompt():
     # a check the prompt asks for never makes a survivor allowed (it would have killed it)
     assert allowed_by_prompt([{"name": "float64_accuracy", "verdict": "pass"}],
                              [{"name": "float64_accuracy", "verdict": "pass"}]) is None
+
+
+def test_a_point_the_challenges_table_leaves_open_is_allowed_only_under_its_words(tmp_path):
+    """A float32 buffer in ternary_training's loop changes the trained model's values: the
+    prompt fixes no training precision, which the challenge's table (contracts.toml) says with
+    the prompt's words; under a prompt without those words, or for another operator, it stays a
+    survivor."""
+    from benchtui.audit.core import Target, left_open
+    from benchtui.audit.mutate import Mutant
+    from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
+
+    challenge = load_challenge(BUNDLED_CHALLENGES / "ternary_training")
+    buffer = Mutant("reference.py", 120, "narrow_dtype", "np.zeros_like(...) allocated in float32", "", "")
+    reference = Target("(reference)", challenge, tmp_path / "reference")  # no PROMPT.md: the challenge's own
+    reference.folder.mkdir()
+    why = left_open(reference, buffer)
+    assert why is not None and why.startswith(ALLOWED) and "precision" in why
+    assert left_open(reference, Mutant("reference.py", 134, "default_flip", "default window=64 -> 32", "", "")) is None
+    assert left_open(reference, Mutant("r.py", 9, "narrow_dtype", "the returned .astype(...) dropped", "", "")) is None
+    other = Target("m", challenge, tmp_path / "m")
+    other.folder.mkdir()
+    (other.folder / "PROMPT.md").write_text("Train a ternary model in float64 throughout.\n")
+    assert left_open(other, buffer) is None

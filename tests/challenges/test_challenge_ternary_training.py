@@ -6,6 +6,7 @@ import importlib.util
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.runner.local import run_local
@@ -361,3 +362,40 @@ def test_qwen3_reference_is_mlx_lm_qwen3_and_tells_each_fault_apart():
     for fault in ref.ARCH_FAULTS:
         moved = np.abs(ref.qwen3_logits(weights, cfg, ids, fault=fault) - want).max() / np.abs(want).max()
         assert moved > 1e-2, (fault, moved)
+
+
+def test_the_window_of_the_answers_own_evaluation_is_a_reading():
+    """How long a window an answer's own evaluation reads is left open ("Hold out part of
+    the text for validation"): the reading names the window whose loss equals the reported
+    figure, accepted; a figure no window gives (bent within the tolerance) is read as the
+    answer's own and not accepted, so an audit still counts it."""
+    from benchtui.verify.binding import load_module
+    conf = load_module(BUNDLED_CHALLENGES / "ternary_training" / "conformance.py", "test_ternary_window_reading")
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((2, 256, 256))  # a model whose logits depend on the position too
+
+    def logp_of(chunk):
+        x = chunk[:, :-1]
+        z = table[0][x] + 0.05 * np.arange(x.shape[1])[None, :, None] * table[1][x]
+        return z - np.log(np.exp(z).sum(-1, keepdims=True))
+
+    data = rng.integers(0, 256, 2049)
+
+    class Suite:
+        def __init__(self):
+            self.readings = []
+
+        def threshold(self, name, default):
+            return default
+
+        def reading(self, name, value, message="", accepted=True):
+            self.readings.append((name, value, accepted))
+
+    def read(reported):
+        suite = Suite()
+        conf.report_window(suite, data, 64, reported, conf.window_loss(logp_of, data, 64), logp_of)
+        return suite.readings
+
+    assert read(conf.window_loss(logp_of, data, 64)) == [("reported_loss_window", "64 bytes", True)]
+    assert read(conf.window_loss(logp_of, data, 32)) == [("reported_loss_window", "32 bytes", True)]
+    assert read(conf.window_loss(logp_of, data, 64) + 0.05) == [("reported_loss_window", "its own", False)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from benchtui.audit.mutate import OPERATORS
 from benchtui.authoring.soundness import check_contracts
 from benchtui.challenges import contracts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
@@ -23,6 +24,7 @@ def test_every_bundled_challenge_has_a_contract_table(cid):
     # every row: the prompt's words, and a check or a reason
     prompt = (BUNDLED_CHALLENGES / cid / "PROMPT.md").read_text()
     assert contracts.problems(table, prompt, {n for c in table for n in c.checks}) == []
+    assert contracts.open_problems(contracts.load_open(BUNDLED_CHALLENGES / cid), prompt, set(OPERATORS)) == []
 
 
 def challenge_with(tmp_path: Path, table: str):
@@ -64,3 +66,22 @@ def test_a_stated_contract_without_a_check_fails(tmp_path):
 
     item = check_contracts(challenge_with(tmp_path / "f", "contract = 3\n"), names)
     assert not item.ok and "no [[contract]] rows" in item.message
+
+
+OPEN = '[[open]]\noperator = "{op}"\nwrites = "allocated in float32"\nsays = ["{says}"]\npoint = "{point}"\n'
+
+
+def test_an_open_point_must_quote_the_prompt_and_name_an_operator(tmp_path):
+    names = {"memory_linear"}
+    good = ROW.format(kind="size", says="Memory grows linearly with tokens", rest='checks = ["memory_linear"]')
+    fine = OPEN.format(op="narrow_dtype", says="Memory grows linearly with tokens", point="the cache's dtype")
+    assert check_contracts(challenge_with(tmp_path / "a", good + fine), names).ok
+    unquoted = OPEN.format(op="narrow_dtype", says="any precision will do", point="the cache's dtype")
+    item = check_contracts(challenge_with(tmp_path / "b", good + unquoted), names)
+    assert not item.ok and "none of its says is the prompt's own words" in item.message
+    unknown = OPEN.format(op="vibes", says="Memory grows linearly with tokens", point="the cache's dtype")
+    item = check_contracts(challenge_with(tmp_path / "c", good + unknown), names)
+    assert not item.ok and "operator 'vibes'" in item.message
+    reasonless = OPEN.format(op="narrow_dtype", says="Memory grows linearly with tokens", point="")
+    item = check_contracts(challenge_with(tmp_path / "d", good + reasonless), names)
+    assert not item.ok and "no point says" in item.message
