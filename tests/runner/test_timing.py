@@ -83,3 +83,19 @@ def test_an_answer_far_slower_than_the_budget_gets_one_balanced_pair():
 def test_an_answer_within_the_budget_keeps_whole_quads():
     t = time_pair(lambda x: time.sleep(0.002), lambda x: None, lambda i: i, budget_s=0.05, warmup=1, min_trials=4)
     assert t.trials >= 4 and t.trials % 4 == 0
+
+
+def test_the_hosts_timing_ceiling_caps_the_budget_a_job_carries(monkeypatch):
+    from benchtui.records.job import host_thresholds
+
+    shipped = {"timing_budget_s": 1.5, "atol": 1e-5}
+    monkeypatch.delenv("BENCHTUI_TIMING_BUDGET_S", raising=False)
+    assert host_thresholds(shipped) == shipped  # unset: as shipped
+    monkeypatch.setenv("BENCHTUI_TIMING_BUDGET_S", "0.05")
+    assert host_thresholds(shipped) == {"timing_budget_s": 0.05, "atol": 1e-5}
+    assert host_thresholds({"timing_budget_s": 0.01}) == {"timing_budget_s": 0.01}  # a ceiling, never a raise
+    assert host_thresholds({}) == {"timing_budget_s": 0.05}  # Suite.time's own default is above it
+    assert shipped["timing_budget_s"] == 1.5
+    monkeypatch.setenv("BENCHTUI_TIMING_BUDGET_S", "fast")
+    with pytest.raises(ValueError, match="BENCHTUI_TIMING_BUDGET_S='fast' is not a number of seconds"):
+        host_thresholds(shipped)
