@@ -26,7 +26,9 @@ SEED = 30
 # lighter sizes: the bugs below are caught by fixed cases, not by size
 FAST = {
     "backwards": {"speed_shape": "[2, 16, 64]", "timing_budget_s": "0.05"},
-    "beam_search": {"timing_budget_s": "0.05"},
+    # a check's wall-clock limit of 20 s, met on a quiet machine, is passed by the larger-vocabulary
+    # checks on one shared by other jobs: these answers are judged on what they return
+    "beam_search": {"timing_budget_s": "0.05", "check_timeout_s": "90"},
     "dflash_verify": {"golden_trees": "40", "mask_trees": "20", "timing_budget_s": "0.05"},
     "flash_attention": {"memory_n": "1024", "speed_shape": "[1, 1, 128, 32]", "speed_tile": "64",
                         "timing_budget_s": "0.05"},

@@ -18,6 +18,7 @@ from benchtui.cli import main
 from benchtui.decks import kernelbench_hard
 from benchtui.decks.importer import import_deck
 from benchtui.records.flags import DECK_SEEDS_ONLY, FORBIDDEN, STALE, TIMING, hack_flags
+from benchtui.tui.widgets.virtual_table import VirtualTable
 from benchtui.workbench.layout import find_workbench
 from deck_kit import cli
 from textual.widgets import DataTable, Static
@@ -108,7 +109,7 @@ def test_the_matrix_and_the_published_screen_show_it_at_80x24(planted, monkeypat
             await settle(app, pilot)
             rows = app.screen.rows
             i = next(i for i, r in enumerate(rows) if r["run_id"] == K.HACK_RUN)
-            table = app.screen.query_one("#published-table", DataTable)
+            table = app.screen.query_one("#published-table", VirtualTable)
             assert f"{HACK_MARK}T" in table.get_row_at(i)[3].plain
             table.move_cursor(row=i)
             await settle(app, pilot)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from benchtui.store.database import Store
+from benchtui.tui.widgets.virtual_table import VirtualTable
 from deck_kit import scanned_workbench
 from textual.widgets import DataTable, Static
 
@@ -25,7 +26,7 @@ def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path,
             await pilot.press("p")
             await settle(app, pilot)
             assert type(app.screen).__name__ == "PublishedScreen"
-            table = app.screen.query_one("#published-table", DataTable)
+            table = app.screen.query_one("#published-table", VirtualTable)
             assert table.row_count == 80
             summary = str(app.screen.query_one("#published-summary", Static).render())
             assert "79 answers, 80 published (66 PASS), 0 run here" in summary
@@ -36,7 +37,7 @@ def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path,
             await settle(app, pilot)
             await pilot.press("p")
             await settle(app, pilot)
-            table = app.screen.query_one("#published-table", DataTable)
+            table = app.screen.query_one("#published-table", VirtualTable)
             assert table.row_count == 1
             # the deck's lines about this answer's runs and the whole deck's, none about another problem's runs
             summary = str(app.screen.query_one("#published-summary", Static).render())

@@ -6,15 +6,16 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from benchtui.tui.widgets.virtual_table import VirtualTable
 from deck_kit import scanned_workbench
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from tests.tui.settling import settle
 
 
-def in_view(table: DataTable) -> bool:
+def in_view(table: VirtualTable) -> bool:
     """Whether the cursor's row lies inside the table's visible body (below its header)."""
-    y = table._get_row_region(table.cursor_row).y
+    y = table.row_region(table.cursor_row).y
     top = int(table.scroll_y) + table.header_height
     return top <= y and y + 1 <= int(table.scroll_y) + table.scrollable_content_region.height
 
@@ -32,7 +33,7 @@ def test_the_highlighted_row_stays_in_view_after_plus(any_kbh_deck, tmp_path, mo
             await settle(app, pilot)
             await pilot.press("p")
             await settle(app, pilot)
-            table = app.screen.query_one("#published-table", DataTable)
+            table = app.screen.query_one("#published-table", VirtualTable)
             # the lowest row the table shows from its top, before the split moves
             while table.cursor_row < table.row_count - 1:
                 await pilot.press("down")

@@ -14,9 +14,10 @@ import pytest
 from benchtui.decks import compare
 from benchtui.records import verdicts
 from benchtui.tui.app import BenchApp
+from benchtui.tui.widgets.virtual_table import VirtualTable
 from rich.console import Console
 from textual.geometry import Region
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 sys.path.insert(0, str(Path(__file__).parent))
 from settling import settle  # noqa: E402
@@ -107,14 +108,14 @@ async def test_every_part_of_the_published_screen_is_on_screen(demo_wb, deck, si
         app.open_published()
         await settle(app, pilot)
         screen = app.screen
-        table = screen.query_one("#published-table", DataTable)
+        table = screen.query_one("#published-table", VirtualTable)
         assert table.row_count == 40
         for pane in ("#published-summary-pane", "#published-table", "#published-detail-pane"):
             assert on_screen(screen.query_one(pane), screen), (pane, screen.query_one(pane).region, size)
         assert table.region.height >= 4 and screen.query_one("#published-detail-pane").region.height >= 4
         assert "published results" in shown(screen.query_one("#published-summary", Static))
         # the verdict columns up to the annotation fit the table's width, with no sideways scroll
-        edge = sum(c.get_render_width(table) for c in list(table.columns.values())[:6])
+        edge = sum(table.render_widths()[:6])
         assert edge <= table.scrollable_content_region.width, (edge, table.scrollable_content_region.width)
         assert "annotation" in shown(table)
         # the detail follows the cursor
@@ -172,7 +173,7 @@ async def test_the_split_between_table_and_detail_moves(demo_wb, deck):
             reached.append(app.focused.id if app.focused else None)
         assert set(reached) == {"published-table", "published-detail-pane", "published-summary-pane"}, reached
         # names are cut to the width: a wider terminal shows them whole
-        table = screen.query_one("#published-table", DataTable)
+        table = screen.query_one("#published-table", VirtualTable)
         assert str(table.get_row_at(0)[0]) == "claude_c…fable-5"  # Text cells: a name is never read as markup
         await pilot.resize_terminal(120, 40)
         await settle(app, pilot)
@@ -185,3 +186,41 @@ def test_names_are_cut_in_the_middle():
 
     assert fit("gemini_gemini-3.1-pro-preview", 14) == "gemini_…review"
     assert fit("kbh_01_fp8_gemm", 15) == "kbh_01_fp8_gemm"
+
+
+async def test_a_big_deck_makes_cells_only_of_the_rows_in_view(demo_wb, monkeypatch):
+    """600 runs: the table holds them all, but only the rows the terminal shows (and
+    the cursor's) become cells, opening and after jumping to the last row."""
+    from benchtui.tui.screens import published
+    from benchtui.tui.widgets.virtual_table import VirtualTable
+
+    rows = deck_rows(600)
+    monkeypatch.setattr(compare, "compare", lambda store, **_: deck_data(rows))
+    monkeypatch.setattr(compare, "published_detail", lambda store, model, challenge: detail(model, challenge))
+    made = []
+    real = published.row_cells
+    monkeypatch.setattr(published, "row_cells", lambda r: made.append(r["run_id"]) or real(r))
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.open_published()
+        await settle(app, pilot)
+        table = app.screen.query_one("#published-table", VirtualTable)
+        assert table.row_count == 600
+        assert 0 < len(made) <= 24, len(made)
+        await pilot.press("ctrl+end")
+        await settle(app, pilot)
+        assert table.cursor_row == 599 and rows[599].run_id in made
+        assert len(made) <= 48, len(made)
+        text = str(app.screen.query_one("#published-detail", Static).render())
+        assert f"{rows[599].model} / {rows[599].challenge}" in text and rows[599].run_id in text, text
+        # the last row is drawn where the table says it is, scrolled into view
+        line = screen_rows(app)[table.region.y + table.row_region(599).y - round(table.scroll_y)]
+        assert all(str(cell) in line for cell in table.get_row_at(599)[:5]), line
+        # a page up moves the cursor a page (the rows under the header) and keeps it in view
+        page = table.scrollable_content_region.height - table.header_height
+        await pilot.press("pageup")
+        await settle(app, pilot)
+        assert table.cursor_row == 599 - page
+        assert round(table.scroll_y) <= table.cursor_row < round(table.scroll_y) + page
+    assert app.errors == []

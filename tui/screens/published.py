@@ -9,7 +9,12 @@ Three panes share the height (app.tcss): the summary (a quarter at most), the
 table (the rest) and the detail (a fixed share the user moves with + and -),
 each scrolling on its own and reached with tab, so all of it is in reach at
 80x24. Model and challenge names are cut in the middle to the width left
-beside the verdict columns, so those stay in view at 80 columns."""
+beside the verdict columns, so those stay in view at 80 columns.
+
+The table draws only the rows in view (widgets/virtual_table.py): a deck with
+10,000 runs opens as fast as one with 40, and a key costs the same. The rows
+stay here as the comparison's dicts; the columns' widths are worked out from
+them in the loading worker, and a row becomes cells when it scrolls into view."""
 from __future__ import annotations
 
 from benchtui.decks.compare import shape_figures
@@ -17,14 +22,16 @@ from benchtui.tui.glyphs import HACK_MARK, verdict_text
 from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
+from benchtui.tui.widgets.virtual_table import VirtualTable
 from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.cache import LRUCache
 from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 AGREEMENT_STYLE = {"agree": "green", "disagree": "bold red"}
 COLUMNS = ("model", "challenge", "deck", "benchtui", "agreement", "annotation", "deck pf", "pf")
@@ -108,12 +115,16 @@ def detail_text(row: dict, published: list[dict]) -> Text:
 
 def row_cells(r: dict) -> list:
     """One row's cells in COLUMNS order, model and challenge as plain text (cut to fit later)."""
-    notes = ", ".join(a["verdict"] for a in r["annotations"]) or "—"
     return [r["model"] or "(no answer)", r["challenge"], r["deck_verdict"] or "—",
             benchtui_cell(r),
             Text(r["agreement"], style=AGREEMENT_STYLE.get(r["agreement"], "dim")),
-            Text(notes if len(notes) <= ANNOTATION_CELLS else notes[:ANNOTATION_CELLS - 1] + "…", style="bold red" if any(a["verdict"] != "clean" for a in r["annotations"]) else ""),
+            Text(notes_text(r), style="bold red" if any(a["verdict"] != "clean" for a in r["annotations"]) else ""),
             _pf(r["deck_figure"]), _pf(r["figure"])]
+
+
+def notes_text(r: dict) -> str:
+    notes = ", ".join(a["verdict"] for a in r["annotations"]) or "—"
+    return notes if len(notes) <= ANNOTATION_CELLS else notes[:ANNOTATION_CELLS - 1] + "…"
 
 
 def benchtui_cell(r: dict) -> Text:
@@ -128,13 +139,32 @@ def benchtui_cell(r: dict) -> Text:
     return text
 
 
-def name_cells(rows: list[list], width: int) -> int:
-    """The cells a model or challenge name gets in a table ``width`` wide (each column
-    padded by 2, the scrollbar 2): what every other column leaves, where that is at
-    least the fewest a name gets; else what the columns up to the annotation leave
-    (the peak_fractions are then scrolled to, and shown in the detail)."""
+def column_widths(rows: list[dict]) -> list[int]:
+    """The widest text of each column over ``rows`` (names whole), as row_cells writes
+    it: from the distinct texts of each column, so 10,000 rows cost a pass over dicts,
+    no Text built per row."""
+    seen: list[set] = [set() for _ in COLUMNS]
+    for r in rows:
+        seen[0].add(r["model"] or "(no answer)")
+        seen[1].add(r["challenge"])
+        seen[2].add(r["deck_verdict"] or "—")
+        seen[3].add((r["verdict"], tuple(r.get("flags") or ())))
+        seen[4].add(r["agreement"])
+        seen[5].add(notes_text(r))
+        seen[6].add(_pf(r["deck_figure"]))
+        seen[7].add(_pf(r["figure"]))
+    seen[3] = {benchtui_cell({"verdict": v, "flags": list(f)}).plain for v, f in seen[3]}
+    return [max(map(cell_len, texts), default=0) for texts in seen]
+
+
+def name_cells(widths: list[int], width: int) -> int:
+    """The cells a model or challenge name gets in a table ``width`` wide, ``widths``
+    each column's widest text (column_widths; each column padded by 2, the scrollbar
+    2): what every other column leaves, where that is at least the fewest a name gets;
+    else what the columns up to the annotation leave (the peak_fractions are then
+    scrolled to, and shown in the detail)."""
     def cells(i: int) -> int:
-        return max([len(COLUMNS[i]), *(len(c.plain if isinstance(c, Text) else c) for c in (r[i] for r in rows))]) + 2
+        return max(len(COLUMNS[i]), widths[i]) + 2
 
     def left(last: int) -> int:
         return (width - 2 - sum(cells(i) for i in range(2, last)) - 4) // 2
@@ -142,34 +172,6 @@ def name_cells(rows: list[list], width: int) -> int:
     every = left(len(COLUMNS))
     names = every if every >= NAME_CELLS[0] else left(COLUMNS.index("annotation") + 1)
     return max(NAME_CELLS[0], min(NAME_CELLS[1], names))
-
-
-class PlainWidthTable(DataTable):
-    """A DataTable of one-line Text cells whose column widths come from each new
-    cell's text (its cell length), not from Textual measuring every new cell
-    through Rich: at 10,000 rows (a deck with many samples) that measuring was
-    most of the ~4 s of CPU it took to open the screen, on the UI thread. The
-    widths are the same: tests/tui/test_published_table_widths.py compares them
-    with a plain DataTable's, so a Textual that lays its table out otherwise
-    fails there. Cells must be Text (a str would be read as markup by Textual)."""
-
-    def _update_dimensions(self, new_rows) -> None:
-        columns = self.ordered_columns
-        widths = [c.content_width for c in columns]
-        for row_key in new_rows:
-            cells = self._data.get(row_key)
-            if cells is None:  # removed before the table was idle
-                continue
-            for i, column in enumerate(columns):
-                cell = cells.get(column.key)
-                if cell is not None:
-                    text = cell.plain if isinstance(cell, Text) else str(cell)
-                    width = cell_len(text) if "\n" not in text else max(map(cell_len, text.split("\n")))
-                    if width > widths[i]:
-                        widths[i] = width
-        for column, width in zip(columns, widths):
-            column.content_width = width
-        super()._update_dimensions(())  # the virtual size, from the widths above
 
 
 class PublishedScreen(GuardedScreen):
@@ -181,9 +183,11 @@ class PublishedScreen(GuardedScreen):
     ]
 
     class Loaded(Message):
-        def __init__(self, data: dict | None, error: str = "") -> None:
+        def __init__(self, data: dict | None, error: str = "", rows: list[dict] | None = None,
+                     widths: list[int] | None = None) -> None:
             super().__init__()
             self.data, self.error = data, error
+            self.rows, self.widths = rows or [], widths or [0] * len(COLUMNS)
 
     class DetailLoaded(Message):
         def __init__(self, row: dict, published: list[dict]) -> None:
@@ -194,23 +198,24 @@ class PublishedScreen(GuardedScreen):
         super().__init__()
         self.model, self.challenge = model, challenge
         self.rows: list[dict] = []
+        self.widths = [0] * len(COLUMNS)  # each column's widest text over the rows (names whole)
         self.detail_share = DETAIL_SHARE
         self._table_width = 0  # the width the table's names were last cut for
+        self._name_cells = NAME_CELLS[1]
+        self._cells: LRUCache[int, list[Text]] = LRUCache(1024)  # the rows in view (and near), as cells
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
         yield VerticalScroll(Static("loading the published results…", id="published-summary", classes="panel-text"),
                              id="published-summary-pane")
-        yield PlainWidthTable(id="published-table", cursor_type="row")
+        yield VirtualTable(COLUMNS, id="published-table")
         yield VerticalScroll(Static(id="published-detail", classes="panel-text"), id="published-detail-pane")
         yield KeysFooter(compact=self.app.size.width < COMPACT_FOOTER_BELOW)
 
     def on_mount(self) -> None:
         super().on_mount()
         self.query_one("#published-detail-pane").styles.height = f"{self.detail_share}%"
-        table = self.query_one("#published-table", DataTable)
-        table.add_columns(*COLUMNS)
-        table.focus()
+        self.query_one("#published-table", VirtualTable).focus()
         self.load()
 
     def on_resize(self) -> None:
@@ -224,19 +229,14 @@ class PublishedScreen(GuardedScreen):
         self.detail_share = max(low, min(high, self.detail_share + step * DETAIL_STEP))
         self.query_one("#published-detail-pane").styles.height = f"{self.detail_share}%"
         # the table's height changed: once laid out again, its highlighted row is scrolled back into view
-        table = self.query_one("#published-table", DataTable)
-        self.call_after_refresh(self._cursor_in_view, table)
-
-    @staticmethod
-    def _cursor_in_view(table: DataTable) -> None:
-        if table.row_count:
-            table.move_cursor(row=table.cursor_row, scroll=True)
+        self.call_after_refresh(self.query_one("#published-table", VirtualTable).scroll_cursor_into_view)
 
     def action_reload(self) -> None:
         self.load()
 
     @work(thread=True, exclusive=True, group="published-load")
     def load(self) -> None:
+        """The comparison, the rows this screen lists and their columns' widths, off the UI thread."""
         try:
             from benchtui.decks.compare import compare, narrowed
 
@@ -244,10 +244,12 @@ class PublishedScreen(GuardedScreen):
                 data = None if "deck_results" not in store.table_names() else compare(store, challenge=self.challenge)
                 if data is not None and self.model is not None:  # one answer's: the deck's lines about its runs
                     data["imports"] = narrowed(store, data["imports"], [r for r in data["answers"] if r["model"] == self.model])
+            rows = [r for r in data["answers"] if self.model is None or r["model"] == self.model] if data else []
+            widths = column_widths(rows)
         except Exception as exc:
             self.post_message(self.Loaded(None, f"{type(exc).__name__}: {exc}"))
             return
-        self.post_message(self.Loaded(data))
+        self.post_message(self.Loaded(data, rows=rows, widths=widths))
 
     def on_published_screen_loaded(self, message: Loaded) -> None:
         summary = self.query_one("#published-summary", Static)
@@ -260,32 +262,37 @@ class PublishedScreen(GuardedScreen):
             summary.update("no deck imported here: `benchtui import DECK` opens a KernelBench or KernelBench-Hard deck")
             return
         summary.update(summary_text(data))
-        self.rows = [r for r in data["answers"] if self.model is None or r["model"] == self.model]
+        self.rows, self.widths = message.rows, message.widths
         self.fill_table()
         if self.model is not None and not self.rows:
             self.query_one("#published-detail", Static).update(
                 f"{self.model} / {self.challenge}: no published result of the imported decks")
         elif self.rows:
-            self.show_detail(self.rows[0])
+            self.show_detail(self.rows[self.query_one("#published-table", VirtualTable).cursor_row])
 
     def fill_table(self) -> None:
-        """The rows, their names cut to the screen's width; the cursor stays on its row."""
-        table = self.query_one("#published-table", DataTable)
-        cursor = table.cursor_row
-        cells = [row_cells(r) for r in self.rows]
+        """The rows, their names cut to the screen's width; the cursor stays on its row.
+        Only the rows in view are made into cells (row_at), as the table draws them."""
+        table = self.query_one("#published-table", VirtualTable)
         self._table_width = self.app.size.width
-        width = name_cells(cells, self._table_width)
-        table.clear()
-        for i, row in enumerate(cells):
-            table.add_row(*(c if isinstance(c, Text) else Text(c) for c in (fit(row[0], width), fit(row[1], width), *row[2:])),
-                          key=str(i))
-        if self.rows:
-            table.move_cursor(row=min(cursor, len(self.rows) - 1))
+        self._name_cells = name = name_cells(self.widths, self._table_width)
+        self._cells.clear()
+        table.set_rows(len(self.rows), self.row_at, [min(self.widths[0], name), min(self.widths[1], name), *self.widths[2:]])
+        self.call_after_refresh(table.scroll_cursor_into_view)
 
-    @on(DataTable.RowHighlighted, "#published-table")
-    def row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is not None and event.row_key.value is not None and int(event.row_key.value) < len(self.rows):
-            self.show_detail(self.rows[int(event.row_key.value)])
+    def row_at(self, i: int) -> list[Text]:
+        """Row ``i``'s cells as the table shows them: Text each (a name is never read as markup)."""
+        cells = self._cells.get(i)
+        if cells is None:
+            row, width = row_cells(self.rows[i]), self._name_cells
+            cells = [c if isinstance(c, Text) else Text(c) for c in (fit(row[0], width), fit(row[1], width), *row[2:])]
+            self._cells[i] = cells
+        return cells
+
+    @on(VirtualTable.RowHighlighted, "#published-table")
+    def row_highlighted(self, event: VirtualTable.RowHighlighted) -> None:
+        if event.cursor_row < len(self.rows):
+            self.show_detail(self.rows[event.cursor_row])
 
     @work(thread=True, exclusive=True, group="published-detail")
     def show_detail(self, row: dict) -> None:
