@@ -57,14 +57,15 @@ class RunQueueWait:
         self._answer = answer
         self._own = own if own is not None else own_wait
         self.per_call_s: list[float] = []
+        self.checker_per_call_s: list[float] = []  # the checker's share of it
         self.why_not = "" if answer is not None else "no monitor of the answer's process in this run"
-        self._start: int | None = None
+        self._start: tuple[int, int] | None = None
 
-    def _read(self) -> int | None:
+    def _read(self) -> tuple[int, int] | None:
         if self._answer is None:
             return None
         try:
-            return int(self._answer()) + int(self._own())
+            return int(self._answer()), int(self._own())
         except (OSError, ValueError) as exc:  # the process is gone, or no schedstat on this kernel
             self._answer, self.why_not = None, f"the run-queue wait could not be read ({exc})"
             return None
@@ -73,9 +74,11 @@ class RunQueueWait:
         self._start = self._read()
 
     def stop(self, calls: int) -> None:
-        end = self._read()
-        if end is not None and self._start is not None:
-            self.per_call_s.append(max(0, end - self._start) / 1e9 / max(1, calls))
+        end, start = self._read(), self._start
+        if end is not None and start is not None:
+            answer, checker = max(0, end[0] - start[0]), max(0, end[1] - start[1])
+            self.per_call_s.append((answer + checker) / 1e9 / max(1, calls))
+            self.checker_per_call_s.append(checker / 1e9 / max(1, calls))
         self._start = None
 
     def floor_s(self, empty_wait_s: float | None) -> float:
@@ -89,5 +92,6 @@ class RunQueueWait:
             return {"measured": False, "why_not": self.why_not or "no timed window was read"}
         return {"measured": True, "floor_ms": round(self.floor_s(empty_wait_s) * 1e3, 4),
                 "windows_per_call_ms": [round(x * 1e3, 4) for x in self.per_call_s],
+                "checker_windows_per_call_ms": [round(x * 1e3, 4) for x in self.checker_per_call_s],
                 "empty_window_per_call_ms": None if empty_wait_s is None else round(empty_wait_s * 1e3, 4),
                 "read_by": READ_BY}
