@@ -18,7 +18,12 @@ prints JSON, per answer:
   kernel's count, read around every request of the shape's timing) and its
   allowance; and, once, ``cpu_time_read_us``: what one such read costs here
   (the local path reads /proc directly; a sandboxed run asks the
-  orchestrator over a socket), the accounting's cost outside the clock.
+  orchestrator over a socket), the accounting's cost outside the clock;
+- ``run_queue_wait``: what the windows and the empty window waited for a
+  CPU per call (the scheduler's count; the checker's share beside it), the
+  gap flag's floor, and once, ``run_queue_wait_read_us``: what its reads
+  cost, outside the clock. On a busy machine this is where a small call's
+  trusted time goes past its forward.
 
     python bench/timing_resolution.py [--windows 10] [--ms 1 10 100]
 """
@@ -127,6 +132,24 @@ def cpu_read_us(reads: int = 2000) -> float:
     return round(statistics.median(times) * 1e6, 2)
 
 
+def wait_read_us(reads: int = 2000) -> dict:
+    """Median microseconds of one read of the run-queue wait, as the gap flag's floor reads it
+    around each timed window: the answer's main thread (the local path's read; a sandboxed run
+    asks the orchestrator over a socket) and the checker's own threads."""
+    from benchtui.verify.module.contention import own_wait
+    from benchtui.verify.monitor import ProcMonitor
+
+    monitor, out = ProcMonitor(os.getpid()), {}
+    for name, read in (("answer_main_thread", monitor.wait_ns), ("checker_threads", own_wait)):
+        times = []
+        for _ in range(reads):
+            start = time.perf_counter()
+            read()
+            times.append(time.perf_counter() - start)
+        out[name] = round(statistics.median(times) * 1e6, 2)
+    return out
+
+
 def _ms(seconds):
     """Seconds as milliseconds; a figure the check could not give (too few windows
     for a spread: stored as text) as it is."""
@@ -165,10 +188,12 @@ def main() -> int:
                 "empty_cycle_ms": _ms((t.get("empty_cycle") or {}).get("s", 0.0)) if t else None,
                 "trusted_iqr_ms": _ms((t.get("trusted") or {}).get("iqr_s", 0.0)) if t else None,
                 "off_clock": t.get("off_clock"),
+                "run_queue_wait": t.get("run_queue_wait"),
                 "message": (checks.get("time:shape0") or {}).get("message"),
                 "wall_s": round(time.perf_counter() - start, 1),
             })
-    print(json.dumps({"device": "cpu", "windows": a.windows, "cpu_time_read_us": cpu_read_us(), "answers": rows},
+    print(json.dumps({"device": "cpu", "windows": a.windows, "load_average_1min": os.getloadavg()[0],
+                      "cpu_time_read_us": cpu_read_us(), "run_queue_wait_read_us": wait_read_us(), "answers": rows},
                      indent=2))
     return 0 if all(r["verdict"] == "pass" for r in rows) else 1
 

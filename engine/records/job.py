@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+# The host's ceiling on a speed check's measuring time (seconds), for runs whose figures
+# nobody reads: the test suite sets it (tests/conftest.py).
+TIMING_BUDGET_CAP = "BENCHTUI_TIMING_BUDGET_S"
 
 
 @dataclass(frozen=True)
@@ -54,3 +60,21 @@ class Job:
         """The job as written by ``to_json``: an unknown or missing field is an error (both
         sides run the same engine: engine/runner/bundle.py's check_engine)."""
         return cls(**json.loads(text))
+
+
+def host_thresholds(thresholds: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's ``[thresholds]`` as this host runs them: where the host's environment sets
+    BENCHTUI_TIMING_BUDGET_S, a speed check measures for at most that long. The budget
+    sets only how long the ``info`` speed figure is measured (its minimum trials still
+    run), never a verdict; it is read here, where the job is built, so an answer's
+    process, which never sees the job, cannot move it."""
+    out = dict(thresholds)
+    raw = os.environ.get(TIMING_BUDGET_CAP)
+    if raw:
+        try:
+            cap = float(raw)
+        except ValueError:
+            raise ValueError(f"{TIMING_BUDGET_CAP}={raw!r} is not a number of seconds") from None
+        budget = out.get("timing_budget_s")
+        out["timing_budget_s"] = cap if budget is None else min(float(budget), cap)
+    return out

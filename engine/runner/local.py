@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from benchtui.challenges import coverage, prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from benchtui.records.job import Job
+from benchtui.records.job import Job, host_thresholds
 from benchtui.verify import wire
 from benchtui.verify.execute import execute, verdict_of
 from benchtui.verify.monitor import ProcMonitor
@@ -77,7 +77,7 @@ def run_local(challenge_id: str, answer_dir: Path | str, *, model: str = "local"
             suite = execute(Job(
                 challenge_id=challenge.id, challenge_dir=str(challenge.path), answer_dir=str(folder), model=model,
                 seed=seed, backend=backend,
-                thresholds={**challenge.thresholds, **prompts.version_thresholds(challenge, version)},
+                thresholds=host_thresholds({**challenge.thresholds, **prompts.version_thresholds(challenge, version)}),
                 # a folder without a known PROMPT.md (a reference, a mutant) gets every check
                 prompt_version=version, version_checks=prompts.version_checks(challenge) if version else {},
                 forbidden_imports=list(challenge.forbidden_imports),

@@ -26,7 +26,7 @@ from benchtui.challenges.definition import Challenge, RunLimits
 from benchtui.host.backends import choose_backend, probe_all, require_backend
 from benchtui.records.checks import CheckRow
 from benchtui.records.flags import hack_flags
-from benchtui.records.job import Job
+from benchtui.records.job import Job, host_thresholds
 from benchtui.records.verdicts import ERROR, FAIL, INFO, INTERRUPTED, NO_ANSWER, PASS, TIMEOUT, worst
 from benchtui.runner import sandbox
 from benchtui.runner.bundle import BundleResult, JobBundle, engine_fingerprint, execute_bundle, open_up, pack_tree
@@ -342,7 +342,7 @@ class Runner:
             limits = limits or self._limits(challenge)
             facts = prompt or {}
             job = Job(challenge_id=challenge.id, model=model, seed=seed, backend=backend,
-                      thresholds={**challenge.thresholds, **(facts.get("thresholds") or {})},
+                      thresholds=host_thresholds({**challenge.thresholds, **(facts.get("thresholds") or {})}),
                       forbidden_imports=list(challenge.forbidden_imports), prompt_version=facts.get("prompt_version"),
                       version_checks=facts.get("version_checks") or {}, duplicates=facts.get("duplicates") or {},
                       timeout_s=limits.timeout_s, stop_at_first_kill=stop_at_first_kill)

@@ -17,12 +17,18 @@ CHALLENGE_COLUMNS = ("position", "title", "difficulty", "language", "backends", 
 
 
 def start_scan(store: Store, row: dict) -> int:
-    """A new scans row; its id."""
-    return store.db["scans"].insert(row).last_pk
+    """A new scans row; its id. Plain SQL, as the rest of a scan's writes: a
+    scan that needs no sqlite-utils does not import it (~0.4 s of a fresh
+    process's first rescan, numpy included)."""
+    with store.conn:
+        return store.conn.execute(f"insert into scans ({', '.join(f'[{k}]' for k in row)}) "
+                                  f"values ({', '.join('?' * len(row))})", list(row.values())).lastrowid
 
 
 def finish_scan(store: Store, scan_id: int, values: dict) -> None:
-    store.db["scans"].update(scan_id, values)
+    with store.conn:
+        store.conn.execute(f"update scans set {', '.join(f'[{k}] = ?' for k in values)} where id = ?",
+                           [*values.values(), scan_id])
 
 
 def batch(store: Store):
@@ -34,25 +40,43 @@ def batch(store: Store):
 # each file's stat with these and writes nothing (bench/scale.py: 60,000 files;
 # reading them as dicts was ~1 s)
 def previous_answers(store: Store) -> dict[tuple[str, str], tuple]:
-    """(model, challenge) -> (id, path, status, files, transcripts, bytes, present)."""
-    return {(m, c): (i, path, status, files, transcripts, size, present)
-            for i, m, c, path, status, files, transcripts, size, present in store.conn.execute(
-                "select id, model, challenge, path, status, files, transcripts, bytes, present from answers")}
+    """(model, challenge) -> (id, path, status, files, transcripts, bytes, present, stat_sig)."""
+    return {(m, c): (i, path, status, files, transcripts, size, present, sig)
+            for i, m, c, path, status, files, transcripts, size, present, sig in store.conn.execute(
+                "select id, model, challenge, path, status, files, transcripts, bytes, present, stat_sig "
+                "from answers")}
 
 
-def previous_files(store: Store) -> dict[int, dict[str, tuple]]:
-    """answer id -> relpath -> the file's row, a tuple of FILE_COLUMNS."""
+def _in_ids(ids) -> tuple[str, list[int]]:
+    """``(?, ?, ...)`` for ``ids`` and the list to bind (one query for a
+    model's answers, not one per answer)."""
+    ids = list(ids)
+    return f"({','.join('?' * len(ids))})", ids
+
+
+def previous_files(store: Store, answer_ids) -> dict[int, dict[str, tuple]]:
+    """answer id -> relpath -> the file's row, a tuple of FILE_COLUMNS, for
+    ``answer_ids`` (a rescan reads the rows of the answers it looks into)."""
     out: dict[int, dict[str, tuple]] = defaultdict(dict)
-    for row in store.conn.execute(f"select answer_id, {', '.join(FILE_COLUMNS)} from files"):
+    if not answer_ids:
+        return out
+    marks, ids = _in_ids(answer_ids)
+    for row in store.conn.execute(f"select answer_id, {', '.join(FILE_COLUMNS)} from files "
+                                  f"where answer_id in {marks}", ids):
         out[row[0]][row[2]] = row[1:]
     return out
 
 
-def previous_transcripts(store: Store) -> dict[int, dict[str, dict]]:
-    """answer id -> relpath -> the transcript's id, answer_id, relpath, sha256, status and problem."""
+def previous_transcripts(store: Store, answer_ids) -> dict[int, dict[str, dict]]:
+    """answer id -> relpath -> the transcript's id, answer_id, relpath, sha256,
+    status and problem, for ``answer_ids``."""
     out: dict[int, dict[str, dict]] = defaultdict(dict)
+    if not answer_ids:
+        return out
+    marks, ids = _in_ids(answer_ids)
     for i, answer_id, relpath, sha, status, problem in store.conn.execute(
-            "select id, answer_id, relpath, sha256, status, problem from transcripts"):
+            "select id, answer_id, relpath, sha256, status, problem from transcripts "
+            f"where answer_id in {marks}", ids):
         out[answer_id][relpath] = {"id": i, "answer_id": answer_id, "relpath": relpath,
                                    "sha256": sha, "status": status, "problem": problem}
     return out
@@ -61,11 +85,12 @@ def previous_transcripts(store: Store) -> dict[int, dict[str, dict]]:
 def unsettled_answers(store: Store) -> set[int]:
     """Answers whose stored rows a rescan cannot take as they are even when
     every file's stat matches: a file with a problem (its warning is worded
-    from the file), a chat export from the model's folder as a transcript, or
-    a transcript row that is not its file's (missing, extra, another hash).
+    from the file) or no stored hash (a migration asks for it to be looked at
+    again), a chat export from the model's folder as a transcript, or a
+    transcript row that is not its file's (missing, extra, another hash).
     The few others are skipped whole by a rescan that finds them unchanged."""
     return {r[0] for r in store.conn.execute(
-        "select answer_id from files where problem is not null "
+        "select answer_id from files where problem is not null or sha256 = '' or sha256 is null "
         "union select answer_id from transcripts where relpath like '../%' "
         "union select f.answer_id from files f left join transcripts t "
         "  on t.answer_id = f.answer_id and t.relpath = f.relpath "
@@ -73,6 +98,31 @@ def unsettled_answers(store: Store) -> set[int]:
         "union select t.answer_id from transcripts t left join files f "
         "  on f.answer_id = t.answer_id and f.relpath = t.relpath "
         "  where f.id is null or f.kind != 'transcript'")}
+
+
+def name_kinds(store: Store, challenges=()) -> list[tuple[str | None, str, str]]:
+    """(challenge, relpath, kind) of the stored files of a kind given by name
+    alone (doc, prompt), each once: the challenge is None but for the files of
+    ``challenges`` (those with data files, which change what a name means)."""
+    out: list[tuple[str | None, str, str]] = [
+        (None, rel, kind) for rel, kind in store.conn.execute(
+            "select distinct relpath, kind from files where kind in ('doc', 'prompt')")]
+    if challenges:
+        marks, names = _in_ids(challenges)
+        out += store.conn.execute(
+            "select distinct a.challenge, f.relpath, f.kind from files f join answers a on a.id = f.answer_id "
+            f"where f.kind in ('doc', 'prompt') and a.challenge in {marks}", names).fetchall()
+    return out
+
+
+def answers_holding(store: Store, relpath: str, kind: str, challenge: str | None = None) -> set[int]:
+    """The answers with a file ``relpath`` stored as ``kind`` (of ``challenge``, where given)."""
+    sql = "select f.answer_id from files f join answers a on a.id = f.answer_id where f.relpath = ? and f.kind = ?"
+    args = [relpath, kind]
+    if challenge is not None:
+        sql += " and a.challenge = ?"
+        args.append(challenge)
+    return {r[0] for r in store.conn.execute(sql, args)}
 
 
 # What duplicate_file warns about: content another model's answer holds too
@@ -116,10 +166,10 @@ def insert_answer(store: Store, model: str, challenge: str, path: str, stamp: st
 
 
 def update_answers(store: Store, updates: list[tuple]) -> None:
-    """Each (path, status, files, transcripts, bytes, present, last_seen, id)."""
+    """Each (path, status, files, transcripts, bytes, present, stat_sig, last_seen, id)."""
     if updates:
         store.conn.executemany("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, "
-                               "present = ?, last_seen = ? where id = ?", updates)
+                               "present = ?, stat_sig = ?, last_seen = ? where id = ?", updates)
 
 
 def mark_seen(store: Store, models: set[str], answers: set[int], stamp: str) -> None:
@@ -136,7 +186,11 @@ def replace_scan_warnings(store: Store, scan_id: int, rows: list[dict]) -> None:
     """This scan's warnings in place of older scans' (only the latest are read:
     older ones would pile up on every start)."""
     store.conn.execute("delete from scan_warnings where scan_id < ?", (scan_id,))
-    store.db["scan_warnings"].insert_all([{"scan_id": scan_id, **row} for row in rows])
+    if rows:
+        columns = list(rows[0])
+        store.conn.executemany(f"insert into scan_warnings (scan_id, {', '.join(f'[{c}]' for c in columns)}) "
+                               f"values (?, {', '.join('?' * len(columns))})",
+                               [(scan_id, *(row[c] for c in columns)) for row in rows])
 
 
 # -- files, challenges, transcripts

@@ -7,7 +7,9 @@ new peak: write 5 to /proc/PID/clear_refs, reply the current RSS) and
 ``peak`` (reply VmHWM) and ``rss`` (VmRSS), in bytes; and ``cpu``: the CPU
 time the process has used, all its threads (exited ones too), in
 nanoseconds, read from its CPU-time clock (the kernel's, as
-``clock_getcpuclockid`` names it), else from /proc/PID/stat.
+``clock_getcpuclockid`` names it), else from /proc/PID/stat; and ``wait``:
+the time its main thread (the one serving the checker's calls) has spent runnable but waiting for a CPU (the
+scheduler's run-queue wait, /proc/PID/schedstat), in nanoseconds.
 """
 from __future__ import annotations
 
@@ -37,6 +39,23 @@ def cpu_ns(pid: int) -> int:
         return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")
 
 
+def run_queue_wait_ns(pid: int | str, every_thread: bool = False) -> int:
+    """Time the main thread of process ``pid`` ("self" for this one; with ``every_thread``,
+    its live threads together) has spent runnable but waiting for a CPU, in nanoseconds: the
+    second field of each thread's /proc schedstat, kept by the scheduler."""
+    tasks = sorted(Path(f"/proc/{pid}/task").iterdir()) if every_thread else [Path(f"/proc/{pid}")]
+    total = 0
+    for task in tasks:
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (IndexError, ValueError) as exc:
+            raise OSError(f"no run-queue wait in {task}/schedstat") from exc
+        except FileNotFoundError:  # a thread that exited meanwhile
+            if not every_thread:
+                raise
+    return total
+
+
 class ProcMonitor:
     """Direct /proc access to a process this one may inspect."""
 
@@ -59,6 +78,9 @@ class ProcMonitor:
 
     def cpu_ns(self) -> int:
         return cpu_ns(self.pid)
+
+    def wait_ns(self) -> int:
+        return run_queue_wait_ns(self.pid)
 
 
 class RemoteMonitor:
@@ -90,9 +112,12 @@ class RemoteMonitor:
     def cpu_ns(self) -> int:
         return self._ask(b"cpu")
 
+    def wait_ns(self) -> int:
+        return self._ask(b"wait")
+
 
 def serve(sock: socket.socket, find_pid: Callable[[], int | None]) -> threading.Thread:
-    """Answer ``reset``/``peak``/``rss``/``cpu`` for the process ``find_pid()`` names, in a thread."""
+    """Answer ``reset``/``peak``/``rss``/``cpu``/``wait`` for the process ``find_pid()`` names, in a thread."""
 
     def loop() -> None:
         monitor: ProcMonitor | None = None
@@ -110,6 +135,8 @@ def serve(sock: socket.socket, find_pid: Callable[[], int | None]) -> threading.
                         value = monitor.rss()
                     elif line.strip() == b"cpu":
                         value = monitor.cpu_ns()
+                    elif line.strip() == b"wait":
+                        value = monitor.wait_ns()
                     else:
                         value = monitor.peak()
                 except OSError:

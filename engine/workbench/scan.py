@@ -60,7 +60,7 @@ class ScanResult:
     files: int = 0
     transcripts: int = 0
     hashed: int = 0
-    unchanged: int = 0  # answers skipped whole: every file as its stored row says (_ModelPass._unchanged)
+    unchanged: int = 0  # answers skipped whole: every file as its stored row says (_ModelPass._stat_sig)
     duration_s: float = 0.0
     git_commit: str | None = None
     warnings: list[Warning] = field(default_factory=list)
@@ -394,11 +394,15 @@ class _ModelPass:
     def __init__(self, workbench: Workbench, store: Store, git, result: ScanResult, *, stamp: str):
         self.workbench, self.store, self.git, self.result, self.stamp = workbench, store, git, result, stamp
         self.challenges = workbench.challenges
-        # The previous index in three reads (engine/store/scan_sql.py)
+        # The previous index: the answers' rows (with each one's stat digest) in one read; the file
+        # and transcript rows only of the answers a rescan looks into, a model's in one read each
         self.existing_answers = scan_sql.previous_answers(store)
-        self.existing_files = scan_sql.previous_files(store)
-        self.existing_transcripts = scan_sql.previous_transcripts(store)
+        self.existing_files: dict[int, dict[str, tuple]] = {}
+        self.existing_transcripts: dict[int, dict[str, dict]] = {}
         self.unsettled = scan_sql.unsettled_answers(store)
+        self._data_files: dict[str, tuple[set[str], frozenset[str]]] = {}
+        self._kinds: dict[frozenset[str], dict[str, str]] = {}  # data files -> relpath -> kind by name
+        self.unsettled |= self._renamed_kinds()
         self.skipped = 0
         self.seen_models: set[str] = set()
         self.seen_answers: set[int] = set()
@@ -441,70 +445,96 @@ class _ModelPass:
         answer_ids = set(answer_dirs)
         chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
                               self.known, result, challenge_ids=workbench.challenges)
+        walk: list[tuple] = []  # (cid, directory, data files, row) of the answers looked into
         for cid, directory in answer_dirs.items():
-            data_files = set(self.challenges[cid].data_files)
+            data_files, frozen = self.data_files(cid)
             row = self.existing_answers.get((model, cid))
-            old = self.existing_files.get(row[0], {}) if row is not None else {}
             rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
-            if (row is not None and row[1:3] == (rel_folder, "answer") and row[6] == 1 and cid not in chats
-                    and row[0] not in self.unsettled and self._unchanged(directory, old, data_files)):
+            if (row is not None and row[7] is not None and row[1:3] == (rel_folder, "answer") and row[6] == 1
+                    and cid not in chats and row[0] not in self.unsettled
+                    and self._stat_sig(directory, frozen) == row[7]):
                 answers.append((cid, None, None, None, None, None))  # nothing to do but count it
                 continue
+            walk.append((cid, directory, data_files, row))
+        known = [row[0] for _, _, _, row in walk if row is not None]
+        self.existing_files.update(scan_sql.previous_files(self.store, known))
+        self.existing_transcripts.update(scan_sql.previous_transcripts(self.store, known))
+        for cid, _directory, data_files, row in walk:
+            old = self.existing_files.get(row[0], {}) if row is not None else {}
             folder = model_dir / cid
             links: set[str] = set()
-            listed = _listed_files(workbench, folder, old, frozenset(data_files), links, jobs)
+            listed = _listed_files(workbench, folder, old, self.data_files(cid)[1], links, jobs)
             answers.append((cid, folder, data_files, old, listed, links))
         result.hashed += len(jobs)
         return model, rel_model, answers, self.examiner.submit(jobs), chats
 
-    def _unchanged(self, directory: str, old: dict[str, tuple], data_files: set[str]) -> bool:
-        """Whether a rescan would find nothing to write for this answer: the same
-        files (no links), each with its stored size, mtime and git state, a
-        doc's kind as today's rules name it, and still an answer (a file that
-        is neither prompt, transcript nor the challenge's data). A file edited
-        in place changes its mtime even when its size stays: it is examined.
-        The walk is walk_answer's, cut to what this needs (no sorting, no
-        Paths): it runs over every file of every answer at each rescan."""
-        if not old:
-            return False
+    def _renamed_kinds(self) -> set[int]:
+        """The answers holding a file stored as a doc or prompt that today's naming
+        rules (and the challenge's data files) call something else: the stat
+        digest is of today's names, so a kind stored otherwise (by an older
+        scanner) is looked for here, once per name, not per file."""
+        with_data = [cid for cid, c in self.challenges.items() if c.data_files]
+        out: set[int] = set()
+        for cid, rel, kind in scan_sql.name_kinds(self.store, with_data):
+            frozen = self.data_files(cid)[1] if cid is not None else frozenset()
+            if self.kind_by_name(rel, frozen) != kind:
+                out |= scan_sql.answers_holding(self.store, rel, kind, cid)
+        return out
+
+    def data_files(self, cid: str) -> tuple[set[str], frozenset[str]]:
+        """The challenge's data files, as a set and as a frozenset (read once per scan)."""
+        got = self._data_files.get(cid)
+        if got is None:
+            names = set(self.challenges[cid].data_files)
+            got = self._data_files[cid] = (names, frozenset(names))
+        return got
+
+    def kind_by_name(self, rel: str, frozen: frozenset[str]) -> str:
+        """classify(rel) under the challenge's data files (a dict per data-file set: most names repeat)."""
+        kinds = self._kinds.get(frozen)
+        if kinds is None:
+            kinds = self._kinds[frozen] = {}
+        kind = kinds.get(rel)
+        if kind is None:
+            kind = kinds[rel] = _classify_cached(rel, frozen)
+        return kind
+
+    def _stat_sig(self, directory: str, frozen: frozenset[str]) -> str | None:
+        """stat_signature of the answer folder as it is now, None when only the
+        full walk can tell (a link, something that cannot be read). Every file
+        is stat'ed: an edit in place keeping the size still moves the mtime.
+        The walk is walk_answer's, cut to what this needs (no sorting, no Paths,
+        the common case first): it runs over every file of every answer at each
+        rescan, and its own work was most of one."""
         status_of = None if self.git.top is None else self.git.status_in(Path(directory))
-        frozen = None
-        substantive = False
-        seen = 0
+        kinds = self._kinds.get(frozen)
+        if kinds is None:
+            kinds = self._kinds[frozen] = {}
+        parts: list[str] = []
+        append = parts.append
         stack = [("", directory)]
         try:
             while stack:
                 prefix, directory = stack.pop()
                 with os.scandir(directory) as it:
                     for entry in it:
-                        name = entry.name
-                        if entry.is_dir(follow_symlinks=False):
+                        if entry.is_file(follow_symlinks=False):  # a regular file (from the listing's d_type)
+                            rel = prefix + entry.name
+                            st = entry.stat(follow_symlinks=False)
+                            kind = kinds.get(rel) or self.kind_by_name(rel, frozen)
+                            git_status = status_of(rel) if status_of is not None else ""
+                            # stat_part's text, inline (60,000 calls at bench/scale.py's size)
+                            append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{git_status or ''}\0{kind}")
+                        elif entry.is_dir(follow_symlinks=False):
+                            name = entry.name
                             if name not in {"__pycache__", ".git"} and not name.startswith("."):
                                 stack.append((prefix + name + "/", entry.path))
-                            continue
-                        if entry.is_symlink():
-                            return False  # a link's facts are its target's: the full walk
-                        st = entry.stat(follow_symlinks=False)
-                        if not stat.S_ISREG(st.st_mode):
-                            continue  # fifos, sockets: never indexed
-                        rel = prefix + name
-                        # prev: scan_sql.FILE_COLUMNS (id, relpath, size, mtime_ns, sha256, kind, readable, problem,
-                        # git_status, lines)
-                        prev = old.get(rel)
-                        if (prev is None or prev[2] != st.st_size or prev[3] != st.st_mtime_ns or not prev[4]
-                                or prev[8] != (status_of(rel) if status_of is not None else None)):
-                            return False
-                        kind = prev[5]
-                        if kind in ("doc", "prompt"):  # name-based: follow today's rules (as _listed_files)
-                            frozen = frozenset(data_files) if frozen is None else frozen
-                            if _classify_cached(rel, frozen) != kind:
-                                return False
-                        if not substantive and kind not in ("prompt", "transcript") and rel not in data_files:
-                            substantive = True
-                        seen += 1
+                        elif entry.is_symlink():
+                            return None  # a link's facts are its target's: the full walk
+                        # fifos, sockets: never indexed
         except OSError:
-            return False  # the full walk names what cannot be read
-        return seen == len(old) and substantive
+            return None  # the full walk names what cannot be read
+        return stat_signature(parts, frozen)
 
     def store_model(self, model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
         """Write a walked model's answers: their files, transcripts and rows."""
@@ -531,11 +561,24 @@ class _ModelPass:
             _store_transcripts(self.store, answer_id, all_transcripts, self.existing_transcripts.get(answer_id, {}),
                                folder)
             status = _answer_status(result, model, cid, facts, transcripts, data_files)
-            values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1)
+            values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1,
+                      self._written_sig(folder, listed, facts, links, cid))
             if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: mark_seen)
                 self.answer_updates.append((*values, self.stamp, answer_id))
             result.files += len(facts)
             result.transcripts += len(all_transcripts)
+
+    def _written_sig(self, folder: Path, listed: list, facts: list[FileFacts], links: set[str], cid: str) -> str | None:
+        """The stat_signature a later rescan's _stat_sig finds while nothing
+        changes: from the facts just stored (None with a link or a file that
+        could not be read: those answers are looked into each time)."""
+        if links or len(facts) != len(listed):
+            return None
+        frozen = self.data_files(cid)[1]
+        status_of = None if self.git.top is None else self.git.status_in(folder)
+        return stat_signature([stat_part(f.relpath, f.size, f.mtime_ns,
+                                         status_of(f.relpath) if status_of is not None else None,
+                                         self.kind_by_name(f.relpath, frozen)) for f in facts], frozen)
 
     def _facts(self, model: str, cid: str, listed: list, examined: list) -> list[FileFacts]:
         """An answer's files' facts (stored, or as the examiner found them); a
@@ -552,6 +595,22 @@ class _ModelPass:
             if f.problem:
                 result.warnings.append(Warning("unreadable_file", model, cid, f"{model}/{cid}/{rel}", f.problem))
         return facts
+
+
+def stat_part(rel: str, size: int, mtime_ns: int, git_status: str | None, kind_by_name: str) -> str:
+    """One file's share of stat_signature."""
+    return f"{rel}\0{size}\0{mtime_ns}\0{git_status or ''}\0{kind_by_name}"
+
+
+def stat_signature(parts: list[str], data_files: frozenset[str]) -> str:
+    """A digest of an answer folder as a rescan sees it without reading a file:
+    each regular file's stat_part (name, size, mtime, git state, kind by
+    today's naming rules) and the challenge's data files. Stored with the
+    answer (answers.stat_sig): a rescan that finds the same digest, for an
+    answer whose rows need nothing else, skips it whole."""
+    parts.sort()
+    text = "\n".join(parts) + "\n\0" + "\0".join(sorted(data_files))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _listed_files(workbench: Workbench, folder: Path, old: dict[str, tuple], frozen_data: frozenset,

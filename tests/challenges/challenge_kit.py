@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from benchtui.challenges import coverage, prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
-from benchtui.records.job import Job
+from benchtui.records.job import Job, host_thresholds
 from benchtui.runner.local import local_answer_process
 from benchtui.verify.binding import load_module
 from benchtui.verify.execute import new_suite, run_conformance, verdict_of
@@ -81,7 +81,7 @@ def run_variants(cid: str, answer_dir: Path, variants: dict[str, tuple[dict[str,
         version, _ = prompts.answer_prompt(challenge, folder)
         job = Job(challenge_id=challenge.id, challenge_dir=str(challenge.path), answer_dir=str(folder), model=model,
                   seed=seed, backend="cpu",
-                  thresholds={**challenge.thresholds, **prompts.version_thresholds(challenge, version)},
+                  thresholds=host_thresholds({**challenge.thresholds, **prompts.version_thresholds(challenge, version)}),
                   prompt_version=version, version_checks=prompts.version_checks(challenge) if version else {},
                   forbidden_imports=list(challenge.forbidden_imports),
                   adapter_path=str(adapter_path) if adapter_path else None)

@@ -214,7 +214,7 @@ HARD_ANSWERS = {
     def forward(self, x):
         key = x.view(torch.uint8).numpy().tobytes() + self.weight.view(torch.uint8).numpy().tobytes()
         if key not in self._cache:
-            time.sleep(0.01)
+            time.sleep(0.03)  # well above what a busy machine's wait for a CPU adds to a call
 """ + _BODY.replace("        y =", "            y =").replace("        return (", "            self._cache[key] = (")
     + "        return self._cache[key].clone()\n",
     # does its work while the harness writes the inputs (it patches the host in its own process) and

@@ -164,10 +164,14 @@ def test_work_moved_out_of_the_call_is_timed(decks, answer):
     """The trusted time brackets the whole cycle: 30 ms of work hidden in the
     staging of the inputs or in the fetch of the output is counted."""
     r = decks("hard", answer)
-    t = by_name(r)["time:shape0"]
-    assert r["verdict"] == "pass", [(c["name"], c["verdict"], c["message"]) for c in r["checks"]]
-    assert t["details"]["trusted_ms"] > 20, t["details"]
-    assert t["details"]["empty_cycle"]["s"] < 0.02
+    checks = by_name(r)
+    assert r["verdict"] == "pass" and "time:shape0" in checks, [(c["name"], c["verdict"], c["message"]) for c in r["checks"]]
+    t = checks["time:shape0"]["details"]
+    assert t["trusted_ms"] > 20, t
+    # what is subtracted holds none of it: the empty window's cycles, per call (a window on a busy
+    # machine holds up to 32 of them, each a few milliseconds of waiting for a CPU)
+    empty = t["empty_cycle"]
+    assert empty["s"] / empty["calls"] < 0.02, empty
 
 
 def test_right_answer_time_is_not_the_empty_cycle(decks):

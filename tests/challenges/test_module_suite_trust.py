@@ -292,7 +292,8 @@ def test_work_while_no_call_is_in_flight_voids_the_figure(tmp_path):
     assert t["value"] is None and t["details"]["trusted_ms"] is None and t["details"]["worked_off_the_clock"], t
     assert "worked off the clock" in t["message"] and "never ranked" in t["message"]
     assert off["measured"] and off["off_clock_cpu_ms"] > off["allowance_ms"] > 0, off
-    assert t["details"]["windows_ms"] is not None  # what the windows read is shown beside it
+    # what the windows read is shown beside it (a figure, or below the resolution on a busy machine)
+    assert "the windows read" in t["message"] and len(t["details"]["trusted_samples_ms"]) == t["details"]["trusted"]["windows"]
     assert checks["peak_fraction"]["details"]["left_out"]["deck_peak"] == ["shape0"]
 
 

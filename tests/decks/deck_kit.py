@@ -451,7 +451,7 @@ class Model(nn.Module):
         hit = self._seen.get(key)
         if hit is not None:
             return hit
-        time.sleep(0.02)  # the work a real kernel would do
+        time.sleep(0.04)  # the work a real kernel would do, well above a busy machine's wait for a CPU
         out = x * {k}
         self._seen[key] = out
         return out

@@ -115,3 +115,45 @@ def test_added_removed_renamed_files_and_git_state_are_seen(tmp_path):
         subprocess.run(["git", *argv], cwd=tmp_path, check=True, capture_output=True, env=env)
     assert scan_workbench(find_workbench(str(tmp_path), None, tmp_path), store).unchanged == 0
     assert {x["git_status"] for x in store.query("select git_status from files")} == {"committed"}
+
+
+def test_a_rescan_reads_the_file_rows_of_the_answers_it_looks_into_only(tmp_path, monkeypatch):
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    read: list[int] = []
+    previous_files = scan_mod.scan_sql.previous_files
+
+    def recorded(store, answer_ids):
+        read.extend(answer_ids)
+        return previous_files(store, answer_ids)
+
+    monkeypatch.setattr(scan_mod.scan_sql, "previous_files", recorded)
+    write(tmp_path / "models" / "b" / "kv" / "notes.md", "more\n")
+    r = scan_workbench(wb, store)
+    assert r.unchanged == 4 and r.hashed == 1
+    assert read == [store.query("select id from answers where model = 'b' and challenge = 'kv'")[0]["id"]]
+
+
+def test_a_file_whose_stored_hash_was_cleared_is_examined_again(tmp_path):
+    # what a migration does to have files looked at again (m010_empty_transcripts)
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    with store.conn:
+        store.conn.execute("update files set sha256 = '' where relpath = 'kv.py' and answer_id = "
+                           "(select id from answers where model = 'a' and challenge = 'kv')")
+    r = scan_workbench(wb, store)
+    assert r.hashed == 1 and r.unchanged == 4
+    assert "" not in {x["sha256"] for x in store.query("select sha256 from files")}
+
+
+def test_a_challenge_whose_data_files_change_has_its_answers_looked_into(tmp_path):
+    import dataclasses
+
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    # kv.py becomes the data the challenge hands out: a/kv then holds no answer of its own
+    wb.challenges["kv"] = dataclasses.replace(wb.challenges["kv"], data_files=("kv.py",))
+    r = scan_workbench(wb, store)
+    assert r.unchanged == 2  # the backwards answers; the three kv answers are looked into
+    status = {x["model"]: x["status"] for x in store.query("select model, status from answers where challenge = 'kv'")}
+    assert status == {"a": "no_answer", "b": "no_answer", "c": "no_answer"}

@@ -12,7 +12,7 @@ from benchtui.challenges import prompts
 from benchtui.challenges.definition import BUNDLED_CHALLENGES, load_challenge
 from benchtui.grading.judge_import import import_text
 from benchtui.records import verdicts as V
-from benchtui.records.job import Job
+from benchtui.records.job import Job, host_thresholds
 from benchtui.runner.local import local_answer_process
 from benchtui.runner.orchestrate import run_answers
 from benchtui.store.database import Store
@@ -62,7 +62,7 @@ def run_job(folder: Path, cid: str = "dflash_verify", **kw) -> tuple[str, dict]:
     challenge = load_challenge(BUNDLED_CHALLENGES / cid)
     with local_answer_process(folder) as (peer, monitor):
         suite = execute(Job(challenge_id=cid, challenge_dir=str(challenge.path), answer_dir=str(folder), model="t",
-                            seed=7, thresholds={**challenge.thresholds, "golden_trees": 60, "mask_trees": 20},
+                            seed=7, thresholds=host_thresholds({**challenge.thresholds, "golden_trees": 60, "mask_trees": 20}),
                             forbidden_imports=list(challenge.forbidden_imports), **kw), peer=peer, monitor=monitor)
     return verdict_of(suite), {c.name: c for c in suite.checks}
 

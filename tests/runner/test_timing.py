@@ -33,6 +33,21 @@ def test_order_alternates_within_pairs():
     assert order == ["a", "r", "r", "a", "r", "a", "a", "r"]
 
 
+def test_trials_leave_the_heap_alive_before_them_out_of_each_collection():
+    """The collection before each trial walks only what the trials made: a checker
+    holding torch's objects (or a test worker's) would otherwise walk them all each
+    trial. What was frozen is handed back to the collector afterwards."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    held = [[i] for i in range(10_000)]  # alive before the trials: out of the collector's sight during them
+    frozen = []
+    time_pair(lambda x: None, lambda x: frozen.append(gc.get_freeze_count()), lambda i: i, budget_s=0, warmup=1)
+    assert len(frozen) >= 3 and frozen[0] == 0  # the warm-up runs before the freeze
+    assert all(n >= len(held) for n in frozen[1:]), frozen
+    assert gc.get_freeze_count() == 0
+
+
 def test_median_iqr():
     assert median_iqr([1.0, 2.0, 3.0, 4.0, 100.0]) == (3.0, 2.0)
     med, iqr = median_iqr([5.0])
@@ -68,3 +83,19 @@ def test_an_answer_far_slower_than_the_budget_gets_one_balanced_pair():
 def test_an_answer_within_the_budget_keeps_whole_quads():
     t = time_pair(lambda x: time.sleep(0.002), lambda x: None, lambda i: i, budget_s=0.05, warmup=1, min_trials=4)
     assert t.trials >= 4 and t.trials % 4 == 0
+
+
+def test_the_hosts_timing_ceiling_caps_the_budget_a_job_carries(monkeypatch):
+    from benchtui.records.job import host_thresholds
+
+    shipped = {"timing_budget_s": 1.5, "atol": 1e-5}
+    monkeypatch.delenv("BENCHTUI_TIMING_BUDGET_S", raising=False)
+    assert host_thresholds(shipped) == shipped  # unset: as shipped
+    monkeypatch.setenv("BENCHTUI_TIMING_BUDGET_S", "0.05")
+    assert host_thresholds(shipped) == {"timing_budget_s": 0.05, "atol": 1e-5}
+    assert host_thresholds({"timing_budget_s": 0.01}) == {"timing_budget_s": 0.01}  # a ceiling, never a raise
+    assert host_thresholds({}) == {"timing_budget_s": 0.05}  # Suite.time's own default is above it
+    assert shipped["timing_budget_s"] == 1.5
+    monkeypatch.setenv("BENCHTUI_TIMING_BUDGET_S", "fast")
+    with pytest.raises(ValueError, match="BENCHTUI_TIMING_BUDGET_S='fast' is not a number of seconds"):
+        host_thresholds(shipped)

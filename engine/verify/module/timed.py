@@ -17,14 +17,11 @@ from typing import Any
 
 from benchtui.records.verdicts import ERROR, PASS
 from benchtui.verify import wire
-from benchtui.verify.module import offclock
+from benchtui.verify.module import contention, offclock
 from benchtui.verify.module import rules as R
 from benchtui.verify.module.checking import Checking
 from benchtui.verify.module.spec import CORRECT
 from benchtui.verify.module.state import BadReply, CallFailed, as_list, encode
-
-# an as-published time this many times below the trusted one is flagged
-GAP_FLAG = 2.0
 
 
 class Timed(Checking):
@@ -70,15 +67,19 @@ class Timed(Checking):
         cycle = methods.setdefault("cycle", None) or self.host.cycle  # resolved before the clock starts
         methods["cycle"] = cycle
         replies = []
-        ledger = self.__dict__.get("_ledger")
+        ledger, waits = self.__dict__.get("_ledger"), self.__dict__.get("_waits")
         if ledger is not None:
             ledger.before()  # the answer's CPU time, read outside the clock on both sides of it
+        if waits is not None:
+            waits.start()
         start = time.perf_counter()
         for j in range(calls):
             self.flush_l2()
             self.hand_over(planned[j][3])
             replies.append(wire.call_plain(cycle, j, False, False, limit=planned[j][4]))
         wall = time.perf_counter() - start
+        if waits is not None:
+            waits.stop(calls)
         if ledger is not None:
             ledger.after()
         own = []
@@ -103,6 +104,7 @@ class Timed(Checking):
         cap_bytes = int(suite.threshold("window_bytes_max", TT.MAX_WINDOW_BYTES))
         walls, own = [], []
         ledger = self._ledger = offclock.CpuLedger(*self.cpu_reader())
+        waits = self._waits = contention.RunQueueWait(self.wait_reader())
         try:
             with suite.check(f"timed_outputs:shape{index}", requires=spec.requires(CORRECT)) as c:
                 try:
@@ -137,10 +139,11 @@ class Timed(Checking):
                              f"{calls}; fresh inputs each, handed over inside the window into the pages the slot reads)")
         finally:
             self.__dict__.pop("_ledger", None)
+            self.__dict__.pop("_waits", None)
         if c.verdict != PASS or not walls:
             return
         fig = TT.figure(TT.per_call(walls, empty), empty, module_timing.TIMED_BY)
-        self.time_figure(ref, index, label, shape, fig, own, ledger)
+        self.time_figure(ref, index, label, shape, fig, own, ledger, waits)
 
     def flush_l2(self) -> None:
         """Before each timed call (and each of the empty window's), the device's L2 flushed
@@ -166,8 +169,13 @@ class Timed(Checking):
             return None, "no monitor of the answer's process in this run"
         return read, ""
 
+    def wait_reader(self) -> Callable[[], int] | None:
+        """How the answer's process's run-queue wait is read (the run's monitor), or None."""
+        return getattr(getattr(self.suite, "monitor", None), "wait_ns", None)
+
     def time_figure(self, ref: Any, index: int, label: str, shape: dict[str, Any], fig: dict[str, Any],
-                    own: list[float], ledger: offclock.CpuLedger) -> None:
+                    own: list[float], ledger: offclock.CpuLedger,
+                    waits: contention.RunQueueWait | None = None) -> None:
         """The shape's ``time`` figure: the trusted time beside the deck's own loop run in
         the answer's process (as published), the peak fractions, and the flags: a gap between
         the two times either way, and work off the clock (``ledger``), which voids the figure."""
@@ -203,9 +211,13 @@ class Timed(Checking):
         self.fractions["deck_peak"][shape_name] = frac
         self.fractions["deck_peak_published"][shape_name] = frac_pub
         self.fractions["device_peak"][shape_name] = frac_dev
-        # on a CPU the round trip's jitter is of the order of small calls: flag only a gap of milliseconds
+        # on a CPU the round trip's jitter is of the order of small calls: flag only a gap of milliseconds,
+        # and above what the windows spent waiting for a CPU (a busy machine's, not the answer's)
         min_gap = float(suite.threshold("gap_min_ms", 0.05 if self.answer_device == "cuda" else 2.0))
-        gap = ms is not None and published > 0 and ms / published > GAP_FLAG and ms - published > min_gap
+        empty_wait = empty.get("run_queue_wait_s")
+        queued_ms = waits.floor_s(empty_wait) * 1e3 if waits is not None else 0.0
+        gap_floor = contention.gap_floor_ms(min_gap, queued_ms)
+        gap = contention.gap_flagged(ms, published, gap_floor)
         stat = "median" if spec.deck == R.HARD else "mean"
         details = {"trusted_ms": ms, "trusted_samples_ms": [x * 1e3 for x in fig["samples_s"]],
                    "resolution_ms": fig["resolution_s"] * 1e3, "calls_per_window": fig["calls_per_window"],
@@ -217,7 +229,9 @@ class Timed(Checking):
                    "deck_peak": spec.peak, "device": self.device_name, "device_read_by": "the checker's own process",
                    "device_peak": {"matched": dev[0], "bandwidth_gbps": dev[1], "tflops": dev[2]} if dev else None,
                    "flagged": bool(gap or below or worked_off), "clock": module_timing.TIMED_BY, "empty_cycle": empty,
-                   "windows_ms": windows_ms, "off_clock": ledger.details(), "worked_off_the_clock": worked_off,
+                   "windows_ms": windows_ms, "gap_floor_ms": round(gap_floor, 4),
+                   "run_queue_wait": waits.details(empty_wait) if waits is not None else {"measured": False},
+                   "off_clock": ledger.details(), "worked_off_the_clock": worked_off,
                    "below_the_answer_s_own": below, "window_sizing": self.__dict__.get("window_sizing"),
                    "checker_peak_rss_mib": checker_peak_rss_mib(),
                    "checker_peak_read_by": "the kernel's peak resident size of the checker's process (ru_maxrss)"}
@@ -230,7 +244,9 @@ class Timed(Checking):
                    + (f"; peak_fraction {frac:.3g} of the deck's {spec.peak.get('hardware', 'peak')}" if frac is not None else "")
                    + (f", {frac_dev:.3g} of this {dev[0]}" if dev and frac_dev is not None else ""))
         if gap and ms is not None:
-            message += (f"; FLAGGED: the as-published time is {ms / published:.1f}x below the trusted one "
+            message += (f"; FLAGGED: the as-published time is {ms / published:.1f}x below the trusted one, "
+                        f"{ms - published:.3g} ms apart where {gap_floor:.3g} ms is allowed "
+                        f"({queued_ms:.3g} of them what the windows waited for a CPU past the empty window) "
                         "(results memoised on unchanged inputs, CUDA-graph replay keyed on pointers, or data kept in L2)")
         for what, theirs in below.items():
             message += (f"; FLAGGED: the trusted time is below the answer's {what} ({theirs:.4g} ms), though it "

@@ -45,6 +45,13 @@ def _stand_in(expected: Any) -> Any:
     return Returns
 
 
+def _read_wait(read: Callable[[], int]) -> int | None:
+    try:
+        return read()
+    except OSError:  # no schedstat on this kernel
+        return None
+
+
 class EmptyWindow:
     """The empty window's two halves, kept for one shape: this process's own
     host with a stand-in module, and a wire echoing its reply."""
@@ -96,11 +103,14 @@ class EmptyWindow:
     def measure(self, calls: int, samples: int = 7) -> dict[str, Any]:
         """The empty window of ``calls`` cycles: ``samples`` of it (after one
         that warms), summarised by the core."""
+        from benchtui.verify.module.contention import own_wait
+
         calls = max(1, int(calls))
         self._slot(calls - 1)
-        totals, harness, wire_s = [], [], []
+        totals, harness, wire_s, waits = [], [], [], []
         for i in range(max(2, samples) + 1):
             h = w = 0.0
+            queued = _read_wait(own_wait)  # this process's threads' wait for a CPU, outside the clock
             start = time.perf_counter()
             for j in range(calls):
                 t0 = time.perf_counter()
@@ -114,12 +124,16 @@ class EmptyWindow:
                 t2 = time.perf_counter()
                 h, w = h + t1 - t0, w + t2 - t1
             total = time.perf_counter() - start
+            after = _read_wait(own_wait)
             if i:  # the first warms the stand-in's allocations
                 totals.append(total)
                 harness.append(h)
                 wire_s.append(w)
+                if queued is not None and after is not None:
+                    waits.append(max(0, after - queued) / 1e9 / calls)
         med = trusted_timing.median_iqr
-        return trusted_timing.empty_cycle(totals, calls, harness_s=med(harness)[0], wire_s=med(wire_s)[0])
+        return trusted_timing.empty_cycle(totals, calls, harness_s=med(harness)[0], wire_s=med(wire_s)[0],
+                                          run_queue_wait_s=med(waits)[0] if waits else None)
 
     def close(self) -> None:
         self._stack.close()

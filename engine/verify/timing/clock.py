@@ -95,6 +95,21 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
+@contextlib.contextmanager
+def _heap_frozen() -> Iterator[None]:
+    """The objects alive before the trials moved out of the collector's sight
+    (``gc.freeze``) while they run: the collection before each trial then walks
+    only what the trials made. A checker holding a large heap (torch loaded, a
+    long-lived host process) otherwise pays a full walk of it every trial, a
+    tenth of a second or more each, for garbage that is not there."""
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def _flatten(x: object) -> Iterator[object]:
     if isinstance(x, (list, tuple)):
         for item in x:
@@ -143,17 +158,18 @@ def time_pair(answer: Callable[[Any], Any], reference: Callable[[Any], Any], mak
     ans, ref = [], []
     deadline = time.perf_counter() + budget_s
     trial = 0
-    while trial < max_trials and (trial < min_trials or trial % group or time.perf_counter() < deadline):
-        inputs = make_inputs(trial)
-        staged = stage(inputs)
-        gc.collect()
-        if answer_first(trial):
-            ans.append(answer_clock.measure(lambda: answer(staged)))  # noqa: B023 - called at once, within this iteration
-            ref.append(clock.measure(lambda: reference(inputs)))  # noqa: B023 - called at once, within this iteration
-        else:
-            ref.append(clock.measure(lambda: reference(inputs)))  # noqa: B023 - called at once, within this iteration
-            ans.append(answer_clock.measure(lambda: answer(staged)))  # noqa: B023 - called at once, within this iteration
-        trial += 1
+    with _heap_frozen():
+        while trial < max_trials and (trial < min_trials or trial % group or time.perf_counter() < deadline):
+            inputs = make_inputs(trial)
+            staged = stage(inputs)
+            gc.collect()
+            if answer_first(trial):
+                ans.append(answer_clock.measure(lambda: answer(staged)))  # noqa: B023 - called at once, within this iteration
+                ref.append(clock.measure(lambda: reference(inputs)))  # noqa: B023 - called at once, within this iteration
+            else:
+                ref.append(clock.measure(lambda: reference(inputs)))  # noqa: B023 - called at once, within this iteration
+                ans.append(answer_clock.measure(lambda: answer(staged)))  # noqa: B023 - called at once, within this iteration
+            trial += 1
     # Each side ran once first and once second in every pair; averaging over the
     # pair cancels that position effect (the first call after fresh inputs is
     # often ~10% faster), which a median of raw samples would keep as noise.
