@@ -126,8 +126,10 @@ class Convention:
     attrs: dict[str, Any] = field(default_factory=dict)
     # per probed method: whether the answer's own model returns normalised log-probs from it
     normalised: dict[str, bool] = field(default_factory=dict)
-    # per probed method: the rank of the token array it took (1-D or 2-D)
+    # per probed method: the rank of the token array it took (1-D or 2-D; the first that worked)
     token_rank: dict[str, int] = field(default_factory=dict)
+    # per probed method: every rank the answer's own model took, with scores of the same kind
+    token_ranks: dict[str, set[int]] = field(default_factory=dict)
     # the answer's own model the convention was read from (a proxy), for its own checks
     instance: Any = None
     # why a model of the answer's own that was built gave no next-token scores when probed
@@ -144,6 +146,8 @@ class Convention:
     def describe(self) -> str:
         per = ", ".join(f"{m}: {'all-position' if a else 'last-position'}"
                         f"{' log-probs' if self.log_probs_from(m) else ' logits'}"
+                        + (f" from {' or '.join(f'{r}-D' for r in sorted(self.token_ranks[m]))} tokens"
+                           if self.token_ranks.get(m) else "")
                         for m, a in self.all_positions.items())
         return f"{self.detected_from}; {per or 'all-position logits assumed'}"
 
@@ -183,6 +187,15 @@ class MockLM:
         default = False if name in LAST_POSITION_METHODS else self._conv.default_all_positions
         all_pos = self._conv.all_positions.get(name, default)
         arr = np.asarray(tokens)
+        # The prompt leaves the model's calling convention to the answer ("1-D or 2-D token
+        # arrays ... is your choice; keep it consistent"): where its own model was probed,
+        # the mock takes what that model takes and nothing else, as the answer's model would.
+        ranks = self._conv.token_ranks.get(name)
+        if arr.ndim not in (ranks or (1, 2)):
+            said = " or ".join(f"{r}-D" for r in sorted(ranks)) if ranks else "1-D or 2-D"
+            raise TypeError(f"the model's {name} was called with a {arr.ndim}-D token array; the answer's own "
+                            f"model ({self._conv.detected_from}) takes {said} token arrays: the search must "
+                            "call the model as its own model is called")
         if arr.ndim == 1:
             return self._row(arr, None, all_pos, name)
         mask = _find_mask(arr, args, kwargs)
@@ -272,7 +285,9 @@ def instantiate(cls, budget_s: float = 2.0):
 
 
 def probe(instance, methods: list[str], conv: Convention) -> None:
-    """Call each logits method with 1-D, then 2-D tokens; read the output rank."""
+    """Call each logits method with 1-D, then 2-D tokens; read the output rank. The
+    first rank that gives next-token scores sets the method's convention; every rank
+    that gives scores of the same kind (all positions or the last) is one it takes."""
     for name in methods:
         fn = instance if name == "__call__" else getattr(instance, name, None)
         if fn is None or not callable(fn):
@@ -283,16 +298,21 @@ def probe(instance, methods: list[str], conv: Convention) -> None:
             except Exception:
                 continue
             if out.ndim == tokens.ndim + 1 and out.shape[-2] == 3:
-                conv.all_positions[name] = True
+                all_pos = True
             elif out.ndim == tokens.ndim:
-                conv.all_positions[name] = False
+                all_pos = False
             else:
                 continue
+            if name in conv.token_ranks:  # the other rank: taken when it gives scores of the same kind
+                if all_pos == conv.all_positions[name]:
+                    conv.token_ranks[name].add(tokens.ndim)
+                continue
+            conv.all_positions[name] = all_pos
             conv.vocab = conv.vocab or int(out.shape[-1])
             conv.token_rank[name] = tokens.ndim
+            conv.token_ranks[name] = {tokens.ndim}
             with np.errstate(all="ignore"):
                 conv.normalised[name] = abs(logsumexp(out.reshape(-1, out.shape[-1])[-1])) < NORMALISED_TOL
-            break
     for attr in ("vocab_size", "vocab", "n_vocab", "d_model", "eos_token_id", "eos_id", "max_len", "max_seq_len"):
         value = getattr(instance, attr, None)
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):

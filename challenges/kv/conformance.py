@@ -203,10 +203,56 @@ def run(suite) -> None:
             c.fail(f"a sequence decoded alone differs from the same sequence in a batch (error {worst:.3g})")
 
     smallest_inputs(suite, factory, ref, tol, garbage)
+    decode_to_capacity(suite, factory, ref, tol, garbage)
     multi_token(suite, factory, ref, tol)
     record_reach(suite)
     memory(suite, factory)
+    memory_figure(suite)
     speed(suite, factory, ref)
+
+
+# what run_stages can run alone (tests run the checks a case is about, exactly as in a whole run)
+STAGES = {"memory_figure": lambda suite: memory_figure(suite),
+          "capacity": lambda suite: decode_to_capacity(suite, session_factory(suite), suite.reference(),
+                                                       float(suite.threshold("tol", 1e-8)),
+                                                       float(suite.threshold("garbage", 1e3)))}
+
+
+def run_stages(suite, stages) -> None:
+    for stage in stages:
+        STAGES[stage](suite)
+
+
+def decode_to_capacity(suite, factory, ref, tol, garbage) -> None:
+    """Decoding until the cache is full: where the adapter states how many decode steps
+    its session holds after the padded prompt (``DECODE_CAPACITY``: the cache it builds
+    holds the prompt's max_len plus that many tokens), a batch of two decodes exactly that
+    many steps, so the longest prompts' sequences write the cache's last slot at the last
+    step and the shorter one stops short of it; every step must equal causal attention.
+    The other checks decode a few dozen steps, far below any capacity."""
+    adapter = suite.adapter()
+    capacity = getattr(adapter, "DECODE_CAPACITY", None) if adapter is not None else None
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+        suite.info("decode_to_capacity", message="not reached: no adapter states the decode steps its cache holds "
+                   "(DECODE_CAPACITY); the answer's cache grows as it needs")
+        return
+    with suite.check("decode_to_capacity", threshold=tol, requires=("incremental_decode", "cached_attention"),
+                     reach=True) as c:
+        # the longest prompt first and last: the last slot of the cache's first and last rows
+        lengths = [3, 1, 3]
+        sc = make_scenario(np.random.default_rng(FIXED_SEED), lengths, 1, 2, capacity, garbage)
+        try:
+            got = run_decode(suite, factory, sc)
+        except CheckFailed:
+            raise
+        except Exception as exc:  # the answer's own code, at its capacity
+            raise CheckFailed(f"decoding up to the cache's capacity ({capacity} steps after prompts of lengths "
+                              f"{lengths}) raised {type(exc).__name__}: {exc}") from exc
+        c.value, where = worst_step(got, oracle(ref, sc))
+        c.message = f"{capacity} decode steps after prompts of lengths {lengths}: the cache's last slot written; worst at {where}"
+        if not c.value <= tol:
+            c.fail(f"decoding up to the cache's capacity ({capacity} steps after the prompt) differs from causal "
+                   f"attention: error {c.value:.3g} at {where}")
 
 
 def decode_output_shape(suite, factory, garbage) -> None:
@@ -451,6 +497,40 @@ def memory(suite, factory) -> None:
                    f"{factor:.2f}x the bytes of float64 K+V per token after {max(growth)} tokens "
                    "(a figure: the prompt states no factor)",
                    {"bytes_per_token_ideal": per_token, "tokens": max(growth)})
+
+
+# (layers, batch, heads, tokens, head_dim, bytes per element): each size a distinct prime
+# (a factor dropped, doubled or swapped shows), one of each size, and a real model's cache
+# (Llama-2-7B: 32 layers of 32 heads of 128, float16, 4,096 tokens: 2 GiB)
+FIGURE_CASES = ((1, 1, 1, 1, 1, 1), (3, 2, 5, 7, 11, 4), (2, 3, 13, 17, 5, 8), (32, 1, 32, 4096, 128, 2))
+
+
+def memory_figure(suite) -> None:
+    """The memory footprint an answer reports for its cache ("an analysis of memory
+    growth"), recomputed: where the adapter binds the function its figures come from
+    (``memory_figure(layers, batch, heads, tokens, head_dim, itemsize) -> bytes``), every
+    case must give the bytes of its keys and values, 2 x layers x batch x heads x tokens x
+    head_dim x itemsize. Unbound, its figures are its own, labelled so."""
+    adapter = suite.adapter()
+    figure = getattr(adapter, "memory_figure", None) if adapter is not None else None
+    if not callable(figure):
+        suite.info("memory_figure_recomputed", message="not recomputed: no adapter binds the answer's own memory "
+                   "figure (memory_figure(layers, batch, heads, tokens, head_dim, itemsize)); its reported "
+                   "footprints are its own, not verified")
+        return
+    with suite.check("memory_figure_recomputed") as c:
+        got = {case: suite.call(figure, *case) for case in FIGURE_CASES}
+        wrong = {case: value for case, value in got.items() if value != 2 * int(np.prod(case))}
+        real = FIGURE_CASES[-1]
+        c.value = f"{got[real] / 2**30:.3g} GiB for Llama-2-7B's cache at 4,096 tokens (float16)"
+        c.details.update({"cases": [[*case, got[case], 2 * int(np.prod(case))] for case in FIGURE_CASES],
+                          "evidence_from": "the answer's own figure, and K + V bytes computed by the checker"})
+        if wrong:
+            case, value = next(iter(wrong.items()))
+            c.fail(f"the answer reports {value} bytes for a cache of {case[0]} layers, batch {case[1]}, {case[2]} "
+                   f"heads, {case[3]} tokens, head dim {case[4]}, {case[5]} bytes each; its keys and values take "
+                   f"{2 * int(np.prod(case))}" + (f" ({len(wrong)} of {len(FIGURE_CASES)} cases wrong)"
+                                                   if len(wrong) > 1 else ""))
 
 
 def speed(suite, factory, ref) -> None:

@@ -82,7 +82,28 @@ def _split_z(text: str) -> list[str]:
     return [p for p in text.split("\0") if p]
 
 
+def _no_repository_above(root: Path) -> bool:
+    """True when no folder from ``root`` up holds a ``.git`` or is a bare
+    repository, and git is not pointed elsewhere by its environment: what
+    gitpython's search would find, told without importing it (~0.5 s of a
+    fresh process's first rescan, for a workbench outside git)."""
+    if any(k in os.environ for k in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+        return False
+    try:
+        here = root.resolve()
+    except OSError:
+        return False
+    for folder in (here, *here.parents):
+        if os.path.lexists(folder / ".git") or (
+                os.path.isfile(folder / "HEAD") and os.path.isdir(folder / "objects")
+                and os.path.isdir(folder / "refs")):
+            return False
+    return True
+
+
 def read_git(root: Path) -> GitInfo:
+    if _no_repository_above(root):
+        return GitInfo(problem="not a git repository")
     try:
         import git  # gitpython; imported here so a missing git binary is one message
     except ImportError as exc:  # raised when the git executable is absent

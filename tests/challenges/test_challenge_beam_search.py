@@ -162,6 +162,42 @@ def test_result_layouts_normalise_alike(result):
     assert [(b.tokens, b.score) for b in beams[0]] == [([5, 6], -1.0), ([7], -2.0)]
 
 
+def test_the_mock_takes_only_the_token_ranks_the_answers_own_model_takes():
+    """The prompt leaves the model's calling convention to the answer, to keep consistent:
+    the mock model takes what the answer's own model took when probed, and refuses the other
+    rank (a search that calls its model another way would fail on its own model)."""
+    import numpy as np
+
+    h = _harness()
+
+    class OneD:  # takes 1-D tokens only, returns a row per position
+        def __call__(self, tokens):
+            tokens = np.asarray(tokens)
+            if tokens.ndim != 1:
+                raise ValueError("1-D tokens only")
+            return np.zeros((len(tokens), 50))
+
+    class Either:  # takes both: a leading batch axis is kept
+        def __call__(self, tokens):
+            return np.zeros(np.shape(tokens) + (50,))
+
+    core = h.MockCore(50, salt=1, eos=25)
+    for model, ranks in ((OneD(), {1}), (Either(), {1, 2})):
+        conv = h.Convention()
+        h.probe(model, ["__call__"], conv)
+        assert conv.token_ranks == {"__call__": ranks} and conv.all_positions == {"__call__": True}
+        mock = h.MockLM(core, conv)
+        assert np.shape(mock(np.array([1, 2, 3]))) == (3, 50)
+        if 2 in ranks:
+            assert np.shape(mock(np.array([[1, 2, 3]]))) == (1, 3, 50)
+        else:
+            with pytest.raises(TypeError, match="takes 1-D token arrays"):
+                mock(np.array([[1, 2, 3]]))
+    # no model of the answer's own probed: no convention to hold it to
+    unprobed = h.MockLM(core, h.Convention())
+    assert np.shape(unprobed(np.array([[1, 2]]))) == (1, 2, 50) and np.shape(unprobed(np.array([1, 2]))) == (2, 50)
+
+
 def test_padded_array_result_is_stripped():
     import numpy as np
 

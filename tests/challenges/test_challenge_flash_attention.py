@@ -102,8 +102,15 @@ def test_mutant_is_rejected_by_its_check(tmp_path, name):
 
 
 def test_keyword_binding_passes_every_argument(tmp_path):
-    # an answer whose defaults are block_size=16, causal=False must still get tile and causal
-    source = mutate("def flash_attention_fwd(Q: np.ndarray, K: np.ndarray, V: np.ndarray, tile_size: int, causal: bool)",
+    # an answer whose defaults are block_size=16, causal=False must still get tile and causal;
+    # judged under this repository's prompt, which asks callers to pass every argument (the
+    # published prompt's causal=True default, causal_default, is a figure there)
+    source = mutate("def flash_attention_fwd(Q: np.ndarray, K: np.ndarray, V: np.ndarray, tile_size: int,\n"
+                    "                        causal: bool = True)",
                     "def flash_attention(Q, K, V, causal=False, block_size=16)").replace("tile_size", "block_size")
-    result = run_source(tmp_path, source)
+    folder = write_answer(tmp_path, "attn.py", source)
+    (folder / "PROMPT.md").write_bytes((CHALLENGE / "PROMPT.md").read_bytes())
+    result = run_local("flash_attention", folder, challenges_dir=fast_challenges(tmp_path), seed=13)
     assert result["verdict"] == "pass", [c for c in result["checks"] if c["verdict"] != "pass"]
+    default = by_name(result)["causal_default"]
+    assert default["verdict"] == "info" and default["details"]["would_be"]["verdict"] == "fail"

@@ -201,7 +201,12 @@ STAGE_OF = {"ste_gradient": "ste", "linear_backward_dx": "ste", "group_size_hono
             "quantize_zero_group": "quantizer", "smoke_loss_falls": "smoke", "reported_loss_recomputed": "smoke",
             "smoke_model_sees_order": "smoke", "architecture_first_block": "architecture",
             "architecture_past_first_block": "architecture", "cached_decoding": "architecture",
-            "ternary_block_projections": "layers"}
+            "ternary_block_projections": "layers",
+            # judged alone: a whole kv run decodes for tens of seconds in pure Python
+            "memory_figure_recomputed": "memory_figure", "decode_to_capacity": "capacity",
+            "causal_default": "causal_default"}
+# checks of other challenges a planted case runs alone, by their suite's run_stages
+STAGED_CHECKS = {"memory_figure_recomputed", "decode_to_capacity", "causal_default"}
 STAGED = {"ternary_training"}
 CASES = sorted([(cid, name) for cid, names in VARIANTS.items() for name in names]
                + [(cid, name) for cid, names in WRITTEN.items() for name in names])
@@ -232,7 +237,7 @@ def run_variant(tmp_path: Path, root: Path, cid: str, files: dict[str, str], che
 
 def run_answer(cid: str, folder: Path, root: Path, check: str | None, **kw) -> dict:
     challenges = fast_copy(cid, root, FAST[cid])
-    if check is not None and cid in STAGED:
+    if check is not None and (cid in STAGED or check in STAGED_CHECKS):
         return run_stages(cid, folder, (STAGE_OF[check],), seed=SEED, challenges_dir=challenges, **kw)
     return run_local(cid, folder, seed=SEED, challenges_dir=challenges, **kw)
 
@@ -524,6 +529,23 @@ CONTRACT_PLANTED: dict[str, tuple[str, str, str, str, str, str, str]] = {
                                                 "for beams in state):\n            break",
                                                 "for beams in state[:1]):\n            break",
                                                 "ragged_finish", "one item's end is not the batch's"),
+    # a default in a function the prompt names: the published prompt delivers
+    # flash_attention_fwd(Q, K, V, tile_size, causal=True); every check passed causal explicitly
+    "causal_default_flipped": ("flash_attention", "opus47_1m", "flash_attention.py",
+                               "def flash_attention_fwd(Q, K, V, tile_size, causal=True):",
+                               "def flash_attention_fwd(Q, K, V, tile_size, causal=False):", "causal_default",
+                               "returns non-causal attention"),
+    # a reported memory footprint nothing recomputed: the cache's bytes counted for the keys only
+    "memory_figure_without_values": ("kv", "opus47_1m", "kv_cache.py",
+                                     "return 2 * num_layers * B * H * S * D * dtype_bytes",
+                                     "return num_layers * B * H * S * D * dtype_bytes", "memory_figure_recomputed",
+                                     "its keys and values take"),
+    # decoding up to the cache's capacity: the buffer one token short, so the cache's last row
+    # overflows only where a sequence fills it (the checks decoded far below any capacity)
+    "cache_buffer_one_token_short": ("kv", "opus47_1m", "kv_cache.py",
+                                     "n = batch_size * num_heads * max_seq_len * head_dim",
+                                     "n = batch_size * num_heads * (max_seq_len - 1) * head_dim", "decode_to_capacity",
+                                     "decoding up to the cache's capacity"),
 }
 
 # judged against this repository's PROMPT.md (deployed beside the answer), not the answer's own

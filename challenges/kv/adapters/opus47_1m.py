@@ -4,7 +4,8 @@
 
 Translation only:
 - one layer: KVCache(1, batch, heads, head_dim, max_seq_len) with capacity
-  the prompt length plus DECODE_CAPACITY decode steps;
+  the prompt length plus DECODE_CAPACITY decode steps (its decode is pure
+  Python: a capacity no check needs would cost decode_to_capacity seconds);
 - prefill writes each sequence's valid prompt rows with KVCache.write and
   sets lengths[b] (what MultiHeadAttention.prefill does for the K / V it
   projects; the contract hands over K / V already projected and asks for no
@@ -14,18 +15,20 @@ Translation only:
   (the contract's inputs are already projected) and Wo is the identity
   matrix. decode_step itself writes the cache, advances lengths and attends;
 - extend (several new tokens at once) is its MultiHeadAttention.prefill,
-  which takes one sequence (batch index b) per call by its own signature.
+  which takes one sequence (batch index b) per call by its own signature;
+- memory_figure is its cache_memory_bytes, the formula its memory model
+  (demo.py, ANALYSIS.md) reports.
 """
 from __future__ import annotations
 
 import numpy as np
-from kv_cache import KVCache, MultiHeadAttention
+from kv_cache import KVCache, MultiHeadAttention, cache_memory_bytes
 
 ANSWER_SHA256 = {
     "kv_cache.py": "f15ecbfca08a7579f8cdddea1150f2854e890b111683c7ec97399cb24fa319b6",
 }
 
-DECODE_CAPACITY = 1024
+DECODE_CAPACITY = 256  # the most decode steps a check takes (memory_linear's); decode_to_capacity fills it
 
 
 class Session:
@@ -69,3 +72,7 @@ class Session:
 
 def make_session():
     return Session()
+
+
+def memory_figure(layers, batch, heads, tokens, head_dim, itemsize):
+    return cache_memory_bytes(layers, batch, heads, tokens, head_dim, itemsize)
