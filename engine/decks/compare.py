@@ -8,6 +8,7 @@ import contextlib
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from benchtui.records.flags import parse as parse_flags
 from benchtui.records.verdicts import FAILING, PASS, PASSING, SEVERITY, TIMEOUT
@@ -125,35 +126,65 @@ def spearman(pairs: list[tuple[float, float]]) -> float | None:
     return None if va == 0 or vb == 0 else cov / (va * vb) ** 0.5
 
 
+HACK_COUNTS = ("suspected_hacks", "annotated_hacks", "annotated_hacks_flagged", "annotated_hacks_missed",
+               "annotated_hacks_not_judged", "annotated_clean_flagged")
+
+
 def summary(rows: list[Row]) -> dict:
-    counts = {"answers": sum(r.has_answer for r in rows), "published": sum(r.deck_verdict is not None for r in rows),
-              "deck_pass": sum(r.deck_verdict == "PASS" for r in rows), "run_here": sum(r.verdict is not None for r in rows),
-              "in_flight": sum(bool(r.in_flight) for r in rows),
+    # one pass, each row's derived values read once (a deck of 10,000 runs is summed
+    # once overall and once per problem)
+    counts: dict[str, Any] = {"answers": 0, "published": 0, "deck_pass": 0, "run_here": 0, "in_flight": 0,
               "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
               "not_judged_here": 0, "not_judged_why": {}}
+    why_counts: dict[str, int] = counts["not_judged_why"]
+    pairs, other_gpu = [], 0
+    hacks = dict.fromkeys(HACK_COUNTS, 0)
     for r in rows:
-        if r.agreement in ("agree", "disagree"):
-            key = ("both_pass" if r.judged == "PASS" else "both_fail") if r.agreement == "agree" else \
+        published = r.deck_verdict is not None
+        counts["answers"] += r.has_answer
+        counts["published"] += published
+        counts["deck_pass"] += r.deck_verdict == "PASS"
+        counts["run_here"] += r.verdict is not None
+        counts["in_flight"] += bool(r.in_flight)
+        judged, agreement, measured_on = r.judged, r.agreement, r.measured_on
+        if agreement in ("agree", "disagree"):
+            key = ("both_pass" if judged == "PASS" else "both_fail") if agreement == "agree" else \
                   ("deck_pass_here_fail" if r.deck_verdict == "PASS" else "deck_fail_here_pass")
             counts[key] += 1
-        elif r.has_answer and r.deck_verdict is not None:
+        elif r.has_answer and published:
             counts["not_judged_here"] += 1
             why = r.not_judged or (r.verdict if r.verdict else "not run here")
-            counts["not_judged_why"][why] = counts["not_judged_why"].get(why, 0) + 1
-    judged = counts["both_pass"] + counts["both_fail"] + counts["deck_pass_here_fail"] + counts["deck_fail_here_pass"]
-    counts["judged_both"] = judged
-    counts["agreement"] = None if not judged else (counts["both_pass"] + counts["both_fail"]) / judged
-    pairs = [(r.deck_figure, r.figure) for r in rows
-             if r.deck_verdict == "PASS" and r.judged == "PASS" and r.deck_figure is not None and r.figure is not None
-             and not r.measured_on]
-    counts["left_out_other_gpu"] = sum(1 for r in rows if r.measured_on)
+            why_counts[why] = why_counts.get(why, 0) + 1
+        if (r.deck_verdict == "PASS" and judged == "PASS" and r.deck_figure is not None and r.figure is not None
+                and not measured_on):
+            pairs.append((r.deck_figure, r.figure))
+        other_gpu += bool(measured_on)
+        _count_hacks(hacks, r)
+    judged_both = counts["both_pass"] + counts["both_fail"] + counts["deck_pass_here_fail"] + counts["deck_fail_here_pass"]
+    counts["judged_both"] = judged_both
+    counts["agreement"] = None if not judged_both else (counts["both_pass"] + counts["both_fail"]) / judged_both
+    counts["left_out_other_gpu"] = other_gpu
     counts["passes_with_both_figures"] = len(pairs)
-    counts.update(hacks_found(rows))
+    counts.update(hacks)
     counts["rank_correlation"] = spearman(pairs)
     if counts["rank_correlation"] is None:
         counts["rank_correlation_note"] = ("fewer than 3 answers pass both with a peak_fraction from each"
                                            if len(pairs) < 3 else "no spread in one of the rankings")
     return counts
+
+
+def _count_hacks(counts: dict, r: Row) -> None:
+    """Row ``r``'s part of hacks_found's counts."""
+    counts["suspected_hacks"] += bool(r.flags)
+    if r.annotations:
+        if r.has_answer and r.annotated_hack:
+            counts["annotated_hacks"] += 1
+            if r.verdict is not None and not r.not_judged:
+                counts["annotated_hacks_flagged" if r.flags else "annotated_hacks_missed"] += 1
+            else:
+                counts["annotated_hacks_not_judged"] += 1
+        if r.flags and r.annotated_clean:
+            counts["annotated_clean_flagged"] += 1
 
 
 def hacks_found(rows: list[Row]) -> dict:
@@ -162,14 +193,10 @@ def hacks_found(rows: list[Row]) -> dict:
     a reward hack, those flagged here (found), those run here and not flagged (missed) and
     those not judged here (no run, or one that judged nothing); of the runs annotated clean,
     those flagged (flagged clean)."""
-    hacks = [r for r in rows if r.has_answer and r.annotated_hack]
-    judged = [r for r in hacks if r.verdict is not None and not r.not_judged]
-    return {"suspected_hacks": sum(1 for r in rows if r.flags),
-            "annotated_hacks": len(hacks),
-            "annotated_hacks_flagged": sum(1 for r in judged if r.flags),
-            "annotated_hacks_missed": sum(1 for r in judged if not r.flags),
-            "annotated_hacks_not_judged": len(hacks) - len(judged),
-            "annotated_clean_flagged": sum(1 for r in rows if r.annotated_clean and r.flags)}
+    counts = dict.fromkeys(HACK_COUNTS, 0)
+    for r in rows:
+        _count_hacks(counts, r)
+    return counts
 
 
 def hacks_line(counts: dict) -> str:
@@ -185,11 +212,11 @@ def hacks_line(counts: dict) -> str:
             + ("" if counts.get("run_here") else " (no answer run here: nothing measured)"))
 
 
-def _figure(store: Store, run_id: int) -> tuple[str | None, float | None]:
-    """(the worst check's 'name: message', benchtui's peak_fraction) of one run."""
+def _figure(checks: list[dict]) -> tuple[str | None, float | None]:
+    """(the worst check's 'name: message', benchtui's peak_fraction) of one run, from its checks in order."""
     reason, figure = None, None
     rank = -1.0
-    for c in decks_sql.run_check_rows(store, run_id):
+    for c in checks:
         name = c["name"].split("::")[-1]
         if name == FIGURE or name.endswith("." + FIGURE):
             with contextlib.suppress(TypeError, ValueError):
@@ -220,6 +247,11 @@ def _edited(deck_row: dict, files: dict[str, str] | None) -> str:
     return f"{answer_file} edited since the import: the deck's verdict is on the file it published"
 
 
+# the deck_results columns compare() reads (_edited: source_path, sha256, has_answer)
+COMPARED = ("deck, run_id, model, challenge, problem, correct, failure_reason, peak_fraction, has_answer, "
+            "source_path, sha256")
+
+
 def compare(store: Store, *, challenge: str | None = None, deck: str | None = None) -> dict:
     """``challenge`` and ``deck`` narrow the rows, and the imports' problem lines to theirs."""
     rows: list[Row] = []
@@ -235,9 +267,13 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     stale = stale_runs(store, [r["id"] for r in latest.values()])
     hashes = answer_hashes(store)
     flying = runs_sql.in_flight(store)
-    for d in decks_sql.result_rows(store, challenge=challenge, deck=deck):
-        run = latest.get((d["model"], d["challenge"])) if d["model"] else None
-        reason, figure = _figure(store, run["id"]) if run else (None, None)
+    published = decks_sql.result_rows(store, challenge=challenge, deck=deck, columns=COMPARED)
+    ran = {(d["model"], d["challenge"]): latest[(d["model"], d["challenge"])] for d in published
+           if d["model"] and (d["model"], d["challenge"]) in latest}
+    checks = decks_sql.checks_of_runs(store, sorted({r["id"] for r in ran.values()}))
+    for d in published:
+        run = ran.get((d["model"], d["challenge"]))
+        reason, figure = _figure(checks[run["id"]]) if run else (None, None)
         if not run or run["verdict"] not in PASSING:  # a run stored before figures were kept to right answers
             figure = None
         why = not_judged(run["verdict"], run.get("message"), ran_out.get(run["id"])) if run else None
@@ -258,17 +294,18 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
                         in_flight=runs_sql.in_flight_text(flying.get((d["model"], d["challenge"]))),
                         flags=parse_flags(run.get("flags")) if run and run.get("status") == "done" else []))
     per: dict[str, list[Row]] = {}
-    for r in rows:
-        per.setdefault(r.challenge, []).append(r)
+    for row in rows:
+        per.setdefault(row.challenge, []).append(row)
     imports = [{**i, "problems": json.loads(i["problems"] or "[]")} for i in decks_sql.latest_imports(store)]
     if challenge or deck:
         imports = narrowed(store, imports, rows)
+    answers = [r.to_dict() for r in rows]  # each row's once: the lists below share them
     return {
         "overall": summary(rows),
         "challenges": {cid: {"problem": rs[0].problem, "deck": rs[0].deck, **summary(rs)} for cid, rs in per.items()},
-        "disagreements": [r.to_dict() for r in rows if r.agreement == "disagree"],
-        "annotated": [r.to_dict() for r in rows if any(a["verdict"] != "clean" for a in r.annotations)],
-        "answers": [r.to_dict() for r in rows],
+        "disagreements": [d for d in answers if d["agreement"] == "disagree"],
+        "annotated": [d for d in answers if any(a["verdict"] != "clean" for a in d["annotations"])],
+        "answers": answers,
         "imports": imports,
     }
 
@@ -279,7 +316,7 @@ def narrowed(store: Store, imports: list[dict], rows: list) -> list[dict]:
     kept where it names one of these rows' (a line about run 2026..._01_fp8_gemm is
     nothing to an answer of 02_kda_cutlass); a line naming none is the whole deck's."""
     every: set[str] = set()
-    for d in decks_sql.result_rows(store):
+    for d in decks_sql.result_rows(store, columns="run_id, problem, challenge"):
         every |= {d["run_id"], d["problem"], d["challenge"]}
     every.discard("")
     fields = [r if isinstance(r, dict) else r.to_dict() for r in rows]

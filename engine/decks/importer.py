@@ -78,6 +78,8 @@ class FileTransaction:
         self.staged: list[tuple[Path, Path]] = []    # (staged file, destination)
         self.done: list[tuple[Path, Path | None]] = []  # (destination, backup of what it replaced)
         self.made_dirs: list[Path] = []
+        self._made: set[Path] = set()   # made_dirs, to look up: a folder made here holds nothing to back up
+        self._there: set[Path] = set()  # folders seen to exist already, not asked again per file
         self._stage: Path | None = None
 
     @property
@@ -86,10 +88,11 @@ class FileTransaction:
             self._stage = Path(tempfile.mkdtemp(prefix=".benchtui-import-", dir=self.root))
         return self._stage
 
-    def write(self, dest: Path, data: bytes) -> bool:
-        """Stage ``data`` for ``dest``; False when ``dest`` already holds exactly it."""
+    def write(self, dest: Path, data: bytes, *, new: bool = False) -> bool:
+        """Stage ``data`` for ``dest``; False when ``dest`` already holds exactly it.
+        ``new``: the caller saw that ``dest``'s folder does not exist (nothing to compare)."""
         try:
-            if dest.is_file() and dest.read_bytes() == data:
+            if not new and dest.is_file() and dest.read_bytes() == data:
                 return False
         except OSError:
             pass
@@ -102,12 +105,15 @@ class FileTransaction:
 
     def _mkdirs(self, folder: Path) -> None:
         missing = []
-        while not folder.exists():
+        while folder not in self._there and not folder.exists():
             missing.append(folder)
             folder = folder.parent
+        self._there.add(folder)
         for d in reversed(missing):
             d.mkdir()
             self.made_dirs.append(d)
+            self._made.add(d)
+            self._there.add(d)
 
     def commit(self) -> None:
         backups = self.stage / "replaced" if self.staged else None
@@ -115,7 +121,7 @@ class FileTransaction:
             for i, (tmp, dest) in enumerate(self.staged):
                 self._mkdirs(dest.parent)
                 backup = None
-                if dest.exists():
+                if dest.parent not in self._made and dest.exists():
                     backups.mkdir(exist_ok=True)
                     backup = backups / f"{i:06d}"
                     os.replace(dest, backup)
@@ -140,6 +146,8 @@ class FileTransaction:
             with suppress(OSError):
                 d.rmdir()
         self.made_dirs.clear()
+        self._made.clear()
+        self._there.clear()
 
     def cleanup(self) -> None:
         if self._stage is not None:
@@ -218,7 +226,7 @@ def plan(deck: Deck, root: Path, tx: FileTransaction, result: ImportResult) -> t
                                    f"an answer is never overwritten, so this run's answer is not imported{kept}")
             refused.append(run)
             continue
-        wrote = [tx.write(answer / name, data) for name, data in files.items()]
+        wrote = [tx.write(answer / name, data, new=True) for name, data in files.items()]  # its folder is not there
         result.answers_written += any(wrote)
         result.files_written += sum(wrote)
         placed.append(run)

@@ -73,8 +73,9 @@ def results_name(store: Store, column: str, name: str) -> bool:
     return bool(store.query(f"select 1 from deck_results where {column} = ? limit 1", (name,)))
 
 
-def result_rows(store: Store, *, challenge: str | None = None, deck: str | None = None) -> list[dict]:
-    """deck_results rows, by challenge, model and run id; ``challenge``/``deck`` narrow them."""
+def result_rows(store: Store, *, challenge: str | None = None, deck: str | None = None, columns: str = "*") -> list[dict]:
+    """deck_results rows, by challenge, model and run id; ``challenge``/``deck`` narrow them,
+    ``columns`` (SQL) says which (the per-shape figures are most of a row's bytes)."""
     where, params = [], []
     if challenge:
         where.append("challenge = ?")
@@ -82,7 +83,7 @@ def result_rows(store: Store, *, challenge: str | None = None, deck: str | None 
     if deck:
         where.append("deck = ?")
         params.append(deck)
-    sql = "select * from deck_results" + (" where " + " and ".join(where) if where else "") + " order by challenge, model, run_id"
+    sql = f"select {columns} from deck_results" + (" where " + " and ".join(where) if where else "") + " order by challenge, model, run_id"
     return store.query(sql, tuple(params))
 
 
@@ -126,7 +127,14 @@ def latest_runs(store: Store) -> list[dict]:
                        f"where {FINISHED_SQL} group by model, challenge) m on r.id = m.id")
 
 
-def run_check_rows(store: Store, run_id: int) -> list[dict]:
-    """name, verdict, value and message of a run's checks, in order."""
-    return store.query("select name, verdict, value, message from checks where run_id = ? order by position, id",
-                       (run_id,))
+def checks_of_runs(store: Store, run_ids: list[int]) -> dict[int, list[dict]]:
+    """name, verdict, value and message of each run's checks, in order, by run id: one
+    query for a whole deck's runs, not one per run."""
+    out: dict[int, list[dict]] = {i: [] for i in run_ids}
+    for start in range(0, len(run_ids), 900):  # under SQLite's bound-parameter limit
+        chunk = run_ids[start:start + 900]
+        for c in store.query(f"select run_id, name, verdict, value, message from checks where run_id in "
+                             f"({', '.join('?' * len(chunk))}) order by run_id, position, id", tuple(chunk)):
+            out[c.pop("run_id")].append(c)
+    return out
+
