@@ -365,6 +365,26 @@ def test_the_empty_window_skips_what_a_timed_cycle_skips_and_flushes_as_the_chec
     assert pages is not None and len(writes) == 1
 
 
+def test_what_the_checker_s_thread_waited_for_a_cpu_is_off_the_empty_window(monkeypatch):
+    """The checker's timing thread queued behind other jobs is the checker's overhead: the
+    scheduler's count of its wait (here 40 ms a sample, as on a busy machine) comes off each
+    empty sample, as off each timed window, and is what the gap floor subtracts per call."""
+    from benchtui.verify.module import contention
+    from benchtui.verify.module import tensors as T
+    from benchtui.verify.module import timing as module_timing
+
+    reads = iter(range(0, 10**12, 40_000_000))  # ns: 40 ms between a sample's two reads
+    monkeypatch.setattr(contention, "own_wait", lambda: next(reads))
+    x = [torch.rand(16)]
+    window = module_timing.EmptyWindow("cpu", T.encode_tree(x), x[0] * 2, lambda: None)
+    try:
+        empty = window.measure(2, samples=3)
+    finally:
+        window.close()
+    assert empty["run_queue_wait_s"] == pytest.approx(0.02)  # 40 ms over the sample's 2 calls
+    assert empty["s"] < 0  # the samples' own cost, a few microseconds, less the 40 ms counted as waiting
+
+
 def test_each_timed_call_is_flushed_then_handed_its_inputs_then_requested(tmp_path, monkeypatch):
     """Inside a window, for every call: the checker's own L2 flush, then the call's inputs
     written into its slot's pages, then its request (a timed cycle: no compare in the host)."""

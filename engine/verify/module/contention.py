@@ -7,9 +7,15 @@ with nothing hidden. The scheduler counts that queueing: a thread's
 run-queue wait (/proc/PID/schedstat). Around every timed window, outside
 its clock, the checker reads it for the thread serving its calls in the
 answer's process (its main thread, through the run's monitor, from outside
-its sandbox) and for its own threads; the two take turns on the window's
-path. The empty window, subtracted from each window, queued too: the
-checker reads its own threads' wait around each of its samples. What the
+its sandbox) and for its own calling thread; the two take turns on the
+window's path. The empty window, subtracted from each window, queued too:
+the checker reads its calling thread's wait around each of its samples.
+
+The checker's own calling thread's wait is the checker's overhead, not the
+answer's: it is taken off each window's wall time and each empty sample's
+(``timed.py`` ``window``, ``timing.py`` ``EmptyWindow.measure``), so a
+reply that reaches a checker queued behind other jobs does not lengthen the
+answer's time. The answer's own wait stays in it. What the
 windows queued per call past what the empty window queued is the floor a
 gap between the trusted and the as-published time must clear before it is
 flagged. A memoised answer's gap is work (or a sleep) on
@@ -19,19 +25,28 @@ threads to raise the floor raises its trusted time by as much.
 from __future__ import annotations
 
 import statistics
+import threading
 from collections.abc import Callable
 from typing import Any
 
 READ_BY = ("the scheduler's run-queue wait of the answer's process's main thread (read by the orchestrator, "
-           "outside its sandbox) and of the checker's threads, around each timed window, per call, less the checker's "
-           "threads' wait per call in the empty window")
+           "outside its sandbox) and of the checker's calling thread, around each timed window, per call, less the "
+           "calling thread's wait per call in the empty window")
 
 
 def own_wait() -> int:
-    """The checker's own threads' run-queue wait (its calling thread, and the empty window's echo)."""
+    """The run-queue wait of the checker's calling thread (the one that times the windows)."""
     from benchtui.verify.monitor import run_queue_wait_ns
 
-    return run_queue_wait_ns("self", every_thread=True)
+    return run_queue_wait_ns(f"self/task/{threading.get_native_id()}")
+
+
+def read_wait(read: Callable[[], int]) -> int | None:
+    """A run-queue wait read, or None where this kernel keeps none."""
+    try:
+        return int(read())
+    except (OSError, ValueError):
+        return None
 
 
 # an as-published time this many times below the trusted one is flagged

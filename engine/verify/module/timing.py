@@ -31,7 +31,8 @@ TIMED_BY = ("the checker's clock around each window of whole cycles (each call's
             "into the pages the answer maps once the clock runs, after an L2 flush by the checker's own process on a GPU; "
             "staged from them, the call, the output read back by value and decoded), minus the same window run by "
             "the checker's own host with the reference's outputs standing in for the call and the wire's cost for "
-            "those replies measured in the checker; per call")
+            "those replies measured in the checker; each less what the checker's timing thread waited for a CPU (the "
+            "scheduler's count, its own overhead); per call")
 
 
 def _stand_in(expected: Any) -> Any:
@@ -43,13 +44,6 @@ def _stand_in(expected: Any) -> Any:
             return expected
 
     return Returns
-
-
-def _read_wait(read: Callable[[], int]) -> int | None:
-    try:
-        return read()
-    except OSError:  # no schedstat on this kernel
-        return None
 
 
 class EmptyWindow:
@@ -103,14 +97,14 @@ class EmptyWindow:
     def measure(self, calls: int, samples: int = 7) -> dict[str, Any]:
         """The empty window of ``calls`` cycles: ``samples`` of it (after one
         that warms), summarised by the core."""
-        from benchtui.verify.module.contention import own_wait
+        from benchtui.verify.module.contention import own_wait, read_wait
 
         calls = max(1, int(calls))
         self._slot(calls - 1)
         totals, harness, wire_s, waits = [], [], [], []
         for i in range(max(2, samples) + 1):
             h = w = 0.0
-            queued = _read_wait(own_wait)  # this process's threads' wait for a CPU, outside the clock
+            queued = read_wait(own_wait)  # this thread's wait for a CPU, read outside the clock
             start = time.perf_counter()
             for j in range(calls):
                 t0 = time.perf_counter()
@@ -124,13 +118,15 @@ class EmptyWindow:
                 t2 = time.perf_counter()
                 h, w = h + t1 - t0, w + t2 - t1
             total = time.perf_counter() - start
-            after = _read_wait(own_wait)
+            after = read_wait(own_wait)
+            # what this thread waited for a CPU is the checker's own overhead: off the sample, as off a window
+            mine = max(0, after - queued) / 1e9 if queued is not None and after is not None else 0.0
             if i:  # the first warms the stand-in's allocations
-                totals.append(total)
+                totals.append(total - mine)
                 harness.append(h)
                 wire_s.append(w)
                 if queued is not None and after is not None:
-                    waits.append(max(0, after - queued) / 1e9 / calls)
+                    waits.append(mine / calls)
         med = trusted_timing.median_iqr
         return trusted_timing.empty_cycle(totals, calls, harness_s=med(harness)[0], wire_s=med(wire_s)[0],
                                           run_queue_wait_s=med(waits)[0] if waits else None)
