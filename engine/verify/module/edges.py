@@ -79,6 +79,12 @@ def _finite(expected) -> bool:
     return all(bool(torch.isfinite(o).all()) for o in outs if isinstance(o, torch.Tensor) and o.dtype.is_floating_point)
 
 
+def calls(spec) -> int:
+    """The most calls both edge checks make at one shape: the ties (where the deck names an
+    index output) and the wider inputs."""
+    return (1 if spec.indices else 0) + 1
+
+
 def check(run, ref, index: int, label: str) -> bool:
     """Both edge checks at one shape; True unless one failed. ``run`` is the harness's ModuleRun."""
     right = ties(run, ref, index, label)

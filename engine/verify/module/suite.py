@@ -236,7 +236,12 @@ class ModuleRun(Timed):
                       if spec.deck == R.KB else list(spec.seeds))
         secret = [self._secret("inputs", index, i) for i in range(max(1, min(3, len(deck_seeds))))]
         first = len(deck_seeds) * len(cases)
-        budget = self.cpu_budget(first, (len(deck_seeds) + len(secret)) * len(cases)) if index == 0 else None
+        from benchtui.verify.module import edges  # ties and wider inputs: benchtui's own, every run
+
+        # the calls every check at a shape makes of a right answer, the timed ones included: a
+        # projection over the correctness calls alone said a run fits its limit that then timed out
+        at_shape = (len(deck_seeds) + len(secret)) * len(cases) + edges.calls(spec) + self.timed_calls_least()
+        budget = self.cpu_budget(first, at_shape) if index == 0 else None
         right = self.calls(ref, f"deck_seeds:shape{index}", label, deck_seeds, cases, deck=True, budget=budget)
         if self.too_slow or self.stalled:
             return False
@@ -246,8 +251,6 @@ class ModuleRun(Timed):
             from benchtui.verify.module import property as module_property
 
             right = module_property.check(self, ref, index, label) and right
-        from benchtui.verify.module import edges  # ties and wider inputs: benchtui's own, every run
-
         right = edges.check(self, ref, index, label) and right
         if right and not self.failing():  # a wrong answer's time is no figure
             self.timing(ref, index, label, shape or {})

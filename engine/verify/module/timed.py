@@ -25,6 +25,12 @@ from benchtui.verify.module.state import BadReply, CallFailed, as_list, encode
 
 
 class Timed(Checking):
+    def timed_calls_least(self) -> int:
+        """The fewest calls the timing at one shape makes of a right answer: three one-call
+        probe windows, then its windows of at least one call each (the untimed sentinels
+        beside them are left out, so this is a floor)."""
+        return 3 + int(self.suite.threshold("timed_calls", min(self.spec.num_perf_trials, 20)))
+
     def sentinel(self, ref: Any, index: int, w: int, calls: int, c: Any, label: str) -> None:
         """One traced, untimed call slipped in before timed window ``w``: fresh secret
         inputs drawn as the window's are, written in place into the slot (picked by
