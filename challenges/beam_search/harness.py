@@ -51,8 +51,25 @@ class MockCore:
         self.calls = 0
 
     def logprobs(self, context) -> np.ndarray:
-        key = tuple(int(t) for t in context)
+        key = context_key(context)
         self.calls += 1
+        return self._logprobs(key).copy()  # fresh array: an answer may edit what it gets
+
+    def offset(self, context) -> float:
+        """The context's constant in ``logits``: a few nats either way."""
+        return self._offset(context_key(context))
+
+    def logits(self, context) -> np.ndarray:
+        """What a language model returns: unnormalised next-token scores."""
+        key = context_key(context)
+        self.calls += 1
+        scores = self._logprobs(key)  # first: it draws the context's offset with its log-probs
+        return scores + self._offset(key)  # a new array: the cached row stays as it was
+
+    # The keyed forms: the mock's model calls them once per position with prefixes of one
+    # key (tuple slices, in C), so no context is converted token by token more than once.
+    def _logprobs(self, key: tuple) -> np.ndarray:
+        """The cached log-probs of a context key (shared: callers copy or add to it)."""
         hit = self._cache.get(key)
         if hit is None:
             if key in self.overrides:
@@ -69,20 +86,23 @@ class MockCore:
                 # drawn after the log-probs' own draws, which it leaves as they were
                 self.offsets.setdefault(key, float(rng.normal(0.0, OFFSET_SCALE)))
             self._cache[key] = hit
-        return hit.copy()  # fresh array: an answer may edit what it gets
+        return hit
 
-    def offset(self, context) -> float:
-        """The context's constant in ``logits``: a few nats either way."""
-        key = tuple(int(t) for t in context)
-        if key not in self.offsets:  # a crafted context: a stream of its own
+    def _offset(self, key: tuple) -> float:
+        offset = self.offsets.get(key)
+        if offset is None:  # a crafted context: a stream of its own
             rng = np.random.default_rng([self.salt, 1 << 20, len(key), *[t % (2**32) for t in key]])
-            self.offsets[key] = float(rng.normal(0.0, OFFSET_SCALE))
-        return self.offsets[key]
+            offset = self.offsets[key] = float(rng.normal(0.0, OFFSET_SCALE))
+        return offset
 
-    def logits(self, context) -> np.ndarray:
-        """What a language model returns: unnormalised next-token scores."""
-        scores = self.logprobs(context)  # first: it draws the context's offset with its log-probs
-        return scores + self.offset(context)
+
+def context_key(context) -> tuple:
+    """A context as the mock's cache key: its tokens as Python ints, exactly
+    ``tuple(int(t) for t in context)`` (what that takes, refuses and yields),
+    without a Python-level step per token on the hot paths."""
+    if isinstance(context, np.ndarray) and context.ndim == 1 and context.dtype.kind in "iu":
+        return tuple(context.tolist())  # the same Python ints int() gives, converted in C
+    return tuple(map(int, context))
 
 
 # Log-prob (before normalising) of the ids outside a sparse mock's support: far below
@@ -209,17 +229,33 @@ class MockLM:
         return np.stack(rows)
 
     def _row(self, row: np.ndarray, keep, all_pos: bool, name: str) -> np.ndarray:
-        tokens = [int(t) for t in row]
+        tokens = context_key(row)
         keep = [True] * len(tokens) if keep is None else [bool(k) for k in keep]
-        scores = self._core.logprobs if self._conv.log_probs_from(name) else self._core.logits
+        if not all(keep):
+            tokens = tuple(t for t, k in zip(tokens, keep) if k)
+        core, log_probs = self._core, self._conv.log_probs_from(name)
         if not all_pos:
-            return scores([t for t, k in zip(tokens, keep) if k])
-        out, ctx = [], []
-        for t, k in zip(tokens, keep):
-            if k:
-                ctx.append(t)
-            out.append(scores(ctx) if ctx else np.zeros(self._core.vocab))
-        return np.stack(out)
+            return core.logprobs(tokens) if log_probs else core.logits(tokens)
+        if not keep:
+            raise ValueError("need at least one array to stack")  # no position to score, as np.stack([]) says
+        # a row per position: the scores of the kept prefix so far (zeros before the first kept
+        # token); each prefix a slice of the one key, the rows gathered and shifted in whole arrays
+        prefixes = [tokens[:n] for n in range(1, len(tokens) + 1)]
+        if len(prefixes) == len(keep):  # every position kept (the usual call): row i is prefix i's
+            out = np.stack([core._logprobs(c) for c in prefixes])
+            if not log_probs:
+                out += np.array([core._offset(c) for c in prefixes])[:, None]
+            core.calls += len(keep)
+            return out
+        which = np.cumsum(keep) - 1  # per position: its kept prefix, -1 before the first
+        scored = which >= 0
+        out = np.zeros((len(keep), core.vocab))
+        if prefixes:
+            out[scored] = np.stack([core._logprobs(c) for c in prefixes])[which[scored]]
+            if not log_probs:
+                out[scored] += np.array([core._offset(c) for c in prefixes])[which[scored], None]
+        core.calls += int(scored.sum())
+        return out
 
 
 def _find_mask(arr, args, kwargs):

@@ -292,3 +292,41 @@ def test_mock_logits_differ_from_log_probs_by_a_constant_per_context():
     assert abs(h.logsumexp(lm.forward(np.array([1, 2])))) > 1.0
     for out in (lm.get_log_probs(np.array([1, 2])), lm.score(np.array([1, 2]))):
         assert abs(h.logsumexp(out)) < 1e-12
+
+
+def test_context_key_is_the_tokens_as_python_ints():
+    """The mock's cache key converts a context as ``int()`` of each token would, in C."""
+    import numpy as np
+
+    h = _harness()
+    big = np.array([2**63 + 5, 7], dtype=np.uint64)
+    for ctx in ([3, 4], (3, 4), np.array([3, 4]), np.array([3, 4], dtype=np.int32), np.array([3.7, 4.2]), big, []):
+        key = h.context_key(ctx)
+        assert key == tuple(int(t) for t in ctx) and all(type(t) is int for t in key)
+    for bad in (["x"], [None], np.zeros((2, 2), dtype=int)):  # refused as int() refuses them
+        with pytest.raises((TypeError, ValueError)):
+            h.context_key(bad)
+
+
+def test_the_mock_scores_each_position_as_its_own_prefix():
+    """An all-position call gives, per position, the scores of the kept prefix up to it
+    (zeros before the first kept token), as fresh arrays the answer may edit."""
+    import numpy as np
+
+    h = _harness()
+    rng = np.random.default_rng(5)
+    core = h.MockCore(40, 3, 7, overrides={(1, 2): {7: -0.5}}, offsets={(1,): 2.0})
+    for normalised in (True, False):
+        lm = h.MockLM(core, h.Convention(all_positions={"forward": True}, normalised={"forward": normalised}))
+        one = core.logprobs if normalised else core.logits
+        for _ in range(30):
+            batch = np.concatenate([[[1, 2]] * 2, rng.integers(0, 40, size=(2, 4))], axis=1)
+            mask = rng.random(batch.shape) < 0.7
+            out = lm.forward(batch, attention_mask=mask)
+            for row, keep, got in zip(batch, mask, out):
+                kept = []
+                for t, k, scores in zip(row.tolist(), keep, got):
+                    kept += [t] if k else []
+                    assert np.array_equal(scores, one(kept) if kept else np.zeros(40))
+            out[:] = 0.0
+            assert np.array_equal(lm.forward(batch[:1, :2])[0, 1], one([1, 2]))
