@@ -87,27 +87,20 @@ class VirtualTable(ScrollView, can_focus=True):
 
     header_height = 1
 
-    class RowHighlighted(Message):
+    class _CursorMessage(Message):
+        def __init__(self, table: VirtualTable, cursor_row: int) -> None:
+            super().__init__()
+            self.table, self.cursor_row = table, cursor_row
+
+        @property
+        def control(self) -> VirtualTable:
+            return self.table
+
+    class RowHighlighted(_CursorMessage):
         """The cursor moved to ``cursor_row``."""
 
-        def __init__(self, table: VirtualTable, cursor_row: int) -> None:
-            super().__init__()
-            self.table, self.cursor_row = table, cursor_row
-
-        @property
-        def control(self) -> VirtualTable:
-            return self.table
-
-    class RowSelected(Message):
+    class RowSelected(_CursorMessage):
         """Enter (or a click) on the cursor's row."""
-
-        def __init__(self, table: VirtualTable, cursor_row: int) -> None:
-            super().__init__()
-            self.table, self.cursor_row = table, cursor_row
-
-        @property
-        def control(self) -> VirtualTable:
-            return self.table
 
     def __init__(self, labels: Sequence[str], *, name: str | None = None, id: str | None = None,
                  classes: str | None = None) -> None:
