@@ -27,8 +27,7 @@ def _on_line(strip: Strip, y: int) -> Strip:
     on line ``y`` of the whole text, as a Static's are: wrapped alone, a line is line 0."""
     segments = []
     for text, style, control in strip:
-        offset = style.meta.get("offset") if style is not None and style._meta else None
-        if offset is not None:
+        if style is not None and style._meta and (offset := style.meta.get("offset")) is not None:
             style = style + Style.from_meta({"offset": (offset[0], y)})
         segments.append(Segment(text, style, control))
     return Strip(segments, strip.cell_length)
