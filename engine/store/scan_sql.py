@@ -40,10 +40,10 @@ def batch(store: Store):
 # each file's stat with these and writes nothing (bench/scale.py: 60,000 files;
 # reading them as dicts was ~1 s)
 def previous_answers(store: Store) -> dict[tuple[str, str], tuple]:
-    """(model, challenge) -> (id, path, status, files, transcripts, bytes, present, stat_sig)."""
-    return {(m, c): (i, path, status, files, transcripts, size, present, sig)
-            for i, m, c, path, status, files, transcripts, size, present, sig in store.conn.execute(
-                "select id, model, challenge, path, status, files, transcripts, bytes, present, stat_sig "
+    """(model, challenge) -> (id, path, status, files, transcripts, bytes, present, stat_sig, stat_walk)."""
+    return {(m, c): (i, path, status, files, transcripts, size, present, sig, walk)
+            for i, m, c, path, status, files, transcripts, size, present, sig, walk in store.conn.execute(
+                "select id, model, challenge, path, status, files, transcripts, bytes, present, stat_sig, stat_walk "
                 "from answers")}
 
 
@@ -170,6 +170,12 @@ def update_answers(store: Store, updates: list[tuple]) -> None:
     if updates:
         store.conn.executemany("update answers set path = ?, status = ?, files = ?, transcripts = ?, bytes = ?, "
                                "present = ?, stat_sig = ?, last_seen = ? where id = ?", updates)
+
+
+def set_stat_walks(store: Store, rows: list[tuple[str, int]]) -> None:
+    """Each (stat_walk, answer id): the folder listings a rescan keeps."""
+    if rows:
+        store.conn.executemany("update answers set stat_walk = ? where id = ?", rows)
 
 
 def mark_seen(store: Store, models: set[str], answers: set[int], stamp: str) -> None:
