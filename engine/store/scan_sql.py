@@ -178,14 +178,16 @@ def set_stat_walks(store: Store, rows: list[tuple[str, int]]) -> None:
         store.conn.executemany("update answers set stat_walk = ? where id = ?", rows)
 
 
-def mark_seen(store: Store, models: set[str], answers: set[int], stamp: str) -> None:
+def mark_seen(store: Store, models: set[str], answers: set[int], stamp: str) -> int:
     """Models and answers not seen by this scan are gone from disk: their rows
-    stay (grades refer to them), marked absent; the others were last seen now."""
+    stay (grades refer to them), marked absent; the others were last seen now.
+    The number of answers marked absent by this call."""
     store.conn.execute(f"update models set present = 0 where name not in ({','.join('?' * len(models)) or 'null'})",
                        list(models))
-    store.conn.execute(f"update answers set present = 0 where id not in ({','.join('?' * len(answers)) or 'null'})",
-                       list(answers))
+    gone = store.conn.execute(f"update answers set present = 0 where present = 1 and id not in "
+                              f"({','.join('?' * len(answers)) or 'null'})", list(answers)).rowcount
     store.conn.execute("update answers set last_seen = ? where present = 1", (stamp,))
+    return gone
 
 
 def replace_scan_warnings(store: Store, scan_id: int, rows: list[dict]) -> None:

@@ -22,7 +22,9 @@ import time
 from collections.abc import Callable
 
 RACY_NS = 2_000_000_000
-_FOLDER = "\1"  # a listing's folder record: \1 inode:ctime_ns \1 relative prefix; the others are file relpaths
+# A listing: one record a line; a folder's is "/inode:ctime_ns/" and its relative
+# prefix ("" or "sub/"), the others are file relpaths (which never start with "/")
+_FOLDER = "/"
 _IFMT, _IFREG = 0o170000, stat.S_IFREG
 _SKIPPED = frozenset({"__pycache__", ".git"})
 
@@ -39,7 +41,7 @@ def parts_from_listing(dir_fd: int, folder: str, listing: str, kinds: dict[str, 
     base = folder + "/"
     st_ = os.stat
     try:
-        for item in listing.split("\0"):
+        for item in listing.split("\n"):
             if item[0] == _FOLDER:
                 key, _, prefix = item[1:].partition(_FOLDER)
                 # the answer folder itself without a trailing slash, which would follow a link
@@ -80,6 +82,8 @@ def walk_parts(directory: str, kind_of: Callable[[str], str],
                 keep = False  # a linked answer folder: listed each time
             newest = max(newest, dst.st_ctime_ns)
             records.append(f"{_FOLDER}{dst.st_ino}:{dst.st_ctime_ns}{_FOLDER}{prefix}")
+            if "\n" in prefix:
+                keep = False  # a name the format cannot hold
             with os.scandir(path) as it:
                 for entry in it:
                     if entry.is_file(follow_symlinks=False):  # a regular file (from the listing's d_type)
@@ -88,8 +92,8 @@ def walk_parts(directory: str, kind_of: Callable[[str], str],
                         append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{(status_of(rel) or '') if status_of else ''}"
                                f"\0{kind_of(rel)}")
                         records.append(rel)
-                        if rel[0] == _FOLDER:
-                            keep = False
+                        if "\n" in rel:
+                            keep = False  # a name the format cannot hold
                     elif entry.is_dir(follow_symlinks=False):
                         name = entry.name
                         if name not in _SKIPPED and not name.startswith("."):
@@ -101,4 +105,4 @@ def walk_parts(directory: str, kind_of: Callable[[str], str],
         return None, None  # the full walk names what cannot be read
     if not keep or newest >= time.time_ns() - RACY_NS:
         return parts, None
-    return parts, "\0".join(records)
+    return parts, "\n".join(records)

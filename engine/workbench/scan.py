@@ -339,11 +339,17 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         scan_sql.update_answers(store, models.answer_updates)
         scan_sql.set_stat_walks(store, models.stat_walks)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
-        scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
+        gone = scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
         # From the stored rows, as this scan left them: an answer skipped as
-        # unchanged adds its files' hashes without being read again
-        result.warnings.extend(duplicate_warnings(_places_by_sha(store)))
-        result.warnings.extend(_prompt_drift(store, _answer_prompts(store, workbench.root), workbench.challenges))
+        # unchanged adds its files' hashes without being read again. Read
+        # beside the stat calls (_ModelPass.store_reads) when this scan has
+        # since changed no file row and no answer's presence.
+        if models.early_reads is not None and not models.looked_into and not gone:
+            shared, prompts = models.early_reads
+        else:
+            shared, prompts = scan_sql.shared_content(store), scan_sql.answer_prompts(store)
+        result.warnings.extend(duplicate_warnings(_places_by_sha(shared)))
+        result.warnings.extend(_prompt_drift(store, _answer_prompts(prompts, workbench.root), workbench.challenges))
         result.models = len(models.seen_models)
         result.answers = len(models.seen_answers)
         result.unchanged = models.skipped
@@ -373,16 +379,18 @@ def duplicate_warnings(by_sha: dict[str, list[tuple[str, str, str]]]) -> list[Wa
     return out
 
 
-def _places_by_sha(store: Store) -> dict[str, list[tuple[str, str, str]]]:
+def _places_by_sha(shared: list[tuple[str, str, str, str]]) -> dict[str, list[tuple[str, str, str]]]:
+    """scan_sql.shared_content's rows by hash."""
     by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    for sha, model, cid, rel in scan_sql.shared_content(store):
+    for sha, model, cid, rel in shared:
         by_sha[sha].append((model, cid, rel))
     return by_sha
 
 
-def _answer_prompts(store: Store, root: Path) -> dict[str, list[tuple[str, str, str]]]:
+def _answer_prompts(rows: list[tuple[str, str, str, str]], root: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """scan_sql.answer_prompts's rows by challenge, each with its PROMPT.md's path."""
     prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    for cid, model, sha, rel_folder in scan_sql.answer_prompts(store):
+    for cid, model, sha, rel_folder in rows:
         prompts[cid].append((model, sha, os.path.join(root, rel_folder, "PROMPT.md")))
     return prompts
 
@@ -403,11 +411,12 @@ class _ModelPass:
         self.existing_answers = scan_sql.previous_answers(store)
         self.existing_files: dict[int, dict[str, tuple]] = {}
         self.existing_transcripts: dict[int, dict[str, dict]] = {}
-        self.unsettled = scan_sql.unsettled_answers(store)
+        self.unsettled: set[int] = set()  # store_reads
+        self.early_reads: tuple[list, list] | None = None  # store_reads: shared content, answer prompts
         self._data_files: dict[str, tuple[set[str], frozenset[str]]] = {}
         self._kinds: dict[frozenset[str], dict[str, str]] = {}  # data files -> relpath -> kind by name
-        self.unsettled |= self._renamed_kinds()
         self.skipped = 0
+        self.looked_into = 0  # answers not skipped: their file and answer rows may be written
         self.seen_models: set[str] = set()
         self.seen_answers: set[int] = set()
         self.known = functools.cache(lambda: prompts_known(workbench))  # read once, when a chat export first needs it
@@ -445,11 +454,25 @@ class _ModelPass:
         nothing changed is stat calls. The threads are gone before the walk
         (the examiner forks only a process without other threads)."""
         if len(model_dirs) < 2 or STAT_THREADS < 2:
+            self.store_reads(early=False)
             return {model: self.stat_model(model, d) for model, d in model_dirs.items()}
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(STAT_THREADS, thread_name_prefix="benchtui-stat") as pool:
-            return dict(zip(model_dirs, pool.map(self.stat_model, model_dirs, model_dirs.values())))
+            # the store's reads in one thread (SQLite runs without the GIL), the stats beside them
+            reads = pool.submit(self.store_reads, early=True)
+            looked = dict(zip(model_dirs, pool.map(self.stat_model, model_dirs, model_dirs.values())))
+            reads.result()
+        return looked
+
+    def store_reads(self, *, early: bool) -> None:
+        """The answers whose rows a rescan cannot take as they are (``unsettled``)
+        and, when ``early``, what the duplicate and prompt-drift warnings read
+        (``early_reads``): the same rows after the model pass when it writes
+        no file row and marks no answer gone (scan_workbench)."""
+        self.unsettled = scan_sql.unsettled_answers(self.store) | self._renamed_kinds()
+        if early:
+            self.early_reads = (scan_sql.shared_content(self.store), scan_sql.answer_prompts(self.store))
 
     def stat_model(self, model: str, model_dir: Path) -> tuple[dict[str, str], dict[str, str | None]]:
         """One model's share of stat_models; listings worth keeping go to stat_walks."""
@@ -495,6 +518,7 @@ class _ModelPass:
                 answers.append((cid, None, None, None, None, None))  # nothing to do but count it
                 continue
             walk.append((cid, directory, data_files, row))
+        self.looked_into += len(walk)
         known = [row[0] for _, _, _, row in walk if row is not None]
         self.existing_files.update(scan_sql.previous_files(self.store, known))
         self.existing_transcripts.update(scan_sql.previous_transcripts(self.store, known))
