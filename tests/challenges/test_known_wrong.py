@@ -509,7 +509,7 @@ def test_a_copy_of_the_model_no_check_ran_is_named(planted_results):
     file: a figure (info), the verdict as it was."""
     result = planted_results("glm5")[UNPLANTED]
     checks = checks_by_name(result)
-    assert checks["architecture_first_block"]["verdict"] == "pass" and result["verdict"] != "fail"
+    assert checks["architecture_first_block"]["verdict"] == "pass"  # its smoke run is 2 steps here: no verdict read
     unreached = checks["unreached_code"]
     assert unreached["verdict"] == "info"
     files = {e["file"]: e for e in unreached["details"]["files"]}
