@@ -2,16 +2,24 @@
 
 The checker times each window of whole cycles of the answer's process
 (each call's inputs written by the checker into the pages the answer's
-process maps, after the clock started; then ``ModuleHost.cycle``: inputs
-staged from those pages, the forward, the output sent back; on a GPU the
-checker's own process flushes L2 before each call) with its own clock, and subtracts what the same window
-costs without the answer: the checker writing the same bytes into pages of
-its own and its own ``ModuleHost`` running the cycles on them with a
-stand-in module that hands back the reference's outputs, each followed by a
-round trip carrying a reply of the same size over a wire served by a thread
-of the checker's process. Neither half runs beside the answer's code, which could otherwise
-slow its own empty cycles to enlarge what is subtracted. The subtraction,
-median, IQR and resolution are the shared core's (engine/verify/timing/core.py).
+process maps, after the clock started; then ``ModuleHost.cycle`` requested
+over the wire: inputs staged from those pages, the forward, the output sent
+back and read by value; on a GPU the checker's own process flushes L2 before
+each call) with its own clock, and subtracts what the same window costs
+without the answer's forward. On the CPU (``ServedEmptyWindow``) that is the
+same path run against a process forked from the checker's: its own
+``ModuleHost`` with a stand-in module that hands back the reference's
+outputs, the same bytes written into pages that process maps, the same
+requests, the same replies read under the same limit. A timed call's cycle
+crosses two processes, each woken once and each running the harness in its
+own caches; the window it is compared with does too (measured here at about
+0.25 ms a call more than the same cycle run in one process, which the
+subtraction used to miss). On a GPU, where a forked process cannot use CUDA,
+the window runs in the checker's process (``EmptyWindow``): its own host,
+then a round trip of the same reply over a wire served by one of its
+threads. Neither runs beside the answer's code, which could otherwise slow
+its own empty cycles to enlarge what is subtracted. The subtraction, median,
+IQR and resolution are the shared core's (engine/verify/timing/core.py).
 """
 from __future__ import annotations
 
@@ -30,8 +38,9 @@ from benchtui.verify.timing import core as trusted_timing
 TIMED_BY = ("the checker's clock around each window of whole cycles (each call's inputs written by the checker "
             "into the pages the answer maps once the clock runs, after an L2 flush by the checker's own process on a GPU; "
             "staged from them, the call, the output read back by value and decoded), minus the same window run by "
-            "the checker's own host with the reference's outputs standing in for the call and the wire's cost for "
-            "those replies measured in the checker; each less what the checker's timing thread waited for a CPU (the "
+            "the checker's own host with the reference's outputs standing in for the call (on the CPU in a process "
+            "forked from the checker's and called over the same wire; on a GPU in the checker's process, the wire's "
+            "cost for those replies measured by a round trip to one of its threads); each less what the checker's timing thread waited for a CPU (the "
             "scheduler's count, its own overhead); per call")
 
 
@@ -47,10 +56,12 @@ def _stand_in(expected: Any) -> Any:
 
 
 class EmptyWindow:
-    """The empty window's two halves, kept for one shape: this process's own
-    host with a stand-in module, and a wire echoing its reply."""
+    """The empty window in this process, kept for one shape: its own host with a stand-in
+    module, and a wire echoing its reply from a thread of this process. On a GPU (a forked
+    process cannot use CUDA); on the CPU the window is ``ServedEmptyWindow``."""
 
-    def __init__(self, device: str, encoded_inputs: list[Any], expected: Any, flush: Callable[[], None]):
+    def __init__(self, device: str, encoded_inputs: list[Any], expected: Any, flush: Callable[[], None],
+                 limit: Any = None):
         from benchtui.verify import wire
         from benchtui.verify.module.host import ModuleHost
 
@@ -60,6 +71,7 @@ class EmptyWindow:
         self.host.build([])
         self.inputs = encoded_inputs
         self.flush = flush  # the checker's own L2 flush, done before each timed call too
+        self.limit = limit  # the most a timed call's reply may carry, as the timed calls' replies are read
         self.slots = 0
         # per slot: the pages this side writes each call's inputs into, and what it writes
         self.writes: list[tuple[Any, list[tuple[int, Any]]]] = []
@@ -112,9 +124,7 @@ class EmptyWindow:
                 pages, writes = self.writes[j]
                 if pages is not None:
                     pages.write_many(writes)
-                self.host.cycle(j, False, False)
-                t1 = time.perf_counter()
-                self.echo.request({"op": "echo"}, [[j], {}], by_value=True, plain=True)
+                t1 = self._call(j)
                 t2 = time.perf_counter()
                 h, w = h + t1 - t0, w + t2 - t1
             total = time.perf_counter() - start
@@ -129,7 +139,146 @@ class EmptyWindow:
                     waits.append(mine / calls)
         med = trusted_timing.median_iqr
         return trusted_timing.empty_cycle(totals, calls, harness_s=med(harness)[0], wire_s=med(wire_s)[0],
-                                          run_queue_wait_s=med(waits)[0] if waits else None)
+                                          run_queue_wait_s=med(waits)[0] if waits else None,
+                                          served_by=self.served_by)
+
+    def _call(self, j: int) -> float:
+        """One empty cycle on slot ``j``: this process's host, then the wire's round trip
+        for its reply. Returns the time between the two (the harness's part ends there)."""
+        self.host.cycle(j, False, False)
+        between = time.perf_counter()
+        self.echo.request({"op": "echo"}, [[j], {}], by_value=True, plain=True, limit=self.limit)
+        return between
+
+    @property
+    def served_by(self) -> str:
+        return "this process's own host and a wire echoing its reply from a thread of this process"
 
     def close(self) -> None:
         self._stack.close()
+
+
+class ServedEmptyWindow(EmptyWindow):
+    """The empty window on the CPU: the checker's own host with the stand-in module, in a
+    process forked from the checker's (so it holds the checker's code and the reference's
+    outputs, and none of the answer's), served over the same wire and called exactly as a
+    timed window calls the answer's host: each call's inputs written into pages that
+    process maps, then ``cycle`` requested and its reply read by value. A timed call's
+    cycle crosses two processes (a wake-up on each side, each process's own caches); the
+    same path, less only the answer's forward, is what is subtracted."""
+
+    def __init__(self, device: str, encoded_inputs: list[Any], expected: Any, flush: Callable[[], None],
+                 limit: Any = None):
+        import socket
+
+        from benchtui.verify import wire
+        from benchtui.verify.module.host import ModuleHost
+
+        self._stack = contextlib.ExitStack()
+        cache = self._stack.enter_context(tempfile.TemporaryDirectory(prefix="benchtui-empty-cycle-"))
+        host = ModuleHost(_stand_in(expected), device, 0.0, 0.0, Path(cache))
+        host.build([])
+        self.inputs = encoded_inputs
+        self.flush = flush
+        self.limit = limit
+        self.slots = 0
+        self.writes = []
+        self._maps = []
+        here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.pid = _serve_forked(host, here, there)
+        there.close()
+        self.peer = wire.Peer(wire.Connection(here), trusting=False)
+        self._stack.callback(self._end, here)
+        self.peer.deadline = time.monotonic() + SERVED_LIMIT_S  # a stand-in that never replies is not waited on
+        served: Any = self.peer.call_op("host")  # a handle to the host in the forked process
+        self._cycle: Any = served.cycle  # resolved once, as the timed windows resolve theirs
+        self._share: Any = served.share
+        self.reply = wire.call_plain(self._cycle, self._slot(0), False, False, limit=limit)
+
+    def _mapped(self) -> list[Any]:
+        """The inputs sent to the served host as a slot of its own, their pages kept here:
+        this side writes each call's values into them before the call, as a timed window
+        hands its inputs over (staging.py ``reserve``/``hand_over``)."""
+        from benchtui.verify import wire
+        from benchtui.verify.module import tensors as T
+
+        keep: list[Any] = []
+        wire.call_plain(self._share, list(self.inputs), self.slots, keep=keep)
+        pages = keep[0] if keep else None
+        if pages is None:  # no tensor among the inputs: nothing to write
+            self.writes.append((None, []))
+        else:
+            self._stack.callback(pages.close)
+            arrays = [x["data"] for x in self.inputs if T.is_encoded(x)]
+            self.writes.append((pages, [(pages.slot(a), a) for a in arrays]))
+        return list(self.inputs)
+
+    def _slot(self, j: int) -> int:
+        while self.slots <= j:
+            self._mapped()
+            self.slots += 1
+        return j
+
+    def _call(self, j: int) -> float:
+        """One empty cycle on slot ``j``, requested of the served host as a timed call is of the
+        answer's. Returns when the request went (the harness's part, the flush and the writes,
+        ends there)."""
+        from benchtui.verify import wire
+
+        self.peer.deadline = time.monotonic() + SERVED_LIMIT_S  # as a check's deadline bounds a timed call
+        between = time.perf_counter()
+        wire.call_plain(self._cycle, j, False, False, limit=self.limit)
+        return between
+
+    @property
+    def served_by(self) -> str:
+        return "a process forked from the checker's, serving its own host over the wire"
+
+    def _end(self, sock: Any) -> None:
+        self.peer.close()
+        sock.close()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            done, _ = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                return
+            time.sleep(0.005)
+        os.kill(self.pid, 9)
+        os.waitpid(self.pid, 0)
+
+
+def empty_window(device: str, encoded_inputs: list[Any], expected: Any, flush: Callable[[], None],
+                 limit: Any = None) -> EmptyWindow:
+    """The empty window for one shape: served by a forked process of the checker's on the
+    CPU, in this process on a GPU (a forked process cannot use CUDA) or where this system
+    cannot fork."""
+    if str(device) == "cpu" and hasattr(os, "fork"):
+        try:
+            return ServedEmptyWindow(device, encoded_inputs, expected, flush, limit)
+        except OSError:  # no process to be had (a limit on processes): the window in this process, labelled
+            pass
+    return EmptyWindow(device, encoded_inputs, expected, flush, limit)
+
+
+# how long the served empty window's process may take over any one request (a stand-in's cycle
+# takes microseconds: this bounds a checker's process that stopped answering, never a figure)
+SERVED_LIMIT_S = 600.0
+
+
+def _serve_forked(host: Any, here: Any, there: Any) -> int:
+    """Fork a process that serves ``host`` on ``there`` until the other end says bye or
+    closes; it leaves with ``os._exit``, running none of this process's exit handlers."""
+    from benchtui.verify import wire
+
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 0
+    try:
+        here.close()
+        server = wire.Peer(wire.Connection(there), trusting=True, ops={"host": lambda _: host})
+        server.serve_forever()
+    except BaseException:  # noqa: BLE001 - the child leaves whatever happened; the parent sees the socket close
+        code = 1
+    finally:
+        os._exit(code)
