@@ -228,6 +228,7 @@ def test_a_right_answer_s_time_stands_above_its_resolution(tmp_path, monkeypatch
 
     per_call = 2 * (4 * 24 * 4) + 2 * (4 * 12 * 4)  # inputs and reference outputs (float32), each held twice
     monkeypatch.setattr(TT, "window_calls", lambda *args, **kwargs: 4)
+    monkeypatch.setattr(TT, "window_calls_by_span", lambda *args, **kwargs: 1)  # the time alone sizes them
     monkeypatch.setattr(TT, "MAX_WINDOW_BYTES", 2 * per_call + 1)
     K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
     answers = K.write_answers(tmp_path / "kb", {"slow": K.sleeper(5.0)})
@@ -267,6 +268,7 @@ def test_a_call_s_inputs_reach_the_answer_only_inside_its_window(tmp_path, monke
     from benchtui.verify.timing import core as TT
 
     monkeypatch.setattr(TT, "window_calls", lambda *args, **kwargs: 4)  # as wide as a short GPU kernel's
+    monkeypatch.setattr(TT, "window_calls_by_span", lambda *args, **kwargs: 1)
     K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
     answers = K.write_answers(tmp_path / "kb", {"precompute": K.precomputer(20.0)})
     r = run_local("kb_gemm", answers["precompute"], challenges_dir=tmp_path / "challenges", seed=7)
