@@ -200,8 +200,8 @@ def test_a_time_the_window_cannot_resolve_is_no_figure_and_the_geomean_names_it(
 
     measure = module_timing.EmptyWindow.measure
 
-    def noisy(self, calls, samples=7):
-        return {**measure(self, calls, samples), "iqr_s": 10.0}
+    def noisy(self, calls, samples=7, taken=None):
+        return {**measure(self, calls, samples, taken), "iqr_s": 10.0}
 
     monkeypatch.setattr(module_timing.EmptyWindow, "measure", noisy)
     K.write_challenge(tmp_path / "challenges", "kbh_fp8", "hard")
@@ -406,23 +406,27 @@ def test_the_cpu_s_empty_window_crosses_a_process_as_a_timed_call_does(tmp_path,
 
 
 def test_what_the_checker_s_thread_waited_for_a_cpu_is_off_the_empty_window(monkeypatch):
-    """The checker's timing thread queued behind other jobs is the checker's overhead: the
-    scheduler's count of its wait (here 40 ms a sample, as on a busy machine) comes off each
-    empty sample, as off each timed window, and is what the gap floor subtracts per call."""
+    """The checker's timing thread, and the process of the checker's serving the empty window,
+    queued behind other jobs is the checker's overhead: the scheduler's count of their wait
+    (here 40 and 10 ms a sample, as on a busy machine) comes off each empty sample (the
+    thread's off each timed window too; the answer's process's stays in its windows), and is
+    what the gap floor subtracts per call."""
     from benchtui.verify.module import contention
     from benchtui.verify.module import tensors as T
     from benchtui.verify.module import timing as module_timing
 
     reads = iter(range(0, 10**12, 40_000_000))  # ns: 40 ms between a sample's two reads
     monkeypatch.setattr(contention, "own_wait", lambda: next(reads))
+    served = iter(range(0, 10**12, 10_000_000))  # and 10 ms of the served process's
+    monkeypatch.setattr(contention, "process_wait", lambda pid: next(served))
     x = [torch.rand(16)]
     window = module_timing.empty_window("cpu", T.encode_tree(x), x[0] * 2, lambda: None)
     try:
         empty = window.measure(2, samples=3)
     finally:
         window.close()
-    assert empty["run_queue_wait_s"] == pytest.approx(0.02)  # 40 ms over the sample's 2 calls
-    assert empty["s"] < 0  # the samples' own cost, a few microseconds, less the 40 ms counted as waiting
+    assert empty["run_queue_wait_s"] == pytest.approx(0.025)  # 40 + 10 ms over the sample's 2 calls
+    assert empty["s"] < 0  # the samples' own cost, a few microseconds, less the 50 ms counted as waiting
 
 
 def test_each_timed_call_is_flushed_then_handed_its_inputs_then_requested(tmp_path, monkeypatch):
@@ -430,9 +434,12 @@ def test_each_timed_call_is_flushed_then_handed_its_inputs_then_requested(tmp_pa
     written into its slot's pages, then its request (a timed cycle: no compare in the host)."""
     from benchtui.verify import wire
     from benchtui.verify.module.timed import Timed
+    from benchtui.verify.module.timing import EmptyWindow
 
     events: list = []
     flush, hand_over, call_plain = Timed.flush_l2, Timed.hand_over, wire.call_plain
+    sample = EmptyWindow.sample
+    monkeypatch.setattr(EmptyWindow, "sample", lambda self, calls: events.append("empty") or sample(self, calls))
     monkeypatch.setattr(Timed, "flush_l2", lambda self: events.append("flush") or flush(self))
     monkeypatch.setattr(Timed, "hand_over", staticmethod(lambda record: events.append("inputs") or hand_over(record)))
     monkeypatch.setattr(wire, "call_plain", lambda proxy, *a, **k: events.append(("call", a)) or call_plain(proxy, *a, **k))
@@ -447,3 +454,9 @@ def test_each_timed_call_is_flushed_then_handed_its_inputs_then_requested(tmp_pa
     for i in timed:
         assert events[i - 1] == "flush" and events[i + 1][0] == "call", events[i - 1:i + 2]
         assert events[i + 1][1][1:] == (False, False), events[i + 1]  # no trace, no compare
+    # the empty window sampled after every timed window, before the next one's calls: both see the same machine
+    starts = timed[3::calls]
+    for k in range(len(starts)):
+        end = timed[3 + (k + 1) * calls - 1]
+        following = events[end:starts[k + 1]] if k + 1 < len(starts) else events[end:]
+        assert "empty" in following, (k, following[:6])

@@ -138,14 +138,19 @@ class Timed(Checking):
                         self.window_sizing = {"calls_by_time": by_time, "calls": calls, "bytes_per_call": per_call,
                                               "window_bytes_max": cap_bytes,
                                               "limited_by": "bytes" if calls < by_time else "time"}
-                        empty = stand_in.measure(calls)
+                        # the empty window sampled after each timed window (its process idle while the
+                        # answer's runs, and the answer's while it runs), so both see the same machine
+                        stand_in.sample(calls)  # warms its slots
+                        between = []
+                        for w in range(windows):
+                            self.sentinel(ref, index, w, calls, c, label)
+                            wall, o = self.window(ref, index, w, calls, c, label)
+                            walls.append(wall)
+                            own.extend(o)
+                            between.append(stand_in.sample(calls))
+                        empty = stand_in.measure(calls, samples=3, taken=between)
                     finally:
                         stand_in.close()
-                    for w in range(windows):
-                        self.sentinel(ref, index, w, calls, c, label)
-                        wall, o = self.window(ref, index, w, calls, c, label)
-                        walls.append(wall)
-                        own.extend(o)
                 except (BadReply, wire.NotPlain, wire.TooLarge) as exc:
                     c.details["requirement"] = "reply"
                     c.verdict, c.message = ERROR, f"reply: {label}, a timed call: {exc}"

@@ -106,41 +106,52 @@ class EmptyWindow:
         self.writes.append((pages, list(enumerate(arrays))))
         return [{**x, "data": next(views)} if T.is_encoded(x) else x for x in self.inputs]
 
-    def measure(self, calls: int, samples: int = 7) -> dict[str, Any]:
-        """The empty window of ``calls`` cycles: ``samples`` of it (after one
-        that warms), summarised by the core."""
-        from benchtui.verify.module.contention import own_wait, read_wait
-
+    def sample(self, calls: int) -> tuple[float, float, float, float | None]:
+        """One empty window of ``calls`` cycles: its seconds less what this thread waited for a
+        CPU meanwhile, the harness's and the round trips' parts, and that wait per call (None
+        where this kernel keeps none). Timed windows take one after each of theirs, so the two
+        see the same machine."""
         calls = max(1, int(calls))
         self._slot(calls - 1)
-        totals, harness, wire_s, waits = [], [], [], []
-        for i in range(max(2, samples) + 1):
-            h = w = 0.0
-            queued = read_wait(own_wait)  # this thread's wait for a CPU, read outside the clock
-            start = time.perf_counter()
-            for j in range(calls):
-                t0 = time.perf_counter()
-                self.flush()
-                pages, writes = self.writes[j]
-                if pages is not None:
-                    pages.write_many(writes)
-                t1 = self._call(j)
-                t2 = time.perf_counter()
-                h, w = h + t1 - t0, w + t2 - t1
-            total = time.perf_counter() - start
-            after = read_wait(own_wait)
-            # what this thread waited for a CPU is the checker's own overhead: off the sample, as off a window
-            mine = max(0, after - queued) / 1e9 if queued is not None and after is not None else 0.0
-            if i:  # the first warms the stand-in's allocations
-                totals.append(total - mine)
-                harness.append(h)
-                wire_s.append(w)
-                if queued is not None and after is not None:
-                    waits.append(mine / calls)
+        h = w = 0.0
+        queued = self._waited()  # the checker's wait for a CPU, read outside the clock
+        start = time.perf_counter()
+        for j in range(calls):
+            t0 = time.perf_counter()
+            self.flush()
+            pages, writes = self.writes[j]
+            if pages is not None:
+                pages.write_many(writes)
+            t1 = self._call(j)
+            t2 = time.perf_counter()
+            h, w = h + t1 - t0, w + t2 - t1
+        total = time.perf_counter() - start
+        after = self._waited()
+        if queued is None or after is None:
+            return total, h, w, None
+        # what the checker waited for a CPU is its own overhead: off the sample, as off a window
+        mine = max(0, after - queued) / 1e9
+        return total - mine, h, w, mine / calls
+
+    def measure(self, calls: int, samples: int = 7,
+                taken: list[tuple[float, float, float, float | None]] | None = None) -> dict[str, Any]:
+        """The empty window of ``calls`` cycles: ``samples`` of it (after one that warms), with
+        the samples ``taken`` between timed windows, summarised by the core."""
+        calls = max(1, int(calls))
+        fresh = [self.sample(calls) for _ in range(max(2, samples) + 1)][1:]  # the first warms the stand-in
+        every = list(taken or []) + fresh
         med = trusted_timing.median_iqr
-        return trusted_timing.empty_cycle(totals, calls, harness_s=med(harness)[0], wire_s=med(wire_s)[0],
+        waits = [x[3] for x in every if x[3] is not None]
+        return trusted_timing.empty_cycle([x[0] for x in every], calls, harness_s=med([x[1] for x in every])[0],
+                                          wire_s=med([x[2] for x in every])[0],
                                           run_queue_wait_s=med(waits)[0] if waits else None,
-                                          served_by=self.served_by)
+                                          served_by=self.served_by, between_windows=len(taken or []))
+
+    def _waited(self) -> int | None:
+        """What this thread has waited for a CPU (ns; None where the kernel keeps no count)."""
+        from benchtui.verify.module.contention import own_wait, read_wait
+
+        return read_wait(own_wait)
 
     def _call(self, j: int) -> float:
         """One empty cycle on slot ``j``: this process's host, then the wire's round trip
@@ -229,6 +240,16 @@ class ServedEmptyWindow(EmptyWindow):
         between = time.perf_counter()
         wire.call_plain(self._cycle, j, False, False, limit=self.limit)
         return between
+
+    def _waited(self) -> int | None:
+        """What this thread and the served process have waited for a CPU (ns; None where the
+        kernel keeps no count). Both are the checker's: their waits come off each sample (on a
+        busy machine they are milliseconds, which would otherwise be subtracted from the
+        answer's windows); the answer's process's own wait stays in its windows."""
+        from benchtui.verify.module.contention import own_wait, process_wait, read_wait
+
+        mine, served = read_wait(own_wait), read_wait(lambda: process_wait(self.pid))
+        return None if mine is None or served is None else mine + served
 
     @property
     def served_by(self) -> str:
