@@ -129,8 +129,10 @@ class EmptyWindow:
         after = self._waited()
         if queued is None or after is None:
             return total, h, w, None
-        # what the checker waited for a CPU is its own overhead: off the sample, as off a window
-        mine = max(0, after - queued) / 1e9
+        # what the checker waited for a CPU is its own overhead: off the sample, as off a window. Of
+        # two processes' waits, the longer: they may overlap, and what is taken off never exceeds
+        # the time either of them was queued (never a negative window on a busy machine)
+        mine = max(max(0, b - a) for a, b in zip(queued, after)) / 1e9
         return total - mine, h, w, mine / calls
 
     def measure(self, calls: int, samples: int = 7,
@@ -147,11 +149,12 @@ class EmptyWindow:
                                           run_queue_wait_s=med(waits)[0] if waits else None,
                                           served_by=self.served_by, between_windows=len(taken or []))
 
-    def _waited(self) -> int | None:
+    def _waited(self) -> tuple[int, ...] | None:
         """What this thread has waited for a CPU (ns; None where the kernel keeps no count)."""
         from benchtui.verify.module.contention import own_wait, read_wait
 
-        return read_wait(own_wait)
+        mine = read_wait(own_wait)
+        return None if mine is None else (mine,)
 
     def _call(self, j: int) -> float:
         """One empty cycle on slot ``j``: this process's host, then the wire's round trip
@@ -241,15 +244,15 @@ class ServedEmptyWindow(EmptyWindow):
         wire.call_plain(self._cycle, j, False, False, limit=self.limit)
         return between
 
-    def _waited(self) -> int | None:
+    def _waited(self) -> tuple[int, ...] | None:
         """What this thread and the served process have waited for a CPU (ns; None where the
-        kernel keeps no count). Both are the checker's: their waits come off each sample (on a
-        busy machine they are milliseconds, which would otherwise be subtracted from the
-        answer's windows); the answer's process's own wait stays in its windows."""
+        kernel keeps no count). Both are the checker's: the longer of their waits comes off each
+        sample (on a busy machine they are milliseconds, which would otherwise be subtracted
+        from the answer's windows); the answer's process's own wait stays in its windows."""
         from benchtui.verify.module.contention import own_wait, process_wait, read_wait
 
         mine, served = read_wait(own_wait), read_wait(lambda: process_wait(self.pid))
-        return None if mine is None or served is None else mine + served
+        return None if mine is None or served is None else (mine, served)
 
     @property
     def served_by(self) -> str:
