@@ -4,6 +4,7 @@ whatever shape of result an answer returns."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
 import time
 from dataclasses import dataclass, field
@@ -150,6 +151,8 @@ class Convention:
     token_rank: dict[str, int] = field(default_factory=dict)
     # per probed method: every rank the answer's own model took, with scores of the same kind
     token_ranks: dict[str, set[int]] = field(default_factory=dict)
+    # per probed method: its signature (bound: no self), where one could be read
+    signatures: dict[str, inspect.Signature] = field(default_factory=dict)
     # the answer's own model the convention was read from (a proxy), for its own checks
     instance: Any = None
     # why a model of the answer's own that was built gave no next-token scores when probed
@@ -216,6 +219,7 @@ class MockLM:
             raise TypeError(f"the model's {name} was called with a {arr.ndim}-D token array; the answer's own "
                             f"model ({self._conv.detected_from}) takes {said} token arrays: the search must "
                             "call the model as its own model is called")
+        self._bind(name, tokens, args, kwargs)
         if arr.ndim == 1:
             return self._row(arr, None, all_pos, name)
         mask = _find_mask(arr, args, kwargs)
@@ -227,6 +231,20 @@ class MockLM:
                 keep = np.arange(len(row)) < int(np.asarray(lengths)[i])
             rows.append(self._row(row, keep, all_pos, name))
         return np.stack(rows)
+
+    def _bind(self, name: str, tokens, args, kwargs) -> None:
+        """Refuse arguments the answer's own model, where it was probed, would refuse: a
+        search that passes its model a keyword (or extra positional) its model lacks fails
+        on its own model, so it must not succeed on the mock."""
+        sig = self._conv.signatures.get(name)
+        if sig is None:
+            return
+        try:
+            sig.bind(tokens, *args, **kwargs)
+        except TypeError as exc:
+            given = ", ".join([f"{len(args) + 1} positional"] + [f"{k}=" for k in kwargs])
+            raise TypeError(f"the model's {name} was called with ({given}); the answer's own model "
+                            f"({self._conv.detected_from}) is {name}{sig}, which refuses that: {exc}") from None
 
     def _row(self, row: np.ndarray, keep, all_pos: bool, name: str) -> np.ndarray:
         tokens = context_key(row)
@@ -347,6 +365,8 @@ def probe(instance, methods: list[str], conv: Convention) -> None:
             conv.vocab = conv.vocab or int(out.shape[-1])
             conv.token_rank[name] = tokens.ndim
             conv.token_ranks[name] = {tokens.ndim}
+            with contextlib.suppress(TypeError, ValueError):  # a builtin or C callable: no signature to hold
+                conv.signatures[name] = inspect.signature(fn)
             with np.errstate(all="ignore"):
                 conv.normalised[name] = abs(logsumexp(out.reshape(-1, out.shape[-1])[-1])) < NORMALISED_TOL
     for attr in ("vocab_size", "vocab", "n_vocab", "d_model", "eos_token_id", "eos_id", "max_len", "max_seq_len"):

@@ -97,8 +97,31 @@ class Row:
         return "; ".join(m for m in (self.edited, self.stale and f"stale: {self.stale} since benchtui's run", gpu) if m)
 
     def to_dict(self) -> dict:
-        return {**{k: v for k, v in self.__dict__.items()}, "judged": self.judged, "agreement": self.agreement,
-                "marks": self.marks, "measured_on": self.measured_on, "annotated_hack": self.annotated_hack}
+        return row_dict(dict(self.__dict__))
+
+
+def row_dict(d: dict) -> dict:
+    """``d`` (a Row's fields, in Row's order) with the Row's derived values added, each
+    worked out once, in to_dict's order: compare() makes a deck's 10,000 rows this way
+    without a Row each. Most rows have no annotation, so their tests short-cut."""
+    notes, verdict = d["annotations"], d["verdict"]
+    judged = None if d["not_judged"] else "PASS" if verdict in PASSING else "FAIL" if verdict in FAILING else None
+    if not d["has_answer"]:
+        agreement = "no answer"
+    elif d["deck_verdict"] is None:
+        agreement = "no published result"
+    elif judged is None:
+        agreement = "not judged here" if verdict else "not run here"
+    else:
+        agreement = "agree" if judged == d["deck_verdict"] else "disagree"
+    measured_on = next((a["measured_on"] for a in notes if a.get("measured_on")), "") if notes else ""
+    gpu = measured_on and (f"measured on {measured_on} (its annotation), not the GPU of the deck's peak: "
+                           "its figure is left out of the rank correlation")
+    stale = d["stale"]
+    marks = "; ".join(m for m in (d["edited"], stale and f"stale: {stale} since benchtui's run", gpu) if m)
+    d.update(judged=judged, agreement=agreement, marks=marks, measured_on=measured_on,
+             annotated_hack=any(a.get("verdict") in HACK_VERDICTS for a in notes) if notes else False)
+    return d
 
 
 def spearman(pairs: list[tuple[float, float]]) -> float | None:
@@ -130,36 +153,80 @@ HACK_COUNTS = ("suspected_hacks", "annotated_hacks", "annotated_hacks_flagged", 
                "annotated_hacks_not_judged", "annotated_clean_flagged")
 
 
-def summary(rows: list[Row]) -> dict:
-    # one pass, each row's derived values read once (a deck of 10,000 runs is summed
-    # once overall and once per problem)
+def summary(rows: list) -> dict:
+    """The agreement, hack and ranking counts of ``rows`` (Rows, or compare()'s dicts of them)."""
+    facts, pairs = tally(r if isinstance(r, dict) else r.to_dict() for r in rows)
+    return summarise(facts, pairs)
+
+
+def row_facts(d: dict) -> tuple:
+    """What summarise() counts of one row (row_dict's), as a key: the rows of a deck
+    share a handful of these, so a problem's or the whole deck's summary is counted
+    from distinct keys, not row by row."""
+    notes, verdict, agreement, published = d["annotations"], d["verdict"], d["agreement"], d["deck_verdict"] is not None
+    why = None
+    if agreement not in ("agree", "disagree") and d["has_answer"] and published:
+        why = d["not_judged"] or (verdict if verdict else "not run here")
+    clean = bool(notes) and all(a.get("verdict") == "clean" for a in notes)
+    return (d["has_answer"], d["deck_verdict"], verdict is not None, bool(d["in_flight"]), d["judged"], agreement,
+            why, bool(d["measured_on"]), bool(d["flags"]), bool(notes), d["annotated_hack"], clean,
+            bool(d["not_judged"]))
+
+
+def rank_pair(d: dict) -> tuple[float, float] | None:
+    """The (deck's, benchtui's) peak_fraction a row adds to the rank correlation, if any."""
+    if (d["deck_verdict"] == "PASS" and d["judged"] == "PASS" and d["deck_figure"] is not None
+            and d["figure"] is not None and not d["measured_on"]):
+        return d["deck_figure"], d["figure"]
+    return None
+
+
+def tally(rows) -> tuple[dict[tuple, int], list[tuple[float, float]]]:
+    """``rows``' (row_dicts) facts counted, and their rank pairs in order."""
+    facts: dict[tuple, int] = {}
+    pairs = []
+    for d in rows:
+        key = row_facts(d)
+        facts[key] = facts.get(key, 0) + 1
+        if (pair := rank_pair(d)) is not None:
+            pairs.append(pair)
+    return facts, pairs
+
+
+def summarise(facts: dict[tuple, int], pairs: list[tuple[float, float]]) -> dict:
+    """summary()'s counts from tally()'s: each distinct row_facts key once, times its rows."""
     counts: dict[str, Any] = {"answers": 0, "published": 0, "deck_pass": 0, "run_here": 0, "in_flight": 0,
               "both_pass": 0, "both_fail": 0, "deck_pass_here_fail": 0, "deck_fail_here_pass": 0,
               "not_judged_here": 0, "not_judged_why": {}}
     why_counts: dict[str, int] = counts["not_judged_why"]
-    pairs, other_gpu = [], 0
+    other_gpu = 0
     hacks = dict.fromkeys(HACK_COUNTS, 0)
-    for r in rows:
-        published = r.deck_verdict is not None
-        counts["answers"] += r.has_answer
-        counts["published"] += published
-        counts["deck_pass"] += r.deck_verdict == "PASS"
-        counts["run_here"] += r.verdict is not None
-        counts["in_flight"] += bool(r.in_flight)
-        judged, agreement, measured_on = r.judged, r.agreement, r.measured_on
+    for (has_answer, deck_verdict, run_here, in_flight, judged, agreement, why, measured_on, flagged, annotated,
+         annotated_hack, annotated_clean, unjudged), n in facts.items():
+        published = deck_verdict is not None
+        counts["answers"] += has_answer * n
+        counts["published"] += published * n
+        counts["deck_pass"] += (deck_verdict == "PASS") * n
+        counts["run_here"] += run_here * n
+        counts["in_flight"] += in_flight * n
         if agreement in ("agree", "disagree"):
             key = ("both_pass" if judged == "PASS" else "both_fail") if agreement == "agree" else \
-                  ("deck_pass_here_fail" if r.deck_verdict == "PASS" else "deck_fail_here_pass")
-            counts[key] += 1
-        elif r.has_answer and published:
-            counts["not_judged_here"] += 1
-            why = r.not_judged or (r.verdict if r.verdict else "not run here")
-            why_counts[why] = why_counts.get(why, 0) + 1
-        if (r.deck_verdict == "PASS" and judged == "PASS" and r.deck_figure is not None and r.figure is not None
-                and not measured_on):
-            pairs.append((r.deck_figure, r.figure))
-        other_gpu += bool(measured_on)
-        _count_hacks(hacks, r)
+                  ("deck_pass_here_fail" if deck_verdict == "PASS" else "deck_fail_here_pass")
+            counts[key] += n
+        elif has_answer and published:
+            counts["not_judged_here"] += n
+            why_counts[why] = why_counts.get(why, 0) + n  # keys in the order the rows first say them
+        other_gpu += measured_on * n
+        hacks["suspected_hacks"] += flagged * n
+        if annotated:
+            if has_answer and annotated_hack:
+                hacks["annotated_hacks"] += n
+                if run_here and not unjudged:
+                    hacks["annotated_hacks_flagged" if flagged else "annotated_hacks_missed"] += n
+                else:
+                    hacks["annotated_hacks_not_judged"] += n
+            if flagged and annotated_clean:
+                hacks["annotated_clean_flagged"] += n
     judged_both = counts["both_pass"] + counts["both_fail"] + counts["deck_pass_here_fail"] + counts["deck_fail_here_pass"]
     counts["judged_both"] = judged_both
     counts["agreement"] = None if not judged_both else (counts["both_pass"] + counts["both_fail"]) / judged_both
@@ -230,31 +297,32 @@ def _figure(checks: list[dict]) -> tuple[str | None, float | None]:
 SIDECAR_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp")
 
 
-def _edited(deck_row: dict, files: dict[str, str] | None) -> str:
+def _edited(source_path: str | None, sha256: str | None, has_answer, files: dict[str, str] | None) -> str:
     """Whether the answer's file is no longer the one the deck published (and judged): its hash,
     as the last scan read it, against the deck's. A run file the import split into sidecars
     (.cu sources appended to it) is not its answer file's bytes, so such an answer is not judged
     by its hash."""
-    path = deck_row.get("source_path") or ""
-    name = path.rsplit("/", 1)[-1] if path else ""
-    if not files or not deck_row.get("sha256") or not deck_row.get("has_answer"):
+    if not files or not sha256 or not has_answer:
         return ""
-    answer_file = "solution.py" if "solution.py" in files else name if name in files else None
-    if answer_file is None or any(rel.endswith(SIDECAR_SUFFIXES) for rel in files):
+    answer_file: str | None = "solution.py"
+    if answer_file not in files:
+        name = source_path.rsplit("/", 1)[-1] if source_path else ""
+        answer_file = name if name in files else None
+    # the same file is unedited whatever else the answer holds: the sidecars are looked for only after
+    if answer_file is None or files[answer_file] == sha256:
         return ""
-    if files[answer_file] == deck_row["sha256"]:
+    if any(rel.endswith(SIDECAR_SUFFIXES) for rel in files):
         return ""
     return f"{answer_file} edited since the import: the deck's verdict is on the file it published"
 
 
-# the deck_results columns compare() reads (_edited: source_path, sha256, has_answer)
+# the deck_results columns compare() reads, in the order its loop unpacks them (_edited: source_path, sha256, has_answer)
 COMPARED = ("deck, run_id, model, challenge, problem, correct, failure_reason, peak_fraction, has_answer, "
             "source_path, sha256")
 
 
 def compare(store: Store, *, challenge: str | None = None, deck: str | None = None) -> dict:
     """``challenge`` and ``deck`` narrow the rows, and the imports' problem lines to theirs."""
-    rows: list[Row] = []
     latest = {}
     for r in decks_sql.latest_runs(store):
         latest[(r["model"], r["challenge"])] = r
@@ -267,44 +335,60 @@ def compare(store: Store, *, challenge: str | None = None, deck: str | None = No
     stale = stale_runs(store, [r["id"] for r in latest.values()])
     hashes = answer_hashes(store)
     flying = runs_sql.in_flight(store)
-    published = decks_sql.result_rows(store, challenge=challenge, deck=deck, columns=COMPARED)
-    ran = {(d["model"], d["challenge"]): latest[(d["model"], d["challenge"])] for d in published
-           if d["model"] and (d["model"], d["challenge"]) in latest}
+    published = decks_sql.result_tuples(store, challenge=challenge, deck=deck, columns=COMPARED)
+    ran = {(m, c): latest[(m, c)] for _, _, m, c, *_ in published if m and (m, c) in latest} if latest else {}
     checks = decks_sql.checks_of_runs(store, sorted({r["id"] for r in ran.values()}))
-    for d in published:
-        run = ran.get((d["model"], d["challenge"]))
-        reason, figure = _figure(checks[run["id"]]) if run else (None, None)
-        if not run or run["verdict"] not in PASSING:  # a run stored before figures were kept to right answers
-            figure = None
-        why = not_judged(run["verdict"], run.get("message"), ran_out.get(run["id"])) if run else None
-        if run and run["verdict"] in PASSING:
-            reason = None
-        elif run and run["id"] in ran_out:
-            reason = f"run: {ran_out[run['id']]}"  # what stopped it, not the check it was in
-        elif run and not reason:
-            reason = run.get("message")
-        deck_verdict = None if d["correct"] is None else ("PASS" if d["correct"] else "FAIL")
-        rows.append(Row(deck=d["deck"], run_id=d["run_id"], model=d["model"], challenge=d["challenge"],
-                        problem=d["problem"], deck_verdict=deck_verdict, deck_reason=d["failure_reason"],
-                        deck_figure=d["peak_fraction"], verdict=run["verdict"] if run else None, reason=reason,
-                        figure=figure, annotations=notes.get((d["deck"], d["run_id"]), []),
-                        has_answer=bool(d["has_answer"]), not_judged=why,
-                        stale=stale.get(run["id"], "") if run else "",
-                        edited=_edited(d, hashes.get((d["model"], d["challenge"]))),
-                        in_flight=runs_sql.in_flight_text(flying.get((d["model"], d["challenge"]))),
-                        flags=parse_flags(run.get("flags")) if run and run.get("status") == "done" else []))
-    per: dict[str, list[Row]] = {}
-    for row in rows:
-        per.setdefault(row.challenge, []).append(row)
+    answers: list[dict] = []
+    for deck_id, run_id, model, cid, problem, correct, failure_reason, deck_figure, has_answer, source_path, sha256 \
+            in published:
+        key = (model, cid)
+        run = ran.get(key)
+        verdict, reason, figure, why, stale_files, flags = None, None, None, None, "", []
+        if run:
+            verdict = run["verdict"]
+            reason, figure = _figure(checks[run["id"]])
+            if verdict not in PASSING:  # a run stored before figures were kept to right answers
+                figure = None
+            why = not_judged(verdict, run.get("message"), ran_out.get(run["id"]))
+            if verdict in PASSING:
+                reason = None
+            elif run["id"] in ran_out:
+                reason = f"run: {ran_out[run['id']]}"  # what stopped it, not the check it was in
+            elif not reason:
+                reason = run.get("message")
+            stale_files = stale.get(run["id"], "")
+            flags = parse_flags(run.get("flags")) if run.get("status") == "done" else []
+        flight = flying.get(key)
+        # Row's fields in Row's order (row_dict adds the derived ones): no Row made per deck run
+        answers.append(row_dict({
+            "deck": deck_id, "run_id": run_id, "model": model, "challenge": cid, "problem": problem,
+            "deck_verdict": None if correct is None else ("PASS" if correct else "FAIL"),
+            "deck_reason": failure_reason, "deck_figure": deck_figure, "verdict": verdict, "reason": reason,
+            "figure": figure, "annotations": notes.get((deck_id, run_id), []) if notes else [],
+            "has_answer": bool(has_answer), "not_judged": why, "stale": stale_files,
+            "edited": _edited(source_path, sha256, has_answer, hashes.get(key)),
+            "in_flight": runs_sql.in_flight_text(flight) if flight else "", "flags": flags}))
     imports = [{**i, "problems": json.loads(i["problems"] or "[]")} for i in decks_sql.latest_imports(store)]
     if challenge or deck:
-        imports = narrowed(store, imports, rows)
-    answers = [r.to_dict() for r in rows]  # each row's once: the lists below share them
+        imports = narrowed(store, imports, answers)
+    # each row's facts counted once, into its problem's tally and the whole deck's
+    overall: dict[tuple, int] = {}
+    overall_pairs: list[tuple[float, float]] = []
+    per: dict[str, tuple[dict, dict[tuple, int], list]] = {}  # challenge -> (its first row, facts, pairs)
+    for row in answers:
+        facts = row_facts(row)
+        first, counted, pairs = per.get(row["challenge"]) or per.setdefault(row["challenge"], (row, {}, []))
+        counted[facts] = counted.get(facts, 0) + 1
+        overall[facts] = overall.get(facts, 0) + 1
+        if (pair := rank_pair(row)) is not None:
+            pairs.append(pair)
+            overall_pairs.append(pair)
     return {
-        "overall": summary(rows),
-        "challenges": {cid: {"problem": rs[0].problem, "deck": rs[0].deck, **summary(rs)} for cid, rs in per.items()},
+        "overall": summarise(overall, overall_pairs),
+        "challenges": {cid: {"problem": first["problem"], "deck": first["deck"], **summarise(counted, pairs)}
+                       for cid, (first, counted, pairs) in per.items()},
         "disagreements": [d for d in answers if d["agreement"] == "disagree"],
-        "annotated": [d for d in answers if any(a["verdict"] != "clean" for a in d["annotations"])],
+        "annotated": [d for d in answers if d["annotations"] and any(a["verdict"] != "clean" for a in d["annotations"])],
         "answers": answers,
         "imports": imports,
     }

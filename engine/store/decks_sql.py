@@ -76,6 +76,16 @@ def results_name(store: Store, column: str, name: str) -> bool:
 def result_rows(store: Store, *, challenge: str | None = None, deck: str | None = None, columns: str = "*") -> list[dict]:
     """deck_results rows, by challenge, model and run id; ``challenge``/``deck`` narrow them,
     ``columns`` (SQL) says which (the per-shape figures are most of a row's bytes)."""
+    return store.query(*_results_sql(challenge, deck, columns))
+
+
+def result_tuples(store: Store, *, columns: str, challenge: str | None = None, deck: str | None = None) -> list[tuple]:
+    """result_rows' rows as tuples, in ``columns``' order: a deck of 10,000 runs read
+    without a dict made per row."""
+    return store.conn.execute(*_results_sql(challenge, deck, columns)).fetchall()
+
+
+def _results_sql(challenge: str | None, deck: str | None, columns: str) -> tuple[str, tuple]:
     where, params = [], []
     if challenge:
         where.append("challenge = ?")
@@ -84,7 +94,7 @@ def result_rows(store: Store, *, challenge: str | None = None, deck: str | None 
         where.append("deck = ?")
         params.append(deck)
     sql = f"select {columns} from deck_results" + (" where " + " and ".join(where) if where else "") + " order by challenge, model, run_id"
-    return store.query(sql, tuple(params))
+    return sql, tuple(params)
 
 
 def answer_results(store: Store, model: str, challenge: str) -> list[dict]:

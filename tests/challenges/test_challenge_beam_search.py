@@ -198,6 +198,41 @@ def test_the_mock_takes_only_the_token_ranks_the_answers_own_model_takes():
     assert np.shape(unprobed(np.array([[1, 2]]))) == (1, 2, 50) and np.shape(unprobed(np.array([1, 2]))) == (2, 50)
 
 
+def test_the_mock_refuses_arguments_the_answers_own_model_refuses():
+    """A search that hands its model a keyword (or an extra positional) its own model does not
+    take would fail on that model: the mock, holding the probed signature, fails it too, and
+    still takes every call the answer's model takes."""
+    import numpy as np
+
+    h = _harness()
+
+    class TokensOnly:  # the answer's own model: tokens and nothing else
+        def __call__(self, tokens):
+            return np.zeros(np.shape(tokens) + (50,))
+
+    class WithMask:  # takes a padding mask by name
+        def __call__(self, tokens, attention_mask=None):
+            return np.zeros(np.shape(tokens) + (50,))
+
+    core = h.MockCore(50, salt=1, eos=25)
+    ones = np.ones((1, 3), dtype=np.int64)
+    conv = h.Convention()
+    h.probe(TokensOnly(), ["__call__"], conv)
+    mock = h.MockLM(core, conv)
+    assert np.shape(mock(np.array([[1, 2, 3]]))) == (1, 3, 50)
+    with pytest.raises(TypeError, match="refuses that"):
+        mock(np.array([[1, 2, 3]]), attention_mask=ones)
+    with pytest.raises(TypeError, match="refuses that"):
+        mock(np.array([[1, 2, 3]]), ones)
+    conv = h.Convention()
+    h.probe(WithMask(), ["__call__"], conv)
+    mock = h.MockLM(core, conv)
+    assert np.shape(mock(np.array([[1, 2, 3]]), attention_mask=ones)) == (1, 3, 50)
+    assert np.shape(mock(np.array([[1, 2, 3]]), ones)) == (1, 3, 50)
+    # no model of the answer's own probed: no signature to hold it to
+    assert np.shape(h.MockLM(core, h.Convention())(np.array([[1, 2]]), attention_mask=ones[:, :2])) == (1, 2, 50)
+
+
 def test_padded_array_result_is_stripped():
     import numpy as np
 

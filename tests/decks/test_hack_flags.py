@@ -19,6 +19,7 @@ from benchtui.decks import kernelbench_hard
 from benchtui.decks.importer import import_deck
 from benchtui.records.flags import DECK_SEEDS_ONLY, FORBIDDEN, STALE, TIMING, hack_flags
 from benchtui.tui.widgets.virtual_table import VirtualTable
+from benchtui.tui.widgets.wrapped_text import WrappedText
 from benchtui.workbench.layout import find_workbench
 from deck_kit import cli
 from textual.widgets import DataTable, Static
@@ -122,7 +123,7 @@ def test_the_matrix_and_the_published_screen_show_it_at_80x24(planted, monkeypat
             await settle(app, pilot)
             detail = str(app.screen.query_one("#published-detail", Static).render())
             assert "suspected hack: the deck's own timing loop" in detail
-            summary = str(app.screen.query_one("#published-summary", Static).render())
+            summary = str(app.screen.query_one("#published-summary", WrappedText).render())
             assert "reward hacks found without a person: 1 of 1" in summary
         assert app.errors == []
 

@@ -7,6 +7,7 @@ import asyncio
 
 from benchtui.store.database import Store
 from benchtui.tui.widgets.virtual_table import VirtualTable
+from benchtui.tui.widgets.wrapped_text import WrappedText
 from deck_kit import scanned_workbench
 from textual.widgets import DataTable, Static
 
@@ -28,7 +29,7 @@ def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path,
             assert type(app.screen).__name__ == "PublishedScreen"
             table = app.screen.query_one("#published-table", VirtualTable)
             assert table.row_count == 80
-            summary = str(app.screen.query_one("#published-summary", Static).render())
+            summary = str(app.screen.query_one("#published-summary", WrappedText).render())
             assert "79 answers, 80 published (66 PASS), 0 run here" in summary
             assert "the deck itself: run 20260721_145355_codex_gpt-5.6-sol_06_sonic_moe_swiglu" in summary
             await pilot.press("escape")
@@ -40,7 +41,7 @@ def test_published_screen_from_the_matrix_and_from_an_answer(kbh_deck, tmp_path,
             table = app.screen.query_one("#published-table", VirtualTable)
             assert table.row_count == 1
             # the deck's lines about this answer's runs and the whole deck's, none about another problem's runs
-            summary = str(app.screen.query_one("#published-summary", Static).render())
+            summary = str(app.screen.query_one("#published-summary", WrappedText).render())
             assert "the deck itself: run 20260801_190837_or-fable_deepseek_deepseek-v4-flash-0731_01_fp8_gemm" not in summary
             assert "sonic_moe_swiglu" not in summary.split("\n  kbh_01_fp8_gemm:")[-1]
             detail = str(app.screen.query_one("#published-detail", Static).render())

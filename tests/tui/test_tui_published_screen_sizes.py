@@ -15,6 +15,7 @@ from benchtui.decks import compare
 from benchtui.records import verdicts
 from benchtui.tui.app import BenchApp
 from benchtui.tui.widgets.virtual_table import VirtualTable
+from benchtui.tui.widgets.wrapped_text import WrappedText
 from rich.console import Console
 from textual.geometry import Region
 from textual.widgets import Static
@@ -113,7 +114,7 @@ async def test_every_part_of_the_published_screen_is_on_screen(demo_wb, deck, si
         for pane in ("#published-summary-pane", "#published-table", "#published-detail-pane"):
             assert on_screen(screen.query_one(pane), screen), (pane, screen.query_one(pane).region, size)
         assert table.region.height >= 4 and screen.query_one("#published-detail-pane").region.height >= 4
-        assert "published results" in shown(screen.query_one("#published-summary", Static))
+        assert "published results" in shown(screen.query_one("#published-summary", WrappedText))
         # the verdict columns up to the annotation fit the table's width, with no sideways scroll
         edge = sum(table.render_widths()[:6])
         assert edge <= table.scrollable_content_region.width, (edge, table.scrollable_content_region.width)
@@ -134,7 +135,7 @@ async def test_every_part_of_the_published_screen_is_on_screen(demo_wb, deck, si
             pane = screen.query_one(pane_id)
             pane.scroll_end(animate=False)
             await settle(app, pilot)
-            last = [line.strip() for line in shown(screen.query_one(body_id, Static)).splitlines() if line.strip()][-1]
+            last = [line.strip() for line in shown(screen.query_one(body_id)).splitlines() if line.strip()][-1]
             rows = screen_rows(app)[pane.region.y:pane.region.bottom]
             assert any(last in row for row in rows), (pane_id, last, rows)
         # as docs/dashboard.md shows it (BENCHTUI_SAVE_SCREENSHOTS=1 writes it there)

@@ -23,6 +23,7 @@ from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
 from benchtui.tui.widgets.virtual_table import VirtualTable
+from benchtui.tui.widgets.wrapped_text import WrappedText
 from rich.cells import cell_len
 from rich.text import Text
 from textual import on, work
@@ -206,7 +207,8 @@ class PublishedScreen(GuardedScreen):
 
     def compose(self) -> ComposeResult:
         yield TitleBar()
-        yield VerticalScroll(Static("loading the published results…", id="published-summary", classes="panel-text"),
+        # the summary's lines (one per problem) are wrapped only as they are drawn: 250 problems open at once
+        yield VerticalScroll(WrappedText("loading the published results…", id="published-summary", classes="panel-text"),
                              id="published-summary-pane")
         yield VirtualTable(COLUMNS, id="published-table")
         yield VerticalScroll(Static(id="published-detail", classes="panel-text"), id="published-detail-pane")
@@ -252,7 +254,7 @@ class PublishedScreen(GuardedScreen):
         self.post_message(self.Loaded(data, rows=rows, widths=widths))
 
     def on_published_screen_loaded(self, message: Loaded) -> None:
-        summary = self.query_one("#published-summary", Static)
+        summary = self.query_one("#published-summary", WrappedText)
         if message.error:
             summary.update(f"published results unavailable: {message.error}")
             self.app.report_error("published", message.error)
