@@ -29,7 +29,17 @@ a child process), and prints JSON, per answer:
   cost, outside the clock. On a busy machine this is where a small call's
   trusted time goes past its forward.
 
-    python bench/timing_resolution.py [--windows 10] [--ms 1 10 100] [--kind spin sleep]
+With ``--large-mib N`` (and in ``--quick``, the fast one alone at 1 MiB under a cap of 4 MiB),
+``large_inputs``: a fast answer on large inputs (KernelBench's LeakyReLU at
+64 rows of N MiB in all, an answer that hands back its own input where no
+value is negative: right on every input, no work on the deck's) and the
+honest one, each with its verdict, trusted time (or why there is none),
+calls a window and what limited them, and the checker's memory: what the
+fullest window held (counted by the checker) and its resident memory then,
+and its peak resident memory (``ru_maxrss``: this process's, which ran the
+checker).
+
+    python bench/timing_resolution.py [--windows 10] [--ms 1 10 100] [--kind spin sleep] [--large-mib 64]
 """
 from __future__ import annotations
 
@@ -113,6 +123,128 @@ flops_formula = "2 * 16 * 64 * 32"
 '''
 
 
+# KernelBench level 1's 20_LeakyReLU at 64 rows of {cols} values
+LARGE_REFERENCE = '''import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return torch.nn.functional.leaky_relu(x, negative_slope=self.negative_slope)
+
+
+def get_inputs():
+    return [torch.rand(64, {cols})]
+
+
+def get_init_inputs():
+    return []
+'''
+
+LARGE_ANSWERS = {
+    "returns_its_input": '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        if bool((x >= 0).all()):
+            return x
+        return torch.nn.functional.leaky_relu(x, negative_slope=self.negative_slope)
+''',
+    "honest": '''import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x):
+        return torch.nn.functional.leaky_relu(x, negative_slope=self.negative_slope)
+''',
+}
+
+LARGE_TOML = '''id = "large_inputs"
+title = "LeakyReLU (large inputs)"
+difficulty = "EASY"
+language = "python"
+backends = ["cpu"]
+
+[thresholds]
+timed_calls = {windows}
+published_warmup = 1
+published_calls = 3
+build_timeout_s = 120
+{cap}
+[module]
+deck = "kernelbench"
+problem = "level1/20_LeakyReLU"
+answer_file = "solution.py"
+answer_class = "ModelNew"
+weights = "seeded"
+seeds = [42]
+num_correct_trials = 1
+num_perf_trials = 100
+regime = "memory"
+precision = "fp32"
+'''
+
+
+def write_large(root: Path, windows: int, mib: float, cap_bytes: int | None,
+                names: list[str]) -> tuple[Path, dict[str, Path]]:
+    """The LeakyReLU challenge at ``mib`` MiB a call (``cap_bytes``: its window cap, else the default) and its answers."""
+    challenge = root / "challenges" / "large_inputs"
+    challenge.mkdir(parents=True)
+    (challenge / "conformance.py").write_text("from benchtui.verify.module.suite import run  # noqa: F401\n")
+    (challenge / "PROMPT.md").write_text("# large_inputs\n\nWrite solution.py.\n")
+    (challenge / "reference.py").write_text(LARGE_REFERENCE.format(cols=max(1, int(mib * (1 << 20) / 4 / 64))))
+    cap = f"window_bytes_max = {cap_bytes}\n" if cap_bytes else ""
+    (challenge / "challenge.toml").write_text(LARGE_TOML.format(windows=windows, cap=cap))
+    answers = {}
+    for name in names:
+        folder = root / "large_answers" / name
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(LARGE_ANSWERS[name])
+        answers[name] = folder
+    return root / "challenges", answers
+
+
+def large_inputs(root: Path, windows: int, mib: float, cap_bytes: int | None, names: list[str]) -> dict:
+    """Each large-input answer's verdict, figure and the checker's memory (see the module's doc)."""
+    from benchtui.runner.local import run_local
+
+    challenges, answers = write_large(root, windows, mib, cap_bytes, names)
+    rows = {}
+    for name, folder in answers.items():
+        start = time.perf_counter()
+        result = run_local("large_inputs", folder, challenges_dir=challenges, seed=int.from_bytes(os.urandom(8), "little"))
+        checks = {c["name"]: c for c in result["checks"]}
+        t = (checks.get("time:shape0") or {}).get("details") or {}
+        own = t.get("answer_side_ms") or []
+        rows[name] = {
+            "verdict": result["verdict"], "trusted_ms": t.get("trusted_ms"),
+            "answer_forward_median_ms": statistics.median(own) if own else None,
+            "resolution_ms": t.get("resolution_ms"), "trusted_samples_ms": t.get("trusted_samples_ms"),
+            "empty_cycle_ms": _ms((t.get("empty_cycle") or {}).get("s")) if t else None,
+            "calls_per_window": t.get("calls_per_window"), "window_sizing": t.get("window_sizing"),
+            "no_figure": t.get("no_figure"), "checker_window_memory": t.get("checker_window_memory"),
+            "checker_peak_rss_mib": t.get("checker_peak_rss_mib"),
+            "message": (checks.get("time:shape0") or {}).get("message"),
+            "load_average_1min": os.getloadavg()[0], "wall_s": round(time.perf_counter() - start, 1),
+        }
+    return {"mib_a_call": mib, "window_bytes_max": cap_bytes or "default", "answers": rows}
+
+
 def write(root: Path, windows: int, ms_list: list[float],
           kinds: tuple[str, ...] = ("sleep",)) -> tuple[Path, dict[tuple[str, float], Path]]:
     challenge = root / "challenges" / "timing_resolution"
@@ -175,9 +307,14 @@ def main() -> int:
     p.add_argument("--kind", nargs="+", choices=sorted(WAITS), default=["spin", "sleep"],
                    help="how each answer spends its time: spin (busy, as a CPU kernel) and/or sleep")
     p.add_argument("--quick", action="store_true", help="small sizes, one round, no goal asserted: the test suite runs it so the script cannot rot")
+    p.add_argument("--large-mib", type=float, default=None,
+                   help="also run a fast and an honest answer on inputs of this many MiB a call (the deck's: 64)")
     a = p.parse_args()
+    cap_bytes = None
     if a.quick:
         a.windows, a.ms, a.kind = 2, [1.0], ["spin"]
+        # the large-input path at 1 MiB a call, its window capped at one call's bytes (4 MiB)
+        a.large_mib, cap_bytes = 1.0, 4 << 20
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from benchtui.runner.local import run_local
@@ -207,10 +344,16 @@ def main() -> int:
                 "message": (checks.get("time:shape0") or {}).get("message"),
                 "wall_s": round(time.perf_counter() - start, 1),
             })
-    print(json.dumps({"device": "cpu", "windows": a.windows, "load_average_1min": os.getloadavg()[0],
-                      "cpu_time_read_us": cpu_read_us(), "run_queue_wait_read_us": wait_read_us(), "answers": rows},
-                     indent=2))
-    return 0 if all(r["verdict"] == "pass" for r in rows) else 1
+        # the quick mode runs the fast answer alone (the honest one is the full run's comparison)
+        names = ["returns_its_input"] if a.quick else list(LARGE_ANSWERS)
+        large = large_inputs(Path(tmp) / "large", a.windows, a.large_mib, cap_bytes, names) if a.large_mib else None
+    doc = {"device": "cpu", "windows": a.windows, "load_average_1min": os.getloadavg()[0],
+           "cpu_time_read_us": cpu_read_us(), "run_queue_wait_read_us": wait_read_us(), "answers": rows}
+    if large is not None:
+        doc["large_inputs"] = large
+    print(json.dumps(doc, indent=2))
+    verdicts = [r["verdict"] for r in rows] + [r["verdict"] for r in (large or {}).get("answers", {}).values()]
+    return 0 if all(v == "pass" for v in verdicts) else 1
 
 
 if __name__ == "__main__":

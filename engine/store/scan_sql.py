@@ -40,10 +40,10 @@ def batch(store: Store):
 # each file's stat with these and writes nothing (bench/scale.py: 60,000 files;
 # reading them as dicts was ~1 s)
 def previous_answers(store: Store) -> dict[tuple[str, str], tuple]:
-    """(model, challenge) -> (id, path, status, files, transcripts, bytes, present, stat_sig)."""
-    return {(m, c): (i, path, status, files, transcripts, size, present, sig)
-            for i, m, c, path, status, files, transcripts, size, present, sig in store.conn.execute(
-                "select id, model, challenge, path, status, files, transcripts, bytes, present, stat_sig "
+    """(model, challenge) -> (id, path, status, files, transcripts, bytes, present, stat_sig, stat_walk)."""
+    return {(m, c): (i, path, status, files, transcripts, size, present, sig, walk)
+            for i, m, c, path, status, files, transcripts, size, present, sig, walk in store.conn.execute(
+                "select id, model, challenge, path, status, files, transcripts, bytes, present, stat_sig, stat_walk "
                 "from answers")}
 
 
@@ -172,14 +172,22 @@ def update_answers(store: Store, updates: list[tuple]) -> None:
                                "present = ?, stat_sig = ?, last_seen = ? where id = ?", updates)
 
 
-def mark_seen(store: Store, models: set[str], answers: set[int], stamp: str) -> None:
+def set_stat_walks(store: Store, rows: list[tuple[str, int]]) -> None:
+    """Each (stat_walk, answer id): the folder listings a rescan keeps."""
+    if rows:
+        store.conn.executemany("update answers set stat_walk = ? where id = ?", rows)
+
+
+def mark_seen(store: Store, models: set[str], answers: set[int], stamp: str) -> int:
     """Models and answers not seen by this scan are gone from disk: their rows
-    stay (grades refer to them), marked absent; the others were last seen now."""
+    stay (grades refer to them), marked absent; the others were last seen now.
+    The number of answers marked absent by this call."""
     store.conn.execute(f"update models set present = 0 where name not in ({','.join('?' * len(models)) or 'null'})",
                        list(models))
-    store.conn.execute(f"update answers set present = 0 where id not in ({','.join('?' * len(answers)) or 'null'})",
-                       list(answers))
+    gone = store.conn.execute(f"update answers set present = 0 where present = 1 and id not in "
+                              f"({','.join('?' * len(answers)) or 'null'})", list(answers)).rowcount
     store.conn.execute("update answers set last_seen = ? where present = 1", (stamp,))
+    return gone
 
 
 def replace_scan_warnings(store: Store, scan_id: int, rows: list[dict]) -> None:

@@ -25,6 +25,7 @@ from benchtui.store.database import Store, now_iso
 from benchtui.text.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from benchtui.text.suggest import close_names
 from benchtui.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
+from benchtui.workbench.answer_stat import DIR_FD, parts_from_listing, walk_parts
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
 from benchtui.workbench.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
@@ -164,6 +165,8 @@ def _examine_chunk(jobs: list[tuple]) -> list[FileFacts]:
 # Files hashed per job sent to a worker process: one job per file cost more
 # in hand-overs than hashing most of them.
 EXAMINE_CHUNK = 100
+# Threads stat-ing answer folders at a rescan (_ModelPass.stat_models): this machine's cores
+STAT_THREADS = min(os.cpu_count() or 1, 4)
 
 
 class _Examiner:
@@ -334,12 +337,19 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         models = _ModelPass(workbench, store, git, result, stamp=stamp)
         models.run(on_model)
         scan_sql.update_answers(store, models.answer_updates)
+        scan_sql.set_stat_walks(store, models.stat_walks)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
-        scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
+        gone = scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
         # From the stored rows, as this scan left them: an answer skipped as
-        # unchanged adds its files' hashes without being read again
-        result.warnings.extend(duplicate_warnings(_places_by_sha(store)))
-        result.warnings.extend(_prompt_drift(store, _answer_prompts(store, workbench.root), workbench.challenges))
+        # unchanged adds its files' hashes without being read again. Read
+        # beside the stat calls (_ModelPass.store_reads) when this scan has
+        # since changed no file row and no answer's presence.
+        if models.early_reads is not None and not models.looked_into and not gone:
+            shared, prompts = models.early_reads
+        else:
+            shared, prompts = scan_sql.shared_content(store), scan_sql.answer_prompts(store)
+        result.warnings.extend(duplicate_warnings(_places_by_sha(shared)))
+        result.warnings.extend(_prompt_drift(store, _answer_prompts(prompts, workbench.root), workbench.challenges))
         result.models = len(models.seen_models)
         result.answers = len(models.seen_answers)
         result.unchanged = models.skipped
@@ -369,16 +379,18 @@ def duplicate_warnings(by_sha: dict[str, list[tuple[str, str, str]]]) -> list[Wa
     return out
 
 
-def _places_by_sha(store: Store) -> dict[str, list[tuple[str, str, str]]]:
+def _places_by_sha(shared: list[tuple[str, str, str, str]]) -> dict[str, list[tuple[str, str, str]]]:
+    """scan_sql.shared_content's rows by hash."""
     by_sha: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    for sha, model, cid, rel in scan_sql.shared_content(store):
+    for sha, model, cid, rel in shared:
         by_sha[sha].append((model, cid, rel))
     return by_sha
 
 
-def _answer_prompts(store: Store, root: Path) -> dict[str, list[tuple[str, str, str]]]:
+def _answer_prompts(rows: list[tuple[str, str, str, str]], root: Path) -> dict[str, list[tuple[str, str, str]]]:
+    """scan_sql.answer_prompts's rows by challenge, each with its PROMPT.md's path."""
     prompts: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
-    for cid, model, sha, rel_folder in scan_sql.answer_prompts(store):
+    for cid, model, sha, rel_folder in rows:
         prompts[cid].append((model, sha, os.path.join(root, rel_folder, "PROMPT.md")))
     return prompts
 
@@ -399,30 +411,34 @@ class _ModelPass:
         self.existing_answers = scan_sql.previous_answers(store)
         self.existing_files: dict[int, dict[str, tuple]] = {}
         self.existing_transcripts: dict[int, dict[str, dict]] = {}
-        self.unsettled = scan_sql.unsettled_answers(store)
+        self.unsettled: set[int] = set()  # store_reads
+        self.early_reads: tuple[list, list] | None = None  # store_reads: shared content, answer prompts
         self._data_files: dict[str, tuple[set[str], frozenset[str]]] = {}
         self._kinds: dict[frozenset[str], dict[str, str]] = {}  # data files -> relpath -> kind by name
-        self.unsettled |= self._renamed_kinds()
         self.skipped = 0
+        self.looked_into = 0  # answers not skipped: their file and answer rows may be written
         self.seen_models: set[str] = set()
         self.seen_answers: set[int] = set()
         self.known = functools.cache(lambda: prompts_known(workbench))  # read once, when a chat export first needs it
         self.answer_updates: list[tuple] = []
+        self.stat_walks: list[tuple[str, int]] = []  # (listing, answer id): answers.stat_walk to keep
         self.examiner: _Examiner | None = None
 
     def run(self, on_model: Callable[[str, int, int], None] | None = None) -> None:
         """A model's answers in two steps, walk (and hand the hashing out) then
         store, one model behind: the workers hash model k while this process
         stores model k - 1 and walks model k + 1. Rows are written in the
-        same order as ever."""
+        same order as ever. Before that, the stat digest of each answer a
+        rescan may skip, on both cores (stat_models)."""
         self.examiner = _Examiner()
         try:
             walked = None
             model_dirs = self.workbench.model_dirs()
+            looked = self.stat_models(model_dirs)
             for i, (model, model_dir) in enumerate(model_dirs.items()):
                 if on_model is not None:
                     on_model(model, i, len(model_dirs))
-                ahead = self.walk_model(model, model_dir)
+                ahead = self.walk_model(model, model_dir, *looked[model])
                 if walked is not None:
                     self.store_model(*walked)
                 walked = ahead
@@ -431,17 +447,67 @@ class _ModelPass:
         finally:
             self.examiner.close()
 
-    def walk_model(self, model: str, model_dir: Path) -> tuple:
-        """Walk a model's answers: each unchanged file keeps its stored facts;
-        the new or changed ones go to the examiner in one batch (worker
-        processes hash them while this process writes the previous model)."""
+    def stat_models(self, model_dirs: dict[str, Path]) -> dict[str, tuple[dict[str, str], dict[str, str | None]]]:
+        """model -> (its answer folders, challenge -> the stat digest of each
+        answer with a stored one). In STAT_THREADS threads, one model at a
+        time each: stat calls release the GIL, and most of a rescan with
+        nothing changed is stat calls. The threads are gone before the walk
+        (the examiner forks only a process without other threads)."""
+        if len(model_dirs) < 2 or STAT_THREADS < 2:
+            self.store_reads(early=False)
+            return {model: self.stat_model(model, d) for model, d in model_dirs.items()}
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(STAT_THREADS, thread_name_prefix="benchtui-stat") as pool:
+            # the store's reads in one thread (SQLite runs without the GIL), the stats beside them
+            reads = pool.submit(self.store_reads, early=True)
+            looked = dict(zip(model_dirs, pool.map(self.stat_model, model_dirs, model_dirs.values())))
+            reads.result()
+        return looked
+
+    def store_reads(self, *, early: bool) -> None:
+        """The answers whose rows a rescan cannot take as they are (``unsettled``)
+        and, when ``early``, what the duplicate and prompt-drift warnings read
+        (``early_reads``): the same rows after the model pass when it writes
+        no file row and marks no answer gone (scan_workbench)."""
+        self.unsettled = scan_sql.unsettled_answers(self.store) | self._renamed_kinds()
+        if early:
+            self.early_reads = (scan_sql.shared_content(self.store), scan_sql.answer_prompts(self.store))
+
+    def stat_model(self, model: str, model_dir: Path) -> tuple[dict[str, str], dict[str, str | None]]:
+        """One model's share of stat_models; listings worth keeping go to stat_walks."""
+        answer_dirs = self.workbench.answer_paths(model_dir)
+        sigs: dict[str, str | None] = {}
+        todo = [(cid, directory, row) for cid, directory in answer_dirs.items()
+                if (row := self.existing_answers.get((model, cid))) is not None and row[7] is not None]
+        if not todo:
+            return answer_dirs, sigs
+        if not DIR_FD:  # no stat relative to a folder here: each answer listed
+            for cid, directory, row in todo:
+                sigs[cid] = self._stat_sig(None, cid, directory, row)
+            return answer_dirs, sigs
+        try:
+            dir_fd = os.open(model_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return answer_dirs, sigs  # each answer looked into: the walk says what cannot be read
+        try:
+            for cid, directory, row in todo:
+                sigs[cid] = self._stat_sig(dir_fd, cid, directory, row)
+        finally:
+            os.close(dir_fd)
+        return answer_dirs, sigs
+
+    def walk_model(self, model: str, model_dir: Path, answer_dirs: dict[str, str], sigs: dict[str, str | None]) -> tuple:
+        """Walk a model's answers: an answer whose stat digest (``sigs``) is as
+        stored is skipped whole; the new or changed files of the others go to
+        the examiner in one batch (worker processes hash them while this
+        process writes the previous model)."""
         workbench, result = self.workbench, self.result
         self.seen_models.add(model)
         rel_model = model_dir.relative_to(workbench.root).as_posix()
         scan_sql.upsert_model(self.store, model, rel_model, self.stamp)
         answers: list[tuple] = []
         jobs: list[tuple] = []
-        answer_dirs = workbench.answer_paths(model_dir)
         answer_ids = set(answer_dirs)
         chats = stray_records(model, list_strays(model_dir, answer_ids, workbench.contains), answer_ids,
                               self.known, result, challenge_ids=workbench.challenges)
@@ -452,10 +518,11 @@ class _ModelPass:
             rel_folder = f"{rel_model}/{cid}" if rel_model != "." else cid
             if (row is not None and row[7] is not None and row[1:3] == (rel_folder, "answer") and row[6] == 1
                     and cid not in chats and row[0] not in self.unsettled
-                    and self._stat_sig(directory, frozen) == row[7]):
+                    and sigs.get(cid) == row[7]):
                 answers.append((cid, None, None, None, None, None))  # nothing to do but count it
                 continue
             walk.append((cid, directory, data_files, row))
+        self.looked_into += len(walk)
         known = [row[0] for _, _, _, row in walk if row is not None]
         self.existing_files.update(scan_sql.previous_files(self.store, known))
         self.existing_transcripts.update(scan_sql.previous_transcripts(self.store, known))
@@ -499,41 +566,28 @@ class _ModelPass:
             kind = kinds[rel] = _classify_cached(rel, frozen)
         return kind
 
-    def _stat_sig(self, directory: str, frozen: frozenset[str]) -> str | None:
+    def _stat_sig(self, dir_fd: int | None, cid: str, directory: str, row: tuple) -> str | None:
         """stat_signature of the answer folder as it is now, None when only the
         full walk can tell (a link, something that cannot be read). Every file
-        is stat'ed: an edit in place keeping the size still moves the mtime.
-        The walk is walk_answer's, cut to what this needs (no sorting, no Paths,
-        the common case first): it runs over every file of every answer at each
-        rescan, and its own work was most of one."""
+        is stat'ed (an edit in place keeping the size still moves the mtime),
+        by the folder's stored listing while its folders are as they were
+        (answer_stat.py); a listing taken anew is kept (stat_walks)."""
+        frozen = self.data_files(cid)[1]
         status_of = None if self.git.top is None else self.git.status_in(Path(directory))
         kinds = self._kinds.get(frozen)
         if kinds is None:
             kinds = self._kinds[frozen] = {}
-        parts: list[str] = []
-        append = parts.append
-        stack = [("", directory)]
-        try:
-            while stack:
-                prefix, directory = stack.pop()
-                with os.scandir(directory) as it:
-                    for entry in it:
-                        if entry.is_file(follow_symlinks=False):  # a regular file (from the listing's d_type)
-                            rel = prefix + entry.name
-                            st = entry.stat(follow_symlinks=False)
-                            kind = kinds.get(rel) or self.kind_by_name(rel, frozen)
-                            git_status = status_of(rel) if status_of is not None else ""
-                            # stat_part's text, inline (60,000 calls at bench/scale.py's size)
-                            append(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{git_status or ''}\0{kind}")
-                        elif entry.is_dir(follow_symlinks=False):
-                            name = entry.name
-                            if name not in {"__pycache__", ".git"} and not name.startswith("."):
-                                stack.append((prefix + name + "/", entry.path))
-                        elif entry.is_symlink():
-                            return None  # a link's facts are its target's: the full walk
-                        # fifos, sockets: never indexed
-        except OSError:
-            return None  # the full walk names what cannot be read
+
+        def kind_of(rel: str) -> str:
+            return kinds.get(rel) or self.kind_by_name(rel, frozen)
+
+        parts = parts_from_listing(dir_fd, cid, row[8], kinds, kind_of, status_of) if row[8] and dir_fd is not None else None
+        if parts is None:
+            parts, listing = walk_parts(directory, kind_of, status_of)
+            if parts is None:
+                return None
+            if listing is not None and listing != row[8]:
+                self.stat_walks.append((listing, row[0]))
         return stat_signature(parts, frozen)
 
     def store_model(self, model: str, rel_model: str, answers: list, handle: tuple, chats: dict) -> None:
@@ -563,7 +617,7 @@ class _ModelPass:
             status = _answer_status(result, model, cid, facts, transcripts, data_files)
             values = (rel_folder, status, len(facts), len(all_transcripts), sum(f.size for f in facts), 1,
                       self._written_sig(folder, listed, facts, links, cid))
-            if row is None or row[1:] != values:  # an unchanged answer is not written (last_seen: mark_seen)
+            if row is None or row[1:8] != values:  # an unchanged answer is not written (last_seen: mark_seen)
                 self.answer_updates.append((*values, self.stamp, answer_id))
             result.files += len(facts)
             result.transcripts += len(all_transcripts)

@@ -157,3 +157,19 @@ def test_a_challenge_whose_data_files_change_has_its_answers_looked_into(tmp_pat
     assert r.unchanged == 2  # the backwards answers; the three kv answers are looked into
     status = {x["model"]: x["status"] for x in store.query("select model, status from answers where challenge = 'kv'")}
     assert status == {"a": "no_answer", "b": "no_answer", "c": "no_answer"}
+
+
+def test_an_answer_folder_removed_alone_takes_its_duplicate_warning_with_it(tmp_path, monkeypatch):
+    # the duplicate and drift rows are read beside the stat calls, before the answer is marked gone
+    monkeypatch.setattr(scan_mod, "STAT_THREADS", 2)
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    assert ("duplicate_file", "b/backwards/ln.py") in warned(scan_workbench(wb, store))
+    import shutil
+
+    shutil.rmtree(tmp_path / "models" / "b" / "backwards")
+    r = scan_workbench(wb, store)
+    assert r.unchanged == 4 and "duplicate_file" not in {w.kind for w in r.warnings}
+    # and the prompt drift of an answer gone
+    shutil.rmtree(tmp_path / "models" / "c" / "kv")
+    assert "prompt_drift" not in {w.kind for w in scan_workbench(wb, store).warnings}

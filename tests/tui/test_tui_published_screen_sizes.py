@@ -225,3 +225,39 @@ async def test_a_big_deck_makes_cells_only_of_the_rows_in_view(demo_wb, monkeypa
         assert table.cursor_row == 599 - page
         assert round(table.scroll_y) <= table.cursor_row < round(table.scroll_y) + page
     assert app.errors == []
+
+
+async def test_the_comparison_is_worked_out_once_per_store_change(demo_wb, deck, monkeypatch):
+    """Opening the screen again with nothing written since shows the comparison worked out
+    the first time; any write to the store (here by another connection), or ctrl+r, works
+    it out anew. An answer's view is kept apart from the whole deck's."""
+    from benchtui.store.database import Store
+
+    calls = []
+    monkeypatch.setattr(compare, "compare", lambda store, **kw: calls.append(kw) or deck_data(deck))
+    app = BenchApp(demo_wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+
+        async def open_and_leave(model=None, challenge=None) -> int:
+            app.open_published(model, challenge)
+            await settle(app, pilot)
+            listed = app.screen.query_one("#published-table", VirtualTable).row_count
+            assert listed == sum(model is None or r.model == model for r in deck)
+            await pilot.press("escape")
+            await settle(app, pilot)
+            return len(calls)
+
+        assert await open_and_leave() == 1
+        assert await open_and_leave() == 1  # nothing written: the kept comparison
+        assert await open_and_leave(deck[0].model, deck[0].challenge) == 2  # another view
+        assert await open_and_leave() == 1 + 1  # the whole deck's still kept beside it
+        with Store(demo_wb.store_path) as store, store.conn:  # a run finished in another terminal
+            store.execute("insert into runs (model, challenge, status, verdict) values ('elsewhere', 'x', 'done', 'pass')")
+        assert await open_and_leave() == 3
+        app.open_published()
+        await settle(app, pilot)
+        await pilot.press("ctrl+r")
+        await settle(app, pilot)
+        assert len(calls) == 4
+    assert app.errors == []

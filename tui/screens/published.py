@@ -20,6 +20,7 @@ from __future__ import annotations
 from benchtui.decks.compare import shape_figures
 from benchtui.tui.glyphs import HACK_MARK, verdict_text
 from benchtui.tui.screens.base import COMPACT_FOOTER_BELOW, GuardedScreen
+from benchtui.tui.store_watch import store_fingerprint
 from benchtui.tui.widgets.footer import KeysFooter
 from benchtui.tui.widgets.title_bar import TitleBar
 from benchtui.tui.widgets.virtual_table import VirtualTable
@@ -144,17 +145,15 @@ def column_widths(rows: list[dict]) -> list[int]:
     """The widest text of each column over ``rows`` (names whole), as row_cells writes
     it: from the distinct texts of each column, so 10,000 rows cost a pass over dicts,
     no Text built per row."""
-    seen: list[set] = [set() for _ in COLUMNS]
-    for r in rows:
-        seen[0].add(r["model"] or "(no answer)")
-        seen[1].add(r["challenge"])
-        seen[2].add(r["deck_verdict"] or "—")
-        seen[3].add((r["verdict"], tuple(r.get("flags") or ())))
-        seen[4].add(r["agreement"])
-        seen[5].add(notes_text(r))
-        seen[6].add(_pf(r["deck_figure"]))
-        seen[7].add(_pf(r["figure"]))
-    seen[3] = {benchtui_cell({"verdict": v, "flags": list(f)}).plain for v, f in seen[3]}
+    flagged = {(r["verdict"], tuple(r.get("flags") or ())) for r in rows}
+    seen: list[set] = [
+        {r["model"] or "(no answer)" for r in rows}, {r["challenge"] for r in rows},
+        {r["deck_verdict"] or "—" for r in rows},
+        {benchtui_cell({"verdict": v, "flags": list(f)}).plain for v, f in flagged},
+        {r["agreement"] for r in rows},
+        {notes_text(r) for r in rows if r["annotations"]} | ({"—"} if any(not r["annotations"] for r in rows) else set()),
+        # each distinct figure formatted once
+        {_pf(v) for v in {r["deck_figure"] for r in rows}}, {_pf(v) for v in {r["figure"] for r in rows}}]
     return [max(map(cell_len, texts), default=0) for texts in seen]
 
 
@@ -173,6 +172,31 @@ def name_cells(widths: list[int], width: int) -> int:
     every = left(len(COLUMNS))
     names = every if every >= NAME_CELLS[0] else left(COLUMNS.index("annotation") + 1)
     return max(NAME_CELLS[0], min(NAME_CELLS[1], names))
+
+
+KEPT_VIEWS = 2  # the comparisons kept on the app: the whole deck's, and the answer last looked at
+
+
+def kept_comparison(app, view: tuple, fingerprint) -> tuple | None:
+    """The comparison (data, rows, widths) of ``view`` (challenge, model) kept on the app
+    for the store as it is now (``fingerprint``: store_watch.store_fingerprint), or None."""
+    kept = getattr(app, "published_kept", {}).get(view)
+    return kept[1] if kept is not None and fingerprint is not None and kept[0] == fingerprint else None
+
+
+def keep_comparison(app, view: tuple, fingerprint, comparison: tuple) -> None:
+    """Keep ``view``'s comparison for the store at ``fingerprint``; any write since makes it
+    stale (the fingerprint moves). Not kept: one listing a run in flight (whether its process
+    is alive is not in the store), or a store that cannot say its fingerprint."""
+    data = comparison[0]
+    if fingerprint is None or (data and data["overall"].get("in_flight")):
+        return
+    kept = dict(getattr(app, "published_kept", {}))
+    kept.pop(view, None)
+    kept[view] = (fingerprint, comparison)
+    while len(kept) > KEPT_VIEWS:
+        kept.pop(next(iter(kept)))
+    app.published_kept = kept  # replaced whole: the main thread reads it (kept_comparison) from a worker too
 
 
 class PublishedScreen(GuardedScreen):
@@ -234,24 +258,36 @@ class PublishedScreen(GuardedScreen):
         self.call_after_refresh(self.query_one("#published-table", VirtualTable).scroll_cursor_into_view)
 
     def action_reload(self) -> None:
-        self.load()
+        self.load(cached=False)
 
     @work(thread=True, exclusive=True, group="published-load")
-    def load(self) -> None:
-        """The comparison, the rows this screen lists and their columns' widths, off the UI thread."""
+    def load(self, cached: bool = True) -> None:
+        """The comparison, the rows this screen lists and their columns' widths, off the UI
+        thread: worked out once per store change (kept on the app, keep_comparison), so
+        opening the screen again, or going back to it, costs no comparison; ctrl+r works
+        it out anew."""
         try:
-            from benchtui.decks.compare import compare, narrowed
-
-            with self.app.open_store() as store:
-                data = None if "deck_results" not in store.table_names() else compare(store, challenge=self.challenge)
-                if data is not None and self.model is not None:  # one answer's: the deck's lines about its runs
-                    data["imports"] = narrowed(store, data["imports"], [r for r in data["answers"] if r["model"] == self.model])
-            rows = [r for r in data["answers"] if self.model is None or r["model"] == self.model] if data else []
-            widths = column_widths(rows)
+            view = (self.challenge, self.model)
+            fingerprint = self.app.call_from_thread(store_fingerprint, self.app)  # the app's connection, on its thread
+            kept = kept_comparison(self.app, view, fingerprint) if cached else None
+            if kept is None:
+                kept = self.compare()
+                keep_comparison(self.app, view, fingerprint, kept)
+            data, rows, widths = kept
         except Exception as exc:
             self.post_message(self.Loaded(None, f"{type(exc).__name__}: {exc}"))
             return
         self.post_message(self.Loaded(data, rows=rows, widths=widths))
+
+    def compare(self) -> tuple[dict | None, list[dict], list[int]]:
+        from benchtui.decks.compare import compare, narrowed
+
+        with self.app.open_store() as store:
+            data = None if "deck_results" not in store.table_names() else compare(store, challenge=self.challenge)
+            if data is not None and self.model is not None:  # one answer's: the deck's lines about its runs
+                data["imports"] = narrowed(store, data["imports"], [r for r in data["answers"] if r["model"] == self.model])
+        rows = [r for r in data["answers"] if self.model is None or r["model"] == self.model] if data else []
+        return data, rows, column_widths(rows)
 
     def on_published_screen_loaded(self, message: Loaded) -> None:
         summary = self.query_one("#published-summary", WrappedText)

@@ -65,7 +65,8 @@ class RunState:
     n_shapes: int
     too_slow: bool
     stalled: bool  # a call did not return within what was left of the run's limit
-    window_sizing: dict[str, Any]  # the shape being timed: its window's calls, by time and by bytes
+    window_sizing: dict[str, Any] | None  # the shape being timed: its window's calls, by time and by bytes
+    window_held: dict[str, Any] | None  # the shape being timed: what its fullest window held in the checker, measured
 
 
 def as_list(expected: Any) -> list[Any]:

@@ -10,6 +10,7 @@ peak fractions by the deck's formulas; a gap between the two times is flagged.
 """
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -95,6 +96,7 @@ class Timed(Checking):
             waits.stop(calls)
         if ledger is not None:
             ledger.after()
+        self.note_held(planned, replies)
         own = []
         for j, ((seed, inputs, expected, record, _), got) in enumerate(zip(planned, replies)):
             try:
@@ -103,6 +105,19 @@ class Timed(Checking):
                 c.details["where"] = {"shape": label, "seed": seed, "case": "nominal", "window": tag, "call": j}
                 c.fail(f"{exc.requirement}: {label}, timed window {tag} call {j} (seed {seed}): {exc}")
         return wall, own
+
+    def note_held(self, planned: list[Any], replies: list[Any]) -> None:
+        """What a window holds in this process at its fullest (its calls' inputs, reference
+        outputs, the bytes handed over and the replies, read before any is verified or let go):
+        the bytes of every distinct buffer among them, and the kernel's count of this process's
+        resident memory at that moment; the most over the shape's windows is kept."""
+        held = self.__dict__.get("_held")
+        if held is None:
+            return
+        held["bytes"] = max(held["bytes"], held_bytes(self.torch, [planned, replies]))
+        rss = resident_mib()
+        if rss is not None:
+            held["rss_mib"] = max(held["rss_mib"] or 0.0, rss)
 
     def timing(self, ref: Any, index: int, label: str, shape: dict[str, Any]) -> None:
         """The timed windows at one shape, every output verified (``timed_outputs``); then,
@@ -116,6 +131,8 @@ class Timed(Checking):
         cap = int(suite.threshold("window_calls_max", TT.MAX_WINDOW_CALLS))
         cap_bytes = int(suite.threshold("window_bytes_max", TT.MAX_WINDOW_BYTES))
         walls, own = [], []
+        self.window_sizing = None
+        held = self._held = {"bytes": 0, "rss_mib": None, "rss_mib_before": resident_mib()}
         ledger = self._ledger = offclock.CpuLedger(*self.cpu_reader())
         waits = self._waits = contention.RunQueueWait(self.wait_reader())
         try:
@@ -161,6 +178,8 @@ class Timed(Checking):
         finally:
             self.__dict__.pop("_ledger", None)
             self.__dict__.pop("_waits", None)
+            self.__dict__.pop("_held", None)
+        self.window_held = held
         if c.verdict != PASS or not walls:
             return
         fig = TT.figure(TT.per_call(walls, empty), empty, module_timing.TIMED_BY)
@@ -255,12 +274,15 @@ class Timed(Checking):
                    "off_clock": ledger.details(), "worked_off_the_clock": worked_off,
                    "below_the_answer_s_own": below, "window_sizing": self.__dict__.get("window_sizing"),
                    "checker_peak_rss_mib": checker_peak_rss_mib(),
-                   "checker_peak_read_by": "the kernel's peak resident size of the checker's process (ru_maxrss)"}
+                   "checker_peak_read_by": "the kernel's peak resident size of the checker's process (ru_maxrss)",
+                   "checker_window_memory": window_memory(self.__dict__.get("window_held")),
+                   "no_figure": no_figure(fig, worked_off, self.__dict__.get("window_sizing"), own)}
         off = ledger.details()
         message = (f"{label}: worked off the clock: {off['off_clock_cpu_ms']:.4g} ms of the answer's CPU time while no "
                    f"call was in flight, over {off['intervals']} intervals (allowed {off['allowance_ms']:.3g} ms, read by "
                    f"the kernel): no figure, never ranked; the windows read {TT.describe(fig)}" if worked_off
-                   else f"{label}: {TT.describe(fig)} (trusted)")
+                   else f"{label}: {TT.describe(fig)} (trusted)" if fig["resolved"]
+                   else f"{label}: {unresolved_text(details['no_figure'])}")
         message += (f" vs {published:.4g} ms as published (the answer's word)"
                    + (f"; peak_fraction {frac:.3g} of the deck's {spec.peak.get('hardware', 'peak')}" if frac is not None else "")
                    + (f", {frac_dev:.3g} of this {dev[0]}" if dev and frac_dev is not None else ""))
@@ -285,6 +307,86 @@ def call_bytes(torch: Any, inputs: list[Any], expected: Any) -> int:
         return sum(int(x.numel() * x.element_size()) for x in leaves if isinstance(x, torch.Tensor))
 
     return 2 * nbytes(list(inputs)) + 2 * nbytes(expected)
+
+
+def no_figure(fig: dict[str, Any], worked_off: bool, sizing: dict[str, Any] | None,
+              own: list[float]) -> dict[str, Any] | None:
+    """Why a shape has no trusted time, with what the windows read (None where it has one):
+    the answer worked off the clock, or the windows did not resolve its call, a median at or
+    below the empty window's jitter per call; then the window's size and what limited it (a
+    window cut to few calls by the bytes the checker may hold stands little above the empty
+    one), and the answer's own clock, which a call the windows did not resolve may exceed."""
+    if fig["resolved"] and not worked_off:
+        return None
+    raw, iqr = fig.get("raw_median_s"), fig.get("iqr_s")
+    return {"why": "worked off the clock" if worked_off else "at or below the resolution",
+            "measured": False, "ranked": False,
+            "raw_median_ms": raw * 1e3 if isinstance(raw, float) and math.isfinite(raw) else None,
+            "resolution_ms": fig["resolution_s"] * 1e3,
+            "windows_iqr_ms": iqr * 1e3 if isinstance(iqr, float) and math.isfinite(iqr) else None,
+            "windows": fig["windows"], "calls_per_window": fig["calls_per_window"],
+            "calls_by_time": (sizing or {}).get("calls_by_time"), "limited_by": (sizing or {}).get("limited_by"),
+            "answer_own_median_ms": statistics.median(own) if own else None}
+
+
+def unresolved_text(why: dict[str, Any]) -> str:
+    """A shape's time the windows did not resolve, said plainly: not measured, not ranked, and
+    no claim that the call is fast."""
+    calls, raw = why["calls_per_window"], why["raw_median_ms"]
+    text = ("not measured: the windows less the empty window read a median of "
+            + (f"{raw:.4g} ms" if raw is not None else "nothing") + " a call, at or below the resolution of "
+            f"{why['resolution_ms']:.3g} ms (the empty window's jitter over its {calls} call{'' if calls == 1 else 's'}),"
+            " so the windows did not resolve the call: no figure, not ranked")
+    if why["limited_by"] == "bytes":
+        text += (f"; a window held {calls} call{'' if calls == 1 else 's'}, cut from the {why['calls_by_time']} "
+                 "its time asked for by the bytes the checker may hold")
+    if why["answer_own_median_ms"] is not None:
+        text += (f"; the answer's own clock read {why['answer_own_median_ms']:.4g} ms a forward (its word): "
+                 "an unresolved call is not a fast one")
+    return text
+
+
+def window_memory(held: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the fullest timed window held in the checker, measured there."""
+    if held is None:
+        return None
+    return {"held_mib": round(held["bytes"] / (1 << 20), 3), "held_bytes": held["bytes"],
+            "rss_mib_at_fullest_window": held["rss_mib"], "rss_mib_before_windows": held["rss_mib_before"],
+            "read_by": ("the checker: the bytes of the distinct buffers its window holds (inputs, reference outputs, "
+                        "bytes handed over, replies) before any is verified, and its resident memory then "
+                        "(/proc/self/statm, the kernel's count)")}
+
+def held_bytes(torch: Any, values: Any) -> int:
+    """The bytes of the distinct buffers (tensors and arrays) inside ``values`` (lists, tuples
+    and dicts walked): a view counted once, by where its buffer starts."""
+    import numpy as np
+
+    seen: dict[int, int] = {}
+    stack = [values]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, dict):
+            stack.extend(x.values())
+        elif isinstance(x, (list, tuple)):
+            stack.extend(x)
+        elif isinstance(x, torch.Tensor):
+            seen[x.data_ptr()] = max(seen.get(x.data_ptr(), 0), int(x.numel() * x.element_size()))
+        elif isinstance(x, np.ndarray):
+            at = int(x.__array_interface__["data"][0])
+            seen[at] = max(seen.get(at, 0), int(x.nbytes))
+    return sum(seen.values())
+
+
+def resident_mib() -> float | None:
+    """This process's resident memory now, as the kernel counts it (/proc/self/statm)."""
+    try:
+        import os
+
+        with open("/proc/self/statm", encoding="ascii") as f:
+            pages = int(f.read().split()[1])
+        return round(pages * os.sysconf("SC_PAGE_SIZE") / (1 << 20), 1)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def checker_peak_rss_mib() -> float | None:
