@@ -1,10 +1,14 @@
 """What the module harness's trusted time resolves on this machine's CPU.
 
-Writes a small KernelBench-shaped challenge (a Linear then a ReLU) and three
-right answers to it that spend about 1 ms, 10 ms and 100 ms a call
-(sleeping in their forward), runs each through the module harness on the
-CPU (the local path: the checks here, the answer in a child process), and
-prints JSON, per answer:
+Writes a small KernelBench-shaped challenge (a Linear then a ReLU) and right
+answers to it that spend about 1 ms, 10 ms and 100 ms a call in their forward,
+two of each kind (``--kind``): ``spin`` keeps its CPU busy for that long (a
+loop on the clock: as a CPU kernel computes) and ``sleep`` sleeps (its CPU
+given away, the process woken when the time is up: on a VM or a busy machine
+that wake-up, and the caches others cooled meanwhile, land on the harness's
+work after the forward, which no empty window reproduces). Runs each through
+the module harness on the CPU (the local path: the checks here, the answer in
+a child process), and prints JSON, per answer:
 
 - ``trusted_ms``: the checker's figure (its clock around windows of whole
   cycles, less the empty window, per call; null when at or below the
@@ -35,7 +39,7 @@ fullest window held (counted by the checker) and its resident memory then,
 and its peak resident memory (``ru_maxrss``: this process's, which ran the
 checker).
 
-    python bench/timing_resolution.py [--windows 10] [--ms 1 10 100] [--large-mib 64]
+    python bench/timing_resolution.py [--windows 10] [--ms 1 10 100] [--kind spin sleep] [--large-mib 64]
 """
 from __future__ import annotations
 
@@ -71,6 +75,11 @@ def get_init_inputs():
     return [64, 32]
 '''
 
+WAITS = {
+    "sleep": "time.sleep({seconds!r})",
+    "spin": "until = time.perf_counter() + {seconds!r}\n        while time.perf_counter() < until:\n            pass",
+}
+
 ANSWER = '''import time
 
 import torch
@@ -83,7 +92,7 @@ class ModelNew(nn.Module):
         self.gemm = nn.Linear(in_features, out_features)
 
     def forward(self, x):
-        time.sleep({seconds!r})
+        {wait}
         return torch.clamp_min(torch.addmm(self.gemm.bias, x, self.gemm.weight.t()), 0.0)
 '''
 
@@ -236,7 +245,8 @@ def large_inputs(root: Path, windows: int, mib: float, cap_bytes: int | None, na
     return {"mib_a_call": mib, "window_bytes_max": cap_bytes or "default", "answers": rows}
 
 
-def write(root: Path, windows: int, ms_list: list[float]) -> tuple[Path, dict[float, Path]]:
+def write(root: Path, windows: int, ms_list: list[float],
+          kinds: tuple[str, ...] = ("sleep",)) -> tuple[Path, dict[tuple[str, float], Path]]:
     challenge = root / "challenges" / "timing_resolution"
     challenge.mkdir(parents=True)
     (challenge / "conformance.py").write_text("from benchtui.verify.module.suite import run  # noqa: F401\n")
@@ -244,11 +254,13 @@ def write(root: Path, windows: int, ms_list: list[float]) -> tuple[Path, dict[fl
     (challenge / "reference.py").write_text(REFERENCE)
     (challenge / "challenge.toml").write_text(TOML.format(windows=windows))
     answers = {}
-    for ms in ms_list:
-        folder = root / "answers" / f"sleep_{ms:g}ms"
-        folder.mkdir(parents=True)
-        (folder / "solution.py").write_text(ANSWER.format(seconds=ms / 1e3))
-        answers[ms] = folder
+    for kind in kinds:
+        for ms in ms_list:
+            folder = root / "answers" / f"{kind}_{ms:g}ms"
+            folder.mkdir(parents=True)
+            wait = WAITS[kind].format(seconds=ms / 1e3)
+            (folder / "solution.py").write_text(ANSWER.replace("{wait}", wait))
+            answers[(kind, ms)] = folder
     return root / "challenges", answers
 
 
@@ -292,13 +304,15 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--windows", type=int, default=10, help="timed windows per answer (default 10)")
     p.add_argument("--ms", type=float, nargs="+", default=[1.0, 10.0, 100.0], help="each answer's time a call")
+    p.add_argument("--kind", nargs="+", choices=sorted(WAITS), default=["spin", "sleep"],
+                   help="how each answer spends its time: spin (busy, as a CPU kernel) and/or sleep")
     p.add_argument("--quick", action="store_true", help="small sizes, one round, no goal asserted: the test suite runs it so the script cannot rot")
     p.add_argument("--large-mib", type=float, default=None,
                    help="also run a fast and an honest answer on inputs of this many MiB a call (the deck's: 64)")
     a = p.parse_args()
     cap_bytes = None
     if a.quick:
-        a.windows, a.ms = 2, [1.0]
+        a.windows, a.ms, a.kind = 2, [1.0], ["spin"]
         # the large-input path at 1 MiB a call, its window capped at one call's bytes (4 MiB)
         a.large_mib, cap_bytes = 1.0, 4 << 20
     sys.path.insert(0, str(REPO))
@@ -307,8 +321,8 @@ def main() -> int:
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="benchtui-timing-resolution-") as tmp:
-        challenges, answers = write(Path(tmp), a.windows, a.ms)
-        for ms, folder in answers.items():
+        challenges, answers = write(Path(tmp), a.windows, a.ms, tuple(a.kind))
+        for (kind, ms), folder in answers.items():
             start = time.perf_counter()
             result = run_local("timing_resolution", folder, challenges_dir=challenges, seed=int.from_bytes(os.urandom(8), "little"))
             checks = {c["name"]: c for c in result["checks"]}
@@ -317,12 +331,13 @@ def main() -> int:
             trusted = t.get("trusted_ms")
             forward = statistics.median(own) if own else None
             rows.append({
-                "answer_ms_a_call": ms, "verdict": result["verdict"],
+                "answer_ms_a_call": ms, "kind": kind, "verdict": result["verdict"],
                 "trusted_ms": trusted, "answer_forward_median_ms": forward,
                 "trusted_over_forward": trusted / forward if trusted and forward else None,
                 "resolution_ms": t.get("resolution_ms"), "calls_per_window": t.get("calls_per_window"),
                 "windows": (t.get("trusted") or {}).get("windows"),
                 "empty_cycle_ms": _ms((t.get("empty_cycle") or {}).get("s", 0.0)) if t else None,
+                "empty_window_served_by": (t.get("empty_cycle") or {}).get("served_by"),
                 "trusted_iqr_ms": _ms((t.get("trusted") or {}).get("iqr_s", 0.0)) if t else None,
                 "off_clock": t.get("off_clock"),
                 "run_queue_wait": t.get("run_queue_wait"),

@@ -88,13 +88,37 @@ def pytest_runtest_makereport(item, call):
 
 PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_tests"
 PUBLISHED_SEED = 20261123
+# The speed scenarios of the published run, as the challenge tests size them: each is timed
+# for an ``info`` figure that no test reads (its minimum trials still run, so an answer that
+# raises there still gets its error), and at the shipped sizes the trials took about a quarter
+# of the run's CPU (a pure-Python kv cache takes seconds a trial). The shipped sizes stay
+# exercised end to end by the demo matrix (tests/runner/test_demo_matrix.py).
+PUBLISHED_SPEED = {
+    "backwards": {"speed_shape": "[2, 16, 64]"},
+    "flash_attention": {"speed_shape": "[1, 1, 128, 32]", "speed_tile": "64"},
+    "flash_attention_bwd": {"speed_shape": "[1, 1, 128, 32]"},
+    "kv": {"speed_lengths": "[20, 12, 28, 6]", "speed_heads": "2", "speed_head_dim": "8", "speed_steps": "4"},
+    "top_p": {"speed_shape": "[2, 64]"},
+}
+
+
+def set_thresholds(toml: Path, values: dict[str, str]) -> None:
+    """Replace ``key = ...`` lines of a challenge.toml; a key not found once fails loudly."""
+    import re
+
+    text = toml.read_text()
+    for key, value in values.items():
+        text, n = re.subn(rf"(?m)^{key}\s*=.*$", f"{key} = {value}", text)
+        assert n == 1, f"{key} not found once in {toml}"
+    toml.write_text(text)
 
 
 @pytest.fixture(scope="session")
 def published_run(tmp_path_factory):
     """The real published benchmark (beside the repository) on a scratch copy: scanned,
     every answer run in the sandbox (2 jobs, no self-check, a fixed seed) with the
-    shipped adapters, the README's grades imported. It takes minutes, so it runs once
+    shipped adapters and the bundled challenges (their speed scenarios shrunk:
+    PUBLISHED_SPEED), the README's grades imported. It takes minutes, so it runs once
     per worker: tests that read it carry ``xdist_group("published_run")``."""
     if not PUBLISHED.is_dir():
         pytest.skip(f"the published benchmark is not at {PUBLISHED}")
@@ -113,6 +137,10 @@ def published_run(tmp_path_factory):
         pytest.skip("pinned verdicts are for a machine without an NVIDIA GPU (fuse would run for real)")
     root = tmp_path_factory.mktemp("published") / "llm_programming_tests"
     shutil.copytree(PUBLISHED, root, symlinks=True)
+    assert not (root / "challenges").exists(), "the published benchmark ships its own challenges folder"
+    shutil.copytree(REPO / "challenges", root / "challenges", ignore=shutil.ignore_patterns("__pycache__"))
+    for cid, values in PUBLISHED_SPEED.items():
+        set_thresholds(root / "challenges" / cid / "challenge.toml", values)
     wb = find_workbench(str(root), None, Path.cwd())
     with Store(wb.store_path) as store:
         scan = scan_workbench(wb, store, index_transcripts=False)

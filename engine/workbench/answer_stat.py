@@ -22,6 +22,8 @@ import time
 from collections.abc import Callable
 
 RACY_NS = 2_000_000_000
+# stat relative to an open folder (fstatat): POSIX systems; elsewhere each answer is listed
+DIR_FD = os.stat in os.supports_dir_fd and hasattr(os, "O_DIRECTORY")
 # A listing: one record a line; a folder's is "/inode:ctime_ns/" and its relative
 # prefix ("" or "sub/"), the others are file relpaths (which never start with "/")
 _FOLDER = "/"

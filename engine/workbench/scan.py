@@ -25,7 +25,7 @@ from benchtui.store.database import Store, now_iso
 from benchtui.text.caps import BINARY_TEXT, BINARY_TRANSCRIPT, EMPTY_TRANSCRIPT, TEXT_CAP_BYTES, over_cap
 from benchtui.text.suggest import close_names
 from benchtui.transcripts.sniff import HEAD_BYTES, sniff_format, sniff_head
-from benchtui.workbench.answer_stat import parts_from_listing, walk_parts
+from benchtui.workbench.answer_stat import DIR_FD, parts_from_listing, walk_parts
 from benchtui.workbench.gitinfo import read_git
 from benchtui.workbench.layout import Workbench
 from benchtui.workbench.strays import MOST_NAMED, OUTSIDE_KIND, Stray, known_prompts, list_strays, match_prompt, read_chat
@@ -482,6 +482,10 @@ class _ModelPass:
                 if (row := self.existing_answers.get((model, cid))) is not None and row[7] is not None]
         if not todo:
             return answer_dirs, sigs
+        if not DIR_FD:  # no stat relative to a folder here: each answer listed
+            for cid, directory, row in todo:
+                sigs[cid] = self._stat_sig(None, cid, directory, row)
+            return answer_dirs, sigs
         try:
             dir_fd = os.open(model_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
@@ -562,7 +566,7 @@ class _ModelPass:
             kind = kinds[rel] = _classify_cached(rel, frozen)
         return kind
 
-    def _stat_sig(self, dir_fd: int, cid: str, directory: str, row: tuple) -> str | None:
+    def _stat_sig(self, dir_fd: int | None, cid: str, directory: str, row: tuple) -> str | None:
         """stat_signature of the answer folder as it is now, None when only the
         full walk can tell (a link, something that cannot be read). Every file
         is stat'ed (an edit in place keeping the size still moves the mtime),
@@ -577,7 +581,7 @@ class _ModelPass:
         def kind_of(rel: str) -> str:
             return kinds.get(rel) or self.kind_by_name(rel, frozen)
 
-        parts = parts_from_listing(dir_fd, cid, row[8], kinds, kind_of, status_of) if row[8] else None
+        parts = parts_from_listing(dir_fd, cid, row[8], kinds, kind_of, status_of) if row[8] and dir_fd is not None else None
         if parts is None:
             parts, listing = walk_parts(directory, kind_of, status_of)
             if parts is None:

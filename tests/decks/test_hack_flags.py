@@ -63,7 +63,13 @@ def planted(tmp_path_factory) -> tuple[Path, int, str]:
     return root, code, out.getvalue()
 
 
+# the tests that read the module's one planted run go to one worker together (-n 2): spread
+# over both, each worker would run it
+PLANTED_RUN = pytest.mark.xdist_group("hack_flags_planted")
+
+
 @pytest.mark.sandbox
+@PLANTED_RUN
 def test_run_list_and_results_say_the_flag(planted, capsys):
     root, code, out = planted
     root = str(root)
@@ -86,6 +92,7 @@ def test_run_list_and_results_say_the_flag(planted, capsys):
 
 
 @pytest.mark.sandbox
+@PLANTED_RUN
 def test_the_matrix_and_the_published_screen_show_it_at_80x24(planted, monkeypatch, tmp_path):
     from benchtui.tui.app import BenchApp
     from benchtui.tui.glyphs import HACK_MARK

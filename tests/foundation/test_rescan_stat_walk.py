@@ -111,3 +111,15 @@ def test_a_listing_taken_within_the_clock_grain_of_a_change_is_not_kept(tmp_path
     scan_workbench(wb, store)  # the folders changed a moment ago: an entry added now could keep their ctime
     assert store.query("select count(*) as n from answers where stat_walk is not null")[0]["n"] == 0
     assert scan_workbench(wb, store).unchanged == 3
+
+
+def test_without_stat_relative_to_a_folder_each_answer_is_listed(tmp_path, monkeypatch):
+    monkeypatch.setattr(answer_stat, "RACY_NS", -10**18)
+    monkeypatch.setattr(scan_mod, "DIR_FD", False)  # a system without fstatat
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    assert scan_workbench(wb, store).unchanged == 3
+    later()
+    write(tmp_path / "models" / "a" / "kv" / "sub" / "more.py", "x = 1\n")
+    r = scan_workbench(wb, store)
+    assert (r.unchanged, r.hashed) == (2, 1)

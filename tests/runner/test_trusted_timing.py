@@ -157,6 +157,18 @@ def test_windows_are_sized_above_the_empty_cycle_s_jitter():
     assert TT.window_calls(-1e-5, 1e-4) == 32  # an estimate at or below zero: the most calls
 
 
+def test_a_window_lasts_a_few_milliseconds_of_calls_at_least():
+    """A 1 ms call stands well above a quiet machine's jitter in one call, but a window of one
+    call carries whole what starts it (the answer's process woken after the checker drew the
+    window's inputs): a window holds 5 ms of calls at least, within the cap."""
+    assert TT.window_calls_by_span(1e-3) == 5
+    assert TT.window_calls_by_span(2e-3) == 3
+    assert TT.window_calls_by_span(0.1) == 1
+    assert TT.window_calls_by_span(1e-5) == 32  # capped
+    assert TT.window_calls_by_span(1e-5, cap=8) == 8
+    assert TT.window_calls_by_span(-1e-3) == 32  # an estimate at or below zero: the most calls
+
+
 def test_the_geomean_names_the_shapes_it_leaves_out():
     g, covered, left = TT.geomean({"shape0": 0.25, "shape1": None, "shape2": 1.0, "shape3": 0.0})
     assert g == pytest.approx(0.5) and covered == ["shape0", "shape2"] and left == ["shape1", "shape3"]

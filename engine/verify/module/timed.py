@@ -141,25 +141,33 @@ class Timed(Checking):
                     sample = self.inputs(ref, self._secret("empty", index))
                     expected = self.expect(sample)
                     per_call = call_bytes(self.torch, sample, expected)
-                    stand_in = module_timing.EmptyWindow(str(self.device), encode(sample), expected, self.flush_l2)
+                    stand_in = module_timing.empty_window(str(self.device), encode(sample), expected, self.flush_l2,
+                                                           self.output_limit(as_list(expected)))
                     try:
                         single = stand_in.measure(1)
                         # three windows of one call (verified, not timed) size the windows: each stands
-                        # well above the empty cycle's jitter, and holds at most cap_bytes in this process
+                        # well above the empty cycle's jitter and lasts a few milliseconds at least, and
+                        # holds at most cap_bytes in this process
                         probe = min(self.window(ref, index, f"probe{i}", 1, c, label)[0] for i in range(3))
-                        by_time = TT.window_calls(probe - single["s"], single["iqr_s"], cap=cap)
+                        by_time = max(TT.window_calls(probe - single["s"], single["iqr_s"], cap=cap),
+                                      TT.window_calls_by_span(probe - single["s"], cap=cap))
                         calls = TT.window_calls_by_bytes(by_time, per_call, cap_bytes)
                         self.window_sizing = {"calls_by_time": by_time, "calls": calls, "bytes_per_call": per_call,
                                               "window_bytes_max": cap_bytes,
                                               "limited_by": "bytes" if calls < by_time else "time"}
-                        empty = stand_in.measure(calls)
+                        # the empty window sampled after each timed window (its process idle while the
+                        # answer's runs, and the answer's while it runs), so both see the same machine
+                        stand_in.sample(calls)  # warms its slots
+                        between = []
+                        for w in range(windows):
+                            self.sentinel(ref, index, w, calls, c, label)
+                            wall, o = self.window(ref, index, w, calls, c, label)
+                            walls.append(wall)
+                            own.extend(o)
+                            between.append(stand_in.sample(calls))
+                        empty = stand_in.measure(calls, samples=3, taken=between)
                     finally:
                         stand_in.close()
-                    for w in range(windows):
-                        self.sentinel(ref, index, w, calls, c, label)
-                        wall, o = self.window(ref, index, w, calls, c, label)
-                        walls.append(wall)
-                        own.extend(o)
                 except (BadReply, wire.NotPlain, wire.TooLarge) as exc:
                     c.details["requirement"] = "reply"
                     c.verdict, c.message = ERROR, f"reply: {label}, a timed call: {exc}"

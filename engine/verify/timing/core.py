@@ -27,6 +27,10 @@ CLOCK_TICK_S = time.get_clock_info("perf_counter").resolution
 WINDOW_RATIO = 10.0
 # the most calls one window holds (each of them verified)
 MAX_WINDOW_CALLS = 32
+# a window holds at least this much of the answer's time (by the probe's estimate), so that what
+# starts a window (the answer's process woken after the checker drew the window's inputs and ran
+# its reference, its caches cold) is shared by several calls rather than carried by one or two
+MIN_WINDOW_SPAN_S = 0.005
 # the most bytes a window's calls hold in the checker at once (each call's inputs and the
 # reference's outputs, kept to verify the replies after the clock stops, and the replies):
 # a fast answer on large inputs would otherwise have the checker hold MAX_WINDOW_CALLS of them
@@ -89,6 +93,14 @@ def window_calls(per_call_estimate_s: float, jitter_s: float, ratio: float = WIN
     if not per_call_estimate_s > 0:
         return max(1, int(cap))
     return max(1, min(int(cap), math.ceil(ratio * jitter / per_call_estimate_s)))
+
+
+def window_calls_by_span(per_call_estimate_s: float, span_s: float = MIN_WINDOW_SPAN_S,
+                         cap: int = MAX_WINDOW_CALLS) -> int:
+    """How many calls a window takes so that it lasts at least ``span_s`` (at most ``cap``)."""
+    if not per_call_estimate_s > 0:
+        return max(1, int(cap))
+    return max(1, min(int(cap), math.ceil(float(span_s) / per_call_estimate_s)))
 
 
 def window_calls_by_bytes(calls: int, per_call_bytes: int, cap_bytes: int = MAX_WINDOW_BYTES) -> int:
