@@ -524,8 +524,9 @@ def selection_new_tokens_length(s: Scene) -> None:
     (P + 6 against P + 2 or P + 1) the window closes: F outscores U2, so a search that
     counts them while selecting keeps F and drops U2, and one that counts them while
     ordering ranks G first. Every context a kept beam reaches, under either reading
-    of EOS in the length and either place of the bug, is pinned; the rest is about 9
-    nats or more below."""
+    of EOS in the length and either place of the bug, is pinned; a pinned context's
+    other tokens sit 3.3 nats below its least pinned one at the first step (all
+    candidates there are of one length) and 8 or more after."""
     suite, answer, seqs, eos, vocab = s.suite, s.answer, s.seqs, s.eos, s.vocab
     k, n, alpha, lengths = 3, 8, 1.0, (3, 8, 5)
     sure = -1e-3  # near-certain steps: every other token sits ~13.8 below
