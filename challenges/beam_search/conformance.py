@@ -175,17 +175,22 @@ class Scene:
         return [seqs(item) for item in got] == alt, want
 
 
-def run(suite) -> None:
+def scene(suite) -> Scene:
+    """The answer bound, with what every check of a run shares."""
     h = _harness(suite)
     ref = suite.reference()
     answer = bind_answer(suite, h)
     vocab = answer.conv.vocab
-    timeout = float(suite.threshold("check_timeout_s", 20))
-    tol = float(suite.threshold("score_rel_tol", 1e-9))
     # the vocabulary of the answer's own toy model is the answer's choice: the mock follows it
     suite.reading("model_convention", vocab, message=answer.describe())
     # EOS is fixed, never drawn: an edge it meets is built (eos_id_edges), not met on some seeds
-    s = Scene(suite, h, ref, answer, vocab, vocab // 2, timeout)
+    return Scene(suite, h, ref, answer, vocab, vocab // 2, float(suite.threshold("check_timeout_s", 20)))
+
+
+def run(suite) -> None:
+    s = scene(suite)
+    h, answer, vocab, timeout = s.h, s.answer, s.vocab, s.timeout
+    tol = float(suite.threshold("score_rel_tol", 1e-9))
 
     greedy_k1(s)
     batch_independence(s)
@@ -201,6 +206,7 @@ def run(suite) -> None:
     max_new_tokens_unfinished(s)
     long_beams_log_space(s)
     length_penalty_order(suite, answer, s.core, s.prompts, s.eos, vocab, timeout, s.seqs)
+    selection_new_tokens_length(s)
     smallest_inputs(suite, answer, s.core, s.prompts, s.eos, vocab, timeout, s.seqs, s.matches_reference)
     own_model_contract(suite, h, answer.conv, timeout)
     large_vocabulary(s)
@@ -505,6 +511,57 @@ def length_penalty_order(suite, answer, core, prompts, eos, vocab, timeout, seqs
                   accepted=reading.startswith("EOS"))
 
 
+def selection_new_tokens_length(s: Scene) -> None:
+    """The length penalty's length is the number of new tokens wherever beams are
+    compared: in the selection of each step's K, not only in the returned order.
+    A fixed case, K=3 at alpha=1, on prompts of 3, 8 and 5 tokens in one batch, each
+    item built alike: the prompt offers g (-1.6), a (-2.0) and b (-4.0); [g] and [a]
+    then end (EOS near-certain: finished beams G and F of 2 new tokens, or 1 without
+    EOS), [b] runs on with near-certain tokens to a fork at its 6th token, u1 (total
+    -4.48) and u2 (-5.2), which both end next. At that step, by new tokens,
+    U1 (-0.75) and U2 (-0.87) beat G (-0.8 or -1.6) and F (-1.0 or -2.0): G, U1 and U2
+    are kept, F is dropped, and U1 ranks above G. With the prompt's P tokens counted
+    (P + 6 against P + 2 or P + 1) the window closes: F outscores U2, so a search that
+    counts them while selecting keeps F and drops U2, and one that counts them while
+    ordering ranks G first. Every context a kept beam reaches, under either reading
+    of EOS in the length and either place of the bug, is pinned; a pinned context's
+    other tokens sit 3.3 nats below its least pinned one at the first step (all
+    candidates there are of one length) and 8 or more after."""
+    suite, answer, seqs, eos, vocab = s.suite, s.answer, s.seqs, s.eos, s.vocab
+    k, n, alpha, lengths = 3, 8, 1.0, (3, 8, 5)
+    sure = -1e-3  # near-certain steps: every other token sits ~13.8 below
+    ps = s.prompts("selection-length", lengths)
+    rng = suite.rng("selection-length-ids")
+    overrides: dict[tuple[int, ...], dict[int, float]] = {}
+    for p in ps:
+        g, a, b, *line = (int(t) for t in rng.choice([i for i in range(vocab) if i != eos], size=9, replace=False))
+        u1, u2 = line[4:]
+        trunk = [b] + line[:4]  # b and four near-certain tokens: the fork comes at the 6th new token
+        overrides[tuple(p)] = {g: -1.6, a: -2.0, b: -4.0}
+        overrides[tuple(p + [g])] = overrides[tuple(p + [a])] = {eos: sure}
+        for i in range(1, len(trunk)):
+            overrides[tuple(p + trunk[:i])] = {trunk[i]: sure}
+        fork = -4.48 - (-4.0 + (len(trunk) - 1) * sure)  # U1's total: -4.48; U2's: 0.72 below
+        overrides[tuple(p + trunk)] = {u1: fork, u2: fork - 0.72}
+        overrides[tuple(p + trunk + [u1])] = overrides[tuple(p + trunk + [u2])] = {eos: sure}
+    with suite.check("selection_new_tokens_length", threshold=f"equals reference (K={k}, alpha={alpha:g}, prompts of "
+                     f"{', '.join(map(str, lengths))} tokens)", timeout_s=s.timeout,
+                     requires=("penalty_for_ranking_only", "finished_beams_compete", "new_tokens_only")) as c:
+        core = s.core("selection-length", overrides=overrides)
+        what = (f"finished beams competing with longer unfinished ones (K={k}, alpha={alpha:g}, prompts of "
+                f"{', '.join(map(str, lengths))} tokens)")
+        try:
+            got = answer(core, ps, k, n, alpha, eos)
+        except Exception as exc:
+            _answer_failed(c, exc, what)
+        ok, want = s.matches_reference(core, ps, got, k, n, alpha)
+        c.value = f"{sum(seqs(g) == w for g, w in zip(got, want))}/{len(want)} items match"
+        c.details.update(got=[seqs(item) for item in got], reference=want)
+        c.expect(ok, f"{what}: got {[seqs(item) for item in got]}, reference {want}; the length penalty's length "
+                 "is the new tokens alone (the prompt's tokens never count), in each step's selection of the K "
+                 "kept as in the returned order")
+
+
 def normalisation_case(suite, answer, core, prompts, eos, vocab, timeout, seqs) -> None:
     """A fixed two-step case where normalising the model's output decides the
     beams. The mock's logits are log-probs plus a constant per context, pinned
@@ -718,3 +775,13 @@ def vocab_at_and_below_2k(s: Scene) -> None:
             c.details[f"V={vocab}"] = {"got": [seqs(item) for item in got], "reference": want}
             c.expect(ok, f"{what}: got {[seqs(item) for item in got]}, reference {want}")
         c.value = f"V = {2 * k} and {2 * k - 1} with K={k}"
+
+
+# stages run alone by tests (``run_stages``): the checks a planted bug is about, exactly as in run()
+STAGES: dict[str, Callable[[Scene], None]] = {"selection_new_tokens_length": selection_new_tokens_length}
+
+
+def run_stages(suite, stages) -> None:
+    s = scene(suite)
+    for stage in stages:
+        STAGES[stage](s)

@@ -204,9 +204,9 @@ STAGE_OF = {"ste_gradient": "ste", "linear_backward_dx": "ste", "group_size_hono
             "ternary_block_projections": "layers",
             # judged alone: a whole kv run decodes for tens of seconds in pure Python
             "memory_figure_recomputed": "memory_figure", "decode_to_capacity": "capacity",
-            "causal_default": "causal_default"}
+            "causal_default": "causal_default", "selection_new_tokens_length": "selection_new_tokens_length"}
 # checks of other challenges a planted case runs alone, by their suite's run_stages
-STAGED_CHECKS = {"memory_figure_recomputed", "decode_to_capacity", "causal_default"}
+STAGED_CHECKS = {"memory_figure_recomputed", "decode_to_capacity", "causal_default", "selection_new_tokens_length"}
 STAGED = {"ternary_training"}
 CASES = sorted([(cid, name) for cid, names in VARIANTS.items() for name in names]
                + [(cid, name) for cid, names in WRITTEN.items() for name in names])
@@ -572,6 +572,14 @@ CONTRACT_PLANTED: dict[str, tuple[str, str, str, str, str, str, str]] = {
                                      "n = batch_size * num_heads * max_seq_len * head_dim",
                                      "n = batch_size * num_heads * (max_seq_len - 1) * head_dim", "decode_to_capacity",
                                      "decoding up to the cache's capacity"),
+    # the length penalty's length counted with the prompt's tokens while selecting each step's K
+    # (the returned order still by new tokens): a finished beam then outlasts a longer unfinished
+    # one it should lose to; no case had finished and unfinished beams of other lengths compete
+    # over a prompt of several tokens at a non-zero alpha
+    "prompt_counted_in_selection_length": ("beam_search", "glm5", "beam_search.py",
+                                           "pool.sort(\n                key=lambda b: penalized_score(b[1], len(b[0])),",
+                                           "pool.sort(\n                key=lambda b: penalized_score(b[1], len(prompt) + len(b[0])),",
+                                           "selection_new_tokens_length", "the prompt's tokens never count"),
 }
 
 # judged against this repository's PROMPT.md (deployed beside the answer), not the answer's own
