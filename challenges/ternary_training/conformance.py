@@ -203,7 +203,8 @@ def quantizer_cases(suite, quant, to_answer, g: int):
 
 def check_quantize_levels(suite, quant_cases, g: int, rtol: float) -> None:
     """Each group of g along the input axis holds only -a, 0 and +a."""
-    with suite.check("quantize_levels", requires=("quantizer",), threshold=f"only -a, 0, +a per group of {g} along the input axis") as c:
+    with suite.check("quantize_levels", requires=("quantizer",), threshold=f"only -a, 0, +a per group of {g} along the input axis",
+                     reach=True) as c:
         bad = total = 0
         for _w, proj in quant_cases():
             _, ok = group_levels(proj, g, rtol)
@@ -726,7 +727,7 @@ def check_layers(suite, ref, adapter, g: int, is_mlx: bool) -> None:
     rng = suite.rng("layers")
     for requirement, names in LAYER_GROUPS.items():
         with suite.check(f"ternary_{requirement.removesuffix('_ternary')}", requires=(requirement,),
-                         threshold=f"-s, 0, +s per group of {g}; s = mean |latent|") as c:
+                         threshold=f"-s, 0, +s per group of {g}; s = mean |latent|", reach=True) as c:
             if not built:  # the answer's model, built in its process (an error here is the answer's)
                 built.append(suite.call(make))
             layers = built[0]
@@ -790,7 +791,7 @@ def check_architecture(suite, ref, adapter, g: int, is_mlx: bool):
     for name, depth in ARCH_DEPTHS:
         cfg = {**ARCH_CONFIG, "num_hidden_layers": depth}
         weights = ref.qwen3_weights(rng, cfg, g)
-        with suite.check(name, requires=("architecture",), threshold=tol) as c:
+        with suite.check(name, requires=("architecture",), threshold=tol, reach=True) as c:
             c.details.update({"config": cfg, "tokens": list(ids.shape),
                               "evidence_from": "the answer's model holding the checker's weights, against the "
                               "checker's NumPy Qwen3 with ternary block projections"})
@@ -824,7 +825,7 @@ def check_cached_decoding(suite, ref, adapter, built, g: int, is_mlx: bool) -> N
     n = int(suite.threshold("arch_tokens", 24))
     prefill = int(suite.threshold("decode_prefill", 8))
     ids = suite.rng("decoding").integers(0, SMOKE_VOCAB, size=(1, n)).astype(np.int32)
-    with suite.check("cached_decoding", requires=("architecture",), threshold=tol) as c:
+    with suite.check("cached_decoding", requires=("architecture",), threshold=tol, reach=True) as c:
         full = model_logits(suite, model, ids, is_mlx)
         cache = suite.call(make, model)
         parts = [model_logits(suite, model, ids[:, :prefill], is_mlx, cache=cache)]

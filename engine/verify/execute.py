@@ -18,6 +18,7 @@ from benchtui.records.verdicts import ERROR, FORBIDDEN, INFO, MISSING_DEPENDENCY
 from benchtui.verify import wire
 from benchtui.verify.binding import ADAPTER_MODULE, Unbound, load_module
 from benchtui.verify.monitor import ProcMonitor, RemoteMonitor
+from benchtui.verify.reach_report import record_unreached_code
 from benchtui.verify.static_rules import forbidden_imports
 from benchtui.verify.suite import Suite, describe_exception, missing_package, old_name_message
 
@@ -89,6 +90,10 @@ def run_conformance(conformance: ModuleType, suite: Suite) -> None:
                      details={"package": package})
     except Exception as exc:  # an answer failing at import time lands here
         suite.record("conformance", ERROR, message=describe_exception(exc))
+    try:  # a figure beside the verdict: which copy of the answer's code the checks ran
+        record_unreached_code(suite)
+    except Exception as exc:
+        suite.record("unreached_code", INFO, message=f"not measured: {describe_exception(exc)}")
 
 
 def adapter_lacks(suite: Suite, exc: AttributeError) -> str | None:

@@ -399,3 +399,4 @@ def test_the_window_of_the_answers_own_evaluation_is_a_reading():
     assert read(conf.window_loss(logp_of, data, 64)) == [("reported_loss_window", "64 bytes", True)]
     assert read(conf.window_loss(logp_of, data, 32)) == [("reported_loss_window", "32 bytes", True)]
     assert read(conf.window_loss(logp_of, data, 64) + 0.05) == [("reported_loss_window", "its own", False)]
+

@@ -501,6 +501,32 @@ def test_bug_planted_in_a_real_answer_is_caught(name, planted_results):
     assert control[check]["verdict"] == "pass", (model, check, control[check].get("message"))
 
 
+@pytest.mark.xdist_group("planted-glm5")
+def test_a_copy_of_the_model_no_check_ran_is_named(planted_results):
+    """glm5 ships its Qwen3 model three times: the checks judge run_rerun.py's (its
+    adapter's architecture_model and smoke run), while ternary_model.py's, which its
+    train.py imports, never runs. A bug planted there passes, so the run names that
+    file: a figure (info), the verdict as it was."""
+    result = planted_results("glm5")[UNPLANTED]
+    checks = checks_by_name(result)
+    assert checks["architecture_first_block"]["verdict"] == "pass"  # its smoke run is 2 steps here: no verdict read
+    unreached = checks["unreached_code"]
+    assert unreached["verdict"] == "info"
+    files = {e["file"]: e for e in unreached["details"]["files"]}
+    assert "ternary_model.py" in files, unreached["message"]
+    assert {"TernaryAttention", "TernaryModel"} <= set(files["ternary_model.py"]["definitions"])
+    assert files["ternary_model.py"]["judged"] == ["run_rerun.py"]
+    assert "ternary_model.py defines" in unreached["message"] and "the checks ran run_rerun.py's" in unreached["message"]
+    assert "answer's process" in unreached["details"]["measured_by"]
+
+
+@pytest.mark.xdist_group("planted-demo-careful")
+def test_an_answer_with_one_copy_of_its_model_has_no_unreached_code(planted_results):
+    result = planted_results("demo-careful")[UNPLANTED]
+    assert any(c["details"].get("reach") for c in result["checks"])  # measured, and nothing to name
+    assert "unreached_code" not in checks_by_name(result)
+
+
 # -- One-line bugs planted in real published answers, one per kind of contract a
 # suite left unexercised: each passed the suite before the check beside it (a
 # contract the prompt states that no case exercised, an edge never built). ----
