@@ -215,7 +215,7 @@ def check_quantize_levels(suite, quant_cases, g: int, rtol: float) -> None:
 
 def check_quantize_group_scale(suite, ref, quant_cases, g: int, rtol: float) -> None:
     """Each group's level is its mean |W|."""
-    with suite.check("quantize_group_scale", threshold=rtol, requires=("quantizer",)) as c:
+    with suite.check("quantize_group_scale", reach=True, threshold=rtol, requires=("quantizer",)) as c:
         worst = 0.0
         for w, proj in quant_cases():
             a, _ = group_levels(proj, g, rtol)
@@ -228,7 +228,7 @@ def check_quantize_group_scale(suite, ref, quant_cases, g: int, rtol: float) -> 
 
 def check_quantize_rounding(suite, ref, quant_cases, g: int) -> None:
     """Each weight's ternary code is clip(round(W / s), -1, 1); exact ties may go either way."""
-    with suite.check("quantize_rounding", requires=("quantizer",), threshold="codes = clip(round(W / s), -1, 1)") as c:
+    with suite.check("quantize_rounding", reach=True, requires=("quantizer",), threshold="codes = clip(round(W / s), -1, 1)") as c:
         bad = total = 0
         for w, proj in quant_cases():
             codes, s = ref.ternary_codes(w.astype(np.float64), g)
@@ -244,7 +244,7 @@ def check_quantize_zero_group(suite, ref, quant, to_answer, g: int) -> None:
     """Groups whose weights are all zero (pruned or never trained): their scale is 0 and
     every projected entry exactly 0, never 0/0's NaN; the other groups as usual. Random
     weights never make one."""
-    with suite.check("quantize_zero_group", requires=("quantizer",), threshold="zero groups project to 0, finite") as c:
+    with suite.check("quantize_zero_group", reach=True, requires=("quantizer",), threshold="zero groups project to 0, finite") as c:
         w = test_weights(np.random.default_rng(20261204), (4, 3 * g), g)
         w[0, :g] = 0.0
         w[2, g:2 * g] = 0.0
@@ -285,7 +285,7 @@ def group_size_check(suite, ref, quant, to_answer, g: int, rtol: float) -> None:
     if not kw:
         suite.skip("group_size_honoured", "the quantiser takes no group size parameter", requires=requires)
         return
-    with suite.check("group_size_honoured", threshold=rtol, requires=requires) as c:
+    with suite.check("group_size_honoured", reach=True, threshold=rtol, requires=requires) as c:
         w = test_weights(np.random.default_rng(20261126), (64, 4 * g), other)
         proj = projected_weights(suite.call(quant, to_answer(w), **kw), w.shape, other)
         want = ref.ternary_quantize(w.astype(np.float64), other)
@@ -306,7 +306,7 @@ def group_size_default(suite, ref, quant, to_answer, g: int, rtol: float) -> Non
     if not group_kw(quant, g):
         suite.skip("group_size_default", "the quantiser takes no group size parameter", requires=requires)
         return
-    with suite.check("group_size_default", threshold=rtol, requires=requires) as c:
+    with suite.check("group_size_default", reach=True, threshold=rtol, requires=requires) as c:
         w = test_weights(np.random.default_rng(20261203), (32, 4 * g), g // 2)
         try:
             out = suite.call(quant, to_answer(w))
@@ -337,7 +337,7 @@ def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
     adapter = suite.adapter()
     if is_mlx:
         fn = (getattr(adapter, "ste_quantize", None) if adapter else None) or suite.find(*STE_MLX_NAMES, kind="function") or quant
-        with suite.check("ste_gradient", threshold=tol, requires=("ste",)) as c:
+        with suite.check("ste_gradient", reach=True, threshold=tol, requires=("ste",)) as c:
             # autodiff needs the answer's function, so mx.vjp runs in the answer's process
             grad = suite.answer_side("mlx_vjp", (fn, w, upstream, group_kw(fn, g)))
             c.details["evidence_from"] = "mx.vjp run in the answer's process"
@@ -348,7 +348,7 @@ def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
     fn = (getattr(adapter, "ternary_quantize_backward", None) if adapter else None) or suite.find(*STE_NP_NAMES, kind="function")
     lin = (getattr(adapter, "ternary_linear_backward", None) if adapter else None) or suite.find(*LINEAR_BWD_NAMES, kind="function")
     if fn is not None:
-        with suite.check("ste_gradient", threshold=tol, requires=("ste",)) as c:
+        with suite.check("ste_gradient", reach=True, threshold=tol, requires=("ste",)) as c:
             grad = np.asarray(suite.call(fn, upstream, w, **group_kw(fn, g)), dtype=np.float64)
             err = float(np.max(np.abs(grad - upstream)))
             c.value = err
@@ -364,7 +364,7 @@ def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
     # a layer's backward is checked too where the answer has both: its dx is
     # what trains everything below the layer
     got = {}
-    with suite.check("linear_backward_dw" if fn is not None else "ste_gradient", threshold=1e-4, requires=("ste",)) as c:
+    with suite.check("linear_backward_dw" if fn is not None else "ste_gradient", reach=True, threshold=1e-4, requires=("ste",)) as c:
         dx, dw = suite.call(lin, dy, x, w, **group_kw(lin, g))
         got["dx"] = dx
         want = dy.reshape(-1, w.shape[0]).astype(np.float64).T @ x.reshape(-1, w.shape[1])
@@ -374,7 +374,7 @@ def check_ste(suite, ref, quant, is_mlx: bool, g: int) -> None:
     if "dx" not in got:
         suite.skip("linear_backward_dx", "not run: the layer's backward gave no dx (see the check before)", requires=("ste",))
         return
-    with suite.check("linear_backward_dx", threshold=1e-4, requires=("ste",)) as c:
+    with suite.check("linear_backward_dx", reach=True, threshold=1e-4, requires=("ste",)) as c:
         want = dy.reshape(-1, w.shape[0]) @ ref.ternary_quantize(w.astype(np.float64), g)
         err = float(np.max(np.abs(np.asarray(got["dx"], dtype=np.float64).reshape(want.shape) - want)) / np.max(np.abs(want)))
         c.value = err
@@ -498,7 +498,7 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
     model, logp = trained[0]
     floor = float(suite.threshold("smoke_label_shift_floor_nats", 0.1))
     sigmas = float(suite.threshold("smoke_label_shift_sigmas", 4))
-    with suite.check("smoke_learns_next_token", requires=("training_loop",),
+    with suite.check("smoke_learns_next_token", reach=True, requires=("training_loop",),
                      threshold=f"fails if the token before is predicted better than the next one by more than "
                                f"max({sigmas:g} standard errors, {floor:g} nats)") as c:
         # A language model's cross-entropy is on the token that comes next; a loop that
@@ -520,7 +520,7 @@ def check_smoke(suite, ref, adapter, g: int, is_mlx: bool) -> None:
     check_order(suite, model, held, is_mlx)
     check_reported_loss(suite, adapter, model, text, where, is_mlx)
     shapes: dict[str, str] = {}
-    with suite.check("smoke_weights_ternary", threshold="-s, 0, +s per group; s = mean |latent|",
+    with suite.check("smoke_weights_ternary", reach=True, threshold="-s, 0, +s per group; s = mean |latent|",
                      requires=("training_loop",)) as c:
         layers_of = (getattr(adapter, "smoke_layers", None) if adapter else None) or suite.find("smoke_layers", kind="function")
         if layers_of is None:
@@ -550,7 +550,7 @@ def check_causal(suite, model, held: np.ndarray, is_mlx: bool) -> None:
     changed = ids.copy()
     changed[:, cut:] = (changed[:, cut:] + 1 + np.arange(ids.shape[1] - cut) % 7) % SMOKE_VOCAB
     tol = float(suite.threshold("causal_rel_tol", 1e-4))
-    with suite.check("smoke_model_causal", requires=("training_loop",), threshold=tol) as c:
+    with suite.check("smoke_model_causal", reach=True, requires=("training_loop",), threshold=tol) as c:
         a = model_logits(suite, model, ids, is_mlx)[:, :cut]
         b = model_logits(suite, model, changed, is_mlx)[:, :cut]
         worst = np.abs(a - b).max(axis=(0, 2))
@@ -577,7 +577,7 @@ def check_order(suite, model, held: np.ndarray, is_mlx: bool) -> None:
     flipped = ids.copy()
     flipped[:, -3], flipped[:, -2] = ids[:, -2], ids[:, -3]
     tol = float(suite.threshold("order_min_rel_change", 1e-5))
-    with suite.check("smoke_model_sees_order", requires=("architecture",), threshold=tol) as c:
+    with suite.check("smoke_model_sees_order", reach=True, requires=("architecture",), threshold=tol) as c:
         a = model_logits(suite, model, ids, is_mlx)[:, -1]
         b = model_logits(suite, model, flipped, is_mlx)[:, -1]
         c.value = float(np.abs(a - b).max() / max(float(np.abs(a).max()), 1e-30))
@@ -621,7 +621,7 @@ def check_reported_loss(suite, adapter, model, text: str, where: dict, is_mlx: b
     stretch = heldout_text(text, where, int(suite.threshold("reported_eval_chars", 2049)))
     data = np.frombuffer(stretch.encode("utf-8"), dtype=np.uint8).astype(np.int32)
     agreed = []
-    with suite.check("reported_loss_recomputed", requires=("training_loop",), threshold=tol) as c:
+    with suite.check("reported_loss_recomputed", reach=True, requires=("training_loop",), threshold=tol) as c:
         reported = float(suite.call(evaluate, model, stretch))
 
         def logp_of(chunk):
