@@ -231,7 +231,7 @@ def test_a_right_answer_s_time_stands_above_its_resolution(tmp_path, monkeypatch
     monkeypatch.setattr(TT, "window_calls_by_span", lambda *args, **kwargs: 1)  # the time alone sizes them
     monkeypatch.setattr(TT, "MAX_WINDOW_BYTES", 2 * per_call + 1)
     K.write_challenge(tmp_path / "challenges", "kb_gemm", "kb")
-    # 10 ms a call: well above the jitter of an empty window that crosses two processes on a busy machine
+    # 10 ms a call: well above the empty window's jitter on a busy machine
     answers = K.write_answers(tmp_path / "kb", {"slow": K.sleeper(10.0)})
     r = run_local("kb_gemm", answers["slow"], challenges_dir=tmp_path / "challenges", seed=7)
     t = by_name(r)["time:shape0"]["details"]
@@ -368,65 +368,25 @@ def test_the_empty_window_skips_what_a_timed_cycle_skips_and_flushes_as_the_chec
     assert pages is not None and len(writes) == 1
 
 
-def test_the_cpu_s_empty_window_crosses_a_process_as_a_timed_call_does(tmp_path, monkeypatch):
-    """On the CPU the empty window's cycles run in a process of the checker's own (forked from
-    it: none of the answer's code), requested over the wire as the timed calls are, each call's
-    inputs written into pages that process maps: the subtraction pays a timed cycle's crossing
-    of two processes (about 0.25 ms a call here, missed when the cycles ran in the checker's
-    process). What it runs skips what a timed cycle skips, and it leaves with the window."""
-    from benchtui.verify.module import tensors as T
-    from benchtui.verify.module import timing as module_timing
-    from benchtui.verify.module.host import ModuleHost
-
-    log = tmp_path / "cycles"
-    cycle = ModuleHost.cycle
-
-    def recording(self, slot=0, trace=False, compare=True):
-        with open(log, "a") as fh:  # the forked process's cycles reach this process through the file
-            fh.write(f"{os.getpid()} {int(trace)} {int(compare)}\n")
-        return cycle(self, slot, trace, compare)
-
-    monkeypatch.setattr(ModuleHost, "cycle", recording)
-    flushes: list = []
-    x = [torch.rand(16)]
-    window = module_timing.empty_window("cpu", T.encode_tree(x), x[0] * 2, lambda: flushes.append(1))
-    try:
-        empty = window.measure(3, samples=2)
-        pid = getattr(window, "pid", os.getpid())  # the process its cycles ran in
-    finally:
-        window.close()
-    cycles = [line.split() for line in log.read_text().splitlines()]
-    assert len(cycles) == 1 + 9 and len(flushes) == 9  # its first reply, then 3 windows (one warms) of 3 calls
-    assert {c[0] for c in cycles} == {str(pid)} and pid != os.getpid()
-    assert all(c[1:] == ["0", "0"] for c in cycles)  # no trace, no compare: as a timed cycle
-    assert "forked" in empty["served_by"] and empty["calls"] == 3 and empty["s"] > 0
-    assert all(pages is not None and len(writes) == 1 for pages, writes in window.writes)
-    with pytest.raises(ChildProcessError):  # reaped with the window
-        os.waitpid(pid, os.WNOHANG)
-
-
 def test_what_the_checker_s_thread_waited_for_a_cpu_is_off_the_empty_window(monkeypatch):
-    """The checker's timing thread, and the process of the checker's serving the empty window,
-    queued behind other jobs is the checker's overhead: the scheduler's count of their wait
-    (here 40 and 60 ms a sample, as on a busy machine) comes off each empty sample, the longer
-    of the two, as they may overlap (the thread's off each timed window too; the answer's
-    process's stays in its windows), and is what the gap floor subtracts per call."""
+    """The checker's timing thread queued behind other jobs is the checker's overhead: the
+    scheduler's count of its wait (here 40 ms a sample, as on a busy machine) comes off each
+    empty sample (and off each timed window; the answer's process's stays in its windows), and
+    is what the gap floor subtracts per call."""
     from benchtui.verify.module import contention
     from benchtui.verify.module import tensors as T
     from benchtui.verify.module import timing as module_timing
 
     reads = iter(range(0, 10**12, 40_000_000))  # ns: 40 ms between a sample's two reads
     monkeypatch.setattr(contention, "own_wait", lambda: next(reads))
-    served = iter(range(0, 10**12, 60_000_000))  # and 60 ms of the served process's, overlapping
-    monkeypatch.setattr(contention, "process_wait", lambda pid: next(served))
     x = [torch.rand(16)]
     window = module_timing.empty_window("cpu", T.encode_tree(x), x[0] * 2, lambda: None)
     try:
         empty = window.measure(2, samples=3)
     finally:
         window.close()
-    assert empty["run_queue_wait_s"] == pytest.approx(0.03)  # the longer wait, 60 ms, over the sample's 2 calls
-    assert empty["s"] < 0  # the samples' own cost, a few microseconds, less the 60 ms counted as waiting
+    assert empty["run_queue_wait_s"] == pytest.approx(0.02)  # 40 ms over the sample's 2 calls
+    assert empty["s"] < 0  # the samples' own cost, a few microseconds, less the 40 ms counted as waiting
 
 
 def test_each_timed_call_is_flushed_then_handed_its_inputs_then_requested(tmp_path, monkeypatch):

@@ -41,14 +41,6 @@ def own_wait() -> int:
     return run_queue_wait_ns(f"self/task/{threading.get_native_id()}")
 
 
-def process_wait(pid: int) -> int:
-    """The run-queue wait of the main thread of process ``pid`` (one of the checker's own: the
-    process serving its empty window)."""
-    from benchtui.verify.monitor import run_queue_wait_ns
-
-    return run_queue_wait_ns(pid)
-
-
 def read_wait(read: Callable[[], int]) -> int | None:
     """A run-queue wait read, or None where this kernel keeps none."""
     try:

@@ -6,20 +6,18 @@ process maps, after the clock started; then ``ModuleHost.cycle`` requested
 over the wire: inputs staged from those pages, the forward, the output sent
 back and read by value; on a GPU the checker's own process flushes L2 before
 each call) with its own clock, and subtracts what the same window costs
-without the answer's forward. On the CPU (``ServedEmptyWindow``) that is the
-same path run against a process forked from the checker's: its own
-``ModuleHost`` with a stand-in module that hands back the reference's
-outputs, the same bytes written into pages that process maps, the same
-requests, the same replies read under the same limit. A timed call's cycle
-crosses two processes, each woken once and each running the harness in its
-own caches; the window it is compared with does too (measured here at about
-0.25 ms a call more than the same cycle run in one process, which the
-subtraction used to miss). On a GPU, where a forked process cannot use CUDA,
-the window runs in the checker's process (``EmptyWindow``): its own host,
-then a round trip of the same reply over a wire served by one of its
-threads. Neither runs beside the answer's code, which could otherwise slow
-its own empty cycles to enlarge what is subtracted. The subtraction, median,
-IQR and resolution are the shared core's (engine/verify/timing/core.py).
+without the answer: the checker writing the same bytes into pages of its
+own and its own ``ModuleHost`` running the cycles on them with a stand-in
+module that hands back the reference's outputs, each followed by a round
+trip carrying a reply of the same size over a wire served by a thread of
+the checker's process. One empty window is sampled after each timed window,
+so the two see the same machine. Neither runs beside the answer's code,
+which could otherwise slow its own empty cycles to enlarge what is
+subtracted. A process of the checker's own serving the empty window (the
+path a timed call crosses) was tried and over-subtracted: honest 1 ms
+answers read 3-11% below their own forward and were flagged. The
+subtraction, median, IQR and resolution are the shared core's
+(engine/verify/timing/core.py).
 """
 from __future__ import annotations
 
@@ -38,9 +36,8 @@ from benchtui.verify.timing import core as trusted_timing
 TIMED_BY = ("the checker's clock around each window of whole cycles (each call's inputs written by the checker "
             "into the pages the answer maps once the clock runs, after an L2 flush by the checker's own process on a GPU; "
             "staged from them, the call, the output read back by value and decoded), minus the same window run by "
-            "the checker's own host with the reference's outputs standing in for the call (on the CPU in a process "
-            "forked from the checker's and called over the same wire; on a GPU in the checker's process, the wire's "
-            "cost for those replies measured by a round trip to one of its threads); each less what the checker's timing thread waited for a CPU (the "
+            "the checker's own host with the reference's outputs standing in for the call and the wire's cost for "
+            "those replies measured by a round trip to one of its threads, sampled after each timed window; each less what the checker's timing thread waited for a CPU (the "
             "scheduler's count, its own overhead); per call")
 
 
@@ -57,8 +54,7 @@ def _stand_in(expected: Any) -> Any:
 
 class EmptyWindow:
     """The empty window in this process, kept for one shape: its own host with a stand-in
-    module, and a wire echoing its reply from a thread of this process. On a GPU (a forked
-    process cannot use CUDA); on the CPU the window is ``ServedEmptyWindow``."""
+    module, and a wire echoing its reply from a thread of this process."""
 
     def __init__(self, device: str, encoded_inputs: list[Any], expected: Any, flush: Callable[[], None],
                  limit: Any = None):
@@ -129,10 +125,8 @@ class EmptyWindow:
         after = self._waited()
         if queued is None or after is None:
             return total, h, w, None
-        # what the checker waited for a CPU is its own overhead: off the sample, as off a window. Of
-        # two processes' waits, the longer: they may overlap, and what is taken off never exceeds
-        # the time either of them was queued (never a negative window on a busy machine)
-        mine = max(max(0, b - a) for a, b in zip(queued, after)) / 1e9
+        # what the checker's thread waited for a CPU is its own overhead: off the sample, as off a window
+        mine = max(0, after - queued) / 1e9
         return total - mine, h, w, mine / calls
 
     def measure(self, calls: int, samples: int = 7,
@@ -149,12 +143,11 @@ class EmptyWindow:
                                           run_queue_wait_s=med(waits)[0] if waits else None,
                                           served_by=self.served_by, between_windows=len(taken or []))
 
-    def _waited(self) -> tuple[int, ...] | None:
+    def _waited(self) -> int | None:
         """What this thread has waited for a CPU (ns; None where the kernel keeps no count)."""
         from benchtui.verify.module.contention import own_wait, read_wait
 
-        mine = read_wait(own_wait)
-        return None if mine is None else (mine,)
+        return read_wait(own_wait)
 
     def _call(self, j: int) -> float:
         """One empty cycle on slot ``j``: this process's host, then the wire's round trip
@@ -172,137 +165,7 @@ class EmptyWindow:
         self._stack.close()
 
 
-class ServedEmptyWindow(EmptyWindow):
-    """The empty window on the CPU: the checker's own host with the stand-in module, in a
-    process forked from the checker's (so it holds the checker's code and the reference's
-    outputs, and none of the answer's), served over the same wire and called exactly as a
-    timed window calls the answer's host: each call's inputs written into pages that
-    process maps, then ``cycle`` requested and its reply read by value. A timed call's
-    cycle crosses two processes (a wake-up on each side, each process's own caches); the
-    same path, less only the answer's forward, is what is subtracted."""
-
-    def __init__(self, device: str, encoded_inputs: list[Any], expected: Any, flush: Callable[[], None],
-                 limit: Any = None):
-        import socket
-
-        from benchtui.verify import wire
-        from benchtui.verify.module.host import ModuleHost
-
-        self._stack = contextlib.ExitStack()
-        cache = self._stack.enter_context(tempfile.TemporaryDirectory(prefix="benchtui-empty-cycle-"))
-        host = ModuleHost(_stand_in(expected), device, 0.0, 0.0, Path(cache))
-        host.build([])
-        self.inputs = encoded_inputs
-        self.flush = flush
-        self.limit = limit
-        self.slots = 0
-        self.writes = []
-        self._maps = []
-        here, there = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.pid = _serve_forked(host, here, there)
-        there.close()
-        self.peer = wire.Peer(wire.Connection(here), trusting=False)
-        self._stack.callback(self._end, here)
-        self.peer.deadline = time.monotonic() + SERVED_LIMIT_S  # a stand-in that never replies is not waited on
-        served: Any = self.peer.call_op("host")  # a handle to the host in the forked process
-        self._cycle: Any = served.cycle  # resolved once, as the timed windows resolve theirs
-        self._share: Any = served.share
-        self.reply = wire.call_plain(self._cycle, self._slot(0), False, False, limit=limit)
-
-    def _mapped(self) -> list[Any]:
-        """The inputs sent to the served host as a slot of its own, their pages kept here:
-        this side writes each call's values into them before the call, as a timed window
-        hands its inputs over (staging.py ``reserve``/``hand_over``)."""
-        from benchtui.verify import wire
-        from benchtui.verify.module import tensors as T
-
-        keep: list[Any] = []
-        wire.call_plain(self._share, list(self.inputs), self.slots, keep=keep)
-        pages = keep[0] if keep else None
-        if pages is None:  # no tensor among the inputs: nothing to write
-            self.writes.append((None, []))
-        else:
-            self._stack.callback(pages.close)
-            arrays = [x["data"] for x in self.inputs if T.is_encoded(x)]
-            self.writes.append((pages, [(pages.slot(a), a) for a in arrays]))
-        return list(self.inputs)
-
-    def _slot(self, j: int) -> int:
-        while self.slots <= j:
-            self._mapped()
-            self.slots += 1
-        return j
-
-    def _call(self, j: int) -> float:
-        """One empty cycle on slot ``j``, requested of the served host as a timed call is of the
-        answer's. Returns when the request went (the harness's part, the flush and the writes,
-        ends there)."""
-        from benchtui.verify import wire
-
-        self.peer.deadline = time.monotonic() + SERVED_LIMIT_S  # as a check's deadline bounds a timed call
-        between = time.perf_counter()
-        wire.call_plain(self._cycle, j, False, False, limit=self.limit)
-        return between
-
-    def _waited(self) -> tuple[int, ...] | None:
-        """What this thread and the served process have waited for a CPU (ns; None where the
-        kernel keeps no count). Both are the checker's: the longer of their waits comes off each
-        sample (on a busy machine they are milliseconds, which would otherwise be subtracted
-        from the answer's windows); the answer's process's own wait stays in its windows."""
-        from benchtui.verify.module.contention import own_wait, process_wait, read_wait
-
-        mine, served = read_wait(own_wait), read_wait(lambda: process_wait(self.pid))
-        return None if mine is None or served is None else (mine, served)
-
-    @property
-    def served_by(self) -> str:
-        return "a process forked from the checker's, serving its own host over the wire"
-
-    def _end(self, sock: Any) -> None:
-        self.peer.close()
-        sock.close()
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            done, _ = os.waitpid(self.pid, os.WNOHANG)
-            if done:
-                return
-            time.sleep(0.005)
-        os.kill(self.pid, 9)
-        os.waitpid(self.pid, 0)
-
-
 def empty_window(device: str, encoded_inputs: list[Any], expected: Any, flush: Callable[[], None],
                  limit: Any = None) -> EmptyWindow:
-    """The empty window for one shape: served by a forked process of the checker's on the
-    CPU, in this process on a GPU (a forked process cannot use CUDA) or where this system
-    cannot fork."""
-    if str(device) == "cpu" and hasattr(os, "fork"):
-        try:
-            return ServedEmptyWindow(device, encoded_inputs, expected, flush, limit)
-        except OSError:  # no process to be had (a limit on processes): the window in this process, labelled
-            pass
+    """The empty window for one shape, in the checker's process."""
     return EmptyWindow(device, encoded_inputs, expected, flush, limit)
-
-
-# how long the served empty window's process may take over any one request (a stand-in's cycle
-# takes microseconds: this bounds a checker's process that stopped answering, never a figure)
-SERVED_LIMIT_S = 600.0
-
-
-def _serve_forked(host: Any, here: Any, there: Any) -> int:
-    """Fork a process that serves ``host`` on ``there`` until the other end says bye or
-    closes; it leaves with ``os._exit``, running none of this process's exit handlers."""
-    from benchtui.verify import wire
-
-    pid = os.fork()
-    if pid:
-        return pid
-    code = 0
-    try:
-        here.close()
-        server = wire.Peer(wire.Connection(there), trusting=True, ops={"host": lambda _: host})
-        server.serve_forever()
-    except BaseException:  # noqa: BLE001 - the child leaves whatever happened; the parent sees the socket close
-        code = 1
-    finally:
-        os._exit(code)
