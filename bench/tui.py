@@ -240,6 +240,66 @@ def bench_transcript(wb) -> dict:
             "median_ms": round(statistics.median(times) * 1000, 1), "goal_ms": 150}
 
 
+async def _open_big_file(wb, model: str, challenge: str, relpath: str, text: str) -> dict:
+    """Open ``relpath`` and time, with a ticker on the event loop, the plain text
+    shown, the highlighting shown, and the loop's longest stall between them."""
+    from benchtui.tui.app import BenchApp
+    from benchtui.tui.screens.answer import AnswerScreen
+    from benchtui.tui.widgets.code_view import CodeView
+
+    app = BenchApp(wb)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        stalls: list[float] = []
+        done = asyncio.Event()
+
+        async def tick():
+            last = time.perf_counter()
+            while not done.is_set():
+                await asyncio.sleep(0.005)
+                now = time.perf_counter()
+                stalls.append(now - last)
+                last = now
+
+        ticker = asyncio.create_task(tick())
+        start = time.perf_counter()
+        app.open_answer(model, challenge, relpath)
+        plain_at = highlighted_at = None
+        while highlighted_at is None and time.perf_counter() - start < 120:
+            await asyncio.sleep(0.005)
+            views = app.screen.query("#file-view") if isinstance(app.screen, AnswerScreen) else []
+            view = views.first() if views else None
+            if isinstance(view, CodeView) and view.text == text:
+                plain_at = plain_at or time.perf_counter()
+                if view.language is not None:
+                    highlighted_at = time.perf_counter()
+        done.set()
+        await ticker
+    return {"plain_ms": round((plain_at - start) * 1000, 1) if plain_at else None,
+            "highlighted_ms": round((highlighted_at - start) * 1000, 1) if highlighted_at else None,
+            "longest_stall_ms": round(max(stalls) * 1000, 1)}
+
+
+def bench_big_file(wb, mib: int = 1, rounds: int = 3) -> dict:
+    """A 1 MiB Python file opened in the answer screen: the screen's longest stall
+    (tree-sitter holds the GIL while it parses and queries; the goal is that no
+    stall is felt as a frozen screen)."""
+    from benchtui.store.database import Store
+    from benchtui.workbench.scan import scan_workbench
+
+    answer = wb.root / "models" / "demo-careful" / "backwards"
+    unit = (answer / "layernorm.py").read_text()
+    size = mib * 1024 * 1024
+    text = (unit * (size // len(unit) + 1))[:size]
+    (answer / "big.py").write_text(text)
+    with Store(wb.store_path) as store:
+        scan_workbench(wb, store)
+    runs = [asyncio.run(_open_big_file(wb, "demo-careful", "backwards", "big.py", text)) for _ in range(rounds)]
+    return {"bytes": size, "runs": runs, "longest_stall_ms": max(r["longest_stall_ms"] for r in runs),
+            "goal_stall_ms": 250}
+
+
 def bench_diff() -> dict:
     from benchtui.tui.diffing import diff_lines
 
@@ -288,7 +348,7 @@ PUBLISHED = REPO.parent / "shared" / "published-benchmark" / "llm_programming_te
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("startup", "diff", "memory", "transcript"), action="append",
+    parser.add_argument("--only", choices=("startup", "diff", "memory", "transcript", "big_file"), action="append",
                         help="run only these parts (repeatable; default: all)")
     parser.add_argument("--rounds", type=int, default=7, help="start-up rounds (default 7)")
     parser.add_argument("--code", type=Path, default=REPO,
@@ -301,7 +361,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.rounds, args.published = 1, None
-    only = set(args.only or ("startup", "diff", "memory", "transcript"))
+    only = set(args.only or ("startup", "diff", "memory", "transcript", "big_file"))
 
     from benchtui.workbench.layout import find_workbench
     from tui_demo import build_demo
@@ -323,6 +383,8 @@ def main() -> None:
             result["memory"] = bench_memory(wb)
         if "transcript" in only:
             result["transcript"] = bench_transcript(wb)
+        if "big_file" in only:
+            result["big_file"] = bench_big_file(wb, rounds=1 if args.quick else 3)
     print(json.dumps(result, indent=2))
 
 

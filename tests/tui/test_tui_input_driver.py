@@ -27,7 +27,7 @@ def test_after_input_the_selector_waits_at_most_the_escape_delay():
         os.read(read, 16)
         start = time.monotonic()
         assert selector.select(5.0) == []  # nothing more: back after ESCDELAY, not 5 s
-        assert time.monotonic() - start < 2.0
+        assert time.monotonic() - start < 4.0  # (ESCDELAY, far below the 5 s asked)
         assert not selector.after_input
         start = time.monotonic()
         assert selector.select(0.3) == []  # idle: the caller's own timeout

@@ -202,7 +202,7 @@ def test_the_first_frame_is_let_out_before_more_work(demo_wb):
     app._driver = SimpleNamespace(_writer_thread=SimpleNamespace(_queue=stuck))
     start = time.monotonic()
     app._let_the_frame_out(limit_s=0.05)
-    assert time.monotonic() - start < 0.5  # bounded: a stuck writer does not hold start-up
+    assert time.monotonic() - start < 3.0  # bounded (limit 0.05 s): a stuck writer does not hold start-up
     app._driver = None
     app._let_the_frame_out()  # no writer thread (headless): just a short nap
 
