@@ -178,16 +178,22 @@ def set_stat_walks(store: Store, rows: list[tuple[str, int]]) -> None:
         store.conn.executemany("update answers set stat_walk = ? where id = ?", rows)
 
 
-def mark_seen(store: Store, models: set[str], answers: set[int], stamp: str) -> int:
+def mark_seen(store: Store, models: set[str], answers: set[int], scan_id: int) -> int:
     """Models and answers not seen by this scan are gone from disk: their rows
-    stay (grades refer to them), marked absent; the others were last seen now.
+    stay (grades refer to them), marked absent, with ``last_seen`` the start of
+    the last finished scan before this one (the last that found them). An
+    answer on disk keeps ``last_seen`` as the scan that last wrote its row
+    left it: the latest scan saw every present answer, and rewriting every
+    row at each scan was the whole answers table in the WAL (2.7 MB at
+    10,000 answers) for a rescan that changed nothing.
     The number of answers marked absent by this call."""
     store.conn.execute(f"update models set present = 0 where name not in ({','.join('?' * len(models)) or 'null'})",
                        list(models))
-    gone = store.conn.execute(f"update answers set present = 0 where present = 1 and id not in "
-                              f"({','.join('?' * len(answers)) or 'null'})", list(answers)).rowcount
-    store.conn.execute("update answers set last_seen = ? where present = 1", (stamp,))
-    return gone
+    return store.conn.execute(
+        "update answers set present = 0, last_seen = coalesce((select started_at from scans where id < ? "
+        "and finished_at is not null order by id desc limit 1), last_seen) "
+        f"where present = 1 and id not in ({','.join('?' * len(answers)) or 'null'})",
+        [scan_id, *answers]).rowcount
 
 
 def replace_scan_warnings(store: Store, scan_id: int, rows: list[dict]) -> None:

@@ -339,7 +339,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         scan_sql.update_answers(store, models.answer_updates)
         scan_sql.set_stat_walks(store, models.stat_walks)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
-        gone = scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
+        gone = scan_sql.mark_seen(store, models.seen_models, models.seen_answers, scan_id)
         # From the stored rows, as this scan left them: an answer skipped as
         # unchanged adds its files' hashes without being read again. Read
         # beside the stat calls (_ModelPass.store_reads) when this scan has

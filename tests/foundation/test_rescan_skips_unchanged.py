@@ -173,3 +173,21 @@ def test_an_answer_folder_removed_alone_takes_its_duplicate_warning_with_it(tmp_
     # and the prompt drift of an answer gone
     shutil.rmtree(tmp_path / "models" / "c" / "kv")
     assert "prompt_drift" not in {w.kind for w in scan_workbench(wb, store).warnings}
+
+
+def test_a_rescan_writes_no_row_of_an_unchanged_answer_and_dates_a_gone_one(tmp_path):
+    """last_seen is not rewritten on every row at each scan (the whole answers
+    table in the WAL); an answer gone from disk is dated by the last scan that found it."""
+    import shutil
+
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    with store.conn:
+        store.conn.execute("update answers set last_seen = 'as written'")
+    scan_workbench(wb, store)
+    assert {r[0] for r in store.conn.execute("select last_seen from answers")} == {"as written"}
+    (seen,) = store.conn.execute("select started_at from scans order by id desc limit 1").fetchone()
+    shutil.rmtree(tmp_path / "models" / "c" / "kv")
+    scan_workbench(find_workbench(str(tmp_path), None, tmp_path), store)
+    rows = dict(store.conn.execute("select model || '/' || challenge, last_seen from answers where present = 0"))
+    assert rows == {"c/kv": seen}
