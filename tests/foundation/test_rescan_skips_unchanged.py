@@ -191,3 +191,34 @@ def test_a_rescan_writes_no_row_of_an_unchanged_answer_and_dates_a_gone_one(tmp_
     scan_workbench(find_workbench(str(tmp_path), None, tmp_path), store)
     rows = dict(store.conn.execute("select model || '/' || challenge, last_seen from answers where present = 0"))
     assert rows == {"c/kv": seen}
+
+
+def test_the_rescan_queries_of_the_files_table_read_only_the_rows_they_need(tmp_path):
+    """unsettled_answers and answer_prompts run at every rescan: by partial
+    indexes, not a scan of every file row (60,000 at bench/scale.py's size)."""
+    from benchtui.store import scan_sql
+
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    plans = []
+    real = store.conn.execute
+
+    class Conn:  # the plan of each query the two functions run
+        def execute(self, sql, *args):
+            plans.append(" ".join(r[3] for r in real("explain query plan " + sql, *args).fetchall()))
+            return real(sql, *args)
+
+    class Spy:
+        conn = Conn()
+
+    assert scan_sql.unsettled_answers(Spy()) == set()
+    assert {r[1] for r in scan_sql.answer_prompts(Spy())} == {"a", "b", "c"}
+    assert len(plans) == 2
+    assert "idx_files_unsettled" in plans[0] and "idx_files_transcript" in plans[0], plans[0]
+    import re
+
+    partial = {"idx_files_unsettled", "idx_files_transcript", "idx_files_prompt"}
+    for plan in plans:  # every pass over the files table is over one of the partial indexes
+        scans = re.findall(r"SCAN (?:files|f)\b(?: USING (?:COVERING )?INDEX (\w+))?", plan)
+        assert scans and set(scans) <= partial, plan
+    assert "idx_files_prompt" in plans[1], plans[1]
