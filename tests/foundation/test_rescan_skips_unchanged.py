@@ -222,3 +222,42 @@ def test_the_rescan_queries_of_the_files_table_read_only_the_rows_they_need(tmp_
         scans = re.findall(r"SCAN (?:files|f)\b(?: USING (?:COVERING )?INDEX (\w+))?", plan)
         assert scans and set(scans) <= partial, plan
     assert "idx_files_prompt" in plans[1], plans[1]
+
+
+def test_a_rescan_of_an_unchanged_index_reuses_the_warnings_derived_from_it(tmp_path, monkeypatch):
+    """The duplicate and prompt-drift warnings and the unsettled answers are read from
+    the whole files table: a rescan after which nothing they read has changed
+    (m018's count) takes the last scan's, and a change by any writer is seen."""
+    from benchtui.store import scan_sql
+
+    wb, store = workbench(tmp_path)
+    first = scan_workbench(wb, store)
+    assert ("duplicate_file", "a/backwards/ln.py") in warned(first) and ("prompt_drift", "c/kv/PROMPT.md") in warned(first)
+    reads = []
+    for name in ("shared_content", "answer_prompts", "unsettled_answers"):
+        real = getattr(scan_sql, name)
+        monkeypatch.setattr(scan_sql, name, lambda s, _real=real, _name=name: reads.append(_name) or _real(s))
+    again = scan_workbench(wb, store)
+    assert reads == [] and warned(again) == warned(first)
+    assert [w.detail for w in again.warnings] == [w.detail for w in first.warnings]
+
+    with store.conn:  # another writer changes a hash the warnings rest on
+        store.conn.execute("update files set sha256 = 'other' where relpath = 'ln.py' and answer_id = "
+                           "(select id from answers where model = 'b' and challenge = 'backwards')")
+    changed = scan_workbench(wb, store)
+    assert "shared_content" in reads and ("duplicate_file", "a/backwards/ln.py") not in warned(changed)
+    reads.clear()
+    assert scan_workbench(wb, store).warnings == changed.warnings and reads == []
+
+    with store.conn:  # a row inserted (no trigger: the largest id moves)
+        store.conn.execute("insert into files (answer_id, relpath, size, mtime_ns, sha256, kind, readable) "
+                           "select a.id, 'copy.py', f.size, f.mtime_ns, f.sha256, 'source', 1 from answers a, files f "
+                           "where a.model = 'c' and a.challenge = 'kv' and f.relpath = 'ln.py' and f.sha256 != 'other'")
+    inserted = scan_workbench(wb, store)
+    assert ("duplicate_file", "c/kv/copy.py") in warned(inserted)
+
+    with store.conn:  # without its triggers (a table rebuilt by a later migration) every scan reads
+        store.conn.execute("drop trigger files_index_update")
+    reads.clear()
+    scan_workbench(wb, store)
+    assert "shared_content" in reads and "unsettled_answers" in reads
