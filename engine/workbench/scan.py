@@ -340,7 +340,7 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         scan_sql.set_stat_walks(store, models.stat_walks)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
         gone = scan_sql.mark_seen(store, models.seen_models, models.seen_answers, scan_id)
-        changes = scan_sql.index_changes(store)
+        changes = derived_key(store)
         if models.derived is not None and changes == models.changes_at_start:
             # nothing these warnings read has changed since the last scan derived them (m018)
             derived = [Warning(**w) for w in models.derived["warnings"]]
@@ -371,6 +371,26 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         "duration_s": round(result.duration_s, 4)})
     store.set_meta("last_scan_id", str(scan_id))
     return result
+
+
+@functools.cache
+def _derived_by() -> str:
+    """A digest of the code that derives what scan_sql.scan_derived keeps (this
+    module, scan_sql, the prompts' normalising): an upgrade or an edit of it
+    derives them again rather than showing warnings worded by older code."""
+    from benchtui.challenges import prompts
+
+    digest = hashlib.blake2b(digest_size=8)
+    for path in (__file__, scan_sql.__file__, prompts.__file__):
+        with open(path, "rb") as fh:
+            digest.update(fh.read())
+    return digest.hexdigest()
+
+
+def derived_key(store: Store) -> str | None:
+    """Where the index stands (scan_sql.index_changes) and the code that derives from it; None without m018."""
+    changes = scan_sql.index_changes(store)
+    return None if changes is None else f"{changes}/{_derived_by()}"
 
 
 def duplicate_warnings(by_sha: dict[str, list[tuple[str, str, str]]]) -> list[Warning]:
@@ -481,7 +501,7 @@ class _ModelPass:
         (``early_reads``): the same rows after the model pass when it writes
         no file row and marks no answer gone (scan_workbench). Neither is read
         while the index is as the last scan left it (``derived``)."""
-        self.changes_at_start = scan_sql.index_changes(self.store)
+        self.changes_at_start = derived_key(self.store)
         self.derived = scan_sql.scan_derived(self.store, self.changes_at_start)
         stored = set(self.derived["unsettled"]) if self.derived is not None else scan_sql.unsettled_answers(self.store)
         self.unsettled = stored | self._renamed_kinds()

@@ -261,3 +261,19 @@ def test_a_rescan_of_an_unchanged_index_reuses_the_warnings_derived_from_it(tmp_
     reads.clear()
     scan_workbench(wb, store)
     assert "shared_content" in reads and "unsettled_answers" in reads
+
+
+def test_warnings_kept_from_other_code_are_derived_again(tmp_path, monkeypatch):
+    """An upgrade (or an edit of the code that words the warnings) does not show the older wording."""
+    from benchtui.store import scan_sql
+
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    reads = []
+    real = scan_sql.shared_content
+    monkeypatch.setattr(scan_sql, "shared_content", lambda s: reads.append(1) or real(s))
+    scan_workbench(wb, store)
+    assert reads == []
+    monkeypatch.setattr(scan_mod, "_derived_by", lambda: "other code")
+    scan_workbench(wb, store)
+    assert reads == [1]
