@@ -239,7 +239,7 @@ def interrupts_held():
 
 
 def remove_store(path: Path) -> None:
-    for name in (path.name, path.name + "-wal", path.name + "-shm", path.name + "-journal"):
+    for name in (path.name, path.name + "-wal", path.name + "-shm", path.name + "-journal", path.name + "-sound"):
         with suppress(OSError):
             (path.parent / name).unlink(missing_ok=True)
 

@@ -62,16 +62,26 @@ def test_two_gpu_runs_on_one_device_never_overlap_and_cpu_runs_do(tmp_path, monk
 def test_the_lock_holds_across_processes_and_a_cancel_stops_the_wait(tmp_path):
     from benchtui.verify import gpu_lock
 
-    held = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom benchtui.verify import gpu_lock\n"
-                             "with gpu_lock.device_lock('0'):\n    print('held', flush=True)\n    time.sleep(1.0)\n"],
-                            stdout=subprocess.PIPE, text=True)
+    held = subprocess.Popen([sys.executable, "-c", "import sys\nfrom benchtui.verify import gpu_lock\n"
+                             "with gpu_lock.device_lock('0'):\n    print('held', flush=True)\n    sys.stdin.read()\n"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    taken = threading.Event()
+
+    def take():
+        with gpu_lock.device_lock("0") as got:
+            if got:
+                taken.set()
+
     try:
         assert held.stdout.readline().strip() == "held"
-        start = time.perf_counter()
-        with gpu_lock.device_lock("0") as got:
-            waited = time.perf_counter() - start
-        assert got and waited > 0.5
+        waiter = threading.Thread(target=take)
+        waiter.start()
+        assert not taken.wait(0.5), "taken while another process held it"
+        held.stdin.close()  # the other process lets go
+        assert taken.wait(30), "not taken once the other process let go"
+        waiter.join(timeout=30)
     finally:
+        held.stdin.close()
         held.wait(timeout=10)
     stop = threading.Event()
     with gpu_lock.device_lock("1"):

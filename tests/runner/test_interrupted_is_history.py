@@ -121,7 +121,7 @@ def test_the_first_ctrl_c_lets_the_run_finish_and_says_so_at_once(tmp_path):
     run.wait_running()
     time.sleep(0.5)
     at = run.interrupt()
-    assert run.said_after(at, "finishing 1 run; Ctrl-C again to stop them", within=1.0), run.lines
+    assert run.said_after(at, "finishing 1 run; Ctrl-C again to stop them", within=10.0), run.lines
     assert run.proc.wait(timeout=120) == 130
     with Store(run.store) as store:
         [row] = store.query("select status, verdict from runs")
@@ -134,7 +134,7 @@ def test_the_second_ctrl_c_stops_the_run_recorded_with_its_duration(tmp_path):
     run.wait_running()
     time.sleep(1.0)
     first = run.interrupt()
-    assert run.said_after(first, "Ctrl-C again to stop them", within=1.0), run.lines
+    assert run.said_after(first, "Ctrl-C again to stop them", within=10.0), run.lines
     time.sleep(1.0)
     run.interrupt()
     assert run.proc.wait(timeout=60) == 130
