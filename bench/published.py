@@ -1,7 +1,8 @@
 """The real published benchmark end to end: ``benchtui run --jobs 2`` over a
 scratch copy of ``../shared/published-benchmark/llm_programming_tests``
-(scan first, untimed). Prints JSON: wall time of the run, per-answer run
-times, and the verdict matrix.
+(scan first, untimed). Prints JSON: wall time of the run, its CPU time (the
+whole process tree, user + system) and the load average around it,
+per-answer run times, and the verdict matrix.
 
     python bench/published.py [--no-self-check] [--jobs 2] [--source PATH]
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -56,9 +58,13 @@ def main() -> None:
             raise SystemExit(f"scan failed: {scan.stderr.strip()}")
         args = ["run", "--jobs", str(a.jobs), "--json"] + (["--no-self-check"] if a.no_self_check else [])
         args += [arg for cid in a.challenge for arg in ("-c", cid)]
+        load_before = os.getloadavg()[0]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         run = benchtui(wb, *args)
         wall = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        load_after = os.getloadavg()[0]
         if run.returncode not in (0, 1):
             raise SystemExit(f"run failed: {run.stderr.strip()[-500:]}")
         runs = json.loads(run.stdout)["runs"]
@@ -73,6 +79,11 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "answers": len(answered),
         "wall_s": round(wall, 2),
+        # user + system CPU of `benchtui run` and the processes it started, each counted when it is
+        # reaped: a process killed with its sandbox's PID namespace is reaped outside this tree,
+        # so a run or self-check its time limit stopped is missing part of its CPU here
+        "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2),
+        "load_1min": [round(load_before, 2), round(load_after, 2)],
         "per_answer_s_sum": round(sum(r.get("duration_s") or 0 for r in answered), 2),
         "slowest": [{"answer": f"{r['model']}/{r['challenge']}", "s": round(r.get("duration_s") or 0, 2)} for r in slowest],
         "verdicts": verdicts,

@@ -6,9 +6,12 @@ handed to answers, and optional ``adapters/<model>.py|.cu``.
 """
 from __future__ import annotations
 
+import json
+import os
 import pickle
 import re
 import tomllib
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,24 +82,71 @@ class Challenge:
         return self.display_names[0] if self.display_names else self.title
 
 
-# challenge.toml's parsed content by (path, size, mtime, inode): a rescan (the
-# dashboard's, every start and ctrl+r) reads a few hundred of them and tomllib,
-# pure Python, was a third of a rescan with nothing changed. A file whose stat
-# differs is parsed again.
-_PARSED: dict[str, tuple[tuple[int, int, int], bytes]] = {}
+# challenge.toml's parsed content by (path, size, mtime, inode, ctime): a rescan
+# (the dashboard's, every start and ctrl+r) reads a few hundred of them and
+# tomllib, pure Python, was a third of a rescan with nothing changed. A file
+# whose stat differs is parsed again. Content JSON can hold exactly is kept as
+# JSON text, which keep_parsed writes beside the store for the next process
+# (0.16 s of CPU for bench/scale.py's 209 challenges in each fresh process);
+# the rest (TOML dates) as a pickle, in this process only.
+_PARSED: dict[str, tuple[tuple[int, ...], bytes | str]] = {}
+_used: set[str] = set()  # the keys read in this process: what keep_parsed writes
+_fresh = False  # something was parsed since the last keep_parsed
 
 
 def _read_toml(toml_path: Path) -> dict[str, Any]:
+    global _fresh
     st = toml_path.stat()
-    stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+    stamp = (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
     key = str(toml_path)
+    _used.add(key)
     hit = _PARSED.get(key)
     if hit is not None and hit[0] == stamp:
-        copied: dict[str, Any] = pickle.loads(hit[1])  # the caller's own copy (Challenge.raw is a dict); deepcopy took as long as parsing
+        # the caller's own copy (Challenge.raw is a dict); deepcopy took as long as parsing
+        copied: dict[str, Any] = json.loads(hit[1]) if isinstance(hit[1], str) else pickle.loads(hit[1])
         return copied
     data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
-    _PARSED[key] = (stamp, pickle.dumps(data))
+    try:
+        text = json.dumps(data)
+        blob: bytes | str = text if json.loads(text) == data else pickle.dumps(data)
+    except (TypeError, ValueError):
+        blob = pickle.dumps(data)  # a TOML date: JSON cannot hold it
+    _PARSED[key] = (stamp, blob)
+    _fresh = True
     return data
+
+
+def remember_parsed(kept: Path) -> None:
+    """Take in what keep_parsed wrote to ``kept`` (an entry counts only while
+    its file's stat is the one kept with it)."""
+    try:
+        entries = json.loads(kept.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if not isinstance(entries, dict):
+        return
+    for key, entry in entries.items():
+        if (key not in _PARSED and isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], list)
+                and isinstance(entry[1], str)):
+            _PARSED[key] = (tuple(entry[0]), entry[1])
+
+
+def keep_parsed(kept: Path) -> None:
+    """Write the challenge.toml files read in this process, as parsed, to
+    ``kept`` when any was parsed here (whole: a temporary file renamed into place)."""
+    global _fresh
+    if not _fresh:
+        return
+    entries = {key: [list(stamp), blob] for key, (stamp, blob) in _PARSED.items()
+               if key in _used and isinstance(blob, str)}
+    tmp = kept.with_name(f"{kept.name}.{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(entries), encoding="utf-8")
+        os.replace(tmp, kept)
+        _fresh = False
+    except OSError:
+        with suppress(OSError):
+            tmp.unlink()
 
 
 def load_challenge(folder: Path) -> Challenge:

@@ -68,7 +68,9 @@ def read_any_deck(path: Path, *, gpu: str | None, runs: str | None, commit: str 
             raise UsageError(f"{path} has no problems-{gpu.lower()}/ folder (GPUs here: {', '.join(have) or 'none'})")
         return kernelbench_hard.read_deck(path, gpu.lower(), commit=deck_commit(path, commit))
     if kernelbench.looks_like(path):
-        return kernelbench.read_deck(path, runs=Path(runs) if runs else None, commit=deck_commit(path, commit))
+        # its runs read a run folder at a time as the import writes them: a deck of any size in bounded memory
+        return kernelbench.read_deck(path, runs=Path(runs) if runs else None, commit=deck_commit(path, commit),
+                                     stream=True)
     raise UsageError(f"{path} is neither a KernelBench-Hard deck (benchmarks/hard/) nor a KernelBench tree "
                      "(KernelBench/level<N>/)")
 
@@ -126,9 +128,11 @@ def _import(args, path: Path, root: Path, progress):
         except OSError as exc:
             raise CommandError(f"cannot make the workbench {root}: {exc}") from exc
     store_path = Path(os.path.expanduser(args.store)).resolve() if args.store else default_store_path(root)
-    progress.step(f"checking {len(deck.runs)} runs" if args.dry_run else f"writing {len(deck.runs)} runs and the store")
+    doing = "checking" if args.dry_run else "writing"
+    progress.step(f"{doing} the runs")
     try:
-        result = import_deck(deck, root, store_path, dry_run=args.dry_run)
+        result = import_deck(deck, root, store_path, dry_run=args.dry_run,
+                             on_batch=lambda r: progress.step(f"{doing} the runs: {r.answers} answers so far"))
     except BaseException as exc:
         for folder in made:  # the workbench folder this import made, undone with the rest
             try:

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -93,7 +94,10 @@ def looks_like(root: Path) -> bool:
     return (root / "KernelBench").is_dir() and any(LEVEL_DIR.match(p.name) for p in (root / "KernelBench").iterdir())
 
 
-def read_deck(root: Path, *, runs: Path | None = None, commit: str = "") -> Deck:
+def read_deck(root: Path, *, runs: Path | None = None, commit: str = "", stream: bool = False) -> Deck:
+    """The deck at ``root``: its problems read now; its runs read now too, or with ``stream`` a
+    run folder at a time as the import asks for them (``Deck.run_batches``), so a deck of any
+    number of run folders is held one folder at a time."""
     if not (root / "KernelBench").is_dir():
         raise DeckError(f"{root} is not a KernelBench tree: no KernelBench/ folder")
     deck = Deck(KERNELBENCH, "KernelBench", str(root), commit)
@@ -135,11 +139,20 @@ def read_deck(root: Path, *, runs: Path | None = None, commit: str = "") -> Deck
                         + "".join(f"\n  {line}" for line in deck.problems_found))
     runs_dir = runs if runs is not None else root / "runs"
     if runs_dir.is_dir():
-        for run_dir in sorted(p for p in runs_dir.iterdir() if p.is_dir()):
-            read_run(deck, run_dir, {lvl for lvl, _ in levels})
+        run_dirs = sorted(p for p in runs_dir.iterdir() if p.is_dir())
+        known = {lvl for lvl, _ in levels}
+
+        def batches():
+            for run_dir in run_dirs:
+                batch = read_run(deck, run_dir, known)
+                name_models(batch)
+                yield batch
+
+        deck.unread = batches
     else:
         deck.notes.append(f"no runs folder ({runs_dir}): the problems are imported without answers")
-    name_models(deck)
+    if not stream:
+        deck.read_all()
     return deck
 
 
@@ -219,16 +232,19 @@ def example_block(prompts: Path) -> str:
 
 # -- runs -------------------------------------------------------------------------
 
-def read_run(deck: Deck, run_dir: Path, levels: set[int]) -> None:
+def read_run(deck: Deck, run_dir: Path, levels: set[int]) -> list[Run]:
+    """The runs of one run folder, their results matched; what is wrong said in ``deck``'s lines."""
     name = run_dir.name
     base = slug(name, lower=False)[:MODEL_NAME_MAX] or "run"
     kernels: dict[tuple[int, int, int], Run] = {}
     refused: set[tuple[int, int, int]] = set()  # kernel files already reported: their results are not reported again
-    for path in sorted(run_dir.iterdir()):
-        m = KERNEL_FILE.match(path.name)
+    runs: list[Run] = []
+    folder = str(run_dir)
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):  # names and paths as strings: a run folder
+        m = KERNEL_FILE.match(entry.name)                           # holds thousands of kernels
         if not m:
-            if path.is_file() and path.name != "eval_results.json" and path.suffix == ".py":
-                deck.notes.append(f"run {name}: {path.name} is not named level_<L>_problem_<P>_sample_<S>_kernel.py; left out")
+            if entry.name.endswith(".py") and entry.name != ".py" and entry.is_file():
+                deck.notes.append(f"run {name}: {entry.name} is not named level_<L>_problem_<P>_sample_<S>_kernel.py; left out")
             continue
         level, number, sample = (int(g) for g in m.groups())
         refused.add((level, number, sample))
@@ -240,16 +256,16 @@ def read_run(deck: Deck, run_dir: Path, levels: set[int]) -> None:
         if key not in deck.problems:
             deck.problem(f"run {run_id}: unknown problem (KernelBench/level{level}/ has no problem {number}); not imported")
             continue
-        data = path.read_bytes()
+        data = file_bytes(entry.path)
         why = mangled(data)
         if why:
             deck.problem(f"run {run_id}: the kernel file is mangled ({why}); not imported")
             continue
         run = Run(run_id=run_id, problem=key, model=base, base_model=base, harness=name, deck_model=name,
-                  data=data, source=str(path), sample=sample)
+                  data=data, source=entry.path, sample=sample)
         kernels[(level, number, sample)] = run
         refused.discard((level, number, sample))
-        deck.runs.append(run)
+        runs.append(run)
     results = run_dir / "eval_results.json"
     if results.is_file():
         read_eval_results(deck, name, results, kernels, refused)
@@ -258,6 +274,20 @@ def read_run(deck: Deck, run_dir: Path, levels: set[int]) -> None:
                 deck.notes.append(f"run {run.run_id}: eval_results.json has no result for it; imported without one")
     elif kernels:
         deck.notes.append(f"run {name}: no eval_results.json; its {len(kernels)} kernels are imported without published results")
+    return runs
+
+
+def file_bytes(path: str) -> bytes:
+    """A file's bytes in the fewest system calls (no buffering, no terminal check): a deck's
+    run folders are read file by file, and the calls are most of an import's time."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def read_eval_results(deck: Deck, name: str, path: Path, kernels: dict[tuple[int, int, int], Run],
@@ -323,10 +353,10 @@ def result_row(entry: dict) -> dict:
             "board_label": None, "annotation_verdict": None, "has_result": True}
 
 
-def name_models(deck: Deck) -> None:
+def name_models(runs: list[Run]) -> None:
     """One model per run folder; the samples of one problem beyond sample 0 in
     models of their own (``<run>_s1``), so no answer overwrites another."""
-    for run in deck.runs:
+    for run in runs:
         if run.sample:
             suffix = f"_s{run.sample}"
             run.model = run.base_model[:MODEL_NAME_MAX - len(suffix)] + suffix

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,6 +96,29 @@ class Deck:
     # a folder ending in "/") -> what is lost without it
     missing: dict[str, str] = field(default_factory=dict)
     missing_figures: dict[str, list[str]] = field(default_factory=dict)  # part -> the figures it leaves unreproducible
+    # the runs not read yet, a batch at a time (a reader that streams sets it): the import
+    # writes each batch before the next is read, so a deck is never held whole; reading a
+    # batch adds its lines to problems_found and notes
+    unread: Callable[[], Iterator[list[Run]]] | None = None
+    streamed: bool = False  # its unread runs were handed out once (they are not kept)
+
+    def run_batches(self) -> Iterator[list[Run]]:
+        """The runs read already, then the unread ones a batch at a time (once: a streamed
+        batch is not kept, so a second pass would miss it)."""
+        if self.streamed:
+            raise DeckError(f"{self.path}: this deck's runs were read once and not kept; read the deck again")
+        if self.runs:
+            yield self.runs
+        if self.unread is not None:
+            unread, self.unread, self.streamed = self.unread, None, True
+            yield from unread()
+
+    def read_all(self) -> None:
+        """Read every unread run into ``runs`` (a deck small enough to hold whole)."""
+        if self.unread is not None:
+            unread, self.unread = self.unread, None
+            for batch in unread():
+                self.runs.extend(batch)
 
     def problem(self, line: str) -> None:
         self.problems_found.append(line)

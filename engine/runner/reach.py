@@ -21,55 +21,80 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
+
+ANSWER, ADAPTER = 1, 2  # a code object's kind (0: neither)
 
 
 class Reach:
     def __init__(self, folder: Path, adapter: Path | None):
         self.folder = str(Path(folder).resolve()) + "/"
         self.adapter = {str(adapter), str(Path(adapter).resolve())} if adapter else set()
-        self.calls: Counter[str] = Counter()
+        self.counts: dict[CodeType, int] = {}  # answer function -> calls; named only in the report
         self.entries: Counter[str] = Counter()
-        self.direct: dict[str, Counter[str]] = defaultdict(Counter)
+        self.direct: dict[str, Counter[CodeType]] = defaultdict(Counter)
         self.entry: str | None = None
-        self._names: dict[CodeType, str] = {}
 
-    def _kind(self, filename: str) -> str | None:
+    def _kind(self, filename: str) -> int:
         if filename in self.adapter:
-            return "adapter"
+            return ADAPTER
         if filename.startswith(self.folder):
-            return "answer"
-        return None
+            return ANSWER
+        return 0
 
-    def _key(self, code: CodeType) -> str:
-        key = self._names.get(code)
-        if key is None:
-            key = self._names[code] = f"{code.co_filename[len(self.folder):]}:{code.co_qualname}"
-        return key
+    def _name(self, code: CodeType) -> str:
+        return f"{code.co_filename[len(self.folder):]}:{code.co_qualname}"
 
-    def __call__(self, frame: FrameType, event: str, arg: object) -> None:
-        if event != "call":
-            return
-        code = frame.f_code
-        kind = self._kind(code.co_filename)
-        if kind is None:
-            return
-        caller = frame.f_back
-        caller_kind = self._kind(caller.f_code.co_filename) if caller is not None else None
-        if kind == "adapter":
-            if caller_kind is None:  # called from the wire: the checker asked for it
-                self.entry = code.co_name
-                self.entries[code.co_name] += 1
-            return
-        self.calls[self._key(code)] += 1
-        if caller_kind == "adapter" and self.entry is not None:
-            self.direct[self.entry][self._key(code)] += 1
+    def hook(self) -> Callable[[FrameType, str, object], None]:
+        """The profile function: called on every Python and C call and return in the
+        process, so it does as little as it can per event. Each file's kind is worked
+        out once, and calls are counted by code object, named only in the report
+        (a loop over a generator in the answer's code is a call per item)."""
+        kinds: dict[str, int] = {}  # by file name: equal code objects of two files compare equal
+        kind_of, counts, entries, direct = self._kind, self.counts, self.entries, self.direct
+
+        def profile(frame: FrameType, event: str, arg: object) -> None:
+            if event != "call":
+                return
+            code = frame.f_code
+            kind = kinds.get(code.co_filename)
+            if kind is None:
+                kind = kinds[code.co_filename] = kind_of(code.co_filename)
+            if not kind:
+                return
+            caller = frame.f_back
+            caller_kind = 0
+            if caller is not None:
+                filename = caller.f_code.co_filename
+                known = kinds.get(filename)
+                if known is None:
+                    known = kinds[filename] = kind_of(filename)
+                caller_kind = known
+            if kind == ADAPTER:
+                if not caller_kind:  # called from the wire: the checker asked for it
+                    self.entry = code.co_name
+                    entries[code.co_name] += 1
+                return
+            counts[code] = counts.get(code, 0) + 1
+            if caller_kind == ADAPTER and self.entry is not None:
+                direct[self.entry][code] += 1
+
+        return profile
 
     def report(self) -> dict[str, dict[str, Any]]:
-        return {"calls": dict(self.calls), "entries": dict(self.entries),
-                "direct": {entry: dict(c) for entry, c in self.direct.items()}}
+        calls: Counter[str] = Counter()
+        for code, n in self.counts.items():  # a module imported again has new code objects of the same name
+            calls[self._name(code)] += n
+        direct: dict[str, dict[str, int]] = {}
+        for entry, counted in self.direct.items():
+            named: Counter[str] = Counter()
+            for code, n in counted.items():
+                named[self._name(code)] += n
+            direct[entry] = dict(named)
+        return {"calls": dict(calls), "entries": dict(self.entries), "direct": direct}
 
 
 _active: Reach | None = None
@@ -78,7 +103,7 @@ _active: Reach | None = None
 def start(folder: Path, adapter: Path | None) -> None:
     global _active
     _active = Reach(folder, adapter)
-    sys.setprofile(_active)
+    sys.setprofile(_active.hook())
 
 
 def stop() -> dict[str, dict[str, Any]]:

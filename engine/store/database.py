@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchtui.store import migrations as _migrations_pkg
+from benchtui.store import sound_mark
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -139,10 +140,11 @@ class Store:
             if is_damage(exc) and (other := not_a_store(self.path)) is not None:
                 raise StoreError(other) from exc  # never called damaged, never sent to salvage
             if is_damage(exc):
+                sound_mark.found_damaged(self.path)
                 raise StoreDamaged(damage_message(self.path, str(exc))) from exc
             raise StoreError(f"cannot open store {self.path}: {exc}") from exc
         if check:
-            problem = self.damage()
+            problem = self.check_sound()
             if problem:
                 self.conn.close()
                 if (other := not_a_store(self.path)) is not None:
@@ -150,6 +152,19 @@ class Store:
                 raise StoreDamaged(damage_message(self.path, problem))
         if migrate:
             self.migrate()
+
+    def check_sound(self) -> str | None:
+        """damage(), unless the store is as a process that found it sound left it
+        (engine/store/sound_mark.py): then None without reading it."""
+        if sound_mark.remembered_sound(self.path):
+            sound_mark.found_sound(self.path)
+            return None
+        problem = self.damage()
+        if problem:
+            sound_mark.found_damaged(self.path)
+        else:
+            sound_mark.found_sound(self.path)
+        return problem
 
     def damage(self) -> str | None:
         """The first problem SQLite's quick_check finds, or None for a sound file
@@ -209,6 +224,7 @@ class Store:
             if is_damage(exc) and (other := not_a_store(self.path)) is not None:
                 raise StoreError(other) from exc  # never called damaged, never sent to salvage
             if is_damage(exc):
+                sound_mark.found_damaged(self.path)
                 raise StoreDamaged(damage_message(self.path, str(exc))) from exc
             raise StoreError(f"cannot migrate store {self.path}: {exc}") from exc
 
@@ -229,6 +245,7 @@ class Store:
 
     def close(self) -> None:
         self.conn.close()
+        sound_mark.record(self.path)  # the file as this handle left it, if found sound
 
     def __enter__(self) -> Store:
         return self

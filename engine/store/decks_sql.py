@@ -9,15 +9,20 @@ from benchtui.store.database import Store
 STAMPS = ("import_id", "imported_at")
 
 
-def _upsert(table: str, columns: str, key: str) -> str:
+def _upsert(table: str, columns: str, key: str, *, source: str | None = None, order: str = "rowid") -> str:
     """Insert, or update a row whose values changed; a row that holds the same
-    values keeps the stamps of the import that last changed it."""
+    values keeps the stamps of the import that last changed it. The values are
+    bound, or with ``source`` read from that table (the columns less the stamps,
+    which are bound, in ``order``)."""
     names = [c.strip() for c in columns.split(",")]
     keys = {k.strip() for k in key.split(",")}
     updates = ", ".join(f"{c} = excluded.{c}" for c in names if c not in keys)
     changed = " or ".join(f"{table}.{c} is not excluded.{c}" for c in names if c not in keys and c not in STAMPS)
-    return (f"insert into {table} ({columns}) values ({', '.join('?' * len(names))}) "
-            f"on conflict({key}) do update set {updates} where {changed}")
+    if source is None:
+        values = f"values ({', '.join('?' * len(names))})"
+    else:  # "where true": SQLite's rule for a select ahead of "on conflict"
+        values = f"select {', '.join('?' if c in STAMPS else c for c in names)} from {source} where true order by {order}"
+    return f"insert into {table} ({columns}) {values} on conflict({key}) do update set {updates} where {changed}"
 
 
 # -- an import's writes (inside transactions.write_transaction)
@@ -38,14 +43,19 @@ def insert_import(store: Store, values: tuple) -> int:
         values).lastrowid
 
 
-def upsert_results(store: Store, rows: list[tuple]) -> int:
-    """deck_results rows (RESULT_COLUMNS), one per (deck, run_id); how many were new or changed."""
-    return store.conn.executemany(_upsert("deck_results", RESULT_COLUMNS, "deck, run_id"), rows).rowcount
+def upsert_results_from(store: Store, source: str, stamps: tuple) -> int:
+    """deck_results rows (RESULT_COLUMNS) from the table ``source`` (those columns less the
+    stamps, and ``part``: the rows go in by part, then as they were added), one per (deck,
+    run_id), stamped with ``stamps`` (import_id, imported_at); how many were new or changed."""
+    return store.conn.execute(_upsert("deck_results", RESULT_COLUMNS, "deck, run_id", source=source,
+                                      order="part, rowid"), stamps).rowcount
 
 
-def upsert_annotations(store: Store, rows: list[tuple]) -> int:
-    """deck_annotations rows (ANNOTATION_COLUMNS), one per (deck, run_id, source); how many were new or changed."""
-    return store.conn.executemany(_upsert("deck_annotations", ANNOTATION_COLUMNS, "deck, run_id, source"), rows).rowcount
+def upsert_annotations_from(store: Store, source: str, stamps: tuple) -> int:
+    """deck_annotations rows (ANNOTATION_COLUMNS) from the table ``source`` as upsert_results_from
+    takes them, one per (deck, run_id, source); how many were new or changed."""
+    return store.conn.execute(_upsert("deck_annotations", ANNOTATION_COLUMNS, "deck, run_id, source",
+                                      source=source), stamps).rowcount
 
 
 def add_note_once(store: Store, model: str, challenge: str, relpath: str | None, line: int | None, author: str,

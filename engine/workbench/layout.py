@@ -58,9 +58,20 @@ class Workbench:
         replaced what (the scan reports it)."""
         if self._challenge_set is None:
             from benchtui.challenges.catalog import load_challenge_set
+            from benchtui.challenges.definition import keep_parsed, remember_parsed
 
+            kept = self.parsed_challenges_path
+            remember_parsed(kept)
             self._challenge_set = load_challenge_set(self.own_challenges_dir, BUNDLED_CHALLENGES)
+            if kept.parent.is_dir():  # beside a store, never a folder made for it
+                keep_parsed(kept)
         return self._challenge_set
+
+    @property
+    def parsed_challenges_path(self) -> Path:
+        """Where the challenges' parsed challenge.toml files are kept between processes
+        (engine/challenges/definition.py: parsing them was 0.16 s of every fresh process's rescan)."""
+        return self.store_path.with_name(self.store_path.name + "-challenges.json")
 
     @property
     def challenges(self) -> dict[str, Challenge]:

@@ -339,17 +339,24 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         scan_sql.update_answers(store, models.answer_updates)
         scan_sql.set_stat_walks(store, models.stat_walks)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
-        gone = scan_sql.mark_seen(store, models.seen_models, models.seen_answers, models.stamp)
-        # From the stored rows, as this scan left them: an answer skipped as
-        # unchanged adds its files' hashes without being read again. Read
-        # beside the stat calls (_ModelPass.store_reads) when this scan has
-        # since changed no file row and no answer's presence.
-        if models.early_reads is not None and not models.looked_into and not gone:
-            shared, prompts = models.early_reads
+        gone = scan_sql.mark_seen(store, models.seen_models, models.seen_answers, scan_id)
+        changes = derived_key(store)
+        if models.derived is not None and changes == models.changes_at_start:
+            # nothing these warnings read has changed since the last scan derived them (m018)
+            derived = [Warning(**w) for w in models.derived["warnings"]]
         else:
-            shared, prompts = scan_sql.shared_content(store), scan_sql.answer_prompts(store)
-        result.warnings.extend(duplicate_warnings(_places_by_sha(shared)))
-        result.warnings.extend(_prompt_drift(store, _answer_prompts(prompts, workbench.root), workbench.challenges))
+            # From the stored rows, as this scan left them: an answer skipped as
+            # unchanged adds its files' hashes without being read again. Read
+            # beside the stat calls (_ModelPass.store_reads) when this scan has
+            # since changed no file row and no answer's presence.
+            if models.early_reads is not None and not models.looked_into and not gone:
+                shared, prompts = models.early_reads
+            else:
+                shared, prompts = scan_sql.shared_content(store), scan_sql.answer_prompts(store)
+            derived = duplicate_warnings(_places_by_sha(shared))
+            derived += _prompt_drift(store, _answer_prompts(prompts, workbench.root), workbench.challenges)
+            scan_sql.keep_scan_derived(store, changes, scan_sql.unsettled_answers(store), [w.as_dict() for w in derived])
+        result.warnings.extend(derived)
         result.models = len(models.seen_models)
         result.answers = len(models.seen_answers)
         result.unchanged = models.skipped
@@ -364,6 +371,26 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         "duration_s": round(result.duration_s, 4)})
     store.set_meta("last_scan_id", str(scan_id))
     return result
+
+
+@functools.cache
+def _derived_by() -> str:
+    """A digest of the code that derives what scan_sql.scan_derived keeps (this
+    module, scan_sql, the prompts' normalising): an upgrade or an edit of it
+    derives them again rather than showing warnings worded by older code."""
+    from benchtui.challenges import prompts
+
+    digest = hashlib.blake2b(digest_size=8)
+    for path in (__file__, scan_sql.__file__, prompts.__file__):
+        with open(path, "rb") as fh:
+            digest.update(fh.read())
+    return digest.hexdigest()
+
+
+def derived_key(store: Store) -> str | None:
+    """Where the index stands (scan_sql.index_changes) and the code that derives from it; None without m018."""
+    changes = scan_sql.index_changes(store)
+    return None if changes is None else f"{changes}/{_derived_by()}"
 
 
 def duplicate_warnings(by_sha: dict[str, list[tuple[str, str, str]]]) -> list[Warning]:
@@ -413,6 +440,9 @@ class _ModelPass:
         self.existing_transcripts: dict[int, dict[str, dict]] = {}
         self.unsettled: set[int] = set()  # store_reads
         self.early_reads: tuple[list, list] | None = None  # store_reads: shared content, answer prompts
+        # store_reads: the last scan's derived results while the index is as it left them (scan_sql.scan_derived)
+        self.changes_at_start: str | None = None
+        self.derived: dict | None = None
         self._data_files: dict[str, tuple[set[str], frozenset[str]]] = {}
         self._kinds: dict[frozenset[str], dict[str, str]] = {}  # data files -> relpath -> kind by name
         self.skipped = 0
@@ -469,9 +499,13 @@ class _ModelPass:
         """The answers whose rows a rescan cannot take as they are (``unsettled``)
         and, when ``early``, what the duplicate and prompt-drift warnings read
         (``early_reads``): the same rows after the model pass when it writes
-        no file row and marks no answer gone (scan_workbench)."""
-        self.unsettled = scan_sql.unsettled_answers(self.store) | self._renamed_kinds()
-        if early:
+        no file row and marks no answer gone (scan_workbench). Neither is read
+        while the index is as the last scan left it (``derived``)."""
+        self.changes_at_start = derived_key(self.store)
+        self.derived = scan_sql.scan_derived(self.store, self.changes_at_start)
+        stored = set(self.derived["unsettled"]) if self.derived is not None else scan_sql.unsettled_answers(self.store)
+        self.unsettled = stored | self._renamed_kinds()
+        if early and self.derived is None:
             self.early_reads = (scan_sql.shared_content(self.store), scan_sql.answer_prompts(self.store))
 
     def stat_model(self, model: str, model_dir: Path) -> tuple[dict[str, str], dict[str, str | None]]:

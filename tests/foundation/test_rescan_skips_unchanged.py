@@ -173,3 +173,107 @@ def test_an_answer_folder_removed_alone_takes_its_duplicate_warning_with_it(tmp_
     # and the prompt drift of an answer gone
     shutil.rmtree(tmp_path / "models" / "c" / "kv")
     assert "prompt_drift" not in {w.kind for w in scan_workbench(wb, store).warnings}
+
+
+def test_a_rescan_writes_no_row_of_an_unchanged_answer_and_dates_a_gone_one(tmp_path):
+    """last_seen is not rewritten on every row at each scan (the whole answers
+    table in the WAL); an answer gone from disk is dated by the last scan that found it."""
+    import shutil
+
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    with store.conn:
+        store.conn.execute("update answers set last_seen = 'as written'")
+    scan_workbench(wb, store)
+    assert {r[0] for r in store.conn.execute("select last_seen from answers")} == {"as written"}
+    (seen,) = store.conn.execute("select started_at from scans order by id desc limit 1").fetchone()
+    shutil.rmtree(tmp_path / "models" / "c" / "kv")
+    scan_workbench(find_workbench(str(tmp_path), None, tmp_path), store)
+    rows = dict(store.conn.execute("select model || '/' || challenge, last_seen from answers where present = 0"))
+    assert rows == {"c/kv": seen}
+
+
+def test_the_rescan_queries_of_the_files_table_read_only_the_rows_they_need(tmp_path):
+    """unsettled_answers and answer_prompts run at every rescan: by partial
+    indexes, not a scan of every file row (60,000 at bench/scale.py's size)."""
+    from benchtui.store import scan_sql
+
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    plans = []
+    real = store.conn.execute
+
+    class Conn:  # the plan of each query the two functions run
+        def execute(self, sql, *args):
+            plans.append(" ".join(r[3] for r in real("explain query plan " + sql, *args).fetchall()))
+            return real(sql, *args)
+
+    class Spy:
+        conn = Conn()
+
+    assert scan_sql.unsettled_answers(Spy()) == set()
+    assert {r[1] for r in scan_sql.answer_prompts(Spy())} == {"a", "b", "c"}
+    assert len(plans) == 2
+    assert "idx_files_unsettled" in plans[0] and "idx_files_transcript" in plans[0], plans[0]
+    import re
+
+    partial = {"idx_files_unsettled", "idx_files_transcript", "idx_files_prompt"}
+    for plan in plans:  # every pass over the files table is over one of the partial indexes
+        scans = re.findall(r"SCAN (?:files|f)\b(?: USING (?:COVERING )?INDEX (\w+))?", plan)
+        assert scans and set(scans) <= partial, plan
+    assert "idx_files_prompt" in plans[1], plans[1]
+
+
+def test_a_rescan_of_an_unchanged_index_reuses_the_warnings_derived_from_it(tmp_path, monkeypatch):
+    """The duplicate and prompt-drift warnings and the unsettled answers are read from
+    the whole files table: a rescan after which nothing they read has changed
+    (m018's count) takes the last scan's, and a change by any writer is seen."""
+    from benchtui.store import scan_sql
+
+    wb, store = workbench(tmp_path)
+    first = scan_workbench(wb, store)
+    assert ("duplicate_file", "a/backwards/ln.py") in warned(first) and ("prompt_drift", "c/kv/PROMPT.md") in warned(first)
+    reads = []
+    for name in ("shared_content", "answer_prompts", "unsettled_answers"):
+        real = getattr(scan_sql, name)
+        monkeypatch.setattr(scan_sql, name, lambda s, _real=real, _name=name: reads.append(_name) or _real(s))
+    again = scan_workbench(wb, store)
+    assert reads == [] and warned(again) == warned(first)
+    assert [w.detail for w in again.warnings] == [w.detail for w in first.warnings]
+
+    with store.conn:  # another writer changes a hash the warnings rest on
+        store.conn.execute("update files set sha256 = 'other' where relpath = 'ln.py' and answer_id = "
+                           "(select id from answers where model = 'b' and challenge = 'backwards')")
+    changed = scan_workbench(wb, store)
+    assert "shared_content" in reads and ("duplicate_file", "a/backwards/ln.py") not in warned(changed)
+    reads.clear()
+    assert scan_workbench(wb, store).warnings == changed.warnings and reads == []
+
+    with store.conn:  # a row inserted (no trigger: the largest id moves)
+        store.conn.execute("insert into files (answer_id, relpath, size, mtime_ns, sha256, kind, readable) "
+                           "select a.id, 'copy.py', f.size, f.mtime_ns, f.sha256, 'source', 1 from answers a, files f "
+                           "where a.model = 'c' and a.challenge = 'kv' and f.relpath = 'ln.py' and f.sha256 != 'other'")
+    inserted = scan_workbench(wb, store)
+    assert ("duplicate_file", "c/kv/copy.py") in warned(inserted)
+
+    with store.conn:  # without its triggers (a table rebuilt by a later migration) every scan reads
+        store.conn.execute("drop trigger files_index_update")
+    reads.clear()
+    scan_workbench(wb, store)
+    assert "shared_content" in reads and "unsettled_answers" in reads
+
+
+def test_warnings_kept_from_other_code_are_derived_again(tmp_path, monkeypatch):
+    """An upgrade (or an edit of the code that words the warnings) does not show the older wording."""
+    from benchtui.store import scan_sql
+
+    wb, store = workbench(tmp_path)
+    scan_workbench(wb, store)
+    reads = []
+    real = scan_sql.shared_content
+    monkeypatch.setattr(scan_sql, "shared_content", lambda s: reads.append(1) or real(s))
+    scan_workbench(wb, store)
+    assert reads == []
+    monkeypatch.setattr(scan_mod, "_derived_by", lambda: "other code")
+    scan_workbench(wb, store)
+    assert reads == [1]

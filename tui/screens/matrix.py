@@ -267,7 +267,7 @@ class MatrixScreen(GuardedScreen):
                 from benchtui.store.database import damage_message
 
                 self._rescanning = True
-                problem = store.damage()  # a big store is checked here, not before the first frame
+                problem = store.check_sound()  # a big store is checked here, not before the first frame
                 if problem:
                     self.app.call_from_thread(self.app.mark_store_damaged, damage_message(store.path, problem))
                     self.post_message(self.Loaded(loaded, "the store is damaged: not rescanned, nothing written", seq))
