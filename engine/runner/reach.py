@@ -50,28 +50,28 @@ class Reach:
 
     def hook(self) -> Callable[[FrameType, str, object], None]:
         """The profile function: called on every Python and C call and return in the
-        process, so it does as little as it can per event. Each code object's kind is
-        worked out once, and calls are counted by code object, named only in the report
+        process, so it does as little as it can per event. Each file's kind is worked
+        out once, and calls are counted by code object, named only in the report
         (a loop over a generator in the answer's code is a call per item)."""
-        kinds: dict[CodeType, int] = {}
+        kinds: dict[str, int] = {}  # by file name: equal code objects of two files compare equal
         kind_of, counts, entries, direct = self._kind, self.counts, self.entries, self.direct
 
         def profile(frame: FrameType, event: str, arg: object) -> None:
             if event != "call":
                 return
             code = frame.f_code
-            kind = kinds.get(code)
+            kind = kinds.get(code.co_filename)
             if kind is None:
-                kind = kinds[code] = kind_of(code.co_filename)
+                kind = kinds[code.co_filename] = kind_of(code.co_filename)
             if not kind:
                 return
             caller = frame.f_back
             caller_kind = 0
             if caller is not None:
-                caller_code = caller.f_code
-                known = kinds.get(caller_code)
+                filename = caller.f_code.co_filename
+                known = kinds.get(filename)
                 if known is None:
-                    known = kinds[caller_code] = kind_of(caller_code.co_filename)
+                    known = kinds[filename] = kind_of(filename)
                 caller_kind = known
             if kind == ADAPTER:
                 if not caller_kind:  # called from the wire: the checker asked for it

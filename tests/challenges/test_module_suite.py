@@ -14,6 +14,11 @@ from benchtui.runner.local import run_local  # noqa: E402
 
 from tests.challenges import module_deck_kit as K  # noqa: E402
 
+# The module fixture below runs each answer once and several tests read the same run
+# (the right answer's, the hidden forbidden op's): under xdist (-n 2) the whole module goes
+# to one worker, so those runs are not made again on the other worker.
+pytestmark = pytest.mark.xdist_group("module_suite")
+
 
 @pytest.fixture(scope="module")
 def decks(tmp_path_factory):

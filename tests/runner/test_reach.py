@@ -44,3 +44,23 @@ def test_adapter_calls_per_entry_and_answer_reach(tmp_path):
     assert batch_loops(report, "decode_batched", 3) == {}
     assert "attend (3 calls) itself for each decode of a batch of 3" in describe_loops({"attn.py:attend": 3.0}, "decode", 3)
     assert sys.getprofile() is None
+
+
+def test_a_function_equal_to_one_outside_the_answer_still_counts(tmp_path):
+    """Two files' code objects compare equal when their functions are alike line for line
+    (the file name is not compared): where a function is defined is told by its file."""
+    source = "def same(x):\n    return x\n"
+    answer, outside = tmp_path / "answer", tmp_path / "lib"
+    answer.mkdir()
+    outside.mkdir()
+    (answer / "mine.py").write_text(source)
+    (outside / "theirs.py").write_text(source)
+    mine, theirs = load(answer / "mine.py", "mine_reach_test"), load(outside / "theirs.py", "theirs_reach_test")
+    assert theirs.same.__code__ == mine.same.__code__
+    reach.start(answer, None)
+    try:
+        theirs.same(1)
+        mine.same(2)
+    finally:
+        report = reach.stop()
+    assert report["calls"] == {"mine.py:same": 1}
