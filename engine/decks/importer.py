@@ -29,9 +29,9 @@ from pathlib import Path
 
 from benchtui.decks.challenge import challenge_files
 from benchtui.decks.model import Deck, Run
-from benchtui.decks.row_spool import PLACED, REFUSED, WITHOUT_ANSWER, RowSpool
 from benchtui.store import decks_sql, transactions
 from benchtui.store.database import Store, now_iso
+from benchtui.store.row_spool import PLACED, REFUSED, WITHOUT_ANSWER, RowSpool
 
 NOTE_AUTHOR = "{deck} annotation"
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)

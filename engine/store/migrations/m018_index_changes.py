@@ -8,8 +8,15 @@ are then taken instead of reading the files table again
 (engine/store/scan_sql.py). Inserts into those three tables fire no trigger:
 a trigger a row cost about 15 us, a second of a cold scan's 60,000 files.
 Columns the results never read (a file's mtime, git state or line count, an
-answer's digests, counts and dates) move nothing."""
-import sqlite_utils
+answer's digests, counts and dates) move nothing. A rescan reads
+``trigger_names`` from here: sqlite-utils (and numpy with it) is imported only
+for the type (a fresh process's rescan does without it)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 # table -> the columns whose update is counted; inserts are counted only where True
 WATCHED = {
