@@ -25,6 +25,10 @@ from contextlib import suppress
 from pathlib import Path
 
 _sound: set[str] = set()  # the stores (by path) this process found sound
+# the identity this process last wrote for each store: a handle closed on a store no write
+# touched since leaves it unwritten (the dashboard opens and closes one per screen load);
+# skipping a write can only cost a full check, never skip one
+_written: dict[str, list] = {}
 _lock = threading.Lock()
 
 
@@ -67,6 +71,7 @@ def found_damaged(path: Path) -> None:
     """Forget the store as sound (in this process and beside it)."""
     with _lock:
         _sound.discard(os.path.abspath(path))
+        _written.pop(os.path.abspath(path), None)
     with suppress(OSError):
         mark_path(path).unlink()
 
@@ -77,13 +82,14 @@ def record(path: Path) -> None:
     if os.path.abspath(path) not in _sound:
         return
     now = identity(path)
-    if now is None:
+    if now is None or _written.get(os.path.abspath(path)) == now:
         return
     mark = mark_path(path)
     tmp = mark.with_name(f"{mark.name}.{os.getpid()}.{threading.get_ident()}")
     try:
         tmp.write_text(json.dumps(now), encoding="utf-8")
         os.replace(tmp, mark)
+        _written[os.path.abspath(path)] = now
     except OSError:
         with suppress(OSError):
             tmp.unlink()
