@@ -14,7 +14,7 @@ Codex, OpenCode), each made unique. Then the store gets one run per answer
 with 8 checks and two grades per answer (a human's and a judge's).
 
 Measures (and the goal each is held to):
-- cold scan (<= 60 s) and rescan with nothing changed (<= 2 s; ``--only rescan``
+- cold scan (<= 15 s; ``cold_scan_phases``: wall and CPU of each of its phases) and rescan with nothing changed (<= 2 s; ``--only rescan``
   rescans a kept store without the cold scan first);
 - process start to the matrix on screen against a bare Textual app (<= 1.5x,
   the same as on the demo workbench: bench/tui.py's method);
@@ -198,7 +198,8 @@ def measure_scans(root: Path) -> dict:
         parsed = store.query("select count(*) as n from transcripts where status = 'ok'")
         seeded = seed_store(store)
     return {"cold_scan_s": round(cold_s, 2), "cold_scan_cpu_s": round(cold_cpu, 2),
-            "cold_scan_workers_cpu_s": round(cold_workers_cpu, 2), "goal_cold_s": 60,
+            "cold_scan_workers_cpu_s": round(cold_workers_cpu, 2), "goal_cold_s": 15,
+            "cold_scan_phases": cold.phases,  # fts_rebuild is part of transcripts
             "rescan_s": round(min(warm_s), 2), "rescan_cpu_s": round(min(warm_cpu), 2),
             "rescan_all_s": [round(x, 2) for x in warm_s], "goal_rescan_s": 2,
             "rescan_hashed": warm.hashed, "rescan_unchanged": warm.unchanged, "models": cold.models, "answers": cold.answers, "files": cold.files,

@@ -53,8 +53,9 @@ FTS_DEFAULT_HASHSIZE = 1 << 20  # FTS5's own default (FTS5_DEFAULT_HASHSIZE)
 FTS_SUSPENDED = transcripts_sql.FTS_SUSPENDED  # meta key: the dropped triggers' SQL while a bulk load runs
 
 
-def index_pending(store, root: Path) -> int:
-    """(Re)parse every stale transcript row; returns how many were parsed (ok or error)."""
+def index_pending(store, root: Path, *, phases: dict[str, dict[str, float]] | None = None) -> int:
+    """(Re)parse every stale transcript row; returns how many were parsed (ok or error).
+    ``phases``: where the time of a bulk load's FTS rebuild is recorded (the scan's PhaseClock figures)."""
     resume_fts(store)  # a bulk load that did not finish (a crash): rebuild its index first
     rows = pending_rows(store)
     bulk = len(rows) >= BULK_FTS_MIN and 3 * len(rows) >= _count(store, "transcripts")
@@ -72,7 +73,11 @@ def index_pending(store, root: Path) -> int:
     finally:
         prepared.close()
     if bulk:
+        started, cpu = time.perf_counter(), time.process_time()
         resume_fts(store)
+        if phases is not None:
+            phases["fts_rebuild"] = {"wall_s": round(time.perf_counter() - started, 3),
+                                     "cpu_s": round(time.process_time() - cpu, 3), "workers_cpu_s": 0.0}
     return len(rows)
 
 

@@ -162,13 +162,24 @@ def call_plain(proxy: Proxy, *args: Any, limit: Limit | None = None, keep: list[
 
 
 
+# Bytes compared at a time: a piece stays in the CPU's cache between its read and its
+# comparison, and both sides are ``bytes`` (one memcmp). A whole 34 MB array read at
+# once and compared with its memoryview (byte by byte) took 9 times as long.
+COMPARE_CHUNK = 1 << 16
+
+
 def _changed(fd: int, arrays: list[np.ndarray[Any, Any]], offsets: list[int]) -> list[int]:
     """Sent arrays whose bytes in the shared memfd differ from what was sent."""
-    out = []
-    for i, (a, off) in enumerate(zip(arrays, offsets)):
-        if a.nbytes and os.pread(fd, a.nbytes, off) != bytes_of(a):
-            out.append(i)
-    return out
+    return [i for i, (a, off) in enumerate(zip(arrays, offsets)) if a.nbytes and _differs(fd, bytes_of(a), off)]
+
+
+def _differs(fd: int, sent: memoryview, offset: int) -> bool:
+    """Whether the memfd's bytes from ``offset`` differ from ``sent`` anywhere."""
+    for lo in range(0, len(sent), COMPARE_CHUNK):
+        piece = sent[lo:lo + COMPARE_CHUNK]
+        if os.pread(fd, len(piece), offset + lo) != bytes(piece):
+            return True
+    return False
 
 
 

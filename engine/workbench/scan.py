@@ -66,11 +66,42 @@ class ScanResult:
     git_commit: str | None = None
     warnings: list[Warning] = field(default_factory=list)
     info: list[Warning] = field(default_factory=list)  # what the scan did, not what is wrong (scan_kinds.INFO_KINDS)
+    # where the time went: phase -> {"wall_s", "cpu_s" (this process), "workers_cpu_s"} (PhaseClock)
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def as_json(self) -> dict:
         return {"models": self.models, "answers": self.answers, "files": self.files,
                 "transcripts": self.transcripts, "warnings": [w.as_dict() for w in self.warnings],
                 "info": [w.as_dict() for w in self.info]}
+
+
+class PhaseClock:
+    """Wall and CPU time of a scan's phases, this process's and its worker
+    processes' apart (``bench/scale.py`` prints them): ``mark(name)`` closes
+    the phase that ran since the last mark. Workers count once they are
+    gone (getrusage's finished children): each phase's pool is shut down
+    before its phase ends."""
+
+    def __init__(self, into: dict[str, dict[str, float]]):
+        self.into = into
+        self.last = self._now()
+
+    @staticmethod
+    def _now() -> tuple[float, float, float]:
+        try:
+            import resource
+        except ImportError:  # no getrusage here: the workers' share is not known
+            children = 0.0
+        else:
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            children = usage.ru_utime + usage.ru_stime
+        return time.perf_counter(), time.process_time(), children
+
+    def mark(self, name: str) -> None:
+        now = self._now()
+        self.into[name] = {key: round(b - a, 3) for key, a, b in
+                           zip(("wall_s", "cpu_s", "workers_cpu_s"), self.last, now)}
+        self.last = now
 
 
 @dataclass
@@ -323,19 +354,23 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
                    on_model: Callable[[str, int, int], None] | None = None) -> ScanResult:
     """``on_model(model, done, total)``: called as each model's folder is reached (progress)."""
     started = time.perf_counter()
+    phases: dict[str, dict[str, float]] = {}
+    clock = PhaseClock(phases)
     git = read_git(workbench.root)
     scan_id = scan_sql.start_scan(store, {"started_at": now_iso(), "workbench": str(workbench.root),
                                           "layout": workbench.layout, "git_commit": git.commit,
                                           "git_dirty": int(git.dirty)})
-    result = ScanResult(scan_id=scan_id, git_commit=git.commit)
+    result = ScanResult(scan_id=scan_id, git_commit=git.commit, phases=phases)
     stamp = now_iso()
     result.warnings.extend(challenge_warnings(workbench))
     challenge_prompts = {cid: sha256_file(c.prompt_path) for cid, c in workbench.challenges.items()}
 
     with scan_sql.batch(store):
         _store_challenges(store, workbench.challenges, challenge_prompts)
+        clock.mark("git_and_challenges")
         models = _ModelPass(workbench, store, git, result, stamp=stamp)
         models.run(on_model)
+        clock.mark("files")
         scan_sql.update_answers(store, models.answer_updates)
         scan_sql.set_stat_walks(store, models.stat_walks)
         # Gone from disk: keep the rows (grades refer to them) but mark them absent.
@@ -361,9 +396,11 @@ def scan_workbench(workbench: Workbench, store: Store, *, index_transcripts: boo
         result.answers = len(models.seen_answers)
         result.unchanged = models.skipped
         scan_sql.replace_scan_warnings(store, scan_id, [w.as_dict() for w in result.warnings + result.info])
+    clock.mark("rows_and_warnings")  # with the commit of everything above
 
     if index_transcripts:
-        _index_transcripts(store, workbench)
+        _index_transcripts(store, workbench, phases)
+        clock.mark("transcripts")
     result.duration_s = time.perf_counter() - started
     scan_sql.finish_scan(store, scan_id, {
         "finished_at": now_iso(), "models": result.models, "answers": result.answers, "files": result.files,
@@ -871,7 +908,7 @@ def _store_transcripts(store: Store, answer_id: int, transcripts: list[FileFacts
         scan_sql.write_transcript(store, prev["id"] if prev else None, values)
 
 
-def _index_transcripts(store: Store, workbench: Workbench) -> None:
+def _index_transcripts(store: Store, workbench: Workbench, phases: dict[str, dict[str, float]] | None = None) -> None:
     from benchtui.transcripts.index import index_pending  # parses only new or changed transcripts
 
-    index_pending(store, workbench.root)
+    index_pending(store, workbench.root, phases=phases)

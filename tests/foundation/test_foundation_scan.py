@@ -241,3 +241,25 @@ def test_folders_merely_named_like_challenges_are_not_a_workbench(tmp_path, caps
     (tmp_path / "projects" / "kv" / "PROMPT.md").unlink()
     Store(tmp_path / "store.db").close()  # a store already made for it (an earlier scan)
     assert find_workbench(None, None, tmp_path).layout == "published"
+
+
+def test_a_scan_says_where_its_time_went(demo_workbench, monkeypatch):
+    """bench/scale.py prints these figures: each phase's wall and CPU time,
+    the workers' apart, the FTS rebuild of a bulk load among them."""
+    from benchtui.transcripts import index as index_mod
+
+    monkeypatch.setattr(index_mod, "BULK_FTS_MIN", 1)  # the bulk load (and its rebuild) at the demo's size
+    wb, store = open_wb(demo_workbench)
+    with store:
+        cold = scan_workbench(wb, store)
+        warm = scan_workbench(wb, store)
+    assert list(cold.phases) == ["git_and_challenges", "files", "rows_and_warnings", "fts_rebuild", "transcripts"]
+    assert list(warm.phases) == ["git_and_challenges", "files", "rows_and_warnings", "transcripts"]  # nothing to rebuild
+    for result in (cold, warm):
+        for figures in result.phases.values():
+            assert set(figures) == {"wall_s", "cpu_s", "workers_cpu_s"} and min(figures.values()) >= 0
+        # consecutive phases (the rebuild is a part of the transcripts' phase): together the scan's time
+        whole = sum(f["wall_s"] for name, f in result.phases.items() if name != "fts_rebuild")
+        assert whole <= result.duration_s + 0.01
+        assert whole >= 0.5 * result.duration_s
+    assert cold.phases["fts_rebuild"]["wall_s"] <= cold.phases["transcripts"]["wall_s"]

@@ -106,6 +106,26 @@ def test_in_place_writes_to_inputs_are_seen_by_the_checker(pair):
     assert checker.mutated_log and "float64[4]" in checker.mutated_log[0]
 
 
+def test_a_write_anywhere_in_a_large_input_is_seen_and_only_that_input_named(pair):
+    """The comparison after a watched call goes piece by piece: a write in the last byte of
+    the last piece of a large array counts, an untouched array sent beside it does not."""
+    from benchtui.verify import wire_client
+
+    checker, _ = pair
+
+    def scribble(x, y):
+        x.reshape(-1).view(np.uint8)[-1] ^= 1  # the last byte of x: past every earlier piece
+        return None
+
+    fn = remote(checker, scribble)
+    big = np.zeros(3 * wire_client.COMPARE_CHUNK // 8 + 5)  # three pieces and a part
+    other = np.ones((4, 6))[:, ::2]  # not contiguous: sent as its contiguous copy
+    checker.watch = True
+    fn(big, other)
+    checker.watch = False
+    assert len(checker.mutated_log) == 1 and f"float64[{big.size}]" in checker.mutated_log[0], checker.mutated_log
+
+
 def test_the_answer_may_call_the_checkers_objects_but_not_reach_behind_them(pair):
     checker, answer = pair
     seen = {}
