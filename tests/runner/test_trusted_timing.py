@@ -142,6 +142,21 @@ def test_a_time_exactly_at_the_resolution_is_no_figure():
     assert above["resolved"] and above["median_s"] > res
 
 
+def test_a_median_the_windows_scatter_across_is_no_figure():
+    """One call a window on a steady empty cycle (jitter 1 us) and windows that read 1, 9, 1, 9,
+    1 ms a call: their median, 1 ms, stands far above the empty window's jitter but not above
+    the windows' own spread (8 ms), so it is no figure; the same windows steady are one."""
+    empty = TT.empty_cycle([1e-4, 1.01e-4, 0.99e-4, 1e-4, 1e-4], calls=1)
+    scattered = TT.figure([1e-3, 9e-3, 1e-3, 9e-3, 1e-3], empty, "test")
+    assert not scattered["resolved"] and scattered["median_s"] is None
+    assert scattered["resolution_s"] == pytest.approx(8e-3) and "no figure" in TT.describe(scattered)
+    steady = TT.figure([1e-3, 1.1e-3, 0.9e-3, 1.05e-3, 1e-3], empty, "test")
+    assert steady["resolved"] and steady["median_s"] == pytest.approx(1e-3)
+    assert steady["resolution_s"] == pytest.approx(5e-5)  # the windows' IQR, wider than the empty window's
+    few = TT.figure([1e-3, 9e-3, 1e-3], empty, "test")  # too few windows to measure a spread
+    assert few["resolved"] and few["resolution_s"] == pytest.approx(TT.resolution_s(empty))
+
+
 def test_cuda_timing_details_flag_an_unresolved_time():
     empty = TT.empty_cycle([1e-4, 3e-4, 1e-4, 3e-4], calls=1)
     run = {"walls": TT.per_call([1e-4, 1.5e-4, 2e-4], empty), "events": [1e-6] * 3, "rows_wrong": 0,

@@ -10,8 +10,9 @@ subtraction, the median and IQR, the resolution, how many calls a window
 takes so that it stands well above the empty cycle's jitter, and the one
 details schema (``trusted``) both harnesses report.
 
-A time at or below the resolution is no figure: ``figure`` gives it no
-median, and a geomean over shapes says which it left out.
+A time at or below the resolution (the empty window's jitter per call, or the
+windows' own spread where wider) is no figure: ``figure`` gives it no median,
+and a geomean over shapes says which it left out.
 """
 from __future__ import annotations
 
@@ -112,9 +113,14 @@ def window_calls_by_bytes(calls: int, per_call_bytes: int, cap_bytes: int = MAX_
 
 def figure(samples_s: list[float], empty: dict[str, Any], timed_by: str) -> dict[str, Any]:
     """The one details schema of a trusted time (seconds per call):
-    ``median_s`` is None when the median is at or below ``resolution_s``."""
+    ``median_s`` is None when the median is at or below ``resolution_s``: the
+    empty window's jitter per call, or the windows' own spread per call (their
+    IQR, where there are enough of them to measure one) where that is wider, so
+    a median the windows scatter across is no figure, one call a window or many."""
     med, iqr = median_iqr(samples_s)
     res = resolution_s(empty)
+    if math.isfinite(iqr) and iqr > res:
+        res = iqr
     resolved = bool(med > res)  # False for nan
     return {"median_s": med if resolved else None, "iqr_s": iqr, "resolution_s": res, "resolved": resolved,
             "raw_median_s": med, "samples_s": list(samples_s), "windows": len(samples_s),
